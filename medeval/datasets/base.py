@@ -1,0 +1,171 @@
+"""The one object every loader returns, and the error every loader raises on bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["DataError", "LabelledData", "SkippedFile", "data_root", "read_table"]
+
+
+class DataError(ValueError):
+    """Bad input data: the message names the file and, where known, the column and row."""
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file left out because it could not be read (only with ``skip_unreadable=True``)."""
+
+    path: str
+    row: int | None
+    reason: str
+
+
+@dataclass
+class LabelledData:
+    """A multiclass data set as read from disk, before it becomes a binary task.
+
+    Exactly one of ``X``, ``files``, ``images`` or ``text`` usually carries the inputs.
+
+    Attributes:
+        labels: (N,) original class labels as strings (they become subconcept names).
+        source: loader name, e.g. ``"keel"``.
+        name: data-set name, e.g. ``"abalone"``.
+        X: (N, F) float features (tabular sources).
+        feature_names: F column names for ``X``.
+        files: (N,) image / DICOM file paths (image sources; may not exist in metadata-only mode).
+        images: (N, H, W) or (N, H, W, C) uint8 pixels held in memory (MedMNIST).
+        text: (N,) strings (text sources).
+        groups: (N,) group id as string (patient or lesion), ``None`` when unknown.
+        ids: (N,) a stable identifier per row (file name, tweet id, or the row number).
+        presplit: (N,) the distributor's split (``train``/``val``/``test``) when respected.
+        skipped: files left out with ``skip_unreadable=True``, never silently.
+        meta: small free-form facts about loading (e.g. ``metadata_only``, ties dropped).
+    """
+
+    labels: np.ndarray
+    source: str
+    name: str
+    X: np.ndarray | None = None
+    feature_names: list[str] | None = None
+    files: np.ndarray | None = None
+    images: np.ndarray | None = None
+    text: np.ndarray | None = None
+    groups: np.ndarray | None = None
+    ids: np.ndarray | None = None
+    presplit: np.ndarray | None = None
+    skipped: list[SkippedFile] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+
+    _ROW_FIELDS = ("labels", "X", "files", "images", "text", "groups", "ids", "presplit")
+
+    def __post_init__(self) -> None:
+        self.labels = np.asarray(self.labels).astype(str)
+        n = len(self.labels)
+        if self.ids is None:
+            self.ids = np.arange(n).astype(str)
+        for name in self._ROW_FIELDS:
+            value = getattr(self, name)
+            if value is not None and len(value) != n:
+                raise DataError(
+                    f"{self.source}/{self.name}: field {name!r} has {len(value)} rows, "
+                    f"labels have {n}"
+                )
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def kind(self) -> str:
+        """Which input the rows carry: ``tabular``, ``image``, ``array_image`` or ``text``."""
+        if self.X is not None:
+            return "tabular"
+        if self.images is not None:
+            return "array_image"
+        if self.files is not None:
+            return "image"
+        if self.text is not None:
+            return "text"
+        return "labels_only"
+
+    def subset(self, idx: np.ndarray) -> LabelledData:
+        """Rows ``idx`` (integer positions), keeping every per-row field aligned."""
+        idx = np.asarray(idx, dtype=np.intp)
+        changes = {
+            name: getattr(self, name)[idx]
+            for name in self._ROW_FIELDS
+            if getattr(self, name) is not None
+        }
+        return dataclasses.replace(
+            self, **changes, skipped=list(self.skipped), meta=dict(self.meta)
+        )
+
+
+def data_root(subfolder: str = "") -> Path:
+    """``$MEDEVAL_DATA/subfolder`` (default ``../shared/data`` next to the working folder)."""
+    root = Path(os.environ.get("MEDEVAL_DATA", Path.cwd().parent / "shared" / "data"))
+    return root / subfolder if subfolder else root
+
+
+def read_table(path: str | Path, **kwargs) -> pd.DataFrame:
+    """Read a CSV / TSV (optionally compressed) or Parquet table; ``DataError`` if unreadable."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    suffixes = [s.lower() for s in path.suffixes]
+    try:
+        if ".parquet" in suffixes or ".pq" in suffixes:
+            return pd.read_parquet(path)
+        sep = "\t" if ".tsv" in suffixes or ".tab" in suffixes else ","
+        return pd.read_csv(path, sep=kwargs.pop("sep", sep), **kwargs)
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        raise DataError(f"{path}: cannot read table: {exc}") from exc
+
+
+def require_columns(frame: pd.DataFrame, columns: list[str], path: str | Path) -> None:
+    """Raise ``DataError`` naming the file and the first missing column."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"{path}: missing column {missing[0]!r} (columns present: {list(frame.columns)})"
+        )
+
+
+def label_strings(values: pd.Series | np.ndarray) -> np.ndarray:
+    """Labels as stripped strings; numbers that are whole print without ``.0``."""
+    series = pd.Series(values)
+    if pd.api.types.is_float_dtype(series) and np.all(np.mod(series.dropna(), 1) == 0):
+        series = series.astype("Int64")
+    return series.astype(str).str.strip().to_numpy(dtype=object).astype(str)
+
+
+def check_labels_present(labels: pd.Series, path: str | Path, column: str) -> None:
+    """Raise ``DataError`` naming the first row whose label is missing or empty."""
+    bad = labels.isna() | (labels.astype(str).str.strip() == "")
+    if bad.any():
+        pos = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(f"{path}: {row_text(labels.index[pos])}: empty value in column {column!r}")
+
+
+def check_known_labels(
+    labels: pd.Series, known: list[str] | set[str], path: str | Path, column: str
+) -> None:
+    """Raise ``DataError`` naming the first row whose label is not one of ``known``."""
+    bad = ~labels.astype(str).isin(set(known))
+    if bad.any():
+        pos = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(
+            f"{path}: {row_text(labels.index[pos])}: label {labels.iloc[pos]!r} in column "
+            f"{column!r} is not one of "
+            f"the known labels {sorted(known)}"
+        )
+
+
+def row_text(row: int) -> str:
+    """'row 3 (line 5)': 0-based data row and the 1-based file line after one header line."""
+    return f"row {int(row)} (line {int(row) + 2})"

@@ -1,0 +1,77 @@
+"""Finding image files in the folder layouts in which data sets are distributed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from medeval.datasets.base import DataError, SkippedFile
+
+__all__ = ["index_files", "resolve_files"]
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".dcm")
+N_LISTED = 5  # how many missing files an error message names
+
+
+def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) -> dict[str, str]:
+    """File name → full path for every file under ``root`` with one of ``suffixes``.
+
+    Walks the tree once (``os.scandir``), so ``images_001/images/*.png`` and one flat folder
+    are both found. A name seen twice keeps the first path in sorted walk order.
+    """
+    found: dict[str, str] = {}
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir():
+                stack.append(entry.path)
+            elif entry.name.lower().endswith(suffixes):
+                found.setdefault(entry.name, entry.path)
+    return found
+
+
+def resolve_files(
+    names: np.ndarray,
+    root: str | Path,
+    *,
+    metadata_path: str | Path,
+    require: bool,
+    skip_unreadable: bool,
+    suffixes: tuple[str, ...] = IMAGE_SUFFIXES,
+) -> tuple[np.ndarray, np.ndarray, list[SkippedFile], bool]:
+    """Full paths for the image ``names`` listed in a metadata file.
+
+    Returns:
+        paths (N,) (for missing files: where they were expected, ``root/name``), keep mask (N,)
+        (False only for files skipped with ``skip_unreadable``), the skipped records, and
+        ``metadata_only`` (True when no image at all was found and ``require`` is False).
+
+    Raises:
+        DataError: listing the first missing files with their metadata rows, when some images
+            are present but others are not (or ``require`` is True), unless ``skip_unreadable``.
+    """
+    index = index_files(root, suffixes)
+    names = np.asarray(names).astype(str)
+    found = np.fromiter((n in index for n in names), dtype=bool, count=len(names))
+    paths = np.asarray([index.get(n, os.path.join(str(root), n)) for n in names], dtype=object)
+    keep = np.ones(len(names), dtype=bool)
+    if found.all():
+        return paths, keep, [], False
+    if not found.any() and not require:
+        return paths, keep, [], True
+    missing = np.flatnonzero(~found)
+    if skip_unreadable:
+        skipped = [SkippedFile(str(paths[i]), int(i), "file not found") for i in missing]
+        return paths, found, skipped, False
+    listed = ", ".join(f"{names[i]} (row {i})" for i in missing[:N_LISTED])
+    raise DataError(
+        f"{metadata_path}: {len(missing)} of {len(names)} images listed there are missing under "
+        f"{root}; first missing: {listed}"
+    )

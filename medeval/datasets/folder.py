@@ -1,0 +1,83 @@
+"""Folder-per-class image sets, e.g. ``root/<class>/*.png`` or ``root/{train,val,test}/<class>/``.
+
+Pre-made ``train/val/test`` subfolders are merged (``splits="merge"``, the default, so medeval
+makes its own splits) or respected (``splits="respect"``: ``presplit`` holds each file's part).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from medeval.datasets.base import DataError, LabelledData
+from medeval.datasets.files import IMAGE_SUFFIXES
+from medeval.datasets.images import verify_files
+
+__all__ = ["load_image_folder"]
+
+SPLIT_NAMES = {"train": "train", "val": "val", "valid": "val", "validation": "val", "test": "test"}
+
+
+def _class_files(folder: Path) -> list[tuple[str, str]]:
+    """(label, file) for every image in ``folder/<label>/`` (recursively below the label)."""
+    out = []
+    for class_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+        files = sorted(
+            f for f in class_dir.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES
+        )
+        out += [(class_dir.name, str(f)) for f in files]
+    return out
+
+
+def load_image_folder(
+    path: str | Path,
+    *,
+    splits: str = "merge",
+    verify: bool = False,
+    skip_unreadable: bool = False,
+    name: str | None = None,
+) -> LabelledData:
+    """Read a folder-per-class image set.
+
+    Args:
+        path: root folder.
+        splits: ``"merge"`` or ``"respect"`` pre-made ``train/val/test`` subfolders.
+        verify: open every image once now, so unreadable files fail early (naming file, row).
+        skip_unreadable: verify and leave out (and record) unreadable files instead of raising.
+
+    Returns:
+        ``LabelledData`` with ``files`` (N,), ``labels`` = class folder names, ``ids`` = paths
+        relative to ``path``; ``presplit`` (N,) with ``splits="respect"``.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such image folder")
+    if splits not in ("merge", "respect"):
+        raise ValueError(f"splits must be 'merge' or 'respect', got {splits!r}")
+    sub = {p.name.lower(): p for p in root.iterdir() if p.is_dir()}
+    split_dirs = {SPLIT_NAMES[k]: p for k, p in sub.items() if k in SPLIT_NAMES}
+    rows: list[tuple[str, str, str]] = []
+    if split_dirs:
+        for part in ("train", "val", "test"):
+            if part in split_dirs:
+                rows += [(lab, f, part) for lab, f in _class_files(split_dirs[part])]
+    else:
+        if splits == "respect":
+            raise DataError(f"{root}: splits='respect' but no train/val/test subfolders")
+        rows = [(lab, f, "") for lab, f in _class_files(root)]
+    if not rows:
+        raise DataError(f"{root}: no images found in class subfolders")
+    labels, files, parts = (np.asarray(col) for col in zip(*rows, strict=True))
+    data = LabelledData(
+        labels=labels,
+        source="folder",
+        name=name or root.name,
+        files=files.astype(object),
+        ids=np.asarray([str(Path(f).relative_to(root)) for f in files]),
+        presplit=parts if splits == "respect" else None,
+        meta={"path": str(root), "had_split_folders": bool(split_dirs)},
+    )
+    if verify or skip_unreadable:
+        data = verify_files(data, skip_unreadable=skip_unreadable)
+    return data

@@ -1,0 +1,114 @@
+"""KEEL ``.dat`` files, with or without the ``@relation/@attribute/@data`` header; label last."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from medeval.datasets.base import DataError, LabelledData, check_labels_present, label_strings
+
+__all__ = ["keel_names", "load_keel"]
+
+
+def keel_names(folder: str | Path) -> list[str]:
+    """Names (file stems) of the ``.dat`` files in ``folder``, sorted."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such KEEL folder")
+    return sorted(p.stem for p in folder.glob("*.dat"))
+
+
+def _resolve(path: str | Path, name: str | None) -> Path:
+    path = Path(path)
+    if path.is_dir():
+        if name is None:
+            raise DataError(f"{path}: a folder of KEEL files needs a data-set name")
+        path = path / f"{name}.dat"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such KEEL file")
+    return path
+
+
+def _split_header(text: str, path: Path) -> tuple[list[str] | None, str]:
+    """Attribute names from the header (``None`` without one) and the data block."""
+    lines = text.splitlines()
+    if not lines or not lines[0].lstrip().startswith("@"):
+        return None, text
+    names: list[str] = []
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        lower = stripped.lower()
+        if lower.startswith("@attribute"):
+            # "@attribute Name real [0, 1]" / "@attribute Class {a, b}": the name is token 2.
+            parts = stripped.split(None, 2)
+            if len(parts) < 2:
+                raise DataError(f"{path}: line {i + 1}: malformed @attribute line")
+            names.append(parts[1])
+        elif lower.startswith("@data"):
+            return names or None, "\n".join(lines[i + 1 :])
+    raise DataError(f"{path}: header has no @data line")
+
+
+def load_keel(path: str | Path, *, name: str | None = None) -> LabelledData:
+    """Read one KEEL data set.
+
+    Args:
+        path: a ``.dat`` file, or a folder holding ``<name>.dat``.
+        name: data-set name when ``path`` is a folder.
+
+    Returns:
+        ``LabelledData`` with ``X`` (N, F) float (non-numeric inputs become category codes,
+        ``?`` becomes NaN) and ``labels`` (N,) from the last column.
+    """
+    file = _resolve(path, name)
+    names, body = _split_header(file.read_text(), file)
+    try:
+        frame = pd.read_csv(
+            io.StringIO(body),
+            header=None,
+            skipinitialspace=True,
+            na_values=["?"],
+            dtype=str,
+            comment="%",
+        )
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise DataError(f"{file}: cannot parse KEEL rows: {exc}") from exc
+    if frame.shape[1] < 2:
+        raise DataError(f"{file}: need at least one feature column and a label column")
+    if names is not None and len(names) != frame.shape[1]:
+        raise DataError(
+            f"{file}: header declares {len(names)} attributes but rows have {frame.shape[1]}"
+        )
+    columns = names or [f"x{i}" for i in range(frame.shape[1] - 1)] + ["class"]
+    frame.columns = columns
+    label_col = columns[-1]
+    check_labels_present(frame[label_col], file, label_col)
+    X, feature_names = numeric_features(frame.drop(columns=label_col))
+    return LabelledData(
+        labels=label_strings(frame[label_col]),
+        source="keel",
+        name=name or file.stem,
+        X=X,
+        feature_names=feature_names,
+        meta={"path": str(file), "header": names is not None},
+    )
+
+
+def numeric_features(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """(N, F) float array; a column that is not numeric becomes integer category codes.
+
+    Codes (not one-hot) keep F unchanged, which is what a random forest needs; missing stays NaN.
+    """
+    out = np.empty(frame.shape, dtype=np.float64)
+    for j, column in enumerate(frame.columns):
+        values = frame[column]
+        numeric = pd.to_numeric(values, errors="coerce")
+        if numeric.notna().sum() == values.notna().sum():
+            out[:, j] = numeric.to_numpy(dtype=np.float64)
+        else:
+            codes = pd.Categorical(values.astype("string").str.strip()).codes
+            out[:, j] = np.where(codes < 0, np.nan, codes)
+    return out, [str(c) for c in frame.columns]

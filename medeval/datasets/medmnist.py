@@ -1,0 +1,100 @@
+"""MedMNIST ``.npz`` files (``train_images``, ``train_labels``, ``val_*``, ``test_*``).
+
+Local files are read with numpy; :func:`fetch_medmnist` uses the ``medmnist`` package's
+download for users online. Class names come from ``medmnist.INFO`` when that package is
+installed, else the label codes are the names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from medeval.datasets.base import DataError, LabelledData
+
+__all__ = ["fetch_medmnist", "load_medmnist"]
+
+PARTS = ("train", "val", "test")
+
+
+def _flag(path: Path) -> str:
+    """'pathmnist' from 'pathmnist.npz' or 'pathmnist_64.npz'."""
+    return path.stem.split("_")[0].lower()
+
+
+def _class_names(flag: str) -> dict[str, str]:
+    try:
+        from medmnist import INFO  # optional dependency (extra "data")
+    except ImportError:
+        return {}
+    return dict(INFO.get(flag, {}).get("label", {}))
+
+
+def _single_labels(labels: np.ndarray, path: Path, part: str) -> tuple[np.ndarray, np.ndarray]:
+    """(N,) label codes and keep mask. Multi-label sets (e.g. ChestMNIST, (N, 14)) keep rows
+    with exactly one finding; rows with none become ``"normal"``; rows with several are dropped.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim == 1 or labels.shape[1] == 1:
+        return labels.reshape(-1).astype(int).astype(str), np.ones(len(labels), dtype=bool)
+    n_pos = labels.sum(axis=1)
+    codes = np.where(n_pos == 0, "normal", np.argmax(labels, axis=1).astype(str))
+    if np.any(n_pos < 0):
+        raise DataError(f"{path}: {part}_labels has negative values")
+    return codes.astype(str), n_pos <= 1
+
+
+def load_medmnist(
+    path: str | Path, *, parts: tuple[str, ...] = PARTS, respect_splits: bool = False
+) -> LabelledData:
+    """Read one MedMNIST ``.npz`` file.
+
+    Args:
+        path: the ``.npz`` file (e.g. ``pathmnist.npz``).
+        parts: which of the distributed parts to read (merged).
+        respect_splits: keep the distributed part of each row in ``presplit``.
+
+    Returns:
+        ``LabelledData`` with ``images`` (N, H, W[, C]) uint8 and ``labels`` (N,) class names.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such MedMNIST file")
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: cannot read npz: {exc}") from exc
+    names = _class_names(_flag(path))
+    images, labels, presplit = [], [], []
+    with npz:
+        for part in parts:
+            for key in (f"{part}_images", f"{part}_labels"):
+                if key not in npz.files:
+                    raise DataError(f"{path}: missing array {key!r} (arrays: {npz.files})")
+            codes, keep = _single_labels(npz[f"{part}_labels"], path, part)
+            images.append(npz[f"{part}_images"][keep])
+            labels.append(codes[keep])
+            presplit.append(np.full(int(keep.sum()), part))
+    codes = np.concatenate(labels)
+    return LabelledData(
+        labels=np.asarray([names.get(c, c) for c in codes]),
+        source="medmnist",
+        name=path.stem,
+        images=np.concatenate(images),
+        presplit=np.concatenate(presplit) if respect_splits else None,
+        meta={"path": str(path)},
+    )
+
+
+def fetch_medmnist(flag: str, *, root: str | Path, size: int = 28) -> Path:
+    """Download ``<flag>.npz`` into ``root`` once with the ``medmnist`` package (needs internet);
+    returns the file path for :func:`load_medmnist`.
+    """
+    import medmnist  # optional dependency (extra "data")
+
+    info = medmnist.INFO[flag]
+    cls = getattr(medmnist, info["python_class"])
+    kwargs = {} if size == 28 else {"size": size}
+    cls(split="train", root=str(root), download=True, **kwargs)
+    return Path(root) / (f"{flag}.npz" if size == 28 else f"{flag}_{size}.npz")

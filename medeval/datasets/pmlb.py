@@ -1,0 +1,47 @@
+"""PMLB classification sets through ``pmlb.fetch_data`` (reads the local cache, else downloads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from medeval.datasets.base import LabelledData, check_labels_present, label_strings
+from medeval.datasets.keel import numeric_features
+
+__all__ = ["load_pmlb", "pmlb_cached_names"]
+
+LABEL_COLUMN = "target"
+
+
+def pmlb_cached_names(cache_dir: str | Path) -> list[str]:
+    """Data sets present in a PMLB cache folder (``<name>/<name>.tsv.gz``), sorted."""
+    cache_dir = Path(cache_dir)
+    if not cache_dir.is_dir():
+        raise FileNotFoundError(f"{cache_dir}: no such PMLB cache folder")
+    return sorted(p.name for p in cache_dir.iterdir() if (p / f"{p.name}.tsv.gz").is_file())
+
+
+def load_pmlb(name: str, *, cache_dir: str | Path | None) -> LabelledData:
+    """One PMLB data set; label column ``target``.
+
+    Args:
+        name: PMLB data-set name, e.g. ``"iris"``.
+        cache_dir: the local cache (``<name>/<name>.tsv.gz``); a set not there is downloaded
+            once into it by ``pmlb`` (needs internet), ``None`` always downloads.
+
+    Returns:
+        ``LabelledData`` with ``X`` (N, F) float and ``labels`` (N,).
+    """
+    from pmlb import fetch_data  # optional dependency (extra "data")
+
+    frame = fetch_data(name, local_cache_dir=None if cache_dir is None else str(cache_dir))
+    where = f"pmlb:{name}" if cache_dir is None else str(Path(cache_dir) / name)
+    check_labels_present(frame[LABEL_COLUMN], where, LABEL_COLUMN)
+    X, feature_names = numeric_features(frame.drop(columns=LABEL_COLUMN))
+    return LabelledData(
+        labels=label_strings(frame[LABEL_COLUMN]),
+        source="pmlb",
+        name=name,
+        X=X,
+        feature_names=feature_names,
+        meta={"cache_dir": None if cache_dir is None else str(cache_dir)},
+    )

@@ -1,0 +1,271 @@
+"""Reproducible splits of a binary task (SPEC §5) and their CSV manifest.
+
+* :func:`cv_5x2` — 5 repeats × 2 folds, stratified on the subconcept code so every fold holds
+  every subconcept (tabular and embedding protocol).
+* :func:`patient_splits` — group-level (patient / lesion) train / validation / calibration / test
+  splits, one per seed, as balanced over subconcepts as the groups allow (image protocol).
+* :func:`write_manifest` / :func:`read_manifest` — a long CSV, one line per (split, row), so a
+  run can be repeated exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import RepeatedStratifiedKFold
+
+from medeval.datasets.base import DataError
+from medeval.tasks.binary import BinaryTask
+
+__all__ = [
+    "PARTS",
+    "Split",
+    "check_no_group_leak",
+    "cv_5x2",
+    "patient_splits",
+    "read_manifest",
+    "write_manifest",
+]
+
+PARTS = ("train", "validation", "calibration", "test")
+MANIFEST_COLUMNS = [
+    "dataset",
+    "task_seed",
+    "scheme",
+    "split_seed",
+    "repeat",
+    "fold",
+    "index",
+    "id",
+    "group",
+    "subconcept",
+    "part",
+]
+
+
+@dataclass(frozen=True)
+class Split:
+    """One split of a task into parts.
+
+    Attributes:
+        scheme: ``"cv5x2"`` or ``"patient"``.
+        seed: the split seed.
+        parts: part name → sorted row positions into the task (disjoint, covering all rows).
+        repeat, fold: position in the 5×2 scheme (``-1`` for patient splits).
+    """
+
+    scheme: str
+    seed: int
+    parts: dict[str, np.ndarray]
+    repeat: int = -1
+    fold: int = -1
+
+    def __getitem__(self, part: str) -> np.ndarray:
+        return self.parts[part]
+
+    def assignment(self, n: int) -> np.ndarray:
+        """(n,) part name of every row."""
+        out = np.empty(n, dtype=object)
+        for name, idx in self.parts.items():
+            out[idx] = name
+        return out
+
+
+def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2) -> list[Split]:
+    """5×2 stratified cross-validation on the subconcept code.
+
+    Returns:
+        ``n_repeats * n_splits`` splits with parts ``train`` and ``test`` (row positions).
+    """
+    counts = task.train_counts()
+    if np.any(counts < n_splits):
+        small = task.subconcept_names[int(np.argmin(counts))]
+        raise DataError(
+            f"{task.source}/{task.name}: subconcept {small!r} has {counts.min()} rows, "
+            f"fewer than the {n_splits} folds"
+        )
+    cv = RepeatedStratifiedKFold(n_splits=n_splits, n_repeats=n_repeats, random_state=seed)
+    out = []
+    for k, (train, test) in enumerate(cv.split(np.zeros(len(task)), task.subconcept)):
+        out.append(
+            Split(
+                "cv5x2",
+                seed,
+                {"train": np.sort(train), "test": np.sort(test)},
+                repeat=k // n_splits,
+                fold=k % n_splits,
+            )
+        )
+    return out
+
+
+def patient_splits(
+    task: BinaryTask,
+    seeds: Iterable[int] = range(10),
+    fractions: tuple[float, ...] = (0.6, 0.15, 0.1, 0.15),
+    parts: tuple[str, ...] = PARTS,
+) -> list[Split]:
+    """Group-level splits, one per seed, balanced over subconcepts as far as groups allow.
+
+    Groups (``task.groups``; each row its own group when the source has none) are visited
+    largest first, ties in random order (the seed), and each goes to the part whose
+    per-subconcept counts it moves closest to the targets ``fraction × subconcept size``
+    (smallest increase of Σ_k (count − target)² / target). No group is ever split.
+
+    Returns:
+        One ``Split`` per seed with the given ``parts``.
+    """
+    fractions_arr = np.asarray(fractions, dtype=np.float64)
+    if len(fractions_arr) != len(parts) or np.any(fractions_arr <= 0):
+        raise ValueError("fractions must be positive, one per part")
+    fractions_arr = fractions_arr / fractions_arr.sum()
+    group_codes, group_names = pd.factorize(pd.Series(task.groups), sort=True)
+    del group_names
+    table = _group_table(group_codes, task.subconcept, len(task.subconcepts))
+    targets = np.outer(fractions_arr, task.train_counts()).astype(np.float64)
+    out = []
+    for seed in seeds:
+        part_of_group = _assign_groups(table, targets, np.random.default_rng(seed))
+        part_of_row = part_of_group[group_codes]
+        out.append(
+            Split(
+                "patient",
+                int(seed),
+                {p: np.flatnonzero(part_of_row == j) for j, p in enumerate(parts)},
+            )
+        )
+    return out
+
+
+def _group_table(group_codes: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray:
+    """(G, K) rows of each subconcept per group."""
+    table = np.zeros((group_codes.max() + 1, k), dtype=np.int64)
+    np.add.at(table, (group_codes, codes), 1)
+    return table
+
+
+def _assign_groups(table: np.ndarray, targets: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(G,) part index per group, greedy: largest groups first, ties shuffled by ``rng``."""
+    sizes = table.sum(axis=1)
+    order = rng.permutation(len(sizes))
+    order = order[np.argsort(-sizes[order], kind="stable")]
+    safe_targets = np.maximum(targets, 1e-9)
+    counts = np.zeros_like(targets)
+    out = np.empty(len(sizes), dtype=np.int64)
+    # Most groups hold one subconcept; handle each group's non-zero columns only.
+    nz_rows, nz_cols = np.nonzero(table[order])
+    starts = np.searchsorted(nz_rows, np.arange(len(order) + 1))
+    for pos, g in enumerate(order):
+        cols = nz_cols[starts[pos] : starts[pos + 1]]
+        add = table[g, cols]
+        cost = ((2 * (counts[:, cols] - targets[:, cols]) + add) * add / safe_targets[:, cols]).sum(
+            axis=1
+        )
+        best = int(np.argmin(cost))
+        counts[best, cols] += add
+        out[g] = best
+    return out
+
+
+def check_no_group_leak(task: BinaryTask, split: Split) -> None:
+    """Raise ``DataError`` naming the first group found in two parts of ``split``."""
+    groups = np.asarray(task.groups)
+    seen: dict[str, str] = {}
+    for part, idx in split.parts.items():
+        for g in np.unique(groups[idx]):
+            if g in seen:
+                raise DataError(
+                    f"{task.source}/{task.name}: group {g!r} is in both {seen[g]!r} and "
+                    f"{part!r} ({split.scheme} seed {split.seed})"
+                )
+            seen[g] = part
+
+
+def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> Path:
+    """Write ``splits`` as a long CSV (one line per split and row), atomically.
+
+    Columns: dataset, task_seed, scheme, split_seed, repeat, fold, index (row position in the
+    task), id, group, subconcept, part.
+    """
+    path = Path(path)
+    ids = np.asarray(task.ids).astype(str)
+    groups = np.asarray(task.groups).astype(str)
+    names = np.asarray(task.subconcept_names, dtype=object)
+    frames = []
+    for split in splits:
+        for part, idx in split.parts.items():
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "dataset": task.name,
+                        "task_seed": task.seed,
+                        "scheme": split.scheme,
+                        "split_seed": split.seed,
+                        "repeat": split.repeat,
+                        "fold": split.fold,
+                        "index": idx,
+                        "id": ids[idx],
+                        "group": groups[idx],
+                        "subconcept": names[task.subconcept[idx]],
+                        "part": part,
+                    }
+                )
+            )
+    frame = pd.concat(frames, ignore_index=True)[MANIFEST_COLUMNS]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        frame.to_csv(tmp, index=False)
+        os.replace(tmp, path)  # readers never see a half-written manifest
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
+
+
+def read_manifest(path: str | Path, task: BinaryTask | None = None) -> list[Split]:
+    """Read a manifest written by :func:`write_manifest`.
+
+    With ``task``, checks that the manifest was made for it (same ids at the same positions)
+    and raises ``DataError`` naming the first mismatching row otherwise.
+    """
+    path = Path(path)
+    frame = pd.read_csv(path, dtype={"id": str, "group": str, "subconcept": str})
+    missing = [c for c in MANIFEST_COLUMNS if c not in frame.columns]
+    if missing:
+        raise DataError(f"{path}: missing column {missing[0]!r}")
+    if task is not None:
+        _check_manifest_matches(frame, task, path)
+    out = []
+    keys = ["scheme", "split_seed", "repeat", "fold"]
+    for (scheme, seed, repeat, fold), block in frame.groupby(keys, sort=False):
+        parts = {
+            str(part): np.sort(rows["index"].to_numpy(dtype=np.intp))
+            for part, rows in block.groupby("part", sort=False)
+        }
+        out.append(Split(str(scheme), int(seed), parts, repeat=int(repeat), fold=int(fold)))
+    return out
+
+
+def _check_manifest_matches(frame: pd.DataFrame, task: BinaryTask, path: Path) -> None:
+    index = frame["index"].to_numpy()
+    if index.min() < 0 or index.max() >= len(task):
+        row = int(np.flatnonzero((index < 0) | (index >= len(task)))[0])
+        raise DataError(
+            f"{path}: row {row}: index {index[row]} outside the task's {len(task)} rows"
+        )
+    expected = np.asarray(task.ids).astype(str)[index]
+    bad = np.flatnonzero(expected != frame["id"].astype(str).to_numpy())
+    if len(bad):
+        row = int(bad[0])
+        raise DataError(
+            f"{path}: row {row}: id {frame['id'].iloc[row]!r} does not match the task's "
+            f"{expected[row]!r} at index {index[row]} (manifest made for another task or seed?)"
+        )
