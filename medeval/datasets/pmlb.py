@@ -33,7 +33,11 @@ def load_pmlb(name: str, *, cache_dir: str | Path | None) -> LabelledData:
     """
     from pmlb import fetch_data  # optional dependency (extra "data")
 
-    frame = fetch_data(name, local_cache_dir=None if cache_dir is None else str(cache_dir))
+    # dropna=False: pmlb's own dropna(inplace=True) warns under pandas 3; drop rows here instead,
+    # as pmlb does by default.
+    frame = fetch_data(
+        name, local_cache_dir=None if cache_dir is None else str(cache_dir), dropna=False
+    ).dropna()
     where = f"pmlb:{name}" if cache_dir is None else str(Path(cache_dir) / name)
     check_labels_present(frame[LABEL_COLUMN], where, LABEL_COLUMN)
     X, feature_names = numeric_features(frame.drop(columns=LABEL_COLUMN))
