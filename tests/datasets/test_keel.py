@@ -76,7 +76,7 @@ def test_header_attribute_count_must_match_rows(tmp_path):
 
 
 def test_missing_file_and_empty_label_are_named(tmp_path):
-    with pytest.raises(FileNotFoundError, match="nope.dat"):
+    with pytest.raises(FileNotFoundError, match=r"nope\.dat"):
         load_keel(tmp_path, name="nope")
     (tmp_path / "gap.dat").write_text("1,2,A\n3,4,\n5,6,B\n")
     with pytest.raises(

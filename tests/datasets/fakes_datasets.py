@@ -1,0 +1,65 @@
+"""Tiny image, DICOM and metadata files written at test time (nothing is downloaded)."""
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+
+def write_png(path: Path, value: int = 128, size: int = 8, mode: str = "L") -> Path:
+    """A small image; ``value`` sets every pixel so that tests can tell files apart."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode == "RGB":
+        img = Image.new("RGB", (size, size), (value, 0, 255 - value))
+    else:
+        img = Image.fromarray(np.full((size, size), value, dtype=np.uint8))
+    img.save(path)
+    return path
+
+
+def write_corrupt(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"this is not an image at all")
+    return path
+
+
+def write_dicom(
+    path: Path,
+    pixels: np.ndarray,
+    *,
+    photometric: str = "MONOCHROME2",
+    slope: float = 1.0,
+    intercept: float = 0.0,
+    window: tuple[float, float] | None = None,
+    patient_id: str | None = "P1",
+) -> Path:
+    """A 16-bit single-frame DICOM file written with pydicom."""
+    from pydicom.dataset import Dataset, FileMetaDataset
+    from pydicom.uid import ExplicitVRLittleEndian, SecondaryCaptureImageStorage, generate_uid
+
+    meta = FileMetaDataset()
+    meta.MediaStorageSOPClassUID = SecondaryCaptureImageStorage
+    meta.MediaStorageSOPInstanceUID = generate_uid()
+    meta.TransferSyntaxUID = ExplicitVRLittleEndian
+    ds = Dataset()
+    ds.file_meta = meta
+    ds.SOPClassUID = meta.MediaStorageSOPClassUID
+    ds.SOPInstanceUID = meta.MediaStorageSOPInstanceUID
+    ds.Modality = "CR"
+    if patient_id is not None:
+        ds.PatientID = patient_id
+    ds.Rows, ds.Columns = pixels.shape
+    ds.SamplesPerPixel = 1
+    ds.PhotometricInterpretation = photometric
+    ds.BitsAllocated = 16
+    ds.BitsStored = 16
+    ds.HighBit = 15
+    ds.PixelRepresentation = 0
+    ds.RescaleSlope = slope
+    ds.RescaleIntercept = intercept
+    if window is not None:
+        ds.WindowCenter, ds.WindowWidth = window
+    ds.PixelData = np.ascontiguousarray(pixels, dtype="<u2").tobytes()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ds.save_as(path, enforce_file_format=True)
+    return path

@@ -1,0 +1,57 @@
+"""Folder-per-class image sets, with and without train/val/test subfolders."""
+
+import numpy as np
+import pytest
+from fakes_datasets import write_corrupt, write_png
+
+from medeval.datasets.base import DataError
+from medeval.datasets.folder import load_image_folder
+
+
+def _tree(root, parts=("",)):
+    for part in parts:
+        for label, n in (("COVID19", 2), ("NORMAL", 3), ("PNEUMONIA", 1)):
+            for i in range(n):
+                suffix = ".jpg" if label == "NORMAL" else ".png"
+                write_png(root / part / label / f"{part or 'x'}{i}{suffix}", mode="RGB")
+
+
+def test_flat_class_folders(tmp_path):
+    _tree(tmp_path)
+    (tmp_path / "NORMAL" / "notes.txt").write_text("not an image")
+    data = load_image_folder(tmp_path)
+    assert sorted(data.labels) == ["COVID19"] * 2 + ["NORMAL"] * 3 + ["PNEUMONIA"]
+    assert data.presplit is None
+    assert all(not f.endswith(".txt") for f in data.files)
+    assert data.ids[0] == "COVID19/x0.png"
+
+
+def test_split_folders_merged_or_respected(tmp_path):
+    _tree(tmp_path, parts=("train", "val", "test"))
+    merged = load_image_folder(tmp_path)
+    assert len(merged) == 18 and merged.presplit is None
+    respected = load_image_folder(tmp_path, splits="respect")
+    assert len(respected) == 18
+    assert dict(zip(*np.unique(respected.presplit, return_counts=True), strict=True)) == {
+        "test": 6,
+        "train": 6,
+        "val": 6,
+    }
+    assert all(f"/{p}/" in f for p, f in zip(respected.presplit, respected.files, strict=True))
+
+
+def test_respect_without_split_folders_is_an_error(tmp_path):
+    _tree(tmp_path)
+    with pytest.raises(DataError, match="no train/val/test subfolders"):
+        load_image_folder(tmp_path, splits="respect")
+
+
+def test_unreadable_file_named_or_skipped_and_listed(tmp_path):
+    _tree(tmp_path)
+    write_corrupt(tmp_path / "NORMAL" / "broken.png")
+    assert len(load_image_folder(tmp_path)) == 7  # not verified: listed, fails when read
+    with pytest.raises(DataError, match=r"row 2: .*NORMAL/broken\.png: cannot read image"):
+        load_image_folder(tmp_path, verify=True)
+    data = load_image_folder(tmp_path, skip_unreadable=True)
+    assert len(data) == 6
+    assert [s.path for s in data.skipped] == [str(tmp_path / "NORMAL" / "broken.png")]
