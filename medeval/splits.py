@@ -181,7 +181,7 @@ def check_no_group_leak(task: BinaryTask, split: Split) -> None:
         for g in np.unique(groups[idx]):
             if g in seen:
                 raise DataError(
-                    f"{task.source}/{task.name}: group {g!r} is in both {seen[g]!r} and "
+                    f"{task.source}/{task.name}: group {str(g)!r} is in both {seen[g]!r} and "
                     f"{part!r} ({split.scheme} seed {split.seed})"
                 )
             seen[g] = part
@@ -267,5 +267,6 @@ def _check_manifest_matches(frame: pd.DataFrame, task: BinaryTask, path: Path) -
         row = int(bad[0])
         raise DataError(
             f"{path}: row {row}: id {frame['id'].iloc[row]!r} does not match the task's "
-            f"{expected[row]!r} at index {index[row]} (manifest made for another task or seed?)"
+            f"{str(expected[row])!r} at index {index[row]} "
+            "(manifest made for another task or seed?)"
         )

@@ -69,8 +69,14 @@ class LabelledData:
         n = len(self.labels)
         if self.ids is None:
             self.ids = np.arange(n).astype(str)
+        for name in ("groups", "ids", "presplit"):
+            if getattr(self, name) is not None:
+                setattr(self, name, np.asarray(getattr(self, name)).astype(str))
         for name in self._ROW_FIELDS:
             value = getattr(self, name)
+            if value is not None and not isinstance(value, np.ndarray):
+                value = np.asarray(value, dtype=object if name in ("files", "text") else None)
+                setattr(self, name, value)
             if value is not None and len(value) != n:
                 raise DataError(
                     f"{self.source}/{self.name}: field {name!r} has {len(value)} rows, "

@@ -1,4 +1,4 @@
-"""DICOM sets written with pydicom at test time: rescale, windowing, MONOCHROME1, 16 bit, corrupt."""
+"""DICOM sets written with pydicom at test time: rescale, window, MONOCHROME1, 16 bit, corrupt."""
 
 import numpy as np
 import pandas as pd

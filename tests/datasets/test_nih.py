@@ -100,7 +100,7 @@ def test_some_images_missing_is_an_error_or_recorded_with_skip(tmp_path):
 def test_require_images_fails_in_metadata_only_mode(tmp_path):
     _metadata(tmp_path, ROWS)
     assert load_nih(tmp_path).meta["metadata_only"]
-    with pytest.raises(DataError, match="first missing: 00000001_000.png"):
+    with pytest.raises(DataError, match=r"first missing: 00000001_000\.png"):
         load_nih(tmp_path, require_images=True)
 
 

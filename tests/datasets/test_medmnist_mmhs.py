@@ -1,0 +1,100 @@
+"""MedMNIST .npz files and MMHS150K json, generated at test time."""
+
+import json
+
+import numpy as np
+import pytest
+
+from medeval.datasets import load
+from medeval.datasets.base import DataError
+from medeval.datasets.medmnist import load_medmnist
+from medeval.datasets.mmhs150k import LABEL_NAMES, load_mmhs150k, majority_vote
+
+
+def _npz(path, labels_by_part, shape=(4, 4)):
+    arrays = {}
+    for k, (part, labels) in enumerate(labels_by_part.items()):
+        labels = np.asarray(labels)
+        arrays[f"{part}_images"] = np.full((len(labels), *shape), k * 50, dtype=np.uint8)
+        arrays[f"{part}_labels"] = labels
+    np.savez(path, **arrays)
+    return path
+
+
+def test_medmnist_parts_merged_with_class_names(tmp_path):
+    path = _npz(
+        tmp_path / "pathmnist.npz",
+        {"train": [[0], [1], [8]], "val": [[1]], "test": [[0], [0]]},
+    )
+    data = load_medmnist(path, respect_splits=True)
+    assert data.images.shape == (6, 4, 4)
+    assert list(data.labels[:3]) == [
+        "adipose",
+        "background",
+        "colorectal adenocarcinoma epithelium",
+    ]
+    np.testing.assert_array_equal(data.presplit, ["train"] * 3 + ["val"] + ["test"] * 2)
+    assert data.images[3, 0, 0] == 50  # val images follow train images
+
+
+def test_medmnist_multilabel_keeps_single_findings(tmp_path):
+    labels = [[0, 1, 0], [0, 0, 0], [1, 1, 0], [0, 0, 1]]
+    path = _npz(
+        tmp_path / "unknownmnist.npz", {"train": labels, "val": [[1, 0, 0]], "test": labels}
+    )
+    data = load_medmnist(path, parts=("train", "val"))
+    np.testing.assert_array_equal(data.labels, ["1", "normal", "2", "0"])
+
+
+def test_medmnist_missing_array_named(tmp_path):
+    np.savez(tmp_path / "x.npz", train_images=np.zeros((1, 2, 2)))
+    with pytest.raises(DataError, match=r"x\.npz: missing array 'train_labels'"):
+        load_medmnist(tmp_path / "x.npz")
+
+
+def test_medmnist_through_the_dispatcher_by_name(tmp_path):
+    _npz(tmp_path / "dermamnist.npz", {"train": [[0], [6]], "val": [[5]], "test": [[4]]})
+    data = load("medmnist", tmp_path, name="dermamnist")
+    assert len(data) == 4 and data.kind == "array_image"
+
+
+def test_majority_vote_and_tie_rule():
+    votes = np.array([[0, 0, 1], [2, 1, 1], [3, 4, 3], [0, 1, 2]])
+    winner, has = majority_vote(votes)
+    np.testing.assert_array_equal(winner, [0, 1, 3, -1])
+    np.testing.assert_array_equal(has, [True, True, True, False])
+    np.testing.assert_array_equal(majority_vote(votes, tie="first")[0], [0, 1, 3, 0])
+
+
+def _gt(tmp_path, records):
+    path = tmp_path / "MMHS150K_GT.json"
+    path.write_text(json.dumps(records))
+    return path
+
+
+def test_mmhs150k_json(tmp_path):
+    records = {
+        "1114679353714016256": {"labels": [4, 1, 3], "tweet_text": "a", "labels_str": []},
+        "1063020048816660480": {"labels": [5, 5, 0], "tweet_text": "b"},
+        "1108927368075374593": {"labels": [0, 0, 0], "tweet_text": "c"},
+        "1114558534635618305": {"labels": [1, 2, 1], "tweet_text": "d"},
+    }
+    _gt(tmp_path, records)
+    data = load_mmhs150k(tmp_path)
+    np.testing.assert_array_equal(data.labels, ["OtherHate", "NotHate", "Racist"])
+    np.testing.assert_array_equal(data.text, ["b", "c", "d"])
+    assert data.ids[0] == "1063020048816660480"
+    assert data.meta["ties_dropped"] == 1
+    assert load_mmhs150k(tmp_path, tie="first").labels[0] == LABEL_NAMES[4]
+
+
+def test_mmhs150k_bad_record_named(tmp_path):
+    _gt(
+        tmp_path,
+        {
+            "1": {"labels": [0, 0, 0], "tweet_text": "x"},
+            "2": {"labels": [0, 9, 0], "tweet_text": "y"},
+        },
+    )
+    with pytest.raises(DataError, match=r"tweet 2 \(row 1\): labels \[0, 9, 0\]"):
+        load_mmhs150k(tmp_path)
