@@ -29,6 +29,7 @@ __all__ = [
     "check_no_group_leak",
     "cv_5x2",
     "patient_splits",
+    "presplit_split",
     "read_manifest",
     "write_manifest",
 ]
@@ -171,6 +172,26 @@ def _assign_groups(table: np.ndarray, targets: np.ndarray, rng: np.random.Genera
         counts[best, cols] += add
         out[g] = best
     return out
+
+
+def presplit_split(task: BinaryTask) -> Split:
+    """The distributor's own train / val / test split (``data.presplit``) as a ``Split``.
+
+    Part names follow :data:`PARTS` (``val`` → ``validation``). Groups are not checked here;
+    call :func:`check_no_group_leak` when the source has groups.
+    """
+    presplit = task.data.presplit
+    if presplit is None:
+        raise DataError(
+            f"{task.source}/{task.name}: no distributed split (load it with splits='respect')"
+        )
+    names = {"train": "train", "val": "validation", "validation": "validation", "test": "test"}
+    unknown = sorted(set(presplit) - set(names))
+    if unknown:
+        raise DataError(f"{task.source}/{task.name}: unknown distributed part {unknown[0]!r}")
+    mapped = np.asarray([names[p] for p in presplit])
+    parts = {p: np.flatnonzero(mapped == p) for p in PARTS if np.any(mapped == p)}
+    return Split("presplit", -1, parts)
 
 
 def check_no_group_leak(task: BinaryTask, split: Split) -> None:

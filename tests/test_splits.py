@@ -12,6 +12,7 @@ from medeval.splits import (
     check_no_group_leak,
     cv_5x2,
     patient_splits,
+    presplit_split,
     read_manifest,
     write_manifest,
 )
@@ -118,3 +119,24 @@ def test_manifest_round_trip_and_mismatch(tmp_path, vehicle, shared_data):
     other = make_binary_task(load_keel(shared_data / "keel", name="vehicle"), seed=1)
     with pytest.raises(DataError, match=r"manifest\.csv: row \d+: id .* does not match"):
         read_manifest(path, other)
+
+
+def test_presplit_split_maps_distributed_parts():
+    data = LabelledData(
+        labels=["a"] * 4 + ["b"] * 2 + ["c"],
+        source="folder",
+        name="t",
+        presplit=["train", "val", "test", "train", "train", "test", "val"],
+    )
+    task = make_binary_task(data, seed=0, min_minority=0)
+    split = presplit_split(task)
+    assert split.scheme == "presplit"
+    np.testing.assert_array_equal(split["train"], [0, 3, 4])
+    np.testing.assert_array_equal(split["validation"], [1, 6])
+    np.testing.assert_array_equal(split["test"], [2, 5])
+    with pytest.raises(DataError, match="no distributed split"):
+        presplit_split(
+            make_binary_task(
+                LabelledData(labels=data.labels, source="x", name="y"), seed=0, min_minority=0
+            )
+        )

@@ -34,9 +34,15 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 N_LISTED = 5
 
 
+PIL_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp")
+
+
 def _is_dicom(path: Path) -> bool:
-    if path.suffix.lower() in (".dcm", ".dicom"):
+    suffix = path.suffix.lower()
+    if suffix in (".dcm", ".dicom"):
         return True
+    if suffix in PIL_SUFFIXES:
+        return False
     with open(path, "rb") as fh:  # DICOM part-10 files carry "DICM" after a 128-byte preamble
         fh.seek(128)
         return fh.read(4) == b"DICM"

@@ -114,7 +114,13 @@ def cmd_describe(args: argparse.Namespace, path: Path) -> int:
 
 
 def cmd_split(args: argparse.Namespace, path: Path) -> int:
-    from medeval.splits import check_no_group_leak, cv_5x2, patient_splits, write_manifest
+    from medeval.splits import (
+        check_no_group_leak,
+        cv_5x2,
+        patient_splits,
+        presplit_split,
+        write_manifest,
+    )
 
     if args.name == "all":
         raise DataError("split works on one data set at a time; give --name NAME")
@@ -125,6 +131,8 @@ def cmd_split(args: argparse.Namespace, path: Path) -> int:
     if scheme == "cv5x2":
         splits = cv_5x2(task, args.split_seed)
         seeds = [args.split_seed]
+    elif scheme == "presplit":
+        splits, seeds = [presplit_split(task)], []
     else:
         seeds = list(range(args.split_seed, args.split_seed + args.n_seeds))
         splits = patient_splits(task, seeds=seeds)
