@@ -1,0 +1,163 @@
+"""``python -m medeval.evaluate``: the nine scores with intervals from a predictions file.
+
+Example::
+
+    python -m medeval.evaluate --predictions preds.csv --train-sizes train_sizes.json
+    python -m medeval.evaluate --example          # the bundled example predictions
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import warnings
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from . import atomic
+from .evaluation import Evaluation, evaluate_predictions
+from .predictions import InputError, read_predictions, read_train_sizes
+
+EXIT_BAD_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m medeval.evaluate",
+        description="Balanced accuracy, F1 and ROC AUC — unweighted, with true utility weights "
+        "(wBA…) and with predicted utility weights (pBA…) — with bootstrap intervals.",
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "--predictions",
+        type=Path,
+        metavar="FILE",
+        help="CSV or Parquet: y_true, y_score and/or y_pred, optional subconcept "
+        "and q_<subconcept> posterior columns",
+    )
+    src.add_argument(
+        "--example",
+        action="store_true",
+        help="evaluate the bundled example predictions (with their train sizes)",
+    )
+    p.add_argument(
+        "--train-sizes",
+        type=Path,
+        metavar="FILE",
+        help='JSON {"<subconcept>": {"class": 0|1, "n": <training count>}, ...}',
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("medeval-eval"),
+        metavar="DIR",
+        help="output folder (default: ./medeval-eval)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        metavar="T",
+        help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="B",
+        help="bootstrap replicates for the intervals (0 = none; default 1000)",
+    )
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
+    p.add_argument(
+        "--stratify",
+        choices=("class", "subconcept", "none"),
+        default="class",
+        help="resample within these strata (default: class)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--device", default="cpu", help="device for the bootstrap (cpu, cuda, ...)")
+    p.add_argument("--quiet", action="store_true", help="print only the output folder")
+    return p
+
+
+def example_paths() -> tuple[Path, Path]:
+    """The bundled example predictions and train sizes."""
+    base = resources.files("medeval") / "examples"
+    return Path(str(base / "predictions.csv")), Path(str(base / "train_sizes.json"))
+
+
+def output_files(ev: Evaluation, title: str) -> dict[str, bytes]:
+    """Everything the command writes, prepared in memory before anything touches the disk."""
+    from .report.figures import figure_png, subconcept_figure
+
+    files = {"metrics.json": (json.dumps(ev.to_dict(), indent=2, allow_nan=False) + "\n").encode()}
+    buf = io.StringIO()
+    ev.subsets.to_csv(buf, index=False)
+    files["metrics.csv"] = buf.getvalue().encode()
+    if not ev.per_subconcept.empty:
+        buf = io.StringIO()
+        ev.per_subconcept.to_csv(buf, index=False)
+        files["per_subconcept.csv"] = buf.getvalue().encode()
+        fig = subconcept_figure(ev.per_subconcept, ev.scores, title=title)
+        files["subconcepts.png"] = figure_png(fig)
+    return files
+
+
+def run(args: argparse.Namespace) -> int:
+    from .report.tables import scores_table, subconcept_table
+
+    if args.example:
+        args.predictions, default_sizes = example_paths()
+        args.train_sizes = args.train_sizes or default_sizes
+    u = read_train_sizes(args.train_sizes) if args.train_sizes else None
+    table = read_predictions(args.predictions, u)
+    with warnings.catch_warnings():  # undefined scores are reported in the notes instead
+        warnings.simplefilter("ignore")
+        ev = evaluate_predictions(
+            table.y_true,
+            y_score=table.y_score,
+            y_pred=table.y_pred,
+            threshold=args.threshold,
+            subconcept=table.subconcept,
+            posteriors=table.posteriors,
+            train_sizes=u,
+            n_bootstrap=args.bootstrap,
+            confidence=args.confidence,
+            stratify=args.stratify,
+            seed=args.seed,
+            device=args.device,
+            progress=not args.quiet,
+        )
+    files = output_files(ev, title=f"{table.path.name}: per-subconcept recall")
+    written = atomic.write_files(args.out, files)
+    if not args.quiet:
+        print(scores_table(ev))
+        print()
+        print(subconcept_table(ev))
+        for note in ev.notes:
+            print(f"note: {note}")
+        if ev.per_subconcept.empty:
+            print("note: no figure: it needs the true test subconcepts (column 'subconcept')")
+        print()
+        print("wrote " + ", ".join(str(p) for p in written))
+    print(f"results: {args.out}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as err:  # inconsistent inputs found while evaluating
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,514 @@
+"""One-call evaluation: the nine scores, their subsets, per-subconcept recall and bootstrap
+intervals (SPEC §2, §3, §6).
+
+``evaluate_predictions`` takes a model's test predictions (plus, optionally, the true test
+subconcepts, a subconcept model's posteriors and the training subconcept sizes) and returns an
+:class:`Evaluation`. Point estimates use the exact metric formulas; intervals come from one
+batched bootstrap computation (:mod:`medeval.metrics.bootstrap`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .metrics._checks import UndefinedMetricWarning
+from .metrics.bootstrap import BatchedBootstrap, percentile_interval
+from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
+from .metrics.ranking import auc_from_sums, auc_sums
+from .weights import Utilities, predicted_weights, utilities_from_train_sizes
+
+SCORES = ("BA", "wBA", "pBA", "F1", "wF1", "pF1", "AUC", "wAUC", "pAUC")
+WEIGHTINGS = {"": "unweighted", "w": "true weights", "p": "predicted weights"}
+SCORE_DESCRIPTIONS = {
+    "BA": "balanced accuracy",
+    "wBA": "balanced accuracy, true utility weights (oracle: needs test subconcept labels)",
+    "pBA": "balanced accuracy, predicted utility weights (from subconcept posteriors)",
+    "F1": "F1 of class 1",
+    "wF1": "F1, true utility weights",
+    "pF1": "F1, predicted utility weights",
+    "AUC": "ROC AUC",
+    "wAUC": "ROC AUC, true utility weights",
+    "pAUC": "ROC AUC, predicted utility weights (not partial AUC)",
+}
+
+
+@dataclass
+class Evaluation:
+    """Result of :func:`evaluate_predictions`.
+
+    Attributes:
+        scores: the nine scores on the full test set; NaN where undefined or unavailable.
+        intervals: ``{score: (low, high)}`` percentile intervals (full test set).
+        unavailable: ``{score: reason}`` for scores that could not be computed at all.
+        subsets: long table, one row per subset × score: ``subset, subconcept, score, value,
+            low, high, n_undefined`` (``largest`` and ``smallest`` repeat ``sub_1`` and
+            ``sub_k``).
+        per_subconcept: one row per subconcept: class, training size, utility, test size,
+            prevalence within its class, recall (with interval), true and predicted weight
+            sums over its test instances.
+        notes: undefined scores and other things a reader must know.
+    """
+
+    scores: dict[str, float]
+    intervals: dict[str, tuple[float, float]]
+    unavailable: dict[str, str]
+    subsets: pd.DataFrame
+    per_subconcept: pd.DataFrame
+    confidence: float
+    bootstrap: dict[str, Any]
+    n: int
+    n_positive: int
+    threshold: float | None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: top-level ``"scores"`` maps exactly the nine names to a number or None."""
+        return {
+            "scores": {k: _num(self.scores[k]) for k in SCORES},
+            "intervals": {
+                k: {"low": _num(lo), "high": _num(hi), "n_undefined": self._n_undef(k)}
+                for k, (lo, hi) in self.intervals.items()
+            },
+            "confidence": self.confidence,
+            "unavailable": dict(self.unavailable),
+            "descriptions": SCORE_DESCRIPTIONS,
+            "subsets": _records(self.subsets),
+            "per_subconcept": _records(self.per_subconcept),
+            "bootstrap": self.bootstrap,
+            "n": self.n,
+            "n_positive": self.n_positive,
+            "threshold": self.threshold,
+            "notes": list(self.notes),
+        }
+
+    def _n_undef(self, score: str) -> int | None:
+        row = self.subsets[(self.subsets.subset == "full") & (self.subsets.score == score)]
+        return (
+            None if row.empty or pd.isna(row.n_undefined.iloc[0]) else int(row.n_undefined.iloc[0])
+        )
+
+    def table(self) -> pd.DataFrame:
+        """The nine full-test scores with their intervals (a readable summary)."""
+        rows = []
+        for k in SCORES:
+            lo, hi = self.intervals.get(k, (math.nan, math.nan))
+            rows.append(
+                {
+                    "score": k,
+                    "value": self.scores[k],
+                    "low": lo,
+                    "high": hi,
+                    "note": self.unavailable.get(k, ""),
+                }
+            )
+        return pd.DataFrame(rows)
+
+
+def _num(x: Any) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    out = []
+    for rec in df.to_dict(orient="records"):
+        out.append({k: (_num(v) if isinstance(v, float) else v) for k, v in rec.items()})
+    return out
+
+
+def _binary(name: str, values: Any) -> np.ndarray:
+    a = np.asarray(values)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one value per test instance); got {a.shape}")
+    if a.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric 0/1; got dtype {a.dtype}")
+    bad = ~np.isin(a, (0, 1))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name} must contain only 0 and 1; found {a[i]!r} at index {i}")
+    return a.astype(np.int64)
+
+
+def _scores_array(y_score: Any, n: int) -> np.ndarray:
+    s = np.asarray(y_score, dtype=np.float64)
+    if s.shape != (n,):
+        raise ValueError(f"y_score must have shape ({n},) like y_true; got {s.shape}")
+    if np.isnan(s).any():
+        raise ValueError(f"y_score contains NaN at index {int(np.argmax(np.isnan(s)))}")
+    return s
+
+
+@dataclass
+class _Plan:
+    """What can be computed from the given inputs."""
+
+    weights: dict[str, np.ndarray]  # weighting key → (N,) instance weights
+    subsets: dict[str, np.ndarray]  # subset name → (N,) bool
+    subset_subconcept: dict[str, str | None]
+    sc_names: tuple[str, ...]  # subconcepts for per-subconcept results
+    sc_codes: np.ndarray | None  # (N,) codes into sc_names
+    sc_side: dict[str, int]
+    unavailable: dict[str, str]
+
+
+def _plan(
+    y: np.ndarray,
+    subconcept: Sequence[str] | None,
+    posteriors: Any,
+    posterior_columns: Sequence[str] | None,
+    u: Utilities | None,
+) -> _Plan:
+    n = len(y)
+    weights = {"": np.ones(n)}
+    unavailable: dict[str, str] = {}
+    sc_codes, sc_names, sc_side = None, (), {}
+    if subconcept is not None:
+        sc = np.asarray([str(s) for s in subconcept], dtype=object)
+        if sc.shape != (n,):
+            raise ValueError(f"subconcept must have one entry per instance ({n}); got {sc.shape}")
+        if u is not None:
+            known = set(u.names)
+            bad = [i for i, s in enumerate(sc) if s not in known]
+            if bad:
+                raise ValueError(
+                    f"subconcept at index {bad[0]} is {sc[bad[0]]!r}, which has no training size; "
+                    f"known subconcepts: {', '.join(u.names)}"
+                )
+            sc_names = u.names
+            sc_side = {nm: int(c) for nm, c in zip(u.names, u.sides, strict=True)}
+        else:
+            sc_names = tuple(sorted(set(sc)))
+            sc_side = {}
+            for nm in sc_names:
+                sides = set(y[sc == nm].tolist())
+                if len(sides) > 1:
+                    raise ValueError(f"subconcept {nm!r} holds instances of both classes")
+                sc_side[nm] = sides.pop()
+        lookup = {nm: i for i, nm in enumerate(sc_names)}
+        sc_codes = np.fromiter((lookup[s] for s in sc), dtype=np.int64, count=n)
+        side_of = np.array([sc_side[nm] for nm in sc_names])[sc_codes]
+        wrong = np.flatnonzero(side_of != y)
+        if len(wrong):
+            i = int(wrong[0])
+            raise ValueError(
+                f"index {i}: subconcept {sc[i]!r} belongs to class {side_of[i]} "
+                f"but y_true is {y[i]}"
+            )
+    no_sizes = "no training subconcept sizes (train sizes), so no utilities"
+    if u is None:
+        unavailable["w"] = unavailable["p"] = no_sizes
+    if subconcept is None:
+        unavailable.setdefault("w", "no true test subconcept labels (column 'subconcept')")
+    elif u is not None:
+        weights["w"] = u.values[np.array([u.index(nm) for nm in sc_names])][sc_codes]
+    if posteriors is None:
+        unavailable.setdefault("p", "no subconcept posteriors (columns 'q_<subconcept>')")
+    elif u is not None:
+        a = predicted_weights(posteriors, u, columns=posterior_columns)
+        if a.shape != (n,):
+            raise ValueError(f"posteriors must have one row per instance ({n}); got {a.shape}")
+        weights["p"] = a.cpu().numpy()
+    # Subsets (SPEC §6): full, and sub_i = majority ∪ minority subconcept i, largest first.
+    subsets = {"full": np.ones(n, dtype=bool)}
+    subset_sc: dict[str, str | None] = {"full": None}
+    if sc_codes is not None:
+        minority = [nm for nm in sc_names if sc_side[nm] == 1]
+        if u is not None:
+            minority = list(u.minority)
+        else:  # no training sizes: order by test size
+            minority.sort(key=lambda nm: (-int((sc_codes == sc_names.index(nm)).sum()), nm))
+        for i, nm in enumerate(minority, start=1):
+            subsets[f"sub_{i}"] = (y == 0) | (sc_codes == sc_names.index(nm))
+            subset_sc[f"sub_{i}"] = nm
+    return _Plan(weights, subsets, subset_sc, sc_names, sc_codes, sc_side, unavailable)
+
+
+def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tuple, np.ndarray]:
+    """``{(weighting, metric): (n_subsets,)}`` exact point estimates, batched over subsets."""
+    masks = torch.as_tensor(np.stack(list(plan.subsets.values())), dtype=torch.float64)
+    yt = torch.as_tensor(y, dtype=torch.float64)
+    out = {}
+    for key, w in plan.weights.items():
+        ws = masks * torch.as_tensor(w, dtype=torch.float64)
+        if y_pred is not None:
+            s = confusion_sums(yt, torch.as_tensor(y_pred, dtype=torch.float64), ws)
+            out[(key, "BA")] = ba_from_sums(s).numpy()
+            out[(key, "F1")] = f1_from_sums(s).numpy()
+        if y_score is not None:
+            a = auc_sums(yt, torch.as_tensor(y_score, dtype=torch.float64).expand_as(ws), ws)
+            out[(key, "AUC")] = auc_from_sums(a).numpy()
+    names = list(plan.subsets)
+    for (key, metric), vals in out.items():
+        for j in np.flatnonzero(np.isnan(vals)):
+            sub, sc = names[j], plan.subset_subconcept[names[j]]
+            what = f"{key}{metric} on subset {sub}" + (f" (subconcept {sc!r})" if sc else "")
+            msg = (
+                f"{what} is undefined: a class has zero total weight there "
+                "(e.g. the subconcept is absent from the test set); reported as NaN"
+            )
+            notes.append(msg)
+            warnings.warn(msg, UndefinedMetricWarning, stacklevel=3)
+    return out
+
+
+def evaluate_predictions(
+    y_true: Any,
+    *,
+    y_score: Any = None,
+    y_pred: Any = None,
+    threshold: float = 0.5,
+    subconcept: Sequence[str] | None = None,
+    posteriors: Any = None,
+    posterior_columns: Sequence[str] | None = None,
+    train_sizes: Mapping[str, Mapping[str, int]] | Utilities | None = None,
+    n_bootstrap: int = 1000,
+    confidence: float = 0.95,
+    stratify: str | np.ndarray = "class",
+    groups: Any = None,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: bool = False,
+) -> Evaluation:
+    """Evaluate test predictions with unweighted, true-weight and predicted-weight scores.
+
+    Args:
+        y_true: ``(N,)`` true labels in {0, 1} (1 = minority class).
+        y_score: ``(N,)`` scores for class 1 (needed for AUC).
+        y_pred: ``(N,)`` predicted labels; default ``y_score >= threshold``.
+        subconcept: ``(N,)`` true test subconcept names (for wBA, subsets, per-subconcept
+            recall).
+        posteriors: ``(N, S)`` subconcept model posteriors (DataFrame with subconcept-named
+            columns, or an array with ``posterior_columns``) for pBA.
+        train_sizes: ``{name: {"class": 0/1, "n": count}}`` training subconcept sizes, or
+            :class:`~medeval.weights.Utilities`.
+        n_bootstrap: replicates B (0 = no intervals).
+        stratify: ``"class"`` (default), ``"subconcept"``, ``"none"`` or ``(N,)`` stratum codes.
+        groups: ``(N,)`` cluster ids (e.g. patients): resample whole clusters.
+        seed: bootstrap seed; the same seed gives the same intervals.
+        device: where the bootstrap runs (``"cpu"``, ``"cuda"``…).
+    """
+    y = _binary("y_true", y_true)
+    n = len(y)
+    s = None if y_score is None else _scores_array(y_score, n)
+    if y_pred is not None:
+        yp = _binary("y_pred", y_pred)
+        if yp.shape != y.shape:
+            raise ValueError(f"y_pred must have shape {y.shape} like y_true; got {yp.shape}")
+    elif s is not None:
+        yp = (s >= threshold).astype(np.int64)
+    else:
+        raise ValueError("need y_score or y_pred")
+    u = train_sizes
+    if u is not None and not isinstance(u, Utilities):
+        u = utilities_from_train_sizes(u)
+    plan = _plan(y, subconcept, posteriors, posterior_columns, u)
+    if s is None:
+        for k in WEIGHTINGS:
+            plan.unavailable.setdefault(f"{k}AUC", "no y_score (scores are needed for ROC AUC)")
+    notes: list[str] = []
+    point = _point_scores(y, yp, s, plan, notes)
+
+    reps = None
+    if n_bootstrap > 0:
+        strata = _strata(stratify, y, plan)
+        boot = BatchedBootstrap(
+            y,
+            y_pred=yp,
+            y_score=s,
+            weights=plan.weights,
+            subsets=plan.subsets,
+            subconcept=plan.sc_codes,
+            n_subconcepts=len(plan.sc_names),
+            strata=strata,
+            clusters=None if groups is None else _codes(groups, n, "groups"),
+            device=device,
+        )
+        reps = boot.run(n_bootstrap, seed=seed, progress=progress)
+    return _assemble(
+        y,
+        yp,
+        s,
+        plan,
+        u,
+        point,
+        reps,
+        confidence,
+        threshold,
+        notes,
+        stratify,
+        seed,
+        n_bootstrap,
+        y_pred is None,
+    )
+
+
+def _codes(values: Any, n: int, name: str) -> np.ndarray:
+    a = np.asarray(values)
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have one entry per instance ({n}); got {a.shape}")
+    return np.unique(a.astype(str), return_inverse=True)[1]
+
+
+def _strata(stratify: str | np.ndarray, y: np.ndarray, plan: _Plan) -> np.ndarray:
+    if isinstance(stratify, str):
+        if stratify == "class":
+            return y
+        if stratify == "none":
+            return np.zeros(len(y), dtype=np.int64)
+        if stratify == "subconcept":
+            if plan.sc_codes is None:
+                raise ValueError("stratify='subconcept' needs the true test subconcepts")
+            return plan.sc_codes
+        raise ValueError(
+            f"stratify must be 'class', 'subconcept', 'none' or codes; got {stratify!r}"
+        )
+    return _codes(stratify, len(y), "stratify")
+
+
+def _assemble(
+    y,
+    yp,
+    s,
+    plan,
+    u,
+    point,
+    reps,
+    confidence,
+    threshold,
+    notes,
+    stratify,
+    seed,
+    n_boot,
+    thresholded,
+) -> Evaluation:
+    subset_names = list(plan.subsets)
+    minority_subsets = [k for k in subset_names if k != "full"]
+    aliases = [("full", "full")] + [(k, k) for k in minority_subsets]
+    if minority_subsets:
+        aliases += [("largest", minority_subsets[0]), ("smallest", minority_subsets[-1])]
+    rows = []
+    for key in WEIGHTINGS:
+        for metric in ("BA", "F1", "AUC"):
+            score = f"{key}{metric}"
+            if (key, metric) not in point:
+                continue
+            vals = point[(key, metric)]
+            if reps is not None:
+                lo, hi, nu = percentile_interval(reps.scores[(key, metric)], confidence)
+                lo, hi, nu = lo.cpu().numpy(), hi.cpu().numpy(), nu.cpu().numpy()
+            for alias, real in aliases:
+                j = subset_names.index(real)
+                rows.append(
+                    {
+                        "subset": alias,
+                        "subconcept": plan.subset_subconcept[real],
+                        "score": score,
+                        "value": float(vals[j]),
+                        "low": float(lo[j]) if reps is not None else math.nan,
+                        "high": float(hi[j]) if reps is not None else math.nan,
+                        "n_undefined": int(nu[j]) if reps is not None else math.nan,
+                    }
+                )
+    subsets = pd.DataFrame(
+        rows, columns=["subset", "subconcept", "score", "value", "low", "high", "n_undefined"]
+    )
+    full = subsets[subsets.subset == "full"].set_index("score")
+    scores = {k: float(full.value[k]) if k in full.index else math.nan for k in SCORES}
+    intervals = {k: (float(full.low[k]), float(full.high[k])) for k in SCORES if k in full.index}
+    unavailable = {}
+    for key in WEIGHTINGS:
+        for metric in ("BA", "F1", "AUC"):
+            k = f"{key}{metric}"
+            if k not in full.index:
+                unavailable[k] = plan.unavailable.get(k) or plan.unavailable.get(key, "n/a")
+    for k in intervals:
+        nu = full.n_undefined.get(k)
+        if reps is not None and nu and nu > 0:
+            notes.append(f"{k}: {int(nu)} of {reps.n} bootstrap replicates undefined, excluded")
+    per_sc = _per_subconcept(y, yp, plan, u, reps, confidence, notes)
+    boot = {
+        "n": int(n_boot),
+        "seed": int(seed),
+        "stratify": stratify if isinstance(stratify, str) else "custom",
+        "method": "percentile; multinomial resampling within strata" if n_boot else "none",
+    }
+    return Evaluation(
+        scores=scores,
+        intervals=intervals,
+        unavailable=unavailable,
+        subsets=subsets,
+        per_subconcept=per_sc,
+        confidence=confidence,
+        bootstrap=boot,
+        n=len(y),
+        n_positive=int(y.sum()),
+        threshold=float(threshold) if thresholded else None,
+        notes=notes,
+    )
+
+
+def _per_subconcept(y, yp, plan: _Plan, u, reps, confidence, notes) -> pd.DataFrame:
+    cols = [
+        "subconcept",
+        "class",
+        "n_train",
+        "utility",
+        "n_test",
+        "prevalence",
+        "recall",
+        "low",
+        "high",
+        "true_weight_sum",
+        "predicted_weight_sum",
+    ]
+    if plan.sc_codes is None:
+        return pd.DataFrame(columns=cols)
+    hit = (yp == y).astype(np.float64)
+    if reps is not None and reps.subconcept_recall is not None:
+        lo, hi, _ = percentile_interval(reps.subconcept_recall, confidence)
+        lo, hi = lo.cpu().numpy(), hi.cpu().numpy()
+    rows = []
+    for i, nm in enumerate(plan.sc_names):
+        m = plan.sc_codes == i
+        side = plan.sc_side[nm]
+        n_class = int((y == side).sum())
+        n_test = int(m.sum())
+        rows.append(
+            {
+                "subconcept": nm,
+                "class": side,
+                "n_train": int(u.counts[u.index(nm)]) if u is not None else math.nan,
+                "utility": float(u.values[u.index(nm)]) if u is not None else math.nan,
+                "n_test": n_test,
+                "prevalence": n_test / n_class if n_class else math.nan,
+                "recall": float(hit[m].mean()) if n_test else math.nan,
+                "low": float(lo[i]) if reps is not None else math.nan,
+                "high": float(hi[i]) if reps is not None else math.nan,
+                "true_weight_sum": float(plan.weights["w"][m].sum())
+                if "w" in plan.weights
+                else math.nan,
+                "predicted_weight_sum": float(plan.weights["p"][m].sum())
+                if "p" in plan.weights
+                else math.nan,
+            }
+        )
+        if n_test == 0:
+            msg = f"recall of subconcept {nm!r} is undefined: it has no test instances; NaN"
+            notes.append(msg)
+            warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
+    order = sorted(
+        range(len(rows)),
+        key=lambda i: (
+            rows[i]["class"],
+            -(rows[i]["n_train"] if u is not None else rows[i]["n_test"]),
+            rows[i]["subconcept"],
+        ),
+    )
+    return pd.DataFrame([rows[i] for i in order], columns=cols)

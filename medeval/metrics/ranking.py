@@ -1,0 +1,66 @@
+"""Weighted ROC AUC with ties counted ½ (SPEC §2), batched over leading axes."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from ._checks import ArrayLike, format_inputs, warn_undefined
+from .classification import _ratio
+
+_KINDS = {"y_true": "binary", "y_score": "score", "sample_weight": "weight"}
+
+
+class AucSums(NamedTuple):
+    """Sufficient statistics of the weighted AUC, each ``(...)``."""
+
+    num: torch.Tensor  # Σ_{i pos} w_i (Σ_{j neg, s_j < s_i} w_j + ½ Σ_{j neg, s_j = s_i} w_j)
+    pos: torch.Tensor  # Σ w [y=1]
+    neg: torch.Tensor  # Σ w [y=0]
+
+
+def auc_sums(y_true: torch.Tensor, y_score: torch.Tensor, w: torch.Tensor) -> AucSums:
+    """Sufficient statistics from formatted ``(..., N)`` tensors; one sort per row."""
+    s_sorted, order = torch.sort(y_score, dim=-1, stable=True)
+    wp = (w * y_true).gather(-1, order)
+    wn = w.gather(-1, order) - wp
+    # Tie groups of equal scores: group id of each sorted position.
+    new = torch.ones_like(s_sorted, dtype=torch.bool)
+    new[..., 1:] = s_sorted[..., 1:] != s_sorted[..., :-1]
+    gid = new.cumsum(-1) - 1
+    pos_g = torch.zeros_like(wp).scatter_add_(-1, gid, wp)
+    neg_g = torch.zeros_like(wn).scatter_add_(-1, gid, wn)
+    neg_below = neg_g.cumsum(-1) - neg_g
+    num = (pos_g * (neg_below + 0.5 * neg_g)).sum(-1)
+    return AucSums(num, wp.sum(-1), wn.sum(-1))
+
+
+def auc_from_sums(s: AucSums) -> torch.Tensor:
+    """AUC = num / (W_pos · W_neg); NaN where either class has zero weight."""
+    return _ratio(s.num, s.pos * s.neg)
+
+
+def roc_auc(
+    y_true: ArrayLike, y_score: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> torch.Tensor:
+    """Weighted area under the ROC curve; tied scores count ½.
+
+    Equals ``sklearn.metrics.roc_auc_score(y_true, y_score, sample_weight=w)`` when both classes
+    have positive total weight; NaN and a warning otherwise.
+
+    Args:
+        y_true: ``(..., N)`` labels in {0, 1}.
+        y_score: ``(..., N)`` scores, larger = more likely class 1 (±inf allowed, NaN not).
+        sample_weight: ``(..., N)`` non-negative weights, broadcastable; ``None`` = all ones.
+
+    Returns:
+        ``(...)`` tensor on the inputs' device.
+    """
+    (yt, ys, w), _, _ = format_inputs(
+        _KINDS, y_true=y_true, y_score=y_score, sample_weight=sample_weight
+    )
+    s = auc_sums(yt, ys, w)
+    for c, total in ((0, s.neg), (1, s.pos)):
+        warn_undefined("roc_auc", f"class {c} has zero total weight", total <= 0)
+    return auc_from_sums(s)

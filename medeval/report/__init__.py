@@ -1,0 +1,1 @@
+"""Reports: printed tables and figures of evaluation results."""

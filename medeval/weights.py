@@ -1,0 +1,199 @@
+"""Utility weights from training subconcept counts (SPEC §3).
+
+``u_s = max_{s0 ∈ S0} |s0| / |s|`` for a minority subconcept s ∈ S1 and ``u_s = 1`` for every
+majority subconcept. True weights ``w_i = u_{s_i}`` need test subconcept labels (the oracle wBA);
+predicted weights ``a_x = Σ_s q_s(x) u_s`` need only a subconcept model's posteriors (pBA).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .metrics._checks import default_dtype
+
+
+@dataclass(frozen=True)
+class Utilities:
+    """Per-subconcept utilities, in a fixed subconcept order.
+
+    Attributes:
+        names: ``(S,)`` subconcept names.
+        sides: ``(S,)`` class of each subconcept (0 majority, 1 minority).
+        counts: ``(S,)`` training instances of each subconcept.
+        values: ``(S,)`` utilities ``u_s``.
+    """
+
+    names: tuple[str, ...]
+    sides: np.ndarray
+    counts: np.ndarray
+    values: np.ndarray
+
+    def __post_init__(self) -> None:
+        for arr in (self.sides, self.counts, self.values):
+            arr.setflags(write=False)
+
+    @property
+    def minority(self) -> tuple[str, ...]:
+        """Minority subconcepts ordered largest → smallest training count (ties by name)."""
+        idx = [i for i in range(len(self.names)) if self.sides[i] == 1]
+        idx.sort(key=lambda i: (-self.counts[i], self.names[i]))
+        return tuple(self.names[i] for i in idx)
+
+    @property
+    def majority(self) -> tuple[str, ...]:
+        idx = [i for i in range(len(self.names)) if self.sides[i] == 0]
+        idx.sort(key=lambda i: (-self.counts[i], self.names[i]))
+        return tuple(self.names[i] for i in idx)
+
+    def index(self, name: str) -> int:
+        try:
+            return self.names.index(name)
+        except ValueError:
+            known = ", ".join(repr(n) for n in self.names)
+            raise KeyError(f"unknown subconcept {name!r}; known subconcepts: {known}") from None
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        """``{name: {"class", "n", "utility"}}`` — the train-sizes format plus utilities."""
+        return {
+            n: {"class": int(c), "n": int(k), "utility": float(u)}
+            for n, c, k, u in zip(self.names, self.sides, self.counts, self.values, strict=True)
+        }
+
+
+def utilities(
+    counts: Sequence[int] | np.ndarray,
+    sides: Sequence[int] | np.ndarray,
+    names: Sequence[str] | None = None,
+) -> Utilities:
+    """Utilities from training counts ``|s|`` and each subconcept's side.
+
+    Args:
+        counts: ``(S,)`` training instances per subconcept.
+        sides: ``(S,)`` 0 for a majority subconcept, 1 for a minority subconcept.
+        names: ``(S,)`` subconcept names (default ``"0"``, ``"1"``, …).
+
+    Raises:
+        ValueError: a subconcept without training instances, no majority subconcept, sides
+            outside {0, 1} or mismatched lengths.
+    """
+    counts_a = np.asarray(counts, dtype=np.float64)
+    sides_a = np.asarray(sides)
+    names_t = tuple(str(n) for n in (names if names is not None else range(len(counts_a))))
+    if not (counts_a.ndim == sides_a.ndim == 1 and len(counts_a) == len(sides_a) == len(names_t)):
+        raise ValueError(
+            f"counts ({counts_a.shape}), sides ({sides_a.shape}) and names ({len(names_t)}) "
+            "must be 1-D of one length"
+        )
+    if len(set(names_t)) != len(names_t):
+        raise ValueError(f"subconcept names must be unique; got {names_t}")
+    if not np.isin(sides_a, (0, 1)).all():
+        raise ValueError(f"sides must be 0 (majority) or 1 (minority); got {sides_a.tolist()}")
+    bad = ~np.isfinite(counts_a) | (counts_a < 0) | (counts_a != np.round(counts_a))
+    if bad.any():
+        raise ValueError(f"training count of subconcept {names_t[np.argmax(bad)]!r} is not a count")
+    empty = [n for n, k in zip(names_t, counts_a, strict=True) if k == 0]
+    if empty:
+        raise ValueError(
+            f"subconcept(s) {', '.join(map(repr, empty))} have no training instances; a utility "
+            "needs the subconcept's training size (merge or drop it, or re-split the data)"
+        )
+    if not (sides_a == 0).any():
+        raise ValueError("no majority subconcept (side 0): utilities are relative to the largest")
+    largest_majority = counts_a[sides_a == 0].max()
+    values = np.where(sides_a == 1, largest_majority / counts_a, 1.0)
+    return Utilities(names_t, sides_a.astype(np.int64), counts_a.astype(np.int64), values)
+
+
+def utilities_from_train_sizes(sizes: Mapping[str, Mapping[str, int]]) -> Utilities:
+    """Utilities from ``{"<name>": {"class": 0 or 1, "n": <training count>}, ...}``."""
+    names, sides, counts = [], [], []
+    for name, entry in sizes.items():
+        if not isinstance(entry, Mapping) or "class" not in entry or "n" not in entry:
+            raise ValueError(f'train size of {name!r} must be {{"class": 0 or 1, "n": <count>}}')
+        names.append(str(name))
+        sides.append(entry["class"])
+        counts.append(entry["n"])
+    return utilities(counts, sides, names)
+
+
+def true_weights(
+    subconcept: Sequence[str] | np.ndarray, u: Utilities, *, device: str | torch.device = "cpu"
+) -> torch.Tensor:
+    """``w_i = u_{s_i}`` from test subconcept names: ``(N,)`` → ``(N,)`` float64 tensor."""
+    lookup = {n: i for i, n in enumerate(u.names)}
+    codes = np.empty(len(subconcept), dtype=np.int64)
+    for i, s in enumerate(subconcept):
+        code = lookup.get(str(s))
+        if code is None:
+            raise ValueError(f"row {i}: unknown subconcept {s!r}; known: {', '.join(u.names)}")
+        codes[i] = code
+    dev = torch.device(device)
+    return torch.tensor(u.values, dtype=default_dtype(dev), device=dev)[torch.from_numpy(codes)]
+
+
+def align_posteriors(
+    posteriors: Any, u: Utilities, *, columns: Sequence[str] | None = None, atol: float = 1e-4
+) -> torch.Tensor:
+    """Validate posteriors ``(..., N, S)`` and order their columns as ``u.names``.
+
+    Column names come from a DataFrame's columns, from ``columns``, or else the columns must
+    already be in ``u.names`` order. Rows must be non-negative, finite and sum to 1 within
+    ``atol``.
+    """
+    if columns is None and hasattr(posteriors, "columns"):
+        columns = [str(c) for c in posteriors.columns]
+        posteriors = posteriors.to_numpy(dtype=np.float64)
+    q = (
+        posteriors
+        if isinstance(posteriors, torch.Tensor)
+        else torch.tensor(np.asarray(posteriors, dtype=np.float64))
+    )
+    q = q.to(default_dtype(q.device))
+    if q.ndim < 2:
+        raise ValueError(f"posteriors must be (N, S); got shape {tuple(q.shape)}")
+    if columns is not None:
+        columns = [str(c) for c in columns]
+        missing = [n for n in u.names if n not in columns]
+        extra = [c for c in columns if c not in u.names]
+        if missing or extra or len(columns) != len(set(columns)):
+            raise ValueError(
+                "posterior columns do not match the subconcepts: "
+                f"missing {missing}, unknown {extra}, expected exactly {list(u.names)}"
+            )
+        q = q[..., [columns.index(n) for n in u.names]]
+    if q.shape[-1] != len(u.names):
+        raise ValueError(
+            f"posteriors have {q.shape[-1]} columns but there are {len(u.names)} subconcepts"
+        )
+    bad = ~torch.isfinite(q) | (q < 0)
+    if bool(bad.any()):
+        row, col = torch.nonzero(bad.reshape(-1, q.shape[-1]))[0].tolist()
+        raise ValueError(
+            f"posteriors must be finite and non-negative; row {row}, subconcept "
+            f"{u.names[col]!r} has {q.reshape(-1, q.shape[-1])[row, col].item()!r}"
+        )
+    dev = (q.sum(-1) - 1).abs()
+    if bool((dev > atol).any()):
+        row = int(torch.nonzero(dev.reshape(-1) > atol)[0])
+        raise ValueError(
+            f"posterior rows must sum to 1 (within {atol}); row {row} sums to "
+            f"{q.sum(-1).reshape(-1)[row].item():.6g}"
+        )
+    return q
+
+
+def predicted_weights(
+    posteriors: Any, u: Utilities, *, columns: Sequence[str] | None = None, atol: float = 1e-4
+) -> torch.Tensor:
+    """Expected utility ``a_x = Σ_s q_s(x) u_s``: posteriors ``(..., N, S)`` → ``(..., N)``.
+
+    Soft on purpose: an instance split between a large and a small subconcept gets an
+    intermediate weight (SPEC §3).
+    """
+    q = align_posteriors(posteriors, u, columns=columns, atol=atol)
+    return q @ torch.tensor(u.values, dtype=q.dtype, device=q.device)

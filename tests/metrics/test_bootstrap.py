@@ -1,0 +1,131 @@
+"""The batched bootstrap equals a scikit-learn loop over the very same replicates."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
+
+from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
+
+from .conftest import ALLOW_UNDEFINED
+
+
+def _problem(seed, n=240, levels=7):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(int)
+    sc = np.where(y == 1, rng.choice([2, 3, 4], n, p=[0.6, 0.3, 0.1]), rng.integers(0, 2, n))
+    s = rng.integers(0, levels, n) / levels + 0.4 * y  # ties across and within classes
+    yp = (s > 0.5).astype(int)
+    u = np.array([1.0, 1.0, 1.0, 2.0, 6.0])[sc]
+    a = rng.random(n) * 3 + 0.5
+    subsets = {"full": np.ones(n, bool)} | {f"sub_{k}": (y == 0) | (sc == k) for k in (2, 3, 4)}
+    return y, yp, s, sc, {"": np.ones(n), "w": u, "p": a}, subsets
+
+
+ORACLES = {
+    "BA": (balanced_accuracy_score, "pred"),
+    "F1": (f1_score, "pred"),
+    "AUC": (roc_auc_score, "score"),
+}
+
+
+@pytest.mark.filterwarnings(ALLOW_UNDEFINED)
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("stratify", ["class", "subconcept", "clusters"])
+def test_replicates_equal_sklearn_on_same_counts(seed, stratify):
+    y, yp, s, sc, weights, subsets = _problem(seed)
+    kw = {}
+    if stratify == "subconcept":
+        kw["strata"] = sc
+    elif stratify == "clusters":  # patients holding 1-3 images each, one class per patient
+        kw["clusters"] = np.where(y == 1, 1000, 0) + np.arange(len(y)) // 3
+    boot = BatchedBootstrap(
+        y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc, **kw
+    )
+    reps = boot.run(9, seed=seed, chunk_size=4)
+    counts = torch.cat(list(boot.iter_counts(9, seed=seed, chunk_size=2))).numpy()
+    assert counts.shape == (9, len(y))
+    for r in range(9):
+        for key, w in weights.items():
+            for j, m in enumerate(subsets.values()):
+                sw = counts[r] * w * m
+                for metric, (oracle, kind) in ORACLES.items():
+                    got = reps.scores[(key, metric)][r, j].item()
+                    if sw[y == 1].sum() == 0 or (metric != "F1" and sw[y == 0].sum() == 0):
+                        assert np.isnan(got)
+                        continue
+                    ref = oracle(y, yp if kind == "pred" else s, sample_weight=sw)
+                    assert got == pytest.approx(ref, abs=1e-9)
+        for k in range(5):
+            m = sc == k
+            got = reps.subconcept_recall[r, k].item()
+            if counts[r][m].sum() == 0:
+                assert np.isnan(got)
+                continue
+            exp = (counts[r][m] * (yp[m] == y[m])).sum() / counts[r][m].sum()
+            assert got == pytest.approx(exp, abs=1e-12)
+
+
+def test_counts_are_multinomial_within_strata():
+    y, yp, s, sc, weights, subsets = _problem(1)
+    boot = BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, strata=sc)
+    counts = torch.cat(list(boot.iter_counts(50, seed=0))).numpy()
+    assert np.all(counts == np.round(counts)) and counts.min() >= 0
+    for k in range(5):  # every replicate keeps each stratum's size
+        assert np.all(counts[:, sc == k].sum(1) == (sc == k).sum())
+    # each instance is drawn on average once
+    assert abs(counts.mean() - 1) < 0.02
+
+
+def test_cluster_counts_are_shared_by_a_clusters_instances():
+    y, yp, s, sc, weights, subsets = _problem(2)
+    clusters = np.where(y == 1, 1000, 0) + np.arange(len(y)) // 4
+    boot = BatchedBootstrap(
+        y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, clusters=clusters
+    )
+    counts = torch.cat(list(boot.iter_counts(20, seed=0))).numpy()
+    for c in np.unique(clusters):
+        block = counts[:, clusters == c]
+        assert np.all(block == block[:, :1])
+
+
+def test_cluster_spanning_strata_is_rejected():
+    y, yp, s, sc, weights, subsets = _problem(3)
+    with pytest.raises(ValueError, match="cluster spans several strata"):
+        BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets,
+                         clusters=np.arange(len(y)) // 5)
+
+
+def test_same_seed_same_numbers_independent_of_chunk_size():
+    y, yp, s, sc, weights, subsets = _problem(5)
+    boot = BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets)
+    a = boot.run(30, seed=7, chunk_size=4).scores[("p", "AUC")]
+    b = boot.run(30, seed=7, chunk_size=30).scores[("p", "AUC")]
+    c = boot.run(30, seed=8).scores[("p", "AUC")]
+    torch.testing.assert_close(a, b)
+    assert not torch.allclose(a, c)
+
+
+def test_undefined_replicates_are_excluded_and_counted():
+    reps = torch.tensor([[0.5, np.nan], [0.7, np.nan], [np.nan, np.nan], [0.6, np.nan]])
+    lo, hi, n_undef = percentile_interval(reps, 0.5)
+    assert n_undef.tolist() == [1, 4]
+    assert lo[0].item() == pytest.approx(np.percentile([0.5, 0.7, 0.6], 25))
+    assert hi[0].item() == pytest.approx(np.percentile([0.5, 0.7, 0.6], 75))
+    assert torch.isnan(lo[1]) and torch.isnan(hi[1])
+
+
+def test_rare_subconcept_missing_from_a_replicate_gives_nan_not_zero():
+    y = np.r_[np.zeros(30), np.ones(10), 1].astype(int)  # one instance of a rare subconcept
+    sc = np.r_[np.zeros(30), np.ones(10), 2].astype(int)
+    s = np.linspace(0, 1, len(y))
+    subsets = {"full": np.ones(len(y), bool), "sub_2": (y == 0) | (sc == 2)}
+    boot = BatchedBootstrap(y, y_pred=(s > 0.5).astype(int), y_score=s,
+                            weights={"": np.ones(len(y))}, subsets=subsets, subconcept=sc)
+    with np.errstate(all="ignore"):
+        rep = boot.run(200, seed=0)
+    sub = rep.scores[("", "BA")][:, 1]
+    # P(rare instance not drawn) = (1 - 1/11)^11 ≈ 0.35
+    n_nan = int(torch.isnan(sub).sum())
+    assert 40 < n_nan < 100
+    assert not torch.isnan(rep.scores[("", "BA")][:, 0]).any()
