@@ -68,7 +68,7 @@ def load(
     if source == "csv":
         from medeval.datasets.tables import load_table
 
-        return load_table(path, **options)
+        return load_table(path, name=name, **options)
     if source == "nih":
         from medeval.datasets.nih import load_nih
 
@@ -80,11 +80,11 @@ def load(
     if source == "folder":
         from medeval.datasets.folder import load_image_folder
 
-        return load_image_folder(path, **options)
+        return load_image_folder(path, name=name, **options)
     if source == "dicom":
         from medeval.datasets.dicom import load_dicom
 
-        return load_dicom(path, **options)
+        return load_dicom(path, name=name, **options)
     if source == "medmnist":
         from medeval.datasets.medmnist import load_medmnist
 
@@ -96,4 +96,4 @@ def load(
         return load_mmhs150k(path, **options)
     from medeval.datasets.text import load_text_csv
 
-    return load_text_csv(path, **options)
+    return load_text_csv(path, name=name, **options)

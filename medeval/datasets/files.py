@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from medeval.datasets.base import DataError, SkippedFile
+from medeval.datasets.base import DataError, SkippedFile, row_text
 
 __all__ = ["index_files", "resolve_files"]
 
@@ -45,8 +45,11 @@ def resolve_files(
     require: bool,
     skip_unreadable: bool,
     suffixes: tuple[str, ...] = IMAGE_SUFFIXES,
+    rows: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, list[SkippedFile], bool]:
     """Full paths for the image ``names`` listed in a metadata file.
+
+    ``rows`` (N,) are the metadata rows of ``names`` used in messages (default 0..N-1).
 
     Returns:
         paths (N,) (for missing files: where they were expected, ``root/name``), keep mask (N,)
@@ -67,10 +70,11 @@ def resolve_files(
     if not found.any() and not require:
         return paths, keep, [], True
     missing = np.flatnonzero(~found)
+    rows = np.arange(len(names)) if rows is None else np.asarray(rows)
     if skip_unreadable:
-        skipped = [SkippedFile(str(paths[i]), int(i), "file not found") for i in missing]
+        skipped = [SkippedFile(str(paths[i]), int(rows[i]), "file not found") for i in missing]
         return paths, found, skipped, False
-    listed = ", ".join(f"{names[i]} (row {i})" for i in missing[:N_LISTED])
+    listed = ", ".join(f"{names[i]} at {row_text(rows[i])}" for i in missing[:N_LISTED])
     raise DataError(
         f"{metadata_path}: {len(missing)} of {len(names)} images listed there are missing under "
         f"{root}; first missing: {listed}"

@@ -17,6 +17,7 @@ from medeval.datasets.base import (
     require_columns,
 )
 from medeval.datasets.files import resolve_files
+from medeval.datasets.images import verify_files
 
 __all__ = ["find_ham_metadata", "load_ham10000"]
 
@@ -40,6 +41,7 @@ def load_ham10000(
     *,
     images: str | Path | None = None,
     require_images: bool = False,
+    verify: bool = False,
     skip_unreadable: bool = False,
 ) -> LabelledData:
     """Read HAM10000.
@@ -48,7 +50,9 @@ def load_ham10000(
         path: the metadata file or the folder holding it and the image folders.
         images: image folder when elsewhere (searched recursively for ``<image_id>.jpg``).
         require_images: raise, listing the first missing files, when pixels are absent.
-        skip_unreadable: leave out (and record) missing images instead of raising.
+        verify: decode every image now so that unreadable files fail early (file and row).
+        skip_unreadable: verify, and leave out (and record) missing or unreadable images
+            instead of raising.
 
     Returns:
         ``LabelledData`` with ``files`` (N,), ``labels`` = dx, ``groups`` = lesion_id,
@@ -63,6 +67,7 @@ def load_ham10000(
     check_known_labels(frame["dx"], DIAGNOSES, meta_path, "dx")
     names = (frame["image_id"].str.strip() + ".jpg").to_numpy()
     root = Path(images) if images is not None else meta_path.parent
+    meta_rows = frame.index.to_numpy()
     paths, keep, skipped, metadata_only = resolve_files(
         names,
         root,
@@ -70,15 +75,24 @@ def load_ham10000(
         require=require_images,
         skip_unreadable=skip_unreadable,
         suffixes=(".jpg", ".jpeg"),
+        rows=meta_rows,
     )
     frame = frame.loc[keep]
-    return LabelledData(
+    data = LabelledData(
         labels=frame["dx"].str.strip().to_numpy(dtype=str),
         source="ham10000",
         name="ham10000",
         files=np.asarray(paths[keep]),
-        groups=frame["lesion_id"].fillna("").str.strip().to_numpy(dtype=str),
+        # An image without lesion id is its own group: never merge unknown lesions into one.
+        groups=frame["lesion_id"]
+        .fillna("")
+        .str.strip()
+        .mask(lambda g: g == "", "image:" + frame["image_id"].str.strip())
+        .to_numpy(dtype=str),
         ids=frame["image_id"].str.strip().to_numpy(dtype=str),
         skipped=skipped,
         meta={"path": str(meta_path), "metadata_only": metadata_only},
     )
+    if (verify or skip_unreadable) and not metadata_only:
+        data = verify_files(data, skip_unreadable=skip_unreadable, rows=meta_rows[keep])
+    return data

@@ -125,19 +125,27 @@ def check_files_exist(files: np.ndarray, *, where: str) -> None:
         )
 
 
-def verify_files(data: LabelledData, *, skip_unreadable: bool) -> LabelledData:
-    """Decode every file of ``data`` once; raise naming file and row, or skip and record."""
+def verify_files(
+    data: LabelledData, *, skip_unreadable: bool, rows: np.ndarray | None = None
+) -> LabelledData:
+    """Decode every file of ``data`` once; raise naming file and row, or skip and record.
+
+    ``rows`` (N,) are the rows named in messages (e.g. metadata rows; default 0..N-1).
+    """
+    rows = np.arange(len(data)) if rows is None else np.asarray(rows)
     bad: list[SkippedFile] = []
-    for row, file in enumerate(data.files):
+    bad_pos: list[int] = []
+    for pos, file in enumerate(data.files):
         try:
             read_image_array(file)
         except DataError as exc:
             if not skip_unreadable:
-                raise DataError(f"row {row}: {exc}") from exc
-            bad.append(SkippedFile(str(file), row, str(exc)))
+                raise DataError(f"row {rows[pos]}: {exc}") from exc
+            bad.append(SkippedFile(str(file), int(rows[pos]), str(exc)))
+            bad_pos.append(pos)
     if not bad:
         return data
-    keep = np.setdiff1d(np.arange(len(data)), [b.row for b in bad])
+    keep = np.setdiff1d(np.arange(len(data)), bad_pos)
     out = data.subset(keep)
     out.skipped = [*data.skipped, *bad]
     return out

@@ -17,6 +17,7 @@ from medeval.datasets.base import (
     require_columns,
 )
 from medeval.datasets.files import resolve_files
+from medeval.datasets.images import verify_files
 
 __all__ = ["find_nih_metadata", "load_nih"]
 
@@ -48,6 +49,7 @@ def load_nih(
     *,
     images: str | Path | None = None,
     require_images: bool = False,
+    verify: bool = False,
     skip_unreadable: bool = False,
 ) -> LabelledData:
     """Read NIH ChestX-ray14.
@@ -57,7 +59,10 @@ def load_nih(
             ``images_001/images/`` … folders or one flat image folder).
         images: folder with the images when elsewhere (default: the metadata's folder).
         require_images: raise, listing the first missing files, when pixels are absent.
-        skip_unreadable: leave out (and record) images that are missing instead of raising.
+        verify: decode every image now (slow on the full set) so that unreadable files fail
+            early, naming file and row; without it they fail when first read.
+        skip_unreadable: verify, and leave out (and record) missing or unreadable images
+            instead of raising.
 
     Returns:
         ``LabelledData`` (N single-label images) with ``files`` (N,), ``groups`` = Patient ID
@@ -72,6 +77,7 @@ def load_nih(
     frame = frame.loc[single]  # the index keeps the metadata row for error messages
     check_known_labels(frame["Finding Labels"].str.strip(), FINDINGS, meta_path, "Finding Labels")
     check_labels_present(frame["Image Index"], meta_path, "Image Index")
+    meta_rows = frame.index.to_numpy()  # (N,) data rows of the metadata file, for messages
     frame = frame.reset_index(drop=True)
     root = Path(images) if images is not None else meta_path.parent
     paths, keep, skipped, metadata_only = resolve_files(
@@ -81,9 +87,10 @@ def load_nih(
         require=require_images,
         skip_unreadable=skip_unreadable,
         suffixes=(".png",),
+        rows=meta_rows,
     )
     frame = frame.loc[keep]
-    return LabelledData(
+    data = LabelledData(
         labels=frame["Finding Labels"].str.strip().to_numpy(dtype=str),
         source="nih",
         name="nih-chestxray14",
@@ -98,3 +105,6 @@ def load_nih(
             "n_multi_label_dropped": int(n_total - single.sum()),
         },
     )
+    if (verify or skip_unreadable) and not metadata_only:
+        data = verify_files(data, skip_unreadable=skip_unreadable, rows=meta_rows[keep])
+    return data

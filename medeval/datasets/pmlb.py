@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medeval.datasets.base import LabelledData, check_labels_present, label_strings
+from medeval.datasets.base import DataError, LabelledData, check_labels_present, label_strings
 from medeval.datasets.keel import numeric_features
 
 __all__ = ["load_pmlb", "pmlb_cached_names"]
@@ -35,9 +35,14 @@ def load_pmlb(name: str, *, cache_dir: str | Path | None) -> LabelledData:
 
     # dropna=False: pmlb's own dropna(inplace=True) warns under pandas 3; drop rows here instead,
     # as pmlb does by default.
-    frame = fetch_data(
-        name, local_cache_dir=None if cache_dir is None else str(cache_dir), dropna=False
-    ).dropna()
+    try:
+        frame = fetch_data(
+            name, local_cache_dir=None if cache_dir is None else str(cache_dir), dropna=False
+        ).dropna()
+    except (OSError, ValueError) as exc:  # not cached and no download (offline / unknown name)
+        raise DataError(
+            f"PMLB data set {name!r}: not in the cache {cache_dir} and could not be fetched: {exc}"
+        ) from exc
     where = f"pmlb:{name}" if cache_dir is None else str(Path(cache_dir) / name)
     check_labels_present(frame[LABEL_COLUMN], where, LABEL_COLUMN)
     X, feature_names = numeric_features(frame.drop(columns=LABEL_COLUMN))

@@ -150,7 +150,7 @@ def cmd_split(args: argparse.Namespace, path: Path) -> int:
         "manifest": str(out),
         "task": _record(task),
         "loader": {k: v for k, v in task.data.meta.items() if _jsonable(v)},
-        "command": sys.argv,
+        "command": [PROG, *args.argv],
     }
     _write_json_atomic(out.with_name(out.name + ".json"), record)
     print(f"wrote {len(splits)} {scheme} splits of {task.name} ({len(task)} rows) to {out}")
@@ -189,7 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     path = Path(args.path) if args.path else data_root(args.source)
     try:
         if args.command == "describe":

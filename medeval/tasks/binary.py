@@ -247,7 +247,7 @@ def make_binary_task(
     return BinaryTask(
         data=data.subset(rows),
         index=rows,
-        y=np.asarray([subconcepts[c].side for c in codes], dtype=np.int64).reshape(-1),
+        y=np.asarray([s.side for s in subconcepts], dtype=np.int64)[codes],
         subconcept=codes,
         subconcepts=subconcepts,
         dropped=tuple(name for name, _ in classes[max_classes:]),

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from fakes_datasets import write_png
+from fakes_datasets import write_corrupt, write_png
 
 from medeval.datasets.base import DataError
 from medeval.datasets.ham10000 import load_ham10000
@@ -48,3 +48,17 @@ def test_unknown_dx_and_missing_column(tmp_path):
     META.drop(columns="lesion_id").to_csv(tmp_path / "HAM10000_metadata.csv", index=False)
     with pytest.raises(DataError, match=r"HAM10000_metadata\.csv: missing column 'lesion_id'"):
         load_ham10000(tmp_path)
+
+
+def test_missing_lesion_id_is_its_own_group_and_corrupt_image_is_named(tmp_path):
+    meta = META.copy()
+    meta.loc[3, "lesion_id"] = None
+    meta.to_csv(tmp_path / "HAM10000_metadata.csv", index=False)
+    for image_id in meta["image_id"][:3]:
+        write_png(tmp_path / "HAM10000_images_part_1" / f"{image_id}.jpg", mode="RGB")
+    write_corrupt(tmp_path / "HAM10000_images_part_1" / "ISIC_4.jpg")
+    assert load_ham10000(tmp_path).groups[3] == "image:ISIC_4"
+    with pytest.raises(DataError, match=r"row 3: .*ISIC_4\.jpg: cannot read image"):
+        load_ham10000(tmp_path, verify=True)
+    data = load_ham10000(tmp_path, skip_unreadable=True)
+    assert len(data) == 3 and [s.row for s in data.skipped] == [3]

@@ -5,7 +5,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from fakes_datasets import write_png
+from fakes_datasets import write_corrupt, write_png
 
 from medeval.datasets.base import DataError
 from medeval.datasets.images import ImageDataset
@@ -87,14 +87,30 @@ def test_images_are_found_in_the_distributed_or_a_flat_layout(tmp_path, layout):
 def test_some_images_missing_is_an_error_or_recorded_with_skip(tmp_path):
     _metadata(tmp_path, ROWS)
     write_png(tmp_path / "images_001" / "images" / "00000001_000.png")
-    with pytest.raises(DataError, match=r"2 of 3 images .*missing.*00000002_000\.png \(row 1\)"):
+    # rows are those of the metadata file (row 1 is a multi-label image, left out)
+    with pytest.raises(
+        DataError, match=r"2 of 3 images .*missing.*00000002_000\.png at row 2 \(line 4\)"
+    ):
         load_nih(tmp_path)
     data = load_nih(tmp_path, skip_unreadable=True)
     assert len(data) == 1
     assert [(s.row, s.path.split("/")[-1]) for s in data.skipped] == [
-        (1, "00000002_000.png"),
-        (2, "00000003_000.png"),
+        (2, "00000002_000.png"),
+        (3, "00000003_000.png"),
     ]
+
+
+def test_corrupt_image_named_with_its_metadata_row_or_skipped(tmp_path):
+    _metadata(tmp_path, ROWS)
+    for k, (name, _, _) in enumerate(ROWS):
+        write_png(tmp_path / "images" / name, value=k)
+    write_corrupt(tmp_path / "images" / "00000003_000.png")
+    assert len(load_nih(tmp_path)) == 3  # not verified: fails when read
+    with pytest.raises(DataError, match=r"row 3: .*00000003_000\.png: cannot read image"):
+        load_nih(tmp_path, verify=True)
+    data = load_nih(tmp_path, skip_unreadable=True)
+    np.testing.assert_array_equal(data.ids, ["00000001_000.png", "00000002_000.png"])
+    assert [s.row for s in data.skipped] == [3]
 
 
 def test_require_images_fails_in_metadata_only_mode(tmp_path):
