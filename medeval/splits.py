@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterable
@@ -31,6 +32,7 @@ __all__ = [
     "patient_splits",
     "presplit_split",
     "read_manifest",
+    "write_json",
     "write_manifest",
 ]
 
@@ -196,16 +198,20 @@ def presplit_split(task: BinaryTask) -> Split:
 
 def check_no_group_leak(task: BinaryTask, split: Split) -> None:
     """Raise ``DataError`` naming the first group found in two parts of ``split``."""
-    groups = np.asarray(task.groups)
-    seen: dict[str, str] = {}
-    for part, idx in split.parts.items():
-        for g in np.unique(groups[idx]):
-            if g in seen:
-                raise DataError(
-                    f"{task.source}/{task.name}: group {str(g)!r} is in both {seen[g]!r} and "
-                    f"{part!r} ({split.scheme} seed {split.seed})"
-                )
-            seen[g] = part
+    codes, names = pd.factorize(pd.Series(np.asarray(task.groups)))
+    owner = np.full(len(names), -1, dtype=np.int64)
+    part_names = list(split.parts)
+    for j, idx in enumerate(split.parts.values()):
+        present = np.unique(codes[idx])
+        clash = present[owner[present] >= 0]
+        if len(clash):
+            g = clash[0]
+            raise DataError(
+                f"{task.source}/{task.name}: group {str(names[g])!r} is in both "
+                f"{part_names[owner[g]]!r} and {part_names[j]!r} "
+                f"({split.scheme} seed {split.seed})"
+            )
+        owner[present] = j
 
 
 def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> Path:
@@ -239,12 +245,29 @@ def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> P
                 )
             )
     frame = pd.concat(frames, ignore_index=True)[MANIFEST_COLUMNS]
+    # A ".gz" suffix compresses (pandas infers it from the name of the final path).
+    compression = "gzip" if path.suffix == ".gz" else None
+    return _atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False, compression=compression))
+
+
+def write_json(path: str | Path, payload: dict) -> Path:
+    """Write ``payload`` as indented JSON, atomically."""
+    text = json.dumps(payload, indent=2) + "\n"
+    return _atomic_write(Path(path), lambda tmp: Path(tmp).write_text(text))
+
+
+def _atomic_write(path: Path, write) -> Path:
+    """``write(tmp)`` into a temporary file next to ``path``, then ``os.replace``: readers never
+    see a half-written file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        frame.to_csv(tmp, index=False)
-        os.replace(tmp, path)  # readers never see a half-written manifest
+        write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; use the usual permissions
+        os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -258,6 +281,8 @@ def read_manifest(path: str | Path, task: BinaryTask | None = None) -> list[Spli
     and raises ``DataError`` naming the first mismatching row otherwise.
     """
     path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such manifest")
     frame = pd.read_csv(path, dtype={"id": str, "group": str, "subconcept": str})
     missing = [c for c in MANIFEST_COLUMNS if c not in frame.columns]
     if missing:

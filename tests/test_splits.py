@@ -140,3 +140,20 @@ def test_presplit_split_maps_distributed_parts():
                 LabelledData(labels=data.labels, source="x", name="y"), seed=0, min_minority=0
             )
         )
+
+
+def test_gzipped_manifest_round_trip_with_usual_permissions(tmp_path, vehicle):
+    import os
+    import stat
+
+    splits = patient_splits(vehicle, seeds=[4])
+    path = write_manifest(tmp_path / "m.csv.gz", vehicle, splits)
+    assert path.read_bytes()[:2] == b"\x1f\x8b"  # gzip magic
+    back = read_manifest(path, vehicle)[0]
+    for p in PARTS:
+        np.testing.assert_array_equal(back[p], splits[0][p])
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+    with pytest.raises(FileNotFoundError, match="no such manifest"):
+        read_manifest(tmp_path / "absent.csv")

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from medeval.datasets import SOURCES, DataError, LabelledData, dataset_names, load
@@ -119,6 +117,7 @@ def cmd_split(args: argparse.Namespace, path: Path) -> int:
         cv_5x2,
         patient_splits,
         presplit_split,
+        write_json,
         write_manifest,
     )
 
@@ -152,20 +151,13 @@ def cmd_split(args: argparse.Namespace, path: Path) -> int:
         "loader": {k: v for k, v in task.data.meta.items() if _jsonable(v)},
         "command": [PROG, *args.argv],
     }
-    _write_json_atomic(out.with_name(out.name + ".json"), record)
+    write_json(out.with_name(out.name + ".json"), record)
     print(f"wrote {len(splits)} {scheme} splits of {task.name} ({len(task)} rows) to {out}")
     return 0
 
 
 def _jsonable(value: object) -> bool:
     return isinstance(value, str | int | float | bool | type(None))
-
-
-def _write_json_atomic(path: Path, payload: dict) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(payload, fh, indent=2)
-    os.replace(tmp, path)
 
 
 def build_parser() -> argparse.ArgumentParser:
