@@ -44,7 +44,10 @@ def read_dicom_image(path: str | Path) -> np.ndarray:
     if raw.ndim == 3 and getattr(ds, "SamplesPerPixel", 1) == 1:
         raw = raw[0]
     arr = apply_modality_lut(raw, ds)
-    if "VOILUTSequence" in ds or "WindowCenter" in ds:
+    if "VOILUTSequence" in ds:
+        # A VOI LUT table is indexed by integer values; the modality step may return floats.
+        arr = apply_voi_lut(np.rint(arr).astype(np.int64), ds, index=0)
+    elif "WindowCenter" in ds:
         arr = apply_voi_lut(arr, ds, index=0)
     arr = np.asarray(arr, dtype=np.float32)
     lo, hi = float(arr.min()), float(arr.max())

@@ -31,6 +31,7 @@ def write_dicom(
     slope: float = 1.0,
     intercept: float = 0.0,
     window: tuple[float, float] | None = None,
+    voi_lut: list[int] | None = None,
     patient_id: str | None = "P1",
 ) -> Path:
     """A 16-bit single-frame DICOM file written with pydicom."""
@@ -59,6 +60,11 @@ def write_dicom(
     ds.RescaleIntercept = intercept
     if window is not None:
         ds.WindowCenter, ds.WindowWidth = window
+    if voi_lut is not None:  # a VOI LUT mapping stored value v (from 0) to voi_lut[v]
+        item = Dataset()
+        item.add_new(0x00283002, "US", [len(voi_lut), 0, 16])  # LUTDescriptor
+        item.add_new(0x00283006, "US", voi_lut)  # LUTData
+        ds.VOILUTSequence = [item]
     ds.PixelData = np.ascontiguousarray(pixels, dtype="<u2").tobytes()
     path.parent.mkdir(parents=True, exist_ok=True)
     ds.save_as(path, enforce_file_format=True)

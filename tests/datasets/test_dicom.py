@@ -33,6 +33,14 @@ def test_rescale_is_applied_before_the_window(tmp_path):
     np.testing.assert_allclose(arr, [[0.0, 0.5], [1.0, 1.0]], atol=0.01)
 
 
+def test_voi_lut_sequence_is_applied(tmp_path):
+    raw = np.array([[0, 1], [2, 3]], dtype=np.uint16)
+    path = write_dicom(tmp_path / "lut.dcm", raw, voi_lut=[0, 100, 200, 65535])
+    np.testing.assert_allclose(
+        read_dicom_image(path), [[0, 100 / 65535], [200 / 65535, 1.0]], atol=1e-6
+    )  # without the LUT the ramp would be 0, 1/3, 2/3, 1
+
+
 def test_slope_is_applied(tmp_path):
     arr = read_dicom_image(write_dicom(tmp_path / "s.dcm", RAMP, slope=-1.0))
     np.testing.assert_allclose(arr, 1.0 - RAMP / 65535.0, atol=1e-6)  # negative slope flips

@@ -98,3 +98,23 @@ def test_mmhs150k_bad_record_named(tmp_path):
     )
     with pytest.raises(DataError, match=r"tweet 2 \(row 1\): labels \[0, 9, 0\]"):
         load_mmhs150k(tmp_path)
+
+
+def test_fetch_medmnist_uses_the_package_download(tmp_path, monkeypatch):
+    import medmnist
+
+    from medeval.datasets.medmnist import fetch_medmnist
+
+    calls = []
+
+    class FakeDataset:  # stands in for medmnist.PathMNIST: no network in tests
+        def __init__(self, **kwargs):
+            calls.append(kwargs)
+
+    monkeypatch.setattr(medmnist, "PathMNIST", FakeDataset)
+    assert fetch_medmnist("pathmnist", root=tmp_path) == tmp_path / "pathmnist.npz"
+    assert fetch_medmnist("pathmnist", root=tmp_path, size=64) == tmp_path / "pathmnist_64.npz"
+    assert calls == [
+        {"split": "train", "root": str(tmp_path), "download": True},
+        {"split": "train", "root": str(tmp_path), "download": True, "size": 64},
+    ]
