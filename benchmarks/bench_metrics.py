@@ -50,8 +50,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--replicates", type=int, default=1000)
-    ap.add_argument("--sklearn-replicates", type=int, default=None,
-                    help="time the sklearn loop on this many replicates and scale (default: all)")
+    ap.add_argument(
+        "--sklearn-replicates",
+        type=int,
+        default=None,
+        help="time the sklearn loop on this many replicates and scale (default: all)",
+    )
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -61,16 +65,21 @@ def main() -> None:
     rss0 = peak_rss_mb()
 
     t0 = time.perf_counter()
-    boot = BatchedBootstrap(y, y_pred=pred, y_score=score, weights=weights,
-                            subsets={"full": np.ones(len(y), bool)}, device=args.device)
+    boot = BatchedBootstrap(
+        y,
+        y_pred=pred,
+        y_score=score,
+        weights=weights,
+        subsets={"full": np.ones(len(y), bool)},
+        device=args.device,
+    )
     reps = boot.run(B, seed=args.seed)
     intervals = {f"{k}{m}": percentile_interval(v[:, 0]) for (k, m), v in reps.scores.items()}
     if args.device.startswith("cuda"):
         torch.cuda.synchronize()
     t_medeval = time.perf_counter() - t0
     rss1 = peak_rss_mb()
-    gpu_peak = (torch.cuda.max_memory_allocated() / 2**20
-                if args.device.startswith("cuda") else None)
+    gpu_peak = torch.cuda.max_memory_allocated() / 2**20 if args.device.startswith("cuda") else None
 
     k_sk = args.sklearn_replicates or B
     ref = np.empty((k_sk, 9))
@@ -81,9 +90,11 @@ def main() -> None:
             row = []
             for w in weights.values():
                 sw = c * w
-                row += [balanced_accuracy_score(y, pred, sample_weight=sw),
-                        f1_score(y, pred, sample_weight=sw),
-                        roc_auc_score(y, score, sample_weight=sw)]
+                row += [
+                    balanced_accuracy_score(y, pred, sample_weight=sw),
+                    f1_score(y, pred, sample_weight=sw),
+                    roc_auc_score(y, score, sample_weight=sw),
+                ]
             ref[done] = row
             done += 1
     t_sklearn = (time.perf_counter() - t0) * B / k_sk
@@ -92,15 +103,21 @@ def main() -> None:
     ours = torch.stack([reps.scores[o][:k_sk, 0] for o in order], 1).cpu().numpy()
     max_diff = float(np.abs(ours - ref).max())
 
-    print(f"N = {len(y):,} instances ({y.mean():.0%} positives), B = {B:,} replicates, "
-          f"9 scores (BA, F1, AUC × unweighted, true, predicted weights), device {args.device}")
+    print(
+        f"N = {len(y):,} instances ({y.mean():.0%} positives), B = {B:,} replicates, "
+        f"9 scores (BA, F1, AUC × unweighted, true, predicted weights), device {args.device}"
+    )
     for name, (lo, hi, nu) in intervals.items():
-        print(f"  {name:<5} 95 % interval [{lo.item():.4f}, {hi.item():.4f}]  "
-              f"undefined replicates: {int(nu)}")
+        print(
+            f"  {name:<5} 95 % interval [{lo.item():.4f}, {hi.item():.4f}]  "
+            f"undefined replicates: {int(nu)}"
+        )
     scaled = "" if k_sk == B else f" (timed on {k_sk} replicates, scaled to {B})"
     print(f"medeval batched : {t_medeval:8.2f} s  ({t_medeval / B * 1000:.2f} ms per replicate)")
-    print(f"sklearn loop    : {t_sklearn:8.2f} s  ({t_sklearn / B * 1000:.1f} ms per replicate)"
-          f"{scaled}")
+    print(
+        f"sklearn loop    : {t_sklearn:8.2f} s  ({t_sklearn / B * 1000:.1f} ms per replicate)"
+        f"{scaled}"
+    )
     print(f"speed-up        : {t_sklearn / t_medeval:8.1f}x  (goal: >= 50x)")
     print(f"max |medeval - sklearn| over {k_sk} replicates x 9 scores: {max_diff:.2e}")
     print(f"peak RSS        : {rss1:.0f} MB (process before the bootstrap: {rss0:.0f} MB)")

@@ -89,9 +89,11 @@ def example_paths() -> tuple[Path, Path]:
     return Path(str(base / "predictions.csv")), Path(str(base / "train_sizes.json"))
 
 
-def output_files(ev: Evaluation, title: str) -> dict[str, bytes]:
-    """Everything the command writes, prepared in memory before anything touches the disk."""
+def output_files(ev: Evaluation, title: str, source: str = "") -> dict[str, bytes]:
+    """Everything the command writes, prepared in memory before anything touches the disk:
+    metrics.json, metrics.csv, per_subconcept.csv, subconcepts.png and report.html."""
     from .report.figures import figure_png, subconcept_figure
+    from .report.html import Section, evaluation_sections, render
 
     files = {"metrics.json": (json.dumps(ev.to_dict(), indent=2, allow_nan=False) + "\n").encode()}
     buf = io.StringIO()
@@ -103,6 +105,10 @@ def output_files(ev: Evaluation, title: str) -> dict[str, bytes]:
         files["per_subconcept.csv"] = buf.getvalue().encode()
         fig = subconcept_figure(ev.per_subconcept, ev.scores, title=title)
         files["subconcepts.png"] = figure_png(fig)
+    sections = evaluation_sections(ev, figure_png=files.get("subconcepts.png"))
+    if source:
+        sections.append(Section("Inputs").pre(source))
+    files["report.html"] = render(f"medeval evaluation: {title}", sections).encode()
     return files
 
 
@@ -131,7 +137,10 @@ def run(args: argparse.Namespace) -> int:
             device=args.device,
             progress=not args.quiet,
         )
-    files = output_files(ev, title=f"{table.path.name}: per-subconcept recall")
+    source = f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n" + (
+        f"threshold: {args.threshold}\nbootstrap: {args.bootstrap} (seed {args.seed})"
+    )
+    files = output_files(ev, title=table.path.name, source=source)
     written = atomic.write_files(args.out, files)
     if not args.quiet:
         print(scores_table(ev))
@@ -143,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
             print("note: no figure: it needs the true test subconcepts (column 'subconcept')")
         print()
         print("wrote " + ", ".join(str(p) for p in written))
+    print(f"report: {args.out / 'report.html'}")
     print(f"results: {args.out}")
     return 0
 

@@ -22,15 +22,19 @@ def files(tmp_path):
     sc = rng.choice(5, n, p=[0.5, 0.3, 0.12, 0.06, 0.02])
     y = np.array(SIDES)[sc]
     q = rng.dirichlet(np.ones(5), n)
-    df = pd.DataFrame({
-        "y_true": y,
-        "y_score": np.clip(0.5 * y + rng.normal(0.25, 0.2, n), 0, 1).round(3),
-        "subconcept": np.array(NAMES)[sc],
-    })
+    df = pd.DataFrame(
+        {
+            "y_true": y,
+            "y_score": np.clip(0.5 * y + rng.normal(0.25, 0.2, n), 0, 1).round(3),
+            "subconcept": np.array(NAMES)[sc],
+        }
+    )
     for i, name in enumerate(NAMES):
         df[f"q_{name}"] = q[:, i]
-    sizes = {nm: {"class": c, "n": k}
-             for nm, c, k in zip(NAMES, SIDES, [500, 300, 120, 60, 20], strict=True)}
+    sizes = {
+        nm: {"class": c, "n": k}
+        for nm, c, k in zip(NAMES, SIDES, [500, 300, 120, 60, 20], strict=True)
+    }
     pred, size_file = tmp_path / "preds.csv", tmp_path / "sizes.json"
     df.to_csv(pred, index=False)
     size_file.write_text(json.dumps(sizes))
@@ -38,9 +42,22 @@ def files(tmp_path):
 
 
 def test_writes_metrics_table_and_figure(files, capsys):
-    df, pred, sizes, out = files
-    rc = main(["--predictions", str(pred), "--train-sizes", str(sizes), "--out", str(out),
-               "--bootstrap", "200", "--seed", "3", "--quiet"])
+    _df, pred, sizes, out = files
+    rc = main(
+        [
+            "--predictions",
+            str(pred),
+            "--train-sizes",
+            str(sizes),
+            "--out",
+            str(out),
+            "--bootstrap",
+            "200",
+            "--seed",
+            "3",
+            "--quiet",
+        ]
+    )
     assert rc == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert list(metrics["scores"]) == list(SCORES)
@@ -58,10 +75,20 @@ def test_writes_metrics_table_and_figure(files, capsys):
 
 
 def test_prints_table_and_says_why_a_variant_is_missing(files, capsys):
-    df, pred, sizes, out = files
+    df, _pred, sizes, out = files
     df.drop(columns=[c for c in df if c.startswith("q_")]).to_parquet(out.parent / "p.parquet")
-    rc = main(["--predictions", str(out.parent / "p.parquet"), "--train-sizes", str(sizes),
-               "--out", str(out), "--bootstrap", "50"])
+    rc = main(
+        [
+            "--predictions",
+            str(out.parent / "p.parquet"),
+            "--train-sizes",
+            str(sizes),
+            "--out",
+            str(out),
+            "--bootstrap",
+            "50",
+        ]
+    )
     text = capsys.readouterr().out
     assert rc == 0
     assert "pBA" in text and "not computed: no subconcept posteriors" in text
@@ -105,7 +132,7 @@ def test_unknown_subconcept_names_row(files, capsys):
 
 
 def test_label_outside_binary(files, capsys):
-    df, pred, sizes, out = files
+    df, pred, _sizes, out = files
     df.loc[2, "y_true"] = 2
     df.to_csv(pred, index=False)
     err = _bad_run(capsys, pred, None, out)
@@ -121,7 +148,7 @@ def test_posteriors_not_a_distribution(files, capsys):
 
 
 def test_bad_train_sizes(files, capsys, tmp_path):
-    df, pred, sizes, out = files
+    _df, pred, sizes, out = files
     sizes.write_text('{"normal": {"class": 0, "n": 5}, "A": {"class": 3, "n": 2}}')
     err = _bad_run(capsys, pred, sizes, out)
     assert str(sizes) in err and "class must be 0 or 1" in err
@@ -131,9 +158,8 @@ def test_bad_train_sizes(files, capsys, tmp_path):
 
 
 def test_previous_results_survive_a_bad_run(files, capsys):
-    df, pred, sizes, out = files
-    assert main(["--predictions", str(pred), "--out", str(out), "--bootstrap", "0",
-                 "--quiet"]) == 0
+    df, pred, _sizes, out = files
+    assert main(["--predictions", str(pred), "--out", str(out), "--bootstrap", "0", "--quiet"]) == 0
     before = (out / "metrics.json").read_bytes()
     df["y_true"] = df["y_true"].astype(str)
     df.loc[0, "y_true"] = "x"
@@ -144,11 +170,46 @@ def test_previous_results_survive_a_bad_run(files, capsys):
 
 def test_module_entry_point_on_bundled_example(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "medeval.evaluate", "--example", "--bootstrap", "100",
-         "--out", str(tmp_path / "ex")],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "medeval.evaluate",
+            "--example",
+            "--bootstrap",
+            "100",
+            "--out",
+            str(tmp_path / "ex"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert "pBA" in proc.stdout and "wBA" in proc.stdout
     scores = json.loads((tmp_path / "ex" / "metrics.json").read_text())["scores"]
     assert all(scores[k] is not None for k in SCORES)
+
+
+def test_html_report_is_self_contained(files, capsys):
+    _df, pred, sizes, out = files
+    assert (
+        main(
+            [
+                "--predictions",
+                str(pred),
+                "--train-sizes",
+                str(sizes),
+                "--out",
+                str(out),
+                "--bootstrap",
+                "50",
+            ]
+        )
+        == 0
+    )
+    assert f"report: {out / 'report.html'}" in capsys.readouterr().out
+    page = (out / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
+    assert "pBA" in page and "predicted utility weights" in page and "sub_3" in page
+    assert 'src="http' not in page and 'href="http' not in page  # no external assets

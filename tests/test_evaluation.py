@@ -15,8 +15,9 @@ from medeval.weights import utilities_from_train_sizes
 
 NAMES = ["normal", "benign", "A", "B", "C"]
 SIDES = [0, 0, 1, 1, 1]
-SIZES = {n: {"class": c, "n": k} for n, c, k in zip(NAMES, SIDES, [500, 300, 120, 60, 20],
-                                                       strict=True)}
+SIZES = {
+    n: {"class": c, "n": k} for n, c, k in zip(NAMES, SIDES, [500, 300, 120, 60, 20], strict=True)
+}
 
 
 def _data(seed=0, n=600):
@@ -49,18 +50,21 @@ def test_scores_equal_sklearn_on_every_subset():
             got = ev.subsets[ev.subsets.subset == sub].set_index("score").value
             sw = w * m
             assert got[f"{key}BA"] == pytest.approx(
-                balanced_accuracy_score(y, yp, sample_weight=sw), abs=1e-9)
+                balanced_accuracy_score(y, yp, sample_weight=sw), abs=1e-9
+            )
             assert got[f"{key}F1"] == pytest.approx(f1_score(y, yp, sample_weight=sw), abs=1e-9)
             assert got[f"{key}AUC"] == pytest.approx(
-                roc_auc_score(y, s, sample_weight=sw), abs=1e-9)
+                roc_auc_score(y, s, sample_weight=sw), abs=1e-9
+            )
     assert list(ev.scores) == list(SCORES)
     assert ev.scores["wBA"] == ev.subsets.query("subset == 'full' and score == 'wBA'").value.item()
 
 
 def test_per_subconcept_results():
     y, s, sc, q = _data(1)
-    ev = evaluate_predictions(y, y_score=s, subconcept=sc, posteriors=q, train_sizes=SIZES,
-                              n_bootstrap=200, seed=1)
+    ev = evaluate_predictions(
+        y, y_score=s, subconcept=sc, posteriors=q, train_sizes=SIZES, n_bootstrap=200, seed=1
+    )
     ps = ev.per_subconcept.set_index("subconcept")
     assert list(ps.index) == NAMES  # majority by size, then minority by size
     yp = (s >= 0.5).astype(int)
@@ -93,7 +97,7 @@ def test_intervals_bracket_points_and_are_reproducible():
 
 
 def test_what_is_unavailable_and_why():
-    y, s, sc, q = _data(3)
+    y, s, _sc, q = _data(3)
     ev = evaluate_predictions(y, y_pred=(s > 0.4).astype(int), n_bootstrap=0)
     assert not math.isnan(ev.scores["BA"]) and not math.isnan(ev.scores["F1"])
     for k in ("wBA", "pBA", "AUC", "wAUC", "pAUC"):
@@ -107,11 +111,12 @@ def test_what_is_unavailable_and_why():
 
 
 def test_absent_test_subconcept_is_nan_with_a_warning_naming_it():
-    y, s, sc, q = _data(4)
+    y, s, sc, _q = _data(4)
     keep = sc != "C"
     with pytest.warns(UndefinedMetricWarning) as record:
-        ev = evaluate_predictions(y[keep], y_score=s[keep], subconcept=sc[keep],
-                                  train_sizes=SIZES, n_bootstrap=20)
+        ev = evaluate_predictions(
+            y[keep], y_score=s[keep], subconcept=sc[keep], train_sizes=SIZES, n_bootstrap=20
+        )
     messages = [str(r.message) for r in record]
     assert any("BA on subset sub_3 (subconcept 'C')" in m for m in messages)
     assert any("recall of subconcept 'C' is undefined" in m for m in messages)
@@ -123,10 +128,11 @@ def test_absent_test_subconcept_is_nan_with_a_warning_naming_it():
 
 
 def test_inconsistent_inputs_raise_naming_the_problem():
-    y, s, sc, q = _data(5)
+    y, s, sc, _q = _data(5)
     with pytest.raises(ValueError, match="no training size"):
-        evaluate_predictions(y, y_score=s, subconcept=np.where(sc == "A", "Z", sc),
-                             train_sizes=SIZES)
+        evaluate_predictions(
+            y, y_score=s, subconcept=np.where(sc == "A", "Z", sc), train_sizes=SIZES
+        )
     flipped = y.copy()
     i = int(np.flatnonzero(sc == "B")[0])
     flipped[i] = 0
@@ -139,7 +145,7 @@ def test_inconsistent_inputs_raise_naming_the_problem():
 
 
 def test_cluster_bootstrap_runs_on_patient_groups():
-    y, s, sc, q = _data(6)
+    y, s, _sc, _q = _data(6)
     groups = np.where(y == 1, 10_000, 0) + np.arange(len(y)) // 3
     ev = evaluate_predictions(y, y_score=s, groups=groups, n_bootstrap=100)
     lo, hi = ev.intervals["AUC"]

@@ -25,7 +25,11 @@ def test_utilities_formula():
     u = utilities_from_train_sizes(SIZES)
     # u_s = max majority size / |s| for minority; 1 for majority
     assert dict(zip(u.names, u.values, strict=True)) == {
-        "healthy": 1.0, "benign": 1.0, "A": 4.0, "B": 8.0, "C": 32.0
+        "healthy": 1.0,
+        "benign": 1.0,
+        "A": 4.0,
+        "B": 8.0,
+        "C": 32.0,
     }
     assert u.minority == ("A", "B", "C") and u.majority == ("healthy", "benign")
 

@@ -78,7 +78,7 @@ def test_counts_are_multinomial_within_strata():
 
 
 def test_cluster_counts_are_shared_by_a_clusters_instances():
-    y, yp, s, sc, weights, subsets = _problem(2)
+    y, yp, s, _sc, weights, subsets = _problem(2)
     clusters = np.where(y == 1, 1000, 0) + np.arange(len(y)) // 4
     boot = BatchedBootstrap(
         y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, clusters=clusters
@@ -90,14 +90,20 @@ def test_cluster_counts_are_shared_by_a_clusters_instances():
 
 
 def test_cluster_spanning_strata_is_rejected():
-    y, yp, s, sc, weights, subsets = _problem(3)
+    y, yp, s, _sc, weights, subsets = _problem(3)
     with pytest.raises(ValueError, match="cluster spans several strata"):
-        BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets,
-                         clusters=np.arange(len(y)) // 5)
+        BatchedBootstrap(
+            y,
+            y_pred=yp,
+            y_score=s,
+            weights=weights,
+            subsets=subsets,
+            clusters=np.arange(len(y)) // 5,
+        )
 
 
 def test_same_seed_same_numbers_independent_of_chunk_size():
-    y, yp, s, sc, weights, subsets = _problem(5)
+    y, yp, s, _sc, weights, subsets = _problem(5)
     boot = BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets)
     a = boot.run(30, seed=7, chunk_size=4).scores[("p", "AUC")]
     b = boot.run(30, seed=7, chunk_size=30).scores[("p", "AUC")]
@@ -120,8 +126,14 @@ def test_rare_subconcept_missing_from_a_replicate_gives_nan_not_zero():
     sc = np.r_[np.zeros(30), np.ones(10), 2].astype(int)
     s = np.linspace(0, 1, len(y))
     subsets = {"full": np.ones(len(y), bool), "sub_2": (y == 0) | (sc == 2)}
-    boot = BatchedBootstrap(y, y_pred=(s > 0.5).astype(int), y_score=s,
-                            weights={"": np.ones(len(y))}, subsets=subsets, subconcept=sc)
+    boot = BatchedBootstrap(
+        y,
+        y_pred=(s > 0.5).astype(int),
+        y_score=s,
+        weights={"": np.ones(len(y))},
+        subsets=subsets,
+        subconcept=sc,
+    )
     with np.errstate(all="ignore"):
         rep = boot.run(200, seed=0)
     sub = rep.scores[("", "BA")][:, 1]

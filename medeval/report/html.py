@@ -1,0 +1,141 @@
+"""Self-contained HTML reports: tables, embedded PNG figures, configuration and warnings.
+
+One file, no external assets (figures are base64 data URIs), so a report can be mailed, archived
+next to a run, or opened from a container's mounted results folder.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from .. import __version__
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
+max-width:1100px;color:#222;line-height:1.45;padding:0 1rem}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;
+border-bottom:1px solid #ddd;padding-bottom:.2rem}.sub{color:#666;margin-top:0}
+table{border-collapse:collapse;margin:.6rem 0;font-size:.9rem}
+th,td{border:1px solid #ddd;padding:.25rem .55rem;text-align:right}
+th{background:#f4f5f7}td:first-child,th:first-child{text-align:left}
+img{max-width:100%;border:1px solid #eee;margin:.5rem 0}
+pre{background:#f6f8fa;padding:.8rem;overflow:auto;font-size:.85rem}
+.warn{background:#fff8e1;border-left:4px solid #f0b400;padding:.5rem .8rem;margin:.4rem 0}
+.note{background:#eef5ff;border-left:4px solid #4a90d9;padding:.5rem .8rem;margin:.4rem 0}
+figcaption{color:#555;font-size:.9rem}
+"""
+
+
+@dataclass
+class Section:
+    """A titled part of a report; blocks are rendered in the order they were added."""
+
+    title: str
+    blocks: list[str] = field(default_factory=list)
+
+    def text(self, text: str) -> Section:
+        self.blocks.append(f"<p>{html.escape(text)}</p>")
+        return self
+
+    def table(self, df: pd.DataFrame, *, caption: str = "", digits: int = 3) -> Section:
+        def fmt(x: Any) -> str:
+            if isinstance(x, float):
+                return "—" if math.isnan(x) else f"{x:.{digits}f}"
+            return html.escape(str(x))
+
+        cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{fmt(v)}</td>" for v in row) + "</tr>"
+            for row in df.itertuples(index=False)
+        )
+        self.blocks.append(
+            f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+        )
+        return self
+
+    def image(self, png: bytes, *, caption: str = "") -> Section:
+        data = base64.b64encode(png).decode("ascii")
+        cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+        self.blocks.append(
+            f'<figure><img src="data:image/png;base64,{data}" '
+            f'alt="{html.escape(caption)}">{cap}</figure>'
+        )
+        return self
+
+    def pre(self, text: str) -> Section:
+        self.blocks.append(f"<pre>{html.escape(text)}</pre>")
+        return self
+
+    def notes(self, notes: list[str], *, warning: bool = True) -> Section:
+        cls = "warn" if warning else "note"
+        self.blocks += [f'<div class="{cls}">{html.escape(n)}</div>' for n in notes]
+        return self
+
+
+def render(title: str, sections: list[Section], *, subtitle: str = "") -> str:
+    """The report as one HTML document."""
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    sub = html.escape(subtitle + (" · " if subtitle else "")) + f"medeval {__version__} · {stamp}"
+    body = "".join(
+        f"<section><h2>{html.escape(s.title)}</h2>{''.join(s.blocks)}</section>" for s in sections
+    )
+    return (
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}"
+        f"</title><style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"
+        f"<p class='sub'>{sub}</p>{body}</body></html>\n"
+    )
+
+
+def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Section]:
+    """Sections for one :class:`~medeval.evaluation.Evaluation`: scores, subsets, subconcepts."""
+    from ..evaluation import SCORE_DESCRIPTIONS
+
+    pct = f"{ev.confidence:.0%}"
+    scores = ev.table()
+    scores.insert(1, "meaning", [SCORE_DESCRIPTIONS[k] for k in scores.score])
+    scores = scores.rename(columns={"low": f"{pct} low", "high": f"{pct} high"})
+    head = Section("Scores on the full test set")
+    head.text(
+        f"{ev.n:,} test instances, {ev.n_positive:,} of class 1. Intervals: {pct} percentile "
+        f"bootstrap, {ev.bootstrap['n']:,} replicates stratified by {ev.bootstrap['stratify']} "
+        f"(seed {ev.bootstrap['seed']}). pBA / pF1 / pAUC use predicted utility weights from "
+        "the subconcept model; wBA / wF1 / wAUC use the true test subconcepts (an oracle). "
+        "When pBA and BA disagree, look at the subconcepts below."
+    )
+    head.table(scores)
+    out = [head]
+    sub = Section("Per subconcept")
+    if ev.per_subconcept.empty:
+        sub.text("No true test subconcepts were given: no per-subconcept results.")
+    else:
+        if figure_png is not None:
+            sub.image(
+                figure_png,
+                caption="Subconcept prevalence within its class and recall, "
+                "with the unweighted, predicted-weight and true-weight BA as lines.",
+            )
+        sub.table(ev.per_subconcept)
+    out.append(sub)
+    wide = ev.subsets.pivot_table(index=["subset"], columns="score", values="value", sort=False)
+    out.append(
+        Section("Scores on the evaluation subsets")
+        .text(
+            "full = all test instances; sub_i = all majority instances plus minority subconcept "
+            "i (largest first); largest = sub_1, smallest = the last."
+        )
+        .table(wide.reset_index())
+    )
+    if ev.notes or ev.unavailable:
+        warn = Section("Warnings")
+        warn.notes([f"{k} not computed: {v}" for k, v in ev.unavailable.items()])
+        warn.notes(ev.notes)
+        out.append(warn)
+    return out
