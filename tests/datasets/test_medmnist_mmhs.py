@@ -1,6 +1,8 @@
 """MedMNIST .npz files and MMHS150K json, generated at test time."""
 
 import json
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -21,20 +23,43 @@ def _npz(path, labels_by_part, shape=(4, 4)):
     return path
 
 
-def test_medmnist_parts_merged_with_class_names(tmp_path):
+@pytest.fixture
+def fake_medmnist(monkeypatch):
+    """A stand-in ``medmnist`` module (the package is optional and must never download here)."""
+    calls = []
+
+    class PathMNIST:
+        def __init__(self, **kwargs):
+            calls.append(kwargs)
+
+    module = types.ModuleType("medmnist")
+    module.INFO = {
+        "pathmnist": {
+            "python_class": "PathMNIST",
+            "label": {"0": "adipose", "1": "background", "8": "colorectal adenocarcinoma"},
+        }
+    }
+    module.PathMNIST = PathMNIST
+    monkeypatch.setitem(sys.modules, "medmnist", module)
+    return calls
+
+
+def test_medmnist_parts_merged_with_class_names(tmp_path, fake_medmnist):
     path = _npz(
         tmp_path / "pathmnist.npz",
         {"train": [[0], [1], [8]], "val": [[1]], "test": [[0], [0]]},
     )
     data = load_medmnist(path, respect_splits=True)
     assert data.images.shape == (6, 4, 4)
-    assert list(data.labels[:3]) == [
-        "adipose",
-        "background",
-        "colorectal adenocarcinoma epithelium",
-    ]
+    assert list(data.labels[:3]) == ["adipose", "background", "colorectal adenocarcinoma"]
     np.testing.assert_array_equal(data.presplit, ["train"] * 3 + ["val"] + ["test"] * 2)
     assert data.images[3, 0, 0] == 50  # val images follow train images
+
+
+def test_medmnist_without_the_package_uses_label_codes(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "medmnist", None)  # import fails as if not installed
+    path = _npz(tmp_path / "pathmnist.npz", {"train": [[0], [8]], "val": [[1]], "test": [[0]]})
+    np.testing.assert_array_equal(load_medmnist(path).labels, ["0", "8", "1", "0"])
 
 
 def test_medmnist_multilabel_keeps_single_findings(tmp_path):
@@ -100,21 +125,12 @@ def test_mmhs150k_bad_record_named(tmp_path):
         load_mmhs150k(tmp_path)
 
 
-def test_fetch_medmnist_uses_the_package_download(tmp_path, monkeypatch):
-    import medmnist
-
+def test_fetch_medmnist_uses_the_package_download(tmp_path, fake_medmnist):
     from medeval.datasets.medmnist import fetch_medmnist
 
-    calls = []
-
-    class FakeDataset:  # stands in for medmnist.PathMNIST: no network in tests
-        def __init__(self, **kwargs):
-            calls.append(kwargs)
-
-    monkeypatch.setattr(medmnist, "PathMNIST", FakeDataset)
     assert fetch_medmnist("pathmnist", root=tmp_path) == tmp_path / "pathmnist.npz"
     assert fetch_medmnist("pathmnist", root=tmp_path, size=64) == tmp_path / "pathmnist_64.npz"
-    assert calls == [
+    assert fake_medmnist == [
         {"split": "train", "root": str(tmp_path), "download": True},
         {"split": "train", "root": str(tmp_path), "download": True, "size": 64},
     ]
