@@ -36,6 +36,11 @@ def _add_source_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--images", help="image folder when not next to the metadata (nih, ham10000)")
     p.add_argument("--require-images", action="store_true", help="fail if pixels are absent")
     p.add_argument(
+        "--verify",
+        action="store_true",
+        help="decode every image now; the first unreadable file is an error (file and row)",
+    )
+    p.add_argument(
         "--skip-unreadable",
         action="store_true",
         help="skip unreadable / missing image files and list them in the record",
@@ -68,6 +73,8 @@ def _options(args: argparse.Namespace) -> dict:
             out["images"] = args.images
     if s in ("nih", "ham10000", "folder", "dicom"):
         out["skip_unreadable"] = args.skip_unreadable
+    if args.verify and s in ("nih", "ham10000", "folder", "dicom"):
+        out["verify"] = True
     if s == "folder":
         out["splits"] = args.splits
     if s == "medmnist":

@@ -155,3 +155,32 @@ def test_split_refuses_a_rejected_task(capsys, tmp_path):
     )
     assert code == 2 and "task rejected" in err and "'c' keeps 7" in err
     assert not (tmp_path / "m.csv").exists()
+
+
+def test_nih_images_required_but_absent_is_one_line_listing_missing_files(capsys, shared_data):
+    code, out, err = run(
+        capsys,
+        "describe",
+        "--source",
+        "nih",
+        "--path",
+        str(shared_data / "nih"),
+        "--require-images",
+    )
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1
+    assert "Data_Entry_2017_v2020.csv.gz: 91324 of 91324 images" in err
+    assert "first missing: 00000001_000.png at row 0 (line 2)" in err
+
+
+def test_verify_flag_names_the_unreadable_file(capsys, tmp_path):
+    from PIL import Image
+
+    for label in ("a", "b", "c"):
+        (tmp_path / label).mkdir()
+        Image.new("L", (4, 4)).save(tmp_path / label / "0.png")
+    (tmp_path / "b" / "1.png").write_bytes(b"")
+    code, _, err = run(
+        capsys, "describe", "--source", "folder", "--path", str(tmp_path), "--verify"
+    )
+    assert code == 2 and "row 2:" in err and "b/1.png: cannot read image" in err
