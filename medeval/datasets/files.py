@@ -19,7 +19,8 @@ def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) ->
     """File name → full path for every file under ``root`` with one of ``suffixes``.
 
     Walks the tree once (``os.scandir``), so ``images_001/images/*.png`` and one flat folder
-    are both found. A name seen twice keeps the first path in sorted walk order.
+    are both found. A name seen twice keeps the first path met (a folder's files before its
+    subfolders, subfolders in sorted order).
     """
     found: dict[str, str] = {}
     stack = [str(root)]
@@ -29,11 +30,13 @@ def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) ->
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
             continue
+        subfolders = []
         for entry in entries:
             if entry.is_dir():
-                stack.append(entry.path)
+                subfolders.append(entry.path)
             elif entry.name.lower().endswith(suffixes):
                 found.setdefault(entry.name, entry.path)
+        stack.extend(reversed(subfolders))  # visit subfolders in sorted order
     return found
 
 
