@@ -124,7 +124,7 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _binary(name: str, values: Any) -> np.ndarray:
-    a = np.asarray(values)
+    a = np.array(values)  # a private, writable copy (pandas hands out read-only views)
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D (one value per test instance); got {a.shape}")
     if a.dtype.kind not in "biuf":
@@ -137,7 +137,7 @@ def _binary(name: str, values: Any) -> np.ndarray:
 
 
 def _scores_array(y_score: Any, n: int) -> np.ndarray:
-    s = np.asarray(y_score, dtype=np.float64)
+    s = np.array(y_score, dtype=np.float64)
     if s.shape != (n,):
         raise ValueError(f"y_score must have shape ({n},) like y_true; got {s.shape}")
     if np.isnan(s).any():

@@ -150,3 +150,26 @@ def test_cluster_bootstrap_runs_on_patient_groups():
     ev = evaluate_predictions(y, y_score=s, groups=groups, n_bootstrap=100)
     lo, hi = ev.intervals["AUC"]
     assert lo < ev.scores["AUC"] < hi
+
+
+def test_pandas_inputs_are_accepted_without_warnings():
+    y, s, sc, q = _data(7)
+    frame = pd.DataFrame({"y": y, "s": s, "sc": sc})
+    ev = evaluate_predictions(
+        frame.y,
+        y_score=frame.s,
+        subconcept=frame.sc,
+        posteriors=q,
+        train_sizes=SIZES,
+        n_bootstrap=10,
+    )
+    ref = evaluate_predictions(
+        y,
+        y_score=s,
+        subconcept=sc,
+        posteriors=q.to_numpy(),
+        posterior_columns=NAMES,
+        train_sizes=SIZES,
+        n_bootstrap=10,
+    )
+    assert ev.scores == ref.scores and ev.intervals == ref.intervals

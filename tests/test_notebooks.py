@@ -1,0 +1,54 @@
+"""Every notebook executes top to bottom on small data (nbclient), importing medeval only."""
+
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def _execute(path: Path, env: dict[str, str]) -> nbformat.NotebookNode:
+    """Run ``path`` in a fresh kernel with ``env`` added (an empty value removes a variable)."""
+    nb = nbformat.read(path, as_version=4)
+    old = {k: os.environ.get(k) for k in env}
+    for k, v in env.items():  # the kernel inherits the environment
+        if v:
+            os.environ[k] = v
+        else:
+            os.environ.pop(k, None)
+    try:
+        NotebookClient(
+            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
+        ).execute()
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return nb
+
+
+def _outputs(nb) -> str:
+    text = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            text.append(out.get("text", "") + str(out.get("data", {}).get("text/plain", "")))
+    return "\n".join(text)
+
+
+def _images(nb) -> int:
+    return sum("image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
+
+
+@pytest.mark.slow
+def test_metrics_walkthrough_notebook():
+    # no MPLBACKEND: the kernel's inline backend puts the figures into the notebook
+    nb = _execute(NOTEBOOKS / "01_metrics_walkthrough.ipynb", {"MPLBACKEND": ""})
+    text = _outputs(nb)
+    assert "wBA = 0.737" in text and "BA  = 0.907" in text
+    assert "UndefinedMetricWarning" in text and "nan" in text
+    assert _images(nb) >= 2
