@@ -72,6 +72,9 @@ class BatchedBootstrap:
             A cluster must lie in one stratum.
         device: where the replicates are computed (default: CPU).
         dtype: accumulation dtype (default float64).
+        generator: ``"numpy"`` (CPU only; results independent of the chunk size), ``"torch"``
+            (``torch.randint`` on the device; results depend on seed, device and chunk size) or
+            ``"auto"`` (numpy on the CPU, torch elsewhere).
     """
 
     def __init__(
@@ -88,12 +91,20 @@ class BatchedBootstrap:
         clusters: np.ndarray | None = None,
         device: str | torch.device = "cpu",
         dtype: torch.dtype = torch.float64,
+        generator: str = "auto",
     ) -> None:
         y = np.asarray(y_true).astype(np.int64)
         n = len(y)
         if y_pred is None and y_score is None:
             raise ValueError("need y_pred or y_score")
         self.device, self.dtype = torch.device(device), dtype
+        if generator not in ("auto", "numpy", "torch"):
+            raise ValueError(f"generator must be 'auto', 'numpy' or 'torch'; got {generator!r}")
+        if generator == "auto":
+            generator = "numpy" if self.device.type == "cpu" else "torch"
+        if generator == "numpy" and self.device.type != "cpu":
+            raise ValueError("generator='numpy' draws into CPU memory; use device='cpu'")
+        self.generator = generator
         self.has_pred, self.has_score = y_pred is not None, y_score is not None
         self.subset_names = tuple(subsets)
         masks = np.stack([np.asarray(m, dtype=bool) for m in subsets.values()], axis=1)
@@ -217,7 +228,7 @@ class BatchedBootstrap:
     def _fill_counts(self, buf: dict[str, torch.Tensor], b: int, rng) -> torch.Tensor:
         """Draw ``b`` replicates into ``buf``; returns the ``(b, 1 + N)`` counts view."""
         units = buf["U"][:b]
-        if self.device.type == "cpu":
+        if self.generator == "numpy":
             arr = units.numpy()
             for r in range(b):
                 for a, e in self.blocks:
@@ -235,7 +246,7 @@ class BatchedBootstrap:
         return counts
 
     def _rng(self, seed: int):
-        if self.device.type == "cpu":
+        if self.generator == "numpy":
             return np.random.default_rng(seed)
         return torch.Generator(device=self.device).manual_seed(seed)
 

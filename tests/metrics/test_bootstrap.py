@@ -30,9 +30,10 @@ ORACLES = {
 
 
 @pytest.mark.filterwarnings(ALLOW_UNDEFINED)
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("stratify", ["class", "subconcept", "clusters"])
-def test_replicates_equal_sklearn_on_same_counts(seed, stratify):
+@pytest.mark.parametrize("generator", ["numpy", "torch"])  # torch = the path used on GPUs
+def test_replicates_equal_sklearn_on_same_counts(seed, stratify, generator):
     y, yp, s, sc, weights, subsets = _problem(seed)
     kw = {}
     if stratify == "subconcept":
@@ -40,10 +41,17 @@ def test_replicates_equal_sklearn_on_same_counts(seed, stratify):
     elif stratify == "clusters":  # patients holding 1-3 images each, one class per patient
         kw["clusters"] = np.where(y == 1, 1000, 0) + np.arange(len(y)) // 3
     boot = BatchedBootstrap(
-        y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc, **kw
+        y,
+        y_pred=yp,
+        y_score=s,
+        weights=weights,
+        subsets=subsets,
+        subconcept=sc,
+        generator=generator,
+        **kw,
     )
     reps = boot.run(9, seed=seed, chunk_size=4)
-    counts = torch.cat(list(boot.iter_counts(9, seed=seed, chunk_size=2))).numpy()
+    counts = torch.cat(list(boot.iter_counts(9, seed=seed, chunk_size=4))).numpy()
     assert counts.shape == (9, len(y))
     for r in range(9):
         for key, w in weights.items():
@@ -141,3 +149,23 @@ def test_rare_subconcept_missing_from_a_replicate_gives_nan_not_zero():
     n_nan = int(torch.isnan(sub).sum())
     assert 40 < n_nan < 100
     assert not torch.isnan(rep.scores[("", "BA")][:, 0]).any()
+
+
+def test_torch_generator_draws_multinomial_counts_too():
+    y, yp, s, sc, weights, subsets = _problem(4)
+    boot = BatchedBootstrap(
+        y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, strata=sc, generator="torch"
+    )
+    counts = torch.cat(list(boot.iter_counts(40, seed=0))).numpy()
+    for k in range(5):
+        assert np.all(counts[:, sc == k].sum(1) == (sc == k).sum())
+    again = torch.cat(list(boot.iter_counts(40, seed=0))).numpy()
+    assert np.array_equal(counts, again)
+
+
+def test_unknown_generator_is_rejected():
+    y, yp, s, _sc, weights, subsets = _problem(0)
+    with pytest.raises(ValueError, match="generator must be"):
+        BatchedBootstrap(
+            y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, generator="mt19937"
+        )
