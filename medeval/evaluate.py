@@ -103,7 +103,9 @@ def output_files(ev: Evaluation, title: str, source: str = "") -> dict[str, byte
         buf = io.StringIO()
         ev.per_subconcept.to_csv(buf, index=False)
         files["per_subconcept.csv"] = buf.getvalue().encode()
-        fig = subconcept_figure(ev.per_subconcept, ev.scores, title=title)
+        fig = subconcept_figure(
+            ev.per_subconcept, ev.scores, title=f"{title}: subconcept prevalence and recall"
+        )
         files["subconcepts.png"] = figure_png(fig)
     sections = evaluation_sections(ev, figure_png=files.get("subconcepts.png"))
     if source:
