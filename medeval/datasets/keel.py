@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,9 @@ import pandas as pd
 from medeval.datasets.base import DataError, LabelledData, check_labels_present, label_strings
 
 __all__ = ["keel_names", "load_keel"]
+
+# "@attribute Name real [0, 1]", "@attribute 'Sepal length' real", "@attribute Class{a, b}"
+_ATTRIBUTE = re.compile(r"""@attribute\s+(?:'([^']*)'|"([^"]*)"|([^\s{\[]+))""", re.IGNORECASE)
 
 
 def keel_names(folder: str | Path) -> list[str]:
@@ -42,11 +46,10 @@ def _split_header(text: str, path: Path) -> tuple[list[str] | None, str]:
         stripped = line.strip()
         lower = stripped.lower()
         if lower.startswith("@attribute"):
-            # "@attribute Name real [0, 1]" / "@attribute Class {a, b}": the name is token 2.
-            parts = stripped.split(None, 2)
-            if len(parts) < 2:
+            match = _ATTRIBUTE.match(stripped)
+            if match is None:
                 raise DataError(f"{path}: line {i + 1}: malformed @attribute line")
-            names.append(parts[1])
+            names.append(next(g for g in match.groups() if g is not None))
         elif lower.startswith("@data"):
             return names or None, "\n".join(lines[i + 1 :])
     raise DataError(f"{path}: header has no @data line")

@@ -83,3 +83,14 @@ def test_missing_file_and_empty_label_are_named(tmp_path):
         DataError, match=r"gap\.dat: row 1 \(line 3\): empty value in column 'class'"
     ):
         load_keel(tmp_path / "gap.dat")
+
+
+def test_quoted_and_brace_attached_attribute_names(tmp_path):
+    text = (
+        "@relation q\n@attribute 'Sepal length' real\n@ATTRIBUTE \"b c\" integer [0, 9]\n"
+        "@attribute Class{x, y}\n@data\n1.0, 2, x\n2.0, 3, y\n"
+    )
+    (tmp_path / "q.dat").write_text(text)
+    data = load_keel(tmp_path / "q.dat")
+    assert data.feature_names == ["Sepal length", "b c"]
+    np.testing.assert_array_equal(data.labels, ["x", "y"])
