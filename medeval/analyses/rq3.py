@@ -1,0 +1,109 @@
+"""RQ3 — why a score moves (SPEC §6): per data set, subconcept prevalence and per-subconcept
+recall bars with the unweighted / predicted / true full-test score lines, on contact sheets.
+
+Each panel is :func:`medeval.report.figures.subconcept_figure` drawn from split averages; a
+contact sheet tiles several panels into one PNG.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.image import imread
+
+from medeval.report.figures import figure_png, subconcept_figure
+
+
+def rq3_panel_data(
+    records: list[dict[str, Any]], dataset: str, method: str
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Split-averaged per-subconcept table and full-test scores of one data set and method.
+
+    Returns:
+        (per-subconcept rows ``subconcept, class, n_train, prevalence, recall`` in the records'
+        order — majority then minority, largest first —, ``{score: mean over splits}``).
+    """
+    recs = [r for r in records if r["dataset"] == dataset and r["method"] == method]
+    if not recs:
+        raise ValueError(f"no records for data set {dataset!r} and method {method!r}")
+    rows = pd.DataFrame([s for r in recs for s in r["per_subconcept"]])
+    order = list(dict.fromkeys(s["subconcept"] for s in recs[0]["per_subconcept"]))
+    table = (
+        rows.astype({"prevalence": float, "recall": float, "n_train": float})
+        .groupby("subconcept", sort=False)
+        .agg(
+            **{
+                "class": ("class", "first"),
+                "n_train": ("n_train", "mean"),
+                "prevalence": ("prevalence", "mean"),
+                "recall": ("recall", "mean"),
+            }
+        )
+        .reindex(order)
+        .reset_index()
+    )
+    scores = {
+        k: float(np.nanmean([np.nan if r["scores"][k] is None else r["scores"][k] for r in recs]))
+        for k in recs[0]["scores"]
+    }
+    return table, scores
+
+
+def rq3_panel(records: list[dict[str, Any]], dataset: str, method: str, metric: str = "BA"):
+    """One data set's figure (a matplotlib ``Figure``)."""
+    table, scores = rq3_panel_data(records, dataset, method)
+    n = len({r["split"] for r in records if r["dataset"] == dataset and r["method"] == method})
+    title = f"{dataset} — method {method}, {metric}, mean of {n} splits"
+    return subconcept_figure(table, scores, metric=metric, title=title)
+
+
+def contact_sheet(pngs: list[bytes], *, columns: int = 2, title: str = "") -> Figure:
+    """Tile PNG panels (row-major) into one figure."""
+    images = [imread(io.BytesIO(b), format="png") for b in pngs]
+    rows = math.ceil(len(images) / columns)
+    h, w = max(i.shape[0] for i in images), max(i.shape[1] for i in images)
+    scale = 7.0 / w
+    fig = Figure(figsize=(7.0 * columns, h * scale * rows + 0.4), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, columns, squeeze=False)).ravel()
+    for ax in axes:
+        ax.axis("off")
+    for ax, img in zip(axes, images, strict=False):
+        ax.imshow(img)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def rq3_sheets(
+    records: list[dict[str, Any]],
+    *,
+    method: str = "none",
+    metric: str = "BA",
+    per_sheet: int = 8,
+    columns: int = 2,
+) -> tuple[dict[str, bytes], list[bytes]]:
+    """Per-data-set panel PNGs and contact-sheet PNGs (``per_sheet`` panels each).
+
+    ``method`` falls back to the first method present when a data set lacks it.
+    """
+    panels: dict[str, bytes] = {}
+    for dataset in sorted({r["dataset"] for r in records}):
+        methods = sorted({r["method"] for r in records if r["dataset"] == dataset})
+        use = method if method in methods else methods[0]
+        panels[dataset] = figure_png(rq3_panel(records, dataset, use, metric), dpi=80)
+    names = list(panels)
+    sheets = []
+    for start in range(0, len(names), per_sheet):
+        chunk = names[start : start + per_sheet]
+        fig = contact_sheet(
+            [panels[n] for n in chunk],
+            columns=columns,
+            title=f"RQ3 — per-subconcept {metric} ({method})",
+        )
+        sheets.append(figure_png(fig, dpi=100))
+    return panels, sheets

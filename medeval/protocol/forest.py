@@ -1,0 +1,266 @@
+"""One fold of the random-forest protocol (SPEC §5): fit, predict, evaluate.
+
+Per fold the multiclass *subconcept* forest is fit once and shared by every correction method;
+each method fits its own binary forest on the (resampled) training fold. Only one forest is
+alive at a time, which keeps memory bounded on the large PMLB sets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
+
+from medeval.evaluation import SCORES, evaluate_predictions
+from medeval.splits import Split
+from medeval.tasks import BinaryTask
+from medeval.weights import utilities
+
+__all__ = ["METHODS", "derive_seed", "run_fold"]
+
+#: Correction methods: none, random over-/under-sampling, SMOTE, cost-sensitive forest.
+METHODS = ("none", "ros", "rus", "smote", "weight")
+
+METHOD_DESCRIPTIONS = {
+    "none": "no correction",
+    "ros": "random oversampling (imbalanced-learn RandomOverSampler)",
+    "rus": "random undersampling (imbalanced-learn RandomUnderSampler)",
+    "smote": "SMOTE (imbalanced-learn)",
+    "weight": 'cost-sensitive forest, class_weight="balanced"',
+}
+
+PER_SUBCONCEPT_FIELDS = (
+    "subconcept",
+    "class",
+    "n_train",
+    "utility",
+    "n_test",
+    "prevalence",
+    "recall",
+    "true_weight_sum",
+    "predicted_weight_sum",
+)
+
+
+def derive_seed(base: int, *parts: Any) -> int:
+    """A 31-bit seed from ``base`` and labels (data set, fold, role): independent of order."""
+    text = "\x1f".join([str(int(base)), *map(str, parts)])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
+
+
+def check_methods(methods: list[str] | tuple[str, ...]) -> list[str]:
+    """Validate method names; keep the given order, drop duplicates."""
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods:
+        raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
+    return list(dict.fromkeys(methods))
+
+
+def _forest(n_estimators: int, seed: int, **kwargs: Any) -> RandomForestClassifier:
+    # n_jobs=1: parallelism comes from the grid, not from the trees.
+    return RandomForestClassifier(n_estimators=n_estimators, random_state=seed, n_jobs=1, **kwargs)
+
+
+def _resample(method: str, X: np.ndarray, y: np.ndarray, seed: int):
+    """Training fold after the method's sampler (training fold only; test is never touched)."""
+    if method in ("none", "weight"):
+        return X, y
+    from imblearn.over_sampling import SMOTE, RandomOverSampler
+    from imblearn.under_sampling import RandomUnderSampler
+
+    sampler = {
+        "ros": lambda: RandomOverSampler(random_state=seed),
+        "rus": lambda: RandomUnderSampler(random_state=seed),
+        "smote": lambda: SMOTE(random_state=seed),
+    }[method]()
+    return sampler.fit_resample(X, y)
+
+
+def _clean(value: Any) -> Any:
+    """JSON-ready: NaN → None, numpy scalars → Python."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, float]:
+    """Subconcept model on the test fold: one-vs-rest macro ROC AUC, BA, macro F1.
+
+    Args:
+        codes: (N,) true subconcept codes 0..K-1.
+        proba: (N, K) posteriors, column k = code k.
+    """
+    k = proba.shape[1]
+    pred = proba.argmax(axis=1)
+    present = np.unique(codes)
+    try:
+        auc = (
+            roc_auc_score(
+                codes,
+                proba[:, present] / proba[:, present].sum(1, keepdims=True).clip(1e-12),
+                multi_class="ovr",
+                average="macro",
+                labels=present,
+            )
+            if len(present) > 2
+            else roc_auc_score(codes == present[-1], proba[:, present[-1]])
+        )
+    except ValueError:
+        auc = math.nan
+    return {
+        "auc_ovr_macro": float(auc),
+        "balanced_accuracy": float(balanced_accuracy_score(codes, pred)),
+        "f1_macro": float(
+            f1_score(codes, pred, average="macro", labels=np.arange(k), zero_division=0.0)
+        ),
+    }
+
+
+def _fit_subconcept_model(task, train, test, *, seed, n_estimators):
+    """(N_test, K) posteriors of the multiclass subconcept forest, column k = code k."""
+    X = task.data.X
+    rf = _forest(n_estimators, seed).fit(X[train], task.subconcept[train])
+    proba = np.zeros((len(test), len(task.subconcepts)))
+    proba[:, rf.classes_] = rf.predict_proba(X[test])
+    return proba
+
+
+def _fit_binary(task, train, test, method, *, seed, n_estimators) -> np.ndarray:
+    """(N_test,) score for class 1 of the binary forest trained under ``method``."""
+    X, y = task.data.X, task.y
+    Xtr, ytr = _resample(method, X[train], y[train], seed)
+    extra = {"class_weight": "balanced"} if method == "weight" else {}
+    rf = _forest(n_estimators, seed, **extra).fit(Xtr, ytr)
+    proba = rf.predict_proba(X[test])
+    return proba[:, list(rf.classes_).index(1)] if 1 in rf.classes_ else np.zeros(len(test))
+
+
+def run_fold(
+    task: BinaryTask,
+    split: Split,
+    methods: list[str] | tuple[str, ...],
+    *,
+    seed: int,
+    n_estimators: int = 100,
+    split_index: int | None = None,
+) -> list[dict[str, Any]]:
+    """Fit and evaluate one 5×2 fold under every method (SPEC §5, §6).
+
+    Args:
+        task: binary task with tabular features ``task.data.X`` (N, F).
+        split: parts ``train`` / ``test`` (row positions into the task).
+        methods: subset of :data:`METHODS`.
+        seed: base seed; the subconcept forest and each method's forest and sampler get
+            seeds derived from (seed, data set, fold, role), so results do not depend on
+            which methods run together or on scheduling.
+        split_index: position 0..9 of the split (default ``2·repeat + fold``).
+
+    Returns:
+        One JSON-ready record per method: scores (nine), subsets (long), per-subconcept rows,
+        subconcept-model scores and timings.
+    """
+    methods = check_methods(methods)
+    if task.data.X is None:
+        raise ValueError(f"{task.source}/{task.name}: the forest protocol needs tabular features")
+    k = split_index if split_index is not None else 2 * split.repeat + split.fold
+    train, test = split["train"], split["test"]
+    t0 = time.perf_counter()
+    names = task.subconcept_names
+    u = utilities(task.train_counts(train), task.sides, names)
+    proba = _fit_subconcept_model(
+        task,
+        train,
+        test,
+        seed=derive_seed(seed, task.name, k, "subconcept"),
+        n_estimators=n_estimators,
+    )
+    t_sub = time.perf_counter() - t0
+    tm = time.perf_counter()
+    sc_scores = subconcept_model_scores(task.subconcept[test], proba)
+    t_sc_metrics = time.perf_counter() - tm
+    posteriors = pd.DataFrame(proba, columns=names)
+    test_names = np.asarray(names, dtype=object)[task.subconcept[test]]
+    records = []
+    for method in methods:
+        tf = time.perf_counter()
+        score = _fit_binary(
+            task,
+            train,
+            test,
+            method,
+            seed=derive_seed(seed, task.name, k, method),
+            n_estimators=n_estimators,
+        )
+        t_fit = time.perf_counter() - tf
+        tm = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ev = evaluate_predictions(
+                task.y[test],
+                y_score=score,
+                y_pred=(score > 0.5).astype(np.int64),
+                subconcept=test_names,
+                posteriors=posteriors,
+                train_sizes=u,
+                n_bootstrap=0,
+            )
+        t_metrics = time.perf_counter() - tm
+        records.append(
+            _record(
+                task,
+                split,
+                k,
+                method,
+                seed,
+                n_estimators,
+                ev,
+                sc_scores,
+                caught,
+                {
+                    "fit_s": t_fit,
+                    "shared_s": t_sub / len(methods),
+                    "metrics_s": t_metrics + t_sc_metrics / len(methods),
+                },
+            )
+        )
+    return records
+
+
+def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, timing):
+    per_sc = ev.per_subconcept[list(PER_SUBCONCEPT_FIELDS)]
+    subsets = ev.subsets[["subset", "subconcept", "score", "value"]]
+    return _clean(
+        {
+            "dataset": task.name,
+            "source": task.source,
+            "method": method,
+            "split": int(k),
+            "repeat": int(split.repeat),
+            "fold": int(split.fold),
+            "seed": int(seed),
+            "task_seed": int(task.seed),
+            "split_seed": int(split.seed),
+            "n_estimators": int(n_estimators),
+            "n_train": len(split["train"]),
+            "n_test": len(split["test"]),
+            "scores": {s: ev.scores[s] for s in SCORES},
+            "subsets": subsets.to_dict(orient="records"),
+            "per_subconcept": per_sc.to_dict(orient="records"),
+            "subconcept_model": sc_scores,
+            "notes": [str(w.message) for w in caught],
+            "timing": timing,
+        }
+    )
