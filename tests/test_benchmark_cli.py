@@ -1,0 +1,155 @@
+"""python -m medeval.benchmark: interrupt and resume, skip, --force, errors, folder collections."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from medeval.benchmark import main
+from medeval.datasets import load
+from medeval.protocol.store import ResultsStore
+
+REPO = Path(__file__).resolve().parents[1]
+SMALL = [
+    "--datasets",
+    "vehicle,segment",
+    "--methods",
+    "none,rus",
+    "--n-estimators",
+    "5",
+    "--max-splits",
+    "4",
+    "--quiet",
+]
+N_RECORDS = 2 * 2 * 4
+
+
+def _args(shared_data, out, *extra):
+    return ["--collection", "keel", "--data", str(shared_data), "--out", str(out), *SMALL, *extra]
+
+
+def _strip(records):
+    return [{k: v for k, v in r.items() if k != "timing"} for r in records]
+
+
+def _mtimes(out):
+    return {p: p.stat().st_mtime_ns for p in (Path(out) / "records").rglob("*.json")}
+
+
+@pytest.fixture(scope="module")
+def reference(shared_data, tmp_path_factory):
+    """An uninterrupted run, analyses included."""
+    out = tmp_path_factory.mktemp("reference")
+    assert main(_args(shared_data, out)) == 0
+    return out
+
+
+def test_uninterrupted_run_writes_records_and_analyses(reference):
+    records = ResultsStore(reference).records()
+    assert len(records) == N_RECORDS
+    assert {(r["dataset"], r["method"]) for r in records} == {
+        (d, m) for d in ("vehicle", "segment") for m in ("none", "rus")
+    }
+    assert {r["split"] for r in records} == {0, 1, 2, 3}
+    analysis = reference / "analysis"
+    assert pd.read_csv(analysis / "rq1.csv").n_datasets.eq(2).all()
+    assert (analysis / "rq1_gap_keel.png").is_file() and (analysis / "rq2.md").is_file()
+    runs = json.loads((reference / "runs.json").read_text())
+    assert runs[-1]["units_run"] == 8 and runs[-1]["wall_s"] > 0
+
+
+def test_killed_run_resumes_to_identical_results(shared_data, reference, tmp_path, capfd):
+    out = tmp_path / "killed"
+    env = {**os.environ, "MEDEVAL_DATA": str(shared_data), "MPLBACKEND": "Agg"}
+    cmd = [sys.executable, "-m", "medeval.benchmark", *_args(shared_data, out, "--no-analyze")]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    try:
+        while len(list((out / "records").rglob("*.json"))) < 3:
+            assert proc.poll() is None, "the run ended before it could be interrupted"
+            assert time.monotonic() < deadline, "no records appeared within 120 s"
+            time.sleep(0.01)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    done = len(ResultsStore(out).records())
+    assert 3 <= done < N_RECORDS
+    capfd.readouterr()
+    assert main(_args(shared_data, out)) == 0
+    assert "units to run" in capfd.readouterr().err
+    assert _strip(ResultsStore(out).records()) == _strip(ResultsStore(reference).records())
+
+
+def test_rerun_skips_finished_work_and_force_recomputes(shared_data, reference, tmp_path, capfd):
+    out = tmp_path / "copy"
+    shutil.copytree(reference, out)
+    before = _mtimes(out)
+    capfd.readouterr()
+    assert main(_args(shared_data, out, "--no-analyze")) == 0
+    assert "0 of 8 (data set, split) units to run" in capfd.readouterr().err
+    assert _mtimes(out) == before
+    assert main(_args(shared_data, out, "--no-analyze", "--force")) == 0
+    after = _mtimes(out)
+    assert after.keys() == before.keys() and all(after[p] != before[p] for p in before)
+    assert _strip(ResultsStore(out).records()) == _strip(ResultsStore(reference).records())
+
+
+def test_other_settings_in_the_same_folder_are_refused(shared_data, reference):
+    with pytest.raises(SystemExit, match="n_estimators=5.*n_estimators=7.*--force"):
+        main(_args(shared_data, reference, "--n-estimators", "7"))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--datasets", "vehicle,nope"], r"\['nope'\] not in"),
+        (["--methods", "none,adasyn"], "adasyn"),
+        (["--max-splits", "11"], "max-splits"),
+    ],
+)
+def test_bad_arguments_name_the_problem(shared_data, tmp_path, extra, message):
+    args = ["--collection", "keel", "--data", str(shared_data), "--out", str(tmp_path), *extra]
+    with pytest.raises(SystemExit, match=message):
+        main(args)
+
+
+def test_folder_of_tables_collection(shared_data, tmp_path):
+    folder = tmp_path / "embeddings"
+    folder.mkdir()
+    data = load("keel", shared_data / "keel", name="vehicle")
+    frame = pd.DataFrame(data.X, columns=[f"e{i}" for i in range(data.X.shape[1])])
+    frame.assign(label=data.labels).to_csv(folder / "vehicle.csv.gz", index=False)
+    out = tmp_path / "out"
+    args = [
+        "--collection",
+        str(folder),
+        "--out",
+        str(out),
+        "--methods",
+        "weight",
+        "--n-estimators",
+        "5",
+        "--max-splits",
+        "2",
+        "--quiet",
+    ]
+    assert main(args) == 0
+    records = ResultsStore(out).records()
+    assert [(r["collection"], r["dataset"], r["method"]) for r in records] == [
+        ("embeddings", "vehicle", "weight")
+    ] * 2
+    assert (out / "analysis" / "rq3" / "vehicle.png").is_file()
