@@ -4,6 +4,7 @@ Example::
 
     python -m medeval.evaluate --predictions preds.csv --train-sizes train_sizes.json
     python -m medeval.evaluate --example          # the bundled example predictions
+    python -m medeval.evaluate --run runs/synthetic-20260101-120000   # re-evaluate a run
 """
 
 from __future__ import annotations
@@ -43,6 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="evaluate the bundled example predictions (with their train sizes)",
     )
+    src.add_argument(
+        "--run",
+        type=Path,
+        metavar="DIR",
+        help="re-evaluate every split of a finished python -m medeval.train run folder from "
+        "its saved predictions and rewrite its summary (bootstrap settings from its config "
+        "unless --bootstrap/--seed are given)",
+    )
     p.add_argument(
         "--train-sizes",
         type=Path,
@@ -66,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--bootstrap",
         type=int,
-        default=1000,
+        default=None,
         metavar="B",
         help="bootstrap replicates for the intervals (0 = none; default 1000)",
     )
@@ -77,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="class",
         help="resample within these strata (default: class)",
     )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 0)")
     p.add_argument("--device", default="cpu", help="device for the bootstrap (cpu, cuda, ...)")
     p.add_argument("--quiet", action="store_true", help="print only the output folder")
     return p
@@ -114,9 +123,25 @@ def output_files(ev: Evaluation, title: str, source: str = "") -> dict[str, byte
     return files
 
 
+def run_folder(args: argparse.Namespace) -> int:
+    """``--run DIR``: re-evaluate each split of a training run and its summary."""
+    from .training.summary import evaluate_run, summary_table
+
+    summary = evaluate_run(args.run, n_bootstrap=args.bootstrap, seed=args.seed, device=args.device)
+    if not args.quiet:
+        print(summary_table(summary))
+        for note in summary["notes"]:
+            print(f"note: {note}")
+    print(f"results: {args.run}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from .report.tables import scores_table, subconcept_table
 
+    # None = not given: --run takes these from the run's config instead.
+    args.bootstrap = 1000 if args.bootstrap is None else args.bootstrap
+    args.seed = 0 if args.seed is None else args.seed
     if args.example:
         args.predictions, default_sizes = example_paths()
         args.train_sizes = args.train_sizes or default_sizes
@@ -162,8 +187,10 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.run is not None:
+            return run_folder(args)
         return run(args)
-    except InputError as err:
+    except (InputError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ValueError as err:  # inconsistent inputs found while evaluating

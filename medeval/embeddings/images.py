@@ -1,0 +1,160 @@
+"""Pooled features of a frozen backbone for every image, cached on disk.
+
+Cache layout: ``<cache>/<model>-<size>px-<key>/<h[:2]>/<h>.npy`` where ``key`` hashes the model
+name, the weights (file path+size+mtime, "pretrained" or "random:<seed>"), the feature kind and
+the image size, and ``h`` hashes the image file (path, size, mtime) or, for images held in
+memory, the pixels. A second run over the same files reads the cache and runs no model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+from tqdm import tqdm
+
+from medeval import atomic
+from medeval.datasets.base import LabelledData
+from medeval.datasets.images import default_transform, load_image, to_tensor
+from medeval.models import create_backbone
+from medeval.models.backbone import weights_id
+from medeval.training.loop import autocast
+
+__all__ = ["FeatureCache", "embed_images", "row_keys"]
+
+
+def _sha(text: str | bytes) -> str:
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+class FeatureCache:
+    """One folder of per-image feature vectors for one (model, weights, features, size)."""
+
+    def __init__(self, root: str | Path, *, model: str, weights: str, features: str, size: int):
+        spec = {"model": model, "weights": weights, "features": features, "size": size}
+        key = _sha(json.dumps(spec, sort_keys=True))[:16]
+        self.folder = Path(root) / f"{model}-{size}px-{key}"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if not (self.folder / "key.json").is_file():
+            atomic.write_json(self.folder / "key.json", spec)
+
+    def path(self, row_key: str) -> Path:
+        return self.folder / row_key[:2] / f"{row_key}.npy"
+
+    def get(self, row_key: str) -> np.ndarray | None:
+        p = self.path(row_key)
+        return np.load(p) if p.is_file() else None
+
+    def put(self, row_key: str, vector: np.ndarray) -> None:
+        buf = io.BytesIO()
+        np.save(buf, np.asarray(vector, dtype=np.float32))
+        atomic.write_bytes(self.path(row_key), buf.getvalue())
+
+
+def row_keys(data: LabelledData) -> list[str]:
+    """(N,) cache keys: file path + size + mtime, or a hash of the in-memory pixels."""
+    if data.files is not None:
+        keys = []
+        for f in data.files:
+            st = os.stat(f)
+            keys.append(_sha(f"{Path(f).resolve()}|{st.st_size}|{st.st_mtime_ns}"))
+        return keys
+    if data.images is not None:
+        return [
+            _sha(np.ascontiguousarray(im).tobytes() + str(im.shape).encode()) for im in data.images
+        ]
+    raise ValueError(f"{data.source}/{data.name}: no images to embed")
+
+
+class _Rows(Dataset):
+    def __init__(self, data: LabelledData, rows: np.ndarray, size: int) -> None:
+        self.data, self.rows, self.transform = data, rows, default_transform(size)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        r = self.rows[i]
+        if self.data.files is not None:
+            image = load_image(self.data.files[r])
+        else:
+            image = to_tensor(np.asarray(self.data.images[r], dtype=np.float32) / 255.0)
+        return self.transform(image)
+
+
+@torch.no_grad()
+def embed_images(
+    data: LabelledData,
+    *,
+    model: str = "vgg16",
+    pretrained: bool = True,
+    weights: str | Path | None = None,
+    features: str = "head",
+    size: int = 224,
+    batch_size: int = 32,
+    workers: int = 0,
+    device: str | torch.device = "cpu",
+    cache: str | Path | None = None,
+    seed: int = 0,
+    progress: bool = True,
+) -> tuple[np.ndarray, dict]:
+    """Features (N, F) float32 of every image in ``data`` from the frozen backbone.
+
+    Returns:
+        The features and facts about the run (``computed``, ``cached``, ``weights``, cache folder).
+    """
+    device = torch.device(device)
+    wid = weights_id(pretrained=pretrained, weights=weights, seed=seed)
+    keys = row_keys(data)
+    store = None
+    if cache is not None:
+        store = FeatureCache(cache, model=model, weights=wid, features=features, size=size)
+    found: dict[int, np.ndarray] = {}
+    if store is not None:
+        for i, k in enumerate(keys):
+            v = store.get(k)
+            if v is not None:
+                found[i] = v
+    todo = np.asarray([i for i in range(len(keys)) if i not in found], dtype=np.intp)
+    if len(todo):
+        torch.manual_seed(seed)  # random init is an explicit, seeded choice
+        net = create_backbone(model, pretrained=pretrained, weights=weights, features=features)
+        net = net.to(device).eval()
+        if device.type == "cuda":
+            net = net.to(memory_format=torch.channels_last)
+        loader = DataLoader(
+            _Rows(data, todo, size),
+            batch_size=batch_size,
+            num_workers=workers,
+            pin_memory=device.type == "cuda",
+        )
+        pos = 0
+        for x in tqdm(loader, desc=f"embed {model}", disable=not progress):
+            x = x.to(device, non_blocking=True)
+            if device.type == "cuda":
+                x = x.contiguous(memory_format=torch.channels_last)
+            with autocast(device):
+                f = net(x).float().cpu().numpy()
+            for j in range(len(f)):
+                row = int(todo[pos + j])
+                found[row] = f[j]
+                if store is not None:
+                    store.put(keys[row], f[j])
+            pos += len(f)
+    out = np.stack([found[i] for i in range(len(keys))]).astype(np.float32)
+    info = {
+        "model": model,
+        "weights": wid,
+        "features": features,
+        "size": size,
+        "computed": len(todo),
+        "cached": len(keys) - len(todo),
+        "cache": None if store is None else str(store.folder),
+    }
+    return out, info

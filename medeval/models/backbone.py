@@ -1,0 +1,112 @@
+"""A timm backbone chosen by name that maps images (B, 3, H, W) to pooled features (B, F).
+
+Weights: ``pretrained=True`` asks timm for the published weights (Hugging Face hub / torchvision
+URL); ``weights=PATH`` loads a local ``.pth``/``.safetensors`` file instead; ``pretrained=False``
+without ``weights`` is an explicit random initialisation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import timm
+import torch
+from torch import nn
+
+__all__ = ["FEATURES", "Backbone", "WeightsUnavailableError", "create_backbone", "weights_id"]
+
+# "head": timm's num_classes=0 output (for VGG the fc6/fc7 pre-logits, 4096-d);
+# "conv": global average pool of the last feature map (for VGG 512-d, ~10x fewer parameters).
+FEATURES = ("head", "conv")
+
+
+class WeightsUnavailableError(RuntimeError):
+    """Pretrained weights were asked for but cannot be had (offline, unknown file...)."""
+
+
+def _unavailable(name: str, why: str) -> WeightsUnavailableError:
+    return WeightsUnavailableError(
+        f"pretrained weights for {name!r} are not available: {why}. "
+        "Pass --weights PATH (a .pth/.safetensors state dict, e.g. model.weights=PATH in a "
+        "config) to load them from a local file, or pretrained=false "
+        "(model.pretrained=false) for an explicit random initialisation."
+    )
+
+
+class Backbone(nn.Module):
+    """timm model without classifier; ``forward(x (B,3,H,W)) -> (B, num_features)``."""
+
+    def __init__(self, model: nn.Module, *, features: str = "head") -> None:
+        super().__init__()
+        if features not in FEATURES:
+            raise ValueError(f"features must be one of {FEATURES}, got {features!r}")
+        self.model = model
+        self.features = features
+        if features == "conv":
+            # Drop the pre-logits block so its parameters neither train nor take memory.
+            self.model.reset_classifier(0)
+            if hasattr(self.model, "pre_logits"):
+                self.model.pre_logits = nn.Identity()
+            self.num_features = int(self.model.num_features)
+        else:
+            self.num_features = int(
+                getattr(self.model, "head_hidden_size", None) or self.model.num_features
+            )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.features == "conv":
+            return self.model.forward_features(x).float().mean(dim=(2, 3)).to(x.dtype)
+        return self.model(x)
+
+
+def weights_id(*, pretrained: bool, weights: str | Path | None, seed: int | None = None) -> str:
+    """A short text naming where the weights come from (part of the embedding cache key)."""
+    if weights is not None:
+        p = Path(weights)
+        st = p.stat()
+        return f"file:{p.resolve()}:{st.st_size}:{int(st.st_mtime)}"
+    return "pretrained" if pretrained else f"random:{seed}"
+
+
+def create_backbone(
+    name: str = "vgg16",
+    *,
+    pretrained: bool = False,
+    weights: str | Path | None = None,
+    features: str = "head",
+) -> Backbone:
+    """Create ``name`` from timm with ``num_classes=0``.
+
+    Args:
+        name: timm model name (``vgg16``, ``resnet18``...).
+        pretrained: load the published weights through timm (needs network or a warm cache).
+        weights: a local weights file; implies pretrained loading from that file.
+        features: ``"head"`` (timm pooled pre-logits) or ``"conv"`` (pooled last feature map).
+
+    Raises:
+        WeightsUnavailableError: pretrained weights asked for but not obtainable.
+        ValueError: unknown model name.
+    """
+    if name not in timm.list_models() and name not in timm.list_models(pretrained=True):
+        raise ValueError(f"unknown timm model {name!r} (see timm.list_models())")
+    if weights is not None:
+        path = Path(weights)
+        if not path.is_file():
+            raise _unavailable(name, f"weights file {str(path)!r} does not exist")
+        try:
+            model = timm.create_model(
+                name,
+                pretrained=True,
+                num_classes=0,
+                pretrained_cfg_overlay={"file": str(path), "hf_hub_id": None, "url": None},
+            )
+        except (RuntimeError, KeyError, ValueError, OSError) as exc:
+            raise _unavailable(name, f"cannot load {str(path)!r}: {exc}") from exc
+    elif pretrained:
+        try:
+            model = timm.create_model(name, pretrained=True, num_classes=0)
+        except Exception as exc:  # hub/URL errors have many types (offline, 404, SSL...)
+            raise _unavailable(name, f"{type(exc).__name__}: {exc}") from exc
+    else:
+        model = timm.create_model(name, pretrained=False, num_classes=0)
+    return Backbone(model, features=features)

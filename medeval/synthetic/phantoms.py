@@ -1,0 +1,121 @@
+"""Synthetic grayscale chest-radiograph phantoms with lesion subtypes of unequal difficulty.
+
+Every image: a bright thorax with two dark lung-field ellipses, ribs as faint stripes, blur-free
+Gaussian noise. The subconcepts (classes of the multiclass set; SPEC §4 makes the two largest the
+majority):
+
+* ``normal`` (majority): nothing else.
+* ``calcified granuloma`` (majority): one tiny, very bright, sharp dot in a lung.
+* ``large opacity`` (minority, common, easy): a big soft bright blob filling part of a lung.
+* ``small nodule`` (minority, medium): a small soft blob, dimmer than a granuloma.
+* ``faint diffuse`` (minority, rare, hard): a low-contrast reticular haze over one lung.
+
+The minority subconcept sizes follow the SPEC §4 ladder from the smallest majority class, so the
+task keeps them all. Patients hold 1–3 images of the same finding, so splits are group-level.
+THE DATA ARE SYNTHETIC: they test the pipeline, they say nothing about real radiographs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from medeval.datasets.base import LabelledData
+
+__all__ = ["SUBCONCEPTS", "make_phantoms", "render"]
+
+# name → share of the majority size (normal = 1.0); ladder m/2, m/4, m/8 from m = granuloma size.
+SUBCONCEPTS: dict[str, float] = {
+    "normal": 1.0,
+    "calcified granuloma": 0.5,
+    "large opacity": 0.25,
+    "small nodule": 0.125,
+    "faint diffuse": 0.0625,
+}
+
+
+def _grid(size: int) -> tuple[np.ndarray, np.ndarray]:
+    ax = (np.arange(size, dtype=np.float32) + 0.5) / size
+    return np.meshgrid(ax, ax, indexing="ij")  # (rows = y, cols = x) in [0, 1]
+
+
+def _blob(yy, xx, cy, cx, r) -> np.ndarray:
+    return np.exp(-(((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * r * r)))
+
+
+def _lung_point(rng: np.random.Generator, side: int) -> tuple[float, float]:
+    cx = 0.32 if side == 0 else 0.68
+    return 0.5 + rng.uniform(-0.15, 0.15), cx + rng.uniform(-0.07, 0.07)
+
+
+def render(label: str, size: int, rng: np.random.Generator) -> np.ndarray:
+    """One phantom (size, size) uint8 with the finding ``label`` drawn with ``rng``."""
+    yy, xx = _grid(size)
+    img = 0.75 * np.exp(-(((xx - 0.5) / 0.42) ** 6 + ((yy - 0.52) / 0.46) ** 6))
+    lungs = np.zeros_like(img)
+    for cx in (0.32, 0.68):
+        lungs = np.maximum(
+            lungs, np.exp(-((((xx - cx) / 0.14) ** 2 + ((yy - 0.5) / 0.3) ** 2) ** 2))
+        )
+    img = img - 0.45 * lungs
+    phase = rng.uniform(0, 2 * np.pi)
+    img += 0.04 * np.sin(2 * np.pi * 7 * yy + phase) * lungs  # ribs
+    side = int(rng.integers(2))
+    cy, cx = _lung_point(rng, side)
+    if label == "calcified granuloma":
+        img += 0.55 * _blob(yy, xx, cy, cx, 0.018)
+    elif label == "large opacity":
+        img += 0.35 * _blob(yy, xx, cy, cx, rng.uniform(0.09, 0.13))
+    elif label == "small nodule":
+        img += 0.22 * _blob(yy, xx, cy, cx, rng.uniform(0.03, 0.045))
+    elif label == "faint diffuse":
+        lung = np.exp(
+            -(((xx - (0.32 if side == 0 else 0.68)) / 0.14) ** 2 + ((yy - 0.5) / 0.3) ** 2)
+        )
+        texture = np.sin(2 * np.pi * 11 * (xx + yy) + rng.uniform(0, 6.3)) ** 2
+        img += 0.07 * lung * texture
+    elif label != "normal":
+        raise ValueError(f"unknown phantom finding {label!r}")
+    img += rng.normal(0.0, 0.05, size=img.shape)
+    return (np.clip(img, 0.0, 1.0) * 255).round().astype(np.uint8)
+
+
+def make_phantoms(
+    n_normal: int = 240, *, size: int = 48, seed: int = 0, max_per_patient: int = 3
+) -> LabelledData:
+    """A multiclass phantom set: ``n_normal`` normal images and the other findings in ratio.
+
+    Args:
+        n_normal: images of the largest class; the others follow :data:`SUBCONCEPTS`.
+        size: image side in pixels.
+        seed: everything (counts per patient, geometry, noise) follows from it.
+        max_per_patient: each patient holds 1..max images of one finding.
+
+    Returns:
+        ``LabelledData`` (source ``"synthetic"``) with ``images`` (N, size, size) uint8,
+        ``labels``, ``groups`` (patient ids) and ``meta["synthetic"] = True``.
+    """
+    if n_normal < 16 * 9:
+        raise ValueError("n_normal must be >= 144 so the rarest finding keeps > 8 images")
+    rng = np.random.default_rng(seed)
+    labels, groups, images = [], [], []
+    patient = 0
+    for label, share in SUBCONCEPTS.items():
+        left = round(n_normal * share)
+        while left > 0:
+            k = min(left, int(rng.integers(1, max_per_patient + 1)))
+            for _ in range(k):
+                labels.append(label)
+                groups.append(f"P{patient:05d}")
+                images.append(render(label, size, rng))
+            patient += 1
+            left -= k
+    n = len(labels)
+    return LabelledData(
+        labels=np.asarray(labels),
+        source="synthetic",
+        name="synthetic-cxr",
+        images=np.stack(images),
+        groups=np.asarray(groups),
+        ids=np.asarray([f"img{i:05d}" for i in range(n)]),
+        meta={"synthetic": True, "size": size, "seed": seed},
+    )

@@ -1,0 +1,1 @@
+"""Training the two-headed image model: config, loop, checkpoints, calibration, DDP, summary."""

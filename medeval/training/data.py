@@ -1,0 +1,89 @@
+"""From the ``data`` section of a config to a binary task with images, and its data loaders."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+from torch.utils.data.distributed import DistributedSampler
+
+from medeval.datasets import DataError, load
+from medeval.datasets.images import ImageDataset, default_transform
+from medeval.tasks import make_binary_task
+from medeval.tasks.binary import BinaryTask
+from medeval.training.distributed import DistInfo
+
+__all__ = ["build_task", "make_loader", "part_dataset"]
+
+
+def build_task(data_cfg: dict) -> BinaryTask:
+    """Load the data set named by ``data_cfg`` and make its SPEC §4 binary task.
+
+    Raises:
+        DataError: the task is rejected (§4.5) or carries no images.
+    """
+    source = data_cfg["source"]
+    if source == "synthetic":
+        from medeval.synthetic import make_phantoms
+
+        syn = data_cfg.get("synthetic") or {}
+        data = make_phantoms(
+            int(syn.get("n_normal", 240)),
+            size=int(syn.get("size", 48)),
+            seed=int(syn.get("seed", 0)),
+        )
+    else:
+        data = load(
+            source,
+            data_cfg.get("path"),
+            name=data_cfg.get("dataset"),
+            **(data_cfg.get("options") or {}),
+        )
+    if data.kind not in ("image", "array_image"):
+        raise DataError(
+            f"{data.source}/{data.name}: no images (kind {data.kind!r}); "
+            "use python -m medeval.embed for text or tables"
+        )
+    return make_binary_task(data, seed=int(data_cfg.get("task_seed", 0))).require_kept()
+
+
+def part_dataset(task: BinaryTask, idx: np.ndarray, image_size: int) -> Dataset:
+    """Rows ``idx`` as ``(image (3, S, S), y, subconcept)`` items, ImageNet-normalised."""
+    return ImageDataset.from_task(task, idx, transform=default_transform(image_size))
+
+
+def _seed_worker(worker_id: int) -> None:
+    seed = torch.initial_seed() % 2**32
+    np.random.seed(seed)  # noqa: NPY002 - third-party transforms may use the global state
+
+
+def make_loader(
+    dataset: Dataset,
+    *,
+    batch_size: int,
+    workers: int,
+    shuffle: bool,
+    seed: int,
+    cuda: bool,
+    dist_info: DistInfo | None = None,
+) -> DataLoader:
+    """A loader whose order depends only on ``seed`` and the sampler's epoch."""
+    sampler = None
+    if shuffle:
+        # One sampler for one or many processes: call ``loader.sampler.set_epoch(k)`` so that
+        # epoch k has the same order in an uninterrupted and a resumed run.
+        info = dist_info or DistInfo()
+        sampler = DistributedSampler(
+            dataset, num_replicas=info.world_size, rank=info.rank, shuffle=True, seed=seed
+        )
+    return DataLoader(
+        dataset,
+        batch_size=batch_size,
+        sampler=sampler,
+        num_workers=workers,
+        pin_memory=cuda,
+        persistent_workers=workers > 0,
+        worker_init_fn=_seed_worker if workers > 0 else None,
+        generator=torch.Generator().manual_seed(seed),
+        drop_last=False,
+    )

@@ -1,0 +1,279 @@
+"""Training one split: epochs with early stopping on validation BA, checkpoints, resume.
+
+Files in the split folder: ``checkpoints/epoch_<k>.pt`` (full state), ``checkpoints/last.pt``
+(same as the newest epoch), ``checkpoints/best.pt`` (model weights at the best validation BA),
+``log.csv`` (one row per epoch). After training, :mod:`medeval.training.finish` calibrates,
+predicts and evaluates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from sklearn.metrics import balanced_accuracy_score
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+from tqdm import tqdm
+
+from medeval import atomic
+from medeval.models import TwoHeadModel, build_model
+from medeval.splits import Split
+from medeval.tasks.binary import BinaryTask
+from medeval.training.checkpoint import load_checkpoint, prune_epochs, save_checkpoint
+from medeval.training.data import make_loader, part_dataset
+from medeval.training.distributed import DistInfo, barrier, broadcast_float
+
+__all__ = ["Outputs", "autocast", "create_model", "predict", "resolve_device", "train_split"]
+
+
+def resolve_device(name: str, dist_info: DistInfo | None = None) -> torch.device:
+    """``auto`` → ``cuda:<local rank>`` when CUDA is available, else ``cpu``."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(name)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", dist_info.local_rank if dist_info else 0)
+    return device
+
+
+def autocast(device: torch.device) -> contextlib.AbstractContextManager:
+    """bf16 autocast on CUDA; plain float32 elsewhere."""
+    if device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def create_model(cfg: dict, n_subconcepts: int, device: torch.device) -> TwoHeadModel:
+    """The configured model on ``device`` (channels_last on CUDA)."""
+    m = cfg["model"]
+    model = build_model(
+        m["backbone"],
+        n_subconcepts,
+        pretrained=bool(m["pretrained"]),
+        weights=m["weights"],
+        features=m["features"],
+        dropout=float(m["dropout"]),
+    ).to(device)
+    if device.type == "cuda":
+        model = model.to(memory_format=torch.channels_last)
+    return model
+
+
+@dataclass
+class Outputs:
+    """Model outputs on one part: binary logits (N,), subconcept logits (N, S), targets."""
+
+    logit: np.ndarray
+    sub_logits: np.ndarray
+    y: np.ndarray
+    subconcept: np.ndarray
+
+
+@torch.no_grad()
+def predict(model: nn.Module, loader, device: torch.device, *, progress: bool = False) -> Outputs:
+    """Run ``model`` in eval mode over ``loader`` (no shuffling); float32 outputs on the CPU."""
+    model.eval()
+    logits, subs, ys, scs = [], [], [], []
+    for x, y, sc in tqdm(loader, desc="predict", leave=False, disable=not progress):
+        x = x.to(device, non_blocking=True)
+        if device.type == "cuda":
+            x = x.contiguous(memory_format=torch.channels_last)
+        with autocast(device):
+            logit, sub = model(x)
+        logits.append(logit.float().cpu())
+        subs.append(sub.float().cpu())
+        ys.append(y)
+        scs.append(sc)
+    return Outputs(
+        torch.cat(logits).numpy(),
+        torch.cat(subs).numpy(),
+        torch.cat(ys).numpy(),
+        torch.cat(scs).numpy(),
+    )
+
+
+def _balanced_accuracy(y: np.ndarray, logit: np.ndarray, threshold: float) -> float:
+    if len(np.unique(y)) < 2:
+        return math.nan
+    return float(balanced_accuracy_score(y, (1 / (1 + np.exp(-logit)) >= threshold).astype(int)))
+
+
+def _loss_fn(cfg: dict, task: BinaryTask, train_idx: np.ndarray, device: torch.device) -> Callable:
+    """Weighted sum of binary BCE and subconcept CE; class-balanced weights when configured."""
+    t = cfg["train"]
+    wb, ws = float(t["loss_weights"]["binary"]), float(t["loss_weights"]["subconcept"])
+    pos_weight, class_weight = None, None
+    if t["class_balanced"]:
+        y = task.y[train_idx]
+        pos_weight = torch.tensor([(y == 0).sum() / max((y == 1).sum(), 1)], device=device)
+        counts = task.train_counts(train_idx).astype(np.float64)
+        w = np.where(counts > 0, counts.sum() / (len(counts) * np.maximum(counts, 1)), 0.0)
+        class_weight = torch.tensor(w, dtype=torch.float32, device=device)
+
+    def loss(logit, sub, y, sc):
+        lb = F.binary_cross_entropy_with_logits(logit.float(), y.float(), pos_weight=pos_weight)
+        ls = F.cross_entropy(sub.float(), sc, weight=class_weight)
+        return wb * lb + ws * ls, lb.detach(), ls.detach()
+
+    return loss
+
+
+def _state(model: nn.Module) -> dict:
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def train_split(
+    cfg: dict,
+    task: BinaryTask,
+    split: Split,
+    folder: Path,
+    *,
+    device: torch.device,
+    dist_info: DistInfo | None = None,
+    resume: bool = False,
+    log: Callable[[str], None] = print,
+) -> Path:
+    """Train on ``split["train"]``, early-stop on ``split["validation"]`` BA.
+
+    Returns:
+        Path of ``checkpoints/best.pt`` (model weights of the best epoch).
+    """
+    info = dist_info or DistInfo()
+    t = cfg["train"]
+    folder = Path(folder)
+    ckpt_dir = folder / "checkpoints"
+    base_seed = int(t["seed"]) * 1_000_003 + int(split.seed)
+    torch.manual_seed(base_seed)  # same initial weights on every rank
+    model = create_model(cfg, len(task.subconcepts), device)
+    opt = torch.optim.AdamW(
+        model.parameters(), lr=float(t["lr"]), weight_decay=float(t["weight_decay"])
+    )
+    state = {"epoch": 0, "best_ba": -math.inf, "best_epoch": 0, "bad_epochs": 0, "log": []}
+    last = ckpt_dir / "last.pt"
+    if resume and last.is_file():
+        ck = load_checkpoint(last)
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["optimizer"])
+        state = ck["state"]
+        log(f"split {split.seed}: resuming after epoch {state['epoch']}")
+    train_model: nn.Module = model
+    if info.enabled:
+        train_model = DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None
+        )
+    cuda = device.type == "cuda"
+    size, bs, workers = int(t["image_size"]), int(t["batch_size"]), int(t["workers"])
+    train_loader = make_loader(
+        part_dataset(task, split["train"], size),
+        batch_size=bs,
+        workers=workers,
+        shuffle=True,
+        seed=base_seed,
+        cuda=cuda,
+        dist_info=info,
+    )
+    val_loader = make_loader(
+        part_dataset(task, split["validation"], size),
+        batch_size=bs,
+        workers=workers,
+        shuffle=False,
+        seed=base_seed,
+        cuda=cuda,
+    )
+    loss_fn = _loss_fn(cfg, task, split["train"], device)
+    max_steps = int(t["max_steps_per_epoch"])
+    epochs, patience = int(t["epochs"]), int(t["patience"])
+    while state["epoch"] < epochs and state["bad_epochs"] < patience:
+        epoch = state["epoch"] + 1
+        torch.manual_seed(base_seed + epoch)  # dropout etc.: same in a resumed run
+        train_loader.sampler.set_epoch(epoch)
+        train_model.train()
+        sums = np.zeros(3)
+        n_seen, data_s, start = 0, 0.0, time.perf_counter()
+        total = len(train_loader) if max_steps <= 0 else min(max_steps, len(train_loader))
+        bar = tqdm(
+            total=total,
+            desc=f"split {split.seed} epoch {epoch}",
+            leave=False,
+            disable=not info.is_main,
+        )
+        it = iter(train_loader)
+        for _ in range(total):
+            t0 = time.perf_counter()
+            x, y, sc = next(it)
+            x, y, sc = x.to(device, non_blocking=True), y.to(device), sc.to(device)
+            if cuda:
+                x = x.contiguous(memory_format=torch.channels_last)
+            data_s += time.perf_counter() - t0
+            with autocast(device):
+                logit, sub = train_model(x)
+            loss, lb, ls = loss_fn(logit, sub, y, sc)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sums += np.array([loss.item(), lb.item(), ls.item()]) * len(y)
+            n_seen += len(y)
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+        bar.close()
+        del it
+        seconds = time.perf_counter() - start
+        val_ba = math.nan
+        if info.is_main:
+            out = predict(model, val_loader, device)
+            val_ba = _balanced_accuracy(out.y, out.logit, float(cfg["evaluation"]["threshold"]))
+        val_ba = broadcast_float(val_ba, info, device)
+        score = -math.inf if math.isnan(val_ba) else val_ba
+        improved = score > state["best_ba"] or state["best_epoch"] == 0
+        if improved:
+            state.update(best_ba=score, best_epoch=epoch, bad_epochs=0)
+        else:
+            state["bad_epochs"] += 1
+        state["epoch"] = epoch
+        means = sums / max(n_seen, 1)
+        state["log"].append(
+            {
+                "epoch": epoch,
+                "loss": means[0],
+                "binary_loss": means[1],
+                "subconcept_loss": means[2],
+                "val_ba": val_ba,
+                "best": improved,
+                "seconds": round(seconds, 3),
+                "images_per_s": round(n_seen * info.world_size / max(seconds, 1e-9), 2),
+                "data_share": round(data_s / max(seconds, 1e-9), 4),
+            }
+        )
+        if info.is_main:
+            if improved:
+                save_checkpoint(ckpt_dir / "best.pt", {"model": _state(model), "epoch": epoch})
+            full = {"model": _state(model), "optimizer": opt.state_dict(), "state": state}
+            buf = io.BytesIO()
+            torch.save(full, buf)
+            atomic.write_bytes(ckpt_dir / f"epoch_{epoch}.pt", buf.getvalue())
+            atomic.write_bytes(last, buf.getvalue())
+            prune_epochs(ckpt_dir, int(t["keep_checkpoints"]))
+            frame = pd.DataFrame(state["log"])
+            atomic.write_text(folder / "log.csv", frame.to_csv(index=False))
+            log(
+                f"split {split.seed} epoch {epoch}: loss {means[0]:.4f}, val BA {val_ba:.3f}"
+                f"{' (best)' if improved else ''}, {state['log'][-1]['images_per_s']:.1f} img/s, "
+                f"data {state['log'][-1]['data_share']:.0%}"
+            )
+        barrier(info)
+    if state["bad_epochs"] >= patience and info.is_main:
+        log(
+            f"split {split.seed}: early stop after epoch {state['epoch']} "
+            f"(best epoch {state['best_epoch']}, val BA {state['best_ba']:.3f})"
+        )
+    return ckpt_dir / "best.pt"

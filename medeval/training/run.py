@@ -1,0 +1,91 @@
+"""A whole run: task → patient-level splits → train/calibrate/evaluate each split → summary.
+
+Run folder: ``config.yaml`` (resolved), ``splits.csv`` (manifest), ``split_<seed>/`` (see
+:mod:`.loop` and :mod:`.finish`), ``summary.json``/``summary.csv``/``report.md``. A split whose
+``metrics.json`` exists is finished; ``resume=True`` skips it and continues an unfinished one
+from ``checkpoints/last.pt``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from medeval import atomic
+from medeval.splits import patient_splits, read_manifest, write_manifest
+from medeval.training.config import dump
+from medeval.training.data import build_task
+from medeval.training.distributed import DistInfo, barrier, cleanup, init_distributed
+from medeval.training.finish import evaluate_checkpoint
+from medeval.training.loop import resolve_device, train_split
+from medeval.training.summary import summarize_run
+
+__all__ = ["default_run_folder", "run_training"]
+
+
+def default_run_folder(cfg: dict) -> Path:
+    return Path("runs") / f"{cfg['name']}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def _seeds(cfg: dict) -> list[int]:
+    s = cfg["splits"]
+    return [int(x) for x in s["seeds"]] if s.get("seeds") is not None else list(range(int(s["n"])))
+
+
+def run_training(
+    cfg: dict, out: str | Path, *, resume: bool = False, log: Callable[[str], None] = print
+) -> dict:
+    """Train, calibrate and evaluate every split of ``cfg`` into run folder ``out``.
+
+    Under ``torchrun`` every rank trains (DDP) and rank 0 writes the files.
+
+    Returns:
+        The run summary (see :func:`medeval.training.summary.summarize_run`); ``{}`` on ranks > 0.
+    """
+    out = Path(out)
+    want = cfg["train"]["device"]
+    cuda = (want == "auto" and torch.cuda.is_available()) or str(want).startswith("cuda")
+    info: DistInfo = init_distributed(cuda=cuda)
+    say = log if info.is_main else (lambda _msg: None)
+    try:
+        device = resolve_device(want, info)
+        torch.manual_seed(int(cfg["train"]["seed"]))
+        task = build_task(cfg["data"])
+        manifest = out / "splits.csv"
+        if resume and manifest.is_file():
+            splits = read_manifest(manifest, task)
+        else:
+            splits = patient_splits(task, seeds=_seeds(cfg), fractions=(0.6, 0.15, 0.1, 0.15))
+            if info.is_main:
+                atomic.write_text(out / "config.yaml", dump(cfg))
+                write_manifest(manifest, task, splits)
+        say(
+            f"{task.source}/{task.name}: {len(task)} images, {len(task.subconcepts)} subconcepts, "
+            f"{len(splits)} split(s); device {device}"
+            f"{f', {info.world_size} processes (DDP)' if info.enabled else ''}; run folder {out}"
+        )
+        for split in splits:
+            folder = out / f"split_{split.seed}"
+            if (folder / "metrics.json").is_file():
+                if not resume:
+                    raise FileExistsError(f"{folder} is finished; use --resume or another --out")
+                say(f"split {split.seed}: finished earlier, skipped")
+                continue
+            best = train_split(
+                cfg, task, split, folder, device=device, dist_info=info, resume=resume, log=say
+            )
+            if info.is_main:
+                ev, calib = evaluate_checkpoint(cfg, task, split, best, folder, device=device)
+                sc = ev.scores
+                say(
+                    f"split {split.seed}: test BA {sc['BA']:.3f}, pBA {sc['pBA']:.3f}, "
+                    f"wBA {sc['wBA']:.3f}; subconcept ECE {calib['ece_test_before']:.3f} -> "
+                    f"{calib['ece_test_after']:.3f} (T = {calib['temperature']:.2f})"
+                )
+            barrier(info)
+        return summarize_run(out) if info.is_main else {}
+    finally:
+        cleanup(info)

@@ -1,0 +1,69 @@
+"""Backbones by name, the two heads, local weights and the clear error for missing weights."""
+
+import pytest
+import torch
+
+from medeval.models import WeightsUnavailableError, build_model, create_backbone
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch):
+    # No network here: make the hub fail at once instead of retrying for a minute.
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    torch.set_num_threads(1)
+
+
+@pytest.mark.parametrize(
+    ("name", "features", "width"), [("vgg11", "conv", 512), ("resnet18", "head", 512)]
+)
+def test_two_heads_shapes(name, features, width):
+    torch.manual_seed(0)
+    model = build_model(name, 5, pretrained=False, features=features)
+    assert model.backbone.num_features == width
+    logit, sub = model(torch.randn(3, 3, 32, 32))
+    assert logit.shape == (3,)
+    assert sub.shape == (3, 5)
+
+
+def test_vgg_head_features_are_pre_logits():
+    backbone = create_backbone("vgg11", pretrained=False, features="head")
+    assert backbone.num_features == 4096  # timm num_classes=0 keeps fc6/fc7 as pre-logits
+
+
+def test_conv_features_drop_the_pre_logits_block():
+    backbone = create_backbone("vgg11", pretrained=False, features="conv")
+    assert not any(k.startswith("model.pre_logits") for k in backbone.state_dict())
+
+
+def test_local_weights_file_is_loaded(tmp_path):
+    torch.manual_seed(1)
+    source = create_backbone("resnet18", pretrained=False, features="head")
+    path = tmp_path / "resnet18.pth"
+    torch.save(source.model.state_dict(), path)
+    torch.manual_seed(2)
+    loaded = create_backbone("resnet18", weights=path, features="head")
+    for (k, a), b in zip(
+        source.model.state_dict().items(), loaded.model.state_dict().values(), strict=True
+    ):
+        assert torch.equal(a, b), k
+
+
+def test_missing_weights_file_says_how_to_supply_weights(tmp_path):
+    with pytest.raises(WeightsUnavailableError, match=r"--weights PATH.*pretrained=false"):
+        create_backbone("resnet18", weights=tmp_path / "absent.pth")
+
+
+def test_unreachable_pretrained_weights_give_a_clear_error():
+    with pytest.raises(WeightsUnavailableError, match=r"resnet18.*--weights PATH"):
+        create_backbone("resnet18", pretrained=True)
+
+
+def test_unknown_model_and_bad_options():
+    with pytest.raises(ValueError, match="unknown timm model"):
+        create_backbone("no_such_net")
+    with pytest.raises(ValueError, match="features"):
+        create_backbone("resnet18", features="middle")
+    with pytest.raises(ValueError, match="at least 2 subconcepts"):
+        build_model("resnet18", 1)

@@ -1,0 +1,126 @@
+"""python -m medeval.embed: cached image features, text embeddings, then the forest protocol."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from medeval.embed import main
+from medeval.embeddings import embed_images, embed_text
+from medeval.synthetic import make_phantoms
+
+SMALL = [
+    "--source",
+    "synthetic",
+    "--option",
+    "n_normal=144",
+    "--option",
+    "size=16",
+    "--model",
+    "vgg11",
+    "--features",
+    "conv",
+    "--size",
+    "16",
+    "--random-init",
+]
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    torch.set_num_threads(1)
+
+
+def test_image_features_are_cached_by_model_weights_size(tmp_path):
+    data = make_phantoms(144, size=16, seed=0).subset(np.arange(20))
+    kw = {
+        "model": "vgg11",
+        "pretrained": False,
+        "features": "conv",
+        "size": 16,
+        "cache": tmp_path,
+        "progress": False,
+    }
+    x1, info1 = embed_images(data, **kw)
+    x2, info2 = embed_images(data, **kw)
+    assert x1.shape == (20, 512)
+    assert (info1["computed"], info2["computed"], info2["cached"]) == (20, 0, 20)
+    np.testing.assert_array_equal(x1, x2)
+    _, info3 = embed_images(data, **{**kw, "size": 24})  # another size: another cache folder
+    assert info3["computed"] == 20 and info3["cache"] != info1["cache"]
+    _, info4 = embed_images(data, **{**kw, "seed": 1})  # another random init: other weights
+    assert info4["computed"] == 20
+
+
+def test_file_images_are_keyed_by_file(tmp_path):
+    from PIL import Image
+
+    from medeval.datasets.base import LabelledData
+
+    files = []
+    for i in range(3):
+        p = tmp_path / f"im{i}.png"
+        Image.fromarray(np.full((20, 20), 40 * i, dtype=np.uint8)).save(p)
+        files.append(str(p))
+    data = LabelledData(labels=np.array(["a", "b", "c"]), source="t", name="t", files=files)
+    kw = {
+        "model": "vgg11",
+        "pretrained": False,
+        "features": "conv",
+        "size": 16,
+        "cache": tmp_path / "c",
+        "progress": False,
+    }
+    x1, _ = embed_images(data, **kw)
+    Image.fromarray(np.full((20, 20), 255, dtype=np.uint8)).save(files[0])  # file changes
+    x2, info = embed_images(data, **kw)
+    assert info["computed"] == 1
+    assert not np.array_equal(x1[0], x2[0]) and np.array_equal(x1[1:], x2[1:])
+
+
+def test_cli_writes_the_collection_table_and_runs_the_benchmark(tmp_path, capsys):
+    out = tmp_path / "collection"
+    args = [
+        *SMALL,
+        "--out",
+        str(out),
+        "--cache",
+        str(tmp_path / "cache"),
+        "--quiet",
+        "--benchmark-args",
+        f"--max-splits 1 --methods none --n-estimators 10 "
+        f"--no-analyze --quiet --out {tmp_path / 'bench'}",
+    ]
+    assert main(args) == 0
+    table = pd.read_parquet(out / "synthetic-cxr.parquet")
+    assert {"label", "group"} <= set(table.columns)
+    assert table.shape[1] == 512 + 2
+    assert set(table["label"]) == {
+        "normal",
+        "calcified granuloma",
+        "large opacity",
+        "small nodule",
+        "faint diffuse",
+    }
+    meta = json.loads((out / "synthetic-cxr.embedding.json").read_text())
+    assert meta["weights"] == "random:0"
+    assert any((tmp_path / "bench").rglob("*.json"))
+
+
+def test_cli_rejects_random_init_with_weights(tmp_path, capsys):
+    assert main([*SMALL, "--weights", "x.pth", "--out", str(tmp_path)]) == 2
+    assert "exclude" in capsys.readouterr().err
+
+
+def test_text_tfidf_and_sentence_model():
+    texts = [f"word{i % 7} common text number {i} and more {i % 3}" for i in range(30)]
+    x, used = embed_text(texts, model="tfidf", n_components=8)
+    assert x.shape == (30, 8) and used == "tfidf"
+    x2, _ = embed_text(texts, model="tfidf", n_components=8)
+    np.testing.assert_array_equal(x, x2)
+    y, used = embed_text(texts[:4], model="all-MiniLM-L6-v2")
+    assert y.shape == (4, 384) and used == "all-MiniLM-L6-v2"
+    z, used = embed_text(texts, model="/no/such/model", n_components=8)
+    assert z.shape == (30, 8) and used.startswith("tfidf (sentence-transformers model")

@@ -1,0 +1,47 @@
+"""python -m medeval.train: the CLI around the training run."""
+
+import pytest
+import torch
+
+from medeval.train import main
+
+from .training.conftest import TINY
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(monkeypatch):
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    torch.set_num_threads(1)
+
+
+def test_runs_and_prints_the_headline_table(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["--out", str(out), *TINY, "train.epochs=1"]) == 0
+    text = capsys.readouterr().out
+    assert "SYNTHETIC" in text
+    assert "RANDOMLY INITIALISED" in text
+    for score in ("BA", "wBA", "pBA", "pAUC"):
+        assert f"\n{score} " in text
+    assert f"run folder: {out}" in text
+    assert (out / "summary.csv").is_file()
+
+
+def test_bad_override_is_a_clear_error(tmp_path, capsys):
+    assert main(["--out", str(tmp_path), "train.epoch=3"]) == 2
+    assert "unknown config key 'train.epoch'" in capsys.readouterr().err
+
+
+def test_unavailable_pretrained_weights_exit_2_with_advice(tmp_path, capsys):
+    code = main(
+        ["--out", str(tmp_path / "r"), *TINY, "model.backbone=resnet18", "model.pretrained=true"]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--weights PATH" in err and "pretrained=false" in err
+
+
+def test_missing_weights_file(tmp_path, capsys):
+    assert main(["--out", str(tmp_path / "r"), *TINY, "--weights", str(tmp_path / "no.pth")]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -1,0 +1,110 @@
+"""A whole (tiny) run: files of the run folder, exact resume, re-evaluation with --run."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from medeval.evaluate import main as evaluate_main
+from medeval.splits import read_manifest
+from medeval.training.checkpoint import load_checkpoint
+from medeval.training.data import build_task
+from medeval.training.run import run_training
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    from medeval.training.config import SYNTHETIC, load_config
+
+    from .conftest import TINY
+
+    torch.set_num_threads(1)
+    cfg = load_config(None, TINY, preset=SYNTHETIC)
+    out = tmp_path_factory.mktemp("run")
+    summary = run_training(cfg, out, log=lambda _m: None)
+    return cfg, out, summary
+
+
+def test_run_folder_holds_everything(finished):
+    cfg, out, summary = finished
+    split = out / "split_0"
+    for name in ("config.yaml", "splits.csv", "summary.json", "summary.csv", "report.md"):
+        assert (out / name).is_file(), name
+    for name in ("epoch_1.pt", "epoch_2.pt", "last.pt", "best.pt"):
+        assert (split / "checkpoints" / name).is_file(), name
+    for name in (
+        "log.csv",
+        "predictions.csv",
+        "train_sizes.json",
+        "calibration.json",
+        "metrics.json",
+        "per_subconcept.csv",
+        "subconcepts.png",
+    ):
+        assert (split / name).is_file(), name
+    log = pd.read_csv(split / "log.csv")
+    assert list(log["epoch"]) == [1, 2]
+    assert {"loss", "val_ba", "images_per_s", "data_share"} <= set(log.columns)
+    preds = pd.read_csv(split / "predictions.csv")
+    task = build_task(cfg["data"])
+    (manifest,) = read_manifest(out / "splits.csv", task)
+    assert len(preds) == len(manifest["test"])
+    q = preds[[f"q_{n}" for n in task.subconcept_names]].to_numpy()
+    np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-6)
+    assert set(summary["scores"]) == {"BA", "wBA", "pBA", "F1", "wF1", "pF1", "AUC", "wAUC", "pAUC"}
+    report = (out / "report.md").read_text()
+    assert "SYNTHETIC" in report and "randomly initialised" in report and "ECE" in report
+    calib = json.loads((split / "calibration.json").read_text())
+    assert calib["temperature"] > 0
+
+
+def test_parts_are_patient_disjoint_60_15_10_15(finished):
+    _, out, _ = finished
+    frame = pd.read_csv(out / "splits.csv")
+    assert frame.groupby("group")["part"].nunique().max() == 1
+    share = frame["part"].value_counts(normalize=True)
+    assert share["train"] == pytest.approx(0.6, abs=0.06)
+    assert share["calibration"] == pytest.approx(0.1, abs=0.05)
+
+
+def test_evaluate_run_reproduces_the_metrics(finished, capsys):
+    _, out, summary = finished
+    before = json.loads((out / "split_0" / "metrics.json").read_text())
+    assert evaluate_main(["--run", str(out), "--quiet"]) == 0
+    after = json.loads((out / "split_0" / "metrics.json").read_text())
+    assert after["scores"] == before["scores"]
+    assert after["intervals"] == before["intervals"]
+    again = json.loads((out / "summary.json").read_text())
+    assert again["scores"]["pBA"]["mean"] == pytest.approx(summary["scores"]["pBA"]["mean"])
+
+
+def test_finished_run_is_not_overwritten_and_resume_skips_it(finished):
+    cfg, out, _ = finished
+    with pytest.raises(FileExistsError, match="--resume"):
+        run_training(cfg, out, log=lambda _m: None)
+    messages = []
+    run_training(cfg, out, resume=True, log=messages.append)
+    assert any("finished earlier, skipped" in m for m in messages)
+
+
+def test_resume_after_interruption_equals_uninterrupted(tiny_config, tmp_path):
+    straight = tmp_path / "straight"
+    run_training(tiny_config, straight, log=lambda _m: None)
+    broken = tmp_path / "broken"
+    first = {**tiny_config, "train": {**tiny_config["train"], "epochs": 1}}
+    run_training(first, broken, log=lambda _m: None)
+    # Simulate an interruption after epoch 1: the split has its checkpoints but no results.
+    for name in ("metrics.json", "predictions.csv"):
+        (broken / "split_0" / name).unlink()
+    messages = []
+    run_training(tiny_config, broken, resume=True, log=messages.append)
+    assert any("resuming after epoch 1" in m for m in messages)
+    a = load_checkpoint(straight / "split_0" / "checkpoints" / "last.pt")
+    b = load_checkpoint(broken / "split_0" / "checkpoints" / "last.pt")
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k
+    pa = pd.read_csv(straight / "split_0" / "predictions.csv")
+    pb = pd.read_csv(broken / "split_0" / "predictions.csv")
+    pd.testing.assert_frame_equal(pa, pb)
