@@ -139,6 +139,7 @@ class Unit:
     seed: int
     n_estimators: int
     out: str
+    cost: int = 1  # relative cost for the progress bar's ETA (the data set's bytes on disk)
 
 
 @dataclass
@@ -178,11 +179,21 @@ def plan_units(
     for name in order:
         if not force and known.get(name, {}).get("kept") is False:
             continue
+        cost = max(collection.file_size(name), 1)
         for k in splits:
             todo = methods if force else store.missing(name, methods, k)
             if todo:
                 units.append(
-                    Unit(collection, name, int(k), tuple(todo), seed, n_estimators, str(store.root))
+                    Unit(
+                        collection,
+                        name,
+                        int(k),
+                        tuple(todo),
+                        seed,
+                        n_estimators,
+                        str(store.root),
+                        cost * len(todo),
+                    )
                 )
     return units
 
@@ -306,6 +317,9 @@ def run_grid(
 ) -> list[UnitResult]:
     """Run the units; results arrive in completion order behind a tqdm bar with ETA.
 
+    The bar advances by each unit's ``cost`` (bytes of its data set × methods), not by unit
+    count: small sets run first, so a count-based ETA would be far too optimistic.
+
     Args:
         jobs: worker processes (loky) or local Dask workers when no ``scheduler`` is given.
         backend: ``"loky"`` (joblib) or ``"dask"`` (Dask distributed).
@@ -316,12 +330,20 @@ def run_grid(
     if not units:
         return []
     runner = _run_dask if backend == "dask" else _run_loky
+    cost = {(u.dataset, u.split): u.cost for u in units}
     results = []
-    with tqdm(total=len(units), desc="benchmark", unit="fold", disable=not progress) as bar:
+    fmt = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]"
+    with tqdm(
+        total=sum(cost.values()), desc="benchmark", bar_format=fmt, disable=not progress
+    ) as bar:
         for res in runner(units, jobs, scheduler):
             results.append(res)
-            bar.set_postfix_str(f"{res.dataset} {res.split} {res.status}", refresh=False)
-            bar.update(1)
+            bar.set_postfix_str(
+                f"{len(results)}/{len(units)} folds; last {res.dataset} split {res.split} "
+                f"{res.status}",
+                refresh=False,
+            )
+            bar.update(cost[(res.dataset, res.split)])
     return results
 
 

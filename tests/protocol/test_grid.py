@@ -1,7 +1,5 @@
 """The (data set, split) grid: planning, folder collections, joblib and Dask backends."""
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -65,14 +63,10 @@ def test_results_do_not_depend_on_jobs(tmp_path, keel, local_run):
 def test_dask_local_cluster_gives_the_same_records(tmp_path, keel, local_run):
     from distributed import LocalCluster
 
-    with warnings.catch_warnings():
-        # distributed's own shutdown can report "unclosed" sockets/comm as ResourceWarning /
-        # RuntimeWarning from its worker threads; nothing in medeval triggers them.
-        warnings.simplefilter("ignore", ResourceWarning)
-        with LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster:
-            store = _run(tmp_path, keel, backend="dask", scheduler=cluster.scheduler_address)
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        store = _run(tmp_path, keel, backend="dask", scheduler=cluster.scheduler_address)
     assert _strip(store.records()) == _strip(local_run.records())
 
 
@@ -115,20 +109,25 @@ def test_folder_collection_errors(tmp_path):
         resolve_collection(str(tmp_path))
 
 
-def test_unit_errors_are_reported_not_raised(tmp_path):
-    pd.DataFrame({"label": ["a", "b"] * 20, "x": ["?"] * 40}).to_csv(
-        tmp_path / "bad.csv", index=False
+def test_rejected_sets_are_recorded_and_skipped_and_errors_reported(tmp_path):
+    pd.DataFrame({"label": ["a", "b"] * 20, "x": np.arange(40.0)}).to_csv(
+        tmp_path / "two.csv", index=False
+    )
+    pd.DataFrame({"label": ["a", "b", "c"] * 20, "x": np.arange(60.0)}).to_csv(
+        tmp_path / "gone.csv", index=False
     )
     col = resolve_collection(str(tmp_path))
+    store = ResultsStore(tmp_path / "out")
     units = plan_units(
-        ResultsStore(tmp_path / "out"),
-        col,
-        ["bad"],
-        ["none"],
-        seed=0,
-        n_estimators=5,
-        splits=range(1),
+        store, col, ["two", "gone"], ["none"], seed=0, n_estimators=5, splits=range(1)
     )
-    (res,) = run_grid(units, progress=False)
-    assert res.status in ("error", "rejected")
-    assert "bad" in res.message or res.status == "rejected"
+    (tmp_path / "gone.csv").unlink()  # vanishes between planning and running
+    results = {r.dataset: r for r in run_grid(units, progress=False)}
+    assert results["two"].status == "rejected" and "only 2 classes" in results["two"].message
+    assert store.tasks()["two"]["kept"] is False
+    assert results["gone"].status == "error"
+    assert "gone split 0" in results["gone"].message and "gone.csv" in results["gone"].message
+    again = plan_units(
+        store, col, ["two", "gone"], ["none"], seed=0, n_estimators=5, splits=range(1)
+    )
+    assert [u.dataset for u in again] == ["gone"]
