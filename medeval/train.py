@@ -13,6 +13,7 @@ randomly initialised VGG16 at a small image size (a few minutes on 2 CPU cores):
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -86,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"NOTE: the {cfg['model']['backbone']} backbone is RANDOMLY "
                 "INITIALISED (model.pretrained=false)."
             )
-        for n in notes:
+        main_rank = os.environ.get("RANK", "0") == "0"
+        for n in notes if main_rank else []:
             print(n)
         summary = run_training(cfg, out, resume=args.resume is not None)
     except (

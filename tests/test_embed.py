@@ -17,13 +17,13 @@ SMALL = [
     "--option",
     "n_normal=144",
     "--option",
-    "size=16",
+    "size=32",
     "--model",
     "vgg11",
     "--features",
     "conv",
     "--size",
-    "16",
+    "32",
     "--random-init",
 ]
 
@@ -34,12 +34,12 @@ def _one_thread():
 
 
 def test_image_features_are_cached_by_model_weights_size(tmp_path):
-    data = make_phantoms(144, size=16, seed=0).subset(np.arange(20))
+    data = make_phantoms(144, size=32, seed=0).subset(np.arange(20))
     kw = {
         "model": "vgg11",
         "pretrained": False,
         "features": "conv",
-        "size": 16,
+        "size": 32,
         "cache": tmp_path,
         "progress": False,
     }
@@ -48,7 +48,7 @@ def test_image_features_are_cached_by_model_weights_size(tmp_path):
     assert x1.shape == (20, 512)
     assert (info1["computed"], info2["computed"], info2["cached"]) == (20, 0, 20)
     np.testing.assert_array_equal(x1, x2)
-    _, info3 = embed_images(data, **{**kw, "size": 24})  # another size: another cache folder
+    _, info3 = embed_images(data, **{**kw, "size": 40})  # another size: another cache folder
     assert info3["computed"] == 20 and info3["cache"] != info1["cache"]
     _, info4 = embed_images(data, **{**kw, "seed": 1})  # another random init: other weights
     assert info4["computed"] == 20
@@ -69,7 +69,7 @@ def test_file_images_are_keyed_by_file(tmp_path):
         "model": "vgg11",
         "pretrained": False,
         "features": "conv",
-        "size": 16,
+        "size": 32,
         "cache": tmp_path / "c",
         "progress": False,
     }

@@ -5,7 +5,17 @@ import torch
 
 from medeval.train import main
 
-from .training.conftest import TINY
+# Same tiny run as tests/training/conftest.py: seconds on one core.
+TINY = [
+    "data.synthetic.n_normal=144",
+    "data.synthetic.size=32",
+    "model.backbone=vgg11",
+    "train.image_size=32",
+    "train.batch_size=16",
+    "train.epochs=2",
+    "train.max_steps_per_epoch=2",
+    "evaluation.n_bootstrap=20",
+]
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ from medeval.training.config import SYNTHETIC, load_config
 
 TINY = [
     "data.synthetic.n_normal=144",
-    "data.synthetic.size=16",
+    "data.synthetic.size=32",
     "model.backbone=vgg11",
-    "train.image_size=16",
+    "train.image_size=32",
     "train.batch_size=16",
     "train.epochs=2",
     "train.patience=5",
@@ -17,6 +17,11 @@ TINY = [
     "train.keep_checkpoints=0",
     "evaluation.n_bootstrap=20",
 ]
+
+
+@pytest.fixture(scope="session")
+def tiny_overrides() -> list[str]:
+    return list(TINY)
 
 
 @pytest.fixture

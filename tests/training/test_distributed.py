@@ -14,11 +14,9 @@ from medeval.training.data import build_task
 from medeval.training.finish import evaluate_checkpoint
 from medeval.training.run import _seeds
 
-from .conftest import TINY
-
 
 @pytest.mark.slow
-def test_ddp_two_processes_match_single_process(tiny_config, tmp_path):
+def test_ddp_two_processes_match_single_process(tiny_config, tiny_overrides, tmp_path):
     out = tmp_path / "ddp"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     cmd = [
@@ -27,15 +25,14 @@ def test_ddp_two_processes_match_single_process(tiny_config, tmp_path):
         "torch.distributed.run",
         "--nproc_per_node",
         "2",
-        "--master_port",
-        "0",
+        "--standalone",
         "-m",
         "medeval.train",
         "--out",
         str(out),
         "--device",
         "cpu",
-        *TINY,
+        *tiny_overrides,
     ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -15,13 +15,11 @@ from medeval.training.run import run_training
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory):
+def finished(tmp_path_factory, tiny_overrides):
     from medeval.training.config import SYNTHETIC, load_config
 
-    from .conftest import TINY
-
     torch.set_num_threads(1)
-    cfg = load_config(None, TINY, preset=SYNTHETIC)
+    cfg = load_config(None, tiny_overrides, preset=SYNTHETIC)
     out = tmp_path_factory.mktemp("run")
     summary = run_training(cfg, out, log=lambda _m: None)
     return cfg, out, summary
