@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -88,8 +90,24 @@ def _datasets(arg: str | None, available: list[str], where: str) -> list[str]:
     return names
 
 
+def _exit_on_sigterm(signum, frame) -> None:
+    # SystemExit unwinds through joblib / Dask, which then stop their workers; finished records
+    # are already on disk, the units in flight are lost and rerun next time.
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if threading.current_thread() is not threading.main_thread():
+        return _main(args)
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        return _main(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(args: argparse.Namespace) -> int:
     if args.jobs < 1 or args.n_estimators < 1 or not 1 <= args.max_splits <= N_SPLITS:
         raise SystemExit("error: --jobs and --n-estimators must be >= 1, --max-splits in 1..10")
     try:

@@ -153,3 +153,50 @@ def test_folder_of_tables_collection(shared_data, tmp_path):
         ("embeddings", "vehicle", "weight")
     ] * 2
     assert (out / "analysis" / "rq3" / "vehicle.png").is_file()
+
+
+def _children(pid):
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_sigterm_stops_the_worker_processes_too(shared_data, tmp_path):
+    out = tmp_path / "term"
+    env = {**os.environ, "MEDEVAL_DATA": str(shared_data), "MPLBACKEND": "Agg"}
+    cmd = [
+        sys.executable,
+        "-m",
+        "medeval.benchmark",
+        *_args(shared_data, out, "--no-analyze"),
+        "--jobs",
+        "2",
+        "--n-estimators",
+        "200",
+    ]  # later value wins: slow enough to catch
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 120
+    workers = []
+    try:
+        while len(workers) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline
+            workers = _children(proc.pid)
+            time.sleep(0.05)
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    deadline = time.monotonic() + 30
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(map(_alive, workers))

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
-from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
 from medeval.evaluation import SCORES, evaluate_predictions
 from medeval.splits import Split
@@ -99,34 +99,38 @@ def _clean(value: Any) -> Any:
 def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, float]:
     """Subconcept model on the test fold: one-vs-rest macro ROC AUC, BA, macro F1.
 
+    Same values as scikit-learn's ``roc_auc_score(multi_class="ovr", average="macro")``,
+    ``balanced_accuracy_score`` and ``f1_score(average="macro", zero_division=0)``, computed from
+    one confusion matrix and one ranking per class (sklearn's input validation alone costs more
+    than the fold's nine weighted scores).
+
     Args:
         codes: (N,) true subconcept codes 0..K-1.
         proba: (N, K) posteriors, column k = code k.
     """
     k = proba.shape[1]
     pred = proba.argmax(axis=1)
-    present = np.unique(codes)
-    try:
-        auc = (
-            roc_auc_score(
-                codes,
-                proba[:, present] / proba[:, present].sum(1, keepdims=True).clip(1e-12),
-                multi_class="ovr",
-                average="macro",
-                labels=present,
-            )
-            if len(present) > 2
-            else roc_auc_score(codes == present[-1], proba[:, present[-1]])
-        )
-    except ValueError:
-        auc = math.nan
-    return {
-        "auc_ovr_macro": float(auc),
-        "balanced_accuracy": float(balanced_accuracy_score(codes, pred)),
-        "f1_macro": float(
-            f1_score(codes, pred, average="macro", labels=np.arange(k), zero_division=0.0)
-        ),
-    }
+    cm = np.bincount(codes * k + pred, minlength=k * k).reshape(k, k).astype(np.float64)
+    tp, n_true, n_pred = np.diag(cm), cm.sum(1), cm.sum(0)
+    present = n_true > 0
+    ba = float(np.mean(tp[present] / n_true[present]))
+    denom = n_true + n_pred
+    f1 = float(np.mean(np.divide(2 * tp, denom, out=np.zeros(k), where=denom > 0)))
+    cols = np.flatnonzero(present)
+    if len(cols) < 2:
+        return {"auc_ovr_macro": math.nan, "balanced_accuracy": ba, "f1_macro": f1}
+    q = proba[:, cols]
+    if len(cols) < k:  # sklearn scores only the labels present, renormalised
+        q = q / q.sum(1, keepdims=True).clip(1e-12)
+    aucs = []
+    for j, c in enumerate(cols):
+        pos = codes == c
+        n1, n0 = int(pos.sum()), int((~pos).sum())
+        ranks = rankdata(q[:, j])  # average ranks: ties count ½
+        aucs.append((ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+    if len(cols) == 2:  # binary: sklearn's single AUC of the second label
+        aucs = aucs[1:]
+    return {"auc_ovr_macro": float(np.mean(aucs)), "balanced_accuracy": ba, "f1_macro": f1}
 
 
 def _fit_subconcept_model(task, train, test, *, seed, n_estimators):

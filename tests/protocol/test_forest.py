@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from sklearn.metrics import balanced_accuracy_score
+from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
 from medeval.evaluation import SCORES
 from medeval.protocol.forest import (
@@ -93,12 +93,27 @@ def test_samplers_balance_the_training_fold_only(method):
     assert Xr.shape[1] == 3
 
 
-def test_subconcept_model_scores_match_sklearn():
-    codes = np.array([0, 0, 1, 1, 2, 2, 2])
-    proba = np.eye(3)[[0, 1, 1, 1, 2, 0, 2]] * 0.7 + 0.1
+@pytest.mark.parametrize("k", [2, 3, 6])
+def test_subconcept_model_scores_match_sklearn(k):
+    rng = np.random.default_rng(k)
+    codes = rng.integers(0, k, 200)
+    proba = rng.dirichlet(np.ones(k), 200).round(1)  # rounding makes ties
+    proba[:, 0] += 1 - proba.sum(1)
     got = subconcept_model_scores(codes, proba)
-    assert got["balanced_accuracy"] == pytest.approx(
-        balanced_accuracy_score(codes, proba.argmax(1))
+    pred = proba.argmax(1)
+    ref_auc = (
+        roc_auc_score(codes, proba, multi_class="ovr", average="macro")
+        if k > 2
+        else roc_auc_score(codes, proba[:, 1])
     )
-    perfect = subconcept_model_scores(codes, np.eye(3)[codes])
-    assert perfect == {"auc_ovr_macro": 1.0, "balanced_accuracy": 1.0, "f1_macro": 1.0}
+    assert got["auc_ovr_macro"] == pytest.approx(ref_auc)
+    assert got["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(codes, pred))
+    ref_f1 = f1_score(codes, pred, average="macro", labels=np.arange(k), zero_division=0.0)
+    assert got["f1_macro"] == pytest.approx(ref_f1)
+
+
+def test_subconcept_model_scores_perfect_and_missing_class():
+    codes = np.array([0, 0, 1, 1, 2, 2, 2])
+    perfect = subconcept_model_scores(codes, np.eye(4)[codes])
+    # class 3 is absent from the test fold: BA and AUC skip it, macro F1 counts it as 0
+    assert perfect == {"auc_ovr_macro": 1.0, "balanced_accuracy": 1.0, "f1_macro": 0.75}
