@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from medeval import atomic
+from medeval.report.tables import subconcept_table
 from medeval.splits import patient_splits, read_manifest, write_manifest
 from medeval.training.config import dump
 from medeval.training.data import build_task
@@ -85,6 +86,7 @@ def run_training(
                     f"wBA {sc['wBA']:.3f}; subconcept ECE {calib['ece_test_before']:.3f} -> "
                     f"{calib['ece_test_after']:.3f} (T = {calib['temperature']:.2f})"
                 )
+                say(subconcept_table(ev))
             barrier(info)
         return summarize_run(out) if info.is_main else {}
     finally:
