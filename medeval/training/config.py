@@ -52,6 +52,7 @@ DEFAULTS: dict[str, Any] = {
         "weight_decay": 1e-4,
         "loss_weights": {"binary": 1.0, "subconcept": 1.0},
         "class_balanced": False,
+        "grad_clip": 0.0,  # max gradient norm (0 = no clipping)
         "patience": 5,  # epochs without a better validation BA before stopping
         "workers": 2,
         "seed": 0,

@@ -192,6 +192,7 @@ def train_split(
     )
     loss_fn = _loss_fn(cfg, task, split["train"], device)
     max_steps = int(t["max_steps_per_epoch"])
+    clip = float(t.get("grad_clip", 0.0))
     epochs, patience = int(t["epochs"]), int(t["patience"])
     while state["epoch"] < epochs and state["bad_epochs"] < patience:
         epoch = state["epoch"] + 1
@@ -220,6 +221,8 @@ def train_split(
             loss, lb, ls = loss_fn(logit, sub, y, sc)
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            if clip > 0:
+                nn.utils.clip_grad_norm_(model.parameters(), clip)
             opt.step()
             sums += np.array([loss.item(), lb.item(), ls.item()]) * len(y)
             n_seen += len(y)

@@ -43,11 +43,13 @@ def summarize_run(run: str | Path) -> dict:
     """
     run = Path(run)
     per_split: dict[str, dict[str, float]] = {}
+    intervals: dict[str, dict] = {}
     calib: dict[str, dict] = {}
     for folder in split_folders(run):
         if (folder / "metrics.json").is_file():
             m = _read(folder / "metrics.json")
             per_split[folder.name] = {k: _num(m["scores"].get(k)) for k in SCORES}
+            intervals[folder.name] = m.get("intervals", {})
             if (folder / "calibration.json").is_file():
                 calib[folder.name] = _read(folder / "calibration.json")
     scores = {}
@@ -65,6 +67,7 @@ def summarize_run(run: str | Path) -> dict:
         "run": str(run),
         "splits": list(per_split),
         "scores": scores,
+        "intervals": intervals,
         "calibration": calib,
         "notes": _notes(config),
     }
@@ -76,6 +79,10 @@ def summarize_run(run: str | Path) -> dict:
     atomic.write_text(run / "summary.csv", pd.DataFrame(rows).to_csv(index=False))
     atomic.write_text(run / "report.md", _report(summary))
     return summary
+
+
+def _nan(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def _num(x) -> float:
@@ -112,13 +119,20 @@ def _notes(config_text: str) -> list[str]:
 
 
 def summary_table(summary: dict) -> str:
-    """Headline table: mean ± sd over splits (sd '—' with one split)."""
+    """Headline table: mean ± sd over splits; with one split, its bootstrap interval instead."""
     n = len(summary["splits"])
-    lines = [f"{'score':<6} {'mean':>7} {'± sd':>8}   over {n} split{'s' if n != 1 else ''}"]
+    one = summary["splits"][0] if n == 1 else None
+    last = "95% interval (bootstrap)" if one else f"over {n} splits"
+    lines = [f"{'score':<6} {'mean':>7} {'± sd':>8}   {last}"]
     for k, v in summary["scores"].items():
-        mean = "   NaN" if math.isnan(v["mean"]) else f"{v['mean']:.3f}"
-        sd = "—" if math.isnan(v["sd"]) else f"{v['sd']:.3f}"
-        lines.append(f"{k:<6} {mean:>7} {sd:>8}")
+        mean = "   NaN" if _nan(v["mean"]) else f"{v['mean']:.3f}"
+        sd = "—" if _nan(v["sd"]) else f"{v['sd']:.3f}"
+        ci = ""
+        if one:
+            iv = summary.get("intervals", {}).get(one, {}).get(k) or {}
+            lo, hi = iv.get("low"), iv.get("high")
+            ci = "" if _nan(lo) or _nan(hi) else f"[{lo:.3f}, {hi:.3f}]"
+        lines.append(f"{k:<6} {mean:>7} {sd:>8}   {ci}".rstrip())
     lines.append(
         "BA/F1/AUC unweighted; w = true utility weights (oracle); p = predicted utility "
         "weights (pAUC = predicted-weight ROC AUC, not partial AUC)."
@@ -128,7 +142,8 @@ def summary_table(summary: dict) -> str:
 
 def _report(summary: dict) -> str:
     out = [f"# medeval run `{summary['run']}`", ""]
-    out += [f"**{n}**" for n in summary["notes"]]
+    for note in summary["notes"]:
+        out += [f"**{note}**", ""]
     out += ["", "## Nine scores, mean ± sd over splits", "", "```", summary_table(summary), "```"]
     if summary["calibration"]:
         out += [
