@@ -78,6 +78,7 @@ SYNTHETIC: dict[str, Any] = {
         "epochs": 4,
         "lr": 1e-4,
         "class_balanced": True,
+        "grad_clip": 1.0,
         "patience": 3,
         "workers": 0,
         "keep_checkpoints": 2,
