@@ -1,9 +1,13 @@
 """python -m medeval.train: the CLI around the training run."""
 
+from pathlib import Path
+
 import pytest
 import torch
 
 from medeval.train import main
+
+REPO = Path(__file__).resolve().parents[1]
 
 # Same tiny run as tests/training/conftest.py: seconds on one core.
 TINY = [
@@ -55,3 +59,26 @@ def test_unavailable_pretrained_weights_exit_2_with_advice(tmp_path, capsys):
 def test_missing_weights_file(tmp_path, capsys):
     assert main(["--out", str(tmp_path / "r"), *TINY, "--weights", str(tmp_path / "no.pth")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_real_nih_metadata_without_images_is_a_clear_error(shared_data, tmp_path, capsys):
+    code = main(
+        [
+            "--config",
+            str(REPO / "configs" / "nih.yaml"),
+            f"data.path={shared_data / 'nih'}",
+            "model.pretrained=false",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "images listed there are missing" in err and "00000001_000.png" in err
+
+
+def test_resume_needs_a_run_folder_and_no_overrides(tmp_path, capsys):
+    assert main(["--resume", str(tmp_path / "absent")]) == 2
+    assert "config file not found" in capsys.readouterr().err
+    assert main(["--resume", str(tmp_path), "train.epochs=3"]) == 2
+    assert "drop --config/overrides" in capsys.readouterr().err
