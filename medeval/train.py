@@ -105,7 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(summary_table(summary))
         for n in notes:
             print(n)
-        print(f"run folder: {out}  (report.md, summary.csv, split_*/metrics.json)")
+        print(f"report: {out / 'report.html'}")
+        print(f"run folder: {out}  (report.html, report.md, summary.csv, split_*/metrics.json)")
     return 0
 
 

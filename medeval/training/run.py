@@ -8,6 +8,7 @@ from ``checkpoints/last.pt``.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +29,22 @@ __all__ = ["default_run_folder", "run_training"]
 
 
 def default_run_folder(cfg: dict) -> Path:
-    return Path("runs") / f"{cfg['name']}-{time.strftime('%Y%m%d-%H%M%S')}"
+    """``$MEDEVAL_RUNS/<name>-<timestamp>`` (``runs/`` by default; ``/runs`` in the images)."""
+    root = Path(os.environ.get("MEDEVAL_RUNS", "runs"))
+    return root / f"{cfg['name']}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def _task_record(task) -> dict:
+    """What the report shows about the data: the task description and any skipped files."""
+    return {
+        "source": task.source,
+        "name": task.name,
+        "description": task.describe(),
+        "text": task.describe_text(),
+        "skipped": [
+            {"path": str(s.path), "row": s.row, "reason": s.reason} for s in task.data.skipped
+        ],
+    }
 
 
 def _seeds(cfg: dict) -> list[int]:
@@ -63,6 +79,7 @@ def run_training(
             if info.is_main:
                 atomic.write_text(out / "config.yaml", dump(cfg))
                 write_manifest(manifest, task, splits)
+                atomic.write_json(out / "task.json", _task_record(task))
         say(
             f"{task.source}/{task.name}: {len(task)} images, {len(task.subconcepts)} subconcepts, "
             f"{len(splits)} split(s); device {device}"

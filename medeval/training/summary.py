@@ -78,6 +78,7 @@ def summarize_run(run: str | Path) -> dict:
     atomic.write_text(run / "summary.json", json.dumps(_clean(summary), indent=2) + "\n")
     atomic.write_text(run / "summary.csv", pd.DataFrame(rows).to_csv(index=False))
     atomic.write_text(run / "report.md", _report(summary))
+    atomic.write_text(run / "report.html", _report_html(run, summary, rows, config))
     return summary
 
 
@@ -166,6 +167,65 @@ def _report(summary: dict) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+def _report_html(run: Path, summary: dict, rows: list[dict], config: str) -> str:
+    """Self-contained run report: headline table, calibration, data set, per-split figures,
+    the resolved config and every warning (undefined scores, skipped files, synthetic data)."""
+    from medeval.report.html import Section, render
+
+    sections = []
+    warn = list(summary["notes"])
+    head = Section("Nine scores over the splits")
+    head.text(
+        f"{len(summary['splits'])} split(s). BA/F1/AUC unweighted; w = true utility weights "
+        "(oracle); p = predicted utility weights from the calibrated subconcept head "
+        "(pAUC = predicted-weight ROC AUC, not partial AUC). When pBA and BA disagree, look at "
+        "the subconcepts."
+    )
+    head.table(pd.DataFrame(rows))
+    sections.append(head)
+    if summary["calibration"]:
+        cal = pd.DataFrame(
+            [
+                {"split": s, **{k: v for k, v in c.items() if not isinstance(v, dict | list)}}
+                for s, c in summary["calibration"].items()
+            ]
+        )
+        sections.append(
+            Section("Subconcept-head calibration (temperature scaling)")
+            .text(
+                "Expected calibration error before and after fitting a temperature on the "
+                "calibration part."
+            )
+            .table(cal)
+        )
+    task_file = run / "task.json"
+    if task_file.is_file():
+        task = _read(task_file)
+        sections.append(Section("Data set and task").pre(task["text"]))
+        warn += [
+            f"skipped unreadable file {s['path']} (row {s['row']}): {s['reason']}"
+            for s in task.get("skipped", [])
+        ]
+    for folder in split_folders(run):
+        if not (folder / "metrics.json").is_file():
+            continue
+        sec = Section(f"Split {folder.name.split('_')[1]}")
+        if (folder / "subconcepts.png").is_file():
+            sec.image(
+                (folder / "subconcepts.png").read_bytes(),
+                caption="Subconcept prevalence and recall; lines: BA, pBA, wBA.",
+            )
+        if (folder / "per_subconcept.csv").is_file():
+            sec.table(pd.read_csv(folder / "per_subconcept.csv"))
+        warn += [f"{folder.name}: {n}" for n in _read(folder / "metrics.json").get("notes", [])]
+        sections.append(sec)
+    if config:
+        sections.append(Section("Resolved configuration").pre(config))
+    if warn:
+        sections.insert(0, Section("Warnings").notes(warn))
+    return render(f"medeval run {run.name}", sections, subtitle=str(run))
 
 
 def evaluate_run(

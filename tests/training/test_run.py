@@ -58,6 +58,16 @@ def test_run_folder_holds_everything(finished):
     assert calib["temperature"] > 0
 
 
+def test_run_report_html_is_self_contained(finished):
+    _cfg, out, _summary = finished
+    page = (out / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
+    assert "SYNTHETIC" in page and "Resolved configuration" in page  # warning + config
+    assert "Data set and task" in page and "large opacity" in page  # task description
+    assert "temperature" in page.lower() and "wBA" in page
+    assert json.loads((out / "task.json").read_text())["description"]["kept"] is True
+
+
 def test_parts_are_patient_disjoint_60_15_10_15(finished):
     _, out, _ = finished
     frame = pd.read_csv(out / "splits.csv")
