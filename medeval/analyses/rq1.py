@@ -110,7 +110,8 @@ def rq1_figure(table: pd.DataFrame, collection: str) -> Figure:
         ax.set_xticks(x, methods, rotation=30)
         ax.set_title(family)
     axes[0].set_ylabel("r(full, largest) − r(full, smallest)")
-    axes[-1].legend(title="weights", fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, title="weights", fontsize=8, ncols=3, loc="outside lower center")
     n = int(part["n_datasets"].max()) if len(part) else 0
     fig.suptitle(f"RQ1 correlation gap — {collection} ({n} data sets)")
     return fig

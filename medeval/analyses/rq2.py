@@ -125,6 +125,8 @@ def rq2_figure(per_dataset: pd.DataFrame, table: pd.DataFrame, collection: str) 
         p = float(row["p"].iloc[0]) if len(row) else float("nan")
         ax.set_title(f"{label}: r = {r:.3f} (p = {p:.2g})", fontsize=10)
         ax.set_xlabel(f"subconcept model {label}")
+    if len(mu) and np.all(mu[np.isfinite(mu)] > 0):
+        axes[0].set_yscale("log")  # μ is in utility units, which span orders of magnitude
     axes[0].set_ylabel("μ = mean |t̄ − p̄| (weight units)")
     fig.suptitle(f"RQ2 — {collection}: predicted vs true weights and subconcept-model quality")
     return fig
