@@ -52,3 +52,13 @@ def test_metrics_walkthrough_notebook():
     assert "wBA = 0.737" in text and "BA  = 0.907" in text
     assert "UndefinedMetricWarning" in text and "nan" in text
     assert _images(nb) >= 2
+
+
+@pytest.mark.slow
+def test_inspect_a_run_notebook_trains_a_tiny_run_when_none_is_given():
+    nb = _execute(NOTEBOOKS / "02_inspect_a_run.ipynb", {"MPLBACKEND": "", "MEDEVAL_RUN": ""})
+    text = _outputs(nb)
+    assert "SYNTHETIC" in text and "temperature" in text and "ece_test_after" in text
+    assert _images(nb) >= 4  # subconcept figure, curves, reliability, hardest images
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert not errors
