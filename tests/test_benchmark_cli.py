@@ -200,3 +200,12 @@ def test_sigterm_stops_the_worker_processes_too(shared_data, tmp_path):
     while any(map(_alive, workers)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(map(_alive, workers))
+
+
+def test_help_documents_the_folder_contract(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    for needle in ('Column "label"', 'column "group"', "medeval.embed", "--scheduler", "--force"):
+        assert needle in text

@@ -68,8 +68,10 @@ def _forest(n_estimators: int, seed: int, **kwargs: Any) -> RandomForestClassifi
     return RandomForestClassifier(n_estimators=n_estimators, random_state=seed, n_jobs=1, **kwargs)
 
 
-def _resample(method: str, X: np.ndarray, y: np.ndarray, seed: int):
-    """Training fold after the method's sampler (training fold only; test is never touched)."""
+def _resample(
+    method: str, X: np.ndarray, y: np.ndarray, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Training fold (N, F), (N,) after the method's sampler; the test fold is never touched."""
     if method in ("none", "weight"):
         return X, y
     from imblearn.over_sampling import SMOTE, RandomOverSampler
@@ -133,7 +135,9 @@ def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, f
     return {"auc_ovr_macro": float(np.mean(aucs)), "balanced_accuracy": ba, "f1_macro": f1}
 
 
-def _fit_subconcept_model(task, train, test, *, seed, n_estimators):
+def _fit_subconcept_model(
+    task: BinaryTask, train: np.ndarray, test: np.ndarray, *, seed: int, n_estimators: int
+) -> np.ndarray:
     """(N_test, K) posteriors of the multiclass subconcept forest, column k = code k."""
     X = task.data.X
     rf = _forest(n_estimators, seed).fit(X[train], task.subconcept[train])
@@ -142,7 +146,15 @@ def _fit_subconcept_model(task, train, test, *, seed, n_estimators):
     return proba
 
 
-def _fit_binary(task, train, test, method, *, seed, n_estimators) -> np.ndarray:
+def _fit_binary(
+    task: BinaryTask,
+    train: np.ndarray,
+    test: np.ndarray,
+    method: str,
+    *,
+    seed: int,
+    n_estimators: int,
+) -> np.ndarray:
     """(N_test,) score for class 1 of the binary forest trained under ``method``."""
     X, y = task.data.X, task.y
     Xtr, ytr = _resample(method, X[train], y[train], seed)
