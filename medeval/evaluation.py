@@ -170,35 +170,36 @@ def _plan(
     unavailable: dict[str, str] = {}
     sc_codes, sc_names, sc_side = None, (), {}
     if subconcept is not None:
-        sc = np.asarray([str(s) for s in subconcept], dtype=object)
+        sc = np.asarray(subconcept).astype(str)
         if sc.shape != (n,):
             raise ValueError(f"subconcept must have one entry per instance ({n}); got {sc.shape}")
+        uniq, inverse = np.unique(sc, return_inverse=True)  # vectorised name → code lookup
         if u is not None:
-            known = set(u.names)
-            bad = [i for i, s in enumerate(sc) if s not in known]
-            if bad:
+            unknown = [i for i, nm in enumerate(uniq) if nm not in set(u.names)]
+            if unknown:
+                i = int(np.flatnonzero(np.isin(inverse, unknown))[0])
                 raise ValueError(
-                    f"subconcept at index {bad[0]} is {sc[bad[0]]!r}, which has no training size; "
+                    f"subconcept at index {i} is {str(sc[i])!r}, which has no training size; "
                     f"known subconcepts: {', '.join(u.names)}"
                 )
             sc_names = u.names
             sc_side = {nm: int(c) for nm, c in zip(u.names, u.sides, strict=True)}
         else:
-            sc_names = tuple(sorted(set(sc)))
+            sc_names = tuple(str(nm) for nm in uniq)
             sc_side = {}
-            for nm in sc_names:
-                sides = set(y[sc == nm].tolist())
+            for k, nm in enumerate(sc_names):
+                sides = set(y[inverse == k].tolist())
                 if len(sides) > 1:
                     raise ValueError(f"subconcept {nm!r} holds instances of both classes")
                 sc_side[nm] = sides.pop()
         lookup = {nm: i for i, nm in enumerate(sc_names)}
-        sc_codes = np.fromiter((lookup[s] for s in sc), dtype=np.int64, count=n)
+        sc_codes = np.array([lookup[str(nm)] for nm in uniq], dtype=np.int64)[inverse]
         side_of = np.array([sc_side[nm] for nm in sc_names])[sc_codes]
         wrong = np.flatnonzero(side_of != y)
         if len(wrong):
             i = int(wrong[0])
             raise ValueError(
-                f"index {i}: subconcept {sc[i]!r} belongs to class {side_of[i]} "
+                f"index {i}: subconcept {str(sc[i])!r} belongs to class {side_of[i]} "
                 f"but y_true is {y[i]}"
             )
     no_sizes = "no training subconcept sizes (train sizes), so no utilities"
@@ -234,6 +235,9 @@ def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tup
     """``{(weighting, metric): (n_subsets,)}`` exact point estimates, batched over subsets."""
     masks = torch.as_tensor(np.stack(list(plan.subsets.values())), dtype=torch.float64)
     yt = torch.as_tensor(y, dtype=torch.float64)
+    if y_score is not None:  # one sort serves every subset and weighting
+        order = torch.as_tensor(np.argsort(y_score, kind="stable"))
+        s_sorted = torch.as_tensor(y_score, dtype=torch.float64)[order]
     out = {}
     for key, w in plan.weights.items():
         ws = masks * torch.as_tensor(w, dtype=torch.float64)
@@ -242,7 +246,8 @@ def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tup
             out[(key, "BA")] = ba_from_sums(s).numpy()
             out[(key, "F1")] = f1_from_sums(s).numpy()
         if y_score is not None:
-            a = auc_sums(yt, torch.as_tensor(y_score, dtype=torch.float64).expand_as(ws), ws)
+            ws_o = ws[:, order]
+            a = auc_sums(yt[order], s_sorted.expand_as(ws_o), ws_o, presorted=True)
             out[(key, "AUC")] = auc_from_sums(a).numpy()
     names = list(plan.subsets)
     for (key, metric), vals in out.items():
@@ -389,49 +394,61 @@ def _assemble(
     thresholded,
 ) -> Evaluation:
     subset_names = list(plan.subsets)
-    minority_subsets = [k for k in subset_names if k != "full"]
-    aliases = [("full", "full")] + [(k, k) for k in minority_subsets]
+    minority_subsets = subset_names[1:]
+    aliases = [(k, i) for i, k in enumerate(subset_names)]
     if minority_subsets:
-        aliases += [("largest", minority_subsets[0]), ("smallest", minority_subsets[-1])]
-    rows = []
+        aliases += [("largest", 1), ("smallest", len(subset_names) - 1)]
+    n_sub = len(subset_names)
+    columns: dict[str, list] = {c: [] for c in ("subset", "subconcept", "score")}
+    values, lows, highs, undef = [], [], [], []
+    scores = dict.fromkeys(SCORES, math.nan)
+    intervals: dict[str, tuple[float, float]] = {}
+    unavailable: dict[str, str] = {}
+    nan_row = np.full(n_sub, math.nan)
     for key in WEIGHTINGS:
         for metric in ("BA", "F1", "AUC"):
             score = f"{key}{metric}"
             if (key, metric) not in point:
+                unavailable[score] = plan.unavailable.get(score) or plan.unavailable.get(key, "n/a")
                 continue
             vals = point[(key, metric)]
+            lo = hi = nu = nan_row
             if reps is not None:
-                lo, hi, nu = percentile_interval(reps.scores[(key, metric)], confidence)
-                lo, hi, nu = lo.cpu().numpy(), hi.cpu().numpy(), nu.cpu().numpy()
-            for alias, real in aliases:
-                j = subset_names.index(real)
-                rows.append(
-                    {
-                        "subset": alias,
-                        "subconcept": plan.subset_subconcept[real],
-                        "score": score,
-                        "value": float(vals[j]),
-                        "low": float(lo[j]) if reps is not None else math.nan,
-                        "high": float(hi[j]) if reps is not None else math.nan,
-                        "n_undefined": int(nu[j]) if reps is not None else math.nan,
-                    }
+                lo, hi, nu = (
+                    v.cpu().numpy()
+                    for v in percentile_interval(reps.scores[(key, metric)], confidence)
                 )
-    subsets = pd.DataFrame(
-        rows, columns=["subset", "subconcept", "score", "value", "low", "high", "n_undefined"]
+                intervals[score] = (float(lo[0]), float(hi[0]))
+                if nu[0] > 0:
+                    notes.append(
+                        f"{score}: {int(nu[0])} of {reps.n} bootstrap replicates undefined, "
+                        "excluded"
+                    )
+            scores[score] = float(vals[0])
+            idx = [j for _, j in aliases]
+            columns["subset"] += [a for a, _ in aliases]
+            columns["subconcept"] += [plan.subset_subconcept[subset_names[j]] for j in idx]
+            columns["score"] += [score] * len(idx)
+            values.append(vals[idx])
+            lows.append(lo[idx])
+            highs.append(hi[idx])
+            undef.append(nu[idx])
+    cat = (
+        (lambda parts: np.concatenate(parts).astype(np.float64))
+        if values
+        else (lambda parts: np.array([], dtype=np.float64))
     )
-    full = subsets[subsets.subset == "full"].set_index("score")
-    scores = {k: float(full.value[k]) if k in full.index else math.nan for k in SCORES}
-    intervals = {k: (float(full.low[k]), float(full.high[k])) for k in SCORES if k in full.index}
-    unavailable = {}
-    for key in WEIGHTINGS:
-        for metric in ("BA", "F1", "AUC"):
-            k = f"{key}{metric}"
-            if k not in full.index:
-                unavailable[k] = plan.unavailable.get(k) or plan.unavailable.get(key, "n/a")
-    for k in intervals:
-        nu = full.n_undefined.get(k)
-        if reps is not None and nu and nu > 0:
-            notes.append(f"{k}: {int(nu)} of {reps.n} bootstrap replicates undefined, excluded")
+    subsets = pd.DataFrame(
+        {
+            **columns,
+            "value": cat(values),
+            "low": cat(lows),
+            "high": cat(highs),
+            "n_undefined": cat(undef),
+        }
+    )
+    if reps is not None:
+        subsets["n_undefined"] = subsets["n_undefined"].astype(np.int64)
     per_sc = _per_subconcept(y, yp, plan, u, reps, confidence, notes)
     boot = {
         "n": int(n_boot),

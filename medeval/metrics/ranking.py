@@ -20,11 +20,21 @@ class AucSums(NamedTuple):
     neg: torch.Tensor  # Σ w [y=0]
 
 
-def auc_sums(y_true: torch.Tensor, y_score: torch.Tensor, w: torch.Tensor) -> AucSums:
-    """Sufficient statistics from formatted ``(..., N)`` tensors; one sort per row."""
-    s_sorted, order = torch.sort(y_score, dim=-1, stable=True)
-    wp = (w * y_true).gather(-1, order)
-    wn = w.gather(-1, order) - wp
+def auc_sums(
+    y_true: torch.Tensor, y_score: torch.Tensor, w: torch.Tensor, *, presorted: bool = False
+) -> AucSums:
+    """Sufficient statistics from formatted ``(..., N)`` tensors; one sort per row.
+
+    ``presorted=True`` skips the sort when ``y_score`` is already ascending along the last axis
+    (callers that evaluate many weightings of the same scores sort once).
+    """
+    if presorted:
+        s_sorted, wp = y_score, w * y_true
+        wn = w - wp
+    else:
+        s_sorted, order = torch.sort(y_score, dim=-1, stable=True)
+        wp = (w * y_true).gather(-1, order)
+        wn = w.gather(-1, order) - wp
     # Tie groups of equal scores: group id of each sorted position.
     new = torch.ones_like(s_sorted, dtype=torch.bool)
     new[..., 1:] = s_sorted[..., 1:] != s_sorted[..., :-1]
