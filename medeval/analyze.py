@@ -89,8 +89,67 @@ def analyze(
     _csv(out / "timing.csv", timing)
     summary = _summary(records, rq1, rq2, timing)
     write_text(out / "summary.md", summary)
+    write_text(out / "report.html", _report_html(Path(results), out, records, rq1, rq2, timing))
     n_ds = len({r["dataset"] for r in records})
-    return f"{len(records)} records, {n_ds} data sets -> {out}"
+    return f"{len(records)} records, {n_ds} data sets -> {out} (report: {out / 'report.html'})"
+
+
+def _report_html(results: Path, out: Path, records, rq1, rq2, timing) -> str:
+    """Self-contained benchmark report: RQ1–RQ3 tables and figures, settings, warnings."""
+    import json
+
+    from medeval.report.html import Section, render
+
+    settings = results / "run.json"
+    methods = sorted({r["method"] for r in records})
+    head = Section("Benchmark").text(
+        f"{len(records)} records (data set × method × split), "
+        f"{len({r['dataset'] for r in records})} data sets, methods {', '.join(methods)}. "
+        "pAUC = ROC AUC with predicted utility weights (not partial AUC)."
+    )
+    if settings.is_file():
+        head.pre(settings.read_text())
+    rq1_sec = Section("RQ1 — bias toward the largest subconcepts").text(
+        "Pearson r across data sets between M(full) and M(largest) and M(smallest); the gap "
+        "r_largest − r_smallest is positive when the full-test score tracks the largest "
+        "subconcept. A good weighting shrinks it."
+    )
+    rq1_sec.table(rq1)
+    for png in sorted(out.glob("rq1_gap_*.png")):
+        rq1_sec.image(png.read_bytes(), caption=png.stem)
+    rq2_sec = Section("RQ2 — does a better subconcept model give better weights?").text(
+        "μ = mean over subconcepts of |mean true weight − mean predicted weight|; negative r "
+        "means a better subconcept model gives closer weights."
+    )
+    rq2_sec.table(rq2)
+    for png in sorted(out.glob("rq2_scatter_*.png")):
+        rq2_sec.image(png.read_bytes(), caption=png.stem)
+    rq3_sec = Section("RQ3 — why a score moves")
+    for png in sorted(out.glob("rq3_sheet_*.png")):
+        rq3_sec.image(png.read_bytes(), caption=png.stem)
+    time_sec = Section("Time and memory").table(timing)
+    warnings = []
+    for task_file in sorted((results / "tasks").glob("*.json")):
+        task = json.loads(task_file.read_text())
+        if not task.get("kept", True):
+            warnings.append(f"{task_file.stem}: task rejected: {task.get('reason')}")
+    for r in records:
+        warnings += [
+            f"{r['dataset']} {r['method']} split {r.get('split')}: {n}" for n in r.get("notes", [])
+        ]
+    sections = [head, rq1_sec, rq2_sec, rq3_sec, time_sec]
+    if warnings:
+        sections.append(
+            Section("Warnings").notes(
+                warnings[:200]
+                + (
+                    [f"... and {len(warnings) - 200} more (see the records)"]
+                    if len(warnings) > 200
+                    else []
+                )
+            )
+        )
+    return render(f"medeval benchmark: {results.name}", sections, subtitle=str(results))
 
 
 def _summary(records, rq1, rq2, timing) -> str:

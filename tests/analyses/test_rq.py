@@ -161,5 +161,8 @@ def test_analyze_writes_every_table_and_figure(tmp_path):
         assert (out / name).read_bytes().startswith(PNG)
     summary = (out / "summary.md").read_text()
     assert "RQ1 — toy (5 data sets)" in summary and "| ALL | 10 |" in summary
+    page = (out / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count("data:image/png;base64,") >= 3
+    assert "RQ1" in page and "RQ2" in page and "RQ3" in page and "report.html" in msg
     with pytest.raises(FileNotFoundError, match="no records"):
         analyze(tmp_path / "empty")
