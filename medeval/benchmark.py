@@ -168,6 +168,7 @@ def _main(args: argparse.Namespace) -> int:
 
         summary = analyze(out, out / "analysis")
         print(f"analyses: {summary}", file=sys.stderr)
+        print(f"report: {out / 'analysis' / 'report.html'}")
     return 1 if errors else 0
 
 

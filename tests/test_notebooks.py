@@ -62,3 +62,16 @@ def test_inspect_a_run_notebook_trains_a_tiny_run_when_none_is_given():
     assert _images(nb) >= 4  # subconcept figure, curves, reliability, hardest images
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o["output_type"] == "error"]
     assert not errors
+
+
+@pytest.mark.slow
+def test_benchmark_results_notebook_runs_a_small_benchmark_when_none_is_given(shared_data):
+    nb = _execute(
+        NOTEBOOKS / "03_benchmark_results.ipynb",
+        {"MPLBACKEND": "", "MEDEVAL_RESULTS": "", "MEDEVAL_DATA": str(shared_data)},
+    )
+    text = _outputs(nb)
+    assert "16 records, 4 data sets" in text and "subconcept model" in text
+    assert _images(nb) >= 3  # RQ1 gap, RQ2 scatter, RQ3 sheet
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert not errors
