@@ -17,10 +17,11 @@ import warnings
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from . import atomic
 from .evaluation import Evaluation, evaluate_predictions
-from .predictions import InputError, read_predictions, read_train_sizes
+from .predictions import InputError, PredictionTable, read_predictions, read_train_sizes
 
 EXIT_BAD_INPUT = 2
 
@@ -136,6 +137,30 @@ def run_folder(args: argparse.Namespace) -> int:
     return 0
 
 
+def evaluate_file(
+    predictions: str | Path, train_sizes: str | Path | None = None, **options: Any
+) -> tuple[PredictionTable, Evaluation]:
+    """Read a predictions file (and its train sizes) and evaluate it.
+
+    ``options`` go to :func:`~medeval.evaluation.evaluate_predictions`. Undefined scores are
+    reported in ``Evaluation.notes`` rather than as warnings.
+    """
+    u = read_train_sizes(train_sizes) if train_sizes else None
+    table = read_predictions(predictions, u)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ev = evaluate_predictions(
+            table.y_true,
+            y_score=table.y_score,
+            y_pred=table.y_pred,
+            subconcept=table.subconcept,
+            posteriors=table.posteriors,
+            train_sizes=u,
+            **options,
+        )
+    return table, ev
+
+
 def run(args: argparse.Namespace) -> int:
     from .report.tables import scores_table, subconcept_table
 
@@ -145,25 +170,17 @@ def run(args: argparse.Namespace) -> int:
     if args.example:
         args.predictions, default_sizes = example_paths()
         args.train_sizes = args.train_sizes or default_sizes
-    u = read_train_sizes(args.train_sizes) if args.train_sizes else None
-    table = read_predictions(args.predictions, u)
-    with warnings.catch_warnings():  # undefined scores are reported in the notes instead
-        warnings.simplefilter("ignore")
-        ev = evaluate_predictions(
-            table.y_true,
-            y_score=table.y_score,
-            y_pred=table.y_pred,
-            threshold=args.threshold,
-            subconcept=table.subconcept,
-            posteriors=table.posteriors,
-            train_sizes=u,
-            n_bootstrap=args.bootstrap,
-            confidence=args.confidence,
-            stratify=args.stratify,
-            seed=args.seed,
-            device=args.device,
-            progress=not args.quiet,
-        )
+    table, ev = evaluate_file(
+        args.predictions,
+        args.train_sizes,
+        threshold=args.threshold,
+        n_bootstrap=args.bootstrap,
+        confidence=args.confidence,
+        stratify=args.stratify,
+        seed=args.seed,
+        device=args.device,
+        progress=not args.quiet,
+    )
     source = f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n" + (
         f"threshold: {args.threshold}\nbootstrap: {args.bootstrap} (seed {args.seed})"
     )

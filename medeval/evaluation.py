@@ -336,22 +336,14 @@ def evaluate_predictions(
             device=device,
         )
         reps = boot.run(n_bootstrap, seed=seed, progress=progress)
-    return _assemble(
-        y,
-        yp,
-        s,
-        plan,
-        u,
-        point,
-        reps,
-        confidence,
-        threshold,
-        notes,
-        stratify,
-        seed,
-        n_bootstrap,
-        y_pred is None,
-    )
+    boot = {
+        "n": int(n_bootstrap),
+        "seed": int(seed),
+        "stratify": stratify if isinstance(stratify, str) else "custom",
+        "method": "percentile; multinomial resampling within strata" if n_bootstrap else "none",
+    }
+    thr = float(threshold) if y_pred is None else None  # only when labels came from scores
+    return _assemble(y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot, threshold=thr)
 
 
 def _codes(values: Any, n: int, name: str) -> np.ndarray:
@@ -378,20 +370,7 @@ def _strata(stratify: str | np.ndarray, y: np.ndarray, plan: _Plan) -> np.ndarra
 
 
 def _assemble(
-    y,
-    yp,
-    s,
-    plan,
-    u,
-    point,
-    reps,
-    confidence,
-    threshold,
-    notes,
-    stratify,
-    seed,
-    n_boot,
-    thresholded,
+    y, yp, plan: _Plan, u, point, reps, confidence, notes, *, bootstrap: dict, threshold
 ) -> Evaluation:
     subset_names = list(plan.subsets)
     minority_subsets = subset_names[1:]
@@ -450,12 +429,6 @@ def _assemble(
     if reps is not None:
         subsets["n_undefined"] = subsets["n_undefined"].astype(np.int64)
     per_sc = _per_subconcept(y, yp, plan, u, reps, confidence, notes)
-    boot = {
-        "n": int(n_boot),
-        "seed": int(seed),
-        "stratify": stratify if isinstance(stratify, str) else "custom",
-        "method": "percentile; multinomial resampling within strata" if n_boot else "none",
-    }
     return Evaluation(
         scores=scores,
         intervals=intervals,
@@ -463,10 +436,10 @@ def _assemble(
         subsets=subsets,
         per_subconcept=per_sc,
         confidence=confidence,
-        bootstrap=boot,
+        bootstrap=bootstrap,
         n=len(y),
         n_positive=int(y.sum()),
-        threshold=float(threshold) if thresholded else None,
+        threshold=threshold,
         notes=notes,
     )
 

@@ -105,7 +105,7 @@ class BatchedBootstrap:
         if generator == "numpy" and self.device.type != "cpu":
             raise ValueError("generator='numpy' draws into CPU memory; use device='cpu'")
         self.generator = generator
-        self.has_pred, self.has_score = y_pred is not None, y_score is not None
+        self.has_pred = y_pred is not None
         self.subset_names = tuple(subsets)
         masks = np.stack([np.asarray(m, dtype=bool) for m in subsets.values()], axis=1)
         if not masks[y == 0].all():

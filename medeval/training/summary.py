@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -273,25 +272,16 @@ def evaluate_split_folder(
     Training and ``python -m medeval.evaluate --run`` both go through here, so a re-evaluation
     with the same settings reproduces the numbers exactly.
     """
-    from medeval.evaluate import output_files
-    from medeval.evaluation import evaluate_predictions
-    from medeval.predictions import read_predictions, read_train_sizes
+    from medeval.evaluate import evaluate_file, output_files
 
     folder = Path(folder)
-    u = read_train_sizes(folder / "train_sizes.json")
-    table = read_predictions(folder / "predictions.csv", u)
-    with warnings.catch_warnings():  # undefined scores are NaN with a note in metrics.json
-        warnings.simplefilter("ignore")
-        ev = evaluate_predictions(
-            table.y_true,
-            y_score=table.y_score,
-            subconcept=table.subconcept,
-            posteriors=table.posteriors,
-            train_sizes=u,
-            n_bootstrap=n_bootstrap,
-            threshold=threshold,
-            seed=seed,
-            device=device,
-        )
+    _table, ev = evaluate_file(
+        folder / "predictions.csv",
+        folder / "train_sizes.json",
+        n_bootstrap=n_bootstrap,
+        threshold=threshold,
+        seed=seed,
+        device=device,
+    )
     atomic.write_files(folder, output_files(ev, title=title))
     return ev
