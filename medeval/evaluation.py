@@ -170,10 +170,8 @@ def _plan(
     unavailable: dict[str, str] = {}
     sc_codes, sc_names, sc_side = None, (), {}
     if subconcept is not None:
-        sc = np.asarray(subconcept).astype(str)
-        if sc.shape != (n,):
-            raise ValueError(f"subconcept must have one entry per instance ({n}); got {sc.shape}")
-        uniq, inverse = np.unique(sc, return_inverse=True)  # vectorised name → code lookup
+        uniq, inverse = _name_codes(subconcept, n)  # vectorised name → code lookup
+        sc = _Names(uniq, inverse)
         if u is not None:
             unknown = [i for i, nm in enumerate(uniq) if nm not in set(u.names)]
             if unknown:
@@ -229,6 +227,41 @@ def _plan(
             subsets[f"sub_{i}"] = (y == 0) | (sc_codes == sc_names.index(nm))
             subset_sc[f"sub_{i}"] = nm
     return _Plan(weights, subsets, subset_sc, sc_names, sc_codes, sc_side, unavailable)
+
+
+def _name_codes(subconcept: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct names ``(K,)`` and each instance's code ``(N,)``; a categorical
+    (as :func:`~medeval.predictions.read_predictions` returns) skips the string sort."""
+    if isinstance(subconcept, pd.Series) and isinstance(subconcept.dtype, pd.CategoricalDtype):
+        subconcept = subconcept.array
+    if isinstance(subconcept, pd.Categorical):
+        if subconcept.shape != (n,):
+            raise ValueError(
+                f"subconcept must have one entry per instance ({n}); got {subconcept.shape}"
+            )
+        codes = np.asarray(subconcept.codes)
+        if (codes < 0).any():
+            raise ValueError(f"subconcept is missing at index {int(np.argmax(codes < 0))}")
+        cats = np.asarray(subconcept.categories).astype(str)
+        uniq, remap = np.unique(cats, return_inverse=True)  # duplicates after str() merge
+        used = np.zeros(len(uniq), dtype=bool)
+        used[remap[np.unique(codes)]] = True
+        keep = np.cumsum(used) - 1  # drop categories no instance uses, like np.unique would
+        return uniq[used], keep[remap][codes]
+    sc = np.asarray(subconcept).astype(str)
+    if sc.shape != (n,):
+        raise ValueError(f"subconcept must have one entry per instance ({n}); got {sc.shape}")
+    return np.unique(sc, return_inverse=True)
+
+
+class _Names:
+    """``sc[i]`` → the name of instance i, without materialising N strings."""
+
+    def __init__(self, uniq: np.ndarray, inverse: np.ndarray) -> None:
+        self.uniq, self.inverse = uniq, inverse
+
+    def __getitem__(self, i: int) -> str:
+        return str(self.uniq[self.inverse[i]])
 
 
 def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tuple, np.ndarray]:
