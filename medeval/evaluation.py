@@ -313,6 +313,7 @@ def evaluate_predictions(
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: bool = False,
+    memory_budget: int | None = None,
 ) -> Evaluation:
     """Evaluate test predictions with unweighted, true-weight and predicted-weight scores.
 
@@ -331,6 +332,10 @@ def evaluate_predictions(
         groups: ``(N,)`` cluster ids (e.g. patients): resample whole clusters.
         seed: bootstrap seed; the same seed gives the same intervals.
         device: where the bootstrap runs (``"cpu"``, ``"cuda"``…).
+        memory_budget: bytes the bootstrap's work buffers may take (replicates are processed
+            in chunks that fit); default from the machine
+            (:func:`~medeval.metrics.bootstrap.default_memory_budget`). It changes speed and
+            memory only, never the numbers.
     """
     y = _binary("y_true", y_true)
     n = len(y)
@@ -367,6 +372,7 @@ def evaluate_predictions(
             strata=strata,
             clusters=None if groups is None else _codes(groups, n, "groups"),
             device=device,
+            memory_budget=memory_budget,
         )
         reps = boot.run(n_bootstrap, seed=seed, progress=progress)
     boot = {

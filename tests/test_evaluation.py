@@ -173,3 +173,14 @@ def test_pandas_inputs_are_accepted_without_warnings():
         n_bootstrap=10,
     )
     assert ev.scores == ref.scores and ev.intervals == ref.intervals
+
+
+def test_memory_budget_changes_chunks_not_intervals():
+    y, s, sc, q = _data(3)
+    kw = dict(y_score=s, subconcept=sc, posteriors=q, train_sizes=SIZES, n_bootstrap=60, seed=1)
+    a = evaluate_predictions(y, memory_budget=64 * len(y), **kw)  # one replicate per chunk
+    b = evaluate_predictions(y, **kw)
+    for k in SCORES:
+        np.testing.assert_allclose(a.intervals[k], b.intervals[k], rtol=1e-12)
+    with pytest.raises(ValueError, match="memory_budget"):
+        evaluate_predictions(y, memory_budget=-1, **kw)

@@ -20,6 +20,7 @@ seed, device and chunk size → same numbers).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -30,6 +31,35 @@ from .classification import ConfusionSums, ba_from_sums, f1_from_sums, recalls_f
 from .ranking import AucSums, auc_from_sums
 
 _CHUNK_BYTES = 2**27  # ~128 MiB per (chunk, N) float64 tensor
+_MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 GiB
+
+
+def default_memory_budget(device: str | torch.device = "cpu") -> int:
+    """Bytes the bootstrap's work buffers may take by default on ``device``.
+
+    A quarter of the free memory of a CUDA device, an eighth of the available RAM otherwise
+    (Linux ``MemAvailable``), clamped to [64 MiB, 2 GiB].
+    """
+    device = torch.device(device)
+    if device.type == "cuda":
+        free = torch.cuda.mem_get_info(device)[0] // 4
+    else:
+        free = _available_ram() // 8
+    return int(min(max(free, _MIN_BUDGET), _MAX_BUDGET))
+
+
+def _available_ram() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 8 * _MAX_BUDGET
 
 
 @dataclass
@@ -75,6 +105,9 @@ class BatchedBootstrap:
         generator: ``"numpy"`` (CPU only; results independent of the chunk size), ``"torch"``
             (``torch.randint`` on the device; results depend on seed, device and chunk size) or
             ``"auto"`` (numpy on the CPU, torch elsewhere).
+        memory_budget: bytes the work buffers of :meth:`run` may take (counts and AUC
+            scratch, per chunk of replicates); default :func:`default_memory_budget`. The
+            fixed inputs (the ``(N, k)`` statistics matrix) come on top.
     """
 
     def __init__(
@@ -92,6 +125,7 @@ class BatchedBootstrap:
         device: str | torch.device = "cpu",
         dtype: torch.dtype = torch.float64,
         generator: str = "auto",
+        memory_budget: int | None = None,
     ) -> None:
         y = np.asarray(y_true).astype(np.int64)
         n = len(y)
@@ -105,6 +139,11 @@ class BatchedBootstrap:
         if generator == "numpy" and self.device.type != "cpu":
             raise ValueError("generator='numpy' draws into CPU memory; use device='cpu'")
         self.generator = generator
+        if memory_budget is not None and memory_budget <= 0:
+            raise ValueError(
+                f"memory_budget must be a positive number of bytes; got {memory_budget}"
+            )
+        self.memory_budget = int(memory_budget or default_memory_budget(self.device))
         self.has_pred = y_pred is not None
         self.subset_names = tuple(subsets)
         masks = np.stack([np.asarray(m, dtype=bool) for m in subsets.values()], axis=1)
@@ -212,18 +251,30 @@ class BatchedBootstrap:
     # Counts live in a (b, 1 + N) buffer whose column 0 stays 0: a cumsum over columns
     # 0..n_neg then starts at 0 and AUC can index it without padding. Buffers are reused
     # across chunks: on the CPU, fresh large tensors cost more in page faults than the
-    # arithmetic done on them.
-    def _alloc(self, b: int) -> dict[str, torch.Tensor]:
+    # arithmetic done on them. The counts are never held for all B replicates at once: a
+    # chunk of b rows, with b set by the memory budget.
+    def _alloc(self, b: int, *, counts_only: bool = False) -> dict[str, torch.Tensor]:
         z = {"device": self.device, "dtype": self.dtype}
         n, nn = len(self.perm), self.n_neg
         buf = {"C": torch.zeros(b, 1 + n, **z)}
         buf["U"] = buf["C"] if self.identity else torch.zeros(b, 1 + self.n_units, **z)
-        if self._auc:
+        if self._auc and not counts_only:
             buf["cn"] = torch.empty(b, 1 + nn, **z)
             buf["ext"] = torch.empty(b, 1 + nn, **z)
             buf["g1"] = torch.empty(b, n - nn, **z)
             buf["g2"] = torch.empty(b, n - nn, **z)
         return buf
+
+    def _row_bytes(self) -> int:
+        """Bytes of work buffers per replicate row (see :meth:`_alloc` and the draws)."""
+        n, nn, item = len(self.perm), self.n_neg, self.dtype.itemsize
+        counts = (1 + n) + (0 if self.identity else 1 + self.n_units)
+        if self.generator == "numpy":
+            counts *= 2  # double-buffered: the next chunk is drawn while this one is used
+        else:  # torch.randint: int64 indices and a source of ones per unit
+            counts += (16 // item) * self.n_units
+        work = 2 * (1 + nn) + 2 * (n - nn) if self._auc else 0
+        return item * (counts + work)
 
     def _fill_counts(self, buf: dict[str, torch.Tensor], b: int, rng) -> torch.Tensor:
         """Draw ``b`` replicates into ``buf``; returns the ``(b, 1 + N)`` counts view."""
@@ -237,9 +288,10 @@ class BatchedBootstrap:
                     )
         else:
             units[:, 1:].zero_()
+            one = torch.ones((), device=self.device, dtype=self.dtype)
             for a, e in self.blocks:
                 idx = torch.randint(0, e - a, (b, e - a), device=self.device, generator=rng)
-                units[:, 1 + a : 1 + e].scatter_add_(1, idx, torch.ones_like(idx, dtype=self.dtype))
+                units[:, 1 + a : 1 + e].scatter_add_(1, idx, one.expand(b, e - a))
         counts = buf["C"][:b]
         if not self.identity:
             torch.index_select(units, 1, self._col_unit, out=counts)
@@ -250,20 +302,48 @@ class BatchedBootstrap:
             return np.random.default_rng(seed)
         return torch.Generator(device=self.device).manual_seed(seed)
 
+    def _draws(self, chunks: list[int], rng) -> Iterator[tuple[int, torch.Tensor]]:
+        """``(b, counts (b, 1 + N))`` per chunk, in order.
+
+        With the numpy generator the next chunk is drawn in a background thread while the
+        caller computes on this one (numpy's generator and torch's kernels release the GIL),
+        from the same single generator in the same order, so the numbers do not change.
+        """
+        if not chunks:
+            return
+        size = max(chunks)
+        if self.generator != "numpy" or len(chunks) == 1:
+            buf = self._alloc(size, counts_only=True)
+            for b in chunks:
+                yield b, self._fill_counts(buf, b, rng)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        bufs = [self._alloc(size, counts_only=True) for _ in range(2)]
+        with ThreadPoolExecutor(1, thread_name_prefix="medeval-bootstrap") as pool:
+            pending = pool.submit(self._fill_counts, bufs[0], chunks[0], rng)
+            for i, b in enumerate(chunks):
+                counts = pending.result()
+                if i + 1 < len(chunks):  # the other buffer: its chunk has been consumed
+                    pending = pool.submit(self._fill_counts, bufs[(i + 1) % 2], chunks[i + 1], rng)
+                yield b, counts
+
     def iter_counts(
         self, n: int, *, seed: int, chunk_size: int | None = None
     ) -> Iterator[torch.Tensor]:
         """The replicates' counts ``(b, N)`` in the caller's instance order (for oracles)."""
         inv = torch.as_tensor(np.argsort(self.perm) + 1, device=self.device)
-        rng = self._rng(seed)
-        chunks = self._chunks(n, chunk_size)
-        buf = self._alloc(max(chunks, default=1))
-        for b in chunks:
-            yield self._fill_counts(buf, b, rng).index_select(1, inv)
+        for _, counts in self._draws(self._chunks(n, chunk_size), self._rng(seed)):
+            yield counts.index_select(1, inv)
 
     def _chunks(self, n: int, chunk_size: int | None) -> list[int]:
-        size = chunk_size or max(1, _CHUNK_BYTES // max(1, 8 * len(self.perm)))
-        return [min(size, n - i) for i in range(0, n, size)]
+        """Replicates per chunk: ``chunk_size``, or as many as the memory budget holds
+        (at most :data:`_CHUNK_BYTES` of counts: larger chunks only add page faults)."""
+        if chunk_size is None:
+            by_budget = self.memory_budget // max(1, self._row_bytes())
+            by_cache = _CHUNK_BYTES // max(1, self.dtype.itemsize * (1 + len(self.perm)))
+            chunk_size = max(1, min(by_budget, by_cache))
+        return [min(chunk_size, n - i) for i in range(0, n, chunk_size)]
 
     # -- replicates -----------------------------------------------------------------------
     def run(
@@ -272,32 +352,37 @@ class BatchedBootstrap:
         """Compute ``n`` replicates of every score on every subset."""
         rng = self._rng(seed)
         chunks = self._chunks(n, chunk_size)
-        buf = self._alloc(max(chunks, default=1))
+        work = self._alloc(max(chunks, default=1)) if self._auc else {}
         z = {"device": self.device, "dtype": self.dtype}
         S = torch.empty(n, self._V.shape[1], **z)
         A = torch.empty(n, sum(pw.shape[1] for _, _, pw in self._auc), **z)
+        draws = self._draws(chunks, rng)
         if progress:
             from tqdm.auto import tqdm
 
-            chunks = tqdm(chunks, desc="bootstrap", unit="chunk", leave=False)
-        nn, row = self.n_neg, 0
-        for b in chunks:
-            c = self._fill_counts(buf, b, rng)
+            draws = tqdm(draws, total=len(chunks), desc="bootstrap", unit="chunk", leave=False)
+        row = 0
+        for b, c in draws:
             torch.matmul(c, self._V, out=S[row : row + b])
-            col = 0
-            for w_neg, _, pw in self._auc:
-                src = c[:, : 1 + nn]
-                if w_neg is not None:
-                    src = torch.mul(src, w_neg, out=buf["cn"][:b])
-                ext = torch.cumsum(src, 1, out=buf["ext"][:b])
-                g1 = torch.index_select(ext, 1, self._lo, out=buf["g1"][:b])
-                g2 = torch.index_select(ext, 1, self._hi, out=buf["g2"][:b])
-                g1.add_(g2).mul_(c[:, 1 + nn :])  # 2 × (negatives below + ½ tied) × count
-                k = pw.shape[1]
-                torch.matmul(g1, pw, out=A[row : row + b, col : col + k])
-                col += k
+            if self._auc:
+                self._auc_numerators(c, work, A[row : row + b])
             row += b
         return self._finish(S, A if self._auc else None, n, seed)
+
+    def _auc_numerators(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor):
+        """``out (b, Σk)`` ← 2 × AUC numerators of each weighting group and subset."""
+        b, nn, col = c.shape[0], self.n_neg, 0
+        for w_neg, _, pw in self._auc:
+            src = c[:, : 1 + nn]
+            if w_neg is not None:
+                src = torch.mul(src, w_neg, out=buf["cn"][:b])
+            ext = torch.cumsum(src, 1, out=buf["ext"][:b])
+            g1 = torch.index_select(ext, 1, self._lo, out=buf["g1"][:b])
+            g2 = torch.index_select(ext, 1, self._hi, out=buf["g2"][:b])
+            g1.add_(g2).mul_(c[:, 1 + nn :])  # 2 × (negatives below + ½ tied) × count
+            k = pw.shape[1]
+            torch.matmul(g1, pw, out=out[:, col : col + k])
+            col += k
 
     def _finish(self, S: torch.Tensor, A: torch.Tensor | None, n: int, seed: int) -> Replicates:
         scores: dict[tuple[str, str], torch.Tensor] = {}

@@ -169,3 +169,34 @@ def test_unknown_generator_is_rejected():
         BatchedBootstrap(
             y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, generator="mt19937"
         )
+
+
+@pytest.mark.parametrize("clusters", [False, True])
+def test_memory_budget_bounds_the_chunks_and_never_changes_the_numbers(clusters):
+    y, yp, s, sc, weights, subsets = _problem(6)
+    kw = {"clusters": np.where(y == 1, 1000, 0) + np.arange(len(y)) // 3} if clusters else {}
+    common = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc, **kw)
+    small = BatchedBootstrap(y, memory_budget=5 * 8 * 4 * (len(y) + 1), **common)
+    large = BatchedBootstrap(y, memory_budget=2**30, **common)
+    chunks = small._chunks(23, None)
+    assert sum(chunks) == 23 and len(chunks) > 1
+    assert max(chunks) * small._row_bytes() <= small.memory_budget
+    assert large._chunks(23, None) == [23]
+    counts_small = torch.cat(list(small.iter_counts(23, seed=1))).numpy()
+    assert np.array_equal(counts_small, torch.cat(list(large.iter_counts(23, seed=1))).numpy())
+    a, b = small.run(23, seed=1), large.run(23, seed=1)  # the same counts; sums to a few ulp
+    for key in a.scores:
+        torch.testing.assert_close(a.scores[key], b.scores[key], equal_nan=True)
+    torch.testing.assert_close(a.subconcept_recall, b.subconcept_recall)
+
+
+def test_memory_budget_must_be_positive():
+    y, yp, s, _sc, weights, subsets = _problem(0)
+    with pytest.raises(ValueError, match="memory_budget must be a positive"):
+        BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, memory_budget=0)
+
+
+def test_default_memory_budget_is_clamped():
+    from medeval.metrics.bootstrap import default_memory_budget
+
+    assert 2**26 <= default_memory_budget("cpu") <= 2**31
