@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,6 +80,25 @@ class Replicates:
     n: int
     seed: int
     method: str = field(default="multinomial within strata")
+
+
+_SMALL_WORK = 2**20  # elements per chunk below which one CPU thread is faster
+
+
+@contextmanager
+def _few_threads(device: torch.device, elements: int) -> Iterator[None]:
+    """One torch thread for small CPU chunks (restored afterwards): on small tensors the
+    start of a parallel region costs more than it saves, and far more when the cores are
+    shared with other processes (a descheduled worker thread stalls every kernel)."""
+    n = torch.get_num_threads()
+    if device.type != "cpu" or elements >= _SMALL_WORK or n == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n)
 
 
 def _stable_argsort(x: np.ndarray) -> np.ndarray:
@@ -187,13 +207,24 @@ class BatchedBootstrap:
             for a, b in zip(np.r_[0, bounds], np.r_[bounds, len(sorted_strata)], strict=True)
         ]
         self.n_units = len(order)
-        self._build_statistics(
-            y_p, y_pred, y_score, weights, masks[perm], subconcept, n_subconcepts
-        )
+        with _few_threads(self.device, 16 * n):  # a few (N,) columns each
+            self._build_statistics(
+                y_p, y_pred, y_score, weights, masks[perm], subconcept, n_subconcepts
+            )
 
     # -- static matrices ------------------------------------------------------------------
     def _t(self, a: np.ndarray | torch.Tensor) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
+
+    def _stack_columns(self, cols: list[np.ndarray]) -> torch.Tensor:
+        """``(1 + N, k)`` with a zero first row, column j = ``cols[j]``; each column is
+        released once copied, so building it takes about one matrix of memory, not three."""
+        V = torch.zeros(1 + len(self.perm), len(cols), dtype=self.dtype)
+        Vn = V.numpy()
+        for j in range(len(cols)):
+            Vn[1:, j] = cols[j]
+            cols[j] = None  # type: ignore[call-overload]
+        return V.to(self.device)
 
     def _build_statistics(self, y, y_pred, y_score, weights, masks, subconcept, n_sc) -> None:
         perm, nn = self.perm, self.n_neg
@@ -228,7 +259,7 @@ class BatchedBootstrap:
                 cols += [w * neg, w * neg]
                 cols += [w * pos * m for m in masks.T] * 2
                 self._conf_index[name] = (start, start + 1, start + 2, masks.shape[1])
-        self._V = self._t(np.vstack([np.zeros((1, len(cols))), np.stack(cols, axis=1)]))
+        self._V = self._stack_columns(cols)
         # AUC: one cumsum per distinct negative weighting.
         self._auc: list[tuple[torch.Tensor | None, list[str], torch.Tensor]] = []
         if y_score is not None:
@@ -253,12 +284,15 @@ class BatchedBootstrap:
     # across chunks: on the CPU, fresh large tensors cost more in page faults than the
     # arithmetic done on them. The counts are never held for all B replicates at once: a
     # chunk of b rows, with b set by the memory budget.
-    def _alloc(self, b: int, *, counts_only: bool = False) -> dict[str, torch.Tensor]:
+    def _alloc(self, b: int, *, counts: bool = True, work: bool = True) -> dict[str, torch.Tensor]:
+        """Count buffers ``C`` (and ``U`` for clusters) and the AUC scratch, ``b`` rows each."""
         z = {"device": self.device, "dtype": self.dtype}
         n, nn = len(self.perm), self.n_neg
-        buf = {"C": torch.zeros(b, 1 + n, **z)}
-        buf["U"] = buf["C"] if self.identity else torch.zeros(b, 1 + self.n_units, **z)
-        if self._auc and not counts_only:
+        buf = {}
+        if counts:
+            buf["C"] = torch.zeros(b, 1 + n, **z)
+            buf["U"] = buf["C"] if self.identity else torch.zeros(b, 1 + self.n_units, **z)
+        if self._auc and work:
             buf["cn"] = torch.empty(b, 1 + nn, **z)
             buf["ext"] = torch.empty(b, 1 + nn, **z)
             buf["g1"] = torch.empty(b, n - nn, **z)
@@ -313,13 +347,13 @@ class BatchedBootstrap:
             return
         size = max(chunks)
         if self.generator != "numpy" or len(chunks) == 1:
-            buf = self._alloc(size, counts_only=True)
+            buf = self._alloc(size, work=False)
             for b in chunks:
                 yield b, self._fill_counts(buf, b, rng)
             return
         from concurrent.futures import ThreadPoolExecutor
 
-        bufs = [self._alloc(size, counts_only=True) for _ in range(2)]
+        bufs = [self._alloc(size, work=False) for _ in range(2)]
         with ThreadPoolExecutor(1, thread_name_prefix="medeval-bootstrap") as pool:
             pending = pool.submit(self._fill_counts, bufs[0], chunks[0], rng)
             for i, b in enumerate(chunks):
@@ -352,21 +386,22 @@ class BatchedBootstrap:
         """Compute ``n`` replicates of every score on every subset."""
         rng = self._rng(seed)
         chunks = self._chunks(n, chunk_size)
-        work = self._alloc(max(chunks, default=1)) if self._auc else {}
         z = {"device": self.device, "dtype": self.dtype}
         S = torch.empty(n, self._V.shape[1], **z)
         A = torch.empty(n, sum(pw.shape[1] for _, _, pw in self._auc), **z)
-        draws = self._draws(chunks, rng)
-        if progress:
-            from tqdm.auto import tqdm
+        with _few_threads(self.device, max(chunks, default=0) * (1 + len(self.perm))):
+            work = self._alloc(max(chunks, default=1), counts=False)
+            draws = self._draws(chunks, rng)
+            if progress:
+                from tqdm.auto import tqdm
 
-            draws = tqdm(draws, total=len(chunks), desc="bootstrap", unit="chunk", leave=False)
-        row = 0
-        for b, c in draws:
-            torch.matmul(c, self._V, out=S[row : row + b])
-            if self._auc:
-                self._auc_numerators(c, work, A[row : row + b])
-            row += b
+                draws = tqdm(draws, total=len(chunks), desc="bootstrap", unit="chunk", leave=False)
+            row = 0
+            for b, c in draws:
+                torch.matmul(c, self._V, out=S[row : row + b])
+                if self._auc:
+                    self._auc_numerators(c, work, A[row : row + b])
+                row += b
         return self._finish(S, A if self._auc else None, n, seed)
 
     def _auc_numerators(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor):
