@@ -38,15 +38,13 @@ _MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 G
 def default_memory_budget(device: str | torch.device = "cpu") -> int:
     """Bytes the bootstrap's work buffers may take by default on ``device``.
 
-    A quarter of the free memory of a CUDA device, an eighth of the available RAM otherwise
-    (Linux ``MemAvailable``), clamped to [64 MiB, 2 GiB].
+    A quarter of the free memory of a CUDA device (at least 64 MiB); otherwise an eighth of
+    the available RAM (Linux ``MemAvailable``), clamped to [64 MiB, 2 GiB].
     """
     device = torch.device(device)
-    if device.type == "cuda":
-        free = torch.cuda.mem_get_info(device)[0] // 4
-    else:
-        free = _available_ram() // 8
-    return int(min(max(free, _MIN_BUDGET), _MAX_BUDGET))
+    if device.type == "cuda":  # big chunks keep a GPU busy; no upper clamp there
+        return int(max(torch.cuda.mem_get_info(device)[0] // 4, _MIN_BUDGET))
+    return int(min(max(_available_ram() // 8, _MIN_BUDGET), _MAX_BUDGET))
 
 
 def _available_ram() -> int:
@@ -372,11 +370,14 @@ class BatchedBootstrap:
 
     def _chunks(self, n: int, chunk_size: int | None) -> list[int]:
         """Replicates per chunk: ``chunk_size``, or as many as the memory budget holds
-        (at most :data:`_CHUNK_BYTES` of counts: larger chunks only add page faults)."""
+        (on the CPU at most :data:`_CHUNK_BYTES` of counts: larger chunks there only add page
+        faults)."""
         if chunk_size is None:
-            by_budget = self.memory_budget // max(1, self._row_bytes())
-            by_cache = _CHUNK_BYTES // max(1, self.dtype.itemsize * (1 + len(self.perm)))
-            chunk_size = max(1, min(by_budget, by_cache))
+            chunk_size = self.memory_budget // max(1, self._row_bytes())
+            if self.device.type == "cpu":
+                counts_row = self.dtype.itemsize * (1 + len(self.perm))
+                chunk_size = min(chunk_size, _CHUNK_BYTES // counts_row)
+            chunk_size = max(1, chunk_size)
         return [min(chunk_size, n - i) for i in range(0, n, chunk_size)]
 
     # -- replicates -----------------------------------------------------------------------
