@@ -27,6 +27,8 @@ from .weights import Utilities, predicted_weights, utilities_from_train_sizes
 
 SCORES = ("BA", "wBA", "pBA", "F1", "wF1", "pF1", "AUC", "wAUC", "pAUC")
 WEIGHTINGS = {"": "unweighted", "w": "true weights", "p": "predicted weights"}
+#: The label-free score a reader should use, per family (SPEC §8; never a true-weight oracle).
+RECOMMENDED = {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
 SCORE_DESCRIPTIONS = {
     "BA": "balanced accuracy",
     "wBA": "balanced accuracy, true utility weights (oracle: needs test subconcept labels)",
