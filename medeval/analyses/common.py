@@ -43,6 +43,11 @@ def split_prefix(score: str) -> tuple[str, str]:
     raise ValueError(f"score {score!r}: name must end in one of {', '.join(_FAMILY_ORDER)}")
 
 
+def is_measure(score: str) -> bool:
+    """True for a score of a family the analyses know (a name ending in BA, F1 or AUC)."""
+    return score.endswith(_FAMILY_ORDER)
+
+
 def split_measure(score: str) -> tuple[str, str]:
     """``"pBA"`` → (``"predicted"``, ``"BA"``); an unknown prefix names its own weighting."""
     prefix, family = split_prefix(score)
@@ -61,6 +66,12 @@ def measure_key(score: str) -> tuple[int, int, str]:
         order.index(prefix) if prefix in order else len(order),
         score,
     )
+
+
+def prefix_key(prefix: str) -> tuple[int, str]:
+    """Sort key of weighting prefixes: "", w, p, c, r, then any other by name."""
+    order = list(WEIGHTING_OF)
+    return (order.index(prefix) if prefix in order else len(order), prefix)
 
 
 def legend_label(prefix: str, family: str = "BA") -> str:

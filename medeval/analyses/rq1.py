@@ -14,10 +14,12 @@ from matplotlib.figure import Figure
 from medeval.analyses.common import (
     FAMILIES,
     WEIGHTING_OF,
+    is_measure,
     legend_label,
     markdown_table,
     measure_key,
     pearson,
+    prefix_key,
     split_measure,
     split_prefix,
 )
@@ -81,8 +83,9 @@ def pooled_gap(means: pd.DataFrame, measure: str) -> float:
 
 
 def measures_in(names) -> list[str]:
-    """Distinct score names in display order (family, then "", w, p, c, r, others)."""
-    return sorted(set(names), key=measure_key)
+    """Distinct score names in display order (family, then "", w, p, c, r, others); names of
+    other families (not BA, F1, AUC) are left out."""
+    return sorted({n for n in names if is_measure(n)}, key=measure_key)
 
 
 def rq1_table(means: pd.DataFrame) -> pd.DataFrame:
@@ -144,13 +147,8 @@ def rq1_markdown(table: pd.DataFrame) -> str:
 
 def _names_note(measures) -> str:
     """One line explaining the short names present (BA shown; F1 and AUC alike)."""
-    prefixes = sorted({split_prefix(m)[0] for m in measures}, key=_prefix_rank)
+    prefixes = sorted({split_prefix(m)[0] for m in measures}, key=prefix_key)
     return "Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike)."
-
-
-def _prefix_rank(prefix: str) -> tuple[int, str]:
-    order = list(WEIGHTING_OF)
-    return (order.index(prefix) if prefix in order else len(order), prefix)
 
 
 def _r_p(r: float, p: float) -> str:
@@ -162,7 +160,7 @@ def rq1_figure(table: pd.DataFrame, collection: str) -> Figure:
     true, predicted, class-conditional, reference-corrected, ...); the legend explains the names."""
     part = table[table.collection == collection]
     methods = list(dict.fromkeys(part["method"]))
-    prefixes = sorted({split_prefix(m)[0] for m in part["measure"]}, key=_prefix_rank)
+    prefixes = sorted({split_prefix(m)[0] for m in part["measure"]}, key=prefix_key)
     fig = Figure(figsize=(4 + 0.55 * len(prefixes) * len(methods), 4.2), layout="constrained")
     axes = fig.subplots(1, len(FAMILIES), sharey=True)
     x = np.arange(len(methods))

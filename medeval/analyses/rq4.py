@@ -44,9 +44,11 @@ from matplotlib.figure import Figure
 
 from medeval.analyses.common import (
     dataset_means,
+    is_measure,
     legend_label,
     markdown_table,
     measure_key,
+    prefix_key,
     split_prefix,
     subset_frame,
 )
@@ -90,6 +92,8 @@ def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
         )
         intervals = r.get("intervals") or {}
         for name, value in r["scores"].items():
+            if not is_measure(name):  # RQ4 is defined per family (BA, F1, AUC)
+                continue
             prefix, family = split_prefix(name)
             low, high = _interval(intervals.get(name))
             rows.append((*key, name, prefix, family, _float(value), low, high))
@@ -219,7 +223,7 @@ def rq4_markdown(table: pd.DataFrame) -> str:
         "(the true-weight row gives the oracle's own width and gap for reference).\n"
     )
     out.append(markdown_table(table) + "\n")
-    prefixes = sorted({split_prefix(e)[0] for e in table["estimator"]}, key=lambda p: (len(p), p))
+    prefixes = sorted({split_prefix(e)[0] for e in table["estimator"]}, key=prefix_key)
     out.append("Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike).\n")
     out += [line for line in _reading(table)]
     return "\n".join(out)
@@ -243,7 +247,8 @@ def _reading(table: pd.DataFrame) -> list[str]:
                 f"- {family}{kind}: {rec} (recommended) is off the true-weight score by "
                 f"{_f(r.mae)} on average (bias {_f(r.bias, signed=True)}), closer to it than "
                 f"{family} in {_f(r.closer_pct, 0)} % of {r.n} evaluations; its interval "
-                f"contains it in {_f(r.coverage_pct, 0)} %."
+                f"contains it in {_f(r.coverage_pct, 0)} %; RQ1 gap {_f(r.rq1_gap)} "
+                f"(true-weight score: {_f(fam['rq1_gap'].get('w' + family, math.nan))})."
             )
             compare = [
                 f"{e}: mae {_f(fam.loc[e, 'mae'])}, bias {_f(fam.loc[e, 'bias'], signed=True)}"
@@ -303,7 +308,7 @@ def rq4_figure(records: list[dict[str, Any]], table: pd.DataFrame, *, kind: str 
         for i, name in enumerate(names, start=1):
             cov = rows["coverage_pct"].get(name, np.nan)
             ax.annotate(
-                f"cov {_f(cov, 0)} %",
+                f"cov {_f(cov, 0)} %" if math.isfinite(cov) else "no intervals",
                 (i, 1.0),
                 xycoords=("data", "axes fraction"),
                 ha="center",

@@ -137,6 +137,7 @@ def test_coverage_is_nan_without_any_interval_and_families_are_separate():
         _rec("a", k, {"F1": f, "wF1": t, "cF1": e, "rF1": e2, "AUC": 0.9, "wAUC": None})
         for k, (f, t, e, e2) in enumerate([(0.5, 0.4, 0.45, 0.3), (0.6, 0.62, 0.61, 0.55)])
     ]
+    recs[0]["scores"]["MCC"] = 0.3  # another family: left out of RQ4
     table = agreement_table(recs)
     assert list(table.estimator) == ["F1", "wF1", "cF1", "rF1", "AUC", "wAUC"]
     c, r = _row(table, "cF1"), _row(table, "rF1")
@@ -215,6 +216,8 @@ def test_subconcepts_column_only_when_kinds_are_mixed():
     assert true.n == 3 and true.mae == pytest.approx(0.04)
     by_method = agreement_by_method(recs)
     assert list(by_method.columns[:2]) == ["subconcepts", "method"]
+    fig = rq4_figure(recs, table, kind="discovered")
+    assert fig.get_suptitle().endswith("(discovered subconcepts), 1 evaluations")
     md = rq4_markdown(table)
     assert "(discovered subconcepts)" in md and "(true subconcepts)" in md
 
