@@ -12,7 +12,8 @@ true-weight score are finite:
 - ``n``: number of such evaluations.
 - ``mae`` = mean |est − true|; ``bias`` = mean (est − true).
 - ``closer_pct``: % of evaluations (among those where the unweighted score is finite too) with
-  |est − true| < |unweighted − true|. A tie is *not* closer. NaN on the unweighted row.
+  |est − true| < |unweighted − true|. A tie (within :data:`TOL`) is *not* closer. NaN on the
+  unweighted row.
 - ``sign_pct``: % with sign(est − unweighted) == sign(true − unweighted): does the estimate move
   away from the unweighted score in the direction the truth does? An exact zero (within
   :data:`TOL`) is its own sign: "no change" agrees only with "no change". NaN on the
@@ -95,7 +96,7 @@ def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
             if not is_measure(name):  # RQ4 is defined per family (BA, F1, AUC)
                 continue
             prefix, family = split_prefix(name)
-            low, high = _interval(intervals.get(name))
+            low, high = _interval(intervals.get(name), f"{key[2]} {key[3]} split {key[4]}: {name}")
             rows.append((*key, name, prefix, family, _float(value), low, high))
     cols = [*_KEYS, "estimator", "prefix", "family", "value", "low", "high"]
     return pd.DataFrame(rows, columns=cols)
@@ -105,14 +106,15 @@ def _float(x: Any) -> float:
     return math.nan if x is None else float(x)
 
 
-def _interval(item: Any) -> tuple[float, float]:
+def _interval(item: Any, where: str) -> tuple[float, float]:
     """``[low, high]`` or ``{"low": .., "high": ..}`` (the ``metrics.json`` form) → floats."""
     if item is None:
         return math.nan, math.nan
     if isinstance(item, dict):
         return _float(item.get("low")), _float(item.get("high"))
-    low, high = item
-    return _float(low), _float(high)
+    if not isinstance(item, list | tuple) or len(item) != 2:
+        raise ValueError(f"{where}: interval must be [low, high], got {item!r}")
+    return _float(item[0]), _float(item[1])
 
 
 def agreement_table(records: list[dict[str, Any]]) -> pd.DataFrame:

@@ -192,6 +192,12 @@ def test_rq1_gap_pools_dataset_method_means():
         assert row.rq1_gap == pytest.approx(ref) and row.n == 12
 
 
+def test_a_malformed_interval_names_the_record_and_score():
+    bad = _rec("a", 3, _ba(0.8, 0.7, 0.8, 0.7), {"cBA": [0.6]})
+    with pytest.raises(ValueError, match=r"a none split 3: cBA: interval must be \[low, high\]"):
+        agreement_table([*HAND, bad])
+
+
 def test_by_method_splits_the_evaluations():
     recs = [*HAND, *(_rec(r["dataset"], r["split"], r["scores"], method="ros") for r in HAND)]
     recs[-1]["scores"] = _ba(0.70, 0.70, 0.70, 0.60)  # ros b/1: cBA error −.10
