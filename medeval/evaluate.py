@@ -17,11 +17,13 @@ import warnings
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import atomic
-from .evaluation import Evaluation, evaluate_predictions
-from .predictions import InputError, PredictionTable, read_predictions, read_train_sizes
+
+if TYPE_CHECKING:  # torch and pandas load after parsing, so --help answers at once
+    from .evaluation import Evaluation
+    from .predictions import PredictionTable
 
 EXIT_BAD_INPUT = 2
 
@@ -89,6 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 0)")
     p.add_argument("--device", default="cpu", help="device for the bootstrap (cpu, cuda, ...)")
+    p.add_argument(
+        "--memory-budget",
+        type=float,
+        default=None,
+        metavar="MIB",
+        help="MiB the bootstrap's work buffers may take (default: from the machine)",
+    )
     p.add_argument("--quiet", action="store_true", help="print only the output folder")
     return p
 
@@ -145,6 +154,9 @@ def evaluate_file(
     ``options`` go to :func:`~medeval.evaluation.evaluate_predictions`. Undefined scores are
     reported in ``Evaluation.notes`` rather than as warnings.
     """
+    from .evaluation import evaluate_predictions
+    from .predictions import read_predictions, read_train_sizes
+
     u = read_train_sizes(train_sizes) if train_sizes else None
     table = read_predictions(predictions, u)
     with warnings.catch_warnings():
@@ -180,6 +192,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         device=args.device,
         progress=not args.quiet,
+        memory_budget=None if args.memory_budget is None else int(args.memory_budget * 2**20),
     )
     source = f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n" + (
         f"threshold: {args.threshold}\nbootstrap: {args.bootstrap} (seed {args.seed})"
@@ -203,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from .predictions import InputError
+
     try:
         if args.run is not None:
             return run_folder(args)

@@ -214,3 +214,18 @@ def test_html_report_is_self_contained(files, capsys):
     assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
     assert "pBA" in page and "predicted utility weights" in page and "sub_3" in page
     assert 'src="http' not in page and 'href="http' not in page  # no external assets
+
+
+def test_memory_budget_flag_changes_nothing_in_the_results(files, capsys):
+    _df, pred, sizes, out = files
+    base = ["--predictions", str(pred), "--train-sizes", str(sizes), "--bootstrap", "40"]
+    assert main([*base, "--out", str(out / "a"), "--quiet"]) == 0
+    assert main([*base, "--out", str(out / "b"), "--quiet", "--memory-budget", "0.01"]) == 0
+    a = json.loads((out / "a" / "metrics.json").read_text())
+    b = json.loads((out / "b" / "metrics.json").read_text())
+    for k in SCORES:
+        assert a["intervals"][k]["low"] == pytest.approx(b["intervals"][k]["low"], rel=1e-12)
+        assert a["intervals"][k]["high"] == pytest.approx(b["intervals"][k]["high"], rel=1e-12)
+    rc = main([*base, "--out", str(out / "c"), "--memory-budget", "-1"])
+    assert rc == 2 and "memory_budget" in capsys.readouterr().err
+    assert not (out / "c").exists()
