@@ -32,6 +32,7 @@ from .classification import ConfusionSums, ba_from_sums, f1_from_sums, recalls_f
 from .ranking import AucSums, auc_from_sums
 
 _CHUNK_BYTES = 2**27  # ~128 MiB per (chunk, N) float64 tensor
+_AUC_BYTES = 2**26  # AUC scratch: rows of a chunk are processed in groups of at most this
 _MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 GiB
 
 
@@ -100,6 +101,28 @@ def _few_threads(device: torch.device, elements: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(n)
+
+
+def _return_freed_memory() -> None:
+    """Hand freed heap pages back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
+
+    glibc keeps freed arrays of a few MiB in its heap rather than unmapping them, so without
+    this, columns released while the statistics matrix is filled would still count against
+    the peak memory of a multi-million-row evaluation.
+    """
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+
+            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim = None
 
 
 def _stable_argsort(x: np.ndarray) -> np.ndarray:
@@ -223,20 +246,29 @@ class BatchedBootstrap:
                 n_subconcepts,
                 soft_subconcept,
             )
+        if n >= 2**20:
+            _return_freed_memory()  # the build's temporaries
 
     # -- static matrices ------------------------------------------------------------------
     def _t(self, a: np.ndarray | torch.Tensor) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
 
     def _stack_columns(self, cols: list[np.ndarray]) -> torch.Tensor:
-        """``(1 + N, k)`` with a zero first row, column j = ``cols[j]``; each column is
-        released once copied, so building it takes about one matrix of memory, not three."""
-        V = torch.zeros(1 + len(self.perm), len(cols), dtype=self.dtype)
-        Vn = V.numpy()
+        """``(1 + N, k)`` with a zero first row, column j = ``cols[j]``.
+
+        Stored column-major (the transpose of a contiguous ``(k, 1 + N)``; BLAS reads it as
+        it is), so each column is written to its own pages and released at once: building
+        it takes about one matrix of memory, not two or three.
+        """
+        Vt = torch.empty(len(cols), 1 + len(self.perm), dtype=self.dtype)  # pages on write
+        Vn = Vt.numpy()
         for j in range(len(cols)):
-            Vn[1:, j] = cols[j]
+            Vn[j, 0] = 0.0
+            Vn[j, 1:] = cols[j]
             cols[j] = None  # type: ignore[call-overload]
-        return V.to(self.device)
+            if Vn.shape[1] >= 2**20:
+                _return_freed_memory()
+        return Vt.to(self.device).t()
 
     def _build_statistics(
         self, y, y_pred, y_score, weights, masks, subconcept, n_sc, soft=None
@@ -320,16 +352,30 @@ class BatchedBootstrap:
             buf["g2"] = torch.empty(b, n - nn, **z)
         return buf
 
-    def _row_bytes(self) -> int:
-        """Bytes of work buffers per replicate row (see :meth:`_alloc` and the draws)."""
-        n, nn, item = len(self.perm), self.n_neg, self.dtype.itemsize
+    def _count_row_bytes(self) -> int:
+        """Bytes of count buffers per replicate row (see :meth:`_alloc` and the draws)."""
+        n, item = len(self.perm), self.dtype.itemsize
         counts = (1 + n) + (0 if self.identity else 1 + self.n_units)
         if self.generator == "numpy":
             counts *= 2  # double-buffered: the next chunk is drawn while this one is used
         else:  # torch.randint: int64 indices and a source of ones per unit
             counts += (16 // item) * self.n_units
-        work = 2 * (1 + nn) + 2 * (n - nn) if self._auc else 0
-        return item * (counts + work)
+        return item * counts
+
+    def _auc_rows(self, b: int) -> int:
+        """Rows of a ``b``-row chunk whose AUC scratch is held at once (0 without AUC)."""
+        if not self._auc:
+            return 0
+        n, nn = len(self.perm), self.n_neg
+        row = self.dtype.itemsize * (2 * (1 + nn) + 2 * (n - nn))
+        cap = min(_AUC_BYTES if self.device.type == "cpu" else 2**62, self.memory_budget // 4)
+        return max(1, min(b, cap // row))
+
+    def _work_bytes(self, b: int) -> int:
+        """Bytes of work buffers for chunks of ``b`` replicates."""
+        n, nn = len(self.perm), self.n_neg
+        auc_row = self.dtype.itemsize * (2 * (1 + nn) + 2 * (n - nn))
+        return b * self._count_row_bytes() + self._auc_rows(b) * auc_row
 
     def _fill_counts(self, buf: dict[str, torch.Tensor], b: int, rng) -> torch.Tensor:
         """Draw ``b`` replicates into ``buf``; returns the ``(b, 1 + N)`` counts view."""
@@ -396,7 +442,8 @@ class BatchedBootstrap:
         (on the CPU at most :data:`_CHUNK_BYTES` of counts: larger chunks there only add page
         faults)."""
         if chunk_size is None:
-            chunk_size = self.memory_budget // max(1, self._row_bytes())
+            auc_scratch = self._work_bytes(n) - n * self._count_row_bytes()  # at most
+            chunk_size = (self.memory_budget - auc_scratch) // self._count_row_bytes()
             if self.device.type == "cpu":
                 counts_row = self.dtype.itemsize * (1 + len(self.perm))
                 chunk_size = min(chunk_size, _CHUNK_BYTES // counts_row)
@@ -414,7 +461,7 @@ class BatchedBootstrap:
         S = torch.empty(n, self._V.shape[1], **z)
         A = torch.empty(n, sum(pw.shape[1] for _, _, pw in self._auc), **z)
         with _few_threads(self.device, max(chunks, default=0) * (1 + len(self.perm))):
-            work = self._alloc(max(chunks, default=1), counts=False)
+            work = self._alloc(self._auc_rows(max(chunks, default=1)), counts=False)
             draws = self._draws(chunks, rng)
             if progress:
                 from tqdm.auto import tqdm
@@ -429,7 +476,13 @@ class BatchedBootstrap:
         return self._finish(S, A if self._auc else None, n, seed)
 
     def _auc_numerators(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor):
-        """``out (b, Σk)`` ← 2 × AUC numerators of each weighting group and subset."""
+        """``out (b, Σk)`` ← 2 × AUC numerators of each weighting group and subset, for
+        groups of rows that fit the AUC scratch buffers."""
+        step = buf["ext"].shape[0]
+        for r in range(0, c.shape[0], step):
+            self._auc_block(c[r : r + step], buf, out[r : r + step])
+
+    def _auc_block(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor):
         b, nn, col = c.shape[0], self.n_neg, 0
         for w_neg, _, pw in self._auc:
             src = c[:, : 1 + nn]

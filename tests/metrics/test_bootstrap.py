@@ -180,7 +180,7 @@ def test_memory_budget_bounds_the_chunks_and_never_changes_the_numbers(clusters)
     large = BatchedBootstrap(y, memory_budget=2**30, **common)
     chunks = small._chunks(23, None)
     assert sum(chunks) == 23 and len(chunks) > 1
-    assert max(chunks) * small._row_bytes() <= small.memory_budget
+    assert small._work_bytes(max(chunks)) <= small.memory_budget
     assert large._chunks(23, None) == [23]
     counts_small = torch.cat(list(small.iter_counts(23, seed=1))).numpy()
     assert np.array_equal(counts_small, torch.cat(list(large.iter_counts(23, seed=1))).numpy())
