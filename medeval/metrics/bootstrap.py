@@ -14,8 +14,15 @@ All B replicates are one tensor computation, processed in row chunks to bound me
   subsets of SPEC §6 share the negatives (all majority instances), so one cumsum serves all.
 
 Counts are drawn with numpy on the CPU (one seeded Generator consumed replicate by replicate,
-so results do not depend on the chunk size) and with ``torch.randint`` on other devices (same
-seed, device and chunk size → same numbers).
+so the counts do not depend on the chunk size; sums may differ in the last bit between chunk
+sizes) and with ``torch.randint`` on other devices (same seed, device and chunk size → same
+numbers).
+
+Memory: the counts never exist for all B replicates at once. Chunks of replicates are sized by
+a memory budget (``memory_budget=``, default :func:`default_memory_budget`); on the CPU the next
+chunk is drawn in a background thread while this one is computed (two count buffers), and the
+AUC scratch is processed in row groups of bounded size. The fixed ``(N, k)`` statistics matrix
+is stored column-major and built column by column, so it costs one copy of itself.
 """
 
 from __future__ import annotations
