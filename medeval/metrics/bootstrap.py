@@ -95,15 +95,20 @@ _SMALL_WORK = 2**20  # elements per chunk below which one CPU thread is faster
 
 
 @contextmanager
-def _few_threads(device: torch.device, elements: int) -> Iterator[None]:
-    """One torch thread for small CPU chunks (restored afterwards): on small tensors the
-    start of a parallel region costs more than it saves, and far more when the cores are
-    shared with other processes (a descheduled worker thread stalls every kernel)."""
+def _few_threads(device: torch.device, elements: int, *, drawing: bool = False) -> Iterator[None]:
+    """Fewer torch threads on the CPU, restored afterwards.
+
+    One thread for small chunks: there the start of a parallel region costs more than it
+    saves, and far more when the cores are shared (a descheduled worker stalls every kernel).
+    One thread fewer than usual while a background thread draws the next chunk (``drawing``),
+    so that drawing and arithmetic together use as many threads as torch would alone.
+    """
     n = torch.get_num_threads()
-    if device.type != "cpu" or elements >= _SMALL_WORK or n == 1:
+    want = 1 if elements < _SMALL_WORK else max(1, n - 1) if drawing else n
+    if device.type != "cpu" or want == n:
         yield
         return
-    torch.set_num_threads(1)
+    torch.set_num_threads(want)
     try:
         yield
     finally:
@@ -467,7 +472,10 @@ class BatchedBootstrap:
         z = {"device": self.device, "dtype": self.dtype}
         S = torch.empty(n, self._V.shape[1], **z)
         A = torch.empty(n, sum(pw.shape[1] for _, _, pw in self._auc), **z)
-        with _few_threads(self.device, max(chunks, default=0) * (1 + len(self.perm))):
+        drawing = self.generator == "numpy" and len(chunks) > 1  # see _draws
+        with _few_threads(
+            self.device, max(chunks, default=0) * (1 + len(self.perm)), drawing=drawing
+        ):
             work = self._alloc(self._auc_rows(max(chunks, default=1)), counts=False)
             draws = self._draws(chunks, rng)
             if progress:
