@@ -222,3 +222,11 @@ def test_label_free_recall_replicates_equal_the_formula_on_same_counts(seed):
     np.testing.assert_allclose(reps.estimated_recall.numpy(), expected, rtol=0, atol=1e-12)
     whole = boot.run(12, seed=seed)  # another chunking gives the same replicates
     np.testing.assert_allclose(whole.estimated_recall.numpy(), expected, rtol=0, atol=1e-12)
+
+
+def test_run_leaves_torch_thread_count_as_it_found_it():
+    y, yp, s, _sc, weights, subsets = _problem(2)
+    boot = BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets)
+    before = torch.get_num_threads()
+    boot.run(12, seed=0, chunk_size=3)  # small chunks: one thread while running
+    assert torch.get_num_threads() == before
