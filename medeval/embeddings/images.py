@@ -22,6 +22,7 @@ from tqdm import tqdm
 from medeval import atomic
 from medeval.datasets.base import LabelledData
 from medeval.datasets.images import default_transform, load_image, to_tensor
+from medeval.datasets.pixels import FRAME_KEY
 from medeval.models import create_backbone
 from medeval.models.backbone import weights_id
 from medeval.training.loop import autocast
@@ -58,12 +59,15 @@ class FeatureCache:
 
 
 def row_keys(data: LabelledData) -> list[str]:
-    """(N,) cache keys: file path + size + mtime, or a hash of the in-memory pixels."""
+    """(N,) cache keys: file path + size + mtime (+ the DICOM frame picked, if any), or a hash
+    of the in-memory pixels."""
     if data.files is not None:
+        frame = data.meta.get(FRAME_KEY)
+        picked = "" if frame is None else f"|frame={frame}"  # keys without a frame stay as before
         keys = []
         for f in data.files:
             st = os.stat(f)
-            keys.append(_sha(f"{Path(f).resolve()}|{st.st_size}|{st.st_mtime_ns}"))
+            keys.append(_sha(f"{Path(f).resolve()}|{st.st_size}|{st.st_mtime_ns}{picked}"))
         return keys
     if data.images is not None:
         return [
@@ -82,7 +86,7 @@ class _Rows(Dataset):
     def __getitem__(self, i: int) -> torch.Tensor:
         r = self.rows[i]
         if self.data.files is not None:
-            image = load_image(self.data.files[r])
+            image = load_image(self.data.files[r], frame=self.data.meta.get(FRAME_KEY))
         else:
             image = to_tensor(np.asarray(self.data.images[r], dtype=np.float32) / 255.0)
         return self.transform(image)
