@@ -255,7 +255,8 @@ def scale_weights(w: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Te
     """
     sel = w if mask is None else torch.where(mask, w, torch.zeros_like(w))
     _, exponent = torch.frexp(sel.amax(dim=-1, keepdim=True))  # 0 for an all-zero row
-    scaled = torch.ldexp(w, -exponent.to(w.dtype))
+    # 2**±1000 is a normal number (2**1063 for a subnormal maximum would not be): clamp.
+    scaled = torch.ldexp(w, -exponent.clamp(-1000, 1000).to(w.dtype))
     return scaled if mask is None else torch.where(mask, scaled, w)
 
 

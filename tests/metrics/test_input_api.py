@@ -127,6 +127,20 @@ def test_roc_auc_is_exact_when_the_classes_have_opposite_weight_scales(problem):
             assert np.isnan(got[r])
 
 
+@pytest.mark.parametrize("power", [-1060, -1000, 1000, 1020])
+def test_extreme_powers_of_two_change_nothing(power):
+    """Exactly representable weights from subnormal (2**-1060) to near the float64 maximum."""
+    w = np.array([1.0, 3.0, 2.0, 1.0, 5.0]) * 2.0**power
+    for metric in (
+        roc_auc,
+        lambda y, s, sample_weight: f1(y, s > 0.5, sample_weight=sample_weight),
+    ):
+        assert metric(Y, S, sample_weight=w) == metric(Y, S, sample_weight=w / 2.0**power)
+    assert balanced_accuracy(Y, P, sample_weight=w) == balanced_accuracy(
+        Y, P, sample_weight=w / 2.0**power
+    )
+
+
 def test_result_types_follow_the_input():
     w = np.ones((3, len(Y)))
     for y in (Y, Y.tolist(), pd.Series(Y), pd.Series(Y, dtype="category")):
