@@ -184,7 +184,11 @@ def _decode(ds, path: Path, frame: int | None) -> np.ndarray:
     """The pixels of one frame, (H, W) or (H, W, 3); every decoder failure is a DataError."""
     if "PixelData" not in ds and "FloatPixelData" not in ds and "DoubleFloatPixelData" not in ds:
         raise DataError(f"{path}: cannot read DICOM pixels: the file has no pixel data")
-    index = dicom_frame(path, int(ds.get("NumberOfFrames") or 1), frame)
+    try:
+        n_frames = int(ds.get("NumberOfFrames") or 1)
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"{path}: cannot read DICOM pixels: bad NumberOfFrames: {exc}") from exc
+    index = dicom_frame(path, n_frames, frame)
     meta = getattr(ds, "file_meta", None)
     syntax = meta.get("TransferSyntaxUID") if meta is not None else None
     try:
@@ -205,12 +209,14 @@ def _no_decoder(syntax) -> bool:
     """True when the transfer syntax is compressed and no decoder plugin for it is installed."""
     from pydicom.pixels import get_decoder
 
-    if not syntax.is_compressed:
-        return False
     try:
+        if not syntax.is_compressed:
+            return False
         return not get_decoder(syntax).is_available
     except NotImplementedError:  # pydicom knows no decoder for this syntax at all
         return True
+    except ValueError:  # not a transfer syntax pydicom knows: no advice to give
+        return False
 
 
 def _palette_to_rgb(raw: np.ndarray, ds, path: Path) -> np.ndarray:
