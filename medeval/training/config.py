@@ -53,7 +53,8 @@ DEFAULTS: dict[str, Any] = {
         "loss_weights": {"binary": 1.0, "subconcept": 1.0},
         "class_balanced": False,
         "grad_clip": 0.0,  # max gradient norm (0 = no clipping)
-        "patience": 5,  # epochs without a better validation BA before stopping
+        "patience": 5,  # epochs without a better validation score (train.monitor) before stopping
+        "monitor": "BA",  # validation score for early stopping and best.pt: BA, pBA, cBA, wBA, …
         "workers": 2,
         "seed": 0,
         "device": "auto",  # auto, cpu, cuda, cuda:1

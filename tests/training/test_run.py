@@ -44,7 +44,9 @@ def test_run_folder_holds_everything(finished):
         assert (split / name).is_file(), name
     log = pd.read_csv(split / "log.csv")
     assert list(log["epoch"]) == [1, 2]
-    assert {"loss", "val_ba", "images_per_s", "data_share"} <= set(log.columns)
+    assert {"loss", "val_BA", "val_cBA", "val_wAUC", "images_per_s", "data_share"} <= set(
+        log.columns
+    )
     preds = pd.read_csv(split / "predictions.csv")
     task = build_task(cfg["data"])
     (manifest,) = read_manifest(out / "splits.csv", task)
