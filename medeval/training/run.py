@@ -99,8 +99,9 @@ def run_training(
                 ev, calib = evaluate_checkpoint(cfg, task, split, best, folder, device=device)
                 sc = ev.scores
                 say(
-                    f"split {split.seed}: test BA {sc['BA']:.3f}, pBA {sc['pBA']:.3f}, "
-                    f"wBA {sc['wBA']:.3f}; subconcept ECE {calib['ece_test_before']:.3f} -> "
+                    f"split {split.seed}: test BA {sc['BA']:.3f}, cBA {sc['cBA']:.3f} "
+                    f"(label-free), wBA {sc['wBA']:.3f} (oracle), pBA {sc['pBA']:.3f}; "
+                    f"subconcept ECE {calib['ece_test_before']:.3f} -> "
                     f"{calib['ece_test_after']:.3f} (T = {calib['temperature']:.2f})"
                 )
                 say(subconcept_table(ev))
