@@ -16,12 +16,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .errors import UserError
 from .weights import Utilities, utilities_from_train_sizes
 
 POSTERIOR_PREFIX = "q_"
 
 
-class InputError(ValueError):
+class InputError(UserError):
     """A bad input file; the message names the file, and the column and row where known."""
 
     def __init__(

@@ -10,9 +10,7 @@
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
+import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import RepeatedStratifiedKFold
 
+from medeval import atomic
 from medeval.datasets.base import DataError
 from medeval.tasks.binary import BinaryTask
 
@@ -247,31 +246,14 @@ def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> P
     frame = pd.concat(frames, ignore_index=True)[MANIFEST_COLUMNS]
     # A ".gz" suffix compresses (pandas infers it from the name of the final path).
     compression = "gzip" if path.suffix == ".gz" else None
-    return _atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False, compression=compression))
+    buf = io.BytesIO()
+    frame.to_csv(buf, index=False, compression=compression)
+    return atomic.write_bytes(path, buf.getvalue())
 
 
 def write_json(path: str | Path, payload: dict) -> Path:
     """Write ``payload`` as indented JSON, atomically."""
-    text = json.dumps(payload, indent=2) + "\n"
-    return _atomic_write(Path(path), lambda tmp: Path(tmp).write_text(text))
-
-
-def _atomic_write(path: Path, write) -> Path:
-    """``write(tmp)`` into a temporary file next to ``path``, then ``os.replace``: readers never
-    see a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; use the usual permissions
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+    return atomic.write_json(path, payload)
 
 
 def read_manifest(path: str | Path, task: BinaryTask | None = None) -> list[Split]:

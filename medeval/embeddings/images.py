@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
-from tqdm import tqdm
 
 from medeval import atomic
 from medeval.datasets.base import LabelledData
 from medeval.datasets.images import default_transform, load_image, to_tensor
 from medeval.models import create_backbone
 from medeval.models.backbone import weights_id
+from medeval.progress import progress as progress_bar
 from medeval.training.loop import autocast
 
 __all__ = ["FeatureCache", "embed_images", "row_keys"]
@@ -135,7 +135,7 @@ def embed_images(
             pin_memory=device.type == "cuda",
         )
         pos = 0
-        for x in tqdm(loader, desc=f"embed {model}", disable=not progress):
+        for x in progress_bar(loader, desc=f"embed {model}", disable=not progress):
             x = x.to(device, non_blocking=True)
             if device.type == "cuda":
                 x = x.contiguous(memory_format=torch.channels_last)

@@ -18,6 +18,7 @@ import pandas as pd
 from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
+from medeval.atomic import json_ready
 from medeval.evaluation import SCORES, evaluate_predictions
 from medeval.splits import Split
 from medeval.tasks import BinaryTask
@@ -83,19 +84,6 @@ def _resample(
         "smote": lambda: SMOTE(random_state=seed),
     }[method]()
     return sampler.fit_resample(X, y)
-
-
-def _clean(value: Any) -> Any:
-    """JSON-ready: NaN → None, numpy scalars → Python."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, float]:
@@ -258,7 +246,7 @@ def run_fold(
 def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, timing):
     per_sc = ev.per_subconcept[list(PER_SUBCONCEPT_FIELDS)]
     subsets = ev.subsets[["subset", "subconcept", "score", "value"]]
-    return _clean(
+    return json_ready(
         {
             "dataset": task.name,
             "source": task.source,

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold
-from tqdm.auto import tqdm
 
 from medeval.datasets import LabelledData, dataset_names, load
 from medeval.datasets.base import DataError, data_root, read_table
+from medeval.progress import progress as progress_bar
 from medeval.protocol.forest import check_methods, derive_seed, run_fold
 from medeval.protocol.store import ResultsStore
 from medeval.splits import Split, cv_5x2
@@ -333,7 +333,7 @@ def run_grid(
     cost = {(u.dataset, u.split): u.cost for u in units}
     results = []
     fmt = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]"
-    with tqdm(
+    with progress_bar(
         total=sum(cost.values()), desc="benchmark", bar_format=fmt, disable=not progress
     ) as bar:
         for res in runner(units, jobs, scheduler):

@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from medeval.errors import UserError
+
 __all__ = [
     "DEFAULTS",
     "SYNTHETIC",
@@ -23,7 +25,7 @@ __all__ = [
 ]
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """An unknown key or an unreadable config file."""
 
 
