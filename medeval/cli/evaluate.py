@@ -1,34 +1,66 @@
-"""``python -m medeval.evaluate``: the nine scores with intervals from a predictions file.
+"""``python -m medeval.evaluate`` (``medeval-evaluate``): the nine scores with intervals from a
+predictions file.
 
 Example::
 
     python -m medeval.evaluate --predictions preds.csv --train-sizes train_sizes.json
     python -m medeval.evaluate --example          # the bundled example predictions
     python -m medeval.evaluate --run runs/synthetic-20260101-120000   # re-evaluate a run
+
+The library side is :mod:`medeval.report.outputs` (``evaluate_file``, ``output_files``).
 """
 
 from __future__ import annotations
 
 import argparse
-import io
-import json
+import math
 import sys
-import warnings
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
-from typing import Any
 
-from medeval import atomic
-from medeval.evaluation import Evaluation, evaluate_predictions
-from medeval.predictions import InputError, PredictionTable, read_predictions, read_train_sizes
+from medeval.cli.common import (
+    check_out,
+    common_options,
+    default_out,
+    execute,
+    non_negative_int,
+    say,
+)
+from medeval.errors import UserError
 
-EXIT_BAD_INPUT = 2
+PROG = "python -m medeval.evaluate"
+
+
+def _probability_level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
+    return value
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
+    common = common_options(
+        out_help="output folder, replaced as a whole when the run is complete "
+        "(default $MEDEVAL_RUNS/evaluate-<predictions file name>, $MEDEVAL_RUNS = runs)",
+        seed_help="bootstrap seed (default 0; with --run: the run's evaluation.seed)",
+        device_help="device for the bootstrap: cpu, cuda, ... (default cpu)",
+    )
     p = argparse.ArgumentParser(
-        prog="python -m medeval.evaluate",
+        prog=PROG,
+        parents=[common],
         description="Balanced accuracy, F1 and ROC AUC — unweighted, with true utility weights "
         "(wBA…) and with predicted utility weights (pBA…) — with bootstrap intervals.",
     )
@@ -60,159 +92,108 @@ def build_parser() -> argparse.ArgumentParser:
         help='JSON {"<subconcept>": {"class": 0|1, "n": <training count>}, ...}',
     )
     p.add_argument(
-        "--out",
-        type=Path,
-        default=Path("medeval-eval"),
-        metavar="DIR",
-        help="output folder (default: ./medeval-eval)",
-    )
-    p.add_argument(
         "--threshold",
-        type=float,
+        type=_finite,
         default=0.5,
         metavar="T",
         help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
     )
     p.add_argument(
         "--bootstrap",
-        type=int,
+        type=non_negative_int,
         default=None,
         metavar="B",
         help="bootstrap replicates for the intervals (0 = none; default 1000)",
     )
-    p.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
+    p.add_argument(
+        "--confidence",
+        type=_probability_level,
+        default=0.95,
+        metavar="L",
+        help="interval level in (0, 1) (default 0.95)",
+    )
     p.add_argument(
         "--stratify",
         choices=("class", "subconcept", "none"),
         default="class",
         help="resample within these strata (default: class)",
     )
-    p.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 0)")
-    p.add_argument("--device", default="cpu", help="device for the bootstrap (cpu, cuda, ...)")
-    p.add_argument("--quiet", action="store_true", help="print only the output folder")
     return p
-
-
-def example_paths() -> tuple[Path, Path]:
-    """The bundled example predictions and train sizes."""
-    base = resources.files("medeval") / "examples"
-    return Path(str(base / "predictions.csv")), Path(str(base / "train_sizes.json"))
-
-
-def output_files(ev: Evaluation, title: str, source: str = "") -> dict[str, bytes]:
-    """Everything the command writes, prepared in memory before anything touches the disk:
-    metrics.json, metrics.csv, per_subconcept.csv, subconcepts.png and report.html."""
-    from medeval.report.figures import figure_png, subconcept_figure
-    from medeval.report.html import Section, evaluation_sections, render
-
-    files = {"metrics.json": (json.dumps(ev.to_dict(), indent=2, allow_nan=False) + "\n").encode()}
-    buf = io.StringIO()
-    ev.subsets.to_csv(buf, index=False)
-    files["metrics.csv"] = buf.getvalue().encode()
-    if not ev.per_subconcept.empty:
-        buf = io.StringIO()
-        ev.per_subconcept.to_csv(buf, index=False)
-        files["per_subconcept.csv"] = buf.getvalue().encode()
-        fig = subconcept_figure(
-            ev.per_subconcept, ev.scores, title=f"{title}: subconcept prevalence and recall"
-        )
-        files["subconcepts.png"] = figure_png(fig)
-    sections = evaluation_sections(ev, figure_png=files.get("subconcepts.png"))
-    if source:
-        sections.append(Section("Inputs").pre(source))
-    files["report.html"] = render(f"medeval evaluation: {title}", sections).encode()
-    return files
 
 
 def run_folder(args: argparse.Namespace) -> int:
     """``--run DIR``: re-evaluate each split of a training run and its summary."""
     from medeval.training.summary import evaluate_run, summary_table
 
-    summary = evaluate_run(args.run, n_bootstrap=args.bootstrap, seed=args.seed, device=args.device)
-    if not args.quiet:
-        print(summary_table(summary))
-        for note in summary["notes"]:
-            print(f"note: {note}")
+    device = args.device or "cpu"
+    summary = evaluate_run(args.run, n_bootstrap=args.bootstrap, seed=args.seed, device=device)
+    say(args, summary_table(summary), *(f"note: {note}" for note in summary["notes"]))
     print(f"results: {args.run}")
     return 0
 
 
-def evaluate_file(
-    predictions: str | Path, train_sizes: str | Path | None = None, **options: Any
-) -> tuple[PredictionTable, Evaluation]:
-    """Read a predictions file (and its train sizes) and evaluate it.
-
-    ``options`` go to :func:`~medeval.evaluation.evaluate_predictions`. Undefined scores are
-    reported in ``Evaluation.notes`` rather than as warnings.
-    """
-    u = read_train_sizes(train_sizes) if train_sizes else None
-    table = read_predictions(predictions, u)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ev = evaluate_predictions(
-            table.y_true,
-            y_score=table.y_score,
-            y_pred=table.y_pred,
-            subconcept=table.subconcept,
-            posteriors=table.posteriors,
-            train_sizes=u,
-            **options,
-        )
-    return table, ev
-
-
 def run(args: argparse.Namespace) -> int:
-    from medeval.report.tables import scores_table, subconcept_table
-
-    # None = not given: --run takes these from the run's config instead.
-    args.bootstrap = 1000 if args.bootstrap is None else args.bootstrap
-    args.seed = 0 if args.seed is None else args.seed
+    """Evaluate one predictions file into ``--out`` (checked first, replaced as a whole)."""
+    if args.run is not None:
+        if args.out is not None:
+            raise UserError("--run rewrites the run folder itself; drop --out")
+        return run_folder(args)
     if args.example:
+        from medeval.report.outputs import example_paths
+
         args.predictions, default_sizes = example_paths()
         args.train_sizes = args.train_sizes or default_sizes
-    table, ev = evaluate_file(
-        args.predictions,
-        args.train_sizes,
-        threshold=args.threshold,
-        n_bootstrap=args.bootstrap,
-        confidence=args.confidence,
-        stratify=args.stratify,
-        seed=args.seed,
-        device=args.device,
-        progress=not args.quiet,
-    )
+    out = args.out or default_out("evaluate", args.predictions.name.split(".")[0])
+    check_out(out)
+    return _evaluate(args, out)
+
+
+def _evaluate(args: argparse.Namespace, out: Path) -> int:
+    import warnings
+
+    from medeval.atomic import replace_folder, write_files
+    from medeval.report.outputs import evaluate_file, output_files
+    from medeval.report.tables import scores_table, subconcept_table
+
+    bootstrap = 1000 if args.bootstrap is None else args.bootstrap
+    seed = 0 if args.seed is None else args.seed
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table, ev = evaluate_file(
+            args.predictions,
+            args.train_sizes,
+            threshold=args.threshold,
+            n_bootstrap=bootstrap,
+            confidence=args.confidence,
+            stratify=args.stratify,
+            seed=seed,
+            device=args.device or "cpu",
+            progress=not args.quiet,
+        )
     source = f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n" + (
-        f"threshold: {args.threshold}\nbootstrap: {args.bootstrap} (seed {args.seed})"
+        f"threshold: {args.threshold}\nbootstrap: {bootstrap} (seed {seed})"
     )
+    for w in caught:  # input warnings are already the first notes
+        if str(w.message) not in ev.notes:
+            print(f"warning: {w.message}", file=sys.stderr)
     files = output_files(ev, title=table.path.name, source=source)
-    written = atomic.write_files(args.out, files)
-    if not args.quiet:
-        print(scores_table(ev))
-        print()
-        print(subconcept_table(ev))
-        for note in ev.notes:
-            print(f"note: {note}")
-        if ev.per_subconcept.empty:
-            print("note: no figure: it needs the true test subconcepts (column 'subconcept')")
-        print()
-        print("wrote " + ", ".join(str(p) for p in written))
-    print(f"report: {args.out / 'report.html'}")
-    print(f"results: {args.out}")
+    with replace_folder(out) as tmp:
+        write_files(tmp, files)
+    lines = [f"note: {note}" for note in ev.notes[:1]] if ev.notes else []
+    lines += [scores_table(ev), "", subconcept_table(ev)]
+    lines += [f"note: {note}" for note in ev.notes[1:]]
+    if ev.per_subconcept.empty:
+        lines.append("note: no figure: it needs the true test subconcepts (column 'subconcept')")
+    lines += ["", "wrote " + ", ".join(str(out / name) for name in files)]
+    say(args, *lines)
+    print(f"report: {out / 'report.html'}")
+    print(f"results: {out}")
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        if args.run is not None:
-            return run_folder(args)
-        return run(args)
-    except (InputError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except ValueError as err:  # inconsistent inputs found while evaluating
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    # ValueError: inputs found inconsistent while evaluating (lengths, labels, posteriors).
+    return execute(build_parser(), run, argv, user_errors=(ValueError,))
 
 
 if __name__ == "__main__":

@@ -262,7 +262,7 @@ def evaluate_split_folder(
     Training and ``python -m medeval.evaluate --run`` both go through here, so a re-evaluation
     with the same settings reproduces the numbers exactly.
     """
-    from medeval.cli.evaluate import evaluate_file, output_files
+    from medeval.report.outputs import evaluate_file, output_files
 
     folder = Path(folder)
     _table, ev = evaluate_file(
