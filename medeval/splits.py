@@ -28,6 +28,7 @@ __all__ = [
     "Split",
     "check_no_group_leak",
     "cv_5x2",
+    "make_splits",
     "patient_splits",
     "presplit_split",
     "read_manifest",
@@ -211,6 +212,35 @@ def check_no_group_leak(task: BinaryTask, split: Split) -> None:
                 f"({split.scheme} seed {split.seed})"
             )
         owner[present] = j
+
+
+def make_splits(
+    task: BinaryTask, scheme: str = "auto", *, split_seed: int = 0, n_seeds: int = 10
+) -> tuple[str, list[Split], list[int]]:
+    """Splits of ``task`` by scheme, checked for group leaks.
+
+    Args:
+        scheme: ``"cv5x2"`` (seed ``split_seed``), ``"patient"`` (seeds ``split_seed`` …
+            ``split_seed + n_seeds - 1``), ``"presplit"`` (the source's own parts) or
+            ``"auto"``: cv5x2 for tabular data, patient-level otherwise.
+
+    Returns:
+        The scheme used, the splits and their seeds.
+    """
+    if scheme == "auto":
+        scheme = "cv5x2" if task.data.kind == "tabular" else "patient"
+    if scheme == "cv5x2":
+        splits, seeds = cv_5x2(task, split_seed), [split_seed]
+    elif scheme == "presplit":
+        splits, seeds = [presplit_split(task)], []
+    elif scheme == "patient":
+        seeds = list(range(split_seed, split_seed + n_seeds))
+        splits = patient_splits(task, seeds=seeds)
+    else:
+        raise ValueError(f"unknown split scheme {scheme!r}")
+    for split in splits:
+        check_no_group_leak(task, split)
+    return scheme, splits, seeds
 
 
 def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> Path:

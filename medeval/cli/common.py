@@ -136,3 +136,65 @@ def execute(
             traceback.print_exc()
         print(f"{parser.prog}: error: {_one_line(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+
+
+def add_source_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    sources: Sequence[str] | None = None,
+    with_source: bool = True,
+) -> None:
+    """``--source``, ``--path``, ``--name`` and every loader option of the registry
+    (:mod:`medeval.sources`), each flag once, its help naming the sources that take it."""
+    from medeval.sources import SOURCES, all_options
+
+    names = list(sources) if sources is not None else list(SOURCES)
+    g = parser.add_argument_group("data source")
+    if with_source:
+        g.add_argument(
+            "--source",
+            required=True,
+            choices=names,
+            help="; ".join(f"{n}: {SOURCES[n].help}" for n in names),
+        )
+        g.add_argument("--path", type=Path, help="file or folder (default $MEDEVAL_DATA/<source>)")
+        g.add_argument("--name", help="data set inside a folder of several")
+    o = parser.add_argument_group("loader options (declared by each source's loader)")
+    for flag, (opt, takers) in all_options(names).items():
+        help_text = f"{opt.help} [{', '.join(takers)}]"
+        if opt.type is bool:
+            o.add_argument(
+                f"--{flag}",
+                dest=opt.dest,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=help_text,
+            )
+        else:
+            o.add_argument(
+                f"--{flag}",
+                dest=opt.dest,
+                type=opt.type,
+                choices=opt.choices,
+                default=None,
+                metavar=None
+                if opt.choices
+                else ("N" if opt.type is int else flag.split("-")[-1].upper()),
+                help=help_text,
+            )
+
+
+def _metavar(opt) -> str:
+    return "N" if opt.type is int else opt.flag.split("-")[-1].upper()
+
+
+def source_options(args: argparse.Namespace, source: str) -> dict:
+    """Loader keywords of ``source`` from the flags in ``args``; a flag given for a source that
+    does not take it is a :class:`~medeval.errors.UserError`."""
+    from medeval.sources import all_options, options_for_flags
+
+    given = {flag: getattr(args, opt.dest, None) for flag, (opt, _takers) in all_options().items()}
+    try:
+        return options_for_flags(source, given)
+    except ValueError as err:
+        raise UserError(str(err)) from None

@@ -1,4 +1,5 @@
-"""``python -m medeval.tasks describe|split``: binary tasks from data sets, and split manifests.
+"""``python -m medeval.tasks describe|split`` (``medeval-tasks``): binary tasks from data sets,
+and split manifests.
 
 Examples::
 
@@ -14,136 +15,60 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+from collections.abc import Sequence
 
-from medeval.datasets import SOURCES, DataError, LabelledData, dataset_names, load
-from medeval.datasets.base import data_root
-from medeval.tasks.binary import BinaryTask, make_binary_task
+from medeval.cli.common import (
+    add_source_arguments,
+    check_out,
+    common_options,
+    execute,
+    positive_int,
+    source_options,
+)
 
 PROG = "python -m medeval.tasks"
-TABULAR = ("keel", "pmlb", "csv")
+SEED_HELP = "task seed: the minority down-sampling of SPEC §4 (default 0)"
 
 
-def _add_source_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--source", required=True, choices=SOURCES)
-    p.add_argument("--path", help="file or folder (default: $MEDEVAL_DATA/<source>)")
-    p.add_argument("--name", help="data set inside a folder of several; 'all' for every one")
-    p.add_argument("--seed", type=int, default=0, help="seed of the minority down-sampling")
-    p.add_argument("--label-column", help="label column (csv, text, dicom)")
-    p.add_argument("--text-column", help="text column (text)")
-    p.add_argument("--group-column", help="patient / group id column (csv, text, dicom)")
-    p.add_argument("--file-column", help="file column of the DICOM labels CSV")
-    p.add_argument("--images", help="image folder when not next to the metadata (nih, ham10000)")
-    p.add_argument("--require-images", action="store_true", help="fail if pixels are absent")
-    p.add_argument(
-        "--verify",
-        action="store_true",
-        help="decode every image now; the first unreadable file is an error (file and row)",
-    )
-    p.add_argument(
-        "--skip-unreadable",
-        action="store_true",
-        help="skip unreadable / missing image files and list them in the record",
-    )
-    p.add_argument(
-        "--splits",
-        choices=("merge", "respect"),
-        default="merge",
-        help="pre-made train/val/test folders (folder, medmnist)",
-    )
-    p.add_argument("--tie", choices=("drop", "first"), default="drop", help="mmhs150k ties")
+def _tasks(args: argparse.Namespace) -> list:
+    from medeval.datasets import dataset_names, load
+    from medeval.datasets.base import data_root
+    from medeval.tasks.binary import make_binary_task
+
+    path = args.path if args.path is not None else data_root(args.source)
+    options = source_options(args, args.source)
+    names = list(dataset_names(args.source, path)) if args.name == "all" else [args.name]
+    seed = 0 if args.seed is None else args.seed
+    return [
+        make_binary_task(load(args.source, path, name=name, **options), seed=seed) for name in names
+    ], path
 
 
-def _options(args: argparse.Namespace) -> dict:
-    """Loader keyword options for ``args.source``, only those that source understands."""
-    s, out = args.source, {}
-    if args.label_column and s in ("csv", "text", "dicom"):
-        out["label_column"] = args.label_column
-    if args.text_column and s == "text":
-        out["text_column"] = args.text_column
-    if args.group_column and s in ("csv", "text"):
-        out["group_column"] = args.group_column
-    if args.group_column and s == "dicom":
-        out["patient_column"] = args.group_column
-    if args.file_column and s == "dicom":
-        out["file_column"] = args.file_column
-    if s in ("nih", "ham10000"):
-        out["require_images"] = args.require_images
-        if args.images:
-            out["images"] = args.images
-    if s in ("nih", "ham10000", "folder", "dicom"):
-        out["skip_unreadable"] = args.skip_unreadable
-    if args.verify and s in ("nih", "ham10000", "folder", "dicom"):
-        out["verify"] = True
-    if s == "folder":
-        out["splits"] = args.splits
-    if s == "medmnist":
-        out["respect_splits"] = args.splits == "respect"
-    if s == "mmhs150k":
-        out["tie"] = args.tie
-    return out
-
-
-def _names(args: argparse.Namespace, path: Path) -> list[str | None]:
-    if args.name == "all":
-        return list(dataset_names(args.source, path))
-    return [args.name]
-
-
-def _task(args: argparse.Namespace, path: Path, name: str | None) -> BinaryTask:
-    data: LabelledData = load(args.source, path, name=name, **_options(args))
-    return make_binary_task(data, seed=args.seed)
-
-
-def _record(task: BinaryTask) -> dict:
-    out = task.describe()
-    if task.data.skipped:  # never silently dropped: listed wherever the task is reported
-        out["skipped"] = [
-            {"path": s.path, "row": s.row, "reason": s.reason} for s in task.data.skipped
-        ]
-    return out
-
-
-def cmd_describe(args: argparse.Namespace, path: Path) -> int:
-    names = _names(args, path)
-    tasks = [_task(args, path, name) for name in names]
+def cmd_describe(args: argparse.Namespace) -> int:
+    tasks, _path = _tasks(args)
     if args.json:
         if args.name == "all":
-            payload = [{"dataset": t.name, **_record(t)} for t in tasks]
+            payload = [{"dataset": t.name, **t.record()} for t in tasks]
         else:
-            payload = _record(tasks[0])
+            payload = tasks[0].record()
         print(json.dumps(payload, indent=2))
     else:
         print("\n\n".join(t.describe_text() for t in tasks))
     return 0
 
 
-def cmd_split(args: argparse.Namespace, path: Path) -> int:
-    from medeval.splits import (
-        check_no_group_leak,
-        cv_5x2,
-        patient_splits,
-        presplit_split,
-        write_json,
-        write_manifest,
-    )
+def cmd_split(args: argparse.Namespace) -> int:
+    from medeval.datasets import DataError
+    from medeval.splits import make_splits, write_json, write_manifest
 
     if args.name == "all":
         raise DataError("split works on one data set at a time; give --name NAME")
-    task = _task(args, path, args.name).require_kept()
-    scheme = args.scheme
-    if scheme == "auto":
-        scheme = "cv5x2" if args.source in TABULAR else "patient"
-    if scheme == "cv5x2":
-        splits = cv_5x2(task, args.split_seed)
-        seeds = [args.split_seed]
-    elif scheme == "presplit":
-        splits, seeds = [presplit_split(task)], []
-    else:
-        seeds = list(range(args.split_seed, args.split_seed + args.n_seeds))
-        splits = patient_splits(task, seeds=seeds)
-    for split in splits:
-        check_no_group_leak(task, split)
+    check_out(args.out, kind="file")
+    tasks, path = _tasks(args)
+    task = tasks[0].require_kept()
+    scheme, splits, seeds = make_splits(
+        task, args.scheme, split_seed=args.split_seed, n_seeds=args.n_seeds
+    )
     out = write_manifest(args.out, task, splits)
     record = {
         "dataset": task.name,
@@ -154,12 +79,15 @@ def cmd_split(args: argparse.Namespace, path: Path) -> int:
         "split_seeds": seeds,
         "n_rows": len(task),
         "manifest": str(out),
-        "task": _record(task),
+        "task": task.record(),
         "loader": {k: v for k, v in task.data.meta.items() if _jsonable(v)},
         "command": [PROG, *args.argv],
     }
     write_json(out.with_name(out.name + ".json"), record)
-    print(f"wrote {len(splits)} {scheme} splits of {task.name} ({len(task)} rows) to {out}")
+    if not args.quiet:
+        print(f"wrote {len(splits)} {scheme} splits of {task.name} ({len(task)} rows) to {out}")
+    else:
+        print(out)
     return 0
 
 
@@ -170,36 +98,46 @@ def _jsonable(value: object) -> bool:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("describe", help="describe the binary task(s) of a data set")
-    _add_source_args(d)
+    describe_common = common_options(out_help="(not used by describe)", seed_help=SEED_HELP)
+    d = sub.add_parser(
+        "describe", parents=[describe_common], help="describe the binary task(s) of a data set"
+    )
+    add_source_arguments(d)
     d.add_argument("--json", action="store_true", help="machine-readable output")
-    s = sub.add_parser("split", help="write a split manifest (CSV) and its record (.json)")
-    _add_source_args(s)
-    s.add_argument("--out", required=True, help="manifest CSV path")
+    split_common = common_options(
+        out_help="manifest CSV path (its record goes beside it as <out>.json)",
+        seed_help=SEED_HELP,
+        out_required=True,
+        out_metavar="FILE",
+    )
+    s = sub.add_parser(
+        "split",
+        parents=[split_common],
+        help="write a split manifest (CSV) and its record (.json)",
+    )
+    add_source_arguments(s)
     s.add_argument(
         "--scheme",
-        choices=("auto", "patient", "cv5x2"),
+        choices=("auto", "patient", "cv5x2", "presplit"),
         default="auto",
-        help="auto: cv5x2 for tabular sources, patient-level otherwise",
+        help="auto: cv5x2 for tabular sources, patient-level otherwise; presplit: the "
+        "source's own train/val/test parts",
     )
     s.add_argument("--split-seed", type=int, default=0, help="first split seed")
-    s.add_argument("--n-seeds", type=int, default=10, help="patient splits: how many seeds")
+    s.add_argument(
+        "--n-seeds", type=positive_int, default=10, help="patient splits: how many seeds"
+    )
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
-    args.argv = argv
-    path = Path(args.path) if args.path else data_root(args.source)
-    try:
-        if args.command == "describe":
-            return cmd_describe(args, path)
-        return cmd_split(args, path)
-    except (DataError, FileNotFoundError) as exc:
-        message = " ".join(str(exc).split())  # one line, whatever the loader wrote
-        print(f"{PROG}: error: {message}", file=sys.stderr)
-        return 2
+def run(args: argparse.Namespace) -> int:
+    if args.command == "describe":
+        return cmd_describe(args)
+    return cmd_split(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return execute(build_parser(), run, argv)
 
 
 if __name__ == "__main__":
