@@ -2,9 +2,7 @@
 
 import sys
 
-from medeval.cli.analyze import analyze, main
-
-__all__ = ["analyze", "main"]
+from medeval.cli.analyze import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -164,7 +164,7 @@ def _main(args: argparse.Namespace) -> int:
         print(f"rejected (SPEC §4.5): {', '.join(rejected)}", file=sys.stderr)
     print(f"done in {wall:.1f} s; records in {out / 'records'}", file=sys.stderr)
     if not args.no_analyze:
-        from medeval.cli.analyze import analyze
+        from medeval.analyses.report import analyze
 
         summary = analyze(out, out / "analysis")
         print(f"analyses: {summary}", file=sys.stderr)
