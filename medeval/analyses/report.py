@@ -3,7 +3,9 @@
 Writes into ``--out`` (default ``DIR/analysis``): ``rq1.csv``, ``rq1.md``,
 ``rq1_gap_<collection>.png``, ``rq2_datasets.csv``, ``rq2.csv``, ``rq2.md``,
 ``rq2_scatter_<collection>.png``, ``rq3/<data set>.png``, ``rq3_sheet_<collection>_<i>.png``,
-``timing.csv`` and ``summary.md`` (all written atomically).
+``scores.csv``, ``scores.md`` (the nine scores per data set and method: any number of data
+sets), ``timing.csv``, ``summary.md`` and ``report.html``. Everything is written into a
+temporary folder that replaces ``--out`` only when complete.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from medeval.analyses.common import dataset_means, markdown_table, subset_frame
 from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
 from medeval.analyses.rq2 import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
 from medeval.analyses.rq3 import rq3_sheets
-from medeval.atomic import write_bytes, write_text
+from medeval.analyses.scores import score_table
+from medeval.atomic import replace_folder, write_bytes, write_text
 from medeval.protocol.store import ResultsStore
 from medeval.report.figures import figure_png
 
@@ -64,6 +67,18 @@ def analyze(
     if not records:
         raise FileNotFoundError(f"{results}: no records (records/<data set>/<method>-<k>.json)")
     out = Path(out) if out is not None else Path(results) / "analysis"
+    with replace_folder(out) as tmp:  # the folder holds one complete analysis or the last one
+        _write_analysis(Path(results), tmp, records, rq3_method=rq3_method, metric=metric)
+    n_ds = len({r["dataset"] for r in records})
+    return f"{len(records)} records, {n_ds} data sets -> {out} (report: {out / 'report.html'})"
+
+
+def _write_analysis(
+    results: Path, out: Path, records: list[dict[str, Any]], *, rq3_method: str, metric: str
+) -> None:
+    scores = score_table(records)
+    _csv(out / "scores.csv", scores)
+    write_text(out / "scores.md", scores_markdown(scores))
     means = dataset_means(subset_frame(records))
     rq1 = rq1_table(means)
     _csv(out / "rq1.csv", rq1)
@@ -85,14 +100,26 @@ def analyze(
             write_bytes(out / f"rq3_sheet_{c}_{i}.png", png)
     timing = timing_table(records)
     _csv(out / "timing.csv", timing)
-    summary = _summary(records, rq1, rq2, timing)
+    summary = _summary(records, scores, rq1, rq2, timing)
     write_text(out / "summary.md", summary)
-    write_text(out / "report.html", _report_html(Path(results), out, records, rq1, rq2, timing))
-    n_ds = len({r["dataset"] for r in records})
-    return f"{len(records)} records, {n_ds} data sets -> {out} (report: {out / 'report.html'})"
+    write_text(out / "report.html", _report_html(results, out, records, scores, rq1, rq2, timing))
 
 
-def _report_html(results: Path, out: Path, records, rq1, rq2, timing) -> str:
+def scores_markdown(scores: pd.DataFrame) -> str:
+    """The score table as markdown, with the line that says what the letters mean."""
+    return "\n".join(
+        [
+            "### Scores (mean over splits)\n",
+            markdown_table(scores),
+            "",
+            "w = true utility weights (oracle), p = predicted utility weights; pAUC is the "
+            "predicted-weight ROC AUC, not partial AUC.",
+            "",
+        ]
+    )
+
+
+def _report_html(results: Path, out: Path, records, scores, rq1, rq2, timing) -> str:
     """Self-contained benchmark report: RQ1–RQ3 tables and figures, settings, warnings."""
     import json
 
@@ -107,6 +134,7 @@ def _report_html(results: Path, out: Path, records, rq1, rq2, timing) -> str:
     )
     if settings.is_file():
         head.pre(settings.read_text())
+    head.table(scores)
     rq1_sec = Section("RQ1 — bias toward the largest subconcepts").text(
         "Pearson r across data sets between M(full) and M(largest) and M(smallest); the gap "
         "r_largest − r_smallest is positive when the full-test score tracks the largest "
@@ -150,13 +178,14 @@ def _report_html(results: Path, out: Path, records, rq1, rq2, timing) -> str:
     return render(f"medeval benchmark: {results.name}", sections, subtitle=str(results))
 
 
-def _summary(records, rq1, rq2, timing) -> str:
+def _summary(records, scores, rq1, rq2, timing) -> str:
     total = timing[timing.dataset == "ALL"].iloc[0]
     lines = [
         "# Benchmark analyses\n",
         f"{len(records)} records; {len({r['dataset'] for r in records})} data sets; methods "
         f"{', '.join(sorted({r['method'] for r in records}))}.\n",
         "pAUC = ROC AUC with predicted utility weights (not partial AUC).\n",
+        scores_markdown(scores),
         rq1_markdown(rq1),
         rq2_markdown(rq2),
         "### Time\n",

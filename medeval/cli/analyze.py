@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from medeval.cli.common import check_out, common_options, execute
+from medeval.errors import UserError
 
 PROG = "python -m medeval.analyze"
 
@@ -33,8 +34,18 @@ def run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else Path(args.results) / "analysis"
     check_out(out)
     from medeval.analyses.report import analyze
+    from medeval.protocol.forest import METHODS
+    from medeval.protocol.store import ResultsStore
 
-    print(analyze(args.results, out, rq3_method=args.rq3_method, metric=args.metric))
+    if args.rq3_method not in METHODS:
+        raise UserError(f"--rq3-method {args.rq3_method!r}: choose from {', '.join(METHODS)}")
+    if not ResultsStore(args.results).root.is_dir():
+        raise UserError(f"--results {args.results}: no such results folder")
+
+    line = analyze(args.results, out, rq3_method=args.rq3_method, metric=args.metric)
+    if not args.quiet:
+        print((out / "scores.md").read_text())
+    print(line)
     return 0
 
 

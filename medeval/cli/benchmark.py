@@ -1,29 +1,37 @@
-"""``python -m medeval.benchmark``: the random-forest protocol on a collection (SPEC §5).
+"""``python -m medeval.benchmark`` (``medeval-benchmark``): the random-forest protocol on a
+collection (SPEC §5).
 
 Runs the grid of (data set, method, split) records into a results folder, resumable, then the
-RQ1–RQ3 analyses (``python -m medeval.analyze``) on that folder.
+analyses (``python -m medeval.analyze``) on that folder. The library side is
+:mod:`medeval.protocol.benchmark`.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
-import time
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Sequence
 
-from medeval.atomic import write_json
-from medeval.protocol.forest import METHODS, check_methods
-from medeval.protocol.grid import N_SPLITS, plan_units, resolve_collection, run_grid
-from medeval.protocol.store import ResultsStore, SettingsMismatch
+from medeval.cli.common import (
+    add_source_arguments,
+    check_out,
+    common_options,
+    default_out,
+    execute,
+    positive_int,
+    source_options,
+)
+
+PROG = "python -m medeval.benchmark"
+METHODS = ("none", "ros", "rus", "smote", "weight")  # = medeval.protocol.forest.METHODS
+N_SPLITS = 10
 
 EPILOG = f"""\
 collections:
   keel, pmlb   the sets under --data (default $MEDEVAL_DATA): keel/*.dat, pmlb/<name>/<name>.tsv.gz
-  <folder>     a folder of tables, one data set per file ({", ".join((".csv", ".tsv", ".parquet"))},
+  <folder>     a folder of tables, one data set per file (.csv, .tsv, .parquet,
                optionally .gz); the data set is named by the file name up to its first dot.
                Column "label" = multiclass label, optional column "group" = patient / lesion id
                (then the 5x2 CV keeps groups together), every other column = a numeric feature.
@@ -37,11 +45,25 @@ Rerunning the same command skips finished records; --force recomputes them.
 """
 
 
+def _max_splits(text: str) -> int:
+    value = positive_int(text)
+    if value > N_SPLITS:
+        raise argparse.ArgumentTypeError(f"--max-splits must be in 1..{N_SPLITS}, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
+    common = common_options(
+        out_help="results folder (default $MEDEVAL_RUNS/benchmark-<collection>, "
+        "$MEDEVAL_RUNS = runs); resumable: finished records are kept",
+        seed_help="base seed of the protocol: task down-sampling, 5x2 splits and forests "
+        "(default 0)",
+    )
     p = argparse.ArgumentParser(
-        prog="python -m medeval.benchmark",
+        prog=PROG,
+        parents=[common],
         description="Random-forest benchmark (5x2 CV, corrections, subconcept forest) with "
-        "utility-weighted scores, then the RQ1-RQ3 analyses.",
+        "utility-weighted scores, then the analyses.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -53,11 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--datasets", default=None, help="comma-separated data-set names (default all)")
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated corrections")
-    p.add_argument(
-        "--out", default=None, help="results folder (default benchmark-results/<collection>)"
-    )
-    p.add_argument("--jobs", type=int, default=1, help="parallel workers (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="base seed (task, splits, forests)")
+    p.add_argument("--jobs", type=positive_int, default=1, help="parallel workers (default 1)")
     p.add_argument("--backend", choices=("loky", "dask"), default="loky")
     p.add_argument(
         "--scheduler",
@@ -65,29 +83,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="Dask scheduler address (with --backend dask; "
         "default: a local cluster of --jobs workers)",
     )
-    p.add_argument("--n-estimators", type=int, default=100, help="trees per forest (default 100)")
+    p.add_argument(
+        "--n-estimators", type=positive_int, default=100, help="trees per forest (default 100)"
+    )
     p.add_argument(
         "--max-splits",
-        type=int,
+        type=_max_splits,
         default=N_SPLITS,
         help="run only the first K of the 10 splits (smoke runs and tests)",
     )
     p.add_argument("--force", action="store_true", help="recompute existing records")
     p.add_argument("--no-analyze", action="store_true", help="skip the analyses at the end")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_source_arguments(p, sources=("keel", "pmlb", "csv"), with_source=False)
     return p
-
-
-def _datasets(arg: str | None, available: list[str], where: str) -> list[str]:
-    if arg is None:
-        return available
-    names = [n.strip() for n in arg.split(",") if n.strip()]
-    unknown = [n for n in names if n not in available]
-    if unknown:
-        raise SystemExit(
-            f"error: data set(s) {unknown} not in {where}; available: {', '.join(available)}"
-        )
-    return names
 
 
 def _exit_on_sigterm(signum, frame) -> None:
@@ -96,107 +104,64 @@ def _exit_on_sigterm(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if threading.current_thread() is not threading.main_thread():
-        return _main(args)
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    try:
-        return _main(args)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def _names(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(n.strip() for n in text.split(",") if n.strip())
 
 
-def _main(args: argparse.Namespace) -> int:
-    if args.jobs < 1 or args.n_estimators < 1 or not 1 <= args.max_splits <= N_SPLITS:
-        raise SystemExit("error: --jobs and --n-estimators must be >= 1, --max-splits in 1..10")
-    try:
-        methods = check_methods([m.strip() for m in args.methods.split(",") if m.strip()])
-        collection = resolve_collection(args.collection, args.data)
-    except (ValueError, FileNotFoundError) as exc:
-        raise SystemExit(f"error: {exc}") from exc
-    datasets = _datasets(args.datasets, collection.datasets(), collection.path)
-    out = Path(args.out or Path("benchmark-results") / collection.name)
-    store = ResultsStore(out)
-    settings = {
-        "collection": collection.name,
-        "collection_path": collection.path,
-        "seed": args.seed,
-        "n_estimators": args.n_estimators,
-    }
-    try:
-        store.check_settings(settings, force=args.force)
-    except SettingsMismatch as exc:
-        raise SystemExit(f"error: {exc}") from exc
-    units = plan_units(
-        store,
-        collection,
-        datasets,
-        methods,
-        seed=args.seed,
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    source = args.collection if args.collection in ("keel", "pmlb") else "csv"
+    options = source_options(args, source)
+    name = args.collection if source != "csv" else Path(args.collection).name
+    out = args.out or default_out("benchmark", name)
+    check_out(out)
+    from medeval.protocol.benchmark import BenchmarkSettings, run_benchmark
+
+    settings = BenchmarkSettings(
+        collection=args.collection,
+        out=out,
+        data=args.data,
+        datasets=_names(args.datasets),
+        methods=_names(args.methods) or (),
+        seed=0 if args.seed is None else args.seed,
         n_estimators=args.n_estimators,
-        splits=range(args.max_splits),
-        force=args.force,
-    )
-    n_total = len(datasets) * args.max_splits
-    print(
-        f"{collection.name}: {len(datasets)} data sets x {len(methods)} methods x "
-        f"{args.max_splits} splits; {len(units)} of {n_total} (data set, split) units to run "
-        f"-> {out}",
-        file=sys.stderr,
-    )
-    started = datetime.now(UTC)
-    t0 = time.perf_counter()
-    results = run_grid(
-        units,
+        max_splits=args.max_splits,
         jobs=args.jobs,
         backend=args.backend,
         scheduler=args.scheduler,
-        progress=not args.quiet,
+        force=args.force,
+        loader_options=options,
     )
-    wall = time.perf_counter() - t0
-    _log_run(store, args, started, wall, results, methods, datasets)
-    errors = [r for r in results if r.status == "error"]
-    for r in errors:
-        print(f"error: {r.message}", file=sys.stderr)
-    rejected = sorted({r.dataset for r in results if r.status == "rejected"})
-    if rejected:
-        print(f"rejected (SPEC §4.5): {', '.join(rejected)}", file=sys.stderr)
-    print(f"done in {wall:.1f} s; records in {out / 'records'}", file=sys.stderr)
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    done = run_benchmark(settings, progress=not args.quiet, log=log)
+    for r in done.errors:
+        log(f"error: {r.message}")
+    if done.rejected:
+        log(f"rejected (SPEC §4.5): {', '.join(done.rejected)}")
+    log(f"done in {done.wall_s:.1f} s; records in {out / 'records'}")
     if not args.no_analyze:
         from medeval.analyses.report import analyze
 
-        summary = analyze(out, out / "analysis")
-        print(f"analyses: {summary}", file=sys.stderr)
+        log(f"analyses: {analyze(out, out / 'analysis')}")
+        if not args.quiet:
+            print((out / "analysis" / "scores.md").read_text())
         print(f"report: {out / 'analysis' / 'report.html'}")
-    return 1 if errors else 0
+    return 1 if done.errors else 0
 
 
-def _log_run(store, args, started, wall, results, methods, datasets) -> None:
-    """Append this invocation's wall time and load to ``runs.json`` (figures for the note)."""
-    path = store.root / "runs.json"
-    import json
-
-    runs = json.loads(path.read_text()) if path.is_file() else []
-    runs.append(
-        {
-            "started_utc": started.isoformat(timespec="seconds"),
-            "wall_s": round(wall, 3),
-            "units_run": len(results),
-            "units_error": sum(r.status == "error" for r in results),
-            "metrics_s": round(sum(r.metrics_s for r in results), 3),
-            "unit_wall_sum_s": round(sum(r.wall_s for r in results), 3),
-            "peak_rss_mb": max((r.peak_rss_mb for r in results), default=None),
-            "jobs": args.jobs,
-            "backend": args.backend,
-            "methods": methods,
-            "datasets": datasets,
-            "max_splits": args.max_splits,
-            "load_avg_1_5_15_at_end": list(os.getloadavg()),
-            "cpu_count": os.cpu_count(),
-        }
-    )
-    write_json(path, runs)
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    if threading.current_thread() is not threading.main_thread():
+        return execute(parser, run, argv)
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        return execute(parser, run, argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ class Collection:
     source: str
     path: str
     files: tuple[tuple[str, str], ...] = ()
+    options: tuple[tuple[str, Any], ...] = ()  # loader options (medeval.sources)
 
     def datasets(self) -> list[str]:
         """Every data set of the collection (sorted)."""
@@ -70,20 +71,16 @@ class Collection:
 
     def load(self, dataset: str) -> LabelledData:
         """One data set; a folder table uses column ``label`` and, if present, ``group``."""
+        options = dict(self.options)
         if self.source != "csv":
-            return load(self.source, self.path, name=dataset)
+            return load(self.source, self.path, name=dataset, **options)
         files = dict(self.files)
         if dataset not in files:
             raise DataError(f"{self.path}: no table for data set {dataset!r}")
         path = files[dataset]
-        has_group = "group" in _columns(Path(path))
-        return load(
-            "csv",
-            path,
-            name=dataset,
-            label_column="label",
-            group_column="group" if has_group else None,
-        )
+        if "group_column" not in options:
+            options["group_column"] = "group" if "group" in _columns(Path(path)) else None
+        return load("csv", path, name=dataset, **{"label_column": "label", **options})
 
 
 def _columns(path: Path) -> list[str]:
@@ -94,19 +91,23 @@ def _columns(path: Path) -> list[str]:
     return list(read_table(path, nrows=0).columns)
 
 
-def resolve_collection(collection: str, data: str | Path | None = None) -> Collection:
+def resolve_collection(
+    collection: str, data: str | Path | None = None, *, options: dict | None = None
+) -> Collection:
     """``keel`` / ``pmlb`` (under ``data`` or ``$MEDEVAL_DATA``) or a folder of tables.
 
     A folder of tables holds one data set per file (``.csv``, ``.tsv``, optionally ``.gz``,
-    or ``.parquet``); the file name up to its first dot names the data set.
+    or ``.parquet``); the file name up to its first dot names the data set. ``options`` are
+    loader options of the collection's source (``keel``, ``pmlb`` or ``csv``).
     """
+    opts = tuple(sorted((options or {}).items()))
     if collection in ("keel", "pmlb"):
         root = Path(data) / collection if data is not None else data_root(collection)
         if not root.is_dir():
             raise FileNotFoundError(
                 f"{root}: no {collection} folder; pass --data or set MEDEVAL_DATA"
             )
-        return Collection(collection, collection, str(root))
+        return Collection(collection, collection, str(root), options=opts)
     folder = Path(collection)
     if not folder.is_dir():
         raise FileNotFoundError(
@@ -125,7 +126,7 @@ def resolve_collection(collection: str, data: str | Path | None = None) -> Colle
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise DataError(f"{folder}: several files name the data set(s) {dup}")
-    return Collection(folder.name, "csv", str(folder), tuple(files))
+    return Collection(folder.name, "csv", str(folder), tuple(files), opts)
 
 
 @dataclass(frozen=True)

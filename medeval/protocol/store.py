@@ -95,4 +95,4 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: unreadable results record: {exc}") from exc
+        raise UserError(f"{path}: unreadable results record: {exc}") from exc
