@@ -75,8 +75,8 @@ VERIFY = Option("verify", "decode every image now; the first unreadable file is 
 SKIP = Option(
     "skip-unreadable", "leave out unreadable or missing image files and list them", type=bool
 )
-SPLITS = Option(
-    "splits",
+PARTS = Option(
+    "parts",
     "pre-made train/val/test parts: merge them or respect them",
     choices=("merge", "respect"),
 )
@@ -103,7 +103,12 @@ SOURCES: dict[str, Source] = {
             "image",
             (IMAGES, REQUIRE, VERIFY, SKIP),
         ),
-        Source("folder", "an image folder per class", "image", (SPLITS, VERIFY, SKIP)),
+        Source(
+            "folder",
+            "an image folder per class",
+            "image",
+            (Option("parts", PARTS.help, choices=PARTS.choices, keyword="splits"), VERIFY, SKIP),
+        ),
         Source(
             "dicom",
             "DICOM files with a labels CSV",
@@ -123,9 +128,9 @@ SOURCES: dict[str, Source] = {
             "image",
             (
                 Option(
-                    "splits",
-                    SPLITS.help,
-                    choices=SPLITS.choices,
+                    "parts",
+                    PARTS.help,
+                    choices=PARTS.choices,
                     keyword="respect_splits",
                     convert=lambda v: v == "respect" if isinstance(v, str) else bool(v),
                 ),

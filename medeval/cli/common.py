@@ -143,6 +143,7 @@ def add_source_arguments(
     *,
     sources: Sequence[str] | None = None,
     with_source: bool = True,
+    required: bool = True,
 ) -> None:
     """``--source``, ``--path``, ``--name`` and every loader option of the registry
     (:mod:`medeval.sources`), each flag once, its help naming the sources that take it."""
@@ -153,7 +154,7 @@ def add_source_arguments(
     if with_source:
         g.add_argument(
             "--source",
-            required=True,
+            required=required,
             choices=names,
             help="; ".join(f"{n}: {SOURCES[n].help}" for n in names),
         )
