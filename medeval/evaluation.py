@@ -23,9 +23,24 @@ from .metrics._checks import UndefinedMetricWarning
 from .metrics.bootstrap import BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from .metrics.ranking import auc_from_sums, auc_sums
+from .predictions import labels_from_scores
 from .weights import Utilities, predicted_weights, utilities_from_train_sizes
 
 SCORES = ("BA", "wBA", "pBA", "F1", "wF1", "pF1", "AUC", "wAUC", "pAUC")
+#: Columns of ``Evaluation.per_subconcept`` (low/high: the recall's bootstrap interval).
+PER_SUBCONCEPT_COLUMNS = (
+    "subconcept",
+    "class",
+    "n_train",
+    "utility",
+    "n_test",
+    "prevalence",
+    "recall",
+    "low",
+    "high",
+    "true_weight_sum",
+    "predicted_weight_sum",
+)
 WEIGHTINGS = {"": "unweighted", "w": "true weights", "p": "predicted weights"}
 SCORE_DESCRIPTIONS = {
     "BA": "balanced accuracy",
@@ -307,7 +322,7 @@ def evaluate_predictions(
         if yp.shape != y.shape:
             raise ValueError(f"y_pred must have shape {y.shape} like y_true; got {yp.shape}")
     elif s is not None:
-        yp = (s >= threshold).astype(np.int64)
+        yp = labels_from_scores(s, threshold)
     else:
         raise ValueError("need y_score or y_pred")
     u = train_sizes
@@ -445,19 +460,7 @@ def _assemble(
 
 
 def _per_subconcept(y, yp, plan: _Plan, u, reps, confidence, notes) -> pd.DataFrame:
-    cols = [
-        "subconcept",
-        "class",
-        "n_train",
-        "utility",
-        "n_test",
-        "prevalence",
-        "recall",
-        "low",
-        "high",
-        "true_weight_sum",
-        "predicted_weight_sum",
-    ]
+    cols = list(PER_SUBCONCEPT_COLUMNS)
     if plan.sc_codes is None:
         return pd.DataFrame(columns=cols)
     hit = (yp == y).astype(np.float64)

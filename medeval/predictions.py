@@ -52,6 +52,12 @@ class PredictionTable:
         return len(self.y_true)
 
 
+def labels_from_scores(y_score: np.ndarray, threshold: float) -> np.ndarray:
+    """Predicted labels ``(N,)`` int64: 1 where ``y_score >= threshold`` (the one rule used
+    everywhere: evaluation, the forest protocol, validation during training)."""
+    return (np.asarray(y_score) >= threshold).astype(np.int64)
+
+
 def _read_frame(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise InputError(path, "file not found")

@@ -10,14 +10,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import RepeatedStratifiedKFold
+from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedGroupKFold
 
 from medeval import atomic
 from medeval.datasets.base import DataError
@@ -28,6 +30,7 @@ __all__ = [
     "Split",
     "check_no_group_leak",
     "cv_5x2",
+    "derive_seed",
     "make_splits",
     "patient_splits",
     "presplit_split",
@@ -80,8 +83,19 @@ class Split:
         return out
 
 
+def derive_seed(base: int, *parts: Any) -> int:
+    """A 31-bit seed from ``base`` and labels (data set, fold, role): independent of order."""
+    text = "\x1f".join([str(int(base)), *map(str, parts)])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
+
+
 def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2) -> list[Split]:
-    """5×2 stratified cross-validation on the subconcept code.
+    """5×2 cross-validation stratified on the subconcept code; group-aware when the task has
+    groups (patients, lesions), so no group is on both sides of a fold.
+
+    Without groups: ``RepeatedStratifiedKFold(random_state=seed)`` (scheme ``"cv5x2"``). With
+    groups: ``StratifiedGroupKFold`` per repeat ``r``, seeded ``derive_seed(seed, r)`` (scheme
+    ``"cv5x2-group"``).
 
     Returns:
         ``n_repeats * n_splits`` splits with parts ``train`` and ``test`` (row positions).
@@ -93,6 +107,8 @@ def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2
             f"{task.source}/{task.name}: subconcept {small!r} has {counts.min()} rows, "
             f"fewer than the {n_splits} folds"
         )
+    if task.has_groups:
+        return _grouped_cv(task, seed, n_repeats=n_repeats, n_splits=n_splits)
     cv = RepeatedStratifiedKFold(n_splits=n_splits, n_repeats=n_repeats, random_state=seed)
     out = []
     for k, (train, test) in enumerate(cv.split(np.zeros(len(task)), task.subconcept)):
@@ -105,6 +121,18 @@ def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2
                 fold=k % n_splits,
             )
         )
+    return out
+
+
+def _grouped_cv(task: BinaryTask, seed: int, *, n_repeats: int, n_splits: int) -> list[Split]:
+    out = []
+    for r in range(n_repeats):
+        cv = StratifiedGroupKFold(
+            n_splits=n_splits, shuffle=True, random_state=derive_seed(seed, r)
+        )
+        for f, (train, test) in enumerate(cv.split(task.y, task.subconcept, task.groups)):
+            parts = {"train": np.sort(train), "test": np.sort(test)}
+            out.append(Split("cv5x2-group", seed, parts, repeat=r, fold=f))
     return out
 
 

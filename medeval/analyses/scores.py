@@ -8,10 +8,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medeval.evaluation import SCORES
+
 __all__ = ["score_table"]
 
-#: The nine scores in table order (the same as ``medeval.evaluation.SCORES``).
-SCORE_COLUMNS = ("BA", "wBA", "pBA", "F1", "wF1", "pF1", "AUC", "wAUC", "pAUC")
+#: The scores in table order.
+SCORE_COLUMNS = SCORES
 
 
 def _value(x: Any) -> float:

@@ -7,7 +7,6 @@ alive at a time, which keeps memory bounded on the large PMLB sets.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 import warnings
@@ -19,8 +18,8 @@ from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
 from medeval.atomic import json_ready
-from medeval.evaluation import SCORES, evaluate_predictions
-from medeval.splits import Split
+from medeval.evaluation import PER_SUBCONCEPT_COLUMNS, SCORES, evaluate_predictions
+from medeval.splits import Split, derive_seed
 from medeval.tasks import BinaryTask
 from medeval.weights import utilities
 
@@ -37,23 +36,12 @@ METHOD_DESCRIPTIONS = {
     "weight": 'cost-sensitive forest, class_weight="balanced"',
 }
 
-PER_SUBCONCEPT_FIELDS = (
-    "subconcept",
-    "class",
-    "n_train",
-    "utility",
-    "n_test",
-    "prevalence",
-    "recall",
-    "true_weight_sum",
-    "predicted_weight_sum",
-)
+#: The forest's predicted label: class 1 where its score >= THRESHOLD.
+THRESHOLD = 0.5
 
-
-def derive_seed(base: int, *parts: Any) -> int:
-    """A 31-bit seed from ``base`` and labels (data set, fold, role): independent of order."""
-    text = "\x1f".join([str(int(base)), *map(str, parts)])
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
+#: Per-subconcept fields of a record: the evaluation's columns without the recall interval
+#: (records are computed without bootstrap).
+PER_SUBCONCEPT_FIELDS = tuple(c for c in PER_SUBCONCEPT_COLUMNS if c not in ("low", "high"))
 
 
 def check_methods(methods: list[str] | tuple[str, ...]) -> list[str]:
@@ -215,7 +203,7 @@ def run_fold(
             ev = evaluate_predictions(
                 task.y[test],
                 y_score=score,
-                y_pred=(score > 0.5).astype(np.int64),
+                threshold=THRESHOLD,
                 subconcept=test_names,
                 posteriors=posteriors,
                 train_sizes=u,

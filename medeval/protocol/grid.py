@@ -19,9 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from sklearn.model_selection import StratifiedGroupKFold
-
 from medeval.datasets import LabelledData, dataset_names, load
 from medeval.datasets.base import DataError, data_root, read_table
 from medeval.progress import progress as progress_bar
@@ -211,23 +208,10 @@ def _task_and_splits(unit: Unit) -> tuple[BinaryTask, list[Split]]:
             return _CACHE["task"], _CACHE["splits"]
         _CACHE.clear()  # drop the previous data set before loading the next one
     task = make_binary_task(unit.collection.load(unit.dataset), seed=unit.seed)
-    splits = five_by_two(task, derive_seed(unit.seed, unit.dataset, "split")) if task.kept else []
+    splits = cv_5x2(task, derive_seed(unit.seed, unit.dataset, "split")) if task.kept else []
     with _CACHE_LOCK:
         _CACHE.update(key=key, task=task, splits=splits)
     return task, splits
-
-
-def five_by_two(task: BinaryTask, seed: int) -> list[Split]:
-    """5×2 CV stratified on the subconcept; group-aware when the data set has groups."""
-    if not task.has_groups:
-        return cv_5x2(task, seed)
-    out = []
-    for r in range(N_SPLITS // 2):
-        cv = StratifiedGroupKFold(n_splits=2, shuffle=True, random_state=derive_seed(seed, r))
-        for f, (train, test) in enumerate(cv.split(task.y, task.subconcept, task.groups)):
-            parts = {"train": np.sort(train), "test": np.sort(test)}
-            out.append(Split("cv5x2-group", seed, parts, repeat=r, fold=f))
-    return out
 
 
 def _peak_rss_mb() -> float:

@@ -149,7 +149,7 @@ _FLOAT_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 # Value ranges checked after the types: dotted key → (test, what it must be).
 _RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
-    "data.synthetic.n_normal": (lambda v: v >= 1, ">= 1"),
+    "data.synthetic.n_normal": (lambda v: v >= 144, ">= 144 (the rarest finding keeps > 8)"),
     "data.synthetic.size": (lambda v: v >= 8, ">= 8"),
     "model.dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
     "train.image_size": (lambda v: v >= 1, ">= 1"),

@@ -20,12 +20,13 @@ import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
-from sklearn.metrics import balanced_accuracy_score
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from medeval import atomic
+from medeval.metrics import balanced_accuracy
 from medeval.models import TwoHeadModel, build_model
+from medeval.predictions import labels_from_scores
 from medeval.progress import progress as progress_bar
 from medeval.splits import Split
 from medeval.tasks.binary import BinaryTask
@@ -105,7 +106,8 @@ def predict(model: nn.Module, loader, device: torch.device, *, progress: bool = 
 def _balanced_accuracy(y: np.ndarray, logit: np.ndarray, threshold: float) -> float:
     if len(np.unique(y)) < 2:
         return math.nan
-    return float(balanced_accuracy_score(y, (1 / (1 + np.exp(-logit)) >= threshold).astype(int)))
+    score = 1 / (1 + np.exp(-logit.astype(np.float64)))
+    return float(balanced_accuracy(y, labels_from_scores(score, threshold)))
 
 
 def _loss_fn(cfg: dict, task: BinaryTask, train_idx: np.ndarray, device: torch.device) -> Callable:
