@@ -5,7 +5,7 @@
 # a shared subconcept forest per fold) over a collection and `python -m medeval.analyze` turns
 # the records into the RQ1–RQ3 tables and figures. This notebook reads a results folder.
 #
-# Set `MEDEVAL_RESULTS` to a results folder (e.g. `benchmark-results/keel`). Without it, the
+# Set `MEDEVAL_RESULTS` to a results folder (e.g. `runs/benchmark-keel`). Without it, the
 # notebook runs a small benchmark itself: four KEEL sets, two corrections, two of the ten
 # splits and 20 trees (about a minute), so the numbers are only illustrative; the full
 # study's figures are in `docs/benchmark.md`.
