@@ -112,6 +112,8 @@ def _config(args: argparse.Namespace) -> tuple[dict, Path]:
     source = args.source or base["data"]["source"]
     cfg = load_config(args.config, _overrides(args, source), preset=preset)
     out = args.out or (Path(cfg["out"]) if cfg["out"] else default_run_folder(cfg))
+    if os.environ.get("RANK", "0") != "0":  # under torchrun rank 0 may already be writing
+        return cfg, Path(out)
     return cfg, check_run_folder(out, resume=False)
 
 
