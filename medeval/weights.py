@@ -2,7 +2,9 @@
 
 ``u_s = max_{s0 ∈ S0} |s0| / |s|`` for a minority subconcept s ∈ S1 and ``u_s = 1`` for every
 majority subconcept. True weights ``w_i = u_{s_i}`` need test subconcept labels (the oracle wBA);
-predicted weights ``a_x = Σ_s q_s(x) u_s`` need only a subconcept model's posteriors (pBA).
+predicted weights ``a_x = Σ_s q_s(x) u_s`` need only a subconcept model's posteriors (the paper's
+pBA). Class-conditional weights ``a_x = Σ_{s ∈ S_y} q_s(x) u_s / Σ_{s ∈ S_y} q_s(x)`` also use the
+known test class ``y`` (SPEC §8: the label-free scores cBA, cF1, cAUC).
 """
 
 from __future__ import annotations
@@ -197,3 +199,70 @@ def predicted_weights(
     """
     q = align_posteriors(posteriors, u, columns=columns, atol=atol)
     return q @ torch.tensor(u.values, dtype=q.dtype, device=q.device)
+
+
+@dataclass(frozen=True)
+class ClassPosteriors:
+    """Posteriors renormalised over the subconcepts of each instance's own class (SPEC §8).
+
+    Attributes:
+        q: ``(..., N, S)`` ``q̃_s(x) = q_s(x) [s ∈ S_y] / Σ_{s' ∈ S_y} q_{s'}(x)``; zero outside
+            the instance's class. Rows whose in-class mass is 0 get the uniform distribution over
+            ``S_y``, so their expected utility is the mean utility of ``S_y``.
+        fallback: ``(..., N)`` bool, the rows that had zero in-class mass.
+    """
+
+    q: torch.Tensor
+    fallback: torch.Tensor
+
+
+def class_posteriors(
+    posteriors: Any,
+    u: Utilities,
+    y_true: Any,
+    *,
+    columns: Sequence[str] | None = None,
+    atol: float = 1e-4,
+) -> ClassPosteriors:
+    """Renormalise posteriors ``(..., N, S)`` over the subconcepts of each row's class ``y``.
+
+    Args:
+        posteriors: subconcept model posteriors, validated as in :func:`align_posteriors`.
+        u: utilities (their ``sides`` say which class each subconcept belongs to).
+        y_true: ``(N,)`` or ``(..., N)`` true classes in {0, 1}.
+    """
+    q = align_posteriors(posteriors, u, columns=columns, atol=atol)
+    y = y_true if isinstance(y_true, torch.Tensor) else torch.tensor(np.array(y_true))
+    y = y.to(device=q.device)
+    if y.shape != q.shape[:-1]:
+        raise ValueError(
+            f"y_true has shape {tuple(y.shape)} but the posteriors have {tuple(q.shape[:-1])} rows"
+        )
+    if not bool(((y == 0) | (y == 1)).all()):
+        raise ValueError("y_true must contain only 0 and 1")
+    sides = torch.tensor(np.array(u.sides), device=q.device)
+    member = (sides == y.to(sides.dtype).unsqueeze(-1)).to(q.dtype)  # (..., N, S): s ∈ S_y
+    mass = (q * member).sum(-1, keepdim=True)
+    fallback = mass.squeeze(-1) <= 0
+    uniform = member / member.sum(-1, keepdim=True)
+    q_class = torch.where(fallback.unsqueeze(-1), uniform, q * member / mass.clamp_min(1e-300))
+    return ClassPosteriors(q_class, fallback)
+
+
+def class_conditional_weights(
+    posteriors: Any,
+    u: Utilities,
+    y_true: Any,
+    *,
+    columns: Sequence[str] | None = None,
+    atol: float = 1e-4,
+) -> torch.Tensor:
+    """Expected utility given x and the known class: ``a_x = E[u_s | x, y]``, ``(..., N)``.
+
+    ``a_x = Σ_{s ∈ S_y} q_s(x) u_s / Σ_{s ∈ S_y} q_s(x)`` (SPEC §8). Majority instances get
+    exactly 1, so only the minority recall is estimated; a row with no posterior mass on its own
+    class gets the mean utility of that class's subconcepts (see :func:`class_posteriors`, whose
+    ``fallback`` counts such rows).
+    """
+    cp = class_posteriors(posteriors, u, y_true, columns=columns, atol=atol)
+    return cp.q @ torch.tensor(u.values, dtype=cp.q.dtype, device=cp.q.device)

@@ -75,3 +75,93 @@ def test_subconcept_without_training_instances_is_a_clear_error():
         utilities([10, 5], [1, 1])
     with pytest.raises(ValueError, match="sides must be 0"):
         utilities([10, 5], [0, 2])
+
+
+# -- class-conditional weights (SPEC §8) ------------------------------------------------------
+
+
+def test_class_conditional_weights_renormalise_within_the_class():
+    from medeval.weights import class_conditional_weights, class_posteriors
+
+    u = utilities_from_train_sizes(SIZES)  # utilities: healthy 1, benign 1, A 4, B 8, C 32
+    q = pd.DataFrame(
+        [
+            [0.5, 0.1, 0.2, 0.2, 0.0],  # class 1: (0.2·4 + 0.2·8) / 0.4 = 6
+            [0.5, 0.1, 0.2, 0.2, 0.0],  # class 0: majority weights are exactly 1
+            [0.0, 0.0, 0.0, 0.0, 1.0],  # class 0 with no mass on class 0: mean utility = 1
+            [1.0, 0.0, 0.0, 0.0, 0.0],  # class 1 with no mass on class 1: (4 + 8 + 32) / 3
+        ],
+        columns=["healthy", "benign", "A", "B", "C"],
+    )
+    y = np.array([1, 0, 0, 1])
+    a = class_conditional_weights(q, u, y)
+    assert torch.allclose(a, torch.tensor([6.0, 1.0, 1.0, 44 / 3], dtype=torch.float64))
+    cp = class_posteriors(q, u, y)
+    assert cp.fallback.tolist() == [False, False, True, True]
+    assert torch.allclose(cp.q.sum(-1), torch.ones(4, dtype=torch.float64))
+    # zero outside the instance's own class
+    sides = torch.tensor(u.sides)
+    assert bool((cp.q[torch.tensor(y)[:, None] != sides[None, :]] == 0).all())
+
+
+def test_class_conditional_weights_batched_equal_one_at_a_time():
+    from medeval.weights import class_conditional_weights
+
+    u = utilities_from_train_sizes(SIZES)
+    rng = np.random.default_rng(3)
+    q = rng.dirichlet(np.ones(5), size=(3, 40))
+    y = rng.integers(0, 2, size=(3, 40))
+    batched = class_conditional_weights(q, u, y)
+    rows = torch.stack([class_conditional_weights(q[b], u, y[b]) for b in range(3)])
+    assert batched.shape == (3, 40) and torch.equal(batched, rows)
+
+
+def test_class_conditional_weights_reject_bad_labels():
+    from medeval.weights import class_conditional_weights
+
+    u = utilities_from_train_sizes(SIZES)
+    q = np.full((2, 5), 0.2)
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        class_conditional_weights(q, u, [0, 2])
+    with pytest.raises(ValueError, match="y_true has shape"):
+        class_conditional_weights(q, u, [0, 1, 1])
+
+
+def _simulate(seed: int, n: int = 2000):
+    """Exact posteriors: 1-D Gaussians per subconcept; the classifier misses minority instances
+    that look like a majority subconcept (the hard, rare subconcept d sits next to b)."""
+    prior = np.array([0.6, 0.25, 0.1, 0.05])
+    mu = np.array([0.0, 1.0, 2.5, 1.5])
+    sides = np.array([0, 0, 1, 1])
+    rng = np.random.default_rng(seed)
+    s = rng.choice(4, n, p=prior)
+    x = rng.normal(mu[s], 1.0)
+    lik = prior * np.exp(-0.5 * (x[:, None] - mu) ** 2)
+    return s, sides[s], (x > 1.6).astype(np.int64), lik / lik.sum(1, keepdims=True)
+
+
+def test_class_conditional_score_is_unbiased_where_the_papers_pba_is_not():
+    from medeval.metrics import balanced_accuracy
+    from medeval.weights import class_conditional_weights
+
+    u = utilities([600, 250, 100, 50], [0, 0, 1, 1], ["a", "b", "c", "d"])
+    diffs = []
+    for seed in range(200):
+        s, y, yp, q = _simulate(seed)
+
+        def ba(w, y=y, yp=yp):
+            return float(balanced_accuracy(y, yp, sample_weight=w))
+
+        wba = ba(u.values[s])
+        diffs.append(
+            (
+                ba(predicted_weights(q, u).numpy()) - wba,
+                ba(class_conditional_weights(q, u, y).numpy()) - wba,
+            )
+        )
+    d = np.array(diffs)
+    p_bias, c_bias = d.mean(0)
+    c_se = d[:, 1].std(ddof=1) / np.sqrt(len(d))
+    assert p_bias > 0.02  # the paper's pBA is pulled up toward the majority utility
+    assert abs(c_bias) < 4 * c_se + 1e-3 and abs(c_bias) < p_bias / 20
+    assert np.abs(d[:, 1]).mean() < np.abs(d[:, 0]).mean() / 4

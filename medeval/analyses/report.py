@@ -3,6 +3,8 @@
 Writes into ``--out`` (default ``DIR/analysis``): ``rq1.csv``, ``rq1.md``,
 ``rq1_gap_<collection>.png``, ``rq2_datasets.csv``, ``rq2.csv``, ``rq2.md``,
 ``rq2_scatter_<collection>.png``, ``rq3/<data set>.png``, ``rq3_sheet_<collection>_<i>.png``,
+``agreement.csv``, ``agreement_by_method.csv``, ``agreement.png`` (RQ4, SPEC §8; one
+``agreement_<kind>.png`` per subconcept kind when true and discovered subconcepts are mixed),
 ``scores.csv``, ``scores.md`` (the nine scores per data set and method: any number of data
 sets), ``timing.csv``, ``summary.md`` and ``report.html``. Everything is written into a
 temporary folder that replaces ``--out`` only when complete.
@@ -19,6 +21,7 @@ from medeval.analyses.common import dataset_means, markdown_table, subset_frame
 from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
 from medeval.analyses.rq2 import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
 from medeval.analyses.rq3 import rq3_sheets
+from medeval.analyses.rq4 import agreement_by_method, agreement_table, rq4_figure, rq4_markdown
 from medeval.analyses.scores import score_table
 from medeval.atomic import replace_folder, write_bytes, write_text
 from medeval.protocol.store import ResultsStore
@@ -98,11 +101,13 @@ def _write_analysis(
             write_bytes(out / "rq3" / f"{name}.png", png)
         for i, png in enumerate(sheets, start=1):
             write_bytes(out / f"rq3_sheet_{c}_{i}.png", png)
+    agreement = write_agreement(records, out)
     timing = timing_table(records)
     _csv(out / "timing.csv", timing)
-    summary = _summary(records, scores, rq1, rq2, timing)
+    summary = _summary(records, scores, rq1, rq2, timing) + "\n" + rq4_markdown(agreement)
     write_text(out / "summary.md", summary)
-    write_text(out / "report.html", _report_html(results, out, records, scores, rq1, rq2, timing))
+    page = _report_html(results, out, records, scores, rq1, rq2, timing, agreement)
+    write_text(out / "report.html", page)
 
 
 def scores_markdown(scores: pd.DataFrame) -> str:
@@ -112,14 +117,45 @@ def scores_markdown(scores: pd.DataFrame) -> str:
             "### Scores (mean over splits)\n",
             markdown_table(scores),
             "",
-            "w = true utility weights (oracle), p = predicted utility weights; pAUC is the "
+            "w = true utility weights (oracle), p = predicted utility weights, c = "
+            "class-conditional predicted weights (label-free; recommended); pAUC is the "
             "predicted-weight ROC AUC, not partial AUC.",
             "",
         ]
     )
 
 
-def _report_html(results: Path, out: Path, records, scores, rq1, rq2, timing) -> str:
+def write_agreement(records: list[dict[str, Any]], out: Path) -> pd.DataFrame:
+    """RQ4: ``agreement.csv``, ``agreement_by_method.csv`` and the figure(s); returns the table."""
+    table = agreement_table(records)
+    _csv(out / "agreement.csv", table)
+    _csv(out / "agreement_by_method.csv", agreement_by_method(records))
+    if "subconcepts" in table.columns:
+        for kind in sorted(table["subconcepts"].unique()):
+            fig = rq4_figure(records, table, kind=kind)
+            write_bytes(out / f"agreement_{kind}.png", figure_png(fig))
+    else:
+        write_bytes(out / "agreement.png", figure_png(rq4_figure(records, table)))
+    return table
+
+
+def _agreement_section(out: Path, agreement: pd.DataFrame):
+    """Report section of RQ4: the reading, the table and the figure(s)."""
+    from medeval.report.html import Section
+
+    sec = Section("RQ4 — do the label-free scores agree with the true-weight scores?")
+    for line in rq4_markdown(agreement).splitlines()[1:]:
+        if line.strip() and not line.startswith("|"):
+            sec.text(line.removeprefix("- "))
+    sec.table(agreement)
+    for png in sorted(out.glob("agreement*.png")):
+        sec.image(png.read_bytes(), caption=png.stem)
+    return sec
+
+
+def _report_html(
+    results: Path, out: Path, records, scores, rq1, rq2, timing, agreement=None
+) -> str:
     """Self-contained benchmark report: RQ1–RQ3 tables and figures, settings, warnings."""
     import json
 
@@ -164,6 +200,8 @@ def _report_html(results: Path, out: Path, records, scores, rq1, rq2, timing) ->
             f"{r['dataset']} {r['method']} split {r.get('split')}: {n}" for n in r.get("notes", [])
         ]
     sections = [head, rq1_sec, rq2_sec, rq3_sec, time_sec]
+    if agreement is not None:
+        sections.insert(4, _agreement_section(out, agreement))
     if warnings:
         sections.append(
             Section("Warnings").notes(
