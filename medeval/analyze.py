@@ -2,7 +2,9 @@
 
 import sys
 
-from medeval.cli.analyze import main
+from medeval.cli.analyze import build_parser, main
+
+__all__ = ["build_parser", "main"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,7 +2,9 @@
 
 import sys
 
-from medeval.cli.embed import main
+from medeval.cli.embed import build_parser, main
+
+__all__ = ["build_parser", "main"]
 
 if __name__ == "__main__":
     sys.exit(main())
