@@ -112,3 +112,25 @@ def test_every_tool_has_a_console_script():
         module, func = target.split(":")
         assert module == f"medeval.cli.{name.removeprefix('medeval-')}"
         assert callable(getattr(import_module(module), func))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "no such results folder"),
+        (["--rq3-method", "bogus"], "--rq3-method 'bogus'"),
+    ],
+)
+def test_analyze_bad_input_exits_2(tmp_path, capsys, extra, message):
+    main = import_module("medeval.cli.analyze").main
+    results = tmp_path / ("absent" if not extra else "")
+    assert main(["--results", str(results), "--out", str(tmp_path / "a"), *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_analyze_of_a_folder_without_records_exits_2(tmp_path, capsys):
+    main = import_module("medeval.cli.analyze").main
+    assert main(["--results", str(tmp_path), "--out", str(tmp_path / "a")]) == 2
+    assert "no records" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists()
