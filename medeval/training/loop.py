@@ -30,10 +30,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
-from tqdm import tqdm
 
 from medeval import atomic
 from medeval.models import TwoHeadModel, build_model
+from medeval.progress import progress as progress_bar
 from medeval.splits import Split
 from medeval.streaming import SCORES, SubconceptScores, split_score
 from medeval.tasks.binary import BinaryTask
@@ -102,7 +102,7 @@ def predict(model: nn.Module, loader, device: torch.device, *, progress: bool = 
     """Run ``model`` in eval mode over ``loader`` (no shuffling); float32 outputs on the CPU."""
     model.eval()
     logits, subs, ys, scs = [], [], [], []
-    for x, y, sc in tqdm(loader, desc="predict", leave=False, disable=not progress):
+    for x, y, sc in progress_bar(loader, desc="predict", leave=False, disable=not progress):
         x = x.to(device, non_blocking=True)
         if device.type == "cuda":
             x = x.contiguous(memory_format=torch.channels_last)
@@ -282,7 +282,7 @@ def train_split(
         sums = np.zeros(3)
         n_seen, data_s, start = 0, 0.0, time.perf_counter()
         total = len(train_loader) if max_steps <= 0 else min(max_steps, len(train_loader))
-        bar = tqdm(
+        bar = progress_bar(
             total=total,
             desc=f"split {split.seed} epoch {epoch}",
             leave=False,

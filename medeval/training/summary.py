@@ -74,7 +74,7 @@ def summarize_run(run: str | Path) -> dict:
         {"score": k, "mean": v["mean"], "sd": v["sd"], "n_splits": v["n_splits"], **v["per_split"]}
         for k, v in scores.items()
     ]
-    atomic.write_text(run / "summary.json", json.dumps(_clean(summary), indent=2) + "\n")
+    atomic.write_json(run / "summary.json", summary)
     atomic.write_text(run / "summary.csv", pd.DataFrame(rows).to_csv(index=False))
     atomic.write_text(run / "report.md", _report(summary))
     atomic.write_text(run / "report.html", _report_html(run, summary, rows, config))
@@ -87,16 +87,6 @@ def _nan(x) -> bool:
 
 def _num(x) -> float:
     return math.nan if x is None else float(x)
-
-
-def _clean(obj):
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_clean(v) for v in obj]
-    return obj
 
 
 def _notes(config_text: str) -> list[str]:
@@ -279,7 +269,7 @@ def evaluate_split_folder(
     Training and ``python -m medeval.evaluate --run`` both go through here, so a re-evaluation
     with the same settings reproduces the numbers exactly.
     """
-    from medeval.evaluate import evaluate_file, output_files
+    from medeval.report.outputs import evaluate_file, output_files
 
     folder = Path(folder)
     _table, ev = evaluate_file(
