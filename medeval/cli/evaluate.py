@@ -61,8 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         parents=[common],
-        description="Balanced accuracy, F1 and ROC AUC — unweighted, with true utility weights "
-        "(wBA…) and with predicted utility weights (pBA…) — with bootstrap intervals.",
+        description="Balanced accuracy, F1 and ROC AUC — unweighted (BA, F1, AUC), with true "
+        "utility weights (wBA…, an oracle: needs test subconcept labels), label-free with "
+        "class-conditional predicted weights (cBA, cF1, cAUC: the recommended estimates of "
+        "wBA…, from q_<subconcept> posteriors and the known test classes) and with the "
+        "paper's predicted weights (pBA…, biased upward, kept for reproduction) — with "
+        "bootstrap intervals and per-subconcept recall (true and label-free).",
     )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument(
@@ -90,6 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help='JSON {"<subconcept>": {"class": 0|1, "n": <training count>}, ...}',
+    )
+    p.add_argument(
+        "--reference",
+        type=Path,
+        metavar="FILE",
+        help="reference data (CSV/Parquet): the predictions columns plus the true 'subconcept' "
+        "and every q_<subconcept> column, e.g. held-out or calibration-part predictions; used "
+        "to check how well the subconcept model tells each class's subconcepts apart when the "
+        "test set has no subconcept labels (the report warns when it is weak). Needs "
+        "--train-sizes",
     )
     p.add_argument(
         "--threshold",
@@ -162,6 +176,7 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
         table, ev = evaluate_file(
             args.predictions,
             args.train_sizes,
+            reference=args.reference,
             threshold=args.threshold,
             n_bootstrap=bootstrap,
             confidence=args.confidence,
@@ -170,8 +185,10 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
             device=args.device or "cpu",
             progress=not args.quiet,
         )
-    source = f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n" + (
-        f"threshold: {args.threshold}\nbootstrap: {bootstrap} (seed {seed})"
+    source = (
+        f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n"
+        + (f"reference: {args.reference}\n" if args.reference else "")
+        + (f"threshold: {args.threshold}\nbootstrap: {bootstrap} (seed {seed})")
     )
     for w in caught:  # input warnings are already the first notes
         if str(w.message) not in ev.notes:

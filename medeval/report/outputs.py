@@ -20,6 +20,7 @@ from medeval.atomic import json_text
 from medeval.evaluation import Evaluation, evaluate_predictions
 from medeval.metrics import UndefinedMetricWarning
 from medeval.predictions import InputError, PredictionTable, read_predictions, read_train_sizes
+from medeval.reference import reference_quality
 
 __all__ = ["ScoreRangeWarning", "evaluate_file", "example_paths", "input_notes", "output_files"]
 
@@ -71,7 +72,11 @@ def input_notes(table: PredictionTable, threshold: float) -> list[str]:
 
 
 def evaluate_file(
-    predictions: str | Path, train_sizes: str | Path | None = None, **options: Any
+    predictions: str | Path,
+    train_sizes: str | Path | None = None,
+    *,
+    reference: str | Path | None = None,
+    **options: Any,
 ) -> tuple[PredictionTable, Evaluation]:
     """Read a predictions file (and its train sizes) and evaluate it.
 
@@ -79,8 +84,17 @@ def evaluate_file(
     reported in ``Evaluation.notes`` rather than as warnings (only
     :class:`~medeval.metrics.UndefinedMetricWarning` is silenced); notes about the inputs
     themselves (see :func:`input_notes`) come first.
+
+    ``reference``: a file of reference data (the predictions columns plus the true
+    ``subconcept``); the subconcept model's within-class balanced accuracy is measured on it when
+    the test set has no subconcept labels (see :mod:`medeval.reference`).
     """
     u = read_train_sizes(train_sizes) if train_sizes else None
+    quality = None
+    if reference is not None:
+        if u is None:
+            raise InputError(reference, "reference data need --train-sizes (the subconcepts)")
+        quality = reference_quality(reference, u)
     table = read_predictions(predictions, u)
     first = input_notes(table, float(options.get("threshold", 0.5)))
     with warnings.catch_warnings():
@@ -95,6 +109,16 @@ def evaluate_file(
             **options,
         )
     ev.notes[:0] = first
+    if quality is not None:
+        text = (
+            ", ".join(f"{c}: {v:.3f}" for c, v in quality.items()) or "no class has two subconcepts"
+        )
+        ev.notes.append(
+            f"subconcept model on the reference data {reference}: within-class BA {text}"
+        )
+        if not ev.subconcept_model:
+            ev.subconcept_model = quality
+            ev.subconcept_model_source = f"reference data ({Path(reference).name})"
     return table, ev
 
 
