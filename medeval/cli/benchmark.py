@@ -63,7 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         parents=[common],
         description="Random-forest benchmark (5x2 CV, corrections, subconcept forest) with "
-        "utility-weighted scores, then the analyses.",
+        "utility-weighted scores and their 95 % bootstrap intervals on every fold — BA/F1/AUC "
+        "unweighted, true-weight wBA… (oracle), label-free cBA… (recommended) and the paper's "
+        "pBA… — then the analyses (RQ1–RQ4).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,5 +1,6 @@
 """``python -m medeval.train`` (``medeval-train``): train VGG16 (or any timm backbone) with a
-binary and a subconcept head, calibrate, and report BA against pBA/wBA.
+binary and a subconcept head, calibrate, and report BA against the label-free cBA (and the
+oracle wBA, the paper's pBA).
 
 With no arguments it runs end to end on built-in SYNTHETIC chest-radiograph phantoms with a
 randomly initialised VGG16 at a small image size (a few minutes on 2 CPU cores)::
@@ -46,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         parents=[common],
         description="Train a two-headed image model on patient-level splits, calibrate its "
-        "subconcept posteriors and evaluate BA, wBA, pBA, F1, AUC with intervals.",
+        "subconcept posteriors and evaluate BA, F1, AUC with intervals: unweighted, label-free "
+        "(cBA, cF1, cAUC: recommended), true-weight (wBA…, oracle) and the paper's pBA….",
     )
     p.add_argument(
         "overrides",
