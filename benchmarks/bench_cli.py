@@ -102,7 +102,6 @@ def main() -> None:
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=5, help="--help timings")
     ap.add_argument("--sklearn-replicates", type=int, default=5)
-    ap.add_argument("--memory-budget", type=float, default=None, help="MiB, passed to the CLI")
     ap.add_argument("--skip-sklearn", action="store_true")
     args = ap.parse_args()
     py = [sys.executable, "-m", "medeval.evaluate"]
@@ -115,8 +114,6 @@ def main() -> None:
         mb = path.stat().st_size / 2**20
         cmd = [*py, "--predictions", str(path), "--train-sizes", str(sizes), "--quiet"]
         cmd += ["--out", str(folder / "out"), "--bootstrap", str(args.bootstrap)]
-        if args.memory_budget:
-            cmd += ["--memory-budget", str(args.memory_budget)]
         t_cli = _run(cmd)
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(

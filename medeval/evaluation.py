@@ -23,6 +23,7 @@ from .metrics._checks import UndefinedMetricWarning
 from .metrics.bootstrap import BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from .metrics.ranking import auc_from_sums, auc_sums
+from .predictions import labels_from_scores
 from .weights import (
     Utilities,
     class_posteriors,
@@ -79,8 +80,9 @@ class Evaluation:
             prevalence within its class, recall (with interval), true and predicted weight
             sums over its test instances, and the label-free recall estimate ``est_recall``
             (with interval ``est_low``, ``est_high``) and soft test size ``est_n_test``.
-        subconcept_model: within-class balanced accuracy of the subconcept model on the test
-            set (``{"class 0": ..., "class 1": ...}``; needs true test subconcepts).
+        subconcept_model: within-class balanced accuracy of the subconcept model
+            (``{"class 0": ..., "class 1": ...}``) on the test set when it has true
+            subconcepts, else on reference data if given (``subconcept_model_source``).
         notes: undefined scores and other things a reader must know.
     """
 
@@ -96,6 +98,7 @@ class Evaluation:
     threshold: float | None
     notes: list[str] = field(default_factory=list)
     subconcept_model: dict[str, float] = field(default_factory=dict)
+    subconcept_model_source: str = "test set"
 
     @property
     def recommended(self) -> dict[str, str]:
@@ -131,6 +134,7 @@ class Evaluation:
             "n_positive": self.n_positive,
             "threshold": self.threshold,
             "subconcept_model": {k: _num(v) for k, v in self.subconcept_model.items()},
+            "subconcept_model_source": self.subconcept_model_source,
             "notes": list(self.notes),
         }
 
@@ -404,7 +408,7 @@ def evaluate_predictions(
         if yp.shape != y.shape:
             raise ValueError(f"y_pred must have shape {y.shape} like y_true; got {yp.shape}")
     elif s is not None:
-        yp = (s >= threshold).astype(np.int64)
+        yp = labels_from_scores(s, threshold)
     else:
         raise ValueError("need y_score or y_pred")
     u = train_sizes

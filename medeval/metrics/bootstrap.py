@@ -479,9 +479,11 @@ class BatchedBootstrap:
             work = self._alloc(self._auc_rows(max(chunks, default=1)), counts=False)
             draws = self._draws(chunks, rng)
             if progress:
-                from tqdm.auto import tqdm
+                from medeval.progress import progress as progress_bar
 
-                draws = tqdm(draws, total=len(chunks), desc="bootstrap", unit="chunk", leave=False)
+                draws = progress_bar(
+                    draws, total=len(chunks), desc="bootstrap", unit="chunk", leave=False
+                )
             row = 0
             for b, c in draws:
                 torch.matmul(c, self._V, out=S[row : row + b])

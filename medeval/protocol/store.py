@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from medeval.atomic import write_json
+from medeval.errors import UserError
 
 __all__ = ["ResultsStore", "SettingsMismatch"]
 
@@ -25,7 +26,7 @@ __all__ = ["ResultsStore", "SettingsMismatch"]
 PROTOCOL_KEYS = ("collection", "seed", "n_estimators")
 
 
-class SettingsMismatch(ValueError):
+class SettingsMismatch(UserError):
     """The results folder holds records made with other protocol settings."""
 
 
@@ -94,4 +95,4 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: unreadable results record: {exc}") from exc
+        raise UserError(f"{path}: unreadable results record: {exc}") from exc
