@@ -331,10 +331,10 @@ def _record_epoch(
     return improved
 
 
-def _save_best(folder: Path, model: nn.Module, monitor: str, epoch: int, value, val) -> None:
-    """``checkpoints/best.pt`` (weights) and ``best.json`` (NaN as null) for ``epoch``."""
-    best = {"monitor": monitor, "epoch": epoch, "value": value, "scores": val}
-    best_json = {**best, "value": _num(value), "scores": _nums(val)}
+def _save_best(folder: Path, model: nn.Module, best: dict) -> None:
+    """``checkpoints/best.pt`` (weights and ``best``) and ``best.json`` (NaN as null);
+    ``best`` holds ``monitor``, ``epoch``, ``value`` and the validation ``scores``."""
+    best_json = {**best, "value": _num(best["value"]), "scores": _nums(best["scores"])}
     save_checkpoint(folder / "checkpoints" / "best.pt", {"model": _state(model), **best})
     atomic.write_json(folder / "best.json", best_json)
 
@@ -352,6 +352,57 @@ def _save_epoch(
     prune_epochs(ckpt_dir, keep)
     frame = pd.DataFrame(state["log"])
     atomic.write_text(folder / "log.csv", frame.to_csv(index=False))
+
+
+def _model_and_optimizer(
+    cfg: dict,
+    task: BinaryTask,
+    split: Split,
+    folder: Path,
+    device: torch.device,
+    info: DistInfo,
+    monitor: str,
+    *,
+    seed: int,
+    resume: bool,
+    log: Callable[[str], None],
+) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer, dict]:
+    """The model, the module to train (DDP-wrapped when distributed), the optimizer and the
+    training state, resumed from ``checkpoints/last.pt`` when asked and present."""
+    t = cfg["train"]
+    torch.manual_seed(seed)  # same initial weights on every rank
+    model = create_model(cfg, len(task.subconcepts), device)
+    opt = torch.optim.AdamW(
+        model.parameters(), lr=float(t["lr"]), weight_decay=float(t["weight_decay"])
+    )
+    state = _new_state(monitor)
+    last = folder / "checkpoints" / "last.pt"
+    if resume and last.is_file():
+        state = _resume_state(last, model, opt, monitor)
+        log(f"split {split.seed}: resuming after epoch {state['epoch']}")
+    train_model: nn.Module = model
+    if info.enabled:
+        train_model = DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None
+        )
+    return model, train_model, opt, state
+
+
+def _checkpoint_epoch(
+    folder: Path,
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    state: dict,
+    keep: int,
+    result: dict,
+    improved: bool,
+) -> None:
+    """Files of the epoch just recorded in ``state``: ``best.pt``/``best.json`` when it
+    improved (``result`` as for :func:`_save_best`), then the full checkpoints and
+    ``log.csv``."""
+    if improved:
+        _save_best(folder, model, result)
+    _save_epoch(folder, model, opt, state, keep)
 
 
 def train_split(
@@ -376,21 +427,9 @@ def train_split(
     monitor = monitor_name(cfg)
     folder = Path(folder)
     base_seed = int(t["seed"]) * 1_000_003 + int(split.seed)
-    torch.manual_seed(base_seed)  # same initial weights on every rank
-    model = create_model(cfg, len(task.subconcepts), device)
-    opt = torch.optim.AdamW(
-        model.parameters(), lr=float(t["lr"]), weight_decay=float(t["weight_decay"])
+    model, train_model, opt, state = _model_and_optimizer(
+        cfg, task, split, folder, device, info, monitor, seed=base_seed, resume=resume, log=log
     )
-    state = _new_state(monitor)
-    last = folder / "checkpoints" / "last.pt"
-    if resume and last.is_file():
-        state = _resume_state(last, model, opt, monitor)
-        log(f"split {split.seed}: resuming after epoch {state['epoch']}")
-    train_model: nn.Module = model
-    if info.enabled:
-        train_model = DistributedDataParallel(
-            model, device_ids=[device.index] if device.type == "cuda" else None
-        )
     train_loader, val_loader = _loaders(cfg, task, split, info, base_seed, device.type == "cuda")
     loss_fn = _loss_fn(cfg, task, split["train"], device)
     u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
@@ -420,9 +459,9 @@ def train_split(
         value = broadcast_float(val[monitor], info, device)
         improved = _record_epoch(state, epoch, value, val, stats, info.world_size)
         if info.is_main:
-            if improved:
-                _save_best(folder, model, monitor, epoch, value, val)
-            _save_epoch(folder, model, opt, state, int(t["keep_checkpoints"]))
+            result = {"monitor": monitor, "epoch": epoch, "value": value, "scores": val}
+            keep = int(t["keep_checkpoints"])
+            _checkpoint_epoch(folder, model, opt, state, keep, result, improved)
             row = state["log"][-1]
             log(
                 f"split {split.seed} epoch {epoch}: loss {row['loss']:.4f}, val {monitor} "
