@@ -209,73 +209,74 @@ class _Plan:
     n_fallback: int = 0  # rows with no posterior mass on their own class
 
 
-def _plan(
-    y: np.ndarray,
-    subconcept: Sequence[str] | None,
-    posteriors: Any,
-    posterior_columns: Sequence[str] | None,
-    u: Utilities | None,
-) -> _Plan:
+def _sides_of(u: Utilities) -> dict[str, int]:
+    """``{subconcept: class}`` from the utilities."""
+    return {nm: int(c) for nm, c in zip(u.names, u.sides, strict=True)}
+
+
+def _true_subconcepts(
+    y: np.ndarray, subconcept: Sequence[str], u: Utilities | None
+) -> tuple[tuple[str, ...], np.ndarray, dict[str, int]]:
+    """Names ``(S,)``, each instance's code ``(N,)`` into them and each name's class, checked
+    against the training sizes (when given) and against ``y``."""
     n = len(y)
-    weights = {"": np.ones(n)}
-    unavailable: dict[str, str] = {}
-    sc_codes, sc_names, sc_side = None, (), {}
-    if subconcept is not None:
-        uniq, inverse = _name_codes(subconcept, n)  # vectorised name → code lookup
-        sc = _Names(uniq, inverse)
-        if u is not None:
-            unknown = [i for i, nm in enumerate(uniq) if nm not in set(u.names)]
-            if unknown:
-                i = int(np.flatnonzero(np.isin(inverse, unknown))[0])
-                raise ValueError(
-                    f"subconcept at index {i} is {str(sc[i])!r}, which has no training size; "
-                    f"known subconcepts: {', '.join(u.names)}"
-                )
-            sc_names = u.names
-            sc_side = {nm: int(c) for nm, c in zip(u.names, u.sides, strict=True)}
-        else:
-            sc_names = tuple(str(nm) for nm in uniq)
-            sc_side = {}
-            for k, nm in enumerate(sc_names):
-                sides = set(y[inverse == k].tolist())
-                if len(sides) > 1:
-                    raise ValueError(f"subconcept {nm!r} holds instances of both classes")
-                sc_side[nm] = sides.pop()
-        lookup = {nm: i for i, nm in enumerate(sc_names)}
-        sc_codes = np.array([lookup[str(nm)] for nm in uniq], dtype=np.int64)[inverse]
-        side_of = np.array([sc_side[nm] for nm in sc_names])[sc_codes]
-        wrong = np.flatnonzero(side_of != y)
-        if len(wrong):
-            i = int(wrong[0])
+    uniq, inverse = _name_codes(subconcept, n)  # vectorised name → code lookup
+    sc = _Names(uniq, inverse)
+    if u is not None:
+        unknown = [i for i, nm in enumerate(uniq) if nm not in set(u.names)]
+        if unknown:
+            i = int(np.flatnonzero(np.isin(inverse, unknown))[0])
             raise ValueError(
-                f"index {i}: subconcept {str(sc[i])!r} belongs to class {side_of[i]} "
-                f"but y_true is {y[i]}"
+                f"subconcept at index {i} is {str(sc[i])!r}, which has no training size; "
+                f"known subconcepts: {', '.join(u.names)}"
             )
-    no_sizes = "no training subconcept sizes (train sizes), so no utilities"
-    if u is None:
-        unavailable["w"] = unavailable["p"] = no_sizes
-    if subconcept is None:
-        unavailable.setdefault("w", "no true test subconcept labels (column 'subconcept')")
-    elif u is not None:
-        weights["w"] = u.values[np.array([u.index(nm) for nm in sc_names])][sc_codes]
-    q_class, n_fallback = None, 0
-    if posteriors is None:
-        unavailable.setdefault("p", "no subconcept posteriors (columns 'q_<subconcept>')")
-    elif u is not None:
-        a = predicted_weights(posteriors, u, columns=posterior_columns)
-        if a.shape != (n,):
-            raise ValueError(f"posteriors must have one row per instance ({n}); got {a.shape}")
-        weights["p"] = a.cpu().numpy()
-        cp = class_posteriors(posteriors, u, y, columns=posterior_columns)
-        q_class = cp.q.cpu().numpy()
-        weights["c"] = q_class @ u.values
-        n_fallback = int(cp.fallback.sum())
-        if sc_codes is None:  # label-free per-subconcept results still need the names
-            sc_names = u.names
-            sc_side = {nm: int(c) for nm, c in zip(u.names, u.sides, strict=True)}
-    if "p" in unavailable:
-        unavailable["c"] = unavailable["p"]
+        sc_names = u.names
+        sc_side = _sides_of(u)
+    else:
+        sc_names = tuple(str(nm) for nm in uniq)
+        sc_side = {}
+        for k, nm in enumerate(sc_names):
+            sides = set(y[inverse == k].tolist())
+            if len(sides) > 1:
+                raise ValueError(f"subconcept {nm!r} holds instances of both classes")
+            sc_side[nm] = sides.pop()
+    lookup = {nm: i for i, nm in enumerate(sc_names)}
+    sc_codes = np.array([lookup[str(nm)] for nm in uniq], dtype=np.int64)[inverse]
+    side_of = np.array([sc_side[nm] for nm in sc_names])[sc_codes]
+    wrong = np.flatnonzero(side_of != y)
+    if len(wrong):
+        i = int(wrong[0])
+        raise ValueError(
+            f"index {i}: subconcept {str(sc[i])!r} belongs to class {side_of[i]} "
+            f"but y_true is {y[i]}"
+        )
+    return sc_names, sc_codes, sc_side
+
+
+def _posterior_weights(
+    y: np.ndarray, posteriors: Any, posterior_columns: Sequence[str] | None, u: Utilities
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Predicted weights ``(N,)``, class-renormalised posteriors ``(N, S)``, class-conditional
+    weights ``(N,)`` and the number of rows that fell back to the class mean."""
+    n = len(y)
+    a = predicted_weights(posteriors, u, columns=posterior_columns)
+    if a.shape != (n,):
+        raise ValueError(f"posteriors must have one row per instance ({n}); got {a.shape}")
+    cp = class_posteriors(posteriors, u, y, columns=posterior_columns)
+    q_class = cp.q.cpu().numpy()
+    return a.cpu().numpy(), q_class, q_class @ u.values, int(cp.fallback.sum())
+
+
+def _subsets(
+    y: np.ndarray,
+    sc_names: tuple[str, ...],
+    sc_codes: np.ndarray | None,
+    sc_side: dict[str, int],
+    u: Utilities | None,
+) -> tuple[dict[str, np.ndarray], dict[str, str | None]]:
+    """Subset masks ``{name: (N,) bool}`` and each subset's minority subconcept."""
     # Subsets (SPEC §6): full, and sub_i = majority ∪ minority subconcept i, largest first.
+    n = len(y)
     subsets = {"full": np.ones(n, dtype=bool)}
     subset_sc: dict[str, str | None] = {"full": None}
     if sc_codes is not None:
@@ -287,6 +288,44 @@ def _plan(
         for i, nm in enumerate(minority, start=1):
             subsets[f"sub_{i}"] = (y == 0) | (sc_codes == sc_names.index(nm))
             subset_sc[f"sub_{i}"] = nm
+    return subsets, subset_sc
+
+
+def _plan(
+    y: np.ndarray,
+    subconcept: Sequence[str] | None,
+    posteriors: Any,
+    posterior_columns: Sequence[str] | None,
+    u: Utilities | None,
+) -> _Plan:
+    """What can be computed: instance weights, subsets and subconcepts, checked (``y``:
+    ``(N,)``)."""
+    n = len(y)
+    weights = {"": np.ones(n)}
+    unavailable: dict[str, str] = {}
+    sc_codes, sc_names, sc_side = None, (), {}
+    if subconcept is not None:
+        sc_names, sc_codes, sc_side = _true_subconcepts(y, subconcept, u)
+    no_sizes = "no training subconcept sizes (train sizes), so no utilities"
+    if u is None:
+        unavailable["w"] = unavailable["p"] = no_sizes
+    if subconcept is None:
+        unavailable.setdefault("w", "no true test subconcept labels (column 'subconcept')")
+    elif u is not None:
+        weights["w"] = u.values[np.array([u.index(nm) for nm in sc_names])][sc_codes]
+    q_class, n_fallback = None, 0
+    if posteriors is None:
+        unavailable.setdefault("p", "no subconcept posteriors (columns 'q_<subconcept>')")
+    elif u is not None:
+        weights["p"], q_class, weights["c"], n_fallback = _posterior_weights(
+            y, posteriors, posterior_columns, u
+        )
+        if sc_codes is None:  # label-free per-subconcept results still need the names
+            sc_names = u.names
+            sc_side = _sides_of(u)
+    if "p" in unavailable:
+        unavailable["c"] = unavailable["p"]
+    subsets, subset_sc = _subsets(y, sc_names, sc_codes, sc_side, u)
     return _Plan(
         weights, subsets, subset_sc, sc_names, sc_codes, sc_side, unavailable, q_class, n_fallback
     )
@@ -400,9 +439,66 @@ def evaluate_predictions(
             (:func:`~medeval.metrics.bootstrap.default_memory_budget`). It changes speed and
             memory only, never the numbers.
     """
+    y, s, yp = _labels(y_true, y_score, y_pred, threshold)
+    u = train_sizes
+    if u is not None and not isinstance(u, Utilities):
+        u = utilities_from_train_sizes(u)
+    plan = _plan(y, subconcept, posteriors, posterior_columns, u)
+    if s is None:
+        for k in WEIGHTINGS:
+            plan.unavailable.setdefault(f"{k}AUC", "no y_score (scores are needed for ROC AUC)")
+    notes = _fallback_notes(plan)
+    point = _point_scores(y, yp, s, plan, notes)
+    reps = None
+    if n_bootstrap > 0:
+        boot = BatchedBootstrap(
+            y,
+            y_pred=yp,
+            y_score=s,
+            **_resampling(plan, stratify, groups, y),
+            device=device,
+            memory_budget=memory_budget,
+        )
+        reps = boot.run(n_bootstrap, seed=seed, progress=progress)
+    boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
+    thr = float(threshold) if y_pred is None else None  # only when labels came from scores
+    return _assemble(
+        y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot_info, threshold=thr
+    )
+
+
+def _fallback_notes(plan: _Plan) -> list[str]:
+    """The first notes: how many rows fell back to their class's mean utility."""
+    notes: list[str] = []
+    if plan.n_fallback:
+        notes.append(
+            f"{plan.n_fallback} instance(s) have zero posterior mass on the subconcepts of their "
+            "own class; their class-conditional weight is the mean utility of that class (§8)"
+        )
+    return notes
+
+
+def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndarray) -> dict:
+    """:class:`BatchedBootstrap` keyword arguments from the plan: weights, subsets,
+    subconcepts, strata ``(N,)`` and clusters ``(N,)``."""
+    return dict(
+        weights=plan.weights,
+        subsets=plan.subsets,
+        subconcept=plan.sc_codes,
+        n_subconcepts=len(plan.sc_names),
+        soft_subconcept=plan.q_class,
+        strata=_strata(stratify, y, plan),
+        clusters=None if groups is None else _codes(groups, len(y), "groups"),
+    )
+
+
+def _labels(
+    y_true: Any, y_score: Any, y_pred: Any, threshold: float
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Checked ``y_true`` ``(N,)``, scores ``(N,)`` or None, and predicted labels ``(N,)``
+    (given, or ``y_score >= threshold``)."""
     y = _binary("y_true", y_true)
-    n = len(y)
-    s = None if y_score is None else _scores_array(y_score, n)
+    s = None if y_score is None else _scores_array(y_score, len(y))
     if y_pred is not None:
         yp = _binary("y_pred", y_pred)
         if yp.shape != y.shape:
@@ -411,47 +507,17 @@ def evaluate_predictions(
         yp = labels_from_scores(s, threshold)
     else:
         raise ValueError("need y_score or y_pred")
-    u = train_sizes
-    if u is not None and not isinstance(u, Utilities):
-        u = utilities_from_train_sizes(u)
-    plan = _plan(y, subconcept, posteriors, posterior_columns, u)
-    if s is None:
-        for k in WEIGHTINGS:
-            plan.unavailable.setdefault(f"{k}AUC", "no y_score (scores are needed for ROC AUC)")
-    notes: list[str] = []
-    if plan.n_fallback:
-        notes.append(
-            f"{plan.n_fallback} instance(s) have zero posterior mass on the subconcepts of their "
-            "own class; their class-conditional weight is the mean utility of that class (§8)"
-        )
-    point = _point_scores(y, yp, s, plan, notes)
+    return y, s, yp
 
-    reps = None
-    if n_bootstrap > 0:
-        strata = _strata(stratify, y, plan)
-        boot = BatchedBootstrap(
-            y,
-            y_pred=yp,
-            y_score=s,
-            weights=plan.weights,
-            subsets=plan.subsets,
-            subconcept=plan.sc_codes,
-            n_subconcepts=len(plan.sc_names),
-            soft_subconcept=plan.q_class,
-            strata=strata,
-            clusters=None if groups is None else _codes(groups, n, "groups"),
-            device=device,
-            memory_budget=memory_budget,
-        )
-        reps = boot.run(n_bootstrap, seed=seed, progress=progress)
-    boot = {
+
+def _bootstrap_info(n_bootstrap: int, seed: int, stratify: str | np.ndarray) -> dict[str, Any]:
+    """How the intervals were made (``Evaluation.bootstrap``)."""
+    return {
         "n": int(n_bootstrap),
         "seed": int(seed),
         "stratify": stratify if isinstance(stratify, str) else "custom",
         "method": "percentile; multinomial resampling within strata" if n_bootstrap else "none",
     }
-    thr = float(threshold) if y_pred is None else None  # only when labels came from scores
-    return _assemble(y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot, threshold=thr)
 
 
 def _codes(values: Any, n: int, name: str) -> np.ndarray:
@@ -477,21 +543,51 @@ def _strata(stratify: str | np.ndarray, y: np.ndarray, plan: _Plan) -> np.ndarra
     return _codes(stratify, len(y), "stratify")
 
 
-def _assemble(
-    y, yp, plan: _Plan, u, point, reps, confidence, notes, *, bootstrap: dict, threshold
-) -> Evaluation:
-    subset_names = list(plan.subsets)
-    minority_subsets = subset_names[1:]
+def _aliases(subset_names: list[str]) -> list[tuple[str, int]]:
+    """``(row label, subset index)`` pairs: every subset, then ``largest`` and ``smallest``
+    (the first and last minority subsets) when there are any."""
     aliases = [(k, i) for i, k in enumerate(subset_names)]
-    if minority_subsets:
+    if subset_names[1:]:
         aliases += [("largest", 1), ("smallest", len(subset_names) - 1)]
-    n_sub = len(subset_names)
+    return aliases
+
+
+def _intervals(
+    score: str, reps, key_metric: tuple[str, str], confidence: float, notes: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile bounds and undefined-replicate counts, each ``(n_subsets,)``; notes the
+    undefined replicates of the full test set."""
+    lo, hi, nu = (v.cpu().numpy() for v in percentile_interval(reps.scores[key_metric], confidence))
+    if nu[0] > 0:
+        notes.append(f"{score}: {int(nu[0])} of {reps.n} bootstrap replicates undefined, excluded")
+    return lo, hi, nu
+
+
+def _subset_frame(columns: dict[str, list], parts: list[list[np.ndarray]], reps) -> pd.DataFrame:
+    """The long subsets table from its label columns and the ``value, low, high,
+    n_undefined`` parts (one ``(n_rows_of_score,)`` array per score in each)."""
+
+    def cat(p: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(p).astype(np.float64) if p else np.array([], dtype=np.float64)
+
+    names = ("value", "low", "high", "n_undefined")
+    subsets = pd.DataFrame({**columns, **{nm: cat(p) for nm, p in zip(names, parts, strict=True)}})
+    if reps is not None:
+        subsets["n_undefined"] = subsets["n_undefined"].astype(np.int64)
+    return subsets
+
+
+def _score_tables(plan: _Plan, point, reps, confidence, notes) -> tuple:
+    """Full-test scores, their intervals, unavailable scores and the long subsets table."""
+    subset_names = list(plan.subsets)
+    aliases = _aliases(subset_names)
+    idx = [j for _, j in aliases]
     columns: dict[str, list] = {c: [] for c in ("subset", "subconcept", "score")}
-    values, lows, highs, undef = [], [], [], []
+    parts: list[list[np.ndarray]] = [[], [], [], []]  # value, low, high, n_undefined
     scores = dict.fromkeys(ALL_SCORES, math.nan)
     intervals: dict[str, tuple[float, float]] = {}
     unavailable: dict[str, str] = {}
-    nan_row = np.full(n_sub, math.nan)
+    nan_row = np.full(len(subset_names), math.nan)
     for key in WEIGHTINGS:
         for metric in ("BA", "F1", "AUC"):
             score = f"{key}{metric}"
@@ -501,41 +597,21 @@ def _assemble(
             vals = point[(key, metric)]
             lo = hi = nu = nan_row
             if reps is not None:
-                lo, hi, nu = (
-                    v.cpu().numpy()
-                    for v in percentile_interval(reps.scores[(key, metric)], confidence)
-                )
+                lo, hi, nu = _intervals(score, reps, (key, metric), confidence, notes)
                 intervals[score] = (float(lo[0]), float(hi[0]))
-                if nu[0] > 0:
-                    notes.append(
-                        f"{score}: {int(nu[0])} of {reps.n} bootstrap replicates undefined, "
-                        "excluded"
-                    )
             scores[score] = float(vals[0])
-            idx = [j for _, j in aliases]
             columns["subset"] += [a for a, _ in aliases]
             columns["subconcept"] += [plan.subset_subconcept[subset_names[j]] for j in idx]
             columns["score"] += [score] * len(idx)
-            values.append(vals[idx])
-            lows.append(lo[idx])
-            highs.append(hi[idx])
-            undef.append(nu[idx])
-    cat = (
-        (lambda parts: np.concatenate(parts).astype(np.float64))
-        if values
-        else (lambda parts: np.array([], dtype=np.float64))
-    )
-    subsets = pd.DataFrame(
-        {
-            **columns,
-            "value": cat(values),
-            "low": cat(lows),
-            "high": cat(highs),
-            "n_undefined": cat(undef),
-        }
-    )
-    if reps is not None:
-        subsets["n_undefined"] = subsets["n_undefined"].astype(np.int64)
+            for part, a in zip(parts, (vals, lo, hi, nu), strict=True):
+                part.append(a[idx])
+    return scores, intervals, unavailable, _subset_frame(columns, parts, reps)
+
+
+def _assemble(
+    y, yp, plan: _Plan, u, point, reps, confidence, notes, *, bootstrap: dict, threshold
+) -> Evaluation:
+    scores, intervals, unavailable, subsets = _score_tables(plan, point, reps, confidence, notes)
     per_sc = _per_subconcept(y, yp, plan, u, reps, confidence, notes)
     return Evaluation(
         scores=scores,
@@ -589,14 +665,10 @@ PER_SUBCONCEPT_COLUMNS = (
 )
 
 
-def _per_subconcept(y, yp, plan: _Plan, u, reps, confidence, notes) -> pd.DataFrame:
-    """One row per subconcept: true results where test subconcepts are known, and the
-    label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` (SPEC §8) where posteriors are."""
-    cols = list(PER_SUBCONCEPT_COLUMNS)
-    if not plan.sc_names:
-        return pd.DataFrame(columns=cols)
-    hit = (yp == y).astype(np.float64)
-    nan = np.full(len(plan.sc_names), math.nan)
+def _recall_bounds(reps, confidence: float, k: int) -> tuple[np.ndarray, ...]:
+    """Interval bounds ``(S,)`` of the true recall (lo, hi) and of the label-free recall
+    (est_lo, est_hi); NaN where the bootstrap did not compute them."""
+    nan = np.full(k, math.nan)
     lo = hi = est_lo = est_hi = nan
     if reps is not None and reps.subconcept_recall is not None:
         lo, hi, _ = (
@@ -606,55 +678,83 @@ def _per_subconcept(y, yp, plan: _Plan, u, reps, confidence, notes) -> pd.DataFr
         est_lo, est_hi, _ = (
             v.cpu().numpy() for v in percentile_interval(reps.estimated_recall, confidence)
         )
-    q = plan.q_class
+    return lo, hi, est_lo, est_hi
+
+
+def _true_recall(
+    plan: _Plan, i: int, nm: str, hit: np.ndarray, n_class: int
+) -> tuple[dict[str, Any], list[str]]:
+    """Row fields of subconcept ``i`` from the true test subconcepts (``hit``: ``(N,)``
+    1.0 where correct), and the messages to warn."""
+    m = plan.sc_codes == i
+    n_test = int(m.sum())
+    fields: dict[str, Any] = {
+        "n_test": n_test,
+        "prevalence": n_test / n_class if n_class else math.nan,
+        "recall": float(hit[m].mean()) if n_test else math.nan,
+    }
+    if "w" in plan.weights:
+        fields["true_weight_sum"] = float(plan.weights["w"][m].sum())
+    if "p" in plan.weights:
+        fields["predicted_weight_sum"] = float(plan.weights["p"][m].sum())
+    msgs = []
+    if n_test == 0:
+        msgs.append(f"recall of subconcept {nm!r} is undefined: it has no test instances; NaN")
+    return fields, msgs
+
+
+def _estimated_recall(
+    q: np.ndarray, i: int, nm: str, hit: np.ndarray
+) -> tuple[dict[str, Any], list[str]]:
+    """Label-free fields of subconcept ``i`` from the class-renormalised posteriors ``q``
+    ``(N, S)`` (``hit``: ``(N,)``), and the messages to warn."""
+    mass = float(q[:, i].sum())
+    fields = {
+        "est_n_test": mass,
+        "est_recall": float(q[:, i] @ hit / mass) if mass > 0 else math.nan,
+    }
+    msgs = []
+    if mass <= 0:
+        msgs.append(
+            f"label-free recall of subconcept {nm!r} is undefined: the subconcept model "
+            "gives it no posterior mass on the test set; NaN"
+        )
+    return fields, msgs
+
+
+def _per_subconcept(y, yp, plan: _Plan, u, reps, confidence, notes) -> pd.DataFrame:
+    """One row per subconcept: true results where test subconcepts are known, and the
+    label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` (SPEC §8) where posteriors are."""
+    cols = list(PER_SUBCONCEPT_COLUMNS)
+    if not plan.sc_names:
+        return pd.DataFrame(columns=cols)
+    hit = (yp == y).astype(np.float64)
+    lo, hi, est_lo, est_hi = _recall_bounds(reps, confidence, len(plan.sc_names))
     rows = []
     for i, nm in enumerate(plan.sc_names):
         side = plan.sc_side[nm]
-        n_class = int((y == side).sum())
-        row = {
+        row = dict.fromkeys(cols, math.nan)
+        row |= {
             "subconcept": nm,
             "class": side,
             "n_train": int(u.counts[u.index(nm)]) if u is not None else math.nan,
             "utility": float(u.values[u.index(nm)]) if u is not None else math.nan,
-            "n_test": math.nan,
-            "prevalence": math.nan,
-            "recall": math.nan,
             "low": float(lo[i]),
             "high": float(hi[i]),
-            "true_weight_sum": math.nan,
-            "predicted_weight_sum": math.nan,
-            "est_n_test": math.nan,
-            "est_recall": math.nan,
             "est_low": float(est_lo[i]),
             "est_high": float(est_hi[i]),
         }
+        msgs: list[str] = []
         if plan.sc_codes is not None:
-            m = plan.sc_codes == i
-            n_test = int(m.sum())
-            row |= {
-                "n_test": n_test,
-                "prevalence": n_test / n_class if n_class else math.nan,
-                "recall": float(hit[m].mean()) if n_test else math.nan,
-            }
-            if "w" in plan.weights:
-                row["true_weight_sum"] = float(plan.weights["w"][m].sum())
-            if "p" in plan.weights:
-                row["predicted_weight_sum"] = float(plan.weights["p"][m].sum())
-            if n_test == 0:
-                msg = f"recall of subconcept {nm!r} is undefined: it has no test instances; NaN"
-                notes.append(msg)
-                warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
-        if q is not None:
-            mass = float(q[:, i].sum())
-            row["est_n_test"] = mass
-            row["est_recall"] = float(q[:, i] @ hit / mass) if mass > 0 else math.nan
-            if mass <= 0:
-                msg = (
-                    f"label-free recall of subconcept {nm!r} is undefined: the subconcept model "
-                    "gives it no posterior mass on the test set; NaN"
-                )
-                notes.append(msg)
-                warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
+            fields, msgs = _true_recall(plan, i, nm, hit, int((y == side).sum()))
+            row |= fields
+        if plan.q_class is not None:
+            fields, est_msgs = _estimated_recall(plan.q_class, i, nm, hit)
+            row |= fields
+            msgs += est_msgs
+        for msg in msgs:
+            notes.append(msg)
+            warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
         rows.append(row)
     order = sorted(
         range(len(rows)),

@@ -141,6 +141,41 @@ def _stable_argsort(x: np.ndarray) -> np.ndarray:
     return np.argsort(x, kind="stable")
 
 
+def _resolve_generator(generator: str, device: torch.device) -> str:
+    """``auto`` → ``numpy`` on the CPU, ``torch`` elsewhere; checks the name and the device."""
+    if generator not in ("auto", "numpy", "torch"):
+        raise ValueError(f"generator must be 'auto', 'numpy' or 'torch'; got {generator!r}")
+    if generator == "auto":
+        generator = "numpy" if device.type == "cpu" else "torch"
+    if generator == "numpy" and device.type != "cpu":
+        raise ValueError("generator='numpy' draws into CPU memory; use device='cpu'")
+    return generator
+
+
+def _units(
+    strata_p: np.ndarray, clusters: np.ndarray | None, perm: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's resampling unit ``(N,)`` and each unit's stratum ``(U,)``: units are the
+    instances, or the clusters (which must not span strata). ``strata_p`` ``(N,)`` is in
+    column order, ``clusters`` ``(N,)`` in input order, ``perm`` ``(N,)`` maps the two."""
+    n = len(strata_p)
+    if clusters is None:
+        return np.arange(n), strata_p
+    _, unit_of_col = np.unique(np.asarray(clusters)[perm], return_inverse=True)
+    n_units = unit_of_col.max() + 1 if n else 0
+    unit_stratum = np.full(n_units, -1, dtype=np.int64)
+    _, strata_codes = np.unique(strata_p, return_inverse=True)
+    unit_stratum[unit_of_col] = strata_codes
+    mixed = np.zeros(n_units, dtype=bool)
+    np.logical_or.at(mixed, unit_of_col, unit_stratum[unit_of_col] != strata_codes)
+    if mixed.any():
+        raise ValueError(
+            "a cluster spans several strata; resample clusters without stratification "
+            "(stratify='none') or stratify on a per-cluster attribute"
+        )
+    return unit_of_col, unit_stratum
+
+
 class BatchedBootstrap:
     """Plan for bootstrap replicates of BA / F1 / AUC on fixed test data.
 
@@ -192,13 +227,7 @@ class BatchedBootstrap:
         if y_pred is None and y_score is None:
             raise ValueError("need y_pred or y_score")
         self.device, self.dtype = torch.device(device), dtype
-        if generator not in ("auto", "numpy", "torch"):
-            raise ValueError(f"generator must be 'auto', 'numpy' or 'torch'; got {generator!r}")
-        if generator == "auto":
-            generator = "numpy" if self.device.type == "cpu" else "torch"
-        if generator == "numpy" and self.device.type != "cpu":
-            raise ValueError("generator='numpy' draws into CPU memory; use device='cpu'")
-        self.generator = generator
+        self.generator = _resolve_generator(generator, self.device)
         if memory_budget is not None and memory_budget <= 0:
             raise ValueError(
                 f"memory_budget must be a positive number of bytes; got {memory_budget}"
@@ -215,38 +244,8 @@ class BatchedBootstrap:
         self.perm = perm
         self.n_neg = int((y == 0).sum())
         y_p = y[perm]
-        # Units (instances or clusters) in stratum order; `unit_col` maps columns → units.
-        strata_a = y if strata is None else np.asarray(strata)
-        strata_p = strata_a[perm]
-        if clusters is None:
-            unit_of_col = np.arange(n)
-            unit_stratum = strata_p
-        else:
-            _, unit_of_col = np.unique(np.asarray(clusters)[perm], return_inverse=True)
-            n_units = unit_of_col.max() + 1 if n else 0
-            unit_stratum = np.full(n_units, -1, dtype=np.int64)
-            _, strata_codes = np.unique(strata_p, return_inverse=True)
-            unit_stratum[unit_of_col] = strata_codes
-            mixed = np.zeros(n_units, dtype=bool)
-            np.logical_or.at(mixed, unit_of_col, unit_stratum[unit_of_col] != strata_codes)
-            if mixed.any():
-                raise ValueError(
-                    "a cluster spans several strata; resample clusters without stratification "
-                    "(stratify='none') or stratify on a per-cluster attribute"
-                )
-        order = _stable_argsort(unit_stratum)
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        col_unit = rank[unit_of_col]  # column j takes the count of unit col_unit[j]
-        self.identity = clusters is None and np.array_equal(order, np.arange(len(order)))
-        self._col_unit = torch.as_tensor(np.r_[0, col_unit + 1], device=self.device)
-        sorted_strata = unit_stratum[order]
-        bounds = np.flatnonzero(np.diff(sorted_strata)) + 1
-        self.blocks = [
-            (int(a), int(b))
-            for a, b in zip(np.r_[0, bounds], np.r_[bounds, len(sorted_strata)], strict=True)
-        ]
-        self.n_units = len(order)
+        strata_p = (y if strata is None else np.asarray(strata))[perm]
+        self._set_units(*_units(strata_p, clusters, perm), clusters is None)
         with _few_threads(self.device, 16 * n):  # a few (N,) columns each
             self._build_statistics(
                 y_p,
@@ -260,6 +259,25 @@ class BatchedBootstrap:
             )
         if n >= 2**20:
             _return_freed_memory()  # the build's temporaries
+
+    def _set_units(
+        self, unit_of_col: np.ndarray, unit_stratum: np.ndarray, no_clusters: bool
+    ) -> None:
+        """Resampling layout from each column's unit ``(N,)`` and each unit's stratum
+        ``(U,)``: units sorted by stratum, the column → count map and the stratum blocks."""
+        order = _stable_argsort(unit_stratum)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        col_unit = rank[unit_of_col]  # column j takes the count of unit col_unit[j]
+        self.identity = no_clusters and np.array_equal(order, np.arange(len(order)))
+        self._col_unit = torch.as_tensor(np.r_[0, col_unit + 1], device=self.device)
+        sorted_strata = unit_stratum[order]
+        bounds = np.flatnonzero(np.diff(sorted_strata)) + 1
+        self.blocks = [
+            (int(a), int(b))
+            for a, b in zip(np.r_[0, bounds], np.r_[bounds, len(sorted_strata)], strict=True)
+        ]
+        self.n_units = len(order)
 
     # -- static matrices ------------------------------------------------------------------
     def _t(self, a: np.ndarray | torch.Tensor) -> torch.Tensor:

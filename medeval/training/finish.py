@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from torch import nn
 
 from medeval import atomic
 from medeval.evaluation import Evaluation
@@ -25,7 +26,7 @@ from medeval.tasks.binary import BinaryTask
 from medeval.training.calibration import expected_calibration_error, fit_temperature
 from medeval.training.checkpoint import load_checkpoint
 from medeval.training.data import make_loader, part_dataset
-from medeval.training.loop import create_model, predict
+from medeval.training.loop import Outputs, create_model, predict
 from medeval.training.summary import evaluate_split_folder
 from medeval.weights import utilities
 
@@ -55,48 +56,15 @@ def evaluate_checkpoint(
         calibration and the test part).
     """
     folder = Path(folder)
-    t, e = cfg["train"], cfg["evaluation"]
+    e = cfg["evaluation"]
     model = create_model_from(cfg, task, checkpoint, device)
-    outs = {}
-    for part in ("calibration", "test"):
-        loader = make_loader(
-            part_dataset(task, split[part], int(t["image_size"])),
-            batch_size=int(t["batch_size"]),
-            workers=int(t["workers"]),
-            shuffle=False,
-            seed=0,
-            cuda=device.type == "cuda",
-        )
-        outs[part] = predict(model, loader, device)
-    cal, test = outs["calibration"], outs["test"]
-    temperature = fit_temperature(cal.sub_logits, cal.subconcept)
-    calib = {"temperature": temperature}
-    for name, o in (("calibration", cal), ("test", test)):
-        calib[f"ece_{name}_before"] = expected_calibration_error(
-            softmax(o.sub_logits), o.subconcept
-        )
-        calib[f"ece_{name}_after"] = expected_calibration_error(
-            softmax(o.sub_logits / temperature), o.subconcept
-        )
-    names = task.subconcept_names
+    cal = _predict_part(cfg, task, split["calibration"], model, device)
+    test = _predict_part(cfg, task, split["test"], model, device)
+    temperature, calib = _calibrate(cal, test)
     q = softmax(test.sub_logits / temperature)
-    idx = split["test"]
-    frame = pd.DataFrame(
-        {
-            "id": np.asarray(task.ids)[idx],
-            "group": np.asarray(task.groups)[idx],
-            "y_true": test.y,
-            "y_score": 1.0 / (1.0 + np.exp(-test.logit.astype(np.float64))),
-            "subconcept": np.asarray(names, dtype=object)[test.subconcept],
-        }
-    )
-    for j, name in enumerate(names):
-        frame[f"q_{name}"] = q[:, j]
-    u = utilities(task.train_counts(split["train"]), task.sides, names)
-    buf = io.StringIO()
-    frame.to_csv(buf, index=False, float_format="%.10g")
+    u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
     files = {
-        "predictions.csv": buf.getvalue().encode(),
+        "predictions.csv": _predictions_csv(task, split["test"], test, q),
         "train_sizes.json": _json(u.as_dict()),
         "calibration.json": _json(calib),
     }
@@ -110,6 +78,57 @@ def evaluate_checkpoint(
         title=f"{task.source}/{task.name}, split {split.seed}",
     )
     return ev, calib
+
+
+def _predict_part(
+    cfg: dict, task: BinaryTask, idx: np.ndarray, model: nn.Module, device: torch.device
+) -> Outputs:
+    """``model``'s outputs on the images ``idx`` of ``task`` (in order, no shuffling)."""
+    t = cfg["train"]
+    loader = make_loader(
+        part_dataset(task, idx, int(t["image_size"])),
+        batch_size=int(t["batch_size"]),
+        workers=int(t["workers"]),
+        shuffle=False,
+        seed=0,
+        cuda=device.type == "cuda",
+    )
+    return predict(model, loader, device)
+
+
+def _calibrate(cal: Outputs, test: Outputs) -> tuple[float, dict]:
+    """Temperature fitted on ``cal``'s subconcept logits, and the record with the ECE before
+    and after it on both parts."""
+    temperature = fit_temperature(cal.sub_logits, cal.subconcept)
+    calib = {"temperature": temperature}
+    for name, o in (("calibration", cal), ("test", test)):
+        calib[f"ece_{name}_before"] = expected_calibration_error(
+            softmax(o.sub_logits), o.subconcept
+        )
+        calib[f"ece_{name}_after"] = expected_calibration_error(
+            softmax(o.sub_logits / temperature), o.subconcept
+        )
+    return temperature, calib
+
+
+def _predictions_csv(task: BinaryTask, idx: np.ndarray, test: Outputs, q: np.ndarray) -> bytes:
+    """``predictions.csv`` for the test images ``idx`` ``(N,)``: ids, groups, labels, the
+    binary score and the calibrated posteriors ``q`` ``(N, S)`` as ``q_<name>`` columns."""
+    names = task.subconcept_names
+    frame = pd.DataFrame(
+        {
+            "id": np.asarray(task.ids)[idx],
+            "group": np.asarray(task.groups)[idx],
+            "y_true": test.y,
+            "y_score": 1.0 / (1.0 + np.exp(-test.logit.astype(np.float64))),
+            "subconcept": np.asarray(names, dtype=object)[test.subconcept],
+        }
+    )
+    for j, name in enumerate(names):
+        frame[f"q_{name}"] = q[:, j]
+    buf = io.StringIO()
+    frame.to_csv(buf, index=False, float_format="%.10g")
+    return buf.getvalue().encode()
 
 
 def _json(obj) -> bytes:

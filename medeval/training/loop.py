@@ -193,6 +193,218 @@ def _state(model: nn.Module) -> dict:
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
 
+def _new_state(monitor: str) -> dict:
+    """Training state before the first epoch (what ``last.pt`` stores under ``state``)."""
+    return {
+        "epoch": 0,
+        "monitor": monitor,
+        "best_score": -math.inf,
+        "best_epoch": 0,
+        "bad_epochs": 0,
+        "log": [],
+    }
+
+
+def _resume_state(last: Path, model: nn.Module, opt: torch.optim.Optimizer, monitor: str) -> dict:
+    """Load model and optimizer from ``last`` in place; return its training state."""
+    ck = load_checkpoint(last)
+    model.load_state_dict(ck["model"])
+    opt.load_state_dict(ck["optimizer"])
+    state = ck["state"]
+    state.setdefault("best_score", state.pop("best_ba", -math.inf))  # older checkpoints
+    if state.get("monitor", "BA") != monitor:
+        raise ValueError(
+            f"{last} was trained with train.monitor={state.get('monitor', 'BA')}; "
+            f"resume with the same monitor, not {monitor}"
+        )
+    return state
+
+
+def _loaders(
+    cfg: dict, task: BinaryTask, split: Split, info: DistInfo, seed: int, cuda: bool
+) -> tuple:
+    """The shuffled training loader (sharded by rank) and this rank's validation loader."""
+    t = cfg["train"]
+    size, bs, workers = int(t["image_size"]), int(t["batch_size"]), int(t["workers"])
+    train_loader = make_loader(
+        part_dataset(task, split["train"], size),
+        batch_size=bs,
+        workers=workers,
+        shuffle=True,
+        seed=seed,
+        cuda=cuda,
+        dist_info=info,
+    )
+    # Each rank scores its own share of the validation part (no padding, no duplicates); the
+    # metric's compute() syncs the shares, so every rank gets the scores of the whole part.
+    val_loader = make_loader(
+        part_dataset(task, split["validation"][info.rank :: info.world_size], size),
+        batch_size=bs,
+        workers=workers,
+        shuffle=False,
+        seed=seed,
+        cuda=cuda,
+    )
+    return train_loader, val_loader
+
+
+@dataclass
+class _EpochStats:
+    """Loss sums (3,) = (total, binary, subconcept) weighted by batch size, and timings."""
+
+    sums: np.ndarray
+    n_seen: int
+    data_s: float
+    seconds: float
+
+
+def _train_epoch(
+    model: nn.Module,
+    train_model: nn.Module,
+    opt: torch.optim.Optimizer,
+    loader,
+    loss_fn: Callable,
+    *,
+    total: int,
+    clip: float,
+    device: torch.device,
+    desc: str,
+    show: bool,
+) -> _EpochStats:
+    """One pass of ``total`` optimizer steps over ``loader``; ``model`` is ``train_model``
+    unwrapped (gradient clipping acts on its parameters)."""
+    train_model.train()
+    sums = np.zeros(3)
+    n_seen, data_s, start = 0, 0.0, time.perf_counter()
+    bar = progress_bar(total=total, desc=desc, leave=False, disable=not show)
+    it = iter(loader)
+    for _ in range(total):
+        t0 = time.perf_counter()
+        x, y, sc = next(it)
+        x, y, sc = x.to(device, non_blocking=True), y.to(device), sc.to(device)
+        if device.type == "cuda":
+            x = x.contiguous(memory_format=torch.channels_last)
+        data_s += time.perf_counter() - t0
+        with autocast(device):
+            logit, sub = train_model(x)
+        loss, lb, ls = loss_fn(logit, sub, y, sc)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if clip > 0:
+            nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        sums += np.array([loss.item(), lb.item(), ls.item()]) * len(y)
+        n_seen += len(y)
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss.item():.3f}")
+    bar.close()
+    del it
+    return _EpochStats(sums, n_seen, data_s, time.perf_counter() - start)
+
+
+def _record_epoch(
+    state: dict, epoch: int, value: float, val: dict[str, float], stats: _EpochStats, world: int
+) -> bool:
+    """Update ``state`` (best score, patience, log row) after ``epoch``; True if it improved."""
+    score = -math.inf if math.isnan(value) else value
+    improved = score > state["best_score"] or state["best_epoch"] == 0
+    if improved:
+        state.update(best_score=score, best_epoch=epoch, bad_epochs=0)
+    else:
+        state["bad_epochs"] += 1
+    state["epoch"] = epoch
+    means = stats.sums / max(stats.n_seen, 1)
+    seconds = stats.seconds
+    state["log"].append(
+        {
+            "epoch": epoch,
+            "loss": means[0],
+            "binary_loss": means[1],
+            "subconcept_loss": means[2],
+            **{f"val_{k}": v for k, v in val.items()},
+            "best": improved,
+            "seconds": round(seconds, 3),
+            "images_per_s": round(stats.n_seen * world / max(seconds, 1e-9), 2),
+            "data_share": round(stats.data_s / max(seconds, 1e-9), 4),
+        }
+    )
+    return improved
+
+
+def _save_best(folder: Path, model: nn.Module, best: dict) -> None:
+    """``checkpoints/best.pt`` (weights and ``best``) and ``best.json`` (NaN as null);
+    ``best`` holds ``monitor``, ``epoch``, ``value`` and the validation ``scores``."""
+    best_json = {**best, "value": _num(best["value"]), "scores": _nums(best["scores"])}
+    save_checkpoint(folder / "checkpoints" / "best.pt", {"model": _state(model), **best})
+    atomic.write_json(folder / "best.json", best_json)
+
+
+def _save_epoch(
+    folder: Path, model: nn.Module, opt: torch.optim.Optimizer, state: dict, keep: int
+) -> None:
+    """Full state as ``epoch_<k>.pt`` and ``last.pt``, prune old epochs, rewrite ``log.csv``."""
+    ckpt_dir = folder / "checkpoints"
+    full = {"model": _state(model), "optimizer": opt.state_dict(), "state": state}
+    buf = io.BytesIO()
+    torch.save(full, buf)
+    atomic.write_bytes(ckpt_dir / f"epoch_{state['epoch']}.pt", buf.getvalue())
+    atomic.write_bytes(ckpt_dir / "last.pt", buf.getvalue())
+    prune_epochs(ckpt_dir, keep)
+    frame = pd.DataFrame(state["log"])
+    atomic.write_text(folder / "log.csv", frame.to_csv(index=False))
+
+
+def _model_and_optimizer(
+    cfg: dict,
+    task: BinaryTask,
+    split: Split,
+    folder: Path,
+    device: torch.device,
+    info: DistInfo,
+    monitor: str,
+    *,
+    seed: int,
+    resume: bool,
+    log: Callable[[str], None],
+) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer, dict]:
+    """The model, the module to train (DDP-wrapped when distributed), the optimizer and the
+    training state, resumed from ``checkpoints/last.pt`` when asked and present."""
+    t = cfg["train"]
+    torch.manual_seed(seed)  # same initial weights on every rank
+    model = create_model(cfg, len(task.subconcepts), device)
+    opt = torch.optim.AdamW(
+        model.parameters(), lr=float(t["lr"]), weight_decay=float(t["weight_decay"])
+    )
+    state = _new_state(monitor)
+    last = folder / "checkpoints" / "last.pt"
+    if resume and last.is_file():
+        state = _resume_state(last, model, opt, monitor)
+        log(f"split {split.seed}: resuming after epoch {state['epoch']}")
+    train_model: nn.Module = model
+    if info.enabled:
+        train_model = DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None
+        )
+    return model, train_model, opt, state
+
+
+def _checkpoint_epoch(
+    folder: Path,
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    state: dict,
+    keep: int,
+    result: dict,
+    improved: bool,
+) -> None:
+    """Files of the epoch just recorded in ``state``: ``best.pt``/``best.json`` when it
+    improved (``result`` as for :func:`_save_best`), then the full checkpoints and
+    ``log.csv``."""
+    if improved:
+        _save_best(folder, model, result)
+    _save_epoch(folder, model, opt, state, keep)
+
+
 def train_split(
     cfg: dict,
     task: BinaryTask,
@@ -214,146 +426,47 @@ def train_split(
     t = cfg["train"]
     monitor = monitor_name(cfg)
     folder = Path(folder)
-    ckpt_dir = folder / "checkpoints"
     base_seed = int(t["seed"]) * 1_000_003 + int(split.seed)
-    torch.manual_seed(base_seed)  # same initial weights on every rank
-    model = create_model(cfg, len(task.subconcepts), device)
-    opt = torch.optim.AdamW(
-        model.parameters(), lr=float(t["lr"]), weight_decay=float(t["weight_decay"])
+    model, train_model, opt, state = _model_and_optimizer(
+        cfg, task, split, folder, device, info, monitor, seed=base_seed, resume=resume, log=log
     )
-    state = {
-        "epoch": 0,
-        "monitor": monitor,
-        "best_score": -math.inf,
-        "best_epoch": 0,
-        "bad_epochs": 0,
-        "log": [],
-    }
-    last = ckpt_dir / "last.pt"
-    if resume and last.is_file():
-        ck = load_checkpoint(last)
-        model.load_state_dict(ck["model"])
-        opt.load_state_dict(ck["optimizer"])
-        state = ck["state"]
-        state.setdefault("best_score", state.pop("best_ba", -math.inf))  # older checkpoints
-        if state.get("monitor", "BA") != monitor:
-            raise ValueError(
-                f"{last} was trained with train.monitor={state.get('monitor', 'BA')}; "
-                f"resume with the same monitor, not {monitor}"
-            )
-        log(f"split {split.seed}: resuming after epoch {state['epoch']}")
-    train_model: nn.Module = model
-    if info.enabled:
-        train_model = DistributedDataParallel(
-            model, device_ids=[device.index] if device.type == "cuda" else None
-        )
-    cuda = device.type == "cuda"
-    size, bs, workers = int(t["image_size"]), int(t["batch_size"]), int(t["workers"])
-    train_loader = make_loader(
-        part_dataset(task, split["train"], size),
-        batch_size=bs,
-        workers=workers,
-        shuffle=True,
-        seed=base_seed,
-        cuda=cuda,
-        dist_info=info,
-    )
-    # Each rank scores its own share of the validation part (no padding, no duplicates); the
-    # metric's compute() syncs the shares, so every rank gets the scores of the whole part.
-    val_loader = make_loader(
-        part_dataset(task, split["validation"][info.rank :: info.world_size], size),
-        batch_size=bs,
-        workers=workers,
-        shuffle=False,
-        seed=base_seed,
-        cuda=cuda,
-    )
+    train_loader, val_loader = _loaders(cfg, task, split, info, base_seed, device.type == "cuda")
     loss_fn = _loss_fn(cfg, task, split["train"], device)
     u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
     metric = _validation_metric(cfg, u, device)
     max_steps = int(t["max_steps_per_epoch"])
-    clip = float(t.get("grad_clip", 0.0))
+    total = len(train_loader) if max_steps <= 0 else min(max_steps, len(train_loader))
     epochs, patience = int(t["epochs"]), int(t["patience"])
     while state["epoch"] < epochs and state["bad_epochs"] < patience:
         epoch = state["epoch"] + 1
         torch.manual_seed(base_seed + epoch)  # dropout etc.: same in a resumed run
         train_loader.sampler.set_epoch(epoch)
-        train_model.train()
-        sums = np.zeros(3)
-        n_seen, data_s, start = 0, 0.0, time.perf_counter()
-        total = len(train_loader) if max_steps <= 0 else min(max_steps, len(train_loader))
-        bar = progress_bar(
+        stats = _train_epoch(
+            model,
+            train_model,
+            opt,
+            train_loader,
+            loss_fn,
             total=total,
+            clip=float(t.get("grad_clip", 0.0)),
+            device=device,
             desc=f"split {split.seed} epoch {epoch}",
-            leave=False,
-            disable=not info.is_main,
+            show=info.is_main,
         )
-        it = iter(train_loader)
-        for _ in range(total):
-            t0 = time.perf_counter()
-            x, y, sc = next(it)
-            x, y, sc = x.to(device, non_blocking=True), y.to(device), sc.to(device)
-            if cuda:
-                x = x.contiguous(memory_format=torch.channels_last)
-            data_s += time.perf_counter() - t0
-            with autocast(device):
-                logit, sub = train_model(x)
-            loss, lb, ls = loss_fn(logit, sub, y, sc)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if clip > 0:
-                nn.utils.clip_grad_norm_(model.parameters(), clip)
-            opt.step()
-            sums += np.array([loss.item(), lb.item(), ls.item()]) * len(y)
-            n_seen += len(y)
-            bar.update(1)
-            bar.set_postfix(loss=f"{loss.item():.3f}")
-        bar.close()
-        del it
-        seconds = time.perf_counter() - start
         val = validation_scores(model, val_loader, metric, device)
         # Every rank holds the same synced scores; rank 0's value makes the stop decision
         # identical bit for bit on all ranks.
         value = broadcast_float(val[monitor], info, device)
-        score = -math.inf if math.isnan(value) else value
-        improved = score > state["best_score"] or state["best_epoch"] == 0
-        if improved:
-            state.update(best_score=score, best_epoch=epoch, bad_epochs=0)
-        else:
-            state["bad_epochs"] += 1
-        state["epoch"] = epoch
-        means = sums / max(n_seen, 1)
-        state["log"].append(
-            {
-                "epoch": epoch,
-                "loss": means[0],
-                "binary_loss": means[1],
-                "subconcept_loss": means[2],
-                **{f"val_{k}": v for k, v in val.items()},
-                "best": improved,
-                "seconds": round(seconds, 3),
-                "images_per_s": round(n_seen * info.world_size / max(seconds, 1e-9), 2),
-                "data_share": round(data_s / max(seconds, 1e-9), 4),
-            }
-        )
+        improved = _record_epoch(state, epoch, value, val, stats, info.world_size)
         if info.is_main:
-            if improved:
-                best = {"monitor": monitor, "epoch": epoch, "value": value, "scores": val}
-                best_json = {**best, "value": _num(value), "scores": _nums(val)}
-                save_checkpoint(ckpt_dir / "best.pt", {"model": _state(model), **best})
-                atomic.write_json(folder / "best.json", best_json)
-            full = {"model": _state(model), "optimizer": opt.state_dict(), "state": state}
-            buf = io.BytesIO()
-            torch.save(full, buf)
-            atomic.write_bytes(ckpt_dir / f"epoch_{epoch}.pt", buf.getvalue())
-            atomic.write_bytes(last, buf.getvalue())
-            prune_epochs(ckpt_dir, int(t["keep_checkpoints"]))
-            frame = pd.DataFrame(state["log"])
-            atomic.write_text(folder / "log.csv", frame.to_csv(index=False))
+            result = {"monitor": monitor, "epoch": epoch, "value": value, "scores": val}
+            keep = int(t["keep_checkpoints"])
+            _checkpoint_epoch(folder, model, opt, state, keep, result, improved)
+            row = state["log"][-1]
             log(
-                f"split {split.seed} epoch {epoch}: loss {means[0]:.4f}, val {monitor} {value:.3f}"
-                f"{' (best)' if improved else ''}, {state['log'][-1]['images_per_s']:.1f} img/s, "
-                f"data {state['log'][-1]['data_share']:.0%}"
+                f"split {split.seed} epoch {epoch}: loss {row['loss']:.4f}, val {monitor} "
+                f"{value:.3f}{' (best)' if improved else ''}, {row['images_per_s']:.1f} img/s, "
+                f"data {row['data_share']:.0%}"
             )
         barrier(info)
     if state["bad_epochs"] >= patience and info.is_main:
@@ -361,4 +474,4 @@ def train_split(
             f"split {split.seed}: early stop after epoch {state['epoch']} "
             f"(best epoch {state['best_epoch']}, val {monitor} {state['best_score']:.3f})"
         )
-    return ckpt_dir / "best.pt"
+    return folder / "checkpoints" / "best.pt"
