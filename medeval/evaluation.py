@@ -27,6 +27,7 @@ from .predictions import labels_from_scores
 from .weights import (
     Utilities,
     class_posteriors,
+    expected_class_utility,
     predicted_weights,
     utilities_from_train_sizes,
 )
@@ -264,7 +265,8 @@ def _posterior_weights(
         raise ValueError(f"posteriors must have one row per instance ({n}); got {a.shape}")
     cp = class_posteriors(posteriors, u, y, columns=posterior_columns)
     q_class = cp.q.cpu().numpy()
-    return a.cpu().numpy(), q_class, q_class @ u.values, int(cp.fallback.sum())
+    c = expected_class_utility(cp, u, y).cpu().numpy()
+    return a.cpu().numpy(), q_class, c, int(cp.fallback.sum())
 
 
 def _subsets(

@@ -265,4 +265,20 @@ def class_conditional_weights(
     ``fallback`` counts such rows).
     """
     cp = class_posteriors(posteriors, u, y_true, columns=columns, atol=atol)
-    return cp.q @ torch.tensor(u.values, dtype=cp.q.dtype, device=cp.q.device)
+    return expected_class_utility(cp, u, y_true)
+
+
+def expected_class_utility(cp: ClassPosteriors, u: Utilities, y_true: Any) -> torch.Tensor:
+    """``Σ_s q̃_s(x) u_s`` from class-renormalised posteriors, ``(..., N)``.
+
+    A class whose subconcepts share one utility (the majority: all 1) gets exactly that utility,
+    not a sum of renormalised posteriors that equals it only up to rounding.
+    """
+    a = cp.q @ torch.tensor(u.values, dtype=cp.q.dtype, device=cp.q.device)
+    y = y_true if isinstance(y_true, torch.Tensor) else torch.tensor(np.array(y_true))
+    y = y.to(a.device)
+    for c in (0, 1):
+        vals = u.values[u.sides == c]
+        if len(vals) and np.all(vals == vals[0]):
+            a = torch.where(y == c, a.new_tensor(float(vals[0])), a)
+    return a

@@ -165,3 +165,15 @@ def test_class_conditional_score_is_unbiased_where_the_papers_pba_is_not():
     assert p_bias > 0.02  # the paper's pBA is pulled up toward the majority utility
     assert abs(c_bias) < 4 * c_se + 1e-3 and abs(c_bias) < p_bias / 20
     assert np.abs(d[:, 1]).mean() < np.abs(d[:, 0]).mean() / 4
+
+
+def test_majority_weights_are_exactly_one():
+    from medeval.weights import class_conditional_weights
+
+    u = utilities_from_train_sizes(SIZES)
+    rng = np.random.default_rng(5)
+    q = rng.dirichlet(np.ones(5), 500)
+    y = rng.integers(0, 2, 500)
+    a = class_conditional_weights(q, u, y)
+    assert bool((a[torch.tensor(y) == 0] == 1.0).all())  # not 1 up to rounding
+    assert bool((a[torch.tensor(y) == 1] > 1.0).all())
