@@ -100,6 +100,7 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
     subconcept_model: dict[str, float] = field(default_factory=dict)
     subconcept_model_source: str = "test set"
+    weighted_classes: list[str] = field(default_factory=lambda: ["class 1"])
 
     @property
     def recommended(self) -> dict[str, str]:
@@ -107,11 +108,13 @@ class Evaluation:
         return dict(RECOMMENDED)
 
     def weak_classes(self) -> list[str]:
-        """Classes in which the subconcept model's within-class BA is below the threshold."""
+        """Classes whose label-free weights rest on the subconcept model (their subconcepts
+        differ in utility: in practice the minority class) and in which its within-class
+        balanced accuracy is below :data:`WEAK_WITHIN_CLASS_BA`."""
         return [
             c
             for c, v in self.subconcept_model.items()
-            if not math.isnan(v) and v < WEAK_WITHIN_CLASS_BA
+            if c in self.weighted_classes and not math.isnan(v) and v < WEAK_WITHIN_CLASS_BA
         ]
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,6 +139,7 @@ class Evaluation:
             "threshold": self.threshold,
             "subconcept_model": {k: _num(v) for k, v in self.subconcept_model.items()},
             "subconcept_model_source": self.subconcept_model_source,
+            "weighted_classes": list(self.weighted_classes),
             "notes": list(self.notes),
         }
 
@@ -628,7 +632,21 @@ def _assemble(
         threshold=threshold,
         notes=notes,
         subconcept_model=_within_class_ba(y, plan),
+        weighted_classes=_weighted_classes(u),
     )
+
+
+def _weighted_classes(u: Utilities | None) -> list[str]:
+    """Classes whose subconcepts have different utilities: only there do the label-free
+    weights depend on the subconcept model (a class of equal utilities gets them exactly)."""
+    if u is None:
+        return []
+    out = []
+    for c in (0, 1):
+        vals = u.values[u.sides == c]
+        if len(vals) and not np.all(vals == vals[0]):
+            out.append(f"class {c}")
+    return out
 
 
 def _within_class_ba(y: np.ndarray, plan: _Plan) -> dict[str, float]:

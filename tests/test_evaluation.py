@@ -226,3 +226,17 @@ def test_zero_in_class_posterior_mass_uses_the_class_mean_utility_and_says_so():
     yp = (s >= 0.5).astype(int)
     assert ev.scores["cBA"] == pytest.approx(balanced_accuracy_score(y, yp, sample_weight=w))
     assert any("1 instance(s) have zero posterior mass" in n for n in ev.notes)
+
+
+def test_weak_subconcept_model_is_flagged_only_where_utilities_differ():
+    """Majority subconcepts all have utility 1: a weak model there changes no weight."""
+    y, s, sc, _q = _data(9)
+    rng = np.random.default_rng(9)
+    flat = pd.DataFrame(rng.dirichlet(np.ones(5) * 50, len(y)), columns=NAMES)  # uninformative
+    ev = evaluate_predictions(
+        y, y_score=s, subconcept=sc, posteriors=flat, train_sizes=SIZES, n_bootstrap=0
+    )
+    assert ev.weighted_classes == ["class 1"]
+    assert all(v < 0.7 for v in ev.subconcept_model.values())
+    assert ev.weak_classes() == ["class 1"]
+    assert ev.to_dict()["weighted_classes"] == ["class 1"]

@@ -154,6 +154,10 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
                     "subconcept model balanced accuracy within the class": list(
                         ev.subconcept_model.values()
                     ),
+                    "used by the label-free weights": [
+                        "yes" if c in ev.weighted_classes else "no (equal utilities)"
+                        for c in ev.subconcept_model
+                    ],
                 }
             )
         )

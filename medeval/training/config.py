@@ -132,11 +132,14 @@ SYNTHETIC: dict[str, Any] = {
     "train": {
         "image_size": 32,
         "batch_size": 8,
-        "epochs": 4,
+        "epochs": 8,
         "lr": 1e-4,
+        # The subconcept head must tell the minority subtypes apart for the label-free scores
+        # to see the hidden failure; weighting its loss lets it learn within 8 epochs.
+        "loss_weights": {"binary": 1.0, "subconcept": 3.0},
         "class_balanced": True,
         "grad_clip": 1.0,
-        "patience": 3,
+        "patience": 8,
         "workers": 0,
         "keep_checkpoints": 2,
     },
