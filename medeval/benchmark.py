@@ -17,7 +17,13 @@ from pathlib import Path
 
 from medeval.atomic import write_json
 from medeval.protocol.forest import METHODS, check_methods
-from medeval.protocol.grid import N_SPLITS, plan_units, resolve_collection, run_grid
+from medeval.protocol.grid import (
+    N_SPLITS,
+    SUBCONCEPT_MODES,
+    plan_units,
+    resolve_collection,
+    run_grid,
+)
 from medeval.protocol.store import ResultsStore, SettingsMismatch
 
 EPILOG = f"""\
@@ -30,6 +36,11 @@ collections:
                This is the contract of `python -m medeval.embed` output.
 
 methods: {", ".join(METHODS)} (none, random over-/under-sampling, SMOTE, class_weight="balanced")
+
+--subconcepts discovered: per training fold each class is clustered (PCA + Gaussian mixture,
+k by BIC; medeval.discovery); utilities, the subconcept forest and every label-free score use the
+clusters only. The true subconcepts score the result: true-weight scores, the test subsets, and
+the discovery quality (ARI / NMI per class, in each record and analysis/discovery.csv).
 
 The results folder holds one JSON record per data set x method x split
 (records/<set>/<method>-<k>.json).
@@ -71,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=N_SPLITS,
         help="run only the first K of the 10 splits (smoke runs and tests)",
+    )
+    p.add_argument(
+        "--subconcepts",
+        choices=SUBCONCEPT_MODES,
+        default="true",
+        help="true: the data set's labels; discovered: clusters found per class on each "
+        "training fold (the true subconcepts then only score the result). Default: true",
     )
     p.add_argument("--force", action="store_true", help="recompute existing records")
     p.add_argument("--no-analyze", action="store_true", help="skip the analyses at the end")
@@ -123,6 +141,7 @@ def _main(args: argparse.Namespace) -> int:
         "collection_path": collection.path,
         "seed": args.seed,
         "n_estimators": args.n_estimators,
+        "subconcepts": args.subconcepts,
     }
     try:
         store.check_settings(settings, force=args.force)
@@ -137,6 +156,7 @@ def _main(args: argparse.Namespace) -> int:
         n_estimators=args.n_estimators,
         splits=range(args.max_splits),
         force=args.force,
+        subconcepts=args.subconcepts,
     )
     n_total = len(datasets) * args.max_splits
     print(
