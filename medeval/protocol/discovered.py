@@ -36,9 +36,14 @@ from medeval.protocol.forest import (
 )
 from medeval.splits import Split
 from medeval.tasks import BinaryTask
-from medeval.weights import predicted_weights, utilities, utilities_from_train_sizes
+from medeval.weights import (
+    class_posteriors,
+    predicted_weights,
+    utilities,
+    utilities_from_train_sizes,
+)
 
-__all__ = ["LabelFreeFold", "label_free_fold", "run_fold_discovered"]
+__all__ = ["LabelFreeFold", "label_free_fold", "label_free_scores", "run_fold_discovered"]
 
 #: Weighting prefixes that need the true test subconcepts (everything else is label-free).
 TRUE_WEIGHTINGS = ("w",)
@@ -116,37 +121,63 @@ def label_free_fold(
     return LabelFreeFold(disc, posteriors, scores, fit_s, t_disc)
 
 
-def _label_free_subsets(
+def _class_conditional_by_renormalising() -> bool:
+    """Whether ``evaluate_predictions`` lacks the class-conditional scores (cBA, cF1, cAUC).
+
+    Then they are obtained exactly from its predicted-weight scores: with posteriors
+    renormalised over each row's own class, ``Σ_s q̃_s(x) u_s`` *is* ``E[u_s | x, y]``.
+    """
+    return "cBA" not in SCORES
+
+
+def label_free_scores(
     y: np.ndarray,
     score: np.ndarray,
     posteriors: pd.DataFrame,
-    disc_sizes: dict,
-    subsets: dict[str | None, np.ndarray],
-) -> dict[str | None, Evaluation]:
-    """Label-free scores on each test subset (rows restricted: the weights are per row, so
-    this equals weighting with the subset's mask)."""
-    out = {}
-    for key, mask in subsets.items():
-        out[key] = evaluate_predictions(
-            y[mask],
-            y_score=score[mask],
-            y_pred=(score[mask] > 0.5).astype(np.int64),
-            posteriors=posteriors[mask].reset_index(drop=True),
-            train_sizes=disc_sizes,
-            n_bootstrap=0,
-        )
-    return out
+    train_sizes: dict,
+    *,
+    n_bootstrap: int = 0,
+    seed: int = 0,
+) -> tuple[dict[str, float], dict[str, list[float | None]]]:
+    """Every label-free score (and its interval) from discovered posteriors and sizes.
+
+    Args:
+        y: ``(N,)`` test classes; score: ``(N,)`` class-1 scores (label = score > 0.5).
+        posteriors: ``(N, S)`` over the discovered subconcepts; train_sizes: their sizes.
+
+    Returns:
+        ``{score: value}`` and ``{score: [low, high]}`` (empty without bootstrap).
+    """
+    kw = {
+        "y_score": score,
+        "y_pred": (score > 0.5).astype(np.int64),
+        "train_sizes": train_sizes,
+        "n_bootstrap": n_bootstrap,
+        "seed": seed,
+    }
+    ev = evaluate_predictions(y, posteriors=posteriors, **kw)
+    scores = {s: ev.scores[s] for s in LABEL_FREE}
+    intervals = {s: list(ev.intervals[s]) for s in LABEL_FREE if s in ev.intervals}
+    if _class_conditional_by_renormalising():
+        u = utilities_from_train_sizes(train_sizes)
+        q = class_posteriors(posteriors, u, y).q.numpy()
+        ev_c = evaluate_predictions(y, posteriors=pd.DataFrame(q, columns=u.names), **kw)
+        for family in ("BA", "F1", "AUC"):
+            scores[f"c{family}"] = ev_c.scores[f"p{family}"]
+            if f"p{family}" in ev_c.intervals:
+                intervals[f"c{family}"] = list(ev_c.intervals[f"p{family}"])
+    return scores, intervals
 
 
-def _merge_subsets(ev_true: Evaluation, free: dict[str | None, Evaluation]) -> pd.DataFrame:
+def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]) -> pd.DataFrame:
     """Long subset table: true-weight rows from the truth, every other score label-free."""
     cols = ["subset", "subconcept", "score", "value"]
     keep = ev_true.subsets.loc[ev_true.subsets.score.isin(TRUE_ONLY), cols]
     aliases = ev_true.subsets.drop_duplicates("subset")[["subset", "subconcept"]]
     rows = [
-        (alias, sc, score, free[None if pd.isna(sc) else sc].scores[score])
+        (alias, sc, name, value)
         for alias, sc in aliases.itertuples(index=False)
-        for score in LABEL_FREE
+        for name, value in free[None if pd.isna(sc) else sc].items()
     ]
     return pd.concat([keep, pd.DataFrame(rows, columns=cols)], ignore_index=True)
 
@@ -170,11 +201,13 @@ def run_fold_discovered(
     n_estimators: int = 100,
     split_index: int | None = None,
     discovery: dict[str, Any] | None = None,
+    n_bootstrap: int = 1000,
 ) -> list[dict[str, Any]]:
     """One 5×2 fold with discovered subconcepts; one JSON-ready record per method.
 
     Arguments as :func:`medeval.protocol.forest.run_fold`; ``discovery`` holds options for
-    :func:`~medeval.discovery.discover_subconcepts`.
+    :func:`~medeval.discovery.discover_subconcepts`; ``n_bootstrap`` replicates give the 95 %
+    intervals of the full-test scores (``"intervals": {score: [low, high]}``; 0 = none).
     """
     methods = check_methods(methods)
     if task.data.X is None:
@@ -211,18 +244,30 @@ def run_fold_discovered(
                 y_pred=(score > 0.5).astype(np.int64),
                 subconcept=test_names,
                 train_sizes=true_u,
-                n_bootstrap=0,
+                n_bootstrap=n_bootstrap,
+                seed=derive_seed(seed, task.name, k, method, "bootstrap"),
             )
             masks = _true_subset_masks(ev_true, y_te, test_names)
-            free_ev = _label_free_subsets(y_te, score, free.posteriors, disc.train_sizes, masks)
-        subsets = _merge_subsets(ev_true, free_ev)
+            free_scores: dict[str | None, dict[str, float]] = {}
+            for key, m in masks.items():
+                full = key is None
+                free_scores[key], iv = label_free_scores(
+                    y_te[m],
+                    score[m],
+                    free.posteriors[m].reset_index(drop=True),
+                    disc.train_sizes,
+                    n_bootstrap=n_bootstrap if full else 0,
+                    seed=derive_seed(seed, task.name, k, method, "bootstrap"),
+                )
+                if full:
+                    true_iv = {s: list(ev_true.intervals[s]) for s in TRUE_ONLY}
+                    intervals = {**true_iv, **iv} if n_bootstrap else {}
+        subsets = _merge_subsets(ev_true, free_scores)
         per_sc = ev_true.per_subconcept.copy()
         per_sc["predicted_weight_sum"] = [
             float(a[test_names == s].sum()) for s in per_sc.subconcept
         ]
-        scores = {
-            s: (free_ev[None].scores[s] if s in LABEL_FREE else ev_true.scores[s]) for s in SCORES
-        }
+        scores = {**{s: ev_true.scores[s] for s in TRUE_ONLY}, **free_scores[None]}
         t_metrics = time.perf_counter() - tm
         records.append(
             _clean(
@@ -241,6 +286,7 @@ def run_fold_discovered(
                     "n_train": len(train),
                     "n_test": len(test),
                     "scores": scores,
+                    "intervals": intervals,
                     "subsets": subsets.to_dict(orient="records"),
                     "per_subconcept": per_sc[list(PER_SUBCONCEPT_FIELDS)].to_dict(orient="records"),
                     "subconcept_model": sc_scores,
