@@ -3,7 +3,8 @@
 Writes into ``--out`` (default ``DIR/analysis``): ``rq1.csv``, ``rq1.md``,
 ``rq1_gap_<collection>.png``, ``rq2_datasets.csv``, ``rq2.csv``, ``rq2.md``,
 ``rq2_scatter_<collection>.png``, ``rq3/<data set>.png``, ``rq3_sheet_<collection>_<i>.png``,
-``timing.csv`` and ``summary.md`` (all written atomically).
+``timing.csv`` and ``summary.md`` (all written atomically); for a ``--subconcepts discovered``
+run also ``discovery.csv`` and ``discovery.md`` (discovered vs true subconcepts per class).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from medeval.analyses.common import dataset_means, markdown_table, subset_frame
+from medeval.analyses.discovery import discovery_markdown, discovery_table
 from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
 from medeval.analyses.rq2 import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
 from medeval.analyses.rq3 import rq3_sheets
@@ -85,6 +87,10 @@ def analyze(
             write_bytes(out / "rq3" / f"{name}.png", png)
         for i, png in enumerate(sheets, start=1):
             write_bytes(out / f"rq3_sheet_{c}_{i}.png", png)
+    disc = discovery_table(records)
+    if not disc.empty:  # runs with --subconcepts discovered
+        _csv(out / "discovery.csv", disc)
+        write_text(out / "discovery.md", discovery_markdown(disc))
     timing = timing_table(records)
     _csv(out / "timing.csv", timing)
     summary = _summary(records, rq1, rq2, timing)

@@ -208,7 +208,9 @@ def examples_figure(
             caption = str(ids[i]) if ids is not None else f"row {i + 1}"
             image = _thumbnail(table.path.parent, paths[i], thumb) if paths is not None else None
             if image is not None:
-                ax.imshow(image, cmap="gray" if image.ndim == 2 else None)
+                # Fixed grey range: a flat image must not be stretched to black.
+                grey = {"cmap": "gray", "vmin": 0, "vmax": 255} if image.ndim == 2 else {}
+                ax.imshow(image, **grey)
                 ax.set_xlabel(caption, fontsize=6)
             else:
                 body = str(texts[i]) if texts is not None else caption
