@@ -23,10 +23,28 @@ from .metrics._checks import UndefinedMetricWarning
 from .metrics.bootstrap import BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from .metrics.ranking import auc_from_sums, auc_sums
-from .weights import Utilities, predicted_weights, utilities_from_train_sizes
+from .weights import (
+    Utilities,
+    class_posteriors,
+    predicted_weights,
+    utilities_from_train_sizes,
+)
 
+#: The paper's nine scores (unweighted, true weights, predicted weights), kept for reproduction.
 SCORES = ("BA", "wBA", "pBA", "F1", "wF1", "pF1", "AUC", "wAUC", "pAUC")
-WEIGHTINGS = {"": "unweighted", "w": "true weights", "p": "predicted weights"}
+#: Label-free estimates of the true-weight scores (SPEC §8): class-conditional predicted weights.
+LABEL_FREE = ("cBA", "cF1", "cAUC")
+ALL_SCORES = SCORES + LABEL_FREE
+#: The label-free score a reader should use for each family (never a true-weight oracle score).
+RECOMMENDED = {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
+WEIGHTINGS = {
+    "": "unweighted",
+    "w": "true weights",
+    "p": "predicted weights",
+    "c": "class-conditional predicted weights",
+}
+#: Below this within-class balanced accuracy the subconcept model is reported as weak (§8).
+WEAK_WITHIN_CLASS_BA = 0.7
 SCORE_DESCRIPTIONS = {
     "BA": "balanced accuracy",
     "wBA": "balanced accuracy, true utility weights (oracle: needs test subconcept labels)",
@@ -37,6 +55,11 @@ SCORE_DESCRIPTIONS = {
     "AUC": "ROC AUC",
     "wAUC": "ROC AUC, true utility weights",
     "pAUC": "ROC AUC, predicted utility weights (not partial AUC)",
+    "cBA": "balanced accuracy, label-free estimate of wBA: predicted utility weights given the "
+    "known class (recommended)",
+    "cF1": "F1, label-free estimate of wF1: class-conditional predicted weights (recommended)",
+    "cAUC": "ROC AUC, label-free estimate of wAUC: class-conditional predicted weights "
+    "(recommended)",
 }
 
 
@@ -45,7 +68,8 @@ class Evaluation:
     """Result of :func:`evaluate_predictions`.
 
     Attributes:
-        scores: the nine scores on the full test set; NaN where undefined or unavailable.
+        scores: the nine scores of the paper and the label-free ``cBA``, ``cF1``, ``cAUC`` on
+            the full test set; NaN where undefined or unavailable.
         intervals: ``{score: (low, high)}`` percentile intervals (full test set).
         unavailable: ``{score: reason}`` for scores that could not be computed at all.
         subsets: long table, one row per subset × score: ``subset, subconcept, score, value,
@@ -53,7 +77,10 @@ class Evaluation:
             ``sub_k``).
         per_subconcept: one row per subconcept: class, training size, utility, test size,
             prevalence within its class, recall (with interval), true and predicted weight
-            sums over its test instances.
+            sums over its test instances, and the label-free recall estimate ``est_recall``
+            (with interval ``est_low``, ``est_high``) and soft test size ``est_n_test``.
+        subconcept_model: within-class balanced accuracy of the subconcept model on the test
+            set (``{"class 0": ..., "class 1": ...}``; needs true test subconcepts).
         notes: undefined scores and other things a reader must know.
     """
 
@@ -68,11 +95,28 @@ class Evaluation:
     n_positive: int
     threshold: float | None
     notes: list[str] = field(default_factory=list)
+    subconcept_model: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def recommended(self) -> dict[str, str]:
+        """``{"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}``: the label-free scores to read."""
+        return dict(RECOMMENDED)
+
+    def weak_classes(self) -> list[str]:
+        """Classes in which the subconcept model's within-class BA is below the threshold."""
+        return [
+            c
+            for c, v in self.subconcept_model.items()
+            if not math.isnan(v) and v < WEAK_WITHIN_CLASS_BA
+        ]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: top-level ``"scores"`` maps exactly the nine names to a number or None."""
+        """JSON-ready: top-level ``"scores"`` maps the nine names of the paper and the
+        label-free ``cBA``, ``cF1``, ``cAUC`` to a number or None; ``"recommended"`` names the
+        label-free score to read per family."""
         return {
-            "scores": {k: _num(self.scores[k]) for k in SCORES},
+            "scores": {k: _num(self.scores[k]) for k in ALL_SCORES},
+            "recommended": self.recommended,
             "intervals": {
                 k: {"low": _num(lo), "high": _num(hi), "n_undefined": self._n_undef(k)}
                 for k, (lo, hi) in self.intervals.items()
@@ -86,6 +130,7 @@ class Evaluation:
             "n": self.n,
             "n_positive": self.n_positive,
             "threshold": self.threshold,
+            "subconcept_model": {k: _num(v) for k, v in self.subconcept_model.items()},
             "notes": list(self.notes),
         }
 
@@ -96,9 +141,9 @@ class Evaluation:
         )
 
     def table(self) -> pd.DataFrame:
-        """The nine full-test scores with their intervals (a readable summary)."""
+        """The full-test scores with their intervals (a readable summary)."""
         rows = []
-        for k in SCORES:
+        for k in ALL_SCORES:
             lo, hi = self.intervals.get(k, (math.nan, math.nan))
             rows.append(
                 {
@@ -156,6 +201,8 @@ class _Plan:
     sc_codes: np.ndarray | None  # (N,) codes into sc_names
     sc_side: dict[str, int]
     unavailable: dict[str, str]
+    q_class: np.ndarray | None = None  # (N, S) class-renormalised posteriors, sc_names order
+    n_fallback: int = 0  # rows with no posterior mass on their own class
 
 
 def _plan(
@@ -209,6 +256,7 @@ def _plan(
         unavailable.setdefault("w", "no true test subconcept labels (column 'subconcept')")
     elif u is not None:
         weights["w"] = u.values[np.array([u.index(nm) for nm in sc_names])][sc_codes]
+    q_class, n_fallback = None, 0
     if posteriors is None:
         unavailable.setdefault("p", "no subconcept posteriors (columns 'q_<subconcept>')")
     elif u is not None:
@@ -216,6 +264,15 @@ def _plan(
         if a.shape != (n,):
             raise ValueError(f"posteriors must have one row per instance ({n}); got {a.shape}")
         weights["p"] = a.cpu().numpy()
+        cp = class_posteriors(posteriors, u, y, columns=posterior_columns)
+        q_class = cp.q.cpu().numpy()
+        weights["c"] = q_class @ u.values
+        n_fallback = int(cp.fallback.sum())
+        if sc_codes is None:  # label-free per-subconcept results still need the names
+            sc_names = u.names
+            sc_side = {nm: int(c) for nm, c in zip(u.names, u.sides, strict=True)}
+    if "p" in unavailable:
+        unavailable["c"] = unavailable["p"]
     # Subsets (SPEC §6): full, and sub_i = majority ∪ minority subconcept i, largest first.
     subsets = {"full": np.ones(n, dtype=bool)}
     subset_sc: dict[str, str | None] = {"full": None}
@@ -228,7 +285,9 @@ def _plan(
         for i, nm in enumerate(minority, start=1):
             subsets[f"sub_{i}"] = (y == 0) | (sc_codes == sc_names.index(nm))
             subset_sc[f"sub_{i}"] = nm
-    return _Plan(weights, subsets, subset_sc, sc_names, sc_codes, sc_side, unavailable)
+    return _Plan(
+        weights, subsets, subset_sc, sc_names, sc_codes, sc_side, unavailable, q_class, n_fallback
+    )
 
 
 def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tuple, np.ndarray]:
@@ -318,6 +377,11 @@ def evaluate_predictions(
         for k in WEIGHTINGS:
             plan.unavailable.setdefault(f"{k}AUC", "no y_score (scores are needed for ROC AUC)")
     notes: list[str] = []
+    if plan.n_fallback:
+        notes.append(
+            f"{plan.n_fallback} instance(s) have zero posterior mass on the subconcepts of their "
+            "own class; their class-conditional weight is the mean utility of that class (§8)"
+        )
     point = _point_scores(y, yp, s, plan, notes)
 
     reps = None
@@ -331,6 +395,7 @@ def evaluate_predictions(
             subsets=plan.subsets,
             subconcept=plan.sc_codes,
             n_subconcepts=len(plan.sc_names),
+            soft_subconcept=plan.q_class,
             strata=strata,
             clusters=None if groups is None else _codes(groups, n, "groups"),
             device=device,
@@ -380,7 +445,7 @@ def _assemble(
     n_sub = len(subset_names)
     columns: dict[str, list] = {c: [] for c in ("subset", "subconcept", "score")}
     values, lows, highs, undef = [], [], [], []
-    scores = dict.fromkeys(SCORES, math.nan)
+    scores = dict.fromkeys(ALL_SCORES, math.nan)
     intervals: dict[str, tuple[float, float]] = {}
     unavailable: dict[str, str] = {}
     nan_row = np.full(n_sub, math.nan)
@@ -441,58 +506,113 @@ def _assemble(
         n_positive=int(y.sum()),
         threshold=threshold,
         notes=notes,
+        subconcept_model=_within_class_ba(y, plan),
     )
 
 
+def _within_class_ba(y: np.ndarray, plan: _Plan) -> dict[str, float]:
+    """Balanced accuracy of the subconcept model among each class's subconcepts (argmax of the
+    class-renormalised posteriors vs the true subconcept); needs true test subconcepts."""
+    if plan.q_class is None or plan.sc_codes is None:
+        return {}
+    pred = plan.q_class.argmax(axis=1)
+    out = {}
+    for c in (0, 1):
+        rows = y == c
+        present = np.unique(plan.sc_codes[rows])
+        if len(present) < 2:
+            continue  # one subconcept: nothing to tell apart
+        hit = pred[rows] == plan.sc_codes[rows]
+        out[f"class {c}"] = float(np.mean([hit[plan.sc_codes[rows] == k].mean() for k in present]))
+    return out
+
+
+PER_SUBCONCEPT_COLUMNS = (
+    "subconcept",
+    "class",
+    "n_train",
+    "utility",
+    "n_test",
+    "prevalence",
+    "recall",
+    "low",
+    "high",
+    "true_weight_sum",
+    "predicted_weight_sum",
+    "est_n_test",
+    "est_recall",
+    "est_low",
+    "est_high",
+)
+
+
 def _per_subconcept(y, yp, plan: _Plan, u, reps, confidence, notes) -> pd.DataFrame:
-    cols = [
-        "subconcept",
-        "class",
-        "n_train",
-        "utility",
-        "n_test",
-        "prevalence",
-        "recall",
-        "low",
-        "high",
-        "true_weight_sum",
-        "predicted_weight_sum",
-    ]
-    if plan.sc_codes is None:
+    """One row per subconcept: true results where test subconcepts are known, and the
+    label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` (SPEC §8) where posteriors are."""
+    cols = list(PER_SUBCONCEPT_COLUMNS)
+    if not plan.sc_names:
         return pd.DataFrame(columns=cols)
     hit = (yp == y).astype(np.float64)
+    nan = np.full(len(plan.sc_names), math.nan)
+    lo = hi = est_lo = est_hi = nan
     if reps is not None and reps.subconcept_recall is not None:
-        lo, hi, _ = percentile_interval(reps.subconcept_recall, confidence)
-        lo, hi = lo.cpu().numpy(), hi.cpu().numpy()
+        lo, hi, _ = (
+            v.cpu().numpy() for v in percentile_interval(reps.subconcept_recall, confidence)
+        )
+    if reps is not None and reps.estimated_recall is not None:
+        est_lo, est_hi, _ = (
+            v.cpu().numpy() for v in percentile_interval(reps.estimated_recall, confidence)
+        )
+    q = plan.q_class
     rows = []
     for i, nm in enumerate(plan.sc_names):
-        m = plan.sc_codes == i
         side = plan.sc_side[nm]
         n_class = int((y == side).sum())
-        n_test = int(m.sum())
-        rows.append(
-            {
-                "subconcept": nm,
-                "class": side,
-                "n_train": int(u.counts[u.index(nm)]) if u is not None else math.nan,
-                "utility": float(u.values[u.index(nm)]) if u is not None else math.nan,
+        row = {
+            "subconcept": nm,
+            "class": side,
+            "n_train": int(u.counts[u.index(nm)]) if u is not None else math.nan,
+            "utility": float(u.values[u.index(nm)]) if u is not None else math.nan,
+            "n_test": math.nan,
+            "prevalence": math.nan,
+            "recall": math.nan,
+            "low": float(lo[i]),
+            "high": float(hi[i]),
+            "true_weight_sum": math.nan,
+            "predicted_weight_sum": math.nan,
+            "est_n_test": math.nan,
+            "est_recall": math.nan,
+            "est_low": float(est_lo[i]),
+            "est_high": float(est_hi[i]),
+        }
+        if plan.sc_codes is not None:
+            m = plan.sc_codes == i
+            n_test = int(m.sum())
+            row |= {
                 "n_test": n_test,
                 "prevalence": n_test / n_class if n_class else math.nan,
                 "recall": float(hit[m].mean()) if n_test else math.nan,
-                "low": float(lo[i]) if reps is not None else math.nan,
-                "high": float(hi[i]) if reps is not None else math.nan,
-                "true_weight_sum": float(plan.weights["w"][m].sum())
-                if "w" in plan.weights
-                else math.nan,
-                "predicted_weight_sum": float(plan.weights["p"][m].sum())
-                if "p" in plan.weights
-                else math.nan,
             }
-        )
-        if n_test == 0:
-            msg = f"recall of subconcept {nm!r} is undefined: it has no test instances; NaN"
-            notes.append(msg)
-            warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
+            if "w" in plan.weights:
+                row["true_weight_sum"] = float(plan.weights["w"][m].sum())
+            if "p" in plan.weights:
+                row["predicted_weight_sum"] = float(plan.weights["p"][m].sum())
+            if n_test == 0:
+                msg = f"recall of subconcept {nm!r} is undefined: it has no test instances; NaN"
+                notes.append(msg)
+                warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
+        if q is not None:
+            mass = float(q[:, i].sum())
+            row["est_n_test"] = mass
+            row["est_recall"] = float(q[:, i] @ hit / mass) if mass > 0 else math.nan
+            if mass <= 0:
+                msg = (
+                    f"label-free recall of subconcept {nm!r} is undefined: the subconcept model "
+                    "gives it no posterior mass on the test set; NaN"
+                )
+                notes.append(msg)
+                warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
+        rows.append(row)
     order = sorted(
         range(len(rows)),
         key=lambda i: (

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from medeval.evaluate import main
-from medeval.evaluation import SCORES
+from medeval.evaluation import ALL_SCORES, SCORES
 
 NAMES = ["normal", "benign", "A", "B", "C"]
 SIDES = [0, 0, 1, 1, 1]
@@ -60,16 +60,17 @@ def test_writes_metrics_table_and_figure(files, capsys):
     )
     assert rc == 0
     metrics = json.loads((out / "metrics.json").read_text())
-    assert list(metrics["scores"]) == list(SCORES)
+    assert list(metrics["scores"]) == list(ALL_SCORES)
+    assert metrics["recommended"] == {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
     assert all(isinstance(v, float) for v in metrics["scores"].values())
-    for k in SCORES:
+    for k in ALL_SCORES:
         iv = metrics["intervals"][k]
         assert iv["low"] <= metrics["scores"][k] <= iv["high"]
     subsets = {r["subset"] for r in metrics["subsets"]}
     assert subsets == {"full", "sub_1", "sub_2", "sub_3", "largest", "smallest"}
     assert [r["subconcept"] for r in metrics["per_subconcept"]] == NAMES
     table = pd.read_csv(out / "metrics.csv")
-    assert set(table.score) == set(SCORES) and len(table) == 6 * 9
+    assert set(table.score) == set(ALL_SCORES) and len(table) == 6 * len(ALL_SCORES)
     assert (out / "subconcepts.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert pd.read_csv(out / "per_subconcept.csv").subconcept.tolist() == NAMES
 

@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
 from medeval import evaluate_predictions
-from medeval.evaluation import SCORES
+from medeval.evaluation import ALL_SCORES, RECOMMENDED, SCORES
 from medeval.metrics import UndefinedMetricWarning
 from medeval.weights import utilities_from_train_sizes
 
@@ -38,14 +38,17 @@ def test_scores_equal_sklearn_on_every_subset():
     )
     u = utilities_from_train_sizes(SIZES)
     w_true = u.values[[u.index(x) for x in sc]]
-    w_pred = q[list(u.names)].to_numpy() @ u.values
+    q_arr = q[list(u.names)].to_numpy()
+    w_pred = q_arr @ u.values
+    in_class = np.array(SIDES)[None, :] == y[:, None]
+    w_cc = (q_arr * in_class) @ u.values / (q_arr * in_class).sum(1)
     yp = (s >= 0.5).astype(int)
     subsets = {"full": np.ones(len(y), bool)}
     for i, name in enumerate(["A", "B", "C"], start=1):
         subsets[f"sub_{i}"] = (y == 0) | (sc == name)
     subsets["largest"], subsets["smallest"] = subsets["sub_1"], subsets["sub_3"]
     assert set(ev.subsets.subset) == set(subsets)
-    for key, w in (("", np.ones(len(y))), ("w", w_true), ("p", w_pred)):
+    for key, w in (("", np.ones(len(y))), ("w", w_true), ("p", w_pred), ("c", w_cc)):
         for sub, m in subsets.items():
             got = ev.subsets[ev.subsets.subset == sub].set_index("score").value
             sw = w * m
@@ -56,7 +59,9 @@ def test_scores_equal_sklearn_on_every_subset():
             assert got[f"{key}AUC"] == pytest.approx(
                 roc_auc_score(y, s, sample_weight=sw), abs=1e-9
             )
-    assert list(ev.scores) == list(SCORES)
+    assert list(ev.scores) == list(ALL_SCORES) and list(ALL_SCORES[:9]) == list(SCORES)
+    assert set(RECOMMENDED.values()) <= set(ALL_SCORES) and ev.recommended == RECOMMENDED
+    assert not any(name.startswith("w") for name in RECOMMENDED.values())
     assert ev.scores["wBA"] == ev.subsets.query("subset == 'full' and score == 'wBA'").value.item()
 
 
@@ -88,11 +93,11 @@ def test_intervals_bracket_points_and_are_reproducible():
     b = evaluate_predictions(y, seed=5, **kw)
     c = evaluate_predictions(y, seed=6, **kw)
     assert a.intervals == b.intervals and a.intervals != c.intervals
-    for k in SCORES:
+    for k in ALL_SCORES:
         lo, hi = a.intervals[k]
         assert lo <= a.scores[k] <= hi and hi - lo < 0.5
     d = a.to_dict()
-    assert list(d["scores"]) == list(SCORES)
+    assert list(d["scores"]) == list(ALL_SCORES) and d["recommended"] == RECOMMENDED
     assert d["intervals"]["BA"]["n_undefined"] == 0
 
 
@@ -107,7 +112,11 @@ def test_what_is_unavailable_and_why():
     ev = evaluate_predictions(y, y_score=s, train_sizes=SIZES, posteriors=q, n_bootstrap=0)
     assert "subconcept" in ev.unavailable["wBA"] and "pBA" not in ev.unavailable
     assert ev.to_dict()["scores"]["wBA"] is None
-    assert ev.per_subconcept.empty and set(ev.subsets.subset) == {"full"}
+    assert set(ev.subsets.subset) == {"full"}
+    # no true subconcepts: only the label-free per-subconcept columns are filled
+    ps = ev.per_subconcept
+    assert list(ps.subconcept) == NAMES and ps.recall.isna().all() and ps.n_test.isna().all()
+    assert ps.est_recall.notna().all() and ev.subconcept_model == {}
 
 
 def test_absent_test_subconcept_is_nan_with_a_warning_naming_it():
@@ -173,3 +182,36 @@ def test_pandas_inputs_are_accepted_without_warnings():
         n_bootstrap=10,
     )
     assert ev.scores == ref.scores and ev.intervals == ref.intervals
+
+
+def test_label_free_recall_per_subconcept():
+    """est_recall = Σ q̃_s·hit / Σ q̃_s with q̃ renormalised within the instance's class."""
+    y, s, sc, q = _data(7)
+    ev = evaluate_predictions(
+        y, y_score=s, subconcept=sc, posteriors=q, train_sizes=SIZES, n_bootstrap=200, seed=2
+    )
+    hit = ((s >= 0.5).astype(int) == y).astype(float)
+    qa = q[NAMES].to_numpy() * (np.array(SIDES)[None, :] == y[:, None])
+    qa /= qa.sum(1, keepdims=True)
+    ps = ev.per_subconcept.set_index("subconcept")
+    for k, name in enumerate(NAMES):
+        assert ps.loc[name, "est_recall"] == pytest.approx(qa[:, k] @ hit / qa[:, k].sum())
+        assert ps.loc[name, "est_n_test"] == pytest.approx(qa[:, k].sum())
+        assert ps.loc[name, "est_low"] <= ps.loc[name, "est_recall"] <= ps.loc[name, "est_high"]
+    assert set(ev.subconcept_model) == {"class 0", "class 1"}
+    assert all(0 <= v <= 1 for v in ev.subconcept_model.values())
+
+
+def test_zero_in_class_posterior_mass_uses_the_class_mean_utility_and_says_so():
+    y, s, _sc, q = _data(8)
+    q = q.copy()
+    i = int(np.flatnonzero(y == 1)[0])
+    q.iloc[i] = [0.5, 0.5, 0.0, 0.0, 0.0]  # all mass on majority subconcepts
+    ev = evaluate_predictions(y, y_score=s, posteriors=q, train_sizes=SIZES, n_bootstrap=0)
+    u = utilities_from_train_sizes(SIZES)
+    qa = q[NAMES].to_numpy() * (np.array(SIDES)[None, :] == y[:, None])
+    w = np.where(qa.sum(1) > 0, qa @ u.values / np.where(qa.sum(1) > 0, qa.sum(1), 1), 0.0)
+    w[i] = u.values[np.array(SIDES) == 1].mean()
+    yp = (s >= 0.5).astype(int)
+    assert ev.scores["cBA"] == pytest.approx(balanced_accuracy_score(y, yp, sample_weight=w))
+    assert any("1 instance(s) have zero posterior mass" in n for n in ev.notes)

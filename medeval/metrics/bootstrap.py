@@ -41,6 +41,8 @@ class Replicates:
             NaN where the replicate leaves the score undefined.
         subconcept_recall: ``(B, S)`` unweighted recall of each subconcept (or ``None``).
         subsets: names of the subset axis.
+        estimated_recall: ``(B, S')`` label-free recall of each subconcept from soft
+            memberships (SPEC §8), or ``None``.
     """
 
     scores: dict[tuple[str, str], torch.Tensor]
@@ -49,6 +51,7 @@ class Replicates:
     n: int
     seed: int
     method: str = field(default="multinomial within strata")
+    estimated_recall: torch.Tensor | None = None
 
 
 def _stable_argsort(x: np.ndarray) -> np.ndarray:
@@ -67,6 +70,9 @@ class BatchedBootstrap:
         subsets: ``{name: (N,) bool}``; each must hold every class-0 instance (SPEC §6).
         subconcept: ``(N,)`` integer subconcept codes ``0..S-1`` for per-subconcept recall.
         n_subconcepts: S (default: the largest code + 1); absent subconcepts give NaN.
+        soft_subconcept: ``(N, S')`` soft subconcept memberships (class-renormalised posteriors
+            ``q̃``, zero outside each instance's class) for the label-free per-subconcept recall
+            ``Σ q̃_s·hit / Σ q̃_s`` (SPEC §8).
         strata: ``(N,)`` integer stratum codes; resampling is within strata (default: class).
         clusters: ``(N,)`` integer cluster ids (patients); whole clusters are resampled.
             A cluster must lie in one stratum.
@@ -87,6 +93,7 @@ class BatchedBootstrap:
         subsets: Mapping[str, np.ndarray],
         subconcept: np.ndarray | None = None,
         n_subconcepts: int | None = None,
+        soft_subconcept: np.ndarray | None = None,
         strata: np.ndarray | None = None,
         clusters: np.ndarray | None = None,
         device: str | torch.device = "cpu",
@@ -149,14 +156,16 @@ class BatchedBootstrap:
         ]
         self.n_units = len(order)
         self._build_statistics(
-            y_p, y_pred, y_score, weights, masks[perm], subconcept, n_subconcepts
+            y_p, y_pred, y_score, weights, masks[perm], subconcept, n_subconcepts, soft_subconcept
         )
 
     # -- static matrices ------------------------------------------------------------------
     def _t(self, a: np.ndarray | torch.Tensor) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
 
-    def _build_statistics(self, y, y_pred, y_score, weights, masks, subconcept, n_sc) -> None:
+    def _build_statistics(
+        self, y, y_pred, y_score, weights, masks, subconcept, n_sc, soft=None
+    ) -> None:
         perm, nn = self.perm, self.n_neg
         pos = (y == 1).astype(np.float64)
         neg = 1.0 - pos
@@ -183,6 +192,13 @@ class BatchedBootstrap:
             self._rec_start = len(cols)
             for s in range(self.n_subconcepts):
                 cols += [(sc == s).astype(np.float64), (sc == s) * hit]
+        self.n_soft = 0
+        if soft is not None and hit is not None:
+            q = np.asarray(soft, dtype=np.float64)[perm]
+            self.n_soft = q.shape[1]
+            self._soft_start = len(cols)
+            for s in range(self.n_soft):
+                cols += [q[:, s], q[:, s] * hit]
         if not cols:  # AUC only: class totals per subset and weighting
             for name, w in w_np.items():
                 start = len(cols)
@@ -327,7 +343,12 @@ class BatchedBootstrap:
             tot = S[:, self._rec_start :: 2][:, : self.n_subconcepts]
             hits = S[:, self._rec_start + 1 :: 2][:, : self.n_subconcepts]
             recall, _ = recalls_from_sums(ConfusionSums(tot, hits, tot, hits))
-        return Replicates(scores, recall, self.subset_names, n, seed)
+        estimated = None
+        if self.n_soft:
+            tot = S[:, self._soft_start :: 2][:, : self.n_soft]
+            hits = S[:, self._soft_start + 1 :: 2][:, : self.n_soft]
+            estimated, _ = recalls_from_sums(ConfusionSums(tot, hits, tot, hits))
+        return Replicates(scores, recall, self.subset_names, n, seed, estimated_recall=estimated)
 
 
 def percentile_interval(

@@ -18,7 +18,7 @@ import pandas as pd
 from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
-from medeval.evaluation import SCORES, evaluate_predictions
+from medeval.evaluation import ALL_SCORES, PER_SUBCONCEPT_COLUMNS, RECOMMENDED, evaluate_predictions
 from medeval.splits import Split
 from medeval.tasks import BinaryTask
 from medeval.weights import utilities
@@ -36,17 +36,10 @@ METHOD_DESCRIPTIONS = {
     "weight": 'cost-sensitive forest, class_weight="balanced"',
 }
 
-PER_SUBCONCEPT_FIELDS = (
-    "subconcept",
-    "class",
-    "n_train",
-    "utility",
-    "n_test",
-    "prevalence",
-    "recall",
-    "true_weight_sum",
-    "predicted_weight_sum",
-)
+PER_SUBCONCEPT_FIELDS = PER_SUBCONCEPT_COLUMNS
+
+#: Bootstrap replicates per fold for the intervals of every score on the full test fold.
+N_BOOTSTRAP = 200
 
 
 def derive_seed(base: int, *parts: Any) -> int:
@@ -172,6 +165,7 @@ def run_fold(
     seed: int,
     n_estimators: int = 100,
     split_index: int | None = None,
+    n_bootstrap: int = N_BOOTSTRAP,
 ) -> list[dict[str, Any]]:
     """Fit and evaluate one 5×2 fold under every method (SPEC §5, §6).
 
@@ -183,10 +177,13 @@ def run_fold(
             seeds derived from (seed, data set, fold, role), so results do not depend on
             which methods run together or on scheduling.
         split_index: position 0..9 of the split (default ``2·repeat + fold``).
+        n_bootstrap: replicates for the 95 % interval of every score on the full test fold
+            (resampled within class; seeded from (seed, data set, fold, method)).
 
     Returns:
-        One JSON-ready record per method: scores (nine), subsets (long), per-subconcept rows,
-        subconcept-model scores and timings.
+        One JSON-ready record per method: scores (the nine of the paper and the label-free
+        ones), their 95 % intervals, subsets (long), per-subconcept rows, subconcept-model
+        scores and timings.
     """
     methods = check_methods(methods)
     if task.data.X is None:
@@ -231,7 +228,8 @@ def run_fold(
                 subconcept=test_names,
                 posteriors=posteriors,
                 train_sizes=u,
-                n_bootstrap=0,
+                n_bootstrap=n_bootstrap,
+                seed=derive_seed(seed, task.name, k, method, "bootstrap"),
             )
         t_metrics = time.perf_counter() - tm
         records.append(
@@ -272,7 +270,12 @@ def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, t
             "n_estimators": int(n_estimators),
             "n_train": len(split["train"]),
             "n_test": len(split["test"]),
-            "scores": {s: ev.scores[s] for s in SCORES},
+            "scores": {s: ev.scores[s] for s in ALL_SCORES},
+            "intervals": {s: list(ev.intervals[s]) for s in ALL_SCORES if s in ev.intervals},
+            "confidence": ev.confidence,
+            "n_bootstrap": int(ev.bootstrap["n"]),
+            "recommended": dict(RECOMMENDED),
+            "subconcept_model_within_class": ev.subconcept_model,
             "subsets": subsets.to_dict(orient="records"),
             "per_subconcept": per_sc.to_dict(orient="records"),
             "subconcept_model": sc_scores,

@@ -169,3 +169,25 @@ def test_unknown_generator_is_rejected():
         BatchedBootstrap(
             y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, generator="mt19937"
         )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_label_free_recall_replicates_equal_the_formula_on_same_counts(seed):
+    """r̂_s = Σ c·q̃_s·hit / Σ c·q̃_s per replicate (SPEC §8), batched = one at a time."""
+    y, yp, s, _sc, weights, subsets = _problem(seed)
+    rng = np.random.default_rng(seed + 100)
+    sides = np.array([0, 0, 1, 1, 1])
+    q = rng.dirichlet(np.ones(5), len(y)) * (sides[None, :] == y[:, None])
+    q /= q.sum(1, keepdims=True)
+    q[:5] *= 0  # rows without mass are allowed: they add nothing
+    boot = BatchedBootstrap(
+        y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, soft_subconcept=q
+    )
+    reps = boot.run(12, seed=seed, chunk_size=5)
+    counts = torch.cat(list(boot.iter_counts(12, seed=seed, chunk_size=5))).numpy()
+    hit = (yp == y).astype(float)
+    expected = (counts @ (q * hit[:, None])) / (counts @ q)
+    assert reps.estimated_recall.shape == (12, 5)
+    np.testing.assert_allclose(reps.estimated_recall.numpy(), expected, rtol=0, atol=1e-12)
+    whole = boot.run(12, seed=seed)  # another chunking gives the same replicates
+    np.testing.assert_allclose(whole.estimated_recall.numpy(), expected, rtol=0, atol=1e-12)

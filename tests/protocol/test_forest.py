@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
-from medeval.evaluation import SCORES
+from medeval.evaluation import ALL_SCORES
 from medeval.protocol.forest import (
     METHODS,
+    N_BOOTSTRAP,
     _resample,
     derive_seed,
     run_fold,
@@ -35,12 +36,16 @@ def test_one_record_per_method_with_all_scores_and_subsets(fold_records, vehicle
     n_minority = len(vehicle_task.minority)
     for r in fold_records:
         assert r["split"] == 3 and r["repeat"] == 1 and r["fold"] == 1
-        assert set(r["scores"]) == set(SCORES)
+        assert set(r["scores"]) == set(ALL_SCORES)
         assert all(0 <= v <= 1 for v in r["scores"].values())
+        assert set(r["intervals"]) == set(ALL_SCORES) and r["n_bootstrap"] == N_BOOTSTRAP
+        for k, (lo, hi) in r["intervals"].items():
+            assert lo <= r["scores"][k] <= hi, k
+        assert r["recommended"]["BA"] == "cBA"
         subsets = {s["subset"] for s in r["subsets"]}
         expected = {"full", "largest", "smallest"} | {f"sub_{i + 1}" for i in range(n_minority)}
         assert subsets == expected
-        assert len(r["subsets"]) == len(expected) * 9
+        assert len(r["subsets"]) == len(expected) * len(ALL_SCORES)
         largest = [s for s in r["subsets"] if s["subset"] == "largest"]
         assert {s["subconcept"] for s in largest} == {vehicle_task.minority[0].name}
 

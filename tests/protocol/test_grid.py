@@ -64,7 +64,7 @@ def test_dask_local_cluster_gives_the_same_records(tmp_path, keel, local_run):
     from distributed import LocalCluster
 
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster:
         store = _run(tmp_path, keel, backend="dask", scheduler=cluster.scheduler_address)
     assert _strip(store.records()) == _strip(local_run.records())
