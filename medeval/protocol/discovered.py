@@ -25,8 +25,9 @@ import numpy as np
 import pandas as pd
 
 from medeval.discovery import Discovery, discover_subconcepts, discovery_quality
-from medeval.evaluation import SCORES, Evaluation, evaluate_predictions
+from medeval.evaluation import ALL_SCORES, RECOMMENDED, Evaluation, evaluate_predictions
 from medeval.protocol.forest import (
+    N_BOOTSTRAP,
     PER_SUBCONCEPT_FIELDS,
     _clean,
     _fit_binary,
@@ -36,12 +37,7 @@ from medeval.protocol.forest import (
 )
 from medeval.splits import Split
 from medeval.tasks import BinaryTask
-from medeval.weights import (
-    class_posteriors,
-    predicted_weights,
-    utilities,
-    utilities_from_train_sizes,
-)
+from medeval.weights import predicted_weights, utilities, utilities_from_train_sizes
 
 __all__ = ["LabelFreeFold", "label_free_fold", "label_free_scores", "run_fold_discovered"]
 
@@ -57,8 +53,8 @@ def _weighting(score: str) -> str:
     raise ValueError(f"unknown score {score!r}")
 
 
-LABEL_FREE = tuple(s for s in SCORES if _weighting(s) not in TRUE_WEIGHTINGS)
-TRUE_ONLY = tuple(s for s in SCORES if _weighting(s) in TRUE_WEIGHTINGS)
+LABEL_FREE = tuple(s for s in ALL_SCORES if _weighting(s) not in TRUE_WEIGHTINGS)
+TRUE_ONLY = tuple(s for s in ALL_SCORES if _weighting(s) in TRUE_WEIGHTINGS)
 
 
 @dataclass
@@ -121,15 +117,6 @@ def label_free_fold(
     return LabelFreeFold(disc, posteriors, scores, fit_s, t_disc)
 
 
-def _class_conditional_by_renormalising() -> bool:
-    """Whether ``evaluate_predictions`` lacks the class-conditional scores (cBA, cF1, cAUC).
-
-    Then they are obtained exactly from its predicted-weight scores: with posteriors
-    renormalised over each row's own class, ``Σ_s q̃_s(x) u_s`` *is* ``E[u_s | x, y]``.
-    """
-    return "cBA" not in SCORES
-
-
 def label_free_scores(
     y: np.ndarray,
     score: np.ndarray,
@@ -158,14 +145,6 @@ def label_free_scores(
     ev = evaluate_predictions(y, posteriors=posteriors, **kw)
     scores = {s: ev.scores[s] for s in LABEL_FREE}
     intervals = {s: list(ev.intervals[s]) for s in LABEL_FREE if s in ev.intervals}
-    if _class_conditional_by_renormalising():
-        u = utilities_from_train_sizes(train_sizes)
-        q = class_posteriors(posteriors, u, y).q.numpy()
-        ev_c = evaluate_predictions(y, posteriors=pd.DataFrame(q, columns=u.names), **kw)
-        for family in ("BA", "F1", "AUC"):
-            scores[f"c{family}"] = ev_c.scores[f"p{family}"]
-            if f"p{family}" in ev_c.intervals:
-                intervals[f"c{family}"] = list(ev_c.intervals[f"p{family}"])
     return scores, intervals
 
 
@@ -201,7 +180,7 @@ def run_fold_discovered(
     n_estimators: int = 100,
     split_index: int | None = None,
     discovery: dict[str, Any] | None = None,
-    n_bootstrap: int = 1000,
+    n_bootstrap: int = N_BOOTSTRAP,
 ) -> list[dict[str, Any]]:
     """One 5×2 fold with discovered subconcepts; one JSON-ready record per method.
 
@@ -287,6 +266,9 @@ def run_fold_discovered(
                     "n_test": len(test),
                     "scores": scores,
                     "intervals": intervals,
+                    "confidence": 0.95,
+                    "n_bootstrap": int(n_bootstrap),
+                    "recommended": dict(RECOMMENDED),
                     "subsets": subsets.to_dict(orient="records"),
                     "per_subconcept": per_sc[list(PER_SUBCONCEPT_FIELDS)].to_dict(orient="records"),
                     "subconcept_model": sc_scores,
