@@ -45,7 +45,6 @@ __all__ = [
     "REDUCERS",
     "ClassClustering",
     "Discovery",
-    "cluster_recall",
     "discover_subconcepts",
     "discovery_quality",
     "subconcept_name",
@@ -435,69 +434,3 @@ def discovery_quality(
             }
         )
     return out
-
-
-def cluster_recall(
-    q_class: pd.DataFrame,
-    sides: Sequence[int] | np.ndarray,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    n_bootstrap: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """Label-free recall of every discovered subconcept (SPEC §8), with intervals.
-
-    ``r̂_s = Σ_i q̃_s(x_i) [y_i = c_s, ŷ_i = c_s] / Σ_i q̃_s(x_i) [y_i = c_s]``, with ``q̃`` the
-    posteriors renormalised over each instance's own class (:func:`medeval.weights.
-    class_posteriors`, zero outside it) and ``c_s`` the subconcept's class. Intervals:
-    percentile bootstrap, resampling instances within each class.
-
-    Args:
-        q_class: ``(N, S)`` class-renormalised posteriors, columns = subconcepts.
-        sides: ``(S,)`` class of each column.
-        y_true, y_pred: ``(N,)`` classes and predicted classes.
-
-    Returns:
-        one row per subconcept: ``subconcept, class, est_n`` (soft test count),
-        ``prevalence`` (soft share of its class), ``est_recall, est_low, est_high``; NaN where
-        the subconcept has no posterior mass (``est_n == 0``).
-    """
-    q = q_class.to_numpy(dtype=np.float64)
-    sides = np.asarray(sides, dtype=np.int64)
-    y, yp = np.asarray(y_true), np.asarray(y_pred)
-    hit = (y == yp).astype(np.float64)
-    qh = q * hit[:, None]
-    mass = q.sum(0)
-    n_class = np.array([(y == c).sum() for c in sides], dtype=np.float64)
-    nan = np.full(len(sides), math.nan)
-    recall = np.divide(qh.sum(0), mass, out=nan.copy(), where=mass > 0)
-    low, high = nan.copy(), nan.copy()
-    if n_bootstrap > 0:
-        rng = np.random.default_rng(seed)
-        counts = np.zeros((n_bootstrap, len(y)))
-        for c in (0, 1):  # within-class multinomial resampling, as the score intervals
-            rows = np.flatnonzero(y == c)
-            if len(rows):
-                counts[:, rows] = rng.multinomial(
-                    len(rows), np.full(len(rows), 1 / len(rows)), n_bootstrap
-                )
-        num, den = counts @ qh, counts @ q
-        reps = np.divide(num, den, out=np.full_like(num, math.nan), where=den > 0)
-        alpha = (1 - confidence) / 2
-        for j in range(len(sides)):
-            ok = np.isfinite(reps[:, j])
-            if ok.any():
-                low[j], high[j] = np.quantile(reps[ok, j], [alpha, 1 - alpha])
-    return pd.DataFrame(
-        {
-            "subconcept": [str(c) for c in q_class.columns],
-            "class": sides,
-            "est_n": mass,
-            "prevalence": np.divide(mass, n_class, out=nan.copy(), where=n_class > 0),
-            "est_recall": recall,
-            "est_low": low,
-            "est_high": high,
-        }
-    )

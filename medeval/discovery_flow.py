@@ -35,9 +35,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from medeval.discovery import Discovery, cluster_recall, discover_subconcepts
+from medeval.discovery import Discovery, discover_subconcepts
 from medeval.predictions import POSTERIOR_PREFIX, InputError, read_predictions
-from medeval.weights import class_posteriors, utilities_from_train_sizes
 
 try:  # the evaluation outputs' library home (older layout: the evaluate module itself)
     from medeval.report.outputs import evaluate_file, output_files
@@ -271,9 +270,9 @@ def discover_and_evaluate(
     """The whole flow, in memory: returns ``({file name: bytes}, Evaluation)``.
 
     Files: ``predictions.csv`` (the input predictions + ``q_`` columns), ``train_sizes.json``,
-    ``discovery.json``, ``clusters.csv``, ``clusters.png``, ``examples.png`` and the evaluation
+    ``discovery.json``, ``clusters.csv``, ``clusters.png``, ``examples.png``, the evaluation
     outputs of ``python -m medeval.evaluate`` (``metrics.json``, ``metrics.csv``,
-    ``report.html``).
+    ``per_subconcept.csv``) and a ``report.html`` that shows the clusters.
 
     Raises:
         InputError: a bad input file (named with its column and row where known).
@@ -322,30 +321,46 @@ def discover_and_evaluate(
             n_bootstrap=n_bootstrap,
             seed=seed,
         )
-    y_pred = table.y_pred if table.y_pred is not None else (table.y_score >= threshold).astype(int)
-    u = utilities_from_train_sizes(disc.train_sizes)
-    cp = class_posteriors(q, u, table.y_true)
-    clusters = cluster_recall(
-        pd.DataFrame(cp.q.numpy(), columns=list(u.names)),
-        u.sides,
-        table.y_true,
-        y_pred,
-        n_bootstrap=n_bootstrap,
-        seed=seed,
-    )
-    clusters.insert(2, "n_train", u.counts)
-    clusters.insert(3, "utility", u.values)
-    files.update(_cluster_outputs(clusters, ev, disc, tr, y_tr, n_examples))
+    clusters = _cluster_table(ev.per_subconcept, table.y_true)
     source = (
         f"train embeddings: {tr.path}\ntest embeddings: {te.path}\npredictions: {pred_path}\n"
         f"discovery: {json.dumps(disc.settings)}\nbootstrap: {n_bootstrap} (seed {seed})"
     )
     files.update(output_files(ev, title=pred_path.name, source=source))
+    files.pop("subconcepts.png", None)  # needs true test subconcepts; clusters.png replaces it
+    files.update(_cluster_outputs(clusters, ev, disc, tr, y_tr, n_examples, source))
     return files, ev
 
 
-def _cluster_outputs(clusters, ev, disc, tr, y_tr, n_examples) -> dict[str, bytes]:
+def _cluster_table(per_subconcept: pd.DataFrame, y: np.ndarray) -> pd.DataFrame:
+    """Per discovered subconcept: training size, utility, soft test count and share of its
+    class, label-free recall with its interval (from the evaluation's per-subconcept rows)."""
+    t = per_subconcept[
+        [
+            "subconcept",
+            "class",
+            "n_train",
+            "utility",
+            "est_n_test",
+            "est_recall",
+            "est_low",
+            "est_high",
+        ]
+    ].copy()
+    n_class = np.array([(y == c).sum() for c in t["class"]], dtype=np.float64)
+    t.insert(
+        5,
+        "prevalence",
+        np.divide(t.est_n_test, n_class, out=np.full(len(t), np.nan), where=n_class > 0),
+    )
+    return t.reset_index(drop=True)
+
+
+def _cluster_outputs(clusters, ev, disc, tr, y_tr, n_examples, source) -> dict[str, bytes]:
+    """clusters.csv, clusters.png, examples.png, and a report.html that shows them (the
+    evaluation's own per-subconcept figure needs true test subconcepts, so it is left out)."""
     from medeval.report.figures import figure_png, subconcept_figure
+    from medeval.report.html import Section, evaluation_sections, render
 
     buf = io.StringIO()
     clusters.to_csv(buf, index=False)
@@ -353,9 +368,23 @@ def _cluster_outputs(clusters, ev, disc, tr, y_tr, n_examples) -> dict[str, byte
     fig = subconcept_figure(
         drawn, ev.scores, title="Discovered subconcepts: soft prevalence and label-free recall"
     )
-    sheet = examples_figure(disc, tr, y_tr, n_examples=n_examples, recall=clusters)
+    sheet = figure_png(examples_figure(disc, tr, y_tr, n_examples=n_examples, recall=clusters))
+    bars = figure_png(fig)
+    sections = evaluation_sections(ev, figure_png=bars)
+    sections.append(
+        Section("Discovered subconcepts")
+        .text(
+            "Clusters found per class in the training embeddings (names c<class>_k<rank>, "
+            "largest first). Recall is the label-free estimate with its bootstrap interval. "
+            "Below: the most typical training instances of each cluster, to name them."
+        )
+        .table(clusters)
+        .image(sheet, caption="examples per discovered subconcept")
+    )
+    sections.append(Section("Inputs").pre(source))
     return {
         "clusters.csv": buf.getvalue().encode(),
-        "clusters.png": figure_png(fig),
-        "examples.png": figure_png(sheet),
+        "clusters.png": bars,
+        "examples.png": sheet,
+        "report.html": render("medeval evaluation with discovered subconcepts", sections).encode(),
     }
