@@ -118,3 +118,15 @@ def test_bad_data_is_named():
         discover_subconcepts(X_nan, y)
     with pytest.raises(ValueError, match="only the classes 0 and 1"):
         discover_subconcepts(X, y + 1)
+
+
+def test_umap_without_the_extra_names_it():
+    pytest.importorskip("sklearn")
+    try:
+        import umap  # noqa: F401
+    except ImportError:
+        X, y, _ = _blobs()
+        with pytest.raises(ImportError, match=r"medeval\[discovery\]"):
+            discover_subconcepts(X, y, reducer="umap")
+    else:
+        pytest.skip("umap-learn is installed")
