@@ -3,8 +3,11 @@
 Writes into ``--out`` (default ``DIR/analysis``): ``rq1.csv``, ``rq1.md``,
 ``rq1_gap_<collection>.png``, ``rq2_datasets.csv``, ``rq2.csv``, ``rq2.md``,
 ``rq2_scatter_<collection>.png``, ``rq3/<data set>.png``, ``rq3_sheet_<collection>_<i>.png``,
-``timing.csv`` and ``summary.md`` (all written atomically); for a ``--subconcepts discovered``
-run also ``discovery.csv`` and ``discovery.md`` (discovered vs true subconcepts per class).
+``agreement.csv``, ``agreement_by_method.csv``, ``agreement.png`` (RQ4, SPEC §8; one
+``agreement_<kind>.png`` per subconcept kind when true and discovered subconcepts are mixed),
+``timing.csv``, ``summary.md`` and ``report.html`` (all written atomically); for records with
+discovered subconcepts also ``discovery.csv`` and ``discovery.md`` (discovered vs true
+subconcepts per class).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from medeval.analyses.discovery import discovery_markdown, discovery_table
 from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
 from medeval.analyses.rq2 import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
 from medeval.analyses.rq3 import rq3_sheets
+from medeval.analyses.rq4 import agreement_by_method, agreement_table, rq4_figure, rq4_markdown
 from medeval.atomic import write_bytes, write_text
 from medeval.protocol.store import ResultsStore
 from medeval.report.figures import figure_png
@@ -87,20 +91,50 @@ def analyze(
             write_bytes(out / "rq3" / f"{name}.png", png)
         for i, png in enumerate(sheets, start=1):
             write_bytes(out / f"rq3_sheet_{c}_{i}.png", png)
+    agreement = write_agreement(records, out)
     disc = discovery_table(records)
     if not disc.empty:  # runs with --subconcepts discovered
         _csv(out / "discovery.csv", disc)
         write_text(out / "discovery.md", discovery_markdown(disc))
     timing = timing_table(records)
     _csv(out / "timing.csv", timing)
-    summary = _summary(records, rq1, rq2, timing)
+    summary = _summary(records, rq1, rq2, timing) + "\n" + rq4_markdown(agreement)
     write_text(out / "summary.md", summary)
-    write_text(out / "report.html", _report_html(Path(results), out, records, rq1, rq2, timing))
+    page = _report_html(Path(results), out, records, rq1, rq2, timing, agreement)
+    write_text(out / "report.html", page)
     n_ds = len({r["dataset"] for r in records})
     return f"{len(records)} records, {n_ds} data sets -> {out} (report: {out / 'report.html'})"
 
 
-def _report_html(results: Path, out: Path, records, rq1, rq2, timing) -> str:
+def write_agreement(records: list[dict[str, Any]], out: Path) -> pd.DataFrame:
+    """RQ4: ``agreement.csv``, ``agreement_by_method.csv`` and the figure(s); returns the table."""
+    table = agreement_table(records)
+    _csv(out / "agreement.csv", table)
+    _csv(out / "agreement_by_method.csv", agreement_by_method(records))
+    if table["subconcepts"].nunique() > 1:
+        for kind in sorted(table["subconcepts"].unique()):
+            fig = rq4_figure(records, table, kind=kind)
+            write_bytes(out / f"agreement_{kind}.png", figure_png(fig))
+    else:
+        write_bytes(out / "agreement.png", figure_png(rq4_figure(records, table)))
+    return table
+
+
+def _agreement_section(out: Path, agreement: pd.DataFrame):
+    """Report section of RQ4: the reading, the table and the figure(s)."""
+    from medeval.report.html import Section
+
+    sec = Section("RQ4 — do the label-free scores agree with the true-weight scores?")
+    for line in rq4_markdown(agreement).splitlines()[1:]:
+        if line.strip() and not line.startswith("|"):
+            sec.text(line.removeprefix("- "))
+    sec.table(agreement)
+    for png in sorted(out.glob("agreement*.png")):
+        sec.image(png.read_bytes(), caption=png.stem)
+    return sec
+
+
+def _report_html(results: Path, out: Path, records, rq1, rq2, timing, agreement=None) -> str:
     """Self-contained benchmark report: RQ1–RQ3 tables and figures, settings, warnings."""
     import json
 
@@ -144,6 +178,8 @@ def _report_html(results: Path, out: Path, records, rq1, rq2, timing) -> str:
             f"{r['dataset']} {r['method']} split {r.get('split')}: {n}" for n in r.get("notes", [])
         ]
     sections = [head, rq1_sec, rq2_sec, rq3_sec, time_sec]
+    if agreement is not None:
+        sections.insert(4, _agreement_section(out, agreement))
     if warnings:
         sections.append(
             Section("Warnings").notes(

@@ -10,25 +10,89 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-WEIGHTING_OF = {"": "unweighted", "p": "predicted", "w": "true"}
+#: Score-name prefix → weighting. "" and "w" are the unweighted score and the true-weight
+#: (oracle) score; every other prefix is a label-free estimate of the true-weight score.
+WEIGHTING_OF = {
+    "": "unweighted",
+    "w": "true",
+    "p": "predicted",
+    "c": "class-conditional",
+    "r": "reference-corrected",
+}
+#: What each prefix means, for legends and report text (``{f}`` = the family, e.g. BA).
+PREFIX_LEGEND = {
+    "": "{f}: unweighted",
+    "w": "w{f}: true utility weights (oracle: needs test subconcept labels)",
+    "p": "p{f}: label-free, predicted weights (the paper's)",
+    "c": "c{f}: label-free, class-conditional predicted weights",
+    "r": "r{f}: label-free, reference-corrected predicted weights",
+}
 FAMILIES = ("AUC", "BA", "F1")
+_FAMILY_ORDER = ("BA", "F1", "AUC")
+
+
+def split_prefix(score: str) -> tuple[str, str]:
+    """``"cBA"`` → (``"c"``, ``"BA"``): the weighting prefix and the score family.
+
+    Raises:
+        ValueError: the name does not end in a family (BA, F1, AUC).
+    """
+    for family in _FAMILY_ORDER:
+        if score.endswith(family):
+            return score[: -len(family)], family
+    raise ValueError(f"score {score!r}: name must end in one of {', '.join(_FAMILY_ORDER)}")
+
+
+def is_measure(score: str) -> bool:
+    """True for a score of a family the analyses know (a name ending in BA, F1 or AUC)."""
+    return score.endswith(_FAMILY_ORDER)
 
 
 def split_measure(score: str) -> tuple[str, str]:
-    """``"pBA"`` → (``"predicted"``, ``"BA"``)."""
-    prefix = score[0] if score[0] in "pw" else ""
-    return WEIGHTING_OF[prefix], score[len(prefix) :]
+    """``"pBA"`` → (``"predicted"``, ``"BA"``); an unknown prefix names its own weighting."""
+    prefix, family = split_prefix(score)
+    return WEIGHTING_OF.get(prefix, prefix), family
+
+
+def measure_key(score: str) -> tuple[int, int, str]:
+    """Sort key: family (BA, F1, AUC), then prefix ("", w, p, c, r, others by name).
+
+    Keeps the nine paper scores in :data:`medeval.evaluation.SCORES` order.
+    """
+    prefix, family = split_prefix(score)
+    order = list(WEIGHTING_OF)
+    return (
+        _FAMILY_ORDER.index(family),
+        order.index(prefix) if prefix in order else len(order),
+        score,
+    )
+
+
+def prefix_key(prefix: str) -> tuple[int, str]:
+    """Sort key of weighting prefixes: "", w, p, c, r, then any other by name."""
+    order = list(WEIGHTING_OF)
+    return (order.index(prefix) if prefix in order else len(order), prefix)
+
+
+def legend_label(prefix: str, family: str = "BA") -> str:
+    """Legend text explaining a short name, e.g. ``"cBA: label-free, class-conditional ..."``."""
+    return PREFIX_LEGEND.get(prefix, f"{prefix}{{f}}: label-free estimator {prefix!r}").format(
+        f=family
+    )
 
 
 def subset_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     """Long table of every record's subset scores.
 
     Returns:
-        columns ``collection, dataset, method, split, subset, subconcept, score, value``.
+        columns ``collection, subconcepts, dataset, method, split, subset, subconcept, score,
+        value``; ``subconcepts`` is ``"true"`` or ``"discovered"`` (where the subconcepts behind
+        the label-free scores came from; records without the field are ``"true"``).
     """
     rows = [
         (
             r.get("collection", r.get("source", "")),
+            str(r.get("subconcepts", "true")),
             r["dataset"],
             r["method"],
             r["split"],
@@ -40,7 +104,17 @@ def subset_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
         for r in records
         for s in r["subsets"]
     ]
-    cols = ["collection", "dataset", "method", "split", "subset", "subconcept", "score", "value"]
+    cols = [
+        "collection",
+        "subconcepts",
+        "dataset",
+        "method",
+        "split",
+        "subset",
+        "subconcept",
+        "score",
+        "value",
+    ]
     frame = pd.DataFrame(rows, columns=cols)
     frame["value"] = frame["value"].astype(float)
     return frame
@@ -50,9 +124,11 @@ def dataset_means(frame: pd.DataFrame) -> pd.DataFrame:
     """Average fold scores into one value per data set (SPEC §6 RQ1); NaN folds are skipped.
 
     Returns:
-        columns ``collection, dataset, method, subset, score, value, n_splits``.
+        columns ``collection, subconcepts, dataset, method, subset, score, value, n_splits``
+        (``subconcepts`` only when the frame has it).
     """
-    keys = ["collection", "dataset", "method", "subset", "score"]
+    keys = ["collection", "subconcepts", "dataset", "method", "subset", "score"]
+    keys = [k for k in keys if k in frame.columns]
     return frame.groupby(keys, sort=True)["value"].agg(value="mean", n_splits="count").reset_index()
 
 

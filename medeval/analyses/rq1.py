@@ -11,11 +11,22 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from medeval.analyses.common import FAMILIES, markdown_table, pearson, split_measure
-from medeval.evaluation import SCORES
+from medeval.analyses.common import (
+    FAMILIES,
+    WEIGHTING_OF,
+    is_measure,
+    legend_label,
+    markdown_table,
+    measure_key,
+    pearson,
+    prefix_key,
+    split_measure,
+    split_prefix,
+)
 
 COLUMNS = [
     "collection",
+    "subconcepts",
     "method",
     "measure",
     "family",
@@ -27,7 +38,55 @@ COLUMNS = [
     "p_smallest",
     "gap",
 ]
-BAR_COLORS = {"unweighted": "#555555", "predicted": "#1f77b4", "true": "#2ca02c"}
+BAR_COLORS = {
+    "unweighted": "#555555",
+    "predicted": "#1f77b4",
+    "class-conditional": "#ff7f0e",
+    "reference-corrected": "#9467bd",
+    "true": "#2ca02c",
+}
+_OTHER_COLORS = ("#8c564b", "#e377c2", "#17becf", "#bcbd22")
+
+
+def correlations(sub: pd.DataFrame) -> tuple[float, float, float, float, int]:
+    """RQ1 correlations of one measure.
+
+    Args:
+        sub: one row per data set (or data set × method), columns ``full``, ``largest``,
+            ``smallest`` (missing columns count as NaN).
+
+    Returns:
+        ``(r_largest, p_largest, r_smallest, p_smallest, n)``; the gap is r_largest − r_smallest.
+    """
+    full = sub.get("full", pd.Series(np.nan, index=sub.index)).to_numpy(float)
+    r_l, p_l, n_l = pearson(full, sub.get("largest", np.nan * full))
+    r_s, p_s, n_s = pearson(full, sub.get("smallest", np.nan * full))
+    return r_l, p_l, r_s, p_s, min(n_l, n_s)
+
+
+def pooled_gap(means: pd.DataFrame, measure: str) -> float:
+    """Correlation gap of one measure over every (collection, data set, method) mean, pooled.
+
+    With one correction method this is the RQ1 gap over data-set means; with several, each
+    (data set, method) pair is one point of the correlation.
+
+    Args:
+        means: :func:`~medeval.analyses.common.dataset_means` output (any subset of its rows).
+    """
+    part = means[means.score == measure]
+    if part.empty:
+        return np.nan
+    wide = part.pivot_table(
+        index=["collection", "dataset", "method"], columns="subset", values="value"
+    )
+    r_l, _, r_s, _, _ = correlations(wide)
+    return r_l - r_s
+
+
+def measures_in(names) -> list[str]:
+    """Distinct score names in display order (family, then "", w, p, c, r, others); names of
+    other families (not BA, F1, AUC) are left out."""
+    return sorted({n for n in names if is_measure(n)}, key=measure_key)
 
 
 def rq1_table(means: pd.DataFrame) -> pd.DataFrame:
@@ -37,29 +96,32 @@ def rq1_table(means: pd.DataFrame) -> pd.DataFrame:
         means: :func:`~medeval.analyses.common.dataset_means` output.
 
     Returns:
-        one row per collection × method × measure (nine measures), columns :data:`COLUMNS`.
+        one row per collection × method × measure (the nine paper measures and every
+        label-free estimator present, e.g. cBA), columns :data:`COLUMNS`.
     """
+    if "subconcepts" not in means.columns:
+        means = means.assign(subconcepts="true")
     wide = means.pivot_table(
-        index=["collection", "method", "score", "dataset"], columns="subset", values="value"
+        index=["collection", "subconcepts", "method", "score", "dataset"],
+        columns="subset",
+        values="value",
     )
     rows = []
-    for (collection, method), part in wide.groupby(level=["collection", "method"]):
-        for measure in SCORES:
-            if measure not in part.index.get_level_values("score"):
-                continue
+    levels = ["collection", "subconcepts", "method"]
+    for (collection, kind, method), part in wide.groupby(level=levels):
+        for measure in measures_in(part.index.get_level_values("score")):
             sub = part.xs(measure, level="score")
-            full = sub.get("full", pd.Series(np.nan, index=sub.index)).to_numpy()
-            r_l, p_l, n_l = pearson(full, sub.get("largest", np.nan * full))
-            r_s, p_s, n_s = pearson(full, sub.get("smallest", np.nan * full))
+            r_l, p_l, r_s, p_s, n = correlations(sub)
             weighting, family = split_measure(measure)
             rows.append(
                 [
                     collection,
+                    kind,
                     method,
                     measure,
                     family,
                     weighting,
-                    min(n_l, n_s),
+                    n,
                     r_l,
                     p_l,
                     r_s,
@@ -73,13 +135,15 @@ def rq1_table(means: pd.DataFrame) -> pd.DataFrame:
 def rq1_markdown(table: pd.DataFrame) -> str:
     """Per collection: the gap per measure × method, then the full r / p table."""
     out = []
-    for collection, part in table.groupby("collection", sort=True):
+    for (collection, kind), part in table.groupby(["collection", "subconcepts"], sort=True):
         n = int(part["n_datasets"].max()) if len(part) else 0
-        out.append(f"### RQ1 — {collection} ({n} data sets)\n")
+        what = collection if kind == "true" else f"{collection}, {kind} subconcepts"
+        out.append(f"### RQ1 — {what} ({n} data sets)\n")
         out.append("Correlation gap r(full, largest) − r(full, smallest):\n")
         gap = part.pivot(index="measure", columns="method", values="gap")
-        gap = gap.reindex([s for s in SCORES if s in gap.index]).reset_index()
+        gap = gap.reindex(measures_in(gap.index)).reset_index()
         out.append(markdown_table(gap) + "\n")
+        out.append(_names_note(part["measure"]) + "\n")
         out.append("Pearson r (p) per method and measure:\n")
         detail = part.assign(
             r_largest=[_r_p(r, p) for r, p in zip(part.r_largest, part.p_largest, strict=True)],
@@ -89,29 +153,51 @@ def rq1_markdown(table: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
+def _names_note(measures) -> str:
+    """One line explaining the short names present (BA shown; F1 and AUC alike)."""
+    prefixes = sorted({split_prefix(m)[0] for m in measures}, key=prefix_key)
+    return "Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike)."
+
+
 def _r_p(r: float, p: float) -> str:
     return "–" if not np.isfinite(r) else f"{r:.3f} ({p:.2g})"
 
 
 def rq1_figure(table: pd.DataFrame, collection: str) -> Figure:
-    """Gap bars: panels AUC / BA / F1; per method, bars unweighted / predicted / true."""
+    """Gap bars: panels AUC / BA / F1; per method, one bar per weighting present (unweighted,
+    true, predicted, class-conditional, reference-corrected, ...); the legend explains the names."""
     part = table[table.collection == collection]
+    if part["subconcepts"].nunique() > 1:  # records of both kinds: one bar group per kind
+        part = part.assign(method=part["method"] + " (" + part["subconcepts"] + ")")
     methods = list(dict.fromkeys(part["method"]))
-    fig = Figure(figsize=(4 + 1.6 * len(methods), 3.6), layout="constrained")
+    prefixes = sorted({split_prefix(m)[0] for m in part["measure"]}, key=prefix_key)
+    fig = Figure(figsize=(4 + 0.55 * len(prefixes) * len(methods), 4.2), layout="constrained")
     axes = fig.subplots(1, len(FAMILIES), sharey=True)
     x = np.arange(len(methods))
-    width = 0.27
+    width = 0.8 / max(len(prefixes), 1)
+    extra = iter(_OTHER_COLORS * 4)
+    colors = {p: BAR_COLORS.get(WEIGHTING_OF.get(p, ""), None) or next(extra) for p in prefixes}
     for ax, family in zip(axes, FAMILIES, strict=True):
-        for j, weighting in enumerate(BAR_COLORS):
-            sel = part[(part.family == family) & (part.weighting == weighting)]
+        for j, prefix in enumerate(prefixes):
+            sel = part[part.measure == prefix + family]
             values = sel.set_index("method")["gap"].reindex(methods).to_numpy(float)
-            ax.bar(x + (j - 1) * width, values, width, color=BAR_COLORS[weighting], label=weighting)
+            offset = (j - (len(prefixes) - 1) / 2) * width
+            ax.bar(x + offset, values, width, color=colors[prefix], label=legend_label(prefix))
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xticks(x, methods, rotation=30)
         ax.set_title(family)
     axes[0].set_ylabel("r(full, largest) − r(full, smallest)")
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, title="weights", fontsize=8, ncols=3, loc="outside lower center")
+    fig.legend(
+        handles,
+        labels,
+        title="weights (BA shown; F1, AUC alike)",
+        fontsize=8,
+        ncols=2,
+        loc="outside lower center",
+    )
     n = int(part["n_datasets"].max()) if len(part) else 0
-    fig.suptitle(f"RQ1 correlation gap — {collection} ({n} data sets)")
+    kinds = sorted(part["subconcepts"].unique())
+    what = collection if kinds == ["true"] else f"{collection}, {' + '.join(kinds)} subconcepts"
+    fig.suptitle(f"RQ1 correlation gap — {what} ({n} data sets)")
     return fig

@@ -106,21 +106,66 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
     head.text(
         f"{ev.n:,} test instances, {ev.n_positive:,} of class 1. Intervals: {pct} percentile "
         f"bootstrap, {ev.bootstrap['n']:,} replicates stratified by {ev.bootstrap['stratify']} "
-        f"(seed {ev.bootstrap['seed']}). pBA / pF1 / pAUC use predicted utility weights from "
-        "the subconcept model; wBA / wF1 / wAUC use the true test subconcepts (an oracle). "
-        "When pBA and BA disagree, look at the subconcepts below."
+        f"(seed {ev.bootstrap['seed']})."
     )
+    rec = ev.recommended
+    head.notes(
+        [
+            f"Read {rec['BA']}, {rec['F1']} and {rec['AUC']}: label-free estimates of the "
+            "true-weight scores wBA / wF1 / wAUC. They weight each test instance by the expected "
+            "utility of its subconcept given the subconcept model's posteriors and the instance's "
+            "known class, so they need no test subconcept labels. If cBA lies below BA, the small "
+            "subconcepts are the hard ones and the headline score hides it; above BA, they are "
+            "the easy ones. wBA / wF1 / wAUC use the true test subconcepts (an oracle, shown when "
+            "labels exist). pBA / pF1 / pAUC are the original predicted-weight scores, kept for "
+            "reproduction: they are biased upward (missed minority instances tend to look like "
+            "majority subconcepts to the subconcept model as well) and can point the wrong way."
+        ],
+        warning=False,
+    )
+    weak = ev.weak_classes()
+    head.notes(
+        [
+            f"The subconcept model is weak within {c}: balanced accuracy "
+            f"{ev.subconcept_model[c]:.2f} over that class's subconcepts. Its class-conditional "
+            "weights then shrink toward the class average, so cBA / cF1 / cAUC move toward BA / "
+            "F1 / AUC and understate a failure on small subconcepts; per-subconcept label-free "
+            "recalls blur together."
+            for c in weak
+        ]
+    )
+    if not ev.subconcept_model:
+        head.notes(
+            [
+                "The subconcept model's quality within each class could not be checked here (no "
+                "true test subconcepts). Give reference data with true subconcepts to check it; a "
+                "weak subconcept model makes the label-free scores understate hidden failures."
+            ],
+            warning=False,
+        )
     head.table(scores)
+    if ev.subconcept_model:
+        head.table(
+            pd.DataFrame(
+                {
+                    "class": list(ev.subconcept_model),
+                    "subconcept model balanced accuracy within the class": list(
+                        ev.subconcept_model.values()
+                    ),
+                }
+            )
+        )
     out = [head]
     sub = Section("Per subconcept")
     if ev.per_subconcept.empty:
-        sub.text("No true test subconcepts were given: no per-subconcept results.")
+        sub.text("No test subconcepts and no posteriors were given: no per-subconcept results.")
     else:
         if figure_png is not None:
             sub.image(
                 figure_png,
-                caption="Subconcept prevalence within its class and recall, "
-                "with the unweighted, predicted-weight and true-weight BA as lines.",
+                caption="Subconcept prevalence within its class and recall (solid: from the true "
+                "test subconcepts; hatched: label-free estimate from the posteriors), with the "
+                "BA variants as lines.",
             )
         sub.table(ev.per_subconcept)
     out.append(sub)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..evaluation import SCORES, Evaluation
+from ..evaluation import ALL_SCORES, Evaluation
 
 
 def _fmt(x: float) -> str:
@@ -12,7 +12,7 @@ def _fmt(x: float) -> str:
 
 
 def scores_table(ev: Evaluation) -> str:
-    """The nine full-test scores with their intervals and, for missing ones, why."""
+    """The full-test scores with their intervals and, for missing ones, why."""
     pct = f"{ev.confidence:.0%}"
     head = f"{ev.n:,} test instances ({ev.n_positive:,} of class 1)"
     if ev.threshold is not None:
@@ -22,33 +22,56 @@ def scores_table(ev: Evaluation) -> str:
         head += f"; {pct} percentile intervals from {boot['n']:,} bootstrap replicates"
         head += f" (stratified by {boot['stratify']}, seed {boot['seed']})"
     lines = [head, "", f"{'score':<6} {'value':>6}   {pct + ' interval':<18}"]
-    for k in SCORES:
+    recommended = set(ev.recommended.values())
+    for k in ALL_SCORES:
         if k in ev.unavailable:
             lines.append(f"{k:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
             continue
         lo, hi = ev.intervals.get(k, (math.nan, math.nan))
         ci = "" if math.isnan(lo) else f"[{_fmt(lo)}, {_fmt(hi)}]"
-        lines.append(f"{k:<6} {_fmt(ev.scores[k]):>6}   {ci}")
+        mark = "  <- recommended, label-free" if k in recommended else ""
+        lines.append(f"{k:<6} {_fmt(ev.scores[k]):>6}   {ci:<18}{mark}")
     lines.append(
-        "w = true utility weights (oracle), p = predicted utility weights; "
-        "pAUC is the predicted-weight ROC AUC, not partial AUC."
+        "w = true utility weights (oracle: needs test subconcept labels); c = label-free "
+        "estimate of the w score (class-conditional predicted weights, SPEC §8); p = the "
+        "paper's predicted weights (biased upward; kept for reproduction). pAUC is the "
+        "predicted-weight ROC AUC, not partial AUC."
     )
+    for c in ev.weak_classes():
+        lines.append(_weak_text(c, ev.subconcept_model[c]))
     return "\n".join(lines)
 
 
+def _weak_text(cls: str, value: float) -> str:
+    return (
+        f"warning: the subconcept model is weak within {cls} (balanced accuracy {value:.2f} over "
+        "its subconcepts): label-free weights then shrink toward the class average, so cBA / cF1 "
+        "/ cAUC move toward BA / F1 / AUC and understate a hidden failure."
+    )
+
+
 def subconcept_table(ev: Evaluation) -> str:
-    """Per-subconcept test size, prevalence within class, utility and recall."""
+    """Per-subconcept test size, prevalence within class, utility, recall (true where test
+    subconcepts are known) and the label-free recall estimate, with intervals."""
     df = ev.per_subconcept
     if df.empty:
-        return "(no test subconcept labels: no per-subconcept results)"
+        return "(no test subconcept labels and no posteriors: no per-subconcept results)"
     lines = [
         f"{'subconcept':<22} {'class':>5} {'n_test':>7} {'share':>6} {'utility':>8} "
-        f"{'recall':>7}  interval"
+        f"{'recall':>7} {'interval':<16} {'est.':>6} {'interval':<16}"
     ]
     for r in df.itertuples(index=False):
         ci = "" if math.isnan(r.low) else f"[{_fmt(r.low)}, {_fmt(r.high)}]"
+        est_ci = "" if math.isnan(r.est_low) else f"[{_fmt(r.est_low)}, {_fmt(r.est_high)}]"
+        n_test = "—" if math.isnan(r.n_test) else f"{int(r.n_test):,}"
+        share = "—" if math.isnan(r.prevalence) else f"{r.prevalence:.1%}"
         lines.append(
-            f"{str(r.subconcept)[:22]:<22} {r[1]:>5} {r.n_test:>7,} {r.prevalence:>6.1%} "
-            f"{'' if math.isnan(r.utility) else f'{r.utility:.2f}':>8} {_fmt(r.recall):>7}  {ci}"
+            f"{str(r.subconcept)[:22]:<22} {r[1]:>5} {n_test:>7} {share:>6} "
+            f"{'' if math.isnan(r.utility) else f'{r.utility:.2f}':>8} {_fmt(r.recall):>7} "
+            f"{ci:<16} {_fmt(r.est_recall):>6} {est_ci:<16}"
         )
+    lines.append(
+        "recall: from the true test subconcepts; est.: label-free estimate from the subconcept "
+        "model's posteriors renormalised within the class (no test subconcept labels needed)."
+    )
     return "\n".join(lines)

@@ -36,3 +36,38 @@ def test_means_over_splits_per_dataset_method_and_class():
 
 def test_no_discovered_records_gives_an_empty_table():
     assert discovery_table([{"dataset": "a", "method": "none", "split": 0}]).empty
+
+
+def _subset_record(dataset, kind, full, largest, smallest):
+    subsets = [
+        {"subset": s, "subconcept": None if s == "full" else s, "score": "BA", "value": v}
+        for s, v in (("full", full), ("largest", largest), ("smallest", smallest))
+    ]
+    rec = {"collection": "keel", "dataset": dataset, "method": "none", "split": 0}
+    rec["subsets"] = subsets
+    if kind is not None:
+        rec["subconcepts"] = kind
+    return rec
+
+
+def test_rq1_table_has_a_subconcepts_column_and_separates_the_kinds():
+    from medeval.analyses.common import dataset_means, subset_frame
+    from medeval.analyses.rq1 import rq1_markdown, rq1_table
+
+    full = [0.6, 0.7, 0.8, 0.9]
+    true = [
+        _subset_record(f"d{i}", None, f, f + 0.01 * i, 0.5 - 0.1 * (i % 2))
+        for i, f in enumerate(full)
+    ]
+    # Discovered: the smallest subset tracks the full score exactly, the largest is flat-ish.
+    disc = [
+        _subset_record(f"d{i}", "discovered", f, 0.7 + 0.01 * (i % 2), f)
+        for i, f in enumerate(full)
+    ]
+    table = rq1_table(dataset_means(subset_frame(true + disc)))
+    assert list(table.columns[:3]) == ["collection", "subconcepts", "method"]
+    gaps = table.set_index("subconcepts")["gap"]
+    assert gaps["true"] > 0.9  # the full score tracks the largest subset
+    assert gaps["discovered"] < 0
+    md = rq1_markdown(table)
+    assert "RQ1 — keel (4 data sets)" in md and "RQ1 — keel, discovered subconcepts" in md

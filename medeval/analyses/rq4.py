@@ -1,0 +1,333 @@
+"""RQ4 — do the label-free scores agree with the true-weight scores? (SPEC §8)
+
+Every record of a results folder is one evaluation (data set × method × split). For each score
+family (BA, F1, AUC) the true-weight score (``w`` prefix, e.g. wBA) is the truth; every other
+score of the family is an estimate of it: the unweighted score (BA: what a reader has without
+any weighting), the paper's predicted-weight score (pBA), the class-conditional score (cBA), a
+reference-corrected score (rBA) and any other prefix present.
+
+Columns of :func:`agreement_table`, over the evaluations where both the estimate and the
+true-weight score are finite:
+
+- ``n``: number of such evaluations.
+- ``mae`` = mean |est − true|; ``bias`` = mean (est − true).
+- ``closer_pct``: % of evaluations (among those where the unweighted score is finite too) with
+  |est − true| < |unweighted − true|. A tie (within :data:`TOL`) is *not* closer. NaN on the
+  unweighted row.
+- ``sign_pct``: % with sign(est − unweighted) == sign(true − unweighted): does the estimate move
+  away from the unweighted score in the direction the truth does? An exact zero (within
+  :data:`TOL`) is its own sign: "no change" agrees only with "no change". NaN on the
+  unweighted row.
+- ``coverage_pct``: % of evaluations *with a finite interval* whose 95 % bootstrap interval of
+  the estimate contains the true-weight score (bounds included); ``mean_width`` = mean interval
+  width over the same evaluations. Records without intervals count in ``n``, ``mae`` and
+  ``bias`` only; NaN when no evaluation has an interval.
+- ``rq1_gap``: the estimator's RQ1 correlation gap r(full, largest) − r(full, smallest)
+  (:mod:`medeval.analyses.rq1`) across data-set means; when the folder holds several correction
+  methods, each (data set, method) mean is one point (pooled). Per-method tables use that
+  method's data-set means only.
+- ``recommended``: the row of :data:`medeval.evaluation.RECOMMENDED` for its family.
+
+The true-weight score has a reference row too (``n``, ``mean_width`` of its own interval and
+its ``rq1_gap``; the agreement columns are NaN), so an estimator's gap and width can be read
+against the oracle's. A leading ``subconcepts`` column says where the subconcepts behind the
+label-free scores came from ("true" / "discovered"); when a folder mixes records of both kinds the
+statistics are computed per kind.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from medeval.analyses.common import (
+    dataset_means,
+    is_measure,
+    legend_label,
+    markdown_table,
+    measure_key,
+    prefix_key,
+    split_prefix,
+    subset_frame,
+)
+from medeval.analyses.rq1 import pooled_gap
+from medeval.evaluation import RECOMMENDED
+
+COLUMNS = [
+    "estimator",
+    "family",
+    "n",
+    "mae",
+    "bias",
+    "closer_pct",
+    "sign_pct",
+    "coverage_pct",
+    "mean_width",
+    "rq1_gap",
+    "recommended",
+]
+#: Differences within TOL count as exact zeros / ties (floating-point rounding of equal scores).
+TOL = 1e-12
+_KEYS = ["subconcepts", "collection", "dataset", "method", "split"]
+
+
+def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Long table of every record's full-test scores with their intervals.
+
+    Returns:
+        one row per record × score: ``subconcepts, collection, dataset, method, split,
+        estimator, prefix, family, value, low, high`` (NaN where a score is null or its interval
+        is missing).
+    """
+    rows = []
+    for r in records:
+        key = (
+            str(r.get("subconcepts", "true")),
+            r.get("collection", r.get("source", "")),
+            r["dataset"],
+            r["method"],
+            r["split"],
+        )
+        intervals = r.get("intervals") or {}
+        for name, value in r["scores"].items():
+            if not is_measure(name):  # RQ4 is defined per family (BA, F1, AUC)
+                continue
+            prefix, family = split_prefix(name)
+            low, high = _interval(intervals.get(name), f"{key[2]} {key[3]} split {key[4]}: {name}")
+            rows.append((*key, name, prefix, family, _float(value), low, high))
+    cols = [*_KEYS, "estimator", "prefix", "family", "value", "low", "high"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _float(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
+def _interval(item: Any, where: str) -> tuple[float, float]:
+    """``[low, high]`` or ``{"low": .., "high": ..}`` (the ``metrics.json`` form) → floats."""
+    if item is None:
+        return math.nan, math.nan
+    if isinstance(item, dict):
+        return _float(item.get("low")), _float(item.get("high"))
+    if not isinstance(item, list | tuple) or len(item) != 2:
+        raise ValueError(f"{where}: interval must be [low, high], got {item!r}")
+    return _float(item[0]), _float(item[1])
+
+
+def agreement_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """RQ4 over every evaluation of a results folder (methods pooled).
+
+    Returns:
+        one row per estimator × family (plus the true-weight reference row), columns
+        :data:`COLUMNS`, with a leading ``subconcepts`` column (true / discovered).
+    """
+    return _agreement(records, by=[])
+
+
+def agreement_by_method(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """:func:`agreement_table` per correction method: the same columns plus a leading ``method``."""
+    return _agreement(records, by=["method"])
+
+
+def _agreement(records: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
+    evals = evaluation_frame(records)
+    group = ["subconcepts", *by]
+    rows = []
+    for key, part in evals.groupby(group, sort=True) if group else [((), evals)]:
+        key = key if isinstance(key, tuple) else (key,)
+        sel = dict(zip(group, key, strict=True))
+        recs = [r for r in records if all(_field(r, k) == v for k, v in sel.items())]
+        for row in _rows(part, dataset_means(subset_frame(recs))):
+            rows.append([*key, *row])
+    out = pd.DataFrame(rows, columns=[*group, *COLUMNS])
+    return out.astype({"n": int, "recommended": bool})
+
+
+def _field(record: dict[str, Any], key: str) -> Any:
+    return str(record.get("subconcepts", "true")) if key == "subconcepts" else record[key]
+
+
+def _rows(evals: pd.DataFrame, means: pd.DataFrame) -> list[list[Any]]:
+    """Statistics of every estimator of every family in one group of evaluations."""
+    wide = _wide(evals, ["value", "low", "high"])
+    rows = []
+    for name in sorted(evals["estimator"].unique(), key=measure_key):
+        prefix, family = split_prefix(name)
+        stats = _stats(wide, name, prefix, family)
+        gap = pooled_gap(means, name)
+        recommended = RECOMMENDED.get(family) == name
+        rows.append([name, family, *stats, gap, recommended])
+    return rows
+
+
+def _wide(evals: pd.DataFrame, values: list[str]) -> pd.DataFrame:
+    """One row per evaluation, columns ``(value|low|high, estimator)``."""
+    return evals.set_index([*_KEYS, "estimator"])[values].unstack("estimator")
+
+
+def _column(wide: pd.DataFrame, what: str, name: str) -> np.ndarray:
+    return (
+        wide[(what, name)].to_numpy(float)
+        if (what, name) in wide.columns
+        else np.full(len(wide), np.nan)
+    )
+
+
+def _stats(wide: pd.DataFrame, name: str, prefix: str, family: str) -> list[float]:
+    """``n, mae, bias, closer_pct, sign_pct, coverage_pct, mean_width`` of one estimator."""
+    est = _column(wide, "value", name)
+    true = _column(wide, "value", "w" + family)
+    unw = _column(wide, "value", family)
+    low, high = _column(wide, "low", name), _column(wide, "high", name)
+    ok = np.isfinite(est) & np.isfinite(true)
+    n = int(ok.sum())
+    has_ci = ok & np.isfinite(low) & np.isfinite(high)
+    width = _mean(high[has_ci] - low[has_ci])
+    if prefix == "w":  # the oracle itself: only its count, interval width (and RQ1 gap) inform
+        return [n, math.nan, math.nan, math.nan, math.nan, math.nan, width]
+    err = est[ok] - true[ok]
+    inside = (low[has_ci] <= true[has_ci]) & (true[has_ci] <= high[has_ci])
+    closer = sign = math.nan
+    if prefix != "":
+        both = ok & np.isfinite(unw)
+        d_est = np.abs(est[both] - true[both])
+        d_unw = np.abs(unw[both] - true[both])
+        closer = _pct(d_est < d_unw - TOL)
+        sign = _pct(_sign(est[both] - unw[both]) == _sign(true[both] - unw[both]))
+    return [n, _mean(np.abs(err)), _mean(err), closer, sign, _pct(inside), width]
+
+
+def _sign(d: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(d) <= TOL, 0, np.sign(d))
+
+
+def _mean(x: np.ndarray) -> float:
+    return float(np.mean(x)) if len(x) else math.nan
+
+
+def _pct(flags: np.ndarray) -> float:
+    return 100.0 * float(np.mean(flags)) if len(flags) else math.nan
+
+
+def rq4_markdown(table: pd.DataFrame) -> str:
+    """The table with a short reading: per family, the recommended score against BA / pBA."""
+    out = ["### RQ4 — agreement of label-free scores with the true-weight scores\n"]
+    out.append(
+        "Per estimator and family, over every evaluation (data set × method × split): mean "
+        "|est − true-weight score| (mae), mean signed error (bias), % of evaluations closer to "
+        "the true-weight score than the unweighted score (ties are not closer), % moving from "
+        "the unweighted score in the true direction (sign), % of 95 % intervals containing the "
+        "true-weight score (coverage), mean interval width, and the RQ1 correlation gap "
+        "(the true-weight row gives the oracle's own width and gap for reference).\n"
+    )
+    out.append(markdown_table(table) + "\n")
+    prefixes = sorted({split_prefix(e)[0] for e in table["estimator"]}, key=prefix_key)
+    out.append("Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike).\n")
+    out += [line for line in _reading(table)]
+    return "\n".join(out)
+
+
+def _reading(table: pd.DataFrame) -> list[str]:
+    """One sentence per family and subconcept kind: the recommended score against the others."""
+    lines = []
+    group = ["subconcepts"] if "subconcepts" in table.columns else []
+    parts = table.groupby(group, sort=True) if group else [((), table)]
+    for key, part in parts:
+        kind = f" ({key[0]} subconcepts)" if group else ""
+        for family in dict.fromkeys(part["family"]):
+            fam = part[part.family == family].set_index("estimator")
+            rec = RECOMMENDED.get(family)
+            if rec not in fam.index or fam.loc[rec, "n"] == 0:
+                lines.append(f"- {family}{kind}: no {rec} scores in these records.")
+                continue
+            r = fam.loc[rec]
+            text = (
+                f"- {family}{kind}: {rec} (recommended) is off the true-weight score by "
+                f"{_f(r.mae)} on average (bias {_f(r.bias, signed=True)}), closer to it than "
+                f"{family} in {_f(r.closer_pct, 0)} % of {r.n} evaluations; its interval "
+                f"contains it in {_f(r.coverage_pct, 0)} %; RQ1 gap {_f(r.rq1_gap)} "
+                f"(true-weight score: {_f(fam['rq1_gap'].get('w' + family, math.nan))})."
+            )
+            compare = [
+                f"{e}: mae {_f(fam.loc[e, 'mae'])}, bias {_f(fam.loc[e, 'bias'], signed=True)}"
+                for e in (family, "p" + family)
+                if e in fam.index
+            ]
+            lines.append(text + (" For comparison " + "; ".join(compare) + "." if compare else ""))
+    return [*lines, ""]
+
+
+def _f(x: float, digits: int = 3, *, signed: bool = False) -> str:
+    if x is None or not math.isfinite(x):
+        return "–"
+    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+
+def rq4_figure(records: list[dict[str, Any]], table: pd.DataFrame, *, kind: str = "") -> Figure:
+    """Per family, box plots of est − true-weight score per estimator (unweighted first, grey).
+
+    Each box is annotated with its coverage %; the recommended estimator's box is outlined.
+
+    Args:
+        records: the results folder's records (only those of subconcept kind ``kind`` if given).
+        table: :func:`agreement_table` of the same records.
+    """
+    evals = evaluation_frame(records)
+    if kind:
+        evals = evals[evals.subconcepts == kind]
+        if "subconcepts" in table.columns:
+            table = table[table.subconcepts == kind]
+    families = [f for f in ("BA", "F1", "AUC") if (evals.family == f).any()]
+    wide = _wide(evals, ["value"])["value"]
+    fig = Figure(figsize=(4.2 * max(len(families), 1), 4.2), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, max(len(families), 1), sharey=True, squeeze=False)[0])
+    for ax, family in zip(axes, families, strict=False):
+        names = [
+            e
+            for e in sorted(evals.estimator[evals.family == family].unique(), key=measure_key)
+            if split_prefix(e)[0] != "w"
+        ]
+        true = wide.get("w" + family, pd.Series(np.nan, index=wide.index)).to_numpy(float)
+        data = []
+        for e in names:
+            d = wide[e].to_numpy(float) - true
+            data.append(d[np.isfinite(d)])
+        if not names:
+            continue
+        box = ax.boxplot(data, tick_labels=names, patch_artist=True, showfliers=True)
+        for name, patch in zip(names, box["boxes"], strict=True):
+            grey = split_prefix(name)[0] == ""
+            patch.set_facecolor("#cccccc" if grey else "#9ecae1")
+            if RECOMMENDED.get(family) == name:
+                patch.set_edgecolor("#d62728")
+                patch.set_linewidth(2)
+        ax.axhline(0, color="black", linewidth=0.8)
+        rows = table[table.family == family].set_index("estimator")
+        for i, name in enumerate(names, start=1):
+            cov = rows["coverage_pct"].get(name, np.nan)
+            ax.annotate(
+                f"cov {_f(cov, 0)} %" if math.isfinite(cov) else "no intervals",
+                (i, 1.0),
+                xycoords=("data", "axes fraction"),
+                ha="center",
+                va="top",
+                fontsize=7,
+            )
+        ax.set_title(f"{family}: estimate − w{family}")
+        ax.tick_params(axis="x", rotation=30)
+    axes[0].set_ylabel("estimate − true-weight score")
+    title = "RQ4 — label-free scores against the true-weight score"
+    n = len(wide)
+    fig.suptitle(f"{title}{f' ({kind} subconcepts)' if kind else ''}, {n} evaluations")
+    fig.text(
+        0.01,
+        0.005,
+        "grey: unweighted score (reference); red outline: recommended; "
+        "cov = % of 95 % intervals containing the true-weight score",
+        fontsize=7,
+    )
+    return fig
