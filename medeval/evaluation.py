@@ -79,8 +79,9 @@ class Evaluation:
             prevalence within its class, recall (with interval), true and predicted weight
             sums over its test instances, and the label-free recall estimate ``est_recall``
             (with interval ``est_low``, ``est_high``) and soft test size ``est_n_test``.
-        subconcept_model: within-class balanced accuracy of the subconcept model on the test
-            set (``{"class 0": ..., "class 1": ...}``; needs true test subconcepts).
+        subconcept_model: within-class balanced accuracy of the subconcept model
+            (``{"class 0": ..., "class 1": ...}``) on the test set when it has true
+            subconcepts, else on reference data if given (``subconcept_model_source``).
         notes: undefined scores and other things a reader must know.
     """
 
@@ -96,6 +97,7 @@ class Evaluation:
     threshold: float | None
     notes: list[str] = field(default_factory=list)
     subconcept_model: dict[str, float] = field(default_factory=dict)
+    subconcept_model_source: str = "test set"
 
     @property
     def recommended(self) -> dict[str, str]:
@@ -131,6 +133,7 @@ class Evaluation:
             "n_positive": self.n_positive,
             "threshold": self.threshold,
             "subconcept_model": {k: _num(v) for k, v in self.subconcept_model.items()},
+            "subconcept_model_source": self.subconcept_model_source,
             "notes": list(self.notes),
         }
 

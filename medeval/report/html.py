@@ -127,7 +127,8 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
     head.notes(
         [
             f"The subconcept model is weak within {c}: balanced accuracy "
-            f"{ev.subconcept_model[c]:.2f} over that class's subconcepts. Its class-conditional "
+            f"{ev.subconcept_model[c]:.2f} over that class's subconcepts (measured on the "
+            f"{ev.subconcept_model_source}). Its class-conditional "
             "weights then shrink toward the class average, so cBA / cF1 / cAUC move toward BA / "
             "F1 / AUC and understate a failure on small subconcepts; per-subconcept label-free "
             "recalls blur together."
@@ -138,8 +139,9 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
         head.notes(
             [
                 "The subconcept model's quality within each class could not be checked here (no "
-                "true test subconcepts). Give reference data with true subconcepts to check it; a "
-                "weak subconcept model makes the label-free scores understate hidden failures."
+                "true test subconcepts). Give reference data with true subconcepts (e.g. "
+                "python -m medeval.evaluate --reference FILE) to check it; a weak subconcept "
+                "model makes the label-free scores understate hidden failures."
             ],
             warning=False,
         )

@@ -1,0 +1,79 @@
+"""Reference data: held-out instances with known subconcept, the classifier's prediction and the
+subconcept model's posteriors (SPEC §8) — out-of-bag forest predictions, the calibration part of
+an imaging split, or a file a user supplies (``python -m medeval.evaluate --reference FILE``).
+
+Reference data check what the label-free scores rest on: how well the subconcept model tells the
+subconcepts of each class apart. A model that is weak within a class gives class-conditional
+weights close to the class average, so cBA / cF1 / cAUC move toward BA / F1 / AUC and understate
+a hidden failure. (Estimators that *correct* the scores with reference data were measured against
+the class-conditional scores in RQ4 and are not part of the package: see docs/method.md.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .predictions import POSTERIOR_PREFIX, InputError, PredictionTable, read_predictions
+from .weights import Utilities, class_posteriors
+
+
+def within_class_balanced_accuracy(
+    y_true: np.ndarray, subconcept: np.ndarray, posteriors, u: Utilities
+) -> dict[str, float]:
+    """Balanced accuracy of the subconcept model among each class's subconcepts.
+
+    The prediction is the argmax of the posteriors renormalised within the instance's own class
+    (the posteriors the class-conditional weights use); classes with fewer than two subconcepts
+    present are left out.
+
+    Args:
+        y_true: ``(N,)`` classes in {0, 1}.
+        subconcept: ``(N,)`` true subconcept names.
+        posteriors: ``(N, S)`` DataFrame with subconcept-named columns, or an array in
+            ``u.names`` order.
+
+    Returns:
+        ``{"class 0": ba, "class 1": ba}`` (classes with one subconcept omitted).
+    """
+    q = class_posteriors(posteriors, u, y_true).q.cpu().numpy()
+    codes = np.array([u.index(str(s)) for s in subconcept])
+    pred = q.argmax(axis=1)
+    out = {}
+    for c in (0, 1):
+        rows = np.asarray(y_true) == c
+        present = np.unique(codes[rows])
+        if len(present) < 2:
+            continue
+        hit = pred[rows] == codes[rows]
+        out[f"class {c}"] = float(np.mean([hit[codes[rows] == k].mean() for k in present]))
+    return out
+
+
+def read_reference(path: str | Path, u: Utilities) -> PredictionTable:
+    """Read a reference file: the predictions columns plus the true ``subconcept`` and a
+    ``q_<name>`` posterior column for every subconcept of the train sizes.
+
+    Raises:
+        InputError: naming the file and the missing or bad column (and row).
+    """
+    table = read_predictions(path, u)
+    if table.subconcept is None:
+        raise InputError(
+            path, "reference data need the true subconcept of each row", column="subconcept"
+        )
+    if table.posteriors is None:
+        raise InputError(
+            path,
+            "reference data need the subconcept model's posteriors "
+            f"({', '.join(POSTERIOR_PREFIX + n for n in u.names)})",
+            column=POSTERIOR_PREFIX + u.names[0],
+        )
+    return table
+
+
+def reference_quality(path: str | Path, u: Utilities) -> dict[str, float]:
+    """Within-class balanced accuracy of the subconcept model on a reference file."""
+    table = read_reference(path, u)
+    return within_class_balanced_accuracy(table.y_true, table.subconcept, table.posteriors, u)

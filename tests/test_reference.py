@@ -1,0 +1,55 @@
+"""Reference data: the subconcept model's within-class quality, and reference files."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import balanced_accuracy_score
+
+from medeval.predictions import InputError
+from medeval.reference import read_reference, reference_quality, within_class_balanced_accuracy
+from medeval.weights import utilities_from_train_sizes
+
+NAMES = ["normal", "benign", "A", "B", "C"]
+SIDES = np.array([0, 0, 1, 1, 1])
+SIZES = {
+    n: {"class": int(c), "n": 10 * (i + 1)}
+    for i, (n, c) in enumerate(zip(NAMES, SIDES, strict=True))
+}
+
+
+def _data(seed, n=300):
+    rng = np.random.default_rng(seed)
+    sc = rng.integers(0, 5, n)
+    y = SIDES[sc]
+    q = rng.dirichlet(np.ones(5), n)
+    q[np.arange(n), sc] += rng.random(n)  # informative, not perfect
+    q /= q.sum(1, keepdims=True)
+    return y, np.array(NAMES)[sc], pd.DataFrame(q, columns=NAMES)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_within_class_balanced_accuracy_equals_sklearn_on_each_class(seed):
+    y, sc, q = _data(seed)
+    u = utilities_from_train_sizes(SIZES)
+    got = within_class_balanced_accuracy(y, sc, q, u)
+    for c in (0, 1):
+        rows = y == c
+        cols = [n for n, s in zip(NAMES, SIDES, strict=True) if s == c]
+        pred = np.array(cols)[q.loc[rows, cols].to_numpy().argmax(1)]
+        assert got[f"class {c}"] == pytest.approx(balanced_accuracy_score(sc[rows], pred))
+
+
+def test_reference_file_needs_subconcept_and_posteriors(tmp_path):
+    y, sc, q = _data(0)
+    u = utilities_from_train_sizes(SIZES)
+    frame = pd.DataFrame({"y_true": y, "y_score": np.linspace(0, 1, len(y)), "subconcept": sc})
+    frame = pd.concat([frame, q.add_prefix("q_")], axis=1)
+    good = tmp_path / "ref.csv"
+    frame.to_csv(good, index=False)
+    assert set(reference_quality(good, u)) == {"class 0", "class 1"}
+    frame.drop(columns="subconcept").to_csv(tmp_path / "no_sc.csv", index=False)
+    with pytest.raises(InputError, match="no_sc.csv, column 'subconcept'"):
+        read_reference(tmp_path / "no_sc.csv", u)
+    frame.drop(columns=[f"q_{n}" for n in NAMES]).to_csv(tmp_path / "no_q.csv", index=False)
+    with pytest.raises(InputError, match="no_q.csv, column 'q_normal'"):
+        read_reference(tmp_path / "no_q.csv", u)
