@@ -35,6 +35,7 @@ from medeval.protocol.forest import (
     derive_seed,
     subconcept_model_scores,
 )
+from medeval.reference import within_class_balanced_accuracy
 from medeval.splits import Split
 from medeval.tasks import BinaryTask
 from medeval.weights import predicted_weights, utilities, utilities_from_train_sizes
@@ -208,6 +209,8 @@ def run_fold_discovered(
         np.array([disc.names.index(s) for s in found_test]), free.posteriors.to_numpy()
     )
     disc_u = utilities_from_train_sizes(disc.train_sizes)
+    # Against the discovered clusters of the test fold, as the subconcept_model scores above.
+    within = within_class_balanced_accuracy(task.y[test], found_test, free.posteriors, disc_u)
     a = predicted_weights(free.posteriors, disc_u).numpy()
     t_shared = time.perf_counter() - tm
     y_te = task.y[test]
@@ -272,6 +275,7 @@ def run_fold_discovered(
                     "subsets": subsets.to_dict(orient="records"),
                     "per_subconcept": per_sc[list(PER_SUBCONCEPT_FIELDS)].to_dict(orient="records"),
                     "subconcept_model": sc_scores,
+                    "subconcept_model_within_class": within,
                     "discovery": {**disc.describe(), "quality": quality},
                     "notes": [str(w.message) for w in caught],
                     "timing": {
