@@ -27,6 +27,7 @@ Everything is seeded (same seed → same clusters) and free of I/O.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,8 +70,8 @@ class ClassClustering:
         side: the class (0 majority, 1 minority).
         k: number of clusters found.
         criterion: ``"bic"`` (lower is better) or ``"silhouette"`` (higher is better).
-        scores: ``{k: criterion value}`` for every k tried (NaN: not eligible, a cluster smaller
-            than the minimum size or too few instances).
+        scores: ``{k: criterion value}`` for every k tried (NaN: not eligible: a cluster
+            smaller than the minimum size, or a fit that did not converge).
         names: ``(k,)`` subconcept names, largest training cluster first.
         counts: ``(k,)`` training instances per cluster, in ``names`` order.
     """
@@ -230,15 +231,25 @@ def _reducer(name: str, n_components: int, seed: int) -> Any:
     return umap.UMAP(n_components=n_components, random_state=seed)
 
 
-def _fit_k(Z: np.ndarray, k: int, method: str, seed: int) -> tuple[Any, np.ndarray]:
-    if method == "gmm":
-        m = GaussianMixture(k, covariance_type="full", reg_covar=1e-4, n_init=2, random_state=seed)
-        m.fit(Z)
-        return m, m.predict(Z)
-    from sklearn.cluster import KMeans
+def _fit_k(Z: np.ndarray, k: int, method: str, seed: int) -> tuple[Any, np.ndarray, bool]:
+    """Fit k clusters; the flag is False when the fit did not converge (EM iterations ran out,
+    or KMeans found fewer distinct clusters than k): such a k is not eligible."""
+    from sklearn.exceptions import ConvergenceWarning
 
-    m = KMeans(k, n_init=4, random_state=seed).fit(Z)
-    return m, m.labels_
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        if method == "gmm":
+            m = GaussianMixture(
+                k, covariance_type="full", reg_covar=1e-4, n_init=2, random_state=seed
+            ).fit(Z)
+            labels = m.predict(Z)
+        else:
+            from sklearn.cluster import KMeans
+
+            m = KMeans(k, n_init=4, random_state=seed).fit(Z)
+            labels = m.labels_
+    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return m, labels, converged
 
 
 def _criterion(Z: np.ndarray, model: Any, labels: np.ndarray, method: str, seed: int) -> float:
@@ -277,9 +288,9 @@ def _cluster_class(
             model, labels = None, np.zeros(n, dtype=np.int64)
             value = -_one_gaussian_bic(Z)
         else:
-            model, labels = _fit_k(Z, k, method, seed)
+            model, labels, converged = _fit_k(Z, k, method, seed)
             sizes = np.bincount(labels, minlength=k)
-            if sizes.min() < min_cluster_size:
+            if not converged or sizes.min() < min_cluster_size:
                 scores[k] = math.nan
                 continue
             value = _criterion(Z, model, labels, method, seed)

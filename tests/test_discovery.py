@@ -130,3 +130,13 @@ def test_umap_without_the_extra_names_it():
             discover_subconcepts(X, y, reducer="umap")
     else:
         pytest.skip("umap-learn is installed")
+
+
+@pytest.mark.parametrize("method", ["gmm", "kmeans"])
+def test_a_class_of_three_repeated_points_gives_three_clusters_without_warnings(method):
+    # KMeans with k > 3 finds fewer distinct clusters (a ConvergenceWarning): not eligible.
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(60, 4)), np.repeat(rng.normal(size=(3, 4)), 10, axis=0)])
+    y = np.r_[np.zeros(60, int), np.ones(30, int)]
+    d = discover_subconcepts(X, y, method=method, n_estimators=5, seed=0)
+    assert d.k[1] == 3 and [d.train_sizes[f"c1_k{j}"]["n"] for j in (1, 2, 3)] == [10, 10, 10]
