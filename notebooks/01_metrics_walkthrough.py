@@ -52,10 +52,10 @@ y, y_pred, sub = example(0.10)
 u = utilities([2000, 900, 100], [0, 1, 1], ["healthy", "A", "B"])
 w = true_weights(sub, u)
 print("utilities:", {n: round(float(v), 3) for n, v in zip(u.names, u.values, strict=True)})
-print("class recalls (unweighted):", class_recalls(y, y_pred).numpy().round(3))
-print(f"BA  = {balanced_accuracy(y, y_pred).item():.3f}   (minority recall 0.865 hides B)")
+print("class recalls (unweighted):", class_recalls(y, y_pred).round(3))
+print(f"BA  = {balanced_accuracy(y, y_pred):.3f}   (minority recall 0.865 hides B)")
 print(
-    f"wBA = {balanced_accuracy(y, y_pred, sample_weight=w).item():.3f}   "
+    f"wBA = {balanced_accuracy(y, y_pred, sample_weight=w):.3f}   "
     "(A and B get equal influence: (0.95 + 0.10) / 2 = 0.525)"
 )
 # %% [md]
@@ -66,8 +66,8 @@ recalls = np.linspace(0, 1, 21)
 ba, wba = [], []
 for r in recalls:
     y, y_pred, sub = example(r)
-    ba.append(balanced_accuracy(y, y_pred).item())
-    wba.append(balanced_accuracy(y, y_pred, sample_weight=true_weights(sub, u)).item())
+    ba.append(balanced_accuracy(y, y_pred))
+    wba.append(balanced_accuracy(y, y_pred, sample_weight=true_weights(sub, u)))
 fig, ax = plt.subplots(figsize=(6, 4))
 ax.plot(recalls, ba, "k-", label="BA (unweighted)")
 ax.plot(recalls, wba, "g:", lw=2.5, label="wBA (utility-weighted)")
@@ -93,7 +93,7 @@ for q, label in [
     (prevalence, "observed mix = accuracy"),
     (0.05, "screening population, 5 % positives"),
 ]:
-    acc = weighted_accuracy(y, y_pred, q=q).item()
+    acc = weighted_accuracy(y, y_pred, q=q)
     print(f"q = {q:.2f}  {label:<38} Acc(q) = {acc:.3f}")
 print("plain accuracy:", (y == y_pred).mean().round(3))
 # %% [md]
@@ -104,7 +104,7 @@ print("plain accuracy:", (y == y_pred).mean().round(3))
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     value = balanced_accuracy(np.zeros(5, dtype=int), np.array([0, 0, 1, 0, 0]))
-print("BA on a set without positives:", value.item())
+print("BA on a set without positives:", value)
 for w_ in caught:
     print(f"{w_.category.__name__}: {w_.message}")
 assert issubclass(caught[0].category, UndefinedMetricWarning)

@@ -1,7 +1,7 @@
 """DICOM image sets: a folder plus a CSV (file, label, optional patient id).
 
-Pixels: modality LUT (rescale slope / intercept), then the VOI LUT or window centre / width,
-MONOCHROME1 inverted so that bright is always dense, and 16-bit values mapped to float [0, 1].
+Decoding (rescale, VOI LUT / window, MONOCHROME1, PALETTE COLOR, multi-frame rule) lives in
+:mod:`medeval.datasets.pixels`; this module reads the labels table and checks the files.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from medeval.datasets.base import (
     DataError,
@@ -19,57 +20,15 @@ from medeval.datasets.base import (
     read_table,
     require_columns,
 )
+from medeval.datasets.pixels import (
+    FRAME_KEY,
+    dicom_frame,
+    read_dicom_header,
+    read_dicom_image,
+    read_image_array,
+)
 
 __all__ = ["load_dicom", "read_dicom_image"]
-
-
-def read_dicom_image(path: str | Path) -> np.ndarray:
-    """Decode one DICOM file into float32 (H, W) in [0, 1] (first frame of multi-frame files).
-
-    Raises:
-        DataError: naming the file when it is not readable DICOM or has no pixel data.
-    """
-    import pydicom
-    from pydicom.errors import InvalidDicomError
-    from pydicom.pixels import apply_modality_lut, apply_voi_lut
-
-    path = Path(path)
-    try:
-        ds = pydicom.dcmread(path)
-        raw = ds.pixel_array
-    except FileNotFoundError as exc:
-        raise DataError(f"{path}: DICOM file not found") from exc
-    except (InvalidDicomError, AttributeError, ValueError, KeyError, OSError, EOFError) as exc:
-        raise DataError(f"{path}: cannot read DICOM pixels: {exc}") from exc
-    if raw.ndim == 3 and getattr(ds, "SamplesPerPixel", 1) == 1:
-        raw = raw[0]
-    arr = apply_modality_lut(raw, ds)
-    if "VOILUTSequence" in ds:
-        # A VOI LUT table is indexed by integer values; the modality step may return floats.
-        arr = apply_voi_lut(np.rint(arr).astype(np.int64), ds, index=0)
-    elif "WindowCenter" in ds:
-        arr = apply_voi_lut(arr, ds, index=0)
-    arr = np.asarray(arr, dtype=np.float32)
-    lo, hi = float(arr.min()), float(arr.max())
-    arr = (arr - lo) / (hi - lo) if hi > lo else np.zeros_like(arr)
-    if getattr(ds, "PhotometricInterpretation", "") == "MONOCHROME1":
-        arr = 1.0 - arr  # MONOCHROME1: low values are white
-    return arr
-
-
-def _patient_ids(files: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, list[SkippedFile]]:
-    import pydicom
-    from pydicom.errors import InvalidDicomError
-
-    out, bad = [], []
-    for file, row in zip(files, rows, strict=True):
-        try:
-            ds = pydicom.dcmread(file, stop_before_pixels=True, specific_tags=["PatientID"])
-            out.append(str(ds.get("PatientID", "")).strip())
-        except (InvalidDicomError, OSError, ValueError, EOFError) as exc:
-            out.append("")
-            bad.append(SkippedFile(str(file), int(row), f"cannot read DICOM header: {exc}"))
-    return np.asarray(out), bad
 
 
 def _find_csv(folder: Path) -> Path:
@@ -80,6 +39,56 @@ def _find_csv(folder: Path) -> Path:
     if len(candidates) != 1:
         raise FileNotFoundError(f"{folder}: expected one labels CSV, found {len(candidates)}")
     return candidates[0]
+
+
+def _read_labels(
+    csv_path: Path, file_column: str, label_column: str, classes: list[str] | None
+) -> pd.DataFrame:
+    """The labels table, checked: both columns present, no empty label, only known labels."""
+    table = read_table(csv_path, dtype=str)
+    require_columns(table, [file_column, label_column], csv_path)
+    check_labels_present(table[label_column], csv_path, label_column)
+    if classes is not None:
+        check_known_labels(table[label_column].str.strip(), classes, csv_path, label_column)
+    return table
+
+
+def _check_headers(files: np.ndarray, frame: int | None, bad: dict[int, SkippedFile]) -> np.ndarray:
+    """(N,) PatientID tags ("" when unknown); unreadable headers and multi-frame files that
+    ``frame`` does not resolve go into ``bad`` (by row) before any pixel is decoded."""
+    ids = np.full(len(files), "", dtype=object)
+    for row, file in enumerate(files):
+        try:
+            header = read_dicom_header(file)
+            dicom_frame(file, header.n_frames, frame)
+        except DataError as exc:
+            bad[row] = SkippedFile(str(file), row, str(exc))
+            continue
+        ids[row] = header.patient_id
+    return ids
+
+
+def _check_pixels(files: np.ndarray, frame: int | None, bad: dict[int, SkippedFile]) -> None:
+    """Decode every file not yet in ``bad``; failures go into ``bad`` by row."""
+    for row, file in enumerate(files):
+        if row in bad:
+            continue
+        try:
+            read_image_array(file, frame=frame)
+        except DataError as exc:
+            bad[row] = SkippedFile(str(file), row, str(exc))
+
+
+def _groups(table: pd.DataFrame, patient_column: str | None, tags: np.ndarray, files) -> np.ndarray:
+    """(N,) patient ids from the CSV column, else from the tags; a file without one is its own
+    group (unknown patients are never merged into one)."""
+    if patient_column is not None and patient_column in table.columns:
+        groups = table[patient_column].fillna("").str.strip().to_numpy(dtype=object)
+    else:
+        groups = np.asarray(tags, dtype=object)
+    unknown = groups == ""
+    groups[unknown] = np.char.add("file:", files[unknown].astype(str))
+    return groups.astype(str)
 
 
 def load_dicom(
@@ -93,6 +102,7 @@ def load_dicom(
     skip_unreadable: bool = False,
     classes: list[str] | None = None,
     name: str | None = None,
+    frame: int | None = None,
 ) -> LabelledData:
     """Read a DICOM set.
 
@@ -104,6 +114,9 @@ def load_dicom(
         verify: decode every image now so that unreadable files fail early (file and row named).
         skip_unreadable: leave out (and record) unreadable files instead of raising.
         classes: the allowed labels; another label raises ``DataError`` naming file and row.
+        frame: the frame read from multi-frame files (``-1`` = last); without it a multi-frame
+            file is unreadable (named now, at load time, even without ``verify``). Kept in
+            ``meta["dicom_frame"]`` for the readers of the returned data.
 
     Returns:
         ``LabelledData`` with ``files`` (N,), ``labels`` (N,), ``groups`` = patient ids (a file
@@ -113,44 +126,27 @@ def load_dicom(
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such DICOM folder")
     csv_path = Path(csv) if csv is not None else _find_csv(folder)
-    frame = read_table(csv_path, dtype=str)
-    require_columns(frame, [file_column, label_column], csv_path)
-    check_labels_present(frame[label_column], csv_path, label_column)
-    if classes is not None:
-        check_known_labels(frame[label_column].str.strip(), classes, csv_path, label_column)
-    files = np.asarray([str(folder / f.strip()) for f in frame[file_column]], dtype=object)
-    rows = np.arange(len(frame))
-    bad: list[SkippedFile] = []
-    if verify or skip_unreadable:
-        from medeval.datasets.images import read_image_array
-
-        for row, file in zip(rows, files, strict=True):
-            try:
-                read_image_array(file)
-            except DataError as exc:
-                bad.append(SkippedFile(str(file), int(row), str(exc)))
-    if patient_column is not None and patient_column in frame.columns:
-        groups = frame[patient_column].fillna("").str.strip().to_numpy(dtype=str)
-    else:
-        ok = np.setdiff1d(rows, [b.row for b in bad])
-        groups = np.full(len(frame), "", dtype=object)
-        groups[ok], header_bad = _patient_ids(files[ok], ok)
-        bad += header_bad
+    table = _read_labels(csv_path, file_column, label_column, classes)
+    files = np.asarray([str(folder / f.strip()) for f in table[file_column]], dtype=object)
+    bad: dict[int, SkippedFile] = {}
+    tags = np.full(len(files), "", dtype=object)
+    need_tags = patient_column is None or patient_column not in table.columns
+    verify = verify or skip_unreadable
+    if need_tags or not verify:  # headers are cheap: the frame rule holds without verify too
+        tags = _check_headers(files, frame, bad)
+    if verify:
+        _check_pixels(files, frame, bad)
     if bad and not skip_unreadable:
-        first = min(bad, key=lambda b: b.row)
+        first = bad[min(bad)]
         raise DataError(f"{csv_path}: row {first.row}: {first.reason}")
-    keep = np.setdiff1d(rows, [b.row for b in bad])
-    groups = np.asarray(groups, dtype=object)
-    unknown = groups == ""
-    # A file without patient id is its own group: never merge unknown patients into one.
-    groups[unknown] = np.char.add("file:", files[unknown].astype(str))
+    keep = np.setdiff1d(np.arange(len(table)), np.asarray(sorted(bad), dtype=np.intp))
     return LabelledData(
-        labels=frame[label_column].str.strip().to_numpy(dtype=str)[keep],
+        labels=table[label_column].str.strip().to_numpy(dtype=str)[keep],
         source="dicom",
         name=name or folder.name,
         files=files[keep],
-        groups=groups.astype(str)[keep],
-        ids=frame[file_column].str.strip().to_numpy(dtype=str)[keep],
-        skipped=sorted(bad, key=lambda b: b.row),
-        meta={"path": str(folder), "csv": str(csv_path)},
+        groups=_groups(table, patient_column, tags, files)[keep],
+        ids=table[file_column].str.strip().to_numpy(dtype=str)[keep],
+        skipped=[bad[r] for r in sorted(bad)],
+        meta={"path": str(folder), "csv": str(csv_path), FRAME_KEY: frame},
     )

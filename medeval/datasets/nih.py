@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from medeval.datasets.base import (
     LabelledData,
     check_known_labels,
@@ -17,6 +20,7 @@ from medeval.datasets.base import (
     require_columns,
 )
 from medeval.datasets.files import resolve_files
+from medeval.datasets.pixels import verify_files
 
 __all__ = ["find_nih_metadata", "load_nih"]
 
@@ -41,6 +45,24 @@ def find_nih_metadata(path: str | Path) -> Path:
     if not candidates:
         raise FileNotFoundError(f"{path}: no Data_Entry_2017*.csv[.gz] metadata file")
     return candidates[0]
+
+
+def _single_label_rows(meta_path: Path) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """The checked single-label rows of the metadata file.
+
+    Returns:
+        The rows (index reset), their (N,) data-row numbers in the file (for messages), and
+        the file's total number of rows.
+    """
+    table = read_table(meta_path, usecols=lambda c: c in COLUMNS, dtype=str)
+    require_columns(table, COLUMNS, meta_path)
+    check_labels_present(table["Finding Labels"], meta_path, "Finding Labels")
+    n_total = len(table)
+    # Multi-label images ("A|B") have no single subconcept; the index keeps the file row.
+    table = table.loc[~table["Finding Labels"].str.contains("|", regex=False)]
+    check_known_labels(table["Finding Labels"].str.strip(), FINDINGS, meta_path, "Finding Labels")
+    check_labels_present(table["Image Index"], meta_path, "Image Index")
+    return table.reset_index(drop=True), table.index.to_numpy(), n_total
 
 
 def load_nih(
@@ -68,44 +90,32 @@ def load_nih(
         and ``ids`` = Image Index.
     """
     meta_path = find_nih_metadata(path)
-    frame = read_table(meta_path, usecols=lambda c: c in COLUMNS, dtype=str)
-    require_columns(frame, COLUMNS, meta_path)
-    check_labels_present(frame["Finding Labels"], meta_path, "Finding Labels")
-    single = ~frame["Finding Labels"].str.contains("|", regex=False)
-    n_total = len(frame)
-    frame = frame.loc[single]  # the index keeps the metadata row for error messages
-    check_known_labels(frame["Finding Labels"].str.strip(), FINDINGS, meta_path, "Finding Labels")
-    check_labels_present(frame["Image Index"], meta_path, "Image Index")
-    meta_rows = frame.index.to_numpy()  # (N,) data rows of the metadata file, for messages
-    frame = frame.reset_index(drop=True)
-    root = Path(images) if images is not None else meta_path.parent
+    table, meta_rows, n_total = _single_label_rows(meta_path)
     paths, keep, skipped, metadata_only = resolve_files(
-        frame["Image Index"].to_numpy(),
-        root,
+        table["Image Index"].to_numpy(),
+        Path(images) if images is not None else meta_path.parent,
         metadata_path=meta_path,
         require=require_images,
         skip_unreadable=skip_unreadable,
         suffixes=(".png",),
         rows=meta_rows,
     )
-    frame = frame.loc[keep]
+    table = table.loc[keep]
     data = LabelledData(
-        labels=frame["Finding Labels"].str.strip().to_numpy(dtype=str),
+        labels=table["Finding Labels"].str.strip().to_numpy(dtype=str),
         source="nih",
         name="nih-chestxray14",
         files=paths[keep],
-        groups=frame["Patient ID"].str.strip().to_numpy(dtype=str),
-        ids=frame["Image Index"].to_numpy(dtype=str),
+        groups=table["Patient ID"].str.strip().to_numpy(dtype=str),
+        ids=table["Image Index"].to_numpy(dtype=str),
         skipped=skipped,
         meta={
             "path": str(meta_path),
             "metadata_only": metadata_only,
             "n_rows": n_total,
-            "n_multi_label_dropped": int(n_total - single.sum()),
+            "n_multi_label_dropped": n_total - len(meta_rows),
         },
     )
     if (verify or skip_unreadable) and not metadata_only:
-        from medeval.datasets.images import verify_files  # imports torch: only when verifying
-
         data = verify_files(data, skip_unreadable=skip_unreadable, rows=meta_rows[keep])
     return data

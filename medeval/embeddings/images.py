@@ -22,6 +22,7 @@ from tqdm import tqdm
 from medeval import atomic
 from medeval.datasets.base import LabelledData
 from medeval.datasets.images import default_transform, load_image, to_tensor
+from medeval.datasets.pixels import FRAME_KEY
 from medeval.models import create_backbone
 from medeval.models.backbone import weights_id
 from medeval.training.loop import autocast
@@ -58,12 +59,15 @@ class FeatureCache:
 
 
 def row_keys(data: LabelledData) -> list[str]:
-    """(N,) cache keys: file path + size + mtime, or a hash of the in-memory pixels."""
+    """(N,) cache keys: file path + size + mtime (+ the DICOM frame picked, if any), or a hash
+    of the in-memory pixels."""
     if data.files is not None:
+        frame = data.meta.get(FRAME_KEY)
+        picked = "" if frame is None else f"|frame={frame}"  # keys without a frame stay as before
         keys = []
         for f in data.files:
             st = os.stat(f)
-            keys.append(_sha(f"{Path(f).resolve()}|{st.st_size}|{st.st_mtime_ns}"))
+            keys.append(_sha(f"{Path(f).resolve()}|{st.st_size}|{st.st_mtime_ns}{picked}"))
         return keys
     if data.images is not None:
         return [
@@ -82,13 +86,40 @@ class _Rows(Dataset):
     def __getitem__(self, i: int) -> torch.Tensor:
         r = self.rows[i]
         if self.data.files is not None:
-            image = load_image(self.data.files[r])
+            image = load_image(self.data.files[r], frame=self.data.meta.get(FRAME_KEY))
         else:
             image = to_tensor(np.asarray(self.data.images[r], dtype=np.float32) / 255.0)
         return self.transform(image)
 
 
+def _cached(store: FeatureCache | None, keys: list[str]) -> dict[int, np.ndarray]:
+    """Rows whose features the cache already holds."""
+    if store is None:
+        return {}
+    found = {}
+    for i, k in enumerate(keys):
+        v = store.get(k)
+        if v is not None:
+            found[i] = v
+    return found
+
+
 @torch.no_grad()
+def _run_backbone(
+    net: torch.nn.Module, loader: DataLoader, device: torch.device, *, desc: str, progress: bool
+):
+    """Yield the (B, F) float32 features of each batch of ``loader``, in order."""
+    channels_last = device.type == "cuda"  # faster convolutions on GPUs
+    if channels_last:
+        net = net.to(memory_format=torch.channels_last)
+    for x in tqdm(loader, desc=desc, disable=not progress):
+        x = x.to(device, non_blocking=True)
+        if channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        with autocast(device):
+            yield net(x).float().cpu().numpy()
+
+
 def embed_images(
     data: LabelledData,
     *,
@@ -106,6 +137,8 @@ def embed_images(
 ) -> tuple[np.ndarray, dict]:
     """Features (N, F) float32 of every image in ``data`` from the frozen backbone.
 
+    Images already in the cache are read from it; only the others go through the model.
+
     Returns:
         The features and facts about the run (``computed``, ``cached``, ``weights``, cache folder).
     """
@@ -115,38 +148,27 @@ def embed_images(
     store = None
     if cache is not None:
         store = FeatureCache(cache, model=model, weights=wid, features=features, size=size)
-    found: dict[int, np.ndarray] = {}
-    if store is not None:
-        for i, k in enumerate(keys):
-            v = store.get(k)
-            if v is not None:
-                found[i] = v
+    found = _cached(store, keys)
     todo = np.asarray([i for i in range(len(keys)) if i not in found], dtype=np.intp)
     if len(todo):
         torch.manual_seed(seed)  # random init is an explicit, seeded choice
         net = create_backbone(model, pretrained=pretrained, weights=weights, features=features)
-        net = net.to(device).eval()
-        if device.type == "cuda":
-            net = net.to(memory_format=torch.channels_last)
         loader = DataLoader(
             _Rows(data, todo, size),
             batch_size=batch_size,
             num_workers=workers,
             pin_memory=device.type == "cuda",
         )
-        pos = 0
-        for x in tqdm(loader, desc=f"embed {model}", disable=not progress):
-            x = x.to(device, non_blocking=True)
-            if device.type == "cuda":
-                x = x.contiguous(memory_format=torch.channels_last)
-            with autocast(device):
-                f = net(x).float().cpu().numpy()
-            for j in range(len(f)):
-                row = int(todo[pos + j])
-                found[row] = f[j]
+        rows = iter(todo)
+        batches = _run_backbone(
+            net.to(device).eval(), loader, device, desc=f"embed {model}", progress=progress
+        )
+        for batch in batches:
+            for vector in batch:
+                row = int(next(rows))
+                found[row] = vector
                 if store is not None:
-                    store.put(keys[row], f[j])
-            pos += len(f)
+                    store.put(keys[row], vector)
     out = np.stack([found[i] for i in range(len(keys))]).astype(np.float32)
     info = {
         "model": model,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -34,75 +34,194 @@ def _find_device(arrays: Mapping[str, ArrayLike]) -> torch.device:
     return unique.pop() if unique else torch.device("cpu")
 
 
-def _as_tensor(name: str, value: ArrayLike, device: torch.device, dtype: torch.dtype):
-    if isinstance(value, torch.Tensor):
-        t = value
-    else:
-        arr = np.asarray(value)
-        if arr.dtype.kind not in "biuf":
-            raise ValueError(f"{name} must be numeric, got an array of dtype {arr.dtype}")
-        t = torch.from_numpy(np.ascontiguousarray(arr))
-    if t.dtype.is_complex or not (t.dtype.is_floating_point or t.dtype in _INT_TYPES):
-        raise ValueError(f"{name} must be numeric, got dtype {t.dtype}")
-    if t.ndim == 0:
-        raise ValueError(f"{name} must have at least one dimension (instances on the last axis)")
-    return t.to(device=device, dtype=dtype)
-
-
 _INT_TYPES = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64}
 
 
-def _first_bad(mask: torch.Tensor) -> str:
+def _as_array(name: str, value: ArrayLike) -> torch.Tensor | np.ndarray:
+    """A tensor, or a numpy array for anything else (lists, pandas); ``(N, 1)`` becomes ``(N,)``.
+
+    scikit-learn reads a column vector as one column of N instances; here a 2-D input with one
+    column is therefore N instances, not N batched rows of one instance each.
+    """
+    arr = value if isinstance(value, torch.Tensor) else np.asarray(value)
+    if arr.ndim == 0:
+        raise ValueError(
+            f"{name} must be an array of instances, got a scalar ({value!r}); "
+            "pass (N,) or batched (..., N)"
+        )
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.reshape(-1)
+    return arr
+
+
+def _numeric(name: str, arr: torch.Tensor | np.ndarray) -> torch.Tensor:
+    """A numeric tensor (on the CPU for numpy input); object arrays of numbers are accepted."""
+    if isinstance(arr, np.ndarray):
+        if arr.dtype.kind == "O" and all(_is_number(v) for v in arr.flat):
+            arr = arr.astype(np.float64)
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(f"{name} must be numeric, got an array of dtype {arr.dtype}")
+        if not arr.flags.writeable:  # e.g. pandas copy-on-write views; torch wants writable memory
+            arr = arr.copy()
+        arr = torch.from_numpy(np.ascontiguousarray(arr))
+    if arr.dtype.is_complex or not (arr.dtype.is_floating_point or arr.dtype in _INT_TYPES):
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    return arr
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, bool | int | float | np.bool_ | np.number) and not isinstance(v, str)
+
+
+def _first_bad(mask: torch.Tensor | np.ndarray) -> str:
     """Position of the first True in ``mask`` as text, e.g. ``index 4`` or ``index (1, 4)``."""
-    idx = torch.nonzero(mask)[0].tolist()
+    idx = np.argwhere(np.asarray(mask))[0].tolist()
     return f"index {idx[0]}" if len(idx) == 1 else f"index {tuple(idx)}"
 
 
-def check_binary(name: str, t: torch.Tensor) -> None:
-    bad = (t != 0) & (t != 1)
-    if bool(bad.any()):
-        value = t[bad][0].item()
-        raise ValueError(f"{name} must contain only 0 and 1; found {value!r} at {_first_bad(bad)}")
+def _missing(arr: np.ndarray) -> np.ndarray:
+    """True where an object/string label is None or NaN."""
+    if arr.dtype.kind != "O":
+        return np.zeros(arr.shape, dtype=bool)
+    return np.frompyfunc(lambda v: v is None or (isinstance(v, float) and v != v), 1, 1)(
+        arr
+    ).astype(bool)
+
+
+def _distinct(name: str, arr: torch.Tensor | np.ndarray) -> list:
+    """The distinct labels of one argument, as Python values."""
+    if isinstance(arr, torch.Tensor):
+        values = torch.unique(arr)
+        if values.dtype.is_floating_point and bool(torch.isnan(values).any()):
+            raise ValueError(f"{name} has a missing label (NaN) at {_first_bad(torch.isnan(arr))}")
+        return values.tolist()
+    missing = _missing(arr) | (np.isnan(arr) if arr.dtype.kind == "f" else False)
+    if bool(np.any(missing)):
+        raise ValueError(f"{name} has a missing label at {_first_bad(missing)}")
+    try:
+        return np.unique(arr).tolist()
+    except TypeError as err:
+        raise ValueError(f"{name} mixes label types (e.g. numbers and strings)") from err
+
+
+def _binary_default(labels: dict[str, torch.Tensor | np.ndarray]) -> dict[str, torch.Tensor]:
+    """Labels without ``pos_label``: {0, 1} (or booleans) as they are, {-1, 1} with 1 positive."""
+    tensors = {}
+    for name, arr in labels.items():
+        if isinstance(arr, np.ndarray) and arr.dtype.kind not in "biuf":
+            if arr.dtype.kind == "O" and all(_is_number(v) for v in arr.flat):
+                arr = arr.astype(np.float64)
+            else:
+                shown = _distinct(name, arr)
+                raise ValueError(
+                    f"{name} holds the labels {shown[:5]}; pass pos_label= to say which one "
+                    "is the positive class"
+                )
+        tensors[name] = _numeric(name, arr)
+    zero_one = {n: (t != 0) & (t != 1) for n, t in tensors.items()}
+    if not any(bool(bad.any()) for bad in zero_one.values()):
+        return tensors
+    plus_minus = {n: (t != -1) & (t != 1) for n, t in tensors.items()}
+    if not any(bool(bad.any()) for bad in plus_minus.values()):
+        return {n: t == 1 for n, t in tensors.items()}
+    name = next(n for n, bad in zero_one.items() if bool(bad.any()))
+    bad = zero_one[name]
+    value = tensors[name][bad][0].item()
+    together = " (together with the other labels)" if len(labels) > 1 else ""
+    raise ValueError(
+        f"{name} must contain only 0 and 1, or only -1 and 1{together}; found {value!r} at "
+        f"{_first_bad(bad)}; for other labels pass pos_label="
+    )
+
+
+def _binary_with_pos_label(
+    labels: dict[str, torch.Tensor | np.ndarray], pos_label: Any
+) -> dict[str, torch.Tensor]:
+    """Labels with ``pos_label``: at most two distinct values in all, ``pos_label`` → 1."""
+    present: list = []
+    for name, arr in labels.items():
+        present += [v for v in _distinct(name, arr) if v not in present]
+    names = " and ".join(labels)
+    if len(present) > 2:
+        raise ValueError(f"{names} hold {len(present)} labels {present[:5]}; at most two allowed")
+    if len(present) == 2 and pos_label not in present:
+        raise ValueError(f"pos_label={pos_label!r} is not one of the labels {present} in {names}")
+    out = {}
+    for name, arr in labels.items():
+        if pos_label not in present:  # one class only, and it is the negative one
+            out[name] = torch.zeros(arr.shape, dtype=torch.bool)
+        elif isinstance(arr, torch.Tensor):
+            out[name] = arr == pos_label
+        else:
+            out[name] = torch.from_numpy(np.asarray(arr == pos_label, dtype=bool))
+    return out
 
 
 def check_scores(name: str, t: torch.Tensor) -> None:
     bad = torch.isnan(t)
     if bool(bad.any()):
-        raise ValueError(f"{name} contains NaN at {_first_bad(bad)}")
+        raise ValueError(f"{name} contains NaN at {_first_bad(bad.cpu())}")
 
 
 def check_weights(name: str, t: torch.Tensor) -> None:
     bad = ~torch.isfinite(t)
     if bool(bad.any()):
         value = t[bad][0].item()
-        raise ValueError(f"{name} must be finite; found {value!r} at {_first_bad(bad)}")
+        raise ValueError(f"{name} must be finite; found {value!r} at {_first_bad(bad.cpu())}")
     bad = t < 0
     if bool(bad.any()):
         value = t[bad][0].item()
-        raise ValueError(f"{name} must be non-negative; found {value!r} at {_first_bad(bad)}")
+        raise ValueError(f"{name} must be non-negative; found {value!r} at {_first_bad(bad.cpu())}")
 
 
-_CHECKS = {"binary": check_binary, "score": check_scores, "weight": check_weights}
+_CHECKS = {"score": check_scores, "weight": check_weights}
+
+
+class Inputs(NamedTuple):
+    """Formatted metric inputs: tensors of one shape ``(..., N)`` on one device, one dtype."""
+
+    tensors: list[torch.Tensor]
+    device: torch.device
+    dtype: torch.dtype
+    torch_in: bool  # a tensor came in: results stay tensors
+
+    def result(self, t: torch.Tensor) -> torch.Tensor | np.ndarray | float:
+        """``t`` as the caller expects it: a tensor for tensor input, otherwise a Python float
+        (0-d) or a numpy array (batched)."""
+        if self.torch_in:
+            return t
+        out = t.detach().cpu().numpy()
+        return float(out) if out.ndim == 0 else out
 
 
 def format_inputs(
-    kinds: Mapping[str, str], **arrays: ArrayLike | None
-) -> tuple[list[torch.Tensor], torch.device, torch.dtype]:
+    kinds: Mapping[str, str], *, pos_label: Any = None, **arrays: ArrayLike | None
+) -> Inputs:
     """Validate and broadcast metric inputs.
 
-    ``kinds`` maps each argument name to ``"binary"`` (labels in {0, 1}), ``"score"`` (no NaN)
-    or ``"weight"`` (finite, non-negative; ``None`` means all ones). Arrays are ``(..., N)`` with
-    instances on the last axis; leading axes broadcast (e.g. ``y_true (N,)`` with weights
-    ``(B, N)``). Returns the tensors in argument order, all of one shape, on one device, in
-    float64 (float32 on MPS).
+    ``kinds`` maps each argument name to ``"label"`` (two classes: {0, 1}, booleans, {-1, 1}
+    with 1 positive, or any two labels with ``pos_label`` naming the positive one; all label
+    arguments together hold at most two), ``"score"`` (no NaN) or ``"weight"`` (finite,
+    non-negative; ``None`` means all ones). Arrays are numpy arrays, tensors, lists or pandas
+    objects of shape ``(..., N)`` with instances on the last axis (a ``(N, 1)`` column is
+    ``(N,)``); leading axes broadcast (e.g. ``y_true (N,)`` with weights ``(B, N)``). Returns
+    the tensors in argument order, all of one shape, on one device, in float64 (float32 on
+    MPS).
     """
-    present = {k: v for k, v in arrays.items() if v is not None}
+    present = {k: _as_array(k, v) for k, v in arrays.items() if v is not None}
     device = _find_device(present)
     dtype = default_dtype(device)
+    labels = {k: v for k, v in present.items() if kinds[k] == "label"}
+    if pos_label is None:
+        binary = _binary_default(labels)
+    else:
+        binary = _binary_with_pos_label(labels, pos_label)
     tensors: dict[str, torch.Tensor] = {}
     for name, value in present.items():
-        t = _as_tensor(name, value, device, dtype)
-        _CHECKS[kinds[name]](name, t)
+        t = binary[name] if name in binary else _numeric(name, value)
+        t = t.to(device=device, dtype=dtype)
+        if name not in binary:
+            _CHECKS[kinds[name]](name, t)
         tensors[name] = t
     names = list(tensors)
     n = tensors[names[0]].shape[-1]
@@ -123,7 +242,22 @@ def format_inputs(
             out.append(tensors[name].expand(shape))
         else:  # a missing weight is all ones
             out.append(torch.ones(shape, device=device, dtype=dtype))
-    return out, device, dtype
+    torch_in = any(isinstance(v, torch.Tensor) for v in present.values())
+    return Inputs(out, device, dtype, torch_in)
+
+
+def scale_weights(w: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """``w`` times a power of two per row so that the largest weight lies in [0.5, 1).
+
+    Power-of-two scaling is exact in floating point, so ratios of weight sums are unchanged
+    bit for bit, while sums and products of weights near 1e±160 no longer overflow or lose
+    digits. With ``mask`` (bool, like ``w``) only the masked weights set and take the scale.
+    """
+    sel = w if mask is None else torch.where(mask, w, torch.zeros_like(w))
+    _, exponent = torch.frexp(sel.amax(dim=-1, keepdim=True))  # 0 for an all-zero row
+    # 2**±1000 is a normal number (2**1063 for a subnormal maximum would not be): clamp.
+    scaled = torch.ldexp(w, -exponent.clamp(-1000, 1000).to(w.dtype))
+    return scaled if mask is None else torch.where(mask, scaled, w)
 
 
 def warn_undefined(metric: str, what: str, undefined: torch.Tensor, context: str = "") -> None:

@@ -3,17 +3,31 @@
 Each metric is ``format_inputs → confusion sums (sufficient statistics) → *_from_sums``; the
 bootstrap engine computes the same sums for many replicates at once and reuses the
 ``*_from_sums`` formulas, so point estimates and intervals share one definition.
+
+Inputs of every public metric (as in scikit-learn):
+
+- ``y_true``, ``y_pred``: ``(..., N)`` labels of two classes: {0, 1} or booleans; {-1, 1}
+  (1 is positive); any other two labels (strings such as ``"benign"`` / ``"malignant"``,
+  ``"True"`` / ``"False"``, or numbers) with ``pos_label`` naming the positive class.
+  A ``(N, 1)`` column is read as ``(N,)``; scalars are rejected.
+- ``sample_weight``: ``(..., N)`` non-negative weights, broadcastable; ``None`` = all ones.
+
+Results are tensors on the inputs' device when any input is a tensor; otherwise a Python
+``float`` for ``(N,)`` inputs and a numpy array ``(...)`` for batched inputs.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 
-from ._checks import ArrayLike, format_inputs, warn_undefined
+from ._checks import ArrayLike, Inputs, format_inputs, scale_weights, warn_undefined
 
-_KINDS = {"y_true": "binary", "y_pred": "binary", "sample_weight": "weight"}
+_KINDS = {"y_true": "label", "y_pred": "label", "sample_weight": "weight"}
+
+Result = torch.Tensor | np.ndarray | float
 
 
 class ConfusionSums(NamedTuple):
@@ -55,6 +69,17 @@ def f1_from_sums(s: ConfusionSums) -> torch.Tensor:
     return torch.where(s.pos > 0, f, torch.full_like(f, float("nan")))
 
 
+def _sums(
+    y_true: ArrayLike, y_pred: ArrayLike, sample_weight: ArrayLike | None, pos_label: Any
+) -> tuple[Inputs, ConfusionSums]:
+    """Format the inputs and reduce them to confusion sums (weights rescaled exactly)."""
+    inputs = format_inputs(
+        _KINDS, y_true=y_true, y_pred=y_pred, sample_weight=sample_weight, pos_label=pos_label
+    )
+    yt, yp, w = inputs.tensors
+    return inputs, confusion_sums(yt, yp, scale_weights(w))
+
+
 def _warn_classes(metric: str, s: ConfusionSums, classes: tuple[int, ...], context: str) -> None:
     for c in classes:
         total = s.neg if c == 0 else s.pos
@@ -62,66 +87,67 @@ def _warn_classes(metric: str, s: ConfusionSums, classes: tuple[int, ...], conte
 
 
 def class_recalls(
-    y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None
-) -> torch.Tensor:
-    """Weighted recall of each class.
-
-    Args:
-        y_true, y_pred: ``(..., N)`` labels in {0, 1}.
-        sample_weight: ``(..., N)`` non-negative weights, broadcastable; ``None`` = all ones.
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
+) -> Result:
+    """Weighted recall of each class (negative class first; inputs: see the module).
 
     Returns:
-        ``(..., 2)``: ``[..., c]`` = Σ w [y=c, ŷ=c] / Σ w [y=c]; NaN (and a warning) for a class
-        with zero total weight.
+        ``(..., 2)`` array or tensor: ``[..., c]`` = Σ w [y=c, ŷ=c] / Σ w [y=c]; NaN (and a
+        warning) for a class with zero total weight.
     """
-    (yt, yp, w), _, _ = format_inputs(
-        _KINDS, y_true=y_true, y_pred=y_pred, sample_weight=sample_weight
-    )
-    s = confusion_sums(yt, yp, w)
+    inputs, s = _sums(y_true, y_pred, sample_weight, pos_label)
     _warn_classes("class_recalls", s, (0, 1), "")
-    return torch.stack(recalls_from_sums(s), dim=-1)
+    return inputs.result(torch.stack(recalls_from_sums(s), dim=-1))
 
 
 def balanced_accuracy(
-    y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None
-) -> torch.Tensor:
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
+) -> Result:
     """Utility-weighted balanced accuracy ½ (Recall_0^(w) + Recall_1^(w)) (SPEC §2).
 
     Equals ``sklearn.metrics.balanced_accuracy_score(y_true, y_pred, sample_weight=w)`` when
     both classes have positive total weight; NaN and a warning otherwise.
 
     Args:
-        y_true, y_pred: ``(..., N)`` labels in {0, 1}.
+        y_true, y_pred: ``(..., N)`` labels of two classes (see the module).
         sample_weight: ``(..., N)`` non-negative weights, broadcastable; ``None`` = all ones.
+        pos_label: the positive class when the labels are not {0, 1} or {-1, 1}.
 
     Returns:
-        ``(...)`` tensor on the inputs' device.
+        ``(...)``: a float, numpy array or (for tensor input) tensor on the inputs' device.
     """
-    (yt, yp, w), _, _ = format_inputs(
-        _KINDS, y_true=y_true, y_pred=y_pred, sample_weight=sample_weight
-    )
-    s = confusion_sums(yt, yp, w)
+    inputs, s = _sums(y_true, y_pred, sample_weight, pos_label)
     _warn_classes("balanced_accuracy", s, (0, 1), "")
-    return ba_from_sums(s)
+    return inputs.result(ba_from_sums(s))
 
 
 def f1(
-    y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None
-) -> torch.Tensor:
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
+) -> Result:
     """Weighted F1 of class 1: 2 TP / (2 TP + FP + FN) with weighted counts.
 
     Equals ``sklearn.metrics.f1_score(y_true, y_pred, sample_weight=w)`` when class 1 has
     positive total weight; NaN and a warning when it has none (its recall is undefined).
+    Inputs as in :func:`balanced_accuracy`.
 
     Returns:
-        ``(...)`` tensor on the inputs' device.
+        ``(...)``: a float, numpy array or (for tensor input) tensor on the inputs' device.
     """
-    (yt, yp, w), _, _ = format_inputs(
-        _KINDS, y_true=y_true, y_pred=y_pred, sample_weight=sample_weight
-    )
-    s = confusion_sums(yt, yp, w)
+    inputs, s = _sums(y_true, y_pred, sample_weight, pos_label)
     _warn_classes("f1", s, (1,), "")
-    return f1_from_sums(s)
+    return inputs.result(f1_from_sums(s))
 
 
 def weighted_accuracy(
@@ -130,7 +156,8 @@ def weighted_accuracy(
     *,
     q: float | ArrayLike,
     sample_weight: ArrayLike | None = None,
-) -> torch.Tensor:
+    pos_label: Any = None,
+) -> Result:
     """Accuracy standardised to a positive-class mix q: q·Recall_1 + (1−q)·Recall_0 (SPEC §2).
 
     ``q = 0.5`` gives balanced accuracy; ``q`` = the (weighted) prevalence of class 1 gives
@@ -138,15 +165,14 @@ def weighted_accuracy(
     does not make the result undefined.
 
     Args:
-        q: scalar or tensor broadcastable to the leading shape ``(...)``, each in [0, 1].
+        q: scalar or array broadcastable to the leading shape ``(...)``, each in [0, 1].
+        Other inputs as in :func:`balanced_accuracy`.
     """
-    (yt, yp, w), device, dtype = format_inputs(
-        _KINDS, y_true=y_true, y_pred=y_pred, sample_weight=sample_weight
-    )
-    qt = torch.as_tensor(q, dtype=dtype, device=device)
+    inputs, s = _sums(y_true, y_pred, sample_weight, pos_label)
+    qt = torch.as_tensor(np.asarray(q) if not isinstance(q, torch.Tensor) else q)
+    qt = qt.to(dtype=inputs.dtype, device=inputs.device)
     if bool(torch.isnan(qt).any()) or bool(((qt < 0) | (qt > 1)).any()):
         raise ValueError(f"q must lie in [0, 1]; got {qt.tolist()}")
-    s = confusion_sums(yt, yp, w)
     r0, r1 = recalls_from_sums(s)
     zero = torch.zeros_like(r0)
     term1 = torch.where(qt > 0, qt * r1, zero)
@@ -155,4 +181,4 @@ def weighted_accuracy(
     need0 = (qt < 1) & (s.neg <= 0)
     warn_undefined("weighted_accuracy", "class 1 has zero total weight", need1)
     warn_undefined("weighted_accuracy", "class 0 has zero total weight", need0)
-    return term1 + term0
+    return inputs.result(term1 + term0)

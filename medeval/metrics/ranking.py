@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 
-from ._checks import ArrayLike, format_inputs, warn_undefined
-from .classification import _ratio
+from ._checks import ArrayLike, format_inputs, scale_weights, warn_undefined
+from .classification import Result, _ratio
 
-_KINDS = {"y_true": "binary", "y_score": "score", "sample_weight": "weight"}
+_KINDS = {"y_true": "label", "y_score": "score", "sample_weight": "weight"}
 
 
 class AucSums(NamedTuple):
@@ -52,25 +52,40 @@ def auc_from_sums(s: AucSums) -> torch.Tensor:
 
 
 def roc_auc(
-    y_true: ArrayLike, y_score: ArrayLike, *, sample_weight: ArrayLike | None = None
-) -> torch.Tensor:
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: Any = None,
+) -> Result:
     """Weighted area under the ROC curve; tied scores count ½.
 
     Equals ``sklearn.metrics.roc_auc_score(y_true, y_score, sample_weight=w)`` when both classes
     have positive total weight; NaN and a warning otherwise.
 
+    The weights of each class are rescaled by a power of two (exact) before the sums, so the
+    result does not depend on their scale (weights near 1e±160 neither overflow nor lose
+    digits).
+
     Args:
-        y_true: ``(..., N)`` labels in {0, 1}.
-        y_score: ``(..., N)`` scores, larger = more likely class 1 (±inf allowed, NaN not).
+        y_true: ``(..., N)`` labels of two classes ({0, 1}, booleans, {-1, 1}, or any two
+            with ``pos_label``); a ``(N, 1)`` column is read as ``(N,)``.
+        y_score: ``(..., N)`` scores, larger = more likely the positive class (±inf allowed,
+            NaN not).
         sample_weight: ``(..., N)`` non-negative weights, broadcastable; ``None`` = all ones.
+        pos_label: the positive class when the labels are not {0, 1} or {-1, 1}.
 
     Returns:
-        ``(...)`` tensor on the inputs' device.
+        ``(...)``: a float, numpy array or (for tensor input) tensor on the inputs' device.
     """
-    (yt, ys, w), _, _ = format_inputs(
-        _KINDS, y_true=y_true, y_score=y_score, sample_weight=sample_weight
+    inputs = format_inputs(
+        _KINDS, y_true=y_true, y_score=y_score, sample_weight=sample_weight, pos_label=pos_label
     )
+    yt, ys, w = inputs.tensors
+    # AUC is a ratio of (positive weight) × (negative weight) sums: scale each class apart.
+    positive = yt > 0
+    w = scale_weights(scale_weights(w, positive), ~positive)
     s = auc_sums(yt, ys, w)
     for c, total in ((0, s.neg), (1, s.pos)):
         warn_undefined("roc_auc", f"class {c} has zero total weight", total <= 0)
-    return auc_from_sums(s)
+    return inputs.result(auc_from_sums(s))

@@ -52,6 +52,9 @@ def _add_source_args(p: argparse.ArgumentParser) -> None:
         help="pre-made train/val/test folders (folder, medmnist)",
     )
     p.add_argument("--tie", choices=("drop", "first"), default="drop", help="mmhs150k ties")
+    p.add_argument(
+        "--frame", type=int, help="frame read from multi-frame DICOM files (dicom; else rejected)"
+    )
 
 
 def _options(args: argparse.Namespace) -> dict:
@@ -81,6 +84,8 @@ def _options(args: argparse.Namespace) -> dict:
         out["respect_splits"] = args.splits == "respect"
     if s == "mmhs150k":
         out["tie"] = args.tie
+    if args.frame is not None and s == "dicom":
+        out["frame"] = args.frame
     return out
 
 

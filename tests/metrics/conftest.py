@@ -8,10 +8,13 @@ ALLOW_UNDEFINED = "ignore::medeval.metrics.UndefinedMetricWarning"
 
 @st.composite
 def binary_problems(draw, max_rows: int = 4, max_n: int = 40):
-    """``(y_true, y_pred, y_score, w)`` each ``(B, N)``: coarse scores (ties), zero weights."""
+    """``(y_true, y_pred, y_score, w)`` each ``(B, N)``: coarse scores (ties), zero weights.
+
+    N >= 2: a ``(B, 1)`` array is a column of B instances (as in scikit-learn), not B rows.
+    """
     seed = draw(st.integers(0, 2**32 - 1))
     b = draw(st.integers(1, max_rows))
-    n = draw(st.integers(1, max_n))
+    n = draw(st.integers(2, max_n))
     rng = np.random.default_rng(seed)
     p1 = draw(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0]))
     y = (rng.random((b, n)) < p1).astype(np.int64)

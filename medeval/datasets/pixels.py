@@ -1,0 +1,274 @@
+"""Decoding one image file (PIL or pydicom) into a float array, and checking a set of files.
+
+The layer below both :mod:`medeval.datasets.images` (tensors, ``Dataset``) and
+:mod:`medeval.datasets.dicom` (the DICOM set loader); it needs neither torch nor either of them.
+
+DICOM pixels: the modality LUT (rescale slope / intercept), then the VOI LUT or window centre /
+width, MONOCHROME1 inverted so that bright is always dense, grey values mapped to float [0, 1];
+PALETTE COLOR through its colour LUT to RGB; RGB / YBR (converted to RGB by pydicom) scaled by
+the stored bit depth. Compressed transfer syntaxes (JPEG baseline / extended / lossless,
+JPEG-LS, JPEG 2000, RLE) need the decoder plugins of the ``dicom`` extra.
+
+Multi-frame files hold several images in one file; a data set row is one image, so they are
+rejected (file named) unless ``frame`` picks one. The rule is the same when a loader checks its
+files and when a training loop reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from medeval.datasets.base import DataError, LabelledData, SkippedFile
+
+__all__ = [
+    "FRAME_KEY",
+    "PIL_SUFFIXES",
+    "DicomHeader",
+    "dicom_frame",
+    "is_dicom",
+    "read_dicom_header",
+    "read_dicom_image",
+    "read_image_array",
+    "verify_files",
+]
+
+PIL_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp")
+FRAME_KEY = "dicom_frame"  # ``LabelledData.meta`` key: the frame picked from multi-frame files
+_HEADER_ERRORS = (OSError, ValueError, EOFError, KeyError, AttributeError, TypeError)
+
+
+def is_dicom(path: Path) -> bool:
+    """A ``.dcm`` / ``.dicom`` file, or any non-image file with the DICOM part-10 magic."""
+    suffix = path.suffix.lower()
+    if suffix in (".dcm", ".dicom"):
+        return True
+    if suffix in PIL_SUFFIXES:
+        return False
+    with open(path, "rb") as fh:  # DICOM part-10 files carry "DICM" after a 128-byte preamble
+        fh.seek(128)
+        return fh.read(4) == b"DICM"
+
+
+def _pil_array(path: Path) -> np.ndarray:
+    with Image.open(path) as img:
+        img.load()
+        if img.mode in ("I;16", "I;16B", "I;16L", "I"):
+            # 16-bit grayscale (PNG/TIFF): scale by the 16-bit range, not by the image's max.
+            return np.asarray(img, dtype=np.float32) / 65535.0
+        if img.mode == "F":
+            return _min_max(np.asarray(img, dtype=np.float32))
+        if img.mode in ("L", "1"):
+            return np.asarray(img.convert("L"), dtype=np.float32) / 255.0
+        return np.asarray(img.convert("RGB"), dtype=np.float32) / 255.0
+
+
+def _min_max(arr: np.ndarray) -> np.ndarray:
+    lo, hi = float(arr.min()), float(arr.max())
+    return (arr - lo) / (hi - lo) if hi > lo else np.zeros_like(arr)
+
+
+def read_image_array(path: str | Path, *, frame: int | None = None) -> np.ndarray:
+    """Decode one image file into float32 (H, W) or (H, W, 3) in [0, 1].
+
+    DICOM files go through :func:`read_dicom_image` (``frame`` picks the image of a
+    multi-frame file); everything else through PIL.
+
+    Raises:
+        DataError: naming the file when it is missing or cannot be decoded.
+    """
+    path = Path(path)
+    try:
+        if is_dicom(path):
+            return read_dicom_image(path, frame=frame)
+        return _pil_array(path)
+    except DataError:
+        raise
+    except FileNotFoundError as exc:
+        raise DataError(f"{path}: image file not found") from exc
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        raise DataError(f"{path}: cannot read image: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class DicomHeader:
+    """What a loader needs from a DICOM header before any pixel is decoded."""
+
+    patient_id: str
+    n_frames: int
+
+
+def read_dicom_header(path: str | Path) -> DicomHeader:
+    """Patient id and frame count of one file, without reading its pixels.
+
+    Raises:
+        DataError: naming the file when it is missing or not readable DICOM.
+    """
+    import pydicom  # only DICOM users pay for importing pydicom
+    from pydicom.errors import InvalidDicomError
+
+    path = Path(path)
+    try:
+        ds = pydicom.dcmread(
+            path, stop_before_pixels=True, specific_tags=["PatientID", "NumberOfFrames"]
+        )
+        n_frames = int(ds.get("NumberOfFrames") or 1)
+    except FileNotFoundError as exc:
+        raise DataError(f"{path}: DICOM file not found") from exc
+    except (InvalidDicomError, *_HEADER_ERRORS) as exc:
+        raise DataError(f"{path}: cannot read DICOM header: {exc}") from exc
+    return DicomHeader(str(ds.get("PatientID", "")).strip(), n_frames)
+
+
+def dicom_frame(path: str | Path, n_frames: int, frame: int | None) -> int | None:
+    """The frame to read from a file of ``n_frames``: ``None`` for a single-frame file.
+
+    ``frame`` may count from the end (``-1`` = last), as a Python index does.
+
+    Raises:
+        DataError: naming the file when it is multi-frame and ``frame`` is ``None`` or out of
+            range.
+    """
+    if n_frames <= 1:
+        return None
+    if frame is None:
+        raise DataError(
+            f"{path}: multi-frame DICOM ({n_frames} frames) where one image per row is "
+            "expected; pick one with the loader option frame=<index>"
+        )
+    if not -n_frames <= frame < n_frames:
+        raise DataError(f"{path}: frame {frame} asked for, but the file has {n_frames} frames")
+    return frame % n_frames
+
+
+def read_dicom_image(path: str | Path, *, frame: int | None = None) -> np.ndarray:
+    """Decode one DICOM file into float32 (H, W) grey or (H, W, 3) RGB in [0, 1].
+
+    Args:
+        path: the file.
+        frame: the frame of a multi-frame file (``-1`` = last); single-frame files ignore it.
+
+    Raises:
+        DataError: naming the file when it is not readable DICOM, has no pixel data, cannot be
+            decoded (e.g. no decoder for its transfer syntax), or is multi-frame without
+            ``frame``.
+    """
+    path = Path(path)
+    ds = _read_dataset(path)
+    raw = _decode(ds, path, frame)
+    photometric = str(ds.get("PhotometricInterpretation", "")).strip()
+    if photometric == "PALETTE COLOR":
+        return _palette_to_rgb(raw, ds, path)
+    if raw.ndim == 3:  # RGB, or YBR that pydicom has converted to RGB
+        bits = int(ds.get("BitsStored") or raw.dtype.itemsize * 8)
+        return (raw.astype(np.float64) / (2.0**bits - 1)).clip(0, 1).astype(np.float32)
+    return _grey(raw, ds, monochrome1=photometric == "MONOCHROME1")
+
+
+def _read_dataset(path: Path):
+    import pydicom
+    from pydicom.errors import InvalidDicomError
+
+    try:
+        return pydicom.dcmread(path)
+    except FileNotFoundError as exc:
+        raise DataError(f"{path}: DICOM file not found") from exc
+    except (InvalidDicomError, *_HEADER_ERRORS) as exc:
+        raise DataError(f"{path}: cannot read DICOM pixels: {exc}") from exc
+
+
+def _decode(ds, path: Path, frame: int | None) -> np.ndarray:
+    """The pixels of one frame, (H, W) or (H, W, 3); every decoder failure is a DataError."""
+    if "PixelData" not in ds and "FloatPixelData" not in ds and "DoubleFloatPixelData" not in ds:
+        raise DataError(f"{path}: cannot read DICOM pixels: the file has no pixel data")
+    try:
+        n_frames = int(ds.get("NumberOfFrames") or 1)
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"{path}: cannot read DICOM pixels: bad NumberOfFrames: {exc}") from exc
+    index = dicom_frame(path, n_frames, frame)
+    meta = getattr(ds, "file_meta", None)
+    syntax = meta.get("TransferSyntaxUID") if meta is not None else None
+    try:
+        ds.pixel_array_options(index=index)
+        return ds.pixel_array
+    # Decoder plugins raise many types (RuntimeError when none can decode, ValueError on
+    # truncated data, NotImplementedError, their own errors): each is a fault of this file.
+    except Exception as exc:
+        name = getattr(syntax, "name", "unknown transfer syntax")
+        hint = ""
+        if syntax is not None and _no_decoder(syntax):
+            hint = f"; no decoder for {name} is installed: `pip install medeval[dicom]`"
+        reason = " ".join(str(exc).split())  # plugin reports span lines; messages are one line
+        raise DataError(f"{path}: cannot decode DICOM pixels ({name}): {reason}{hint}") from exc
+
+
+def _no_decoder(syntax) -> bool:
+    """True when the transfer syntax is compressed and no decoder plugin for it is installed."""
+    from pydicom.pixels import get_decoder
+
+    try:
+        if not syntax.is_compressed:
+            return False
+        return not get_decoder(syntax).is_available
+    except NotImplementedError:  # pydicom knows no decoder for this syntax at all
+        return True
+    except ValueError:  # not a transfer syntax pydicom knows: no advice to give
+        return False
+
+
+def _palette_to_rgb(raw: np.ndarray, ds, path: Path) -> np.ndarray:
+    from pydicom.pixels import apply_color_lut
+
+    try:
+        rgb = apply_color_lut(raw, ds)
+    except (ValueError, KeyError, AttributeError) as exc:
+        raise DataError(f"{path}: cannot apply the PALETTE COLOR lookup table: {exc}") from exc
+    # The LUT entries are 8 or 16 bit (LUT descriptor); pydicom returns uint8 or uint16 to match.
+    return (rgb.astype(np.float32) / np.iinfo(rgb.dtype).max).astype(np.float32)
+
+
+def _grey(raw: np.ndarray, ds, *, monochrome1: bool) -> np.ndarray:
+    from pydicom.pixels import apply_modality_lut, apply_voi_lut
+
+    arr = apply_modality_lut(raw, ds)
+    if "VOILUTSequence" in ds:
+        # A VOI LUT table is indexed by integer values; the modality step may return floats.
+        arr = apply_voi_lut(np.rint(arr).astype(np.int64), ds, index=0)
+    elif "WindowCenter" in ds:
+        arr = apply_voi_lut(arr, ds, index=0)
+    arr = _min_max(np.asarray(arr, dtype=np.float32))
+    return 1.0 - arr if monochrome1 else arr  # MONOCHROME1: low values are white
+
+
+def verify_files(
+    data: LabelledData,
+    *,
+    skip_unreadable: bool,
+    rows: np.ndarray | None = None,
+    frame: int | None = None,
+) -> LabelledData:
+    """Decode every file of ``data`` once; raise naming file and row, or skip and record.
+
+    ``rows`` (N,) are the rows named in messages (e.g. metadata rows; default 0..N-1);
+    ``frame`` is the frame read from multi-frame DICOM files.
+    """
+    rows = np.arange(len(data)) if rows is None else np.asarray(rows)
+    bad: list[SkippedFile] = []
+    bad_pos: list[int] = []
+    for pos, file in enumerate(data.files):
+        try:
+            read_image_array(file, frame=frame)
+        except DataError as exc:
+            if not skip_unreadable:
+                raise DataError(f"row {rows[pos]}: {exc}") from exc
+            bad.append(SkippedFile(str(file), int(rows[pos]), str(exc)))
+            bad_pos.append(pos)
+    if not bad:
+        return data
+    keep = np.setdiff1d(np.arange(len(data)), bad_pos)
+    out = data.subset(keep)
+    out.skipped = [*data.skipped, *bad]
+    return out
