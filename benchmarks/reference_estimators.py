@@ -41,8 +41,8 @@ from sklearn.ensemble import RandomForestClassifier
 
 from medeval import evaluate_predictions
 from medeval.analyses.rq4 import agreement_table
-from medeval.protocol.forest import derive_seed
-from medeval.protocol.grid import five_by_two, resolve_collection
+from medeval.protocol.grid import resolve_collection
+from medeval.splits import cv_5x2, derive_seed
 from medeval.tasks import make_binary_task
 from medeval.weights import utilities
 
@@ -120,7 +120,7 @@ def run_dataset(collection, dataset: str, seed: int = 0) -> list[dict]:
     task = make_binary_task(collection.load(dataset), seed=seed)
     if not task.kept:
         return []
-    splits = five_by_two(task, derive_seed(seed, dataset, "split"))
+    splits = cv_5x2(task, derive_seed(seed, dataset, "split"))
     names = task.subconcept_names
     sides = task.sides
     minority = np.flatnonzero(sides == 1)

@@ -37,11 +37,7 @@ from matplotlib.figure import Figure
 
 from medeval.discovery import Discovery, discover_subconcepts
 from medeval.predictions import POSTERIOR_PREFIX, InputError, read_predictions
-
-try:  # the evaluation outputs' library home (older layout: the evaluate module itself)
-    from medeval.report.outputs import evaluate_file, output_files
-except ImportError:  # pragma: no cover - depends on the installed layout
-    from medeval.evaluate import evaluate_file, output_files
+from medeval.report.outputs import evaluate_file, output_files
 
 __all__ = ["EmbeddingTable", "discover_and_evaluate", "examples_figure", "read_embeddings"]
 

@@ -23,6 +23,7 @@ from .metrics._checks import UndefinedMetricWarning
 from .metrics.bootstrap import BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from .metrics.ranking import auc_from_sums, auc_sums
+from .predictions import labels_from_scores
 from .weights import (
     Utilities,
     class_posteriors,
@@ -369,7 +370,7 @@ def evaluate_predictions(
         if yp.shape != y.shape:
             raise ValueError(f"y_pred must have shape {y.shape} like y_true; got {yp.shape}")
     elif s is not None:
-        yp = (s >= threshold).astype(np.int64)
+        yp = labels_from_scores(s, threshold)
     else:
         raise ValueError("need y_score or y_pred")
     u = train_sizes

@@ -16,12 +16,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .errors import UserError
 from .weights import Utilities, utilities_from_train_sizes
 
 POSTERIOR_PREFIX = "q_"
 
 
-class InputError(ValueError):
+class InputError(UserError):
     """A bad input file; the message names the file, and the column and row where known."""
 
     def __init__(
@@ -49,6 +50,12 @@ class PredictionTable:
 
     def __len__(self) -> int:
         return len(self.y_true)
+
+
+def labels_from_scores(y_score: np.ndarray, threshold: float) -> np.ndarray:
+    """Predicted labels ``(N,)`` int64: 1 where ``y_score >= threshold`` (the one rule used
+    everywhere: evaluation, the forest protocol, validation during training)."""
+    return (np.asarray(y_score) >= threshold).astype(np.int64)
 
 
 def _read_frame(path: Path) -> pd.DataFrame:
@@ -154,6 +161,19 @@ def _check_subconcepts(path: Path, sc: np.ndarray, y: np.ndarray, u: Utilities) 
 
 
 def _check_posteriors(path, q, q_cols, names, u: Utilities | None, atol: float = 1e-4) -> None:
+    # Column names first: a missing q_<name> column also makes the rows sum to less than 1,
+    # and the missing column is the problem to report.
+    if u is not None:
+        missing = [n for n in u.names if n not in names]
+        extra = [n for n in names if n not in u.names]
+        if missing or extra:
+            raise InputError(
+                path,
+                "posterior columns must be exactly q_<name> for every subconcept in the train "
+                f"sizes; missing {[POSTERIOR_PREFIX + m for m in missing]}, unknown "
+                f"{[POSTERIOR_PREFIX + e for e in extra]}",
+                column=(POSTERIOR_PREFIX + (missing or extra)[0]),
+            )
     bad = q < 0
     if bad.any():
         r, c = np.argwhere(bad)[0]
@@ -168,17 +188,6 @@ def _check_posteriors(path, q, q_cols, names, u: Utilities | None, atol: float =
             column=q_cols[0],
             row=r + 1,
         )
-    if u is not None:
-        missing = [n for n in u.names if n not in names]
-        extra = [n for n in names if n not in u.names]
-        if missing or extra:
-            raise InputError(
-                path,
-                "posterior columns must be exactly q_<name> for every subconcept in the train "
-                f"sizes; missing {[POSTERIOR_PREFIX + m for m in missing]}, unknown "
-                f"{[POSTERIOR_PREFIX + e for e in extra]}",
-                column=(POSTERIOR_PREFIX + (missing or extra)[0]),
-            )
 
 
 def read_train_sizes(path: str | Path) -> Utilities:

@@ -10,17 +10,18 @@
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
+import hashlib
+import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import RepeatedStratifiedKFold
+from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedGroupKFold
 
+from medeval import atomic
 from medeval.datasets.base import DataError
 from medeval.tasks.binary import BinaryTask
 
@@ -29,6 +30,8 @@ __all__ = [
     "Split",
     "check_no_group_leak",
     "cv_5x2",
+    "derive_seed",
+    "make_splits",
     "patient_splits",
     "presplit_split",
     "read_manifest",
@@ -80,8 +83,19 @@ class Split:
         return out
 
 
+def derive_seed(base: int, *parts: Any) -> int:
+    """A 31-bit seed from ``base`` and labels (data set, fold, role): independent of order."""
+    text = "\x1f".join([str(int(base)), *map(str, parts)])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
+
+
 def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2) -> list[Split]:
-    """5×2 stratified cross-validation on the subconcept code.
+    """5×2 cross-validation stratified on the subconcept code; group-aware when the task has
+    groups (patients, lesions), so no group is on both sides of a fold.
+
+    Without groups: ``RepeatedStratifiedKFold(random_state=seed)`` (scheme ``"cv5x2"``). With
+    groups: ``StratifiedGroupKFold`` per repeat ``r``, seeded ``derive_seed(seed, r)`` (scheme
+    ``"cv5x2-group"``).
 
     Returns:
         ``n_repeats * n_splits`` splits with parts ``train`` and ``test`` (row positions).
@@ -93,6 +107,8 @@ def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2
             f"{task.source}/{task.name}: subconcept {small!r} has {counts.min()} rows, "
             f"fewer than the {n_splits} folds"
         )
+    if task.has_groups:
+        return _grouped_cv(task, seed, n_repeats=n_repeats, n_splits=n_splits)
     cv = RepeatedStratifiedKFold(n_splits=n_splits, n_repeats=n_repeats, random_state=seed)
     out = []
     for k, (train, test) in enumerate(cv.split(np.zeros(len(task)), task.subconcept)):
@@ -105,6 +121,18 @@ def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2
                 fold=k % n_splits,
             )
         )
+    return out
+
+
+def _grouped_cv(task: BinaryTask, seed: int, *, n_repeats: int, n_splits: int) -> list[Split]:
+    out = []
+    for r in range(n_repeats):
+        cv = StratifiedGroupKFold(
+            n_splits=n_splits, shuffle=True, random_state=derive_seed(seed, r)
+        )
+        for f, (train, test) in enumerate(cv.split(task.y, task.subconcept, task.groups)):
+            parts = {"train": np.sort(train), "test": np.sort(test)}
+            out.append(Split("cv5x2-group", seed, parts, repeat=r, fold=f))
     return out
 
 
@@ -214,6 +242,35 @@ def check_no_group_leak(task: BinaryTask, split: Split) -> None:
         owner[present] = j
 
 
+def make_splits(
+    task: BinaryTask, scheme: str = "auto", *, split_seed: int = 0, n_seeds: int = 10
+) -> tuple[str, list[Split], list[int]]:
+    """Splits of ``task`` by scheme, checked for group leaks.
+
+    Args:
+        scheme: ``"cv5x2"`` (seed ``split_seed``), ``"patient"`` (seeds ``split_seed`` …
+            ``split_seed + n_seeds - 1``), ``"presplit"`` (the source's own parts) or
+            ``"auto"``: cv5x2 for tabular data, patient-level otherwise.
+
+    Returns:
+        The scheme used, the splits and their seeds.
+    """
+    if scheme == "auto":
+        scheme = "cv5x2" if task.data.kind == "tabular" else "patient"
+    if scheme == "cv5x2":
+        splits, seeds = cv_5x2(task, split_seed), [split_seed]
+    elif scheme == "presplit":
+        splits, seeds = [presplit_split(task)], []
+    elif scheme == "patient":
+        seeds = list(range(split_seed, split_seed + n_seeds))
+        splits = patient_splits(task, seeds=seeds)
+    else:
+        raise ValueError(f"unknown split scheme {scheme!r}")
+    for split in splits:
+        check_no_group_leak(task, split)
+    return scheme, splits, seeds
+
+
 def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> Path:
     """Write ``splits`` as a long CSV (one line per split and row), atomically.
 
@@ -247,31 +304,14 @@ def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> P
     frame = pd.concat(frames, ignore_index=True)[MANIFEST_COLUMNS]
     # A ".gz" suffix compresses (pandas infers it from the name of the final path).
     compression = "gzip" if path.suffix == ".gz" else None
-    return _atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False, compression=compression))
+    buf = io.BytesIO()
+    frame.to_csv(buf, index=False, compression=compression)
+    return atomic.write_bytes(path, buf.getvalue())
 
 
 def write_json(path: str | Path, payload: dict) -> Path:
     """Write ``payload`` as indented JSON, atomically."""
-    text = json.dumps(payload, indent=2) + "\n"
-    return _atomic_write(Path(path), lambda tmp: Path(tmp).write_text(text))
-
-
-def _atomic_write(path: Path, write) -> Path:
-    """``write(tmp)`` into a temporary file next to ``path``, then ``os.replace``: readers never
-    see a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; use the usual permissions
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+    return atomic.write_json(path, payload)
 
 
 def read_manifest(path: str | Path, task: BinaryTask | None = None) -> list[Split]:

@@ -134,14 +134,19 @@ ev = medeval.evaluate_predictions(
 )
 ev.table().round(3)
 # %%
-ev.per_subconcept[["subconcept", "class", "n_test", "utility", "recall", "low", "high"]].round(3)
+ev.per_subconcept[
+    ["subconcept", "class", "n_test", "utility", "recall", "low", "high", "est_recall"]
+].round(3)
 # %%
 from medeval.report.figures import subconcept_figure
 
 subconcept_figure(ev.per_subconcept, ev.scores, title="KEEL letter, one test fold")
 # %% [md]
 # BA (0.94) hides that the smallest letter, Y, is recognised only about a third of the time;
-# the oracle wBA shows it. Here the predicted weights (pBA) barely move: the subconcept forest
-# itself confuses the missed Y instances with majority letters, so they get small predicted
-# weights. pBA is a diagnostic: when it agrees with BA, check the subconcept model too; when it
-# disagrees, look at the subconcepts.
+# the oracle wBA (0.87) shows it, and so does the label-free cBA (0.88), which needs no test
+# subconcept labels: it renormalises the subconcept forest's posteriors within each instance's
+# known class, so a missed Y that looks like a majority letter still counts as a likely Y. The
+# paper's pBA (0.94) barely moves: without the class condition, the missed Y instances get the
+# majority utility. The label-free per-subconcept recall (`est_recall`, hatched bars) tracks the
+# true recall; when the subconcept model is weak within a class (`ev.subconcept_model`), cBA moves
+# toward BA and understates the failure.

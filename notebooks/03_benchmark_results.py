@@ -5,7 +5,7 @@
 # a shared subconcept forest per fold) over a collection and `python -m medeval.analyze` turns
 # the records into the RQ1–RQ3 tables and figures. This notebook reads a results folder.
 #
-# Set `MEDEVAL_RESULTS` to a results folder (e.g. `benchmark-results/keel`). Without it, the
+# Set `MEDEVAL_RESULTS` to a results folder (e.g. `runs/benchmark-keel`). Without it, the
 # notebook runs a small benchmark itself: four KEEL sets, two corrections, two of the ten
 # splits and 20 trees (about a minute), so the numbers are only illustrative; the full
 # study's figures are in `docs/benchmark.md`.
@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Image, Markdown, display
 
-from medeval.analyze import analyze
+from medeval.analyses.report import analyze
 
 RESULTS = os.environ.get("MEDEVAL_RESULTS")
 if RESULTS is None:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -108,12 +109,12 @@ def test_rerun_skips_finished_work_and_force_recomputes(shared_data, reference, 
     assert _strip(ResultsStore(out).records()) == _strip(ResultsStore(reference).records())
 
 
-def test_other_settings_in_the_same_folder_are_refused(shared_data, reference):
-    with pytest.raises(SystemExit, match="n_estimators=5.*n_estimators=7.*--force"):
-        main(_args(shared_data, reference, "--n-estimators", "7"))
+def test_other_settings_in_the_same_folder_are_refused(shared_data, reference, capsys):
+    assert main(_args(shared_data, reference, "--n-estimators", "7")) == 2
+    assert re.search("n_estimators=5.*n_estimators=7.*--force", capsys.readouterr().err)
 
 
-def test_discovered_subconcepts_run_and_folder_guard(shared_data, reference, tmp_path):
+def test_discovered_subconcepts_run_and_folder_guard(shared_data, reference, tmp_path, capsys):
     out = tmp_path / "discovered"
     args = [
         "--collection", "keel", "--data", str(shared_data), "--out", str(out),
@@ -126,8 +127,9 @@ def test_discovered_subconcepts_run_and_folder_guard(shared_data, reference, tmp
     disc = pd.read_csv(out / "analysis" / "discovery.csv")
     assert set(disc["class"]) == {0, 1} and (disc.n_splits == 2).all()
     assert {r["subconcepts"] for r in ResultsStore(reference).records()} == {"true"}
-    with pytest.raises(SystemExit, match="subconcepts='true'.*subconcepts='discovered'"):
-        main(_args(shared_data, reference, "--subconcepts", "discovered"))
+    capsys.readouterr()
+    assert main(_args(shared_data, reference, "--subconcepts", "discovered")) == 2
+    assert re.search("subconcepts='true'.*subconcepts='discovered'", capsys.readouterr().err)
 
 
 @pytest.mark.parametrize(
@@ -138,10 +140,15 @@ def test_discovered_subconcepts_run_and_folder_guard(shared_data, reference, tmp
         (["--max-splits", "11"], "max-splits"),
     ],
 )
-def test_bad_arguments_name_the_problem(shared_data, tmp_path, extra, message):
+def test_bad_arguments_exit_2_and_name_the_problem(shared_data, tmp_path, capsys, extra, message):
     args = ["--collection", "keel", "--data", str(shared_data), "--out", str(tmp_path), *extra]
-    with pytest.raises(SystemExit, match=message):
-        main(args)
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse's own checks
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err) and "Traceback" not in err
 
 
 def test_folder_of_tables_collection(shared_data, tmp_path):

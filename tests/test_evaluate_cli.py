@@ -214,3 +214,35 @@ def test_html_report_is_self_contained(files, capsys):
     assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
     assert "pBA" in page and "predicted utility weights" in page and "sub_3" in page
     assert 'src="http' not in page and 'href="http' not in page  # no external assets
+
+
+def test_reference_data_check_the_subconcept_model_without_test_labels(files, capsys):
+    """Label-free flow: no test subconcepts; the reference file measures the subconcept model
+    within each class, and a weak one is flagged in metrics.json and the report."""
+    df, pred, sizes, out = files
+    ref = out.parent / "reference.csv"
+    df.to_csv(ref, index=False)  # uninformative Dirichlet posteriors: a weak subconcept model
+    df.drop(columns="subconcept").to_csv(pred, index=False)
+    args = ["--predictions", str(pred), "--train-sizes", str(sizes), "--reference", str(ref)]
+    rc = main([*args, "--out", str(out), "--bootstrap", "50", "--quiet"])
+    assert rc == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["scores"]["wBA"] is None and metrics["scores"]["cBA"] is not None
+    assert metrics["subconcept_model_source"] == "reference data (reference.csv)"
+    assert set(metrics["subconcept_model"]) == {"class 0", "class 1"}
+    assert all(v < 0.7 for v in metrics["subconcept_model"].values())
+    per_sc = pd.read_csv(out / "per_subconcept.csv")
+    assert per_sc.recall.isna().all() and per_sc.est_recall.notna().all()
+    assert "The subconcept model is weak within class 1" in (out / "report.html").read_text()
+
+
+@pytest.mark.parametrize(("drop", "column"), [(["subconcept"], "subconcept"), (["q_A"], "q_A")])
+def test_bad_reference_file_exits_2_naming_the_column(files, capsys, drop, column):
+    df, pred, sizes, out = files
+    ref = out.parent / "reference.csv"
+    df.drop(columns=drop).to_csv(ref, index=False)
+    args = ["--predictions", str(pred), "--train-sizes", str(sizes), "--reference", str(ref)]
+    rc = main([*args, "--out", str(out), "--quiet"])
+    assert rc == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert "reference.csv" in err and f"'{column}'" in err and len(err.strip().splitlines()) == 1

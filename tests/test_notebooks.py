@@ -75,3 +75,19 @@ def test_benchmark_results_notebook_runs_a_small_benchmark_when_none_is_given(sh
     assert _images(nb) >= 3  # RQ1 gap, RQ2 scatter, RQ3 sheet
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o["output_type"] == "error"]
     assert not errors
+
+
+@pytest.mark.slow
+def test_tuning_notebook_compares_choices_by_ba_and_by_subconcept_scores(shared_data):
+    nb = _execute(
+        NOTEBOOKS / "04_tuning_by_subconcept_score.ipynb",
+        {"MPLBACKEND": "", "MEDEVAL_DATA": str(shared_data)},
+    )
+    text = _outputs(nb)
+    assert "keel/vehicle: KEPT" in text
+    assert all(f"chosen by {s:>3}:" in text for s in ("BA", "pBA", "cBA", "wBA"))
+    assert "per-subconcept recall on the test half" in text and "van" in text
+    assert "held-out wBA, cBA's choice minus BA's choice" in text
+    assert _images(nb) >= 1  # per-subconcept recall bars
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert not errors

@@ -157,3 +157,18 @@ def test_gzipped_manifest_round_trip_with_usual_permissions(tmp_path, vehicle):
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
     with pytest.raises(FileNotFoundError, match="no such manifest"):
         read_manifest(tmp_path / "absent.csv")
+
+
+def test_cv_5x2_keeps_groups_apart_when_the_task_has_groups():
+    from medeval.synthetic import make_phantoms
+
+    task = make_binary_task(make_phantoms(144, size=16, seed=0), seed=0)
+    assert task.has_groups
+    folds = cv_5x2(task, seed=3)
+    assert len(folds) == 10 and {f.scheme for f in folds} == {"cv5x2-group"}
+    for split in folds:
+        train, test = split["train"], split["test"]
+        assert len(train) + len(test) == len(task)
+        assert not set(np.asarray(task.groups)[train]) & set(np.asarray(task.groups)[test])
+    again = cv_5x2(task, seed=3)
+    assert all(np.array_equal(a["test"], b["test"]) for a, b in zip(folds, again, strict=True))

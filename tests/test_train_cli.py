@@ -79,6 +79,30 @@ def test_real_nih_metadata_without_images_is_a_clear_error(shared_data, tmp_path
 
 def test_resume_needs_a_run_folder_and_no_overrides(tmp_path, capsys):
     assert main(["--resume", str(tmp_path / "absent")]) == 2
-    assert "config file not found" in capsys.readouterr().err
+    assert "no run here" in capsys.readouterr().err
     assert main(["--resume", str(tmp_path), "train.epochs=3"]) == 2
-    assert "drop --config/overrides" in capsys.readouterr().err
+    assert "drop the other options" in capsys.readouterr().err
+
+
+def test_loader_flags_become_data_options_and_wrong_ones_exit_2(shared_data, tmp_path, capsys):
+    nih = ["--source", "nih", "--path", str(shared_data / "nih"), "model.pretrained=false"]
+    assert main([*nih, "--require-images", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "images listed there are missing" in err  # require_images reached the loader
+    assert main([*nih, "--text-column", "t", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "--text-column does not apply to source 'nih'" in err and "text" in err
+
+
+def test_a_wrong_type_exits_2_naming_the_key(tmp_path, capsys):
+    assert main(["--out", str(tmp_path / "r"), "train.epochs=ten"]) == 2
+    err = capsys.readouterr().err
+    assert "train.epochs: expected int, got 'ten'" in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_fresh_run_into_a_run_folder_exits_2_before_training(tmp_path, capsys):
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "config.yaml").write_text("name: x\n")
+    assert main(["--out", str(tmp_path / "r"), *TINY]) == 2
+    assert "holds a run; use --resume" in capsys.readouterr().err

@@ -25,16 +25,18 @@ def rq3_panel_data(
     """Split-averaged per-subconcept table and full-test scores of one data set and method.
 
     Returns:
-        (per-subconcept rows ``subconcept, class, n_train, prevalence, recall`` in the records'
-        order — majority then minority, largest first —, ``{score: mean over splits}``).
+        (per-subconcept rows ``subconcept, class, n_train, prevalence, recall`` and, in records
+        that have it, the label-free ``est_recall``, in the records' order — majority then
+        minority, largest first —, ``{score: mean over splits}``).
     """
     recs = [r for r in records if r["dataset"] == dataset and r["method"] == method]
     if not recs:
         raise ValueError(f"no records for data set {dataset!r} and method {method!r}")
     rows = pd.DataFrame([s for r in recs for s in r["per_subconcept"]])
     order = list(dict.fromkeys(s["subconcept"] for s in recs[0]["per_subconcept"]))
+    extra = {"est_recall": ("est_recall", "mean")} if "est_recall" in rows.columns else {}
     table = (
-        rows.astype({"prevalence": float, "recall": float, "n_train": float})
+        rows.astype({c: float for c in ("prevalence", "recall", "n_train", *extra)})
         .groupby("subconcept", sort=False)
         .agg(
             **{
@@ -42,6 +44,7 @@ def rq3_panel_data(
                 "n_train": ("n_train", "mean"),
                 "prevalence": ("prevalence", "mean"),
                 "recall": ("recall", "mean"),
+                **extra,
             }
         )
         .reindex(order)

@@ -8,21 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from medeval.datasets.base import DataError, LabelledData, SkippedFile, data_root
+from medeval.sources import SOURCES as _REGISTRY
 
 __all__ = ["SOURCES", "DataError", "LabelledData", "SkippedFile", "dataset_names", "load"]
 
-SOURCES = (
-    "keel",
-    "pmlb",
-    "csv",
-    "nih",
-    "ham10000",
-    "folder",
-    "dicom",
-    "medmnist",
-    "mmhs150k",
-    "text",
-)
+#: Source names, in the order of the registry (:mod:`medeval.sources`, which also declares
+#: each loader's options).
+SOURCES = tuple(_REGISTRY)
 
 
 def dataset_names(source: str, path: str | Path) -> list[str]:
@@ -48,12 +40,21 @@ def load(
 
     Args:
         source: one of :data:`SOURCES`.
-        path: file or folder; default ``$MEDEVAL_DATA/<source>`` (e.g. ``…/keel``).
+        path: file or folder; default ``$MEDEVAL_DATA/<source>`` (e.g. ``…/keel``); unused for
+            ``synthetic`` (built-in phantoms).
         name: data-set name inside a folder of several (KEEL, PMLB, MedMNIST).
         **options: passed to the source's loader (e.g. ``label_column``, ``skip_unreadable``).
     """
     if source not in SOURCES:
         raise ValueError(f"unknown source {source!r}; choose from {', '.join(SOURCES)}")
+    if source == "synthetic":
+        from medeval.synthetic import make_phantoms
+
+        return make_phantoms(
+            int(options.get("n_normal", 240)),
+            size=int(options.get("size", 48)),
+            seed=int(options.get("seed", 0)),
+        )
     path = Path(path) if path is not None else data_root(source)
     if source == "keel":
         from medeval.datasets.keel import load_keel

@@ -10,10 +10,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from medeval.errors import UserError
+
 __all__ = ["DataError", "LabelledData", "SkippedFile", "data_root", "read_table"]
 
 
-class DataError(ValueError):
+class DataError(UserError):
     """Bad input data: the message names the file and, where known, the column and row."""
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
-from tqdm import tqdm
 
 from medeval import atomic
 from medeval.datasets.base import LabelledData
@@ -25,6 +24,7 @@ from medeval.datasets.images import default_transform, load_image, to_tensor
 from medeval.datasets.pixels import FRAME_KEY
 from medeval.models import create_backbone
 from medeval.models.backbone import weights_id
+from medeval.progress import progress as progress_bar
 from medeval.training.loop import autocast
 
 __all__ = ["FeatureCache", "embed_images", "row_keys"]
@@ -112,7 +112,7 @@ def _run_backbone(
     channels_last = device.type == "cuda"  # faster convolutions on GPUs
     if channels_last:
         net = net.to(memory_format=torch.channels_last)
-    for x in tqdm(loader, desc=desc, disable=not progress):
+    for x in progress_bar(loader, desc=desc, disable=not progress):
         x = x.to(device, non_blocking=True)
         if channels_last:
             x = x.contiguous(memory_format=torch.channels_last)

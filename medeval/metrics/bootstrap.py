@@ -293,9 +293,9 @@ class BatchedBootstrap:
         S = torch.empty(n, self._V.shape[1], **z)
         A = torch.empty(n, sum(pw.shape[1] for _, _, pw in self._auc), **z)
         if progress:
-            from tqdm.auto import tqdm
+            from medeval.progress import progress as progress_bar
 
-            chunks = tqdm(chunks, desc="bootstrap", unit="chunk", leave=False)
+            chunks = progress_bar(chunks, desc="bootstrap", unit="chunk", leave=False)
         nn, row = self.n_neg, 0
         for b in chunks:
             c = self._fill_counts(buf, b, rng)

@@ -13,6 +13,8 @@ import timm
 import torch
 from torch import nn
 
+from medeval.errors import UserError
+
 __all__ = ["FEATURES", "Backbone", "WeightsUnavailableError", "create_backbone", "weights_id"]
 
 # "head": timm's num_classes=0 output (for VGG the fc6/fc7 pre-logits, 4096-d);
@@ -20,7 +22,7 @@ __all__ = ["FEATURES", "Backbone", "WeightsUnavailableError", "create_backbone",
 FEATURES = ("head", "conv")
 
 
-class WeightsUnavailableError(RuntimeError):
+class WeightsUnavailableError(UserError, RuntimeError):
     """Pretrained weights were asked for but cannot be had (offline, unknown file...)."""
 
 

@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medeval.atomic import json_ready
 from medeval.discovery import Discovery, discover_subconcepts, discovery_quality
 from medeval.evaluation import ALL_SCORES, RECOMMENDED, Evaluation, evaluate_predictions
 from medeval.protocol.forest import (
     N_BOOTSTRAP,
     PER_SUBCONCEPT_FIELDS,
-    _clean,
     _fit_binary,
     check_methods,
     derive_seed,
@@ -252,7 +252,7 @@ def run_fold_discovered(
         scores = {**{s: ev_true.scores[s] for s in TRUE_ONLY}, **free_scores[None]}
         t_metrics = time.perf_counter() - tm
         records.append(
-            _clean(
+            json_ready(
                 {
                     "dataset": task.name,
                     "source": task.source,

@@ -7,7 +7,6 @@ alive at a time, which keeps memory bounded on the large PMLB sets.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 import warnings
@@ -18,8 +17,9 @@ import pandas as pd
 from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
+from medeval.atomic import json_ready
 from medeval.evaluation import ALL_SCORES, PER_SUBCONCEPT_COLUMNS, RECOMMENDED, evaluate_predictions
-from medeval.splits import Split
+from medeval.splits import Split, derive_seed
 from medeval.tasks import BinaryTask
 from medeval.weights import utilities
 
@@ -36,16 +36,13 @@ METHOD_DESCRIPTIONS = {
     "weight": 'cost-sensitive forest, class_weight="balanced"',
 }
 
+#: The forest's predicted label: class 1 where its score >= THRESHOLD.
+THRESHOLD = 0.5
+
 PER_SUBCONCEPT_FIELDS = PER_SUBCONCEPT_COLUMNS
 
 #: Bootstrap replicates per fold for the intervals of every score on the full test fold.
 N_BOOTSTRAP = 200
-
-
-def derive_seed(base: int, *parts: Any) -> int:
-    """A 31-bit seed from ``base`` and labels (data set, fold, role): independent of order."""
-    text = "\x1f".join([str(int(base)), *map(str, parts)])
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
 
 
 def check_methods(methods: list[str] | tuple[str, ...]) -> list[str]:
@@ -76,19 +73,6 @@ def _resample(
         "smote": lambda: SMOTE(random_state=seed),
     }[method]()
     return sampler.fit_resample(X, y)
-
-
-def _clean(value: Any) -> Any:
-    """JSON-ready: NaN → None, numpy scalars → Python."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, float]:
@@ -224,7 +208,7 @@ def run_fold(
             ev = evaluate_predictions(
                 task.y[test],
                 y_score=score,
-                y_pred=(score > 0.5).astype(np.int64),
+                threshold=THRESHOLD,
                 subconcept=test_names,
                 posteriors=posteriors,
                 train_sizes=u,
@@ -256,7 +240,7 @@ def run_fold(
 def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, timing):
     per_sc = ev.per_subconcept[list(PER_SUBCONCEPT_FIELDS)]
     subsets = ev.subsets[["subset", "subconcept", "score", "value"]]
-    return _clean(
+    return json_ready(
         {
             "dataset": task.name,
             "source": task.source,

@@ -19,12 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from sklearn.model_selection import StratifiedGroupKFold
-from tqdm.auto import tqdm
-
 from medeval.datasets import LabelledData, dataset_names, load
 from medeval.datasets.base import DataError, data_root, read_table
+from medeval.progress import progress as progress_bar
 from medeval.protocol.discovered import run_fold_discovered
 from medeval.protocol.forest import check_methods, derive_seed, run_fold
 from medeval.protocol.store import ResultsStore
@@ -62,6 +59,7 @@ class Collection:
     source: str
     path: str
     files: tuple[tuple[str, str], ...] = ()
+    options: tuple[tuple[str, Any], ...] = ()  # loader options (medeval.sources)
 
     def datasets(self) -> list[str]:
         """Every data set of the collection (sorted)."""
@@ -81,20 +79,16 @@ class Collection:
 
     def load(self, dataset: str) -> LabelledData:
         """One data set; a folder table uses column ``label`` and, if present, ``group``."""
+        options = dict(self.options)
         if self.source != "csv":
-            return load(self.source, self.path, name=dataset)
+            return load(self.source, self.path, name=dataset, **options)
         files = dict(self.files)
         if dataset not in files:
             raise DataError(f"{self.path}: no table for data set {dataset!r}")
         path = files[dataset]
-        has_group = "group" in _columns(Path(path))
-        return load(
-            "csv",
-            path,
-            name=dataset,
-            label_column="label",
-            group_column="group" if has_group else None,
-        )
+        if "group_column" not in options:
+            options["group_column"] = "group" if "group" in _columns(Path(path)) else None
+        return load("csv", path, name=dataset, **{"label_column": "label", **options})
 
 
 def _columns(path: Path) -> list[str]:
@@ -105,19 +99,23 @@ def _columns(path: Path) -> list[str]:
     return list(read_table(path, nrows=0).columns)
 
 
-def resolve_collection(collection: str, data: str | Path | None = None) -> Collection:
+def resolve_collection(
+    collection: str, data: str | Path | None = None, *, options: dict | None = None
+) -> Collection:
     """``keel`` / ``pmlb`` (under ``data`` or ``$MEDEVAL_DATA``) or a folder of tables.
 
     A folder of tables holds one data set per file (``.csv``, ``.tsv``, optionally ``.gz``,
-    or ``.parquet``); the file name up to its first dot names the data set.
+    or ``.parquet``); the file name up to its first dot names the data set. ``options`` are
+    loader options of the collection's source (``keel``, ``pmlb`` or ``csv``).
     """
+    opts = tuple(sorted((options or {}).items()))
     if collection in ("keel", "pmlb"):
         root = Path(data) / collection if data is not None else data_root(collection)
         if not root.is_dir():
             raise FileNotFoundError(
                 f"{root}: no {collection} folder; pass --data or set MEDEVAL_DATA"
             )
-        return Collection(collection, collection, str(root))
+        return Collection(collection, collection, str(root), options=opts)
     folder = Path(collection)
     if not folder.is_dir():
         raise FileNotFoundError(
@@ -136,7 +134,7 @@ def resolve_collection(collection: str, data: str | Path | None = None) -> Colle
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise DataError(f"{folder}: several files name the data set(s) {dup}")
-    return Collection(folder.name, "csv", str(folder), tuple(files))
+    return Collection(folder.name, "csv", str(folder), tuple(files), opts)
 
 
 @dataclass(frozen=True)
@@ -228,23 +226,10 @@ def _task_and_splits(unit: Unit) -> tuple[BinaryTask, list[Split]]:
             return _CACHE["task"], _CACHE["splits"]
         _CACHE.clear()  # drop the previous data set before loading the next one
     task = make_binary_task(unit.collection.load(unit.dataset), seed=unit.seed)
-    splits = five_by_two(task, derive_seed(unit.seed, unit.dataset, "split")) if task.kept else []
+    splits = cv_5x2(task, derive_seed(unit.seed, unit.dataset, "split")) if task.kept else []
     with _CACHE_LOCK:
         _CACHE.update(key=key, task=task, splits=splits)
     return task, splits
-
-
-def five_by_two(task: BinaryTask, seed: int) -> list[Split]:
-    """5×2 CV stratified on the subconcept; group-aware when the data set has groups."""
-    if not task.has_groups:
-        return cv_5x2(task, seed)
-    out = []
-    for r in range(N_SPLITS // 2):
-        cv = StratifiedGroupKFold(n_splits=2, shuffle=True, random_state=derive_seed(seed, r))
-        for f, (train, test) in enumerate(cv.split(task.y, task.subconcept, task.groups)):
-            parts = {"train": np.sort(train), "test": np.sort(test)}
-            out.append(Split("cv5x2-group", seed, parts, repeat=r, fold=f))
-    return out
 
 
 def _peak_rss_mb() -> float:
@@ -353,7 +338,7 @@ def run_grid(
     cost = {(u.dataset, u.split): u.cost for u in units}
     results = []
     fmt = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]"
-    with tqdm(
+    with progress_bar(
         total=sum(cost.values()), desc="benchmark", bar_format=fmt, disable=not progress
     ) as bar:
         for res in runner(units, jobs, scheduler):

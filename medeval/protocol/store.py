@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from medeval.atomic import write_json
+from medeval.errors import UserError
 
 __all__ = ["ResultsStore", "SettingsMismatch"]
 
@@ -27,7 +28,7 @@ PROTOCOL_KEYS = ("collection", "seed", "n_estimators", "subconcepts")
 DEFAULTS = {"subconcepts": "true"}
 
 
-class SettingsMismatch(ValueError):
+class SettingsMismatch(UserError):
     """The results folder holds records made with other protocol settings."""
 
 
@@ -97,4 +98,4 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: unreadable results record: {exc}") from exc
+        raise UserError(f"{path}: unreadable results record: {exc}") from exc

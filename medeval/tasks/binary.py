@@ -148,6 +148,16 @@ class BinaryTask:
             "reason": self.reason,
         }
 
+    def record(self) -> dict:
+        """:meth:`describe` plus the skipped files: never silently dropped, listed wherever
+        the task is reported."""
+        out = self.describe()
+        if self.data.skipped:
+            out["skipped"] = [
+                {"path": str(s.path), "row": s.row, "reason": s.reason} for s in self.data.skipped
+            ]
+        return out
+
     def describe_text(self) -> str:
         """Readable form of :meth:`describe`."""
         lines = [f"{self.source}/{self.name}: {'KEPT' if self.kept else 'REJECTED'}"]

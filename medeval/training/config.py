@@ -1,70 +1,127 @@
 """Run configuration: built-in defaults ← YAML file ← ``key=value`` overrides (dotted keys).
 
-The resolved configuration is saved as ``config.yaml`` in the run folder, so a run can be
-repeated or resumed from its folder alone.
+The schema is a tree of dataclasses (:class:`Config`): every key, its type and its default are
+declared once. Unknown keys, values of the wrong type and values out of range fail at load time
+with the key's dotted path (``train.epochs: expected int, got 'ten'``); ``data.options`` is
+checked against the loader's declared options (:mod:`medeval.sources`). :func:`load_config`
+returns the validated configuration as a plain nested dict (the training code reads
+``cfg["train"]["epochs"]``); its YAML (:func:`dump`) is saved as ``config.yaml`` in the run
+folder, so a run can be repeated or resumed from its folder alone.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import re
+import types
+import typing
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
+
+from medeval.errors import UserError
 
 __all__ = [
     "DEFAULTS",
     "SYNTHETIC",
+    "Config",
     "ConfigError",
     "apply_overrides",
     "dump",
     "load_config",
     "merge",
+    "validate",
 ]
 
 
-class ConfigError(ValueError):
-    """An unknown key or an unreadable config file."""
+class ConfigError(UserError):
+    """An unknown key, a value of the wrong type or range, or an unreadable config file."""
 
 
-DEFAULTS: dict[str, Any] = {
-    "name": "synthetic",
-    "data": {
-        "source": "synthetic",  # synthetic, nih, ham10000, folder, dicom, medmnist
-        "path": None,
-        "dataset": None,  # data-set name inside a folder of several (medmnist, folder, dicom)
-        "options": {},  # passed to the loader, e.g. {images: /data/nih/images}
-        "task_seed": 0,
-        "synthetic": {"n_normal": 240, "size": 48, "seed": 0},
-    },
-    "model": {
-        "backbone": "vgg16",
-        "pretrained": True,
-        "weights": None,  # local .pth/.safetensors; overrides the hub
-        "features": "head",  # head (timm num_classes=0 output) or conv (pooled conv map)
-        "dropout": 0.0,
-    },
-    "train": {
-        "image_size": 224,
-        "batch_size": 32,
-        "epochs": 20,
-        "lr": 1e-4,
-        "weight_decay": 1e-4,
-        "loss_weights": {"binary": 1.0, "subconcept": 1.0},
-        "class_balanced": False,
-        "grad_clip": 0.0,  # max gradient norm (0 = no clipping)
-        "patience": 5,  # epochs without a better validation BA before stopping
-        "workers": 2,
-        "seed": 0,
-        "device": "auto",  # auto, cpu, cuda, cuda:1
-        "keep_checkpoints": 0,  # epoch_<k>.pt files kept (0 = all)
-        "max_steps_per_epoch": 0,  # 0 = whole training part; >0 caps steps (smoke tests)
-    },
-    "splits": {"n": 1, "seeds": None},  # seeds default to 0..n-1
-    "evaluation": {"n_bootstrap": 1000, "threshold": 0.5, "seed": 0},
-    "out": None,  # run folder; default runs/<name>-<timestamp>
-}
+@dataclass
+class SyntheticConfig:
+    n_normal: int = 240
+    size: int = 48
+    seed: int = 0
 
+
+@dataclass
+class DataConfig:
+    source: str = "synthetic"  # a source of medeval.sources: synthetic, nih, ham10000, ...
+    path: str | None = None
+    dataset: str | None = None  # data-set name inside a folder of several
+    options: dict[str, Any] = field(default_factory=dict)  # loader options, e.g. {images: ...}
+    task_seed: int = 0
+    synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)
+
+
+@dataclass
+class ModelConfig:
+    backbone: str = "vgg16"
+    pretrained: bool = True
+    weights: str | None = None  # local .pth/.safetensors; overrides the hub
+    features: Literal["head", "conv"] = "head"  # timm num_classes=0 output / pooled conv map
+    dropout: float = 0.0
+
+
+@dataclass
+class LossWeights:
+    binary: float = 1.0
+    subconcept: float = 1.0
+
+
+@dataclass
+class TrainConfig:
+    image_size: int = 224
+    batch_size: int = 32
+    epochs: int = 20
+    lr: float = 1e-4
+    weight_decay: float = 1e-4
+    loss_weights: LossWeights = field(default_factory=LossWeights)
+    class_balanced: bool = False
+    grad_clip: float = 0.0  # max gradient norm (0 = no clipping)
+    patience: int = 5  # epochs without a better validation score before stopping
+    monitor: str = "BA"  # the validation score that chooses early stopping and the best epoch
+    workers: int = 2
+    seed: int = 0  # weight initialisation, batch order, dropout
+    device: str = "auto"  # auto, cpu, cuda, cuda:1
+    keep_checkpoints: int = 0  # epoch_<k>.pt files kept (0 = all)
+    max_steps_per_epoch: int = 0  # 0 = whole training part; >0 caps steps (smoke tests)
+
+
+@dataclass
+class SplitsConfig:
+    n: int = 1
+    seeds: list[int] | None = None  # default 0..n-1
+
+
+@dataclass
+class EvaluationConfig:
+    n_bootstrap: int = 1000
+    threshold: float = 0.5
+    seed: int = 0
+
+
+@dataclass
+class Config:
+    """The whole run configuration (see the module docstring)."""
+
+    name: str = "synthetic"
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    splits: SplitsConfig = field(default_factory=SplitsConfig)
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    out: str | None = None  # run folder; default runs/<name>-<timestamp>
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+DEFAULTS: dict[str, Any] = Config().to_dict()
 
 # The embedded default (``python -m medeval.train`` with no --config; = configs/default.yaml):
 # synthetic phantoms, random-init VGG16 on pooled conv features at 32 px, one split.
@@ -87,14 +144,150 @@ SYNTHETIC: dict[str, Any] = {
     "evaluation": {"n_bootstrap": 1000},
 }
 
+# Plain YAML 1.1 reads "1e-4" (no dot) as a string; a float key accepts it as the number.
+_FLOAT_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+# Value ranges checked after the types: dotted key → (test, what it must be).
+_RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
+    "data.synthetic.n_normal": (lambda v: v >= 144, ">= 144 (the rarest finding keeps > 8)"),
+    "data.synthetic.size": (lambda v: v >= 8, ">= 8"),
+    "model.dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
+    "train.image_size": (lambda v: v >= 1, ">= 1"),
+    "train.batch_size": (lambda v: v >= 1, ">= 1"),
+    "train.epochs": (lambda v: v >= 1, ">= 1"),
+    "train.lr": (lambda v: v > 0, "> 0"),
+    "train.weight_decay": (lambda v: v >= 0, ">= 0"),
+    "train.grad_clip": (lambda v: v >= 0, ">= 0"),
+    "train.patience": (lambda v: v >= 1, ">= 1"),
+    "train.monitor": (lambda v: bool(v.strip()), "a score name"),
+    "train.workers": (lambda v: v >= 0, ">= 0"),
+    "train.keep_checkpoints": (lambda v: v >= 0, ">= 0"),
+    "train.max_steps_per_epoch": (lambda v: v >= 0, ">= 0"),
+    "splits.n": (lambda v: v >= 1, ">= 1"),
+    "evaluation.n_bootstrap": (lambda v: v >= 0, ">= 0"),
+    "evaluation.threshold": (lambda v: 0 <= v <= 1, "in [0, 1]"),
+}
+
+
+def _type_name(tp: Any) -> str:
+    if typing.get_origin(tp) is Literal:
+        return "one of " + ", ".join(map(repr, typing.get_args(tp)))
+    if isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union:
+        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+    if typing.get_origin(tp) is not None:
+        return str(tp).replace("typing.", "")
+    return "null" if tp is type(None) else getattr(tp, "__name__", str(tp))
+
+
+def _coerce(value: Any, tp: Any, key: str) -> Any:
+    """``value`` as type ``tp``, or ``ConfigError`` naming ``key``."""
+    origin = typing.get_origin(tp)
+    if isinstance(tp, types.UnionType) or origin is typing.Union:
+        options = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value is None and len(options) < len(typing.get_args(tp)):
+            return None
+        if len(options) == 1:  # "X | None" with a value: X's own message is the precise one
+            return _coerce(value, options[0], key)
+        for arg in options:
+            try:
+                return _coerce(value, arg, key)
+            except ConfigError:
+                continue
+    elif origin is Literal:
+        if value in typing.get_args(tp):
+            return value
+    elif tp is Any:
+        return value
+    elif tp is type(None):
+        if value is None:
+            return None
+    elif tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str) and _FLOAT_TEXT.match(value.strip()):
+            return float(value)
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+    elif origin is list:
+        if isinstance(value, list):
+            (item,) = typing.get_args(tp)
+            return [_coerce(v, item, f"{key}[{i}]") for i, v in enumerate(value)]
+    elif origin is dict:
+        if isinstance(value, dict):
+            return dict(value)
+    raise ConfigError(f"{key}: expected {_type_name(tp)}, got {value!r}")
+
+
+def _build(cls: type, values: Any, where: str) -> Any:
+    """A ``cls`` dataclass from a mapping, every key and type checked."""
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where.rstrip('.') or 'config'}: expected a mapping, got {values!r}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = [k for k in values if k not in names]
+    if unknown:
+        raise ConfigError(
+            f"unknown config key {where + str(unknown[0])!r} (known: {', '.join(sorted(names))})"
+        )
+    kwargs = {}
+    for name, value in values.items():
+        tp = hints[name]
+        if dataclasses.is_dataclass(tp):
+            kwargs[name] = _build(tp, value, f"{where}{name}.")
+        else:
+            kwargs[name] = _coerce(value, tp, where + name)
+    return cls(**kwargs)
+
+
+def _check_ranges(cfg: dict) -> None:
+    for key, (ok, what) in _RANGES.items():
+        node: Any = cfg
+        for part in key.split("."):
+            node = node[part]
+        if not ok(node):
+            raise ConfigError(f"{key}: must be {what}, got {node!r}")
+
+
+def validate(config: dict) -> Config:
+    """The typed :class:`Config` of a nested dict.
+
+    Raises:
+        ConfigError: an unknown key, a wrong type, a value out of range, an unknown
+            ``data.source`` or a loader option that source does not take; the message starts
+            with the dotted key.
+    """
+    from medeval.sources import SOURCES, check_options
+
+    cfg = _build(Config, config, "")
+    _check_ranges(dataclasses.asdict(cfg))
+    source = cfg.data.source
+    if source not in SOURCES:
+        raise ConfigError(
+            f"data.source: unknown source {source!r}; choose from {', '.join(SOURCES)}"
+        )
+    try:
+        check_options(source, cfg.data.options, where="data.options")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return cfg
+
 
 def merge(base: dict, update: dict, *, where: str = "") -> dict:
     """Deep-merge ``update`` into a copy of ``base``; unknown keys raise ``ConfigError``."""
     out = copy.deepcopy(base)
+    if not isinstance(update, dict):
+        raise ConfigError(f"{where.rstrip('.') or 'config'}: expected a mapping, got {update!r}")
     for key, value in update.items():
         if key not in out:
             known = ", ".join(sorted(out))
-            raise ConfigError(f"unknown config key {where + key!r} (known: {known})")
+            raise ConfigError(f"unknown config key {where + str(key)!r} (known: {known})")
         if isinstance(out[key], dict) and isinstance(value, dict) and key != "options":
             out[key] = merge(out[key], value, where=f"{where}{key}.")
         else:
@@ -109,7 +302,10 @@ def apply_overrides(config: dict, overrides: list[str]) -> dict:
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"override {item!r} is not of the form key=value")
-        value = yaml.safe_load(text) if text else None
+        try:
+            value = yaml.safe_load(text) if text else None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"override {item!r}: not a YAML value: {exc}") from None
         node = out
         parts = key.split(".")
         for depth, part in enumerate(parts):
@@ -130,7 +326,8 @@ def load_config(
     *,
     preset: dict | None = None,
 ) -> dict:
-    """Defaults ← ``preset`` ← YAML file ``path`` ← ``overrides``; a plain nested dict."""
+    """Defaults ← ``preset`` ← YAML file ``path`` ← ``overrides``, validated (:func:`validate`);
+    returned as a plain nested dict."""
     config = merge(DEFAULTS, preset or {})
     if path is not None:
         path = Path(path)
@@ -142,11 +339,13 @@ def load_config(
             raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: a config must be a mapping of keys")
-        config = merge(config, loaded)
+        try:
+            config = merge(config, loaded)
+            validate(config)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
     config = apply_overrides(config, overrides or [])
-    if config["model"]["features"] not in ("head", "conv"):
-        raise ConfigError("model.features must be 'head' or 'conv'")
-    return config
+    return validate(config).to_dict()
 
 
 def dump(config: dict) -> str:

@@ -23,22 +23,10 @@ def build_task(data_cfg: dict) -> BinaryTask:
         DataError: the task is rejected (§4.5) or carries no images.
     """
     source = data_cfg["source"]
-    if source == "synthetic":
-        from medeval.synthetic import make_phantoms
-
-        syn = data_cfg.get("synthetic") or {}
-        data = make_phantoms(
-            int(syn.get("n_normal", 240)),
-            size=int(syn.get("size", 48)),
-            seed=int(syn.get("seed", 0)),
-        )
-    else:
-        data = load(
-            source,
-            data_cfg.get("path"),
-            name=data_cfg.get("dataset"),
-            **(data_cfg.get("options") or {}),
-        )
+    options = dict(data_cfg.get("options") or {})
+    if source == "synthetic":  # data.synthetic holds the phantom settings; options may refine
+        options = {**(data_cfg.get("synthetic") or {}), **options}
+    data = load(source, data_cfg.get("path"), name=data_cfg.get("dataset"), **options)
     if data.kind not in ("image", "array_image"):
         raise DataError(
             f"{data.source}/{data.name}: no images (kind {data.kind!r}); "

@@ -3,7 +3,7 @@
 Writes into the split folder: ``predictions.csv`` (y_true, y_score, subconcept, q_<name>: the
 format ``python -m medeval.evaluate --predictions`` reads), ``train_sizes.json``,
 ``calibration.json`` (temperature, ECE before/after) and the files of
-:func:`medeval.evaluate.output_files` (metrics.json, metrics.csv, per_subconcept.csv,
+:func:`medeval.report.outputs.output_files` (metrics.json, metrics.csv, per_subconcept.csv,
 subconcepts.png). The same function serves one process and rank 0 of a DDP run, so both give
 the same evaluation of the same checkpoint.
 """

@@ -1,9 +1,17 @@
-"""Training one split: epochs with early stopping on validation BA, checkpoints, resume.
+"""Training one split: epochs with early stopping on a validation score, checkpoints, resume.
+
+The validation scores come from :class:`medeval.streaming.SubconceptScores`, updated on every
+rank with that rank's share of the validation part and synced by torchmetrics. ``train.monitor``
+(default ``BA``) names the score that drives early stopping and ``best.pt``: any of the twelve
+(unweighted, true-weight, predicted-weight or class-conditional). The true-weight (oracle)
+scores are allowed because the validation part of this pipeline has subconcept labels (every
+image of the task has one); they use validation labels only, never test labels.
 
 Files in the split folder: ``checkpoints/epoch_<k>.pt`` (full state), ``checkpoints/last.pt``
-(same as the newest epoch), ``checkpoints/best.pt`` (model weights at the best validation BA),
-``log.csv`` (one row per epoch). After training, :mod:`medeval.training.finish` calibrates,
-predicts and evaluates.
+(same as the newest epoch), ``checkpoints/best.pt`` (model weights at the best monitored score),
+``best.json`` (which score chose ``best.pt``, its epoch and the validation scores there),
+``log.csv`` (one row per epoch, ``val_<score>`` for every score). After training,
+:mod:`medeval.training.finish` calibrates, predicts and evaluates.
 """
 
 from __future__ import annotations
@@ -20,20 +28,30 @@ import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
-from sklearn.metrics import balanced_accuracy_score
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
-from tqdm import tqdm
 
 from medeval import atomic
 from medeval.models import TwoHeadModel, build_model
+from medeval.progress import progress as progress_bar
 from medeval.splits import Split
+from medeval.streaming import SCORES, SubconceptScores, split_score
 from medeval.tasks.binary import BinaryTask
 from medeval.training.checkpoint import load_checkpoint, prune_epochs, save_checkpoint
 from medeval.training.data import make_loader, part_dataset
 from medeval.training.distributed import DistInfo, barrier, broadcast_float
+from medeval.weights import Utilities, utilities
 
-__all__ = ["Outputs", "autocast", "create_model", "predict", "resolve_device", "train_split"]
+__all__ = [
+    "Outputs",
+    "autocast",
+    "create_model",
+    "monitor_name",
+    "predict",
+    "resolve_device",
+    "train_split",
+    "validation_scores",
+]
 
 
 def resolve_device(name: str, dist_info: DistInfo | None = None) -> torch.device:
@@ -84,7 +102,7 @@ def predict(model: nn.Module, loader, device: torch.device, *, progress: bool = 
     """Run ``model`` in eval mode over ``loader`` (no shuffling); float32 outputs on the CPU."""
     model.eval()
     logits, subs, ys, scs = [], [], [], []
-    for x, y, sc in tqdm(loader, desc="predict", leave=False, disable=not progress):
+    for x, y, sc in progress_bar(loader, desc="predict", leave=False, disable=not progress):
         x = x.to(device, non_blocking=True)
         if device.type == "cuda":
             x = x.contiguous(memory_format=torch.channels_last)
@@ -102,10 +120,44 @@ def predict(model: nn.Module, loader, device: torch.device, *, progress: bool = 
     )
 
 
-def _balanced_accuracy(y: np.ndarray, logit: np.ndarray, threshold: float) -> float:
-    if len(np.unique(y)) < 2:
-        return math.nan
-    return float(balanced_accuracy_score(y, (1 / (1 + np.exp(-logit)) >= threshold).astype(int)))
+@torch.no_grad()
+def validation_scores(
+    model: nn.Module, loader, metric: SubconceptScores, device: torch.device
+) -> dict[str, float]:
+    """Update ``metric`` with this rank's batches and return the scores synced over all ranks.
+
+    The binary score is ``sigmoid(logit)``; the posteriors are the softmax of the subconcept
+    head (before the temperature that :mod:`.finish` fits on the calibration part).
+    """
+    model.eval()
+    metric.reset()
+    for x, y, sc in loader:
+        x = x.to(device, non_blocking=True)
+        if device.type == "cuda":
+            x = x.contiguous(memory_format=torch.channels_last)
+        with autocast(device):
+            logit, sub = model(x)
+        metric.update(
+            torch.sigmoid(logit.double()),
+            y.to(device),
+            sc.to(device),
+            torch.softmax(sub.double(), dim=-1),
+        )
+    return {k: float(v) for k, v in metric.compute().items()}
+
+
+def monitor_name(cfg: dict) -> str:
+    """``train.monitor`` checked against the score names (default ``BA``)."""
+    name = str(cfg["train"].get("monitor", "BA"))
+    try:
+        split_score(name)
+    except ValueError:
+        raise ValueError(f"train.monitor is {name!r}; choose one of {', '.join(SCORES)}") from None
+    return name
+
+
+def _validation_metric(cfg: dict, u: Utilities, device: torch.device) -> SubconceptScores:
+    return SubconceptScores(u, SCORES, threshold=float(cfg["evaluation"]["threshold"])).to(device)
 
 
 def _loss_fn(cfg: dict, task: BinaryTask, train_idx: np.ndarray, device: torch.device) -> Callable:
@@ -128,6 +180,15 @@ def _loss_fn(cfg: dict, task: BinaryTask, train_idx: np.ndarray, device: torch.d
     return loss
 
 
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+def _nums(scores: dict[str, float]) -> dict[str, float | None]:
+    """JSON-ready scores: NaN (undefined) becomes null."""
+    return {k: _num(v) for k, v in scores.items()}
+
+
 def _state(model: nn.Module) -> dict:
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
@@ -143,13 +204,15 @@ def train_split(
     resume: bool = False,
     log: Callable[[str], None] = print,
 ) -> Path:
-    """Train on ``split["train"]``, early-stop on ``split["validation"]`` BA.
+    """Train on ``split["train"]``, early-stop on the ``train.monitor`` score of
+    ``split["validation"]``.
 
     Returns:
         Path of ``checkpoints/best.pt`` (model weights of the best epoch).
     """
     info = dist_info or DistInfo()
     t = cfg["train"]
+    monitor = monitor_name(cfg)
     folder = Path(folder)
     ckpt_dir = folder / "checkpoints"
     base_seed = int(t["seed"]) * 1_000_003 + int(split.seed)
@@ -158,13 +221,26 @@ def train_split(
     opt = torch.optim.AdamW(
         model.parameters(), lr=float(t["lr"]), weight_decay=float(t["weight_decay"])
     )
-    state = {"epoch": 0, "best_ba": -math.inf, "best_epoch": 0, "bad_epochs": 0, "log": []}
+    state = {
+        "epoch": 0,
+        "monitor": monitor,
+        "best_score": -math.inf,
+        "best_epoch": 0,
+        "bad_epochs": 0,
+        "log": [],
+    }
     last = ckpt_dir / "last.pt"
     if resume and last.is_file():
         ck = load_checkpoint(last)
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])
         state = ck["state"]
+        state.setdefault("best_score", state.pop("best_ba", -math.inf))  # older checkpoints
+        if state.get("monitor", "BA") != monitor:
+            raise ValueError(
+                f"{last} was trained with train.monitor={state.get('monitor', 'BA')}; "
+                f"resume with the same monitor, not {monitor}"
+            )
         log(f"split {split.seed}: resuming after epoch {state['epoch']}")
     train_model: nn.Module = model
     if info.enabled:
@@ -182,8 +258,10 @@ def train_split(
         cuda=cuda,
         dist_info=info,
     )
+    # Each rank scores its own share of the validation part (no padding, no duplicates); the
+    # metric's compute() syncs the shares, so every rank gets the scores of the whole part.
     val_loader = make_loader(
-        part_dataset(task, split["validation"], size),
+        part_dataset(task, split["validation"][info.rank :: info.world_size], size),
         batch_size=bs,
         workers=workers,
         shuffle=False,
@@ -191,6 +269,8 @@ def train_split(
         cuda=cuda,
     )
     loss_fn = _loss_fn(cfg, task, split["train"], device)
+    u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
+    metric = _validation_metric(cfg, u, device)
     max_steps = int(t["max_steps_per_epoch"])
     clip = float(t.get("grad_clip", 0.0))
     epochs, patience = int(t["epochs"]), int(t["patience"])
@@ -202,7 +282,7 @@ def train_split(
         sums = np.zeros(3)
         n_seen, data_s, start = 0, 0.0, time.perf_counter()
         total = len(train_loader) if max_steps <= 0 else min(max_steps, len(train_loader))
-        bar = tqdm(
+        bar = progress_bar(
             total=total,
             desc=f"split {split.seed} epoch {epoch}",
             leave=False,
@@ -231,15 +311,14 @@ def train_split(
         bar.close()
         del it
         seconds = time.perf_counter() - start
-        val_ba = math.nan
-        if info.is_main:
-            out = predict(model, val_loader, device)
-            val_ba = _balanced_accuracy(out.y, out.logit, float(cfg["evaluation"]["threshold"]))
-        val_ba = broadcast_float(val_ba, info, device)
-        score = -math.inf if math.isnan(val_ba) else val_ba
-        improved = score > state["best_ba"] or state["best_epoch"] == 0
+        val = validation_scores(model, val_loader, metric, device)
+        # Every rank holds the same synced scores; rank 0's value makes the stop decision
+        # identical bit for bit on all ranks.
+        value = broadcast_float(val[monitor], info, device)
+        score = -math.inf if math.isnan(value) else value
+        improved = score > state["best_score"] or state["best_epoch"] == 0
         if improved:
-            state.update(best_ba=score, best_epoch=epoch, bad_epochs=0)
+            state.update(best_score=score, best_epoch=epoch, bad_epochs=0)
         else:
             state["bad_epochs"] += 1
         state["epoch"] = epoch
@@ -250,7 +329,7 @@ def train_split(
                 "loss": means[0],
                 "binary_loss": means[1],
                 "subconcept_loss": means[2],
-                "val_ba": val_ba,
+                **{f"val_{k}": v for k, v in val.items()},
                 "best": improved,
                 "seconds": round(seconds, 3),
                 "images_per_s": round(n_seen * info.world_size / max(seconds, 1e-9), 2),
@@ -259,7 +338,10 @@ def train_split(
         )
         if info.is_main:
             if improved:
-                save_checkpoint(ckpt_dir / "best.pt", {"model": _state(model), "epoch": epoch})
+                best = {"monitor": monitor, "epoch": epoch, "value": value, "scores": val}
+                best_json = {**best, "value": _num(value), "scores": _nums(val)}
+                save_checkpoint(ckpt_dir / "best.pt", {"model": _state(model), **best})
+                atomic.write_json(folder / "best.json", best_json)
             full = {"model": _state(model), "optimizer": opt.state_dict(), "state": state}
             buf = io.BytesIO()
             torch.save(full, buf)
@@ -269,7 +351,7 @@ def train_split(
             frame = pd.DataFrame(state["log"])
             atomic.write_text(folder / "log.csv", frame.to_csv(index=False))
             log(
-                f"split {split.seed} epoch {epoch}: loss {means[0]:.4f}, val BA {val_ba:.3f}"
+                f"split {split.seed} epoch {epoch}: loss {means[0]:.4f}, val {monitor} {value:.3f}"
                 f"{' (best)' if improved else ''}, {state['log'][-1]['images_per_s']:.1f} img/s, "
                 f"data {state['log'][-1]['data_share']:.0%}"
             )
@@ -277,6 +359,6 @@ def train_split(
     if state["bad_epochs"] >= patience and info.is_main:
         log(
             f"split {split.seed}: early stop after epoch {state['epoch']} "
-            f"(best epoch {state['best_epoch']}, val BA {state['best_ba']:.3f})"
+            f"(best epoch {state['best_epoch']}, val {monitor} {state['best_score']:.3f})"
         )
     return ckpt_dir / "best.pt"

@@ -16,6 +16,8 @@ from pathlib import Path
 import torch
 
 from medeval import atomic
+from medeval.atomic import check_out
+from medeval.errors import OutputPathError
 from medeval.report.tables import subconcept_table
 from medeval.splits import patient_splits, read_manifest, write_manifest
 from medeval.training.config import dump
@@ -25,13 +27,47 @@ from medeval.training.finish import evaluate_checkpoint
 from medeval.training.loop import resolve_device, train_split
 from medeval.training.summary import summarize_run
 
-__all__ = ["default_run_folder", "run_training"]
+__all__ = ["check_run_folder", "default_run_folder", "run_notes", "run_training"]
 
 
 def default_run_folder(cfg: dict) -> Path:
     """``$MEDEVAL_RUNS/<name>-<timestamp>`` (``runs/`` by default; ``/runs`` in the images)."""
     root = Path(os.environ.get("MEDEVAL_RUNS", "runs"))
     return root / f"{cfg['name']}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def run_notes(cfg: dict) -> list[str]:
+    """What a reader of the results must know first: synthetic data, an untrained backbone."""
+    notes = []
+    if cfg["data"]["source"] == "synthetic":
+        notes.append(
+            "NOTE: the data are SYNTHETIC chest-radiograph phantoms (built-in generator), "
+            "not real images."
+        )
+    if not cfg["model"]["pretrained"] and not cfg["model"]["weights"]:
+        notes.append(
+            f"NOTE: the {cfg['model']['backbone']} backbone is RANDOMLY INITIALISED "
+            "(model.pretrained=false)."
+        )
+    return notes
+
+
+def check_run_folder(out: str | Path, *, resume: bool) -> Path:
+    """Before any computation: ``out`` can hold a run, and a fresh run does not land in the
+    folder of another one (a run folder is resumable, so it is written in place).
+
+    Raises:
+        OutputPathError: a file, a path under a file, an unwritable folder, a folder that
+            already holds a run (fresh run) or one that holds none (``resume``).
+    """
+    out = check_out(out)
+    holds_run = (out / "config.yaml").is_file()
+    if resume and not holds_run:
+        raise OutputPathError(f"--resume {out}: no run here (no config.yaml)")
+    if not resume and out.is_dir() and any(out.iterdir()):
+        what = "holds a run" if holds_run else "is not empty"
+        raise OutputPathError(f"--out {out}: {what}; use --resume {out} or another --out")
+    return out
 
 
 def _task_record(task) -> dict:
@@ -99,8 +135,9 @@ def run_training(
                 ev, calib = evaluate_checkpoint(cfg, task, split, best, folder, device=device)
                 sc = ev.scores
                 say(
-                    f"split {split.seed}: test BA {sc['BA']:.3f}, pBA {sc['pBA']:.3f}, "
-                    f"wBA {sc['wBA']:.3f}; subconcept ECE {calib['ece_test_before']:.3f} -> "
+                    f"split {split.seed}: test BA {sc['BA']:.3f}, cBA {sc['cBA']:.3f} "
+                    f"(label-free), wBA {sc['wBA']:.3f} (oracle), pBA {sc['pBA']:.3f}; "
+                    f"subconcept ECE {calib['ece_test_before']:.3f} -> "
                     f"{calib['ece_test_after']:.3f} (T = {calib['temperature']:.2f})"
                 )
                 say(subconcept_table(ev))

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from medeval import atomic
-from medeval.evaluation import SCORES
+from medeval.evaluation import ALL_SCORES, RECOMMENDED
 
 __all__ = [
     "evaluate_run",
@@ -47,12 +47,12 @@ def summarize_run(run: str | Path) -> dict:
     for folder in split_folders(run):
         if (folder / "metrics.json").is_file():
             m = _read(folder / "metrics.json")
-            per_split[folder.name] = {k: _num(m["scores"].get(k)) for k in SCORES}
+            per_split[folder.name] = {k: _num(m["scores"].get(k)) for k in ALL_SCORES}
             intervals[folder.name] = m.get("intervals", {})
             if (folder / "calibration.json").is_file():
                 calib[folder.name] = _read(folder / "calibration.json")
     scores = {}
-    for k in SCORES:
+    for k in ALL_SCORES:
         vals = np.array([per_split[s][k] for s in per_split], dtype=np.float64)
         ok = vals[~np.isnan(vals)]
         scores[k] = {
@@ -74,7 +74,7 @@ def summarize_run(run: str | Path) -> dict:
         {"score": k, "mean": v["mean"], "sd": v["sd"], "n_splits": v["n_splits"], **v["per_split"]}
         for k, v in scores.items()
     ]
-    atomic.write_text(run / "summary.json", json.dumps(_clean(summary), indent=2) + "\n")
+    atomic.write_json(run / "summary.json", summary)
     atomic.write_text(run / "summary.csv", pd.DataFrame(rows).to_csv(index=False))
     atomic.write_text(run / "report.md", _report(summary))
     atomic.write_text(run / "report.html", _report_html(run, summary, rows, config))
@@ -87,16 +87,6 @@ def _nan(x) -> bool:
 
 def _num(x) -> float:
     return math.nan if x is None else float(x)
-
-
-def _clean(obj):
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_clean(v) for v in obj]
-    return obj
 
 
 def _notes(config_text: str) -> list[str]:
@@ -132,10 +122,13 @@ def summary_table(summary: dict) -> str:
             iv = summary.get("intervals", {}).get(one, {}).get(k) or {}
             lo, hi = iv.get("low"), iv.get("high")
             ci = "" if _nan(lo) or _nan(hi) else f"[{lo:.3f}, {hi:.3f}]"
-        lines.append(f"{k:<6} {mean:>7} {sd:>8}   {ci}".rstrip())
+        mark = "  <- recommended, label-free" if k in RECOMMENDED.values() else ""
+        lines.append(f"{k:<6} {mean:>7} {sd:>8}   {ci:<16}{mark}".rstrip())
     lines.append(
-        "BA/F1/AUC unweighted; w = true utility weights (oracle); p = predicted utility "
-        "weights (pAUC = predicted-weight ROC AUC, not partial AUC)."
+        "BA/F1/AUC unweighted; w = true utility weights (oracle: needs test subconcept labels); "
+        "c = label-free estimate of the w score (class-conditional predicted weights); p = the "
+        "paper's predicted weights (biased upward; pAUC = predicted-weight ROC AUC, not partial "
+        "AUC)."
     )
     return "\n".join(lines)
 
@@ -144,7 +137,7 @@ def _report(summary: dict) -> str:
     out = [f"# medeval run `{summary['run']}`", ""]
     for note in summary["notes"]:
         out += [f"**{note}**", ""]
-    out += ["", "## Nine scores, mean ± sd over splits", "", "```", summary_table(summary), "```"]
+    out += ["", "## Scores, mean ± sd over splits", "", "```", summary_table(summary), "```"]
     if summary["calibration"]:
         out += [
             "",
@@ -175,12 +168,15 @@ def _report_html(run: Path, summary: dict, rows: list[dict], config: str) -> str
 
     sections = []
     warn = list(summary["notes"])
-    head = Section("Nine scores over the splits")
+    head = Section("Scores over the splits")
     head.text(
         f"{len(summary['splits'])} split(s). BA/F1/AUC unweighted; w = true utility weights "
-        "(oracle); p = predicted utility weights from the calibrated subconcept head "
-        "(pAUC = predicted-weight ROC AUC, not partial AUC). When pBA and BA disagree, look at "
-        "the subconcepts."
+        "(oracle: needs test subconcept labels); c = the label-free estimate of the w score, "
+        "from the calibrated subconcept head's posteriors renormalised within each instance's "
+        "known class (recommended: cBA, cF1, cAUC); p = the paper's predicted utility weights, "
+        "kept for reproduction (biased upward; pAUC = predicted-weight ROC AUC, not partial "
+        "AUC). When cBA lies below BA, the small subconcepts are the hard ones: look at the "
+        "per-subconcept recalls."
     )
     head.table(pd.DataFrame(rows))
     sections.append(head)
@@ -214,7 +210,8 @@ def _report_html(run: Path, summary: dict, rows: list[dict], config: str) -> str
         if (folder / "subconcepts.png").is_file():
             sec.image(
                 (folder / "subconcepts.png").read_bytes(),
-                caption="Subconcept prevalence and recall; lines: BA, pBA, wBA.",
+                caption="Subconcept prevalence and recall (solid: true; hatched: label-free "
+                "estimate); lines: BA, pBA, cBA, wBA.",
             )
         if (folder / "per_subconcept.csv").is_file():
             sec.table(pd.read_csv(folder / "per_subconcept.csv"))
@@ -272,7 +269,7 @@ def evaluate_split_folder(
     Training and ``python -m medeval.evaluate --run`` both go through here, so a re-evaluation
     with the same settings reproduces the numbers exactly.
     """
-    from medeval.evaluate import evaluate_file, output_files
+    from medeval.report.outputs import evaluate_file, output_files
 
     folder = Path(folder)
     _table, ev = evaluate_file(

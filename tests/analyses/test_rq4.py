@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from medeval.analyses.common import dataset_means, split_measure, split_prefix, subset_frame
+from medeval.analyses.report import analyze
 from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
 from medeval.analyses.rq4 import (
     COLUMNS,
@@ -16,7 +17,6 @@ from medeval.analyses.rq4 import (
     rq4_figure,
     rq4_markdown,
 )
-from medeval.analyze import analyze
 from medeval.evaluation import RECOMMENDED, SCORES
 from medeval.protocol.store import ResultsStore
 

@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 
 from medeval.datasets import DataError, load
-from medeval.protocol.grid import five_by_two, plan_units, resolve_collection, run_grid
+from medeval.protocol.grid import plan_units, resolve_collection, run_grid
 from medeval.protocol.store import ResultsStore
+from medeval.splits import cv_5x2
 from medeval.tasks import make_binary_task
 
 DATASETS = ["vehicle", "segment"]
@@ -92,7 +93,7 @@ def test_folder_collection_contract(tmp_path, shared_data):
     data = col.load("segment")
     assert data.X.shape == (2310, 19) and data.groups is not None
     task = make_binary_task(col.load("vehicle"), seed=0)
-    for split in five_by_two(task, 0):
+    for split in cv_5x2(task, 0):
         shared = set(task.groups[split["train"]]) & set(task.groups[split["test"]])
         assert not shared  # group-aware 5×2: no group on both sides
 

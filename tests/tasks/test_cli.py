@@ -7,8 +7,8 @@ import sys
 import pandas as pd
 import pytest
 
+from medeval.cli.tasks import main
 from medeval.splits import read_manifest
-from medeval.tasks.__main__ import main
 
 
 def run(capsys, *argv):

@@ -12,7 +12,8 @@ CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 def test_yaml_then_overrides(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("train: {epochs: 7, lr: 0.01}\nmodel: {backbone: resnet18}\n")
-    cfg = load_config(path, ["train.epochs=3", "data.options.images=/x", "splits.seeds=[4, 5]"])
+    over = ["train.epochs=3", "data.source=nih", "data.options.images=/x", "splits.seeds=[4, 5]"]
+    cfg = load_config(path, over)
     assert cfg["train"]["epochs"] == 3
     assert cfg["train"]["lr"] == 0.01
     assert cfg["model"]["backbone"] == "resnet18"
@@ -53,3 +54,45 @@ def test_dump_round_trips(tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text(dump(cfg))
     assert load_config(path) == cfg
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("train.epochs=ten", r"train\.epochs: expected int, got 'ten'"),
+        ("train.epochs=2.5", r"train\.epochs: expected int, got 2\.5"),
+        ("train.lr=fast", r"train\.lr: expected float"),
+        ("train.loss_weights.binary=[1]", r"train\.loss_weights\.binary: expected float"),
+        ("model.pretrained=maybe", r"model\.pretrained: expected bool"),
+        ("model.features=pixels", r"model\.features: expected one of 'head', 'conv'"),
+        ("splits.seeds=[1, x]", r"splits\.seeds\[1\]: expected int"),
+        ("train.monitor=3", r"train\.monitor: expected str, got 3"),
+        ("train.epochs=0", r"train\.epochs: must be >= 1"),
+        ("evaluation.threshold=1.5", r"evaluation\.threshold: must be in \[0, 1\]"),
+        ("data.source=nope", r"data\.source: unknown source 'nope'"),
+        ("data.options.images=/x", r"data\.options\.images: source 'synthetic' takes no option"),
+        ("train.loss_weights=3", r"train\.loss_weights: expected a mapping"),
+    ],
+)
+def test_wrong_types_and_values_fail_at_load_time_with_the_dotted_key(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, [override], preset=SYNTHETIC)
+
+
+def test_a_bad_value_in_a_file_names_the_file_and_the_key(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("train: {epochs: ten}\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml: train\.epochs: expected int"):
+        load_config(bad)
+    bad.write_text("data: {source: nih, options: {tie: drop}}\n")
+    with pytest.raises(ConfigError, match=r"data\.options\.tie: source 'nih' takes no option"):
+        load_config(bad)
+
+
+def test_types_are_normalised_and_monitor_defaults_to_ba():
+    cfg = load_config(None, ["train.lr=1e-3", "train.grad_clip=1", "data.source=nih"])
+    assert cfg["train"]["lr"] == 1e-3 and isinstance(cfg["train"]["grad_clip"], float)
+    assert cfg["train"]["monitor"] == "BA"
+    assert load_config(None, ["train.monitor=pBA"])["train"]["monitor"] == "pBA"
+    cfg = load_config(None, ["data.source=medmnist", "data.options.respect_splits=true"])
+    assert cfg["data"]["options"] == {"respect_splits": True}

@@ -1,18 +1,24 @@
-"""torchrun with 2 gloo processes on the CPU trains, and its evaluation equals the
-single-process evaluation of the same checkpoint."""
+"""torchrun with 2 gloo processes on the CPU trains, its evaluation equals the
+single-process evaluation of the same checkpoint, and its validation scores (each rank scores
+its share, the metric syncs) equal one process scoring the whole validation part."""
 
 import json
+import math
 import os
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 import torch
 
 from medeval.splits import patient_splits
-from medeval.training.data import build_task
-from medeval.training.finish import evaluate_checkpoint
+from medeval.streaming import SCORES, SubconceptScores
+from medeval.training.data import build_task, make_loader, part_dataset
+from medeval.training.finish import create_model_from, evaluate_checkpoint
+from medeval.training.loop import validation_scores
 from medeval.training.run import _seeds
+from medeval.weights import utilities
 
 
 @pytest.mark.slow
@@ -54,3 +60,26 @@ def test_ddp_two_processes_match_single_process(tiny_config, tiny_overrides, tmp
     one = json.loads((single / "metrics.json").read_text())
     assert one["scores"] == ddp["scores"]
     assert one["intervals"] == ddp["intervals"]
+
+    # validation at epoch 1: two shares synced by the metric == the whole part in one process
+    log = pd.read_csv(out / "split_0" / "log.csv")
+    cpu = torch.device("cpu")
+    model = create_model_from(
+        tiny_config, task, out / "split_0" / "checkpoints" / "epoch_1.pt", cpu
+    )
+    t = tiny_config["train"]
+    loader = make_loader(
+        part_dataset(task, split["validation"], int(t["image_size"])),
+        batch_size=int(t["batch_size"]),
+        workers=0,
+        shuffle=False,
+        seed=0,
+        cuda=False,
+    )
+    u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
+    whole = validation_scores(model, loader, SubconceptScores(u, SCORES), cpu)
+    for k in SCORES:
+        logged = float(log.loc[0, f"val_{k}"])
+        assert (math.isnan(logged) and math.isnan(whole[k])) or logged == pytest.approx(
+            whole[k], abs=1e-6
+        ), k

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from medeval.evaluate import main as evaluate_main
+from medeval.evaluation import ALL_SCORES
 from medeval.splits import read_manifest
 from medeval.training.checkpoint import load_checkpoint
 from medeval.training.data import build_task
@@ -44,14 +45,16 @@ def test_run_folder_holds_everything(finished):
         assert (split / name).is_file(), name
     log = pd.read_csv(split / "log.csv")
     assert list(log["epoch"]) == [1, 2]
-    assert {"loss", "val_ba", "images_per_s", "data_share"} <= set(log.columns)
+    assert {"loss", "val_BA", "val_cBA", "val_wAUC", "images_per_s", "data_share"} <= set(
+        log.columns
+    )
     preds = pd.read_csv(split / "predictions.csv")
     task = build_task(cfg["data"])
     (manifest,) = read_manifest(out / "splits.csv", task)
     assert len(preds) == len(manifest["test"])
     q = preds[[f"q_{n}" for n in task.subconcept_names]].to_numpy()
     np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-6)
-    assert set(summary["scores"]) == {"BA", "wBA", "pBA", "F1", "wF1", "pF1", "AUC", "wAUC", "pAUC"}
+    assert set(summary["scores"]) == set(ALL_SCORES)
     report = (out / "report.md").read_text()
     assert "SYNTHETIC" in report and "randomly initialised" in report and "ECE" in report
     calib = json.loads((split / "calibration.json").read_text())

@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from medeval.evaluation import SCORES
+from medeval.evaluation import ALL_SCORES as SCORES
 from medeval.training.summary import summarize_run, summary_table
 
 

@@ -1,0 +1,242 @@
+"""RQ1–RQ3 tables and figures of a benchmark results folder (``python -m medeval.analyze``).
+
+Writes into ``--out`` (default ``DIR/analysis``): ``rq1.csv``, ``rq1.md``,
+``rq1_gap_<collection>.png``, ``rq2_datasets.csv``, ``rq2.csv``, ``rq2.md``,
+``rq2_scatter_<collection>.png``, ``rq3/<data set>.png``, ``rq3_sheet_<collection>_<i>.png``,
+``agreement.csv``, ``agreement_by_method.csv``, ``agreement.png`` (RQ4, SPEC §8; one
+``agreement_<kind>.png`` per subconcept kind when true and discovered subconcepts are mixed),
+``scores.csv``, ``scores.md`` (the nine scores per data set and method: any number of data
+sets), ``timing.csv``, ``summary.md`` and ``report.html``; for records with discovered
+subconcepts also ``discovery.csv`` and ``discovery.md`` (discovered vs true subconcepts per
+class). Everything is written into a
+temporary folder that replaces ``--out`` only when complete.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from medeval.analyses.common import dataset_means, markdown_table, subset_frame
+from medeval.analyses.discovery import discovery_markdown, discovery_table
+from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
+from medeval.analyses.rq2 import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
+from medeval.analyses.rq3 import rq3_sheets
+from medeval.analyses.rq4 import agreement_by_method, agreement_table, rq4_figure, rq4_markdown
+from medeval.analyses.scores import score_table
+from medeval.atomic import replace_folder, write_bytes, write_text
+from medeval.protocol.store import ResultsStore
+from medeval.report.figures import figure_png
+
+
+def timing_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per data set: records, fold compute time, metric time and share, worker peak RSS."""
+    rows = [
+        (
+            r["dataset"],
+            r["timing"].get("unit_s", 0.0),
+            r["timing"]["metrics_s"],
+            r["timing"].get("worker_peak_rss_mb", float("nan")),
+        )
+        for r in records
+    ]
+    t = pd.DataFrame(rows, columns=["dataset", "unit_s", "metrics_s", "peak_rss_mb"])
+    out = t.groupby("dataset").agg(
+        records=("unit_s", "count"),
+        compute_s=("unit_s", "sum"),
+        metrics_s=("metrics_s", "sum"),
+        worker_peak_rss_mb=("peak_rss_mb", "max"),
+    )
+    total = out.sum(numeric_only=True)
+    total["worker_peak_rss_mb"] = out["worker_peak_rss_mb"].max()
+    out.loc["ALL"] = total
+    out["metrics_share"] = out["metrics_s"] / out["compute_s"]
+    return out.reset_index()
+
+
+def _csv(path: Path, frame: pd.DataFrame) -> None:
+    write_text(path, frame.to_csv(index=False, float_format="%.6g"))
+
+
+def analyze(
+    results: str | Path,
+    out: str | Path | None = None,
+    *,
+    rq3_method: str = "none",
+    metric: str = "BA",
+) -> str:
+    """Run RQ1–RQ3 on a results folder; return a one-line summary."""
+    store = ResultsStore(results)
+    records = store.records()
+    if not records:
+        raise FileNotFoundError(f"{results}: no records (records/<data set>/<method>-<k>.json)")
+    out = Path(out) if out is not None else Path(results) / "analysis"
+    with replace_folder(out) as tmp:  # the folder holds one complete analysis or the last one
+        _write_analysis(Path(results), tmp, records, rq3_method=rq3_method, metric=metric)
+    n_ds = len({r["dataset"] for r in records})
+    return f"{len(records)} records, {n_ds} data sets -> {out} (report: {out / 'report.html'})"
+
+
+def _write_analysis(
+    results: Path, out: Path, records: list[dict[str, Any]], *, rq3_method: str, metric: str
+) -> None:
+    scores = score_table(records)
+    _csv(out / "scores.csv", scores)
+    write_text(out / "scores.md", scores_markdown(scores))
+    means = dataset_means(subset_frame(records))
+    rq1 = rq1_table(means)
+    _csv(out / "rq1.csv", rq1)
+    write_text(out / "rq1.md", rq1_markdown(rq1))
+    per_ds = rq2_datasets(records)
+    rq2 = rq2_table(per_ds)
+    _csv(out / "rq2_datasets.csv", per_ds)
+    _csv(out / "rq2.csv", rq2)
+    write_text(out / "rq2.md", rq2_markdown(rq2))
+    collections = sorted(rq1["collection"].unique())
+    for c in collections:
+        write_bytes(out / f"rq1_gap_{c}.png", figure_png(rq1_figure(rq1, c)))
+        write_bytes(out / f"rq2_scatter_{c}.png", figure_png(rq2_figure(per_ds, rq2, c)))
+        recs = [r for r in records if r.get("collection") == c]
+        panels, sheets = rq3_sheets(recs, method=rq3_method, metric=metric)
+        for name, png in panels.items():
+            write_bytes(out / "rq3" / f"{name}.png", png)
+        for i, png in enumerate(sheets, start=1):
+            write_bytes(out / f"rq3_sheet_{c}_{i}.png", png)
+    agreement = write_agreement(records, out)
+    disc = discovery_table(records)
+    if not disc.empty:  # runs with --subconcepts discovered
+        _csv(out / "discovery.csv", disc)
+        write_text(out / "discovery.md", discovery_markdown(disc))
+    timing = timing_table(records)
+    _csv(out / "timing.csv", timing)
+    summary = _summary(records, scores, rq1, rq2, timing) + "\n" + rq4_markdown(agreement)
+    write_text(out / "summary.md", summary)
+    page = _report_html(results, out, records, scores, rq1, rq2, timing, agreement)
+    write_text(out / "report.html", page)
+
+
+def scores_markdown(scores: pd.DataFrame) -> str:
+    """The score table as markdown, with the line that says what the letters mean."""
+    return "\n".join(
+        [
+            "### Scores (mean over splits)\n",
+            markdown_table(scores),
+            "",
+            "w = true utility weights (oracle), p = predicted utility weights, c = "
+            "class-conditional predicted weights (label-free; recommended); pAUC is the "
+            "predicted-weight ROC AUC, not partial AUC.",
+            "",
+        ]
+    )
+
+
+def write_agreement(records: list[dict[str, Any]], out: Path) -> pd.DataFrame:
+    """RQ4: ``agreement.csv``, ``agreement_by_method.csv`` and the figure(s); returns the table."""
+    table = agreement_table(records)
+    _csv(out / "agreement.csv", table)
+    _csv(out / "agreement_by_method.csv", agreement_by_method(records))
+    if table["subconcepts"].nunique() > 1:
+        for kind in sorted(table["subconcepts"].unique()):
+            fig = rq4_figure(records, table, kind=kind)
+            write_bytes(out / f"agreement_{kind}.png", figure_png(fig))
+    else:
+        write_bytes(out / "agreement.png", figure_png(rq4_figure(records, table)))
+    return table
+
+
+def _agreement_section(out: Path, agreement: pd.DataFrame):
+    """Report section of RQ4: the reading, the table and the figure(s)."""
+    from medeval.report.html import Section
+
+    sec = Section("RQ4 — do the label-free scores agree with the true-weight scores?")
+    for line in rq4_markdown(agreement).splitlines()[1:]:
+        if line.strip() and not line.startswith("|"):
+            sec.text(line.removeprefix("- "))
+    sec.table(agreement)
+    for png in sorted(out.glob("agreement*.png")):
+        sec.image(png.read_bytes(), caption=png.stem)
+    return sec
+
+
+def _report_html(
+    results: Path, out: Path, records, scores, rq1, rq2, timing, agreement=None
+) -> str:
+    """Self-contained benchmark report: RQ1–RQ3 tables and figures, settings, warnings."""
+    import json
+
+    from medeval.report.html import Section, render
+
+    settings = results / "run.json"
+    methods = sorted({r["method"] for r in records})
+    head = Section("Benchmark").text(
+        f"{len(records)} records (data set × method × split), "
+        f"{len({r['dataset'] for r in records})} data sets, methods {', '.join(methods)}. "
+        "pAUC = ROC AUC with predicted utility weights (not partial AUC)."
+    )
+    if settings.is_file():
+        head.pre(settings.read_text())
+    head.table(scores)
+    rq1_sec = Section("RQ1 — bias toward the largest subconcepts").text(
+        "Pearson r across data sets between M(full) and M(largest) and M(smallest); the gap "
+        "r_largest − r_smallest is positive when the full-test score tracks the largest "
+        "subconcept. A good weighting shrinks it."
+    )
+    rq1_sec.table(rq1)
+    for png in sorted(out.glob("rq1_gap_*.png")):
+        rq1_sec.image(png.read_bytes(), caption=png.stem)
+    rq2_sec = Section("RQ2 — does a better subconcept model give better weights?").text(
+        "μ = mean over subconcepts of |mean true weight − mean predicted weight|; negative r "
+        "means a better subconcept model gives closer weights."
+    )
+    rq2_sec.table(rq2)
+    for png in sorted(out.glob("rq2_scatter_*.png")):
+        rq2_sec.image(png.read_bytes(), caption=png.stem)
+    rq3_sec = Section("RQ3 — why a score moves")
+    for png in sorted(out.glob("rq3_sheet_*.png")):
+        rq3_sec.image(png.read_bytes(), caption=png.stem)
+    time_sec = Section("Time and memory").table(timing)
+    warnings = []
+    for task_file in sorted((results / "tasks").glob("*.json")):
+        task = json.loads(task_file.read_text())
+        if not task.get("kept", True):
+            warnings.append(f"{task_file.stem}: task rejected: {task.get('reason')}")
+    for r in records:
+        warnings += [
+            f"{r['dataset']} {r['method']} split {r.get('split')}: {n}" for n in r.get("notes", [])
+        ]
+    sections = [head, rq1_sec, rq2_sec, rq3_sec, time_sec]
+    if agreement is not None:
+        sections.insert(4, _agreement_section(out, agreement))
+    if warnings:
+        sections.append(
+            Section("Warnings").notes(
+                warnings[:200]
+                + (
+                    [f"... and {len(warnings) - 200} more (see the records)"]
+                    if len(warnings) > 200
+                    else []
+                )
+            )
+        )
+    return render(f"medeval benchmark: {results.name}", sections, subtitle=str(results))
+
+
+def _summary(records, scores, rq1, rq2, timing) -> str:
+    total = timing[timing.dataset == "ALL"].iloc[0]
+    lines = [
+        "# Benchmark analyses\n",
+        f"{len(records)} records; {len({r['dataset'] for r in records})} data sets; methods "
+        f"{', '.join(sorted({r['method'] for r in records}))}.\n",
+        "pAUC = ROC AUC with predicted utility weights (not partial AUC).\n",
+        scores_markdown(scores),
+        rq1_markdown(rq1),
+        rq2_markdown(rq2),
+        "### Time\n",
+        f"Fold compute {total.compute_s:.1f} s (sum over workers), of which metrics "
+        f"{total.metrics_s:.2f} s = {total.metrics_share:.2%}.\n",
+        markdown_table(timing),
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""``python -m medeval.analyze --results DIR`` (``medeval-analyze``): RQ1–RQ4 tables and figures
+of a benchmark results folder — RQ4 (``agreement.csv``) says how close each label-free estimate
+(cBA, cF1, cAUC: class-conditional predicted weights; pBA…: the paper's predicted weights) comes
+to the true-weight score (wBA…), with interval coverage. The library side is
+:mod:`medeval.analyses.report`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from medeval.cli.common import check_out, common_options, execute
+from medeval.errors import UserError
+
+PROG = "python -m medeval.analyze"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = common_options(out_help="output folder (default RESULTS/analysis)")
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        parents=[common],
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--results", required=True, help="results folder of python -m medeval.benchmark")
+    p.add_argument("--rq3-method", default="none", help="correction method drawn in RQ3")
+    p.add_argument("--metric", default="BA", choices=("BA", "F1", "AUC"), help="RQ3 score family")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    out = args.out if args.out is not None else Path(args.results) / "analysis"
+    check_out(out)
+    from medeval.analyses.report import analyze
+    from medeval.protocol.forest import METHODS
+    from medeval.protocol.store import ResultsStore
+
+    if args.rq3_method not in METHODS:
+        raise UserError(f"--rq3-method {args.rq3_method!r}: choose from {', '.join(METHODS)}")
+    if not ResultsStore(args.results).root.is_dir():
+        raise UserError(f"--results {args.results}: no such results folder")
+
+    line = analyze(args.results, out, rq3_method=args.rq3_method, metric=args.metric)
+    if not args.quiet:
+        print((out / "scores.md").read_text())
+    print(line)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return execute(build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

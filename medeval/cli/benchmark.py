@@ -1,0 +1,183 @@
+"""``python -m medeval.benchmark`` (``medeval-benchmark``): the random-forest protocol on a
+collection (SPEC §5).
+
+Runs the grid of (data set, method, split) records into a results folder, resumable, then the
+analyses (``python -m medeval.analyze``) on that folder. The library side is
+:mod:`medeval.protocol.benchmark`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+from medeval.cli.common import (
+    add_source_arguments,
+    check_out,
+    common_options,
+    default_out,
+    execute,
+    positive_int,
+    source_options,
+)
+
+PROG = "python -m medeval.benchmark"
+METHODS = ("none", "ros", "rus", "smote", "weight")  # = medeval.protocol.forest.METHODS
+N_SPLITS = 10
+
+EPILOG = f"""\
+collections:
+  keel, pmlb   the sets under --data (default $MEDEVAL_DATA): keel/*.dat, pmlb/<name>/<name>.tsv.gz
+  <folder>     a folder of tables, one data set per file (.csv, .tsv, .parquet,
+               optionally .gz); the data set is named by the file name up to its first dot.
+               Column "label" = multiclass label, optional column "group" = patient / lesion id
+               (then the 5x2 CV keeps groups together), every other column = a numeric feature.
+               This is the contract of `python -m medeval.embed` output.
+
+methods: {", ".join(METHODS)} (none, random over-/under-sampling, SMOTE, class_weight="balanced")
+
+The results folder holds one JSON record per data set x method x split
+(records/<set>/<method>-<k>.json).
+Rerunning the same command skips finished records; --force recomputes them.
+
+--subconcepts discovered: per training fold each class is clustered (PCA + Gaussian mixture,
+k by BIC; medeval.discovery); utilities, the subconcept forest and every label-free score use the
+clusters only. The true subconcepts score the result: true-weight scores, the test subsets, and
+the discovery quality (ARI / NMI per class, in each record and analysis/discovery.csv).
+"""
+
+
+def _max_splits(text: str) -> int:
+    value = positive_int(text)
+    if value > N_SPLITS:
+        raise argparse.ArgumentTypeError(f"--max-splits must be in 1..{N_SPLITS}, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = common_options(
+        out_help="results folder (default $MEDEVAL_RUNS/benchmark-<collection>, "
+        "$MEDEVAL_RUNS = runs); resumable: finished records are kept",
+        seed_help="base seed of the protocol: task down-sampling, 5x2 splits and forests "
+        "(default 0)",
+    )
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        parents=[common],
+        description="Random-forest benchmark (5x2 CV, corrections, subconcept forest) with "
+        "utility-weighted scores and their 95 % bootstrap intervals on every fold — BA/F1/AUC "
+        "unweighted, true-weight wBA… (oracle), label-free cBA… (recommended) and the paper's "
+        "pBA… — then the analyses (RQ1–RQ4).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--collection", required=True, help="keel, pmlb or a folder of tables")
+    p.add_argument(
+        "--data",
+        default=None,
+        help="folder holding keel/ and pmlb/ (default $MEDEVAL_DATA or ../shared/data)",
+    )
+    p.add_argument("--datasets", default=None, help="comma-separated data-set names (default all)")
+    p.add_argument("--methods", default=",".join(METHODS), help="comma-separated corrections")
+    p.add_argument("--jobs", type=positive_int, default=1, help="parallel workers (default 1)")
+    p.add_argument("--backend", choices=("loky", "dask"), default="loky")
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        help="Dask scheduler address (with --backend dask; "
+        "default: a local cluster of --jobs workers)",
+    )
+    p.add_argument(
+        "--n-estimators", type=positive_int, default=100, help="trees per forest (default 100)"
+    )
+    p.add_argument(
+        "--max-splits",
+        type=_max_splits,
+        default=N_SPLITS,
+        help="run only the first K of the 10 splits (smoke runs and tests)",
+    )
+    p.add_argument(
+        "--subconcepts",
+        choices=("true", "discovered"),
+        default="true",
+        help="true: the data set's labels; discovered: clusters found per class on each "
+        "training fold (the true subconcepts then only score the result). Default: true",
+    )
+    p.add_argument("--force", action="store_true", help="recompute existing records")
+    p.add_argument("--no-analyze", action="store_true", help="skip the analyses at the end")
+    add_source_arguments(p, sources=("keel", "pmlb", "csv"), with_source=False)
+    return p
+
+
+def _exit_on_sigterm(signum, frame) -> None:
+    # SystemExit unwinds through joblib / Dask, which then stop their workers; finished records
+    # are already on disk, the units in flight are lost and rerun next time.
+    raise SystemExit(128 + signum)
+
+
+def _names(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    source = args.collection if args.collection in ("keel", "pmlb") else "csv"
+    options = source_options(args, source)
+    name = args.collection if source != "csv" else Path(args.collection).name
+    out = args.out or default_out("benchmark", name)
+    check_out(out)
+    from medeval.protocol.benchmark import BenchmarkSettings, run_benchmark
+
+    settings = BenchmarkSettings(
+        collection=args.collection,
+        out=out,
+        data=args.data,
+        datasets=_names(args.datasets),
+        methods=_names(args.methods) or (),
+        seed=0 if args.seed is None else args.seed,
+        n_estimators=args.n_estimators,
+        max_splits=args.max_splits,
+        jobs=args.jobs,
+        backend=args.backend,
+        scheduler=args.scheduler,
+        force=args.force,
+        loader_options=options,
+        subconcepts=args.subconcepts,
+    )
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    done = run_benchmark(settings, progress=not args.quiet, log=log)
+    for r in done.errors:
+        log(f"error: {r.message}")
+    if done.rejected:
+        log(f"rejected (SPEC §4.5): {', '.join(done.rejected)}")
+    log(f"done in {done.wall_s:.1f} s; records in {out / 'records'}")
+    if not args.no_analyze:
+        from medeval.analyses.report import analyze
+
+        log(f"analyses: {analyze(out, out / 'analysis')}")
+        if not args.quiet:
+            print((out / "analysis" / "scores.md").read_text())
+        print(f"report: {out / 'analysis' / 'report.html'}")
+    return 1 if done.errors else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    if threading.current_thread() is not threading.main_thread():
+        return execute(parser, run, argv)
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        return execute(parser, run, argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""What every command-line tool shares: the common options, output-path checks, exit codes.
+
+Common options (one parent parser): ``--out``, ``--seed`` (each tool documents the one thing
+its seed controls), ``--device``, ``--quiet`` and ``-v/--verbose``. A :class:`~medeval.errors.
+UserError` (bad file, option, config key or output path) ends the tool with one line on stderr
+and exit code 2; ``-v`` adds the traceback. Only the standard library is imported here, so
+``--help`` is instant: each tool imports the library inside its run function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from medeval.errors import EXIT_BAD_INPUT, UserError
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "check_out",
+    "common_options",
+    "default_out",
+    "execute",
+    "positive_int",
+    "say",
+]
+
+#: Exceptions that mean "the user gave something unusable", not a bug.
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    UserError,
+    FileNotFoundError,
+    FileExistsError,
+    NotADirectoryError,
+    IsADirectoryError,
+    PermissionError,
+)
+
+
+def common_options(
+    *,
+    out_help: str,
+    seed_help: str | None = None,
+    device_help: str | None = None,
+    out_required: bool = False,
+    out_metavar: str = "DIR",
+) -> argparse.ArgumentParser:
+    """The shared parent parser; a tool without randomness or a device leaves those out."""
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("common options")
+    g.add_argument("--out", type=Path, required=out_required, metavar=out_metavar, help=out_help)
+    if seed_help is not None:
+        g.add_argument("--seed", type=int, default=None, metavar="S", help=seed_help)
+    if device_help is not None:
+        g.add_argument("--device", default=None, metavar="DEV", help=device_help)
+    g.add_argument("--quiet", action="store_true", help="print only where the results are")
+    g.add_argument(
+        "-v", "--verbose", action="store_true", help="show the traceback of an error as well"
+    )
+    return p
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def default_out(tool: str, name: str) -> Path:
+    """Default output folder of every tool: ``$MEDEVAL_RUNS/<tool>-<name>`` (``runs/``)."""
+    return Path(os.environ.get("MEDEVAL_RUNS", "runs")) / f"{tool}-{name}"
+
+
+def timestamp() -> str:
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
+def check_out(path: Path, *, kind: str = "folder", what: str = "--out") -> Path:
+    """:func:`medeval.atomic.check_out` (raises ``OutputPathError``, exit code 2)."""
+    from medeval.atomic import check_out as _check
+
+    return _check(path, kind=kind, what=what)
+
+
+def say(args: argparse.Namespace, *lines: str) -> None:
+    """Print unless ``--quiet``."""
+    if not getattr(args, "quiet", False):
+        for line in lines:
+            print(line)
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err) if not isinstance(err, KeyError) else str(err.args[0])
+    return " ".join(text.split()) or type(err).__name__
+
+
+def execute(
+    parser: argparse.ArgumentParser,
+    body: Callable[[argparse.Namespace], int],
+    argv: Sequence[str] | None = None,
+    *,
+    user_errors: tuple[type[BaseException], ...] = (),
+) -> int:
+    """Parse ``argv``, run ``body(args)`` and turn user errors into exit code 2.
+
+    Args:
+        user_errors: further exception types this tool reports as bad input.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(argv)
+    args.argv = argv
+    try:
+        return body(args)
+    except (*USER_ERRORS, *user_errors) as err:
+        if getattr(args, "verbose", False):
+            traceback.print_exc()
+        print(f"{parser.prog}: error: {_one_line(err)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def add_source_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    sources: Sequence[str] | None = None,
+    with_source: bool = True,
+    required: bool = True,
+) -> None:
+    """``--source``, ``--path``, ``--name`` and every loader option of the registry
+    (:mod:`medeval.sources`), each flag once, its help naming the sources that take it."""
+    from medeval.sources import SOURCES, all_options
+
+    names = list(sources) if sources is not None else list(SOURCES)
+    g = parser.add_argument_group("data source")
+    if with_source:
+        g.add_argument(
+            "--source",
+            required=required,
+            choices=names,
+            help="; ".join(f"{n}: {SOURCES[n].help}" for n in names),
+        )
+        g.add_argument("--path", type=Path, help="file or folder (default $MEDEVAL_DATA/<source>)")
+        g.add_argument("--name", help="data set inside a folder of several")
+    o = parser.add_argument_group("loader options (declared by each source's loader)")
+    for flag, (opt, takers) in all_options(names).items():
+        help_text = f"{opt.help} [{', '.join(takers)}]"
+        if opt.type is bool:
+            o.add_argument(
+                f"--{flag}",
+                dest=opt.dest,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=help_text,
+            )
+        else:
+            o.add_argument(
+                f"--{flag}",
+                dest=opt.dest,
+                type=opt.type,
+                choices=opt.choices,
+                default=None,
+                metavar=None
+                if opt.choices
+                else ("N" if opt.type is int else flag.split("-")[-1].upper()),
+                help=help_text,
+            )
+
+
+def _metavar(opt) -> str:
+    return "N" if opt.type is int else opt.flag.split("-")[-1].upper()
+
+
+def source_options(args: argparse.Namespace, source: str) -> dict:
+    """Loader keywords of ``source`` from the flags in ``args``; a flag given for a source that
+    does not take it is a :class:`~medeval.errors.UserError`."""
+    from medeval.sources import all_options, options_for_flags
+
+    given = {flag: getattr(args, opt.dest, None) for flag, (opt, _takers) in all_options().items()}
+    try:
+        return options_for_flags(source, given)
+    except ValueError as err:
+        raise UserError(str(err)) from None

@@ -1,0 +1,155 @@
+"""``python -m medeval.embed`` (``medeval-embed``): embeddings of a data set as a table, then the
+forest protocol.
+
+Images go through a frozen backbone (default VGG16 with ImageNet weights; ``--weights PATH``
+offline; ``--random-init`` to say plainly that no weights are wanted) and the pooled features
+are cached on disk. Text (MMHS150K, text CSV) goes through a sentence-transformers model
+(``--text-model``) or TF-IDF + truncated SVD (``--text-model tfidf``, also the fallback when no
+model can be loaded). The table ``<out>/<name>.parquet`` has columns ``f0000…`` (features),
+``label`` (original class) and ``group`` when known — what ``python -m medeval.benchmark
+--collection <out>`` reads — and that benchmark then runs on it::
+
+    python -m medeval.embed --source nih --path /data/nih --out collections/images
+    python -m medeval.embed --source mmhs150k --path /data/MMHS150K --out collections/text
+    python -m medeval.embed --source synthetic --random-init --size 32 --out /tmp/emb --no-benchmark
+
+The library side is :mod:`medeval.embeddings.table`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from medeval.cli.common import (
+    add_source_arguments,
+    check_out,
+    common_options,
+    execute,
+    positive_int,
+    say,
+    source_options,
+)
+from medeval.errors import UserError
+
+PROG = "python -m medeval.embed"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = common_options(
+        out_help="collection folder for the tables (one <name>.parquet per data set)",
+        seed_help="embedding seed: the weights of a --random-init backbone and the TF-IDF SVD "
+        "(default 0)",
+        device_help="cpu, cuda, ... (default: cuda when available)",
+        out_required=True,
+    )
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        parents=[common],
+        description="Frozen-backbone image features or text embeddings → a table per data set "
+        "→ the random-forest protocol (python -m medeval.benchmark).",
+    )
+    add_source_arguments(p)
+    g = p.add_argument_group("images")
+    g.add_argument("--model", default="vgg16", help="timm backbone (default vgg16)")
+    g.add_argument("--weights", help="local weights file (.pth/.safetensors)")
+    g.add_argument(
+        "--random-init",
+        action="store_true",
+        help="randomly initialised backbone (explicit; features carry no ImageNet prior)",
+    )
+    g.add_argument(
+        "--features",
+        choices=("head", "conv"),
+        default="head",
+        help="head: timm num_classes=0 output (VGG16 fc7, 4096-d); conv: pooled conv map",
+    )
+    g.add_argument(
+        "--size", type=positive_int, default=224, help="image side in pixels (default 224)"
+    )
+    g.add_argument("--batch-size", type=positive_int, default=32)
+    g.add_argument("--workers", type=int, default=0, help="DataLoader workers")
+    g.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(".medeval-cache/features"),
+        help="feature cache folder (default .medeval-cache/features)",
+    )
+    g.add_argument("--no-cache", action="store_true")
+    t = p.add_argument_group("text")
+    t.add_argument(
+        "--text-model",
+        default="all-MiniLM-L6-v2",
+        help="sentence-transformers model name or folder, or 'tfidf'",
+    )
+    t.add_argument("--svd-components", type=positive_int, default=256, help="TF-IDF SVD dimensions")
+    p.add_argument("--no-benchmark", action="store_true", help="only write the table")
+    p.add_argument(
+        "--benchmark-args",
+        default="",
+        metavar="ARGS",
+        help='extra arguments for python -m medeval.benchmark, e.g. "--max-splits 1"',
+    )
+    return p
+
+
+def _device(name: str | None) -> str:
+    if name not in (None, "auto"):
+        return name
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.random_init and args.weights:
+        raise UserError("--random-init and --weights exclude each other")
+    options = source_options(args, args.source)
+    check_out(args.out)
+    from medeval.datasets import load
+    from medeval.embeddings.table import EmbedSettings, embed_table, write_table
+
+    data = load(args.source, args.path, name=args.name, **options)
+    settings = EmbedSettings(
+        model=args.model,
+        pretrained=not args.random_init,
+        weights=args.weights,
+        features=args.features,
+        size=args.size,
+        batch_size=args.batch_size,
+        workers=args.workers,
+        cache=None if args.no_cache else args.cache,
+        text_model=args.text_model,
+        svd_components=args.svd_components,
+        seed=0 if args.seed is None else args.seed,
+    )
+    frame, info = embed_table(data, settings, device=_device(args.device), progress=not args.quiet)
+    name = args.name or data.name
+    table = write_table(args.out, name, frame, {"source": args.source, **info})
+    if data.meta.get("synthetic"):
+        say(args, "NOTE: the data are SYNTHETIC phantoms (medeval.synthetic), not real images.")
+    if args.random_init:
+        say(args, f"NOTE: the {args.model} backbone is RANDOMLY INITIALISED (--random-init).")
+    n_features = frame.shape[1] - 1 - ("group" in frame)
+    say(args, f"{name}: {len(frame)} rows x {n_features} features ({json.dumps(info)})")
+    say(args, f"wrote {table}")
+    if args.no_benchmark:
+        print(f"next: python -m medeval.benchmark --collection {args.out}")
+        return 0
+    from medeval.cli.benchmark import main as benchmark_main
+
+    bench = ["--collection", str(args.out), "--datasets", name, *shlex.split(args.benchmark_args)]
+    say(args, "running: python -m medeval.benchmark " + " ".join(shlex.quote(b) for b in bench))
+    return benchmark_main(bench)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return execute(build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

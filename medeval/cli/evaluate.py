@@ -1,0 +1,217 @@
+"""``python -m medeval.evaluate`` (``medeval-evaluate``): the nine scores with intervals from a
+predictions file.
+
+Example::
+
+    python -m medeval.evaluate --predictions preds.csv --train-sizes train_sizes.json
+    python -m medeval.evaluate --example          # the bundled example predictions
+    python -m medeval.evaluate --run runs/synthetic-20260101-120000   # re-evaluate a run
+
+The library side is :mod:`medeval.report.outputs` (``evaluate_file``, ``output_files``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from medeval.cli.common import (
+    check_out,
+    common_options,
+    default_out,
+    execute,
+    non_negative_int,
+    say,
+)
+from medeval.errors import UserError
+
+PROG = "python -m medeval.evaluate"
+
+
+def _probability_level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
+    return value
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = common_options(
+        out_help="output folder, replaced as a whole when the run is complete "
+        "(default $MEDEVAL_RUNS/evaluate-<predictions file name>, $MEDEVAL_RUNS = runs)",
+        seed_help="bootstrap seed (default 0; with --run: the run's evaluation.seed)",
+        device_help="device for the bootstrap: cpu, cuda, ... (default cpu)",
+    )
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        parents=[common],
+        description="Balanced accuracy, F1 and ROC AUC — unweighted (BA, F1, AUC), with true "
+        "utility weights (wBA…, an oracle: needs test subconcept labels), label-free with "
+        "class-conditional predicted weights (cBA, cF1, cAUC: the recommended estimates of "
+        "wBA…, from q_<subconcept> posteriors and the known test classes) and with the "
+        "paper's predicted weights (pBA…, biased upward, kept for reproduction) — with "
+        "bootstrap intervals and per-subconcept recall (true and label-free).",
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "--predictions",
+        type=Path,
+        metavar="FILE",
+        help="CSV or Parquet: y_true, y_score and/or y_pred, optional subconcept "
+        "and q_<subconcept> posterior columns",
+    )
+    src.add_argument(
+        "--example",
+        action="store_true",
+        help="evaluate the bundled example predictions (with their train sizes)",
+    )
+    src.add_argument(
+        "--run",
+        type=Path,
+        metavar="DIR",
+        help="re-evaluate every split of a finished python -m medeval.train run folder from "
+        "its saved predictions and rewrite its summary (bootstrap settings from its config "
+        "unless --bootstrap/--seed are given)",
+    )
+    p.add_argument(
+        "--train-sizes",
+        type=Path,
+        metavar="FILE",
+        help='JSON {"<subconcept>": {"class": 0|1, "n": <training count>}, ...}',
+    )
+    p.add_argument(
+        "--reference",
+        type=Path,
+        metavar="FILE",
+        help="reference data (CSV/Parquet): the predictions columns plus the true 'subconcept' "
+        "and every q_<subconcept> column, e.g. held-out or calibration-part predictions; used "
+        "to check how well the subconcept model tells each class's subconcepts apart when the "
+        "test set has no subconcept labels (the report warns when it is weak). Needs "
+        "--train-sizes",
+    )
+    p.add_argument(
+        "--threshold",
+        type=_finite,
+        default=0.5,
+        metavar="T",
+        help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=non_negative_int,
+        default=None,
+        metavar="B",
+        help="bootstrap replicates for the intervals (0 = none; default 1000)",
+    )
+    p.add_argument(
+        "--confidence",
+        type=_probability_level,
+        default=0.95,
+        metavar="L",
+        help="interval level in (0, 1) (default 0.95)",
+    )
+    p.add_argument(
+        "--stratify",
+        choices=("class", "subconcept", "none"),
+        default="class",
+        help="resample within these strata (default: class)",
+    )
+    return p
+
+
+def run_folder(args: argparse.Namespace) -> int:
+    """``--run DIR``: re-evaluate each split of a training run and its summary."""
+    from medeval.training.summary import evaluate_run, summary_table
+
+    device = args.device or "cpu"
+    summary = evaluate_run(args.run, n_bootstrap=args.bootstrap, seed=args.seed, device=device)
+    say(args, summary_table(summary), *(f"note: {note}" for note in summary["notes"]))
+    print(f"results: {args.run}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate one predictions file into ``--out`` (checked first, replaced as a whole)."""
+    if args.run is not None:
+        if args.out is not None:
+            raise UserError("--run rewrites the run folder itself; drop --out")
+        return run_folder(args)
+    if args.example:
+        from medeval.report.outputs import example_paths
+
+        args.predictions, default_sizes = example_paths()
+        args.train_sizes = args.train_sizes or default_sizes
+    out = args.out or default_out("evaluate", args.predictions.name.split(".")[0])
+    check_out(out)
+    return _evaluate(args, out)
+
+
+def _evaluate(args: argparse.Namespace, out: Path) -> int:
+    import warnings
+
+    from medeval.atomic import replace_folder, write_files
+    from medeval.report.outputs import evaluate_file, output_files
+    from medeval.report.tables import scores_table, subconcept_table
+
+    bootstrap = 1000 if args.bootstrap is None else args.bootstrap
+    seed = 0 if args.seed is None else args.seed
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table, ev = evaluate_file(
+            args.predictions,
+            args.train_sizes,
+            reference=args.reference,
+            threshold=args.threshold,
+            n_bootstrap=bootstrap,
+            confidence=args.confidence,
+            stratify=args.stratify,
+            seed=seed,
+            device=args.device or "cpu",
+            progress=not args.quiet,
+        )
+    source = (
+        f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n"
+        + (f"reference: {args.reference}\n" if args.reference else "")
+        + (f"threshold: {args.threshold}\nbootstrap: {bootstrap} (seed {seed})")
+    )
+    for w in caught:  # input warnings are already the first notes
+        if str(w.message) not in ev.notes:
+            print(f"warning: {w.message}", file=sys.stderr)
+    files = output_files(ev, title=table.path.name, source=source)
+    with replace_folder(out) as tmp:
+        write_files(tmp, files)
+    lines = [f"note: {note}" for note in ev.notes[:1]] if ev.notes else []
+    lines += [scores_table(ev), "", subconcept_table(ev)]
+    lines += [f"note: {note}" for note in ev.notes[1:]]
+    if ev.per_subconcept.empty:
+        lines.append("note: no figure: it needs the true test subconcepts (column 'subconcept')")
+    lines += ["", "wrote " + ", ".join(str(out / name) for name in files)]
+    say(args, *lines)
+    print(f"report: {out / 'report.html'}")
+    print(f"results: {out}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # ValueError: inputs found inconsistent while evaluating (lengths, labels, posteriors).
+    return execute(build_parser(), run, argv, user_errors=(ValueError,))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

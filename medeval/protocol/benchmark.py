@@ -1,0 +1,160 @@
+"""A whole benchmark run: collection → planned units → the grid → records, with a run log
+(library side of ``python -m medeval.benchmark``)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from medeval.atomic import write_json
+from medeval.datasets.base import DataError
+from medeval.protocol.forest import METHODS, check_methods
+from medeval.protocol.grid import (
+    N_SPLITS,
+    SUBCONCEPT_MODES,
+    UnitResult,
+    plan_units,
+    resolve_collection,
+    run_grid,
+)
+from medeval.protocol.store import ResultsStore
+
+__all__ = ["BenchmarkRun", "BenchmarkSettings", "run_benchmark", "select_datasets"]
+
+
+@dataclass(frozen=True)
+class BenchmarkSettings:
+    """What to run. ``datasets=None`` = every data set of the collection."""
+
+    collection: str
+    out: str | Path
+    data: str | Path | None = None
+    datasets: tuple[str, ...] | None = None
+    methods: tuple[str, ...] = METHODS
+    seed: int = 0
+    n_estimators: int = 100
+    max_splits: int = N_SPLITS
+    jobs: int = 1
+    backend: str = "loky"
+    scheduler: str | None = None
+    force: bool = False
+    loader_options: dict = field(default_factory=dict)
+    subconcepts: str = "true"  # or "discovered" (medeval.protocol.discovered)
+
+
+@dataclass
+class BenchmarkRun:
+    """What a run did: the unit results (records are on disk) and its wall time."""
+
+    out: Path
+    collection: str
+    results: list[UnitResult]
+    wall_s: float
+
+    @property
+    def errors(self) -> list[UnitResult]:
+        return [r for r in self.results if r.status == "error"]
+
+    @property
+    def rejected(self) -> list[str]:
+        return sorted({r.dataset for r in self.results if r.status == "rejected"})
+
+
+def select_datasets(names: tuple[str, ...] | None, available: list[str], where: str) -> list[str]:
+    """``names`` checked against the collection (all of it when ``None``)."""
+    if names is None:
+        return available
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise DataError(f"data set(s) {unknown} not in {where}; available: {', '.join(available)}")
+    return list(names)
+
+
+def run_benchmark(
+    s: BenchmarkSettings, *, progress: bool = True, log: Callable[[str], None] = print
+) -> BenchmarkRun:
+    """Plan and run the grid into ``s.out`` (resumable: finished records are skipped).
+
+    Raises:
+        DataError, FileNotFoundError, SettingsMismatch: bad collection, data-set names or
+            methods, or a results folder made with other protocol settings.
+    """
+    if not 1 <= s.max_splits <= N_SPLITS:
+        raise DataError(f"max_splits must be in 1..{N_SPLITS}; got {s.max_splits}")
+    if s.subconcepts not in SUBCONCEPT_MODES:
+        raise DataError(f"subconcepts must be one of {SUBCONCEPT_MODES}; got {s.subconcepts!r}")
+    try:
+        methods = check_methods(list(s.methods))
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+    collection = resolve_collection(s.collection, s.data, options=s.loader_options)
+    datasets = select_datasets(s.datasets, collection.datasets(), collection.path)
+    store = ResultsStore(s.out)
+    store.check_settings(
+        {
+            "collection": collection.name,
+            "collection_path": collection.path,
+            "seed": s.seed,
+            "n_estimators": s.n_estimators,
+            "subconcepts": s.subconcepts,
+        },
+        force=s.force,
+    )
+    units = plan_units(
+        store,
+        collection,
+        datasets,
+        methods,
+        seed=s.seed,
+        n_estimators=s.n_estimators,
+        splits=range(s.max_splits),
+        force=s.force,
+        subconcepts=s.subconcepts,
+    )
+    log(
+        f"{collection.name}: {len(datasets)} data sets x {len(methods)} methods x "
+        f"{s.max_splits} splits; {len(units)} of {len(datasets) * s.max_splits} (data set, split) "
+        f"units to run -> {s.out}"
+    )
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    results = run_grid(
+        units, jobs=s.jobs, backend=s.backend, scheduler=s.scheduler, progress=progress
+    )
+    run = BenchmarkRun(Path(s.out), collection.name, results, time.perf_counter() - t0)
+    log_run(store, s, started, run, methods, datasets)
+    return run
+
+
+def log_run(
+    store: ResultsStore, s: BenchmarkSettings, started, run: BenchmarkRun, methods, datasets
+) -> None:
+    """Append this invocation's wall time and load to ``runs.json`` (figures for the notes)."""
+    import json
+
+    path = store.root / "runs.json"
+    runs = json.loads(path.read_text()) if path.is_file() else []
+    results = run.results
+    runs.append(
+        {
+            "started_utc": started.isoformat(timespec="seconds"),
+            "wall_s": round(run.wall_s, 3),
+            "units_run": len(results),
+            "units_error": sum(r.status == "error" for r in results),
+            "metrics_s": round(sum(r.metrics_s for r in results), 3),
+            "unit_wall_sum_s": round(sum(r.wall_s for r in results), 3),
+            "peak_rss_mb": max((r.peak_rss_mb for r in results), default=None),
+            "jobs": s.jobs,
+            "backend": s.backend,
+            "methods": methods,
+            "datasets": datasets,
+            "max_splits": s.max_splits,
+            "load_avg_1_5_15_at_end": list(os.getloadavg()),
+            "cpu_count": os.cpu_count(),
+        }
+    )
+    write_json(path, runs)

@@ -1,0 +1,249 @@
+"""scikit-learn model selection by subconcept-aware scores (SPEC §3, §8).
+
+* :class:`SubconceptAware` fits a binary classifier and a subconcept model on the same rows;
+  ``fit(X, y, subconcept=...)`` takes the training subconcept labels as fit metadata, and the
+  utilities come from the training rows' subconcept counts.
+* :func:`make_subconcept_scorer` gives a scorer for any score name (``"BA"``, ``"pBA"``,
+  ``"cBA"``, ``"wAUC"``, …) for ``GridSearchCV`` / ``cross_validate``.
+* :func:`pooled_cross_val_scores` pools the out-of-fold predictions of all folds and scores
+  them once, instead of averaging fold scores (a ratio of sums, not a mean of ratios).
+
+Inside ``GridSearchCV`` / ``cross_validate`` the subconcept labels travel by scikit-learn's
+metadata routing: ``sklearn.set_config(enable_metadata_routing=True)`` and pass
+``subconcept=...`` to ``fit`` (``params=`` in ``cross_validate``). Needs scikit-learn >= 1.4
+(routing through the search and cross-validation tools and ``cross_validate(params=...)``
+arrived in 1.4); tested with 1.9.
+
+This module shares its name with the ``sklearn`` package: it uses absolute imports only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import sklearn
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.metadata_routing import MetadataRequest
+from sklearn.utils.validation import check_is_fitted
+
+from medeval.metrics import balanced_accuracy, f1, roc_auc
+from medeval.streaming import SubconceptScores, instance_weights, needs, split_score
+from medeval.weights import Utilities, utilities
+
+__all__ = [
+    "SubconceptAware",
+    "SubconceptScorer",
+    "make_subconcept_scorer",
+    "pooled_cross_val_scores",
+]
+
+_ROUTING_HELP = (
+    "call sklearn.set_config(enable_metadata_routing=True) and pass subconcept=<training "
+    "subconcept labels> to fit (GridSearchCV.fit, or cross_validate(..., params=...))"
+)
+
+
+class SubconceptAware(ClassifierMixin, BaseEstimator):
+    """A binary classifier plus a subconcept model, fitted on the same training rows.
+
+    Args:
+        classifier: a scikit-learn classifier with ``predict_proba`` for labels {0, 1}.
+        subconcept_model: a multiclass classifier with ``predict_proba`` over all subconcepts
+            (majority and minority).
+
+    Attributes:
+        classifier_, subconcept_model_: the fitted clones.
+        utilities_: :class:`~medeval.weights.Utilities` from the training subconcept counts,
+            in the order of ``subconcept_model_.classes_``.
+    """
+
+    # subconcept is requested by default: GridSearchCV routes it to fit without set_fit_request
+    __metadata_request__fit = {"subconcept": True}  # noqa: RUF012 - scikit-learn's convention
+
+    def __init__(self, classifier: Any, subconcept_model: Any) -> None:
+        self.classifier = classifier
+        self.subconcept_model = subconcept_model
+
+    def fit(self, X: Any, y: Any, subconcept: Any = None) -> SubconceptAware:
+        """Fit both models; ``subconcept`` ``(N,)`` holds the training subconcept labels."""
+        if subconcept is None:
+            raise ValueError(
+                "SubconceptAware.fit needs subconcept: the training subconcept label of every "
+                f"row. Pass it to fit; inside GridSearchCV or cross_validate, {_ROUTING_HELP}"
+            )
+        y = np.asarray(y)
+        sc = np.asarray(subconcept)
+        if sc.shape != y.shape:
+            raise ValueError(f"subconcept has shape {sc.shape} but y has {y.shape}")
+        if not np.isin(y, (0, 1)).all():
+            raise ValueError("y must contain only 0 and 1 (1 = the minority class)")
+        self.classifier_ = clone(self.classifier).fit(X, y)
+        self.subconcept_model_ = clone(self.subconcept_model).fit(X, sc)
+        self.classes_ = self.classifier_.classes_
+        self.utilities_ = _train_utilities(self.subconcept_model_.classes_, sc, y)
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return self.classifier_.predict(X)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return self.classifier_.predict_proba(X)
+
+    def score_positive(self, X: Any) -> np.ndarray:
+        """``(N,)`` probability of class 1."""
+        check_is_fitted(self)
+        return self.classifier_.predict_proba(X)[:, list(self.classes_).index(1)]
+
+    def predict_subconcept_proba(self, X: Any) -> np.ndarray:
+        """``(N, S)`` subconcept posteriors, columns in ``utilities_.names`` order."""
+        check_is_fitted(self)
+        return self.subconcept_model_.predict_proba(X)
+
+    def subconcept_codes(self, subconcept: Any) -> np.ndarray:
+        """``(N,)`` codes into ``utilities_.names``; an error names an unknown subconcept."""
+        check_is_fitted(self)
+        lookup = {n: i for i, n in enumerate(self.utilities_.names)}
+        codes = np.empty(len(subconcept), dtype=np.int64)
+        for i, s in enumerate(np.asarray(subconcept)):
+            code = lookup.get(str(s))
+            if code is None:
+                raise ValueError(
+                    f"row {i}: subconcept {str(s)!r} was not in the training rows; known: "
+                    f"{', '.join(self.utilities_.names)}"
+                )
+            codes[i] = code
+        return codes
+
+
+def _train_utilities(names: np.ndarray, sc: np.ndarray, y: np.ndarray) -> Utilities:
+    counts, sides = [], []
+    for name in names:
+        rows = sc == name
+        side = np.unique(y[rows])
+        if len(side) != 1:
+            raise ValueError(f"subconcept {name!r} holds training rows of both classes")
+        counts.append(int(rows.sum()))
+        sides.append(int(side[0]))
+    return utilities(counts, sides, [str(n) for n in names])
+
+
+class SubconceptScorer:
+    """``scorer(estimator, X, y_true, subconcept=None)`` → one score of a fitted
+    :class:`SubconceptAware` on ``X`` (see :func:`make_subconcept_scorer`)."""
+
+    def __init__(self, name: str, *, threshold: float = 0.5) -> None:
+        split_score(name)  # a clear error for an unknown name
+        self.name = name
+        self.threshold = float(threshold)
+
+    def __repr__(self) -> str:
+        return f"make_subconcept_scorer({self.name!r}, threshold={self.threshold})"
+
+    def __call__(self, estimator: Any, X: Any, y_true: Any, subconcept: Any = None) -> float:
+        if not sklearn.get_config().get("enable_metadata_routing", False):
+            raise RuntimeError(
+                f"the {self.name} scorer needs scikit-learn's metadata routing, which is off: "
+                + _ROUTING_HELP
+            )
+        if not isinstance(getattr(estimator, "utilities_", None), Utilities):
+            raise TypeError(
+                f"the {self.name} scorer scores a fitted medeval.sklearn.SubconceptAware; got "
+                f"{type(estimator).__name__}"
+            )
+        kw = {}
+        need = needs(self.name)
+        if need == "subconcept":
+            if subconcept is None:
+                raise ValueError(
+                    f"{self.name} needs the test subconcept labels (it is the oracle score): "
+                    + _ROUTING_HELP
+                )
+            kw["subconcept"] = torch.from_numpy(estimator.subconcept_codes(subconcept))
+        elif need == "posteriors":
+            kw["posteriors"] = torch.as_tensor(estimator.predict_subconcept_proba(X))
+        metric = SubconceptScores(estimator.utilities_, [self.name], threshold=self.threshold)
+        y_score = torch.as_tensor(np.asarray(estimator.score_positive(X), dtype=np.float64))
+        metric.update(y_score, torch.as_tensor(np.asarray(y_true)), **kw)
+        return float(metric.compute()[self.name])
+
+    def get_metadata_routing(self) -> MetadataRequest:
+        """The scorer asks for ``subconcept`` in ``score`` (used by the w-scores)."""
+        request = MetadataRequest(owner=type(self).__name__)
+        request.score.add_request(param="subconcept", alias=True)
+        return request
+
+
+def make_subconcept_scorer(name: str, *, threshold: float = 0.5) -> SubconceptScorer:
+    """A scikit-learn scorer for score ``name`` (one of :data:`medeval.streaming.SCORES`).
+
+    The predicted label is ``P(y=1 | x) >= threshold``. p- and c-scores use the subconcept
+    model's posteriors and the training fold's utilities; w-scores (oracle) need the test
+    subconcept labels, routed as ``subconcept``. Requires metadata routing to be on.
+    """
+    return SubconceptScorer(name, threshold=threshold)
+
+
+def _rows(X: Any, idx: np.ndarray) -> Any:
+    return X.iloc[idx] if hasattr(X, "iloc") else np.asarray(X)[idx]
+
+
+def pooled_cross_val_scores(
+    estimator: SubconceptAware,
+    X: Any,
+    y: Any,
+    *,
+    subconcept: Any,
+    scores: Sequence[str] = ("BA", "pBA", "cBA"),
+    cv: int | Any = 5,
+    threshold: float = 0.5,
+    random_state: int = 0,
+) -> dict[str, float]:
+    """Cross-validate, pool the out-of-fold predictions, and score them once.
+
+    Each test row gets its weight from its own fold (that fold's subconcept model and
+    training utilities); the weighted confusion sums and AUC are then taken over all rows.
+
+    Args:
+        subconcept: ``(N,)`` subconcept labels (for fitting; and for the w-scores).
+        cv: number of folds (stratified on the subconcept, shuffled with ``random_state``, so
+            every fold holds every subconcept) or a splitter with ``split(X, y)``.
+
+    Returns:
+        ``{score: value}``; NaN with an ``UndefinedMetricWarning`` where undefined.
+    """
+    y = np.asarray(y)
+    sc = np.asarray(subconcept)
+    parsed = [split_score(s) for s in scores]
+    keys = [k for k in ("", "w", "p", "c") if any(k == key for key, _ in parsed)]
+    if isinstance(cv, int):
+        folds = StratifiedKFold(cv, shuffle=True, random_state=random_state).split(X, sc)
+    else:
+        folds = cv.split(X, y)
+    ys, ss, ws = [], [], {k: [] for k in keys}
+    for train, test in folds:
+        model = clone(estimator).fit(_rows(X, train), y[train], subconcept=sc[train])
+        Xt, yt = _rows(X, test), torch.as_tensor(y[test], dtype=torch.float64)
+        posteriors = model.predict_subconcept_proba(Xt) if {"p", "c"} & set(keys) else None
+        codes = model.subconcept_codes(sc[test]) if "w" in keys else None
+        w = instance_weights(keys, model.utilities_, yt, subconcept=codes, posteriors=posteriors)
+        ys.append(yt)
+        ss.append(torch.as_tensor(np.asarray(model.score_positive(Xt), dtype=np.float64)))
+        for k in keys:
+            ws[k].append(w[k])
+    y_all, s_all = torch.cat(ys), torch.cat(ss)
+    y_pred = (s_all >= threshold).to(torch.float64)
+    functions = {
+        "BA": lambda w: balanced_accuracy(y_all, y_pred, sample_weight=w),
+        "F1": lambda w: f1(y_all, y_pred, sample_weight=w),
+        "AUC": lambda w: roc_auc(y_all, s_all, sample_weight=w),
+    }
+    return {
+        name: float(functions[family](torch.cat(ws[key])))
+        for name, (key, family) in zip(scores, parsed, strict=True)
+    }

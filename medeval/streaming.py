@@ -1,0 +1,268 @@
+"""Subconcept-aware scores accumulated over batches and processes: a ``torchmetrics.Metric``.
+
+:class:`SubconceptScores` computes, during training or evaluation, the same numbers as
+:func:`medeval.evaluate_predictions` (point estimates, no intervals): unweighted BA, F1, AUC;
+true-weight (oracle) wBA, wF1, wAUC; the paper's predicted-weight pBA, pF1, pAUC; and the
+class-conditional label-free cBA, cF1, cAUC (SPEC §3, §8). BA and F1 need only four weighted
+confusion sums per weighting, so their states are sums reduced with ``dist_reduce_fx="sum"``;
+AUC needs every score, so its state is concatenated (``"cat"``), as torchmetrics' own AUROC does.
+
+Lightning: call ``update`` in ``validation_step`` and, in ``on_validation_epoch_end``,
+``self.log_dict(metric.compute())`` then ``metric.reset()`` (``compute`` already syncs across
+processes; see ``docs/integrations.md``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torchmetrics import Metric
+from torchmetrics.utilities import dim_zero_cat
+
+from medeval.metrics._checks import UndefinedMetricWarning
+from medeval.metrics.classification import ConfusionSums, ba_from_sums, confusion_sums, f1_from_sums
+from medeval.metrics.ranking import auc_from_sums, auc_sums
+from medeval.weights import (
+    Utilities,
+    class_conditional_weights,
+    predicted_weights,
+    utilities_from_train_sizes,
+)
+
+__all__ = ["SCORES", "SubconceptScores", "instance_weights", "needs", "split_score"]
+
+FAMILIES = ("BA", "F1", "AUC")
+# weighting key → what it is; the key is the score's prefix ("" unweighted).
+WEIGHTINGS = {
+    "": "unweighted",
+    "w": "true weights (oracle: needs subconcept labels)",
+    "p": "predicted weights Σ_s q_s(x) u_s",
+    "c": "class-conditional predicted weights E[u_s | x, y]",
+}
+SCORES = tuple(f"{k}{f}" for f in FAMILIES for k in WEIGHTINGS)
+
+
+def split_score(name: str) -> tuple[str, str]:
+    """``"cBA"`` → ``("c", "BA")``; a clear error for an unknown score name."""
+    for family in FAMILIES:
+        key = name[: -len(family)]
+        if name.endswith(family) and key in WEIGHTINGS:
+            return key, family
+    raise ValueError(f"unknown score {name!r}; known scores: {', '.join(SCORES)}")
+
+
+def needs(name: str) -> str | None:
+    """The input a score needs beyond y_true and y_score: ``"subconcept"``, ``"posteriors"``."""
+    key, _ = split_score(name)
+    return {"w": "subconcept", "p": "posteriors", "c": "posteriors"}.get(key)
+
+
+def _as_utilities(train_sizes: Mapping[str, Mapping[str, int]] | Utilities) -> Utilities:
+    if isinstance(train_sizes, Utilities):
+        return train_sizes
+    return utilities_from_train_sizes(train_sizes)
+
+
+def instance_weights(
+    keys: Sequence[str],
+    u: Utilities,
+    y_true: torch.Tensor,
+    *,
+    subconcept: Any = None,
+    posteriors: Any = None,
+) -> dict[str, torch.Tensor]:
+    """Per-instance weights ``{key: (N,)}`` for weighting keys ``"", "w", "p", "c"``.
+
+    Args:
+        y_true: ``(N,)`` float64 labels in {0, 1}.
+        subconcept: ``(N,)`` integer codes into ``u.names`` (needed for ``"w"``).
+        posteriors: ``(N, S)`` subconcept posteriors, columns in ``u.names`` order (``"p"``,
+            ``"c"``).
+    """
+    n, dev = len(y_true), y_true.device
+    out: dict[str, torch.Tensor] = {}
+    for key in keys:
+        if key == "":
+            out[key] = torch.ones(n, dtype=y_true.dtype, device=dev)
+        elif key == "w":
+            codes = _codes(subconcept, u, y_true)
+            values = torch.tensor(u.values, dtype=y_true.dtype, device=dev)
+            out[key] = values[codes]
+        else:
+            if posteriors is None:
+                raise ValueError(
+                    f"{key}BA/{key}F1/{key}AUC need posteriors (N, S) of the subconcept model"
+                )
+            q = torch.as_tensor(posteriors).to(dev)
+            if q.ndim != 2 or q.shape[0] != n:
+                raise ValueError(f"posteriors must be (N={n}, S); got shape {tuple(q.shape)}")
+            a = predicted_weights(q, u) if key == "p" else class_conditional_weights(q, u, y_true)
+            out[key] = a.to(y_true.dtype)
+    return out
+
+
+def _codes(subconcept: Any, u: Utilities, y_true: torch.Tensor) -> torch.Tensor:
+    """Validated ``(N,)`` subconcept codes: in range and on the side of each instance's class."""
+    if subconcept is None:
+        raise ValueError("wBA/wF1/wAUC need subconcept: integer codes (N,) into the train sizes")
+    codes = torch.as_tensor(subconcept, device=y_true.device)
+    if codes.dtype.is_floating_point or codes.dtype == torch.bool or codes.shape != y_true.shape:
+        raise ValueError(
+            f"subconcept must be integer codes of shape {tuple(y_true.shape)}; "
+            f"got {codes.dtype} {tuple(codes.shape)}"
+        )
+    codes = codes.long()
+    bad = (codes < 0) | (codes >= len(u.names))
+    if bool(bad.any()):
+        i = int(torch.nonzero(bad)[0])
+        raise ValueError(
+            f"subconcept code {int(codes[i])} at index {i} is out of range: there are "
+            f"{len(u.names)} subconcepts ({', '.join(u.names)})"
+        )
+    sides = torch.tensor(np.array(u.sides), device=y_true.device)[codes]
+    wrong = sides != y_true.long()
+    if bool(wrong.any()):
+        i = int(torch.nonzero(wrong)[0])
+        raise ValueError(
+            f"index {i}: subconcept {u.names[int(codes[i])]!r} belongs to class "
+            f"{int(sides[i])} but y_true is {int(y_true[i])}"
+        )
+    return codes
+
+
+class SubconceptScores(Metric):
+    """Unweighted, true-weight, predicted-weight and class-conditional scores over batches.
+
+    Args:
+        train_sizes: ``{name: {"class": 0 or 1, "n": count}}`` training subconcept sizes, or
+            :class:`~medeval.weights.Utilities`; their order fixes the subconcept codes and the
+            posterior columns.
+        scores: names from :data:`SCORES` (default: all twelve). Scores starting with ``w``
+            need ``subconcept`` in every ``update``; ``p`` and ``c`` need ``posteriors``.
+        threshold: predicted label = ``y_score >= threshold``.
+        kwargs: passed to :class:`torchmetrics.Metric` (``sync_on_compute``,
+            ``process_group``, …).
+
+    ``compute()`` returns ``{score: scalar float64 tensor}``; a score whose class has zero
+    total weight in everything seen (e.g. no positive instance) is NaN with an
+    :class:`~medeval.metrics.UndefinedMetricWarning`. "pAUC" is the predicted-weight AUC, not
+    a partial AUC.
+    """
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+
+    def __init__(
+        self,
+        train_sizes: Mapping[str, Mapping[str, int]] | Utilities,
+        scores: Sequence[str] | None = None,
+        *,
+        threshold: float = 0.5,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.utilities = _as_utilities(train_sizes)
+        names = tuple(SCORES if scores is None else scores)
+        if isinstance(scores, str) or not names:
+            raise ValueError(f"scores must be a non-empty list of names from {SCORES}")
+        parsed = [split_score(s) for s in names]  # validates every name
+        self.scores = names
+        self.threshold = float(threshold)
+        self._conf_keys = [
+            k for k in WEIGHTINGS if any(p == (k, f) for p in parsed for f in FAMILIES[:2])
+        ]
+        self._auc_keys = [k for k in WEIGHTINGS if (k, "AUC") in parsed]
+        self._keys = [k for k in WEIGHTINGS if k in self._conf_keys or k in self._auc_keys]
+        # sums[k] = (Σ w[y=1], Σ w[y=1, ŷ=1], Σ w[y=0], Σ w[y=0, ŷ=0]) for weighting k
+        self.add_state(
+            "sums",
+            default=torch.zeros(len(self._conf_keys), 4, dtype=torch.float64),
+            dist_reduce_fx="sum",
+        )
+        # AUC rows: (y_true, y_score, one weight column per AUC weighting)
+        self.add_state("auc_rows", default=[], dist_reduce_fx="cat")
+
+    def update(
+        self,
+        y_score: torch.Tensor,
+        y_true: torch.Tensor,
+        subconcept: torch.Tensor | None = None,
+        posteriors: torch.Tensor | None = None,
+    ) -> None:
+        """Add a batch.
+
+        Args:
+            y_score: ``(N,)`` scores for class 1 (probabilities: the threshold applies to them).
+            y_true: ``(N,)`` labels in {0, 1}.
+            subconcept: ``(N,)`` integer codes into the train-sizes order (for w-scores).
+            posteriors: ``(N, S)`` subconcept posteriors, rows summing to 1, columns in the
+                train-sizes order (for p- and c-scores).
+        """
+        dev = self.sums.device
+        ys = torch.as_tensor(y_score).to(device=dev, dtype=torch.float64).reshape(-1)
+        yt = torch.as_tensor(y_true).to(device=dev).reshape(-1)
+        if ys.shape != yt.shape:
+            raise ValueError(
+                f"y_score has {ys.numel()} entries but y_true has {yt.numel()}; they must match"
+            )
+        if not bool(((yt == 0) | (yt == 1)).all()):
+            raise ValueError("y_true must contain only 0 and 1")
+        if bool(torch.isnan(ys).any()):
+            raise ValueError(f"y_score contains NaN at index {int(torch.nonzero(ys.isnan())[0])}")
+        yt = yt.to(torch.float64)
+        w = instance_weights(
+            self._keys, self.utilities, yt, subconcept=subconcept, posteriors=posteriors
+        )
+        if self._conf_keys:
+            yp = (ys >= self.threshold).to(torch.float64)
+            s = confusion_sums(yt, yp, torch.stack([w[k] for k in self._conf_keys]))
+            self.sums += torch.stack(tuple(s), dim=-1)
+        if self._auc_keys:
+            self.auc_rows.append(torch.stack([yt, ys, *(w[k] for k in self._auc_keys)], dim=-1))
+
+    def compute(self) -> dict[str, torch.Tensor]:
+        """``{score: scalar tensor}`` in the order of ``scores``."""
+        values: dict[str, torch.Tensor] = {}
+        undefined: dict[str, str] = {}
+        for i, key in enumerate(self._conf_keys):
+            s = ConfusionSums(*self.sums[i].unbind(-1))
+            values[f"{key}BA"], values[f"{key}F1"] = ba_from_sums(s), f1_from_sums(s)
+            _undefined(undefined, f"{key}BA", {0: s.neg, 1: s.pos})
+            _undefined(undefined, f"{key}F1", {1: s.pos})
+        if self._auc_keys:
+            values.update(self._auc(undefined))
+        for name in self.scores:
+            if name in undefined:
+                warnings.warn(undefined[name], UndefinedMetricWarning, stacklevel=2)
+        return {name: values[name] for name in self.scores}
+
+    def _auc(self, undefined: dict[str, str]) -> dict[str, torch.Tensor]:
+        rows = self.auc_rows
+        if isinstance(rows, list) and not rows:
+            rows = torch.zeros(0, 2 + len(self._auc_keys), dtype=torch.float64)
+        rows = dim_zero_cat(rows)
+        rows = rows[torch.argsort(rows[:, 1], stable=True)]  # one sort for every weighting
+        w = rows[:, 2:].T.contiguous()  # (K, N)
+        a = auc_sums(rows[:, 0].expand_as(w), rows[:, 1].expand_as(w), w, presorted=True)
+        auc = auc_from_sums(a)
+        out = {}
+        for i, key in enumerate(self._auc_keys):
+            out[f"{key}AUC"] = auc[i]
+            _undefined(undefined, f"{key}AUC", {0: a.neg[i], 1: a.pos[i]})
+        return out
+
+
+def _undefined(found: dict[str, str], score: str, totals: Mapping[int, torch.Tensor]) -> None:
+    """Record why ``score`` is NaN: a needed class with zero total weight."""
+    for c, total in totals.items():
+        if float(total) <= 0:
+            found.setdefault(
+                score,
+                f"{score} is undefined: class {c} has zero total weight in the data seen "
+                "(no instance of that class); reported as NaN",
+            )

@@ -1,0 +1,140 @@
+"""What every command-line tool shares: --out checked before any work (exit 2, one line, the
+traceback only with -v), fast --help without the heavy libraries, loader options listed."""
+
+import subprocess
+import sys
+import tomllib
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = ("evaluate", "train", "tasks", "benchmark", "analyze", "embed", "discover")
+
+
+def _bad_out_args(tool: str, tmp: Path, out: Path) -> list[str]:
+    table = tmp / "t.csv"
+    table.write_text("label,x\na,1\nb,2\n")
+    return {
+        "evaluate": ["--example", "--out", str(out)],
+        "train": ["--out", str(out)],
+        "tasks": ["split", "--source", "csv", "--path", str(table), "--out", str(out)],
+        "benchmark": ["--collection", "keel", "--out", str(out)],
+        "analyze": ["--results", str(tmp), "--out", str(out)],
+        "embed": ["--source", "synthetic", "--random-init", "--out", str(out)],
+        "discover": [
+            *("--train", str(table), "--test", str(table)),
+            *("--predictions", str(table), "--out", str(out)),
+        ],
+    }[tool]
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("case", ["file", "under_file"])
+def test_a_bad_out_exits_2_with_one_line_before_any_work(tool, case, tmp_path, capsys):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a folder")
+    out = blocker if case == "file" else blocker / "sub" / "out"
+    if tool == "tasks" and case == "file":
+        out = tmp_path  # a folder where the manifest file should go
+    main = import_module(f"medeval.cli.{tool}").main
+    assert main(_bad_out_args(tool, tmp_path, out)) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "error:" in err and ("is a file" in err or "is a folder" in err)
+    assert blocker.read_text() == "not a folder"
+
+
+def test_verbose_shows_the_traceback(tmp_path, capsys):
+    main = import_module("medeval.cli.evaluate").main
+    (tmp_path / "f").write_text("x")
+    assert main(["--example", "--out", str(tmp_path / "f"), "-v"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "OutputPathError" in err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux")
+def test_an_unwritable_out_exits_2(capsys):
+    main = import_module("medeval.cli.evaluate").main
+    assert main(["--example", "--out", "/proc/medeval-out"]) == 2
+    assert "cannot write into /proc" in capsys.readouterr().err
+
+
+def test_help_imports_no_heavy_library():
+    code = (
+        "import sys, importlib\n"
+        f"for t in {TOOLS!r}:\n"
+        "    importlib.import_module('medeval.cli.' + t).build_parser().format_help()\n"
+        "    importlib.import_module('medeval.' + ('tasks.__main__' if t == 'tasks' else t))\n"
+        "heavy = {'torch', 'pandas', 'matplotlib', 'numpy', 'sklearn', 'scipy', 'timm'}\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert proc.stdout.strip() == "[]"
+
+
+def test_module_help_runs_as_python_dash_m():
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "medeval.evaluate", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    assert "--predictions" in proc.stdout and "--seed" in proc.stdout
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines()}
+    assert not any(name.split(".")[0] in {"torch", "pandas", "matplotlib"} for name in imported)
+
+
+@pytest.mark.parametrize(
+    ("tool", "argv", "flags"),
+    [
+        ("tasks", ["describe", "--help"], ["--label-column", "--images", "--tie", "--parts"]),
+        ("embed", ["--help"], ["--label-column", "--text-column", "--n-normal", "--verify"]),
+        ("train", ["--help"], ["--source", "--require-images", "--group-column", "--seed"]),
+        ("benchmark", ["--help"], ["--label-column", "--group-column", "--seed", "--out"]),
+        ("evaluate", ["--help"], ["--out", "--seed", "--device", "--quiet", "--verbose"]),
+        ("analyze", ["--help"], ["--out", "--quiet", "--verbose"]),
+    ],
+)
+def test_help_lists_the_common_and_loader_options(tool, argv, flags, capsys):
+    with pytest.raises(SystemExit) as exc:
+        import_module(f"medeval.cli.{tool}").main(argv)
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    for flag in flags:
+        assert flag in text, flag
+
+
+def test_every_tool_has_a_console_script():
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert set(scripts) == {f"medeval-{t}" for t in TOOLS}
+    for name, target in scripts.items():
+        module, func = target.split(":")
+        assert module == f"medeval.cli.{name.removeprefix('medeval-')}"
+        assert callable(getattr(import_module(module), func))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "no such results folder"),
+        (["--rq3-method", "bogus"], "--rq3-method 'bogus'"),
+    ],
+)
+def test_analyze_bad_input_exits_2(tmp_path, capsys, extra, message):
+    main = import_module("medeval.cli.analyze").main
+    results = tmp_path / ("absent" if not extra else "")
+    assert main(["--results", str(results), "--out", str(tmp_path / "a"), *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_analyze_of_a_folder_without_records_exits_2(tmp_path, capsys):
+    main = import_module("medeval.cli.analyze").main
+    assert main(["--results", str(tmp_path), "--out", str(tmp_path / "a")]) == 2
+    assert "no records" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists()

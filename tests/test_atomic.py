@@ -1,0 +1,72 @@
+"""medeval.atomic: output paths checked up front, whole folders replaced, one JSON cleaner."""
+
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from medeval.atomic import check_out, json_ready, replace_folder, write_json
+from medeval.errors import OutputPathError
+
+
+def test_check_out_rejects_a_file_a_path_under_a_file_and_an_unwritable_folder(tmp_path):
+    file = tmp_path / "f.txt"
+    file.write_text("x")
+    with pytest.raises(OutputPathError, match="is a file, not a folder"):
+        check_out(file)
+    with pytest.raises(OutputPathError, match="f.txt is a file"):
+        check_out(file / "sub" / "out")
+    with pytest.raises(OutputPathError, match="is a folder, not a file"):
+        check_out(tmp_path, kind="file")
+    assert check_out(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
+    assert not (tmp_path / "new").exists()  # checking creates nothing
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]  # and leaves no probe behind
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux")
+def test_check_out_rejects_a_folder_nobody_can_write(tmp_path):
+    with pytest.raises(OutputPathError, match="cannot write into /proc"):
+        check_out("/proc/medeval-out")
+
+
+def test_replace_folder_leaves_the_previous_run_when_writing_fails(tmp_path):
+    out = tmp_path / "out"
+    with replace_folder(out) as tmp:
+        (tmp / "a.csv").write_text("first")
+        (tmp / "b.png").write_text("first")
+    assert sorted(p.name for p in out.iterdir()) == ["a.csv", "b.png"]
+    with pytest.raises(RuntimeError), replace_folder(out) as tmp:
+        (tmp / "a.csv").write_text("second")
+        raise RuntimeError("report failed")
+    assert (out / "a.csv").read_text() == "first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # temporary folder removed
+
+
+def test_replace_folder_drops_files_of_the_previous_run(tmp_path):
+    out = tmp_path / "out"
+    with replace_folder(out) as tmp:
+        (tmp / "per_subconcept.csv").write_text("old")
+    with replace_folder(out) as tmp:
+        (tmp / "metrics.json").write_text("new")
+    assert [p.name for p in out.iterdir()] == ["metrics.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_json_ready_makes_strict_json_of_nan_and_numpy():
+    value = {
+        1: np.float64("nan"),
+        "b": [np.int64(3), (math.inf, -math.inf)],
+        "c": np.array([1.5, np.nan]),
+        "d": np.bool_(True),
+    }
+    out = json_ready(value)
+    assert out == {"1": None, "b": [3, [None, None]], "c": [1.5, None], "d": True}
+    assert type(out["b"][0]) is int
+    json.dumps(out, allow_nan=False)
+
+
+def test_write_json_writes_null_for_nan(tmp_path):
+    path = write_json(tmp_path / "x.json", {"v": float("nan")})
+    assert json.loads(path.read_text()) == {"v": None}
