@@ -221,10 +221,8 @@ def _plan(
     unavailable: dict[str, str] = {}
     sc_codes, sc_names, sc_side = None, (), {}
     if subconcept is not None:
-        sc = np.asarray(subconcept).astype(str)
-        if sc.shape != (n,):
-            raise ValueError(f"subconcept must have one entry per instance ({n}); got {sc.shape}")
-        uniq, inverse = np.unique(sc, return_inverse=True)  # vectorised name → code lookup
+        uniq, inverse = _name_codes(subconcept, n)  # vectorised name → code lookup
+        sc = _Names(uniq, inverse)
         if u is not None:
             unknown = [i for i, nm in enumerate(uniq) if nm not in set(u.names)]
             if unknown:
@@ -294,6 +292,41 @@ def _plan(
     )
 
 
+def _name_codes(subconcept: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct names ``(K,)`` and each instance's code ``(N,)``; a categorical
+    (as :func:`~medeval.predictions.read_predictions` returns) skips the string sort."""
+    if isinstance(subconcept, pd.Series) and isinstance(subconcept.dtype, pd.CategoricalDtype):
+        subconcept = subconcept.array
+    if isinstance(subconcept, pd.Categorical):
+        if subconcept.shape != (n,):
+            raise ValueError(
+                f"subconcept must have one entry per instance ({n}); got {subconcept.shape}"
+            )
+        codes = np.asarray(subconcept.codes)
+        if (codes < 0).any():
+            raise ValueError(f"subconcept is missing at index {int(np.argmax(codes < 0))}")
+        cats = np.asarray(subconcept.categories).astype(str)
+        uniq, remap = np.unique(cats, return_inverse=True)  # duplicates after str() merge
+        used = np.zeros(len(uniq), dtype=bool)
+        used[remap[np.unique(codes)]] = True
+        keep = np.cumsum(used) - 1  # drop categories no instance uses, like np.unique would
+        return uniq[used], keep[remap][codes]
+    sc = np.asarray(subconcept).astype(str)
+    if sc.shape != (n,):
+        raise ValueError(f"subconcept must have one entry per instance ({n}); got {sc.shape}")
+    return np.unique(sc, return_inverse=True)
+
+
+class _Names:
+    """``sc[i]`` → the name of instance i, without materialising N strings."""
+
+    def __init__(self, uniq: np.ndarray, inverse: np.ndarray) -> None:
+        self.uniq, self.inverse = uniq, inverse
+
+    def __getitem__(self, i: int) -> str:
+        return str(self.uniq[self.inverse[i]])
+
+
 def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tuple, np.ndarray]:
     """``{(weighting, metric): (n_subsets,)}`` exact point estimates, batched over subsets."""
     masks = torch.as_tensor(np.stack(list(plan.subsets.values())), dtype=torch.float64)
@@ -343,6 +376,7 @@ def evaluate_predictions(
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: bool = False,
+    memory_budget: int | None = None,
 ) -> Evaluation:
     """Evaluate test predictions with unweighted, true-weight and predicted-weight scores.
 
@@ -361,6 +395,10 @@ def evaluate_predictions(
         groups: ``(N,)`` cluster ids (e.g. patients): resample whole clusters.
         seed: bootstrap seed; the same seed gives the same intervals.
         device: where the bootstrap runs (``"cpu"``, ``"cuda"``…).
+        memory_budget: bytes the bootstrap's work buffers may take (replicates are processed
+            in chunks that fit); default from the machine
+            (:func:`~medeval.metrics.bootstrap.default_memory_budget`). It changes speed and
+            memory only, never the numbers.
     """
     y = _binary("y_true", y_true)
     n = len(y)
@@ -403,6 +441,7 @@ def evaluate_predictions(
             strata=strata,
             clusters=None if groups is None else _codes(groups, n, "groups"),
             device=device,
+            memory_budget=memory_budget,
         )
         reps = boot.run(n_bootstrap, seed=seed, progress=progress)
     boot = {

@@ -39,13 +39,17 @@ class InputError(UserError):
 
 @dataclass
 class PredictionTable:
-    """Test predictions read from a file; arrays are ``(N,)``, posteriors ``(N, S)``."""
+    """Test predictions read from a file; arrays are ``(N,)``, posteriors ``(N, S)``.
+
+    Labels are ``int8``; ``subconcept`` is a :class:`pandas.Categorical` (one small code per
+    row instead of one Python string per row).
+    """
 
     path: Path
     y_true: np.ndarray
     y_score: np.ndarray | None
     y_pred: np.ndarray | None
-    subconcept: np.ndarray | None
+    subconcept: pd.Categorical | None
     posteriors: pd.DataFrame | None  # columns = subconcept names
 
     def __len__(self) -> int:
@@ -58,48 +62,99 @@ def labels_from_scores(y_score: np.ndarray, threshold: float) -> np.ndarray:
     return (np.asarray(y_score) >= threshold).astype(np.int64)
 
 
-def _read_frame(path: Path) -> pd.DataFrame:
+def _is_csv(path: Path) -> bool:
+    return path.name.lower().endswith((".csv", ".csv.gz", ".txt"))
+
+
+def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = False):
+    """The file as a :class:`pyarrow.Table` (types inferred, or every column as text)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
     if not path.is_file():
         raise InputError(path, "file not found")
-    name = path.name.lower()
     try:
-        if name.endswith((".parquet", ".pq")):
-            return pd.read_parquet(path)
-        if name.endswith((".csv", ".csv.gz", ".txt")):
-            return pd.read_csv(path, dtype=str, keep_default_na=False)
+        if path.name.lower().endswith((".parquet", ".pq")):
+            return pq.read_table(path, columns=columns)
+        if _is_csv(path):
+            convert = pcsv.ConvertOptions(include_columns=columns or [])
+            if as_text:  # raw cell text, for error messages; empty cells stay ""
+                convert.column_types = dict.fromkeys(columns or [], pa.string())
+                convert.strings_can_be_null = False
+                convert.null_values = []
+            return pcsv.read_csv(path, convert_options=convert)
     except Exception as err:  # the parser's own message is the useful part
         raise InputError(path, f"cannot be read: {err}") from err
     raise InputError(path, "unknown format: use .csv, .csv.gz or .parquet")
 
 
-def _numeric(path: Path, df: pd.DataFrame, column: str) -> np.ndarray:
+def _cell_text(path: Path, table, column: str, row: int) -> str:
+    """The bad cell as the user wrote it (CSV: the raw text; Parquet: the stored value)."""
+    if _is_csv(path):
+        raw = _read_table(path, [table.schema.field(column).name], as_text=True)
+        return repr(str(raw.column(0)[row].as_py()))
+    return repr(table.column(column)[row].as_py())
+
+
+def _numeric(path: Path, table, column: str) -> np.ndarray:
     """Column as float64; names the first row (1-based, after the header) that is not a number."""
-    raw = df[column]
-    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    import pyarrow as pa
+
+    col = table.column(column)
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+        values = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    elif pa.types.is_boolean(col.type) or pa.types.is_null(col.type):
+        values = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    else:  # text: some cell is not a plain number (or is padded); let pandas decide per cell
+        values = pd.to_numeric(
+            pd.Series(col.to_numpy(zero_copy_only=False)), errors="coerce"
+        ).to_numpy(dtype=np.float64)
     bad = np.isnan(values)
     if bad.any():
         i = int(np.argmax(bad))
-        text = raw.iloc[i]
-        problem = (
-            "missing value"
-            if str(text).strip() in ("", "nan", "None")
-            else (f"{text!r} is not a number")
-        )
+        text = _cell_text(path, table, column, i)
+        missing = text.strip("'\"").strip() in ("", "nan", "None", "NA", "NaN", "null")
+        problem = "missing value" if missing else f"{text} is not a number"
         raise InputError(path, problem, column=column, row=i + 1)
     return values
 
 
-def _binary(path: Path, df: pd.DataFrame, column: str) -> np.ndarray:
-    v = _numeric(path, df, column)
+def _binary(path: Path, table, column: str) -> np.ndarray:
+    v = _numeric(path, table, column)
     bad = (v != 0) & (v != 1)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(path, f"{df[column].iloc[i]!r} is not 0 or 1", column=column, row=i + 1)
-    return v.astype(np.int64)
+        text = _cell_text(path, table, column, i)
+        raise InputError(path, f"{text} is not 0 or 1", column=column, row=i + 1)
+    return v.astype(np.int8)
+
+
+def _categories(path: Path, table, column: str) -> pd.Categorical:
+    """Text column → categorical of stripped names; an empty name is an error."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = table.column(column)
+    if not pa.types.is_string(col.type) and not pa.types.is_large_string(col.type):
+        col = col.cast(pa.string())
+    col = pc.utf8_trim_whitespace(col)
+    empty = pc.or_kleene(pc.is_null(col), pc.equal(col, ""))
+    if pc.any(empty).as_py():
+        i = int(np.argmax(empty.to_numpy(zero_copy_only=False)))
+        raise InputError(path, "missing value", column=column, row=i + 1)
+    enc = col.combine_chunks().dictionary_encode()
+    return pd.Categorical.from_codes(
+        enc.indices.to_numpy(zero_copy_only=False), categories=enc.dictionary.to_pylist()
+    )
 
 
 def read_predictions(path: str | Path, utilities: Utilities | None = None) -> PredictionTable:
     """Read and validate a predictions file (see the module docstring for the columns).
+
+    CSV and Parquet are read with pyarrow (multi-threaded, columnar): labels become ``int8``,
+    scores and posteriors ``float64``, subconcept names a categorical, so millions of rows
+    take tens of bytes each rather than one Python object per cell.
 
     With ``utilities`` (from the train sizes), subconcept names and posterior columns are
     checked against the known subconcepts and their classes.
@@ -110,54 +165,63 @@ def read_predictions(path: str | Path, utilities: Utilities | None = None) -> Pr
             file, column and first bad row (rows count from 1 after the header).
     """
     path = Path(path)
-    df = _read_frame(path)
-    df.columns = [str(c).strip() for c in df.columns]
-    if "y_true" not in df.columns:
+    table = _read_table(path)
+    table = table.rename_columns([str(c).strip() for c in table.column_names])
+    columns = table.column_names
+    if "y_true" not in columns:
         raise InputError(
-            path, f"missing column 'y_true' (columns: {', '.join(df.columns)})", column="y_true"
+            path, f"missing column 'y_true' (columns: {', '.join(columns)})", column="y_true"
         )
-    if "y_score" not in df.columns and "y_pred" not in df.columns:
+    if "y_score" not in columns and "y_pred" not in columns:
         raise InputError(path, "needs a 'y_score' or a 'y_pred' column", column="y_score")
-    if len(df) == 0:
+    if table.num_rows == 0:
         raise InputError(path, "has no rows")
-    y_true = _binary(path, df, "y_true")
-    y_score = _numeric(path, df, "y_score") if "y_score" in df.columns else None
-    y_pred = _binary(path, df, "y_pred") if "y_pred" in df.columns else None
+    y_true = _binary(path, table, "y_true")
+    y_score = _numeric(path, table, "y_score") if "y_score" in columns else None
+    y_pred = _binary(path, table, "y_pred") if "y_pred" in columns else None
     subconcept = None
-    if "subconcept" in df.columns:
-        subconcept = df["subconcept"].astype(str).str.strip().to_numpy(dtype=object)
-        empty = np.flatnonzero(subconcept == "")
-        if len(empty):
-            raise InputError(path, "missing value", column="subconcept", row=int(empty[0]) + 1)
+    if "subconcept" in columns:
+        subconcept = _categories(path, table, "subconcept")
         if utilities is not None:
             _check_subconcepts(path, subconcept, y_true, utilities)
-    q_cols = [c for c in df.columns if c.startswith(POSTERIOR_PREFIX)]
+    q_cols = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
     posteriors = None
     if q_cols:
         names = [c[len(POSTERIOR_PREFIX) :] for c in q_cols]
-        q = np.stack([_numeric(path, df, c) for c in q_cols], axis=1)
+        q = np.empty((table.num_rows, len(q_cols)))
+        for j, c in enumerate(q_cols):
+            q[:, j] = _numeric(path, table, c)
         _check_posteriors(path, q, q_cols, names, utilities)
-        posteriors = pd.DataFrame(q, columns=names)
+        posteriors = pd.DataFrame(q, columns=names, copy=False)
     return PredictionTable(path, y_true, y_score, y_pred, subconcept, posteriors)
 
 
-def _check_subconcepts(path: Path, sc: np.ndarray, y: np.ndarray, u: Utilities) -> None:
+def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, u: Utilities) -> None:
+    """Every name known and on its class's side; checked per category, reported per row."""
     side = {n: int(c) for n, c in zip(u.names, u.sides, strict=True)}
-    for i, (name, label) in enumerate(zip(sc, y, strict=True)):
-        if name not in side:
-            raise InputError(
-                path,
-                f"unknown subconcept {name!r}: the train sizes know {', '.join(u.names)}",
-                column="subconcept",
-                row=i + 1,
-            )
-        if side[name] != label:
-            raise InputError(
-                path,
-                f"subconcept {name!r} belongs to class {side[name]} but y_true is {label}",
-                column="subconcept",
-                row=i + 1,
-            )
+    cats = list(sc.categories)
+    known = np.array([c in side for c in cats], dtype=bool)
+    codes = np.asarray(sc.codes)
+    unknown = np.flatnonzero(~known[codes])
+    if len(unknown):
+        i = int(unknown[0])
+        raise InputError(
+            path,
+            f"unknown subconcept {cats[codes[i]]!r}: the train sizes know {', '.join(u.names)}",
+            column="subconcept",
+            row=i + 1,
+        )
+    expected = np.array([side[c] for c in cats], dtype=np.int64)[codes]
+    wrong = np.flatnonzero(expected != y)
+    if len(wrong):
+        i = int(wrong[0])
+        name = cats[codes[i]]
+        raise InputError(
+            path,
+            f"subconcept {name!r} belongs to class {side[name]} but y_true is {y[i]}",
+            column="subconcept",
+            row=i + 1,
+        )
 
 
 def _check_posteriors(path, q, q_cols, names, u: Utilities | None, atol: float = 1e-4) -> None:

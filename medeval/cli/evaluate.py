@@ -51,6 +51,22 @@ def _finite(text: str) -> float:
     return value
 
 
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def _bytes(text: str) -> int:
+    """argparse type: a positive size such as ``500M``, ``2G`` or ``1048576`` (bytes)."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in "KMG" else ""
+    try:
+        value = float(t[: len(t) - len(unit)])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500M, 2G)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive size, got {text}")
+    return int(value * _UNITS[unit])
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = common_options(
         out_help="output folder, replaced as a whole when the run is complete "
@@ -127,6 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="interval level in (0, 1) (default 0.95)",
     )
     p.add_argument(
+        "--memory-budget",
+        type=_bytes,
+        default=None,
+        metavar="SIZE",
+        help="memory the bootstrap's work buffers may take, e.g. 500M or 2G (default: from the "
+        "machine's free memory); replicates are processed in chunks that fit. Changes speed "
+        "and memory only, never the numbers",
+    )
+    p.add_argument(
         "--stratify",
         choices=("class", "subconcept", "none"),
         default="class",
@@ -184,6 +209,7 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
             seed=seed,
             device=args.device or "cpu",
             progress=not args.quiet,
+            memory_budget=args.memory_budget,
         )
     source = (
         f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n"

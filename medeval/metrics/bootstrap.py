@@ -14,13 +14,22 @@ All B replicates are one tensor computation, processed in row chunks to bound me
   subsets of SPEC §6 share the negatives (all majority instances), so one cumsum serves all.
 
 Counts are drawn with numpy on the CPU (one seeded Generator consumed replicate by replicate,
-so results do not depend on the chunk size) and with ``torch.randint`` on other devices (same
-seed, device and chunk size → same numbers).
+so the counts do not depend on the chunk size; sums may differ in the last bit between chunk
+sizes) and with ``torch.randint`` on other devices (same seed, device and chunk size → same
+numbers).
+
+Memory: the counts never exist for all B replicates at once. Chunks of replicates are sized by
+a memory budget (``memory_budget=``, default :func:`default_memory_budget`); on the CPU the next
+chunk is drawn in a background thread while this one is computed (two count buffers), and the
+AUC scratch is processed in row groups of bounded size. The fixed ``(N, k)`` statistics matrix
+is stored column-major and built column by column, so it costs one copy of itself.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +39,34 @@ from .classification import ConfusionSums, ba_from_sums, f1_from_sums, recalls_f
 from .ranking import AucSums, auc_from_sums
 
 _CHUNK_BYTES = 2**27  # ~128 MiB per (chunk, N) float64 tensor
+_AUC_BYTES = 2**26  # AUC scratch: rows of a chunk are processed in groups of at most this
+_MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 GiB
+
+
+def default_memory_budget(device: str | torch.device = "cpu") -> int:
+    """Bytes the bootstrap's work buffers may take by default on ``device``.
+
+    A quarter of the free memory of a CUDA device (at least 64 MiB); otherwise an eighth of
+    the available RAM (Linux ``MemAvailable``), clamped to [64 MiB, 2 GiB].
+    """
+    device = torch.device(device)
+    if device.type == "cuda":  # big chunks keep a GPU busy; no upper clamp there
+        return int(max(torch.cuda.mem_get_info(device)[0] // 4, _MIN_BUDGET))
+    return int(min(max(_available_ram() // 8, _MIN_BUDGET), _MAX_BUDGET))
+
+
+def _available_ram() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 8 * _MAX_BUDGET
 
 
 @dataclass
@@ -52,6 +89,52 @@ class Replicates:
     seed: int
     method: str = field(default="multinomial within strata")
     estimated_recall: torch.Tensor | None = None
+
+
+_SMALL_WORK = 2**20  # elements per chunk below which one CPU thread is faster
+
+
+@contextmanager
+def _few_threads(device: torch.device, elements: int, *, drawing: bool = False) -> Iterator[None]:
+    """Fewer torch threads on the CPU, restored afterwards.
+
+    One thread for small chunks: there the start of a parallel region costs more than it
+    saves, and far more when the cores are shared (a descheduled worker stalls every kernel).
+    One thread fewer than usual while a background thread draws the next chunk (``drawing``),
+    so that drawing and arithmetic together use as many threads as torch would alone.
+    """
+    n = torch.get_num_threads()
+    want = 1 if elements < _SMALL_WORK else max(1, n - 1) if drawing else n
+    if device.type != "cpu" or want == n:
+        yield
+        return
+    torch.set_num_threads(want)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n)
+
+
+def _return_freed_memory() -> None:
+    """Hand freed heap pages back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
+
+    glibc keeps freed arrays of a few MiB in its heap rather than unmapping them, so without
+    this, columns released while the statistics matrix is filled would still count against
+    the peak memory of a multi-million-row evaluation.
+    """
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+
+            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim = None
 
 
 def _stable_argsort(x: np.ndarray) -> np.ndarray:
@@ -81,6 +164,9 @@ class BatchedBootstrap:
         generator: ``"numpy"`` (CPU only; results independent of the chunk size), ``"torch"``
             (``torch.randint`` on the device; results depend on seed, device and chunk size) or
             ``"auto"`` (numpy on the CPU, torch elsewhere).
+        memory_budget: bytes the work buffers of :meth:`run` may take (counts and AUC
+            scratch, per chunk of replicates); default :func:`default_memory_budget`. The
+            fixed inputs (the ``(N, k)`` statistics matrix) come on top.
     """
 
     def __init__(
@@ -99,6 +185,7 @@ class BatchedBootstrap:
         device: str | torch.device = "cpu",
         dtype: torch.dtype = torch.float64,
         generator: str = "auto",
+        memory_budget: int | None = None,
     ) -> None:
         y = np.asarray(y_true).astype(np.int64)
         n = len(y)
@@ -112,6 +199,11 @@ class BatchedBootstrap:
         if generator == "numpy" and self.device.type != "cpu":
             raise ValueError("generator='numpy' draws into CPU memory; use device='cpu'")
         self.generator = generator
+        if memory_budget is not None and memory_budget <= 0:
+            raise ValueError(
+                f"memory_budget must be a positive number of bytes; got {memory_budget}"
+            )
+        self.memory_budget = int(memory_budget or default_memory_budget(self.device))
         self.has_pred = y_pred is not None
         self.subset_names = tuple(subsets)
         masks = np.stack([np.asarray(m, dtype=bool) for m in subsets.values()], axis=1)
@@ -155,13 +247,40 @@ class BatchedBootstrap:
             for a, b in zip(np.r_[0, bounds], np.r_[bounds, len(sorted_strata)], strict=True)
         ]
         self.n_units = len(order)
-        self._build_statistics(
-            y_p, y_pred, y_score, weights, masks[perm], subconcept, n_subconcepts, soft_subconcept
-        )
+        with _few_threads(self.device, 16 * n):  # a few (N,) columns each
+            self._build_statistics(
+                y_p,
+                y_pred,
+                y_score,
+                weights,
+                masks[perm],
+                subconcept,
+                n_subconcepts,
+                soft_subconcept,
+            )
+        if n >= 2**20:
+            _return_freed_memory()  # the build's temporaries
 
     # -- static matrices ------------------------------------------------------------------
     def _t(self, a: np.ndarray | torch.Tensor) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
+
+    def _stack_columns(self, cols: list[np.ndarray]) -> torch.Tensor:
+        """``(1 + N, k)`` with a zero first row, column j = ``cols[j]``.
+
+        Stored column-major (the transpose of a contiguous ``(k, 1 + N)``; BLAS reads it as
+        it is), so each column is written to its own pages and released at once: building
+        it takes about one matrix of memory, not two or three.
+        """
+        Vt = torch.empty(len(cols), 1 + len(self.perm), dtype=self.dtype)  # pages on write
+        Vn = Vt.numpy()
+        for j in range(len(cols)):
+            Vn[j, 0] = 0.0
+            Vn[j, 1:] = cols[j]
+            cols[j] = None  # type: ignore[call-overload]
+            if Vn.shape[1] >= 2**20:
+                _return_freed_memory()
+        return Vt.to(self.device).t()
 
     def _build_statistics(
         self, y, y_pred, y_score, weights, masks, subconcept, n_sc, soft=None
@@ -205,7 +324,7 @@ class BatchedBootstrap:
                 cols += [w * neg, w * neg]
                 cols += [w * pos * m for m in masks.T] * 2
                 self._conf_index[name] = (start, start + 1, start + 2, masks.shape[1])
-        self._V = self._t(np.vstack([np.zeros((1, len(cols))), np.stack(cols, axis=1)]))
+        self._V = self._stack_columns(cols)
         # AUC: one cumsum per distinct negative weighting.
         self._auc: list[tuple[torch.Tensor | None, list[str], torch.Tensor]] = []
         if y_score is not None:
@@ -228,18 +347,47 @@ class BatchedBootstrap:
     # Counts live in a (b, 1 + N) buffer whose column 0 stays 0: a cumsum over columns
     # 0..n_neg then starts at 0 and AUC can index it without padding. Buffers are reused
     # across chunks: on the CPU, fresh large tensors cost more in page faults than the
-    # arithmetic done on them.
-    def _alloc(self, b: int) -> dict[str, torch.Tensor]:
+    # arithmetic done on them. The counts are never held for all B replicates at once: a
+    # chunk of b rows, with b set by the memory budget.
+    def _alloc(self, b: int, *, counts: bool = True, work: bool = True) -> dict[str, torch.Tensor]:
+        """Count buffers ``C`` (and ``U`` for clusters) and the AUC scratch, ``b`` rows each."""
         z = {"device": self.device, "dtype": self.dtype}
         n, nn = len(self.perm), self.n_neg
-        buf = {"C": torch.zeros(b, 1 + n, **z)}
-        buf["U"] = buf["C"] if self.identity else torch.zeros(b, 1 + self.n_units, **z)
-        if self._auc:
+        buf = {}
+        if counts:
+            buf["C"] = torch.zeros(b, 1 + n, **z)
+            buf["U"] = buf["C"] if self.identity else torch.zeros(b, 1 + self.n_units, **z)
+        if self._auc and work:
             buf["cn"] = torch.empty(b, 1 + nn, **z)
             buf["ext"] = torch.empty(b, 1 + nn, **z)
             buf["g1"] = torch.empty(b, n - nn, **z)
             buf["g2"] = torch.empty(b, n - nn, **z)
         return buf
+
+    def _count_row_bytes(self) -> int:
+        """Bytes of count buffers per replicate row (see :meth:`_alloc` and the draws)."""
+        n, item = len(self.perm), self.dtype.itemsize
+        counts = (1 + n) + (0 if self.identity else 1 + self.n_units)
+        if self.generator == "numpy":
+            counts *= 2  # double-buffered: the next chunk is drawn while this one is used
+        else:  # torch.randint: int64 indices and a source of ones per unit
+            counts += (16 // item) * self.n_units
+        return item * counts
+
+    def _auc_rows(self, b: int) -> int:
+        """Rows of a ``b``-row chunk whose AUC scratch is held at once (0 without AUC)."""
+        if not self._auc:
+            return 0
+        n, nn = len(self.perm), self.n_neg
+        row = self.dtype.itemsize * (2 * (1 + nn) + 2 * (n - nn))
+        cap = min(_AUC_BYTES if self.device.type == "cpu" else 2**62, self.memory_budget // 4)
+        return max(1, min(b, cap // row))
+
+    def _work_bytes(self, b: int) -> int:
+        """Bytes of work buffers for chunks of ``b`` replicates."""
+        n, nn = len(self.perm), self.n_neg
+        auc_row = self.dtype.itemsize * (2 * (1 + nn) + 2 * (n - nn))
+        return b * self._count_row_bytes() + self._auc_rows(b) * auc_row
 
     def _fill_counts(self, buf: dict[str, torch.Tensor], b: int, rng) -> torch.Tensor:
         """Draw ``b`` replicates into ``buf``; returns the ``(b, 1 + N)`` counts view."""
@@ -253,9 +401,10 @@ class BatchedBootstrap:
                     )
         else:
             units[:, 1:].zero_()
+            one = torch.ones((), device=self.device, dtype=self.dtype)
             for a, e in self.blocks:
                 idx = torch.randint(0, e - a, (b, e - a), device=self.device, generator=rng)
-                units[:, 1 + a : 1 + e].scatter_add_(1, idx, torch.ones_like(idx, dtype=self.dtype))
+                units[:, 1 + a : 1 + e].scatter_add_(1, idx, one.expand(b, e - a))
         counts = buf["C"][:b]
         if not self.identity:
             torch.index_select(units, 1, self._col_unit, out=counts)
@@ -266,20 +415,52 @@ class BatchedBootstrap:
             return np.random.default_rng(seed)
         return torch.Generator(device=self.device).manual_seed(seed)
 
+    def _draws(self, chunks: list[int], rng) -> Iterator[tuple[int, torch.Tensor]]:
+        """``(b, counts (b, 1 + N))`` per chunk, in order.
+
+        With the numpy generator the next chunk is drawn in a background thread while the
+        caller computes on this one (numpy's generator and torch's kernels release the GIL),
+        from the same single generator in the same order, so the numbers do not change.
+        """
+        if not chunks:
+            return
+        size = max(chunks)
+        if self.generator != "numpy" or len(chunks) == 1:
+            buf = self._alloc(size, work=False)
+            for b in chunks:
+                yield b, self._fill_counts(buf, b, rng)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        bufs = [self._alloc(size, work=False) for _ in range(2)]
+        with ThreadPoolExecutor(1, thread_name_prefix="medeval-bootstrap") as pool:
+            pending = pool.submit(self._fill_counts, bufs[0], chunks[0], rng)
+            for i, b in enumerate(chunks):
+                counts = pending.result()
+                if i + 1 < len(chunks):  # the other buffer: its chunk has been consumed
+                    pending = pool.submit(self._fill_counts, bufs[(i + 1) % 2], chunks[i + 1], rng)
+                yield b, counts
+
     def iter_counts(
         self, n: int, *, seed: int, chunk_size: int | None = None
     ) -> Iterator[torch.Tensor]:
         """The replicates' counts ``(b, N)`` in the caller's instance order (for oracles)."""
         inv = torch.as_tensor(np.argsort(self.perm) + 1, device=self.device)
-        rng = self._rng(seed)
-        chunks = self._chunks(n, chunk_size)
-        buf = self._alloc(max(chunks, default=1))
-        for b in chunks:
-            yield self._fill_counts(buf, b, rng).index_select(1, inv)
+        for _, counts in self._draws(self._chunks(n, chunk_size), self._rng(seed)):
+            yield counts.index_select(1, inv)
 
     def _chunks(self, n: int, chunk_size: int | None) -> list[int]:
-        size = chunk_size or max(1, _CHUNK_BYTES // max(1, 8 * len(self.perm)))
-        return [min(size, n - i) for i in range(0, n, size)]
+        """Replicates per chunk: ``chunk_size``, or as many as the memory budget holds
+        (on the CPU at most :data:`_CHUNK_BYTES` of counts: larger chunks there only add page
+        faults)."""
+        if chunk_size is None:
+            auc_scratch = self._work_bytes(n) - n * self._count_row_bytes()  # at most
+            chunk_size = (self.memory_budget - auc_scratch) // self._count_row_bytes()
+            if self.device.type == "cpu":
+                counts_row = self.dtype.itemsize * (1 + len(self.perm))
+                chunk_size = min(chunk_size, _CHUNK_BYTES // counts_row)
+            chunk_size = max(1, chunk_size)
+        return [min(chunk_size, n - i) for i in range(0, n, chunk_size)]
 
     # -- replicates -----------------------------------------------------------------------
     def run(
@@ -288,32 +469,49 @@ class BatchedBootstrap:
         """Compute ``n`` replicates of every score on every subset."""
         rng = self._rng(seed)
         chunks = self._chunks(n, chunk_size)
-        buf = self._alloc(max(chunks, default=1))
         z = {"device": self.device, "dtype": self.dtype}
         S = torch.empty(n, self._V.shape[1], **z)
         A = torch.empty(n, sum(pw.shape[1] for _, _, pw in self._auc), **z)
-        if progress:
-            from medeval.progress import progress as progress_bar
+        drawing = self.generator == "numpy" and len(chunks) > 1  # see _draws
+        with _few_threads(
+            self.device, max(chunks, default=0) * (1 + len(self.perm)), drawing=drawing
+        ):
+            work = self._alloc(self._auc_rows(max(chunks, default=1)), counts=False)
+            draws = self._draws(chunks, rng)
+            if progress:
+                from medeval.progress import progress as progress_bar
 
-            chunks = progress_bar(chunks, desc="bootstrap", unit="chunk", leave=False)
-        nn, row = self.n_neg, 0
-        for b in chunks:
-            c = self._fill_counts(buf, b, rng)
-            torch.matmul(c, self._V, out=S[row : row + b])
-            col = 0
-            for w_neg, _, pw in self._auc:
-                src = c[:, : 1 + nn]
-                if w_neg is not None:
-                    src = torch.mul(src, w_neg, out=buf["cn"][:b])
-                ext = torch.cumsum(src, 1, out=buf["ext"][:b])
-                g1 = torch.index_select(ext, 1, self._lo, out=buf["g1"][:b])
-                g2 = torch.index_select(ext, 1, self._hi, out=buf["g2"][:b])
-                g1.add_(g2).mul_(c[:, 1 + nn :])  # 2 × (negatives below + ½ tied) × count
-                k = pw.shape[1]
-                torch.matmul(g1, pw, out=A[row : row + b, col : col + k])
-                col += k
-            row += b
+                draws = progress_bar(
+                    draws, total=len(chunks), desc="bootstrap", unit="chunk", leave=False
+                )
+            row = 0
+            for b, c in draws:
+                torch.matmul(c, self._V, out=S[row : row + b])
+                if self._auc:
+                    self._auc_numerators(c, work, A[row : row + b])
+                row += b
         return self._finish(S, A if self._auc else None, n, seed)
+
+    def _auc_numerators(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor):
+        """``out (b, Σk)`` ← 2 × AUC numerators of each weighting group and subset, for
+        groups of rows that fit the AUC scratch buffers."""
+        step = buf["ext"].shape[0]
+        for r in range(0, c.shape[0], step):
+            self._auc_block(c[r : r + step], buf, out[r : r + step])
+
+    def _auc_block(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor):
+        b, nn, col = c.shape[0], self.n_neg, 0
+        for w_neg, _, pw in self._auc:
+            src = c[:, : 1 + nn]
+            if w_neg is not None:
+                src = torch.mul(src, w_neg, out=buf["cn"][:b])
+            ext = torch.cumsum(src, 1, out=buf["ext"][:b])
+            g1 = torch.index_select(ext, 1, self._lo, out=buf["g1"][:b])
+            g2 = torch.index_select(ext, 1, self._hi, out=buf["g2"][:b])
+            g1.add_(g2).mul_(c[:, 1 + nn :])  # 2 × (negatives below + ½ tied) × count
+            k = pw.shape[1]
+            torch.matmul(g1, pw, out=out[:, col : col + k])
+            col += k
 
     def _finish(self, S: torch.Tensor, A: torch.Tensor | None, n: int, seed: int) -> Replicates:
         scores: dict[tuple[str, str], torch.Tensor] = {}

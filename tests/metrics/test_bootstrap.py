@@ -171,6 +171,37 @@ def test_unknown_generator_is_rejected():
         )
 
 
+@pytest.mark.parametrize("clusters", [False, True])
+def test_memory_budget_bounds_the_chunks_and_never_changes_the_numbers(clusters):
+    y, yp, s, sc, weights, subsets = _problem(6)
+    kw = {"clusters": np.where(y == 1, 1000, 0) + np.arange(len(y)) // 3} if clusters else {}
+    common = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc, **kw)
+    small = BatchedBootstrap(y, memory_budget=5 * 8 * 4 * (len(y) + 1), **common)
+    large = BatchedBootstrap(y, memory_budget=2**30, **common)
+    chunks = small._chunks(23, None)
+    assert sum(chunks) == 23 and len(chunks) > 1
+    assert small._work_bytes(max(chunks)) <= small.memory_budget
+    assert large._chunks(23, None) == [23]
+    counts_small = torch.cat(list(small.iter_counts(23, seed=1))).numpy()
+    assert np.array_equal(counts_small, torch.cat(list(large.iter_counts(23, seed=1))).numpy())
+    a, b = small.run(23, seed=1), large.run(23, seed=1)  # the same counts; sums to a few ulp
+    for key in a.scores:
+        torch.testing.assert_close(a.scores[key], b.scores[key], equal_nan=True)
+    torch.testing.assert_close(a.subconcept_recall, b.subconcept_recall)
+
+
+def test_memory_budget_must_be_positive():
+    y, yp, s, _sc, weights, subsets = _problem(0)
+    with pytest.raises(ValueError, match="memory_budget must be a positive"):
+        BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, memory_budget=0)
+
+
+def test_default_memory_budget_is_clamped():
+    from medeval.metrics.bootstrap import default_memory_budget
+
+    assert 2**26 <= default_memory_budget("cpu") <= 2**31
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_label_free_recall_replicates_equal_the_formula_on_same_counts(seed):
     """r̂_s = Σ c·q̃_s·hit / Σ c·q̃_s per replicate (SPEC §8), batched = one at a time."""
@@ -191,3 +222,11 @@ def test_label_free_recall_replicates_equal_the_formula_on_same_counts(seed):
     np.testing.assert_allclose(reps.estimated_recall.numpy(), expected, rtol=0, atol=1e-12)
     whole = boot.run(12, seed=seed)  # another chunking gives the same replicates
     np.testing.assert_allclose(whole.estimated_recall.numpy(), expected, rtol=0, atol=1e-12)
+
+
+def test_run_leaves_torch_thread_count_as_it_found_it():
+    y, yp, s, _sc, weights, subsets = _problem(2)
+    boot = BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets)
+    before = torch.get_num_threads()
+    boot.run(12, seed=0, chunk_size=3)  # small chunks: one thread while running
+    assert torch.get_num_threads() == before

@@ -1,0 +1,334 @@
+"""GPU readiness check: one script, one GPU, under 5 minutes; prints a JSON of figures.
+
+* ``bootstrap``: :class:`~medeval.metrics.bootstrap.BatchedBootstrap` on CUDA, N = 1,000,000,
+  B = 10,000, float64 sums (BA, F1, AUC × three weightings), replicates per second.
+* ``train``: VGG16 (timm, random weights) with the two heads of :mod:`medeval.models`, 224 px,
+  bf16 autocast, channels_last, images per second, fed by :func:`medeval.training.data.make_loader`
+  (pinned memory, persistent workers) from in-memory images resized on the fly; the share of the
+  step time spent waiting for the DataLoader.
+* ``embed``: the frozen VGG16 backbone, 224 px, bf16 autocast, channels_last, images per
+  second; and :func:`medeval.embeddings.images.embed_images` end to end.
+* ``ddp``: a 1-GPU nccl DistributedDataParallel smoke run (a few steps, one all-reduce).
+
+Without CUDA it stops at once with exit code 3 and a message on stderr (nothing on stdout).
+
+    python benchmarks/gpu_check.py                 # on a machine with a GPU
+    python benchmarks/gpu_check.py --cpu-dry-run   # tiny sizes on the CPU, gloo: code paths only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+EXIT_NO_GPU = 3
+
+
+def fail_without_cuda() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    built = torch.version.cuda or "none (CPU-only build)"
+    print(
+        "gpu_check: no CUDA device: torch.cuda.is_available() is False "
+        f"(torch {torch.__version__}, CUDA build {built}, "
+        f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '(unset)')}). "
+        "This check needs one GPU; use --cpu-dry-run to exercise its code paths on the CPU.",
+        file=sys.stderr,
+    )
+    sys.exit(EXIT_NO_GPU)
+
+
+def _sync(device) -> None:
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def bootstrap_figures(device, n: int, B: int) -> dict:
+    import numpy as np
+    import torch
+
+    from medeval.metrics.bootstrap import BatchedBootstrap, default_memory_budget
+
+    rng = np.random.default_rng(0)
+    sc = rng.choice(6, n, p=[0.48, 0.32, 0.1, 0.055, 0.03, 0.015])
+    y = (sc >= 2).astype(np.int64)
+    score = 1 / (1 + np.exp(-(1.6 * y + rng.normal(-0.8, 1.0, n))))
+    u = np.array([1.0, 1.0, 4.8, 8.7, 16.0, 32.0])
+    weights = {"": np.ones(n), "w": u[sc], "p": u[sc] * rng.uniform(0.5, 1.5, n)}
+    t0 = time.perf_counter()
+    boot = BatchedBootstrap(
+        y,
+        y_pred=(score >= 0.5).astype(np.int64),
+        y_score=score,
+        weights=weights,
+        subsets={"full": np.ones(n, bool)},
+        device=device,
+        dtype=torch.float64,
+    )
+    _sync(device)
+    t_plan = time.perf_counter() - t0
+    boot.run(min(B, 50), seed=1)  # warm-up: kernels, allocator
+    _sync(device)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    t0 = time.perf_counter()
+    reps = boot.run(B, seed=0)
+    _sync(device)
+    t_run = time.perf_counter() - t0
+    nan = sum(int(torch.isnan(v).sum()) for v in reps.scores.values())
+    return {
+        "n": n,
+        "replicates": B,
+        "dtype": "float64",
+        "generator": boot.generator,
+        "memory_budget_mib": round(default_memory_budget(device) / 2**20),
+        "chunk_replicates": max(boot._chunks(B, None)),
+        "plan_s": round(t_plan, 3),
+        "run_s": round(t_run, 3),
+        "replicates_per_s": round(B / t_run, 1),
+        "instance_replicates_per_s": float(f"{B * n / t_run:.3e}"),
+        "undefined_replicate_scores": nan,
+        "peak_memory_mib": round(torch.cuda.max_memory_allocated(device) / 2**20)
+        if device.type == "cuda"
+        else None,
+    }
+
+
+def _images(n: int, px: int):
+    import numpy as np
+
+    from medeval.datasets.base import LabelledData
+
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (n, px, px, 3), dtype=np.uint8)
+    labels = np.array(["normal", "benign", "A", "B"])[rng.integers(0, 4, n)]
+    return LabelledData(labels=labels, source="synthetic", name="gpu_check", images=images)
+
+
+class _TrainItems:
+    """(image (3, S, S), y, subconcept) from the embedding rows dataset (same transform)."""
+
+    def __init__(self, data, size: int) -> None:
+        import numpy as np
+
+        from medeval.embeddings.images import _Rows
+
+        self.rows = _Rows(data, np.arange(len(data.labels)), size)
+        self.sc = np.unique(data.labels, return_inverse=True)[1]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int):
+        return self.rows[i], float(self.sc[i] >= 2), int(self.sc[i])
+
+
+def _model(device):
+    import torch
+
+    from medeval.training.loop import create_model
+
+    torch.manual_seed(0)
+    cfg = {
+        "model": {
+            "backbone": "vgg16",
+            "pretrained": False,
+            "weights": None,
+            "features": "head",
+            "dropout": 0.0,
+        }
+    }
+    return create_model(cfg, 4, device)  # channels_last on CUDA
+
+
+def _step(model, opt, batch, device):
+    import torch
+    import torch.nn.functional as F
+
+    from medeval.training.loop import autocast
+
+    x, y, sc = (t.to(device, non_blocking=True) for t in batch)
+    if device.type == "cuda":
+        x = x.contiguous(memory_format=torch.channels_last)
+    with autocast(device):
+        logit, sub = model(x)
+        loss = F.binary_cross_entropy_with_logits(logit.float(), y.float())
+        loss = loss + F.cross_entropy(sub.float(), sc)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def train_figures(device, *, size: int, batch: int, steps: int, workers: int) -> dict:
+    import torch
+
+    from medeval.training.data import make_loader
+
+    data = _images(batch * (steps + 3), 64)
+    loader = make_loader(
+        _TrainItems(data, size),
+        batch_size=batch,
+        workers=workers,
+        shuffle=True,
+        seed=0,
+        cuda=device.type == "cuda",
+    )
+    model = _model(device).train()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    it = iter(loader)
+    for _ in range(3):  # warm-up: cuDNN autotuning, workers starting
+        _step(model, opt, next(it), device)
+    _sync(device)
+    wait = 0.0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        tw = time.perf_counter()
+        b = next(it)
+        wait += time.perf_counter() - tw
+        loss = _step(model, opt, b, device)
+    _sync(device)
+    total = time.perf_counter() - t0
+    return {
+        "image_px": size,
+        "batch": batch,
+        "steps": steps,
+        "workers": workers,
+        "autocast": "bf16" if device.type == "cuda" else "none",
+        "channels_last": device.type == "cuda",
+        "images_per_s": round(batch * steps / total, 1),
+        "dataloader_wait_share": round(wait / total, 3),
+        "final_loss_finite": bool(torch.isfinite(loss).item()),
+    }
+
+
+def embed_figures(device, *, size: int, batch: int, steps: int, workers: int) -> dict:
+    import torch
+
+    from medeval.embeddings.images import embed_images
+    from medeval.models.backbone import create_backbone
+    from medeval.training.loop import autocast
+
+    torch.manual_seed(0)
+    net = create_backbone("vgg16", pretrained=False).to(device).eval()
+    x = torch.randn(batch, 3, size, size, device=device)
+    if device.type == "cuda":
+        net = net.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+    with torch.no_grad(), autocast(device):
+        for _ in range(2):
+            net(x)
+        _sync(device)
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            f = net(x)
+        _sync(device)
+    t_model = time.perf_counter() - t0
+    data = _images(batch * steps, 64)
+    t0 = time.perf_counter()
+    feats, _info = embed_images(
+        data,
+        pretrained=False,
+        size=size,
+        batch_size=batch,
+        workers=workers,
+        device=device,
+        progress=False,
+    )
+    t_e2e = time.perf_counter() - t0
+    return {
+        "image_px": size,
+        "batch": batch,
+        "features": int(f.shape[1]),
+        "model_images_per_s": round(batch * steps / t_model, 1),
+        "embed_images_end_to_end_images_per_s": round(len(feats) / t_e2e, 1),
+        "embed_images_note": "includes building the model and decoding/resizing on the CPU",
+    }
+
+
+def ddp_smoke(device, *, size: int, batch: int) -> dict:
+    import socket
+
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    with socket.socket() as s:  # a free local port for the rendezvous
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    t0 = time.perf_counter()
+    dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        model = _model(device)
+        ddp = DistributedDataParallel(
+            model, device_ids=[device.index or 0] if device.type == "cuda" else None
+        )
+        opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
+        x = torch.randn(batch, 3, size, size)
+        y = torch.randint(0, 2, (batch,)).float()
+        sc = torch.randint(0, 4, (batch,))
+        for _ in range(3):
+            loss = _step(ddp, opt, (x, y, sc), device)
+        t = torch.ones(1, device=device)
+        dist.all_reduce(t)
+        _sync(device)
+        return {
+            "backend": backend,
+            "world_size": dist.get_world_size(),
+            "steps": 3,
+            "all_reduce_ok": t.item() == 1.0,
+            "loss_finite": bool(torch.isfinite(loss).item()),
+            "wall_s": round(time.perf_counter() - t0, 2),
+        }
+    finally:
+        dist.destroy_process_group()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--cpu-dry-run",
+        action="store_true",
+        help="tiny sizes on the CPU with gloo: checks the code paths, measures nothing useful",
+    )
+    ap.add_argument("--workers", type=int, default=min(8, os.cpu_count() or 1))
+    args = ap.parse_args(argv)
+    if not args.cpu_dry_run:
+        fail_without_cuda()
+    import torch
+
+    t_start = time.perf_counter()
+    if args.cpu_dry_run:
+        device = torch.device("cpu")
+        sizes = dict(n=2000, B=20, size=32, batch=4, steps=2, workers=0)
+    else:
+        device = torch.device("cuda", 0)
+        torch.backends.cudnn.benchmark = True
+        sizes = dict(n=1_000_000, B=10_000, size=224, batch=128, steps=30, workers=args.workers)
+    out = {
+        "dry_run": args.cpu_dry_run,
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cpu_cores": os.cpu_count(),
+    }
+    out["bootstrap"] = bootstrap_figures(device, sizes["n"], sizes["B"])
+    kw = {k: sizes[k] for k in ("size", "batch", "steps", "workers")}
+    out["train"] = train_figures(device, **kw)
+    out["embed"] = embed_figures(device, **kw)
+    out["ddp"] = ddp_smoke(device, size=sizes["size"], batch=min(sizes["batch"], 32))
+    out["total_s"] = round(time.perf_counter() - t_start, 1)
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
