@@ -114,6 +114,24 @@ def test_other_settings_in_the_same_folder_are_refused(shared_data, reference, c
     assert re.search("n_estimators=5.*n_estimators=7.*--force", capsys.readouterr().err)
 
 
+def test_discovered_subconcepts_run_and_folder_guard(shared_data, reference, tmp_path, capsys):
+    out = tmp_path / "discovered"
+    args = [
+        "--collection", "keel", "--data", str(shared_data), "--out", str(out),
+        "--datasets", "vehicle", "--methods", "none", "--n-estimators", "5", "--max-splits", "2",
+        "--subconcepts", "discovered", "--quiet",
+    ]  # fmt: skip
+    assert main(args) == 0
+    records = ResultsStore(out).records()
+    assert [r["subconcepts"] for r in records] == ["discovered", "discovered"]
+    disc = pd.read_csv(out / "analysis" / "discovery.csv")
+    assert set(disc["class"]) == {0, 1} and (disc.n_splits == 2).all()
+    assert {r["subconcepts"] for r in ResultsStore(reference).records()} == {"true"}
+    capsys.readouterr()
+    assert main(_args(shared_data, reference, "--subconcepts", "discovered")) == 2
+    assert re.search("subconcepts='true'.*subconcepts='discovered'", capsys.readouterr().err)
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

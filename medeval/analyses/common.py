@@ -84,11 +84,14 @@ def subset_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     """Long table of every record's subset scores.
 
     Returns:
-        columns ``collection, dataset, method, split, subset, subconcept, score, value``.
+        columns ``collection, subconcepts, dataset, method, split, subset, subconcept, score,
+        value``; ``subconcepts`` is ``"true"`` or ``"discovered"`` (where the subconcepts behind
+        the label-free scores came from; records without the field are ``"true"``).
     """
     rows = [
         (
             r.get("collection", r.get("source", "")),
+            str(r.get("subconcepts", "true")),
             r["dataset"],
             r["method"],
             r["split"],
@@ -100,7 +103,17 @@ def subset_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
         for r in records
         for s in r["subsets"]
     ]
-    cols = ["collection", "dataset", "method", "split", "subset", "subconcept", "score", "value"]
+    cols = [
+        "collection",
+        "subconcepts",
+        "dataset",
+        "method",
+        "split",
+        "subset",
+        "subconcept",
+        "score",
+        "value",
+    ]
     frame = pd.DataFrame(rows, columns=cols)
     frame["value"] = frame["value"].astype(float)
     return frame
@@ -110,9 +123,11 @@ def dataset_means(frame: pd.DataFrame) -> pd.DataFrame:
     """Average fold scores into one value per data set (SPEC §6 RQ1); NaN folds are skipped.
 
     Returns:
-        columns ``collection, dataset, method, subset, score, value, n_splits``.
+        columns ``collection, subconcepts, dataset, method, subset, score, value, n_splits``
+        (``subconcepts`` only when the frame has it).
     """
-    keys = ["collection", "dataset", "method", "subset", "score"]
+    keys = ["collection", "subconcepts", "dataset", "method", "subset", "score"]
+    keys = [k for k in keys if k in frame.columns]
     return frame.groupby(keys, sort=True)["value"].agg(value="mean", n_splits="count").reset_index()
 
 

@@ -6,7 +6,9 @@ Writes into ``--out`` (default ``DIR/analysis``): ``rq1.csv``, ``rq1.md``,
 ``agreement.csv``, ``agreement_by_method.csv``, ``agreement.png`` (RQ4, SPEC §8; one
 ``agreement_<kind>.png`` per subconcept kind when true and discovered subconcepts are mixed),
 ``scores.csv``, ``scores.md`` (the nine scores per data set and method: any number of data
-sets), ``timing.csv``, ``summary.md`` and ``report.html``. Everything is written into a
+sets), ``timing.csv``, ``summary.md`` and ``report.html``; for records with discovered
+subconcepts also ``discovery.csv`` and ``discovery.md`` (discovered vs true subconcepts per
+class). Everything is written into a
 temporary folder that replaces ``--out`` only when complete.
 """
 
@@ -18,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from medeval.analyses.common import dataset_means, markdown_table, subset_frame
+from medeval.analyses.discovery import discovery_markdown, discovery_table
 from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
 from medeval.analyses.rq2 import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
 from medeval.analyses.rq3 import rq3_sheets
@@ -102,6 +105,10 @@ def _write_analysis(
         for i, png in enumerate(sheets, start=1):
             write_bytes(out / f"rq3_sheet_{c}_{i}.png", png)
     agreement = write_agreement(records, out)
+    disc = discovery_table(records)
+    if not disc.empty:  # runs with --subconcepts discovered
+        _csv(out / "discovery.csv", disc)
+        write_text(out / "discovery.md", discovery_markdown(disc))
     timing = timing_table(records)
     _csv(out / "timing.csv", timing)
     summary = _summary(records, scores, rq1, rq2, timing) + "\n" + rq4_markdown(agreement)
@@ -130,7 +137,7 @@ def write_agreement(records: list[dict[str, Any]], out: Path) -> pd.DataFrame:
     table = agreement_table(records)
     _csv(out / "agreement.csv", table)
     _csv(out / "agreement_by_method.csv", agreement_by_method(records))
-    if "subconcepts" in table.columns:
+    if table["subconcepts"].nunique() > 1:
         for kind in sorted(table["subconcepts"].unique()):
             fig = rq4_figure(records, table, kind=kind)
             write_bytes(out / f"agreement_{kind}.png", figure_png(fig))

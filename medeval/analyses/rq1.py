@@ -26,6 +26,7 @@ from medeval.analyses.common import (
 
 COLUMNS = [
     "collection",
+    "subconcepts",
     "method",
     "measure",
     "family",
@@ -98,11 +99,16 @@ def rq1_table(means: pd.DataFrame) -> pd.DataFrame:
         one row per collection × method × measure (the nine paper measures and every
         label-free estimator present, e.g. cBA), columns :data:`COLUMNS`.
     """
+    if "subconcepts" not in means.columns:
+        means = means.assign(subconcepts="true")
     wide = means.pivot_table(
-        index=["collection", "method", "score", "dataset"], columns="subset", values="value"
+        index=["collection", "subconcepts", "method", "score", "dataset"],
+        columns="subset",
+        values="value",
     )
     rows = []
-    for (collection, method), part in wide.groupby(level=["collection", "method"]):
+    levels = ["collection", "subconcepts", "method"]
+    for (collection, kind, method), part in wide.groupby(level=levels):
         for measure in measures_in(part.index.get_level_values("score")):
             sub = part.xs(measure, level="score")
             r_l, p_l, r_s, p_s, n = correlations(sub)
@@ -110,6 +116,7 @@ def rq1_table(means: pd.DataFrame) -> pd.DataFrame:
             rows.append(
                 [
                     collection,
+                    kind,
                     method,
                     measure,
                     family,
@@ -128,9 +135,10 @@ def rq1_table(means: pd.DataFrame) -> pd.DataFrame:
 def rq1_markdown(table: pd.DataFrame) -> str:
     """Per collection: the gap per measure × method, then the full r / p table."""
     out = []
-    for collection, part in table.groupby("collection", sort=True):
+    for (collection, kind), part in table.groupby(["collection", "subconcepts"], sort=True):
         n = int(part["n_datasets"].max()) if len(part) else 0
-        out.append(f"### RQ1 — {collection} ({n} data sets)\n")
+        what = collection if kind == "true" else f"{collection}, {kind} subconcepts"
+        out.append(f"### RQ1 — {what} ({n} data sets)\n")
         out.append("Correlation gap r(full, largest) − r(full, smallest):\n")
         gap = part.pivot(index="measure", columns="method", values="gap")
         gap = gap.reindex(measures_in(gap.index)).reset_index()
@@ -159,6 +167,8 @@ def rq1_figure(table: pd.DataFrame, collection: str) -> Figure:
     """Gap bars: panels AUC / BA / F1; per method, one bar per weighting present (unweighted,
     true, predicted, class-conditional, reference-corrected, ...); the legend explains the names."""
     part = table[table.collection == collection]
+    if part["subconcepts"].nunique() > 1:  # records of both kinds: one bar group per kind
+        part = part.assign(method=part["method"] + " (" + part["subconcepts"] + ")")
     methods = list(dict.fromkeys(part["method"]))
     prefixes = sorted({split_prefix(m)[0] for m in part["measure"]}, key=prefix_key)
     fig = Figure(figsize=(4 + 0.55 * len(prefixes) * len(methods), 4.2), layout="constrained")
@@ -187,5 +197,7 @@ def rq1_figure(table: pd.DataFrame, collection: str) -> Figure:
         loc="outside lower center",
     )
     n = int(part["n_datasets"].max()) if len(part) else 0
-    fig.suptitle(f"RQ1 correlation gap — {collection} ({n} data sets)")
+    kinds = sorted(part["subconcepts"].unique())
+    what = collection if kinds == ["true"] else f"{collection}, {' + '.join(kinds)} subconcepts"
+    fig.suptitle(f"RQ1 correlation gap — {what} ({n} data sets)")
     return fig

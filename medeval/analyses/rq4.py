@@ -30,8 +30,9 @@ true-weight score are finite:
 
 The true-weight score has a reference row too (``n``, ``mean_width`` of its own interval and
 its ``rq1_gap``; the agreement columns are NaN), so an estimator's gap and width can be read
-against the oracle's. A leading ``subconcepts`` column ("true" / "discovered") appears only
-when a folder mixes records of both kinds; the statistics are then computed per kind.
+against the oracle's. A leading ``subconcepts`` column says where the subconcepts behind the
+label-free scores came from ("true" / "discovered"); when a folder mixes records of both kinds the
+statistics are computed per kind.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def agreement_table(records: list[dict[str, Any]]) -> pd.DataFrame:
 
     Returns:
         one row per estimator × family (plus the true-weight reference row), columns
-        :data:`COLUMNS`, with a leading ``subconcepts`` column when the records mix kinds.
+        :data:`COLUMNS`, with a leading ``subconcepts`` column (true / discovered).
     """
     return _agreement(records, by=[])
 
@@ -134,8 +135,7 @@ def agreement_by_method(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 def _agreement(records: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
     evals = evaluation_frame(records)
-    mixed = evals["subconcepts"].nunique() > 1
-    group = (["subconcepts"] if mixed else []) + by
+    group = ["subconcepts", *by]
     rows = []
     for key, part in evals.groupby(group, sort=True) if group else [((), evals)]:
         key = key if isinstance(key, tuple) else (key,)

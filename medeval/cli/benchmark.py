@@ -42,6 +42,11 @@ methods: {", ".join(METHODS)} (none, random over-/under-sampling, SMOTE, class_w
 The results folder holds one JSON record per data set x method x split
 (records/<set>/<method>-<k>.json).
 Rerunning the same command skips finished records; --force recomputes them.
+
+--subconcepts discovered: per training fold each class is clustered (PCA + Gaussian mixture,
+k by BIC; medeval.discovery); utilities, the subconcept forest and every label-free score use the
+clusters only. The true subconcepts score the result: true-weight scores, the test subsets, and
+the discovery quality (ARI / NMI per class, in each record and analysis/discovery.csv).
 """
 
 
@@ -94,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=N_SPLITS,
         help="run only the first K of the 10 splits (smoke runs and tests)",
     )
+    p.add_argument(
+        "--subconcepts",
+        choices=("true", "discovered"),
+        default="true",
+        help="true: the data set's labels; discovered: clusters found per class on each "
+        "training fold (the true subconcepts then only score the result). Default: true",
+    )
     p.add_argument("--force", action="store_true", help="recompute existing records")
     p.add_argument("--no-analyze", action="store_true", help="skip the analyses at the end")
     add_source_arguments(p, sources=("keel", "pmlb", "csv"), with_source=False)
@@ -134,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         force=args.force,
         loader_options=options,
+        subconcepts=args.subconcepts,
     )
 
     def log(line: str) -> None:

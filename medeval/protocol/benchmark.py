@@ -13,7 +13,14 @@ from pathlib import Path
 from medeval.atomic import write_json
 from medeval.datasets.base import DataError
 from medeval.protocol.forest import METHODS, check_methods
-from medeval.protocol.grid import N_SPLITS, UnitResult, plan_units, resolve_collection, run_grid
+from medeval.protocol.grid import (
+    N_SPLITS,
+    SUBCONCEPT_MODES,
+    UnitResult,
+    plan_units,
+    resolve_collection,
+    run_grid,
+)
 from medeval.protocol.store import ResultsStore
 
 __all__ = ["BenchmarkRun", "BenchmarkSettings", "run_benchmark", "select_datasets"]
@@ -36,6 +43,7 @@ class BenchmarkSettings:
     scheduler: str | None = None
     force: bool = False
     loader_options: dict = field(default_factory=dict)
+    subconcepts: str = "true"  # or "discovered" (medeval.protocol.discovered)
 
 
 @dataclass
@@ -77,6 +85,8 @@ def run_benchmark(
     """
     if not 1 <= s.max_splits <= N_SPLITS:
         raise DataError(f"max_splits must be in 1..{N_SPLITS}; got {s.max_splits}")
+    if s.subconcepts not in SUBCONCEPT_MODES:
+        raise DataError(f"subconcepts must be one of {SUBCONCEPT_MODES}; got {s.subconcepts!r}")
     try:
         methods = check_methods(list(s.methods))
     except ValueError as exc:
@@ -90,6 +100,7 @@ def run_benchmark(
             "collection_path": collection.path,
             "seed": s.seed,
             "n_estimators": s.n_estimators,
+            "subconcepts": s.subconcepts,
         },
         force=s.force,
     )
@@ -102,6 +113,7 @@ def run_benchmark(
         n_estimators=s.n_estimators,
         splits=range(s.max_splits),
         force=s.force,
+        subconcepts=s.subconcepts,
     )
     log(
         f"{collection.name}: {len(datasets)} data sets x {len(methods)} methods x "

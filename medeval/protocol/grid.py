@@ -22,14 +22,25 @@ from typing import Any
 from medeval.datasets import LabelledData, dataset_names, load
 from medeval.datasets.base import DataError, data_root, read_table
 from medeval.progress import progress as progress_bar
+from medeval.protocol.discovered import run_fold_discovered
 from medeval.protocol.forest import check_methods, derive_seed, run_fold
 from medeval.protocol.store import ResultsStore
 from medeval.splits import Split, cv_5x2
 from medeval.tasks import BinaryTask, make_binary_task
 
-__all__ = ["TABLE_SUFFIXES", "Collection", "Unit", "plan_units", "resolve_collection", "run_grid"]
+__all__ = [
+    "SUBCONCEPT_MODES",
+    "TABLE_SUFFIXES",
+    "Collection",
+    "Unit",
+    "plan_units",
+    "resolve_collection",
+    "run_grid",
+]
 
 N_SPLITS = 10  # 5 repeats × 2 folds
+#: Where the subconcepts come from: the data set's labels, or discovery per training fold.
+SUBCONCEPT_MODES = ("true", "discovered")
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".pq")
 
 
@@ -138,6 +149,7 @@ class Unit:
     n_estimators: int
     out: str
     cost: int = 1  # relative cost for the progress bar's ETA (the data set's bytes on disk)
+    subconcepts: str = "true"  # "true" or "discovered" (SUBCONCEPT_MODES)
 
 
 @dataclass
@@ -165,11 +177,16 @@ def plan_units(
     n_estimators: int,
     splits: Iterable[int] = range(N_SPLITS),
     force: bool = False,
+    subconcepts: str = "true",
 ) -> list[Unit]:
     """Units with at least one missing record (all units with ``force``), small sets first.
 
     Data sets whose task was already found rejected (``tasks/<name>.json``) are skipped.
+    ``subconcepts="discovered"`` hides the true subconcepts from every model, utility and
+    estimator (:mod:`medeval.protocol.discovered`).
     """
+    if subconcepts not in SUBCONCEPT_MODES:
+        raise ValueError(f"subconcepts must be one of {SUBCONCEPT_MODES}; got {subconcepts!r}")
     methods = check_methods(methods)
     known = store.tasks()
     order = sorted(datasets, key=lambda d: (collection.file_size(d), d))
@@ -191,6 +208,7 @@ def plan_units(
                         n_estimators,
                         str(store.root),
                         cost * len(todo),
+                        subconcepts,
                     )
                 )
     return units
@@ -249,7 +267,8 @@ def _run_unit(unit: Unit) -> UnitResult:
             return UnitResult(unit.dataset, unit.split, "rejected", message=task.reason)
         if not (store.root / "tasks" / f"{unit.dataset}.json").is_file():
             store.write_task(unit.dataset, _task_info(task))
-        records = run_fold(
+        fold = run_fold_discovered if unit.subconcepts == "discovered" else run_fold
+        records = fold(
             task,
             splits[unit.split],
             unit.methods,
@@ -270,6 +289,7 @@ def _run_unit(unit: Unit) -> UnitResult:
     rss = _peak_rss_mb()
     for rec in records:
         rec["collection"] = unit.collection.name
+        rec["subconcepts"] = unit.subconcepts
         rec["timing"].update(unit_s=wall / len(records), worker_peak_rss_mb=rss)
         store.write(rec)
     return UnitResult(

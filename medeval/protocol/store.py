@@ -23,7 +23,9 @@ from medeval.errors import UserError
 __all__ = ["ResultsStore", "SettingsMismatch"]
 
 #: Settings that change results; a store refuses to mix records made with different values.
-PROTOCOL_KEYS = ("collection", "seed", "n_estimators")
+PROTOCOL_KEYS = ("collection", "seed", "n_estimators", "subconcepts")
+#: Values of settings added later, for results folders written before them.
+DEFAULTS = {"subconcepts": "true"}
 
 
 class SettingsMismatch(UserError):
@@ -82,10 +84,11 @@ class ResultsStore:
         old = self.settings()
         if old is not None and not force:
             for key in PROTOCOL_KEYS:
-                if old.get(key) != settings.get(key):
+                was, now = old.get(key, DEFAULTS.get(key)), settings.get(key, DEFAULTS.get(key))
+                if was != now:
                     raise SettingsMismatch(
-                        f"{self.root}: results were made with {key}={old.get(key)!r}, this run "
-                        f"asks for {key}={settings.get(key)!r}; use --force to recompute them "
+                        f"{self.root}: results were made with {key}={was!r}, this run "
+                        f"asks for {key}={now!r}; use --force to recompute them "
                         "or choose another --out folder"
                     )
         write_json(self.root / "run.json", {**(old or {}), **settings})

@@ -96,7 +96,7 @@ def _row(table, name):
 
 def test_agreement_columns_by_hand():
     table = agreement_table(HAND)
-    assert list(table.columns) == COLUMNS
+    assert list(table.columns) == ["subconcepts", *COLUMNS]
     assert list(table.estimator) == ["BA", "wBA", "pBA", "cBA"]
     assert (table.family == "BA").all() and table.n.eq(3).all()
 
@@ -184,7 +184,7 @@ def test_rq1_gap_pools_dataset_method_means():
     assert _row(table, "cBA").rq1_gap == pytest.approx(expected)
     # per method: that method's data-set means, i.e. RQ1's own gap
     by_method = agreement_by_method(recs)
-    assert list(by_method.columns) == ["method", *COLUMNS]
+    assert list(by_method.columns) == ["subconcepts", "method", *COLUMNS]
     rq1 = rq1_table(means)
     for m in ("none", "ros"):
         row = by_method[(by_method.method == m) & (by_method.estimator == "cBA")].iloc[0]
@@ -211,8 +211,10 @@ def test_by_method_splits_the_evaluations():
     assert pooled.coverage_pct == 100.0  # only the none records have intervals
 
 
-def test_subconcepts_column_only_when_kinds_are_mixed():
-    assert "subconcepts" not in agreement_table([_rec(**_kw(r), kind="discovered") for r in HAND])
+def test_subconcepts_column_says_the_kind_and_splits_mixed_folders():
+    alone = agreement_table([_rec(**_kw(r), kind="discovered") for r in HAND])
+    assert list(alone.columns) == ["subconcepts", *COLUMNS]
+    assert set(alone.subconcepts) == {"discovered"}
     recs = [*HAND, _rec("a", 0, _ba(0.8, 0.7, 0.8, 0.9), kind="discovered")]
     table = agreement_table(recs)
     assert list(table.columns) == ["subconcepts", *COLUMNS]
@@ -313,11 +315,13 @@ def test_analyze_writes_agreement_tables_figure_and_report_sections(tmp_path):
     analyze(tmp_path / "res")
     out = tmp_path / "res" / "analysis"
     table = pd.read_csv(out / "agreement.csv")
-    assert list(table.columns) == COLUMNS
+    assert list(table.columns) == ["subconcepts", *COLUMNS]
     assert _row(table, "cBA").mae == pytest.approx(0.04)
     assert _row(table, "cBA").recommended and not _row(table, "pBA").recommended
     by_method = pd.read_csv(out / "agreement_by_method.csv")
-    assert list(by_method.columns) == ["method", *COLUMNS] and set(by_method.method) == {"none"}
+    assert list(by_method.columns) == ["subconcepts", "method", *COLUMNS] and set(
+        by_method.method
+    ) == {"none"}
     assert (out / "agreement.png").read_bytes().startswith(PNG)
     summary = (out / "summary.md").read_text()
     assert "### RQ4" in summary and "cBA (recommended) is off" in summary

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-TOOLS = ("evaluate", "train", "tasks", "benchmark", "analyze", "embed")
+TOOLS = ("evaluate", "train", "tasks", "benchmark", "analyze", "embed", "discover")
 
 
 def _bad_out_args(tool: str, tmp: Path, out: Path) -> list[str]:
@@ -23,6 +23,10 @@ def _bad_out_args(tool: str, tmp: Path, out: Path) -> list[str]:
         "benchmark": ["--collection", "keel", "--out", str(out)],
         "analyze": ["--results", str(tmp), "--out", str(out)],
         "embed": ["--source", "synthetic", "--random-init", "--out", str(out)],
+        "discover": [
+            *("--train", str(table), "--test", str(table)),
+            *("--predictions", str(table), "--out", str(out)),
+        ],
     }[tool]
 
 

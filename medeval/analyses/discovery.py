@@ -1,0 +1,77 @@
+"""Discovery quality: discovered vs true subconcepts within each class, per data set.
+
+Each record of a ``--subconcepts discovered`` run holds, per class, the number of true
+subconcepts ``k_true``, the number of clusters found ``k_found``, and the adjusted Rand index
+and normalised mutual information of the training fold's clusters against the true
+subconcepts. This module averages them over the splits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from medeval.analyses.common import markdown_table
+
+COLUMNS = [
+    "collection",
+    "dataset",
+    "method",
+    "class",
+    "k_true",
+    "k_found",
+    "ari",
+    "nmi",
+    "n_splits",
+]
+
+
+def discovery_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Mean over splits per data set × method × class (0 majority, 1 minority).
+
+    Returns:
+        columns :data:`COLUMNS`; empty when no record has discovered subconcepts.
+    """
+    rows = [
+        (
+            r.get("collection", r.get("source", "")),
+            r["dataset"],
+            r["method"],
+            q["class"],
+            q["k_true"],
+            q["k_found"],
+            q["ari"],
+            q["nmi"],
+        )
+        for r in records
+        for q in (r.get("discovery") or {}).get("quality", [])
+    ]
+    frame = pd.DataFrame(rows, columns=COLUMNS[:-1])
+    if frame.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    keys = ["collection", "dataset", "method", "class"]
+    out = frame.groupby(keys, sort=True).agg(
+        k_true=("k_true", "mean"),
+        k_found=("k_found", "mean"),
+        ari=("ari", "mean"),
+        nmi=("nmi", "mean"),
+        n_splits=("ari", "count"),
+    )
+    return out.reset_index()[COLUMNS]
+
+
+def discovery_markdown(table: pd.DataFrame) -> str:
+    """Per collection: the minority class's quality per data set, then the mean of each class."""
+    out = []
+    for collection, part in table.groupby("collection", sort=True):
+        out.append(f"### Discovery quality — {collection}\n")
+        out.append(
+            "Mean over splits; class 1 = minority (its subconcepts set the utilities), "
+            "class 0 = majority. ARI / NMI of the training clusters vs the true subconcepts.\n"
+        )
+        out.append(markdown_table(part.drop(columns="collection")) + "\n")
+        mean = part.groupby(["method", "class"])[["k_true", "k_found", "ari", "nmi"]].mean()
+        out.append("Mean over data sets:\n")
+        out.append(markdown_table(mean.reset_index()) + "\n")
+    return "\n".join(out)

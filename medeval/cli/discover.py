@@ -1,0 +1,159 @@
+"""``python -m medeval.discover`` (``medeval-discover``): evaluate predictions on data without
+subconcept labels.
+
+Discovers subconcepts per class in the training embeddings, adds their posteriors to the test
+predictions and evaluates them like ``python -m medeval.evaluate`` (label-free scores,
+per-cluster recall, a sheet of example instances per cluster). Example::
+
+    python -m medeval.embed --source nih --path /data/nih --out emb --no-benchmark
+    python -m medeval.discover --train emb/train.parquet --test emb/test.parquet \\
+        --predictions preds.csv --positive Effusion --out discovered
+
+The library side is :mod:`medeval.discovery_flow`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from medeval.cli.common import check_out, common_options, default_out, execute, positive_int, say
+
+PROG = "python -m medeval.discover"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = common_options(
+        out_help="output folder, replaced as a whole when complete "
+        "(default $MEDEVAL_RUNS/discover-<predictions file name>, $MEDEVAL_RUNS = runs)",
+        seed_help="seed of the discovery (reduction, clustering, subconcept forest) and of the "
+        "bootstrap (default 0)",
+    )
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        parents=[common],
+        description="Discover subconcepts in training embeddings (per class: PCA + Gaussian "
+        "mixture by BIC, or KMeans by silhouette), then evaluate test predictions with "
+        "label-free utility-weighted scores and per-cluster recall.",
+    )
+    p.add_argument(
+        "--train",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="training embeddings (python -m medeval.embed table: f0000… columns and a 'y' "
+        "column, or 'label' with --positive)",
+    )
+    p.add_argument(
+        "--test",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="test embeddings, one row per predictions row, same order",
+    )
+    p.add_argument(
+        "--predictions",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="test predictions: y_true, y_score and/or y_pred (CSV or Parquet)",
+    )
+    p.add_argument(
+        "--positive",
+        default=None,
+        metavar="LABEL",
+        help="the 'label' value of class 1 in the training embeddings",
+    )
+    g = p.add_argument_group("discovery")
+    g.add_argument(
+        "--method",
+        choices=("gmm", "kmeans"),
+        default="gmm",
+        help="gmm: k by BIC (default); kmeans: k by silhouette",
+    )
+    g.add_argument(
+        "--reducer",
+        choices=("pca", "umap"),
+        default="pca",
+        help="pca (default) or umap (needs pip install 'medeval[discovery]')",
+    )
+    g.add_argument(
+        "--components", type=positive_int, default=8, help="reduced dimensions (default 8)"
+    )
+    g.add_argument("--k-max", type=positive_int, default=8, help="largest k per class (default 8)")
+    g.add_argument(
+        "--min-cluster-size",
+        type=positive_int,
+        default=5,
+        help="smallest training cluster allowed (default 5)",
+    )
+    g.add_argument(
+        "--n-estimators",
+        type=positive_int,
+        default=100,
+        help="trees of the subconcept forest (default 100)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="B",
+        help="bootstrap replicates for the intervals (0 = none; default 1000)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
+    )
+    p.add_argument(
+        "--examples", type=positive_int, default=6, help="examples per cluster in the sheet"
+    )
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from medeval.atomic import replace_folder, write_files
+    from medeval.discovery_flow import discover_and_evaluate
+
+    out = args.out or default_out("discover", args.predictions.name.split(".")[0])
+    check_out(out)
+    seed = 0 if args.seed is None else args.seed
+    files, ev = discover_and_evaluate(
+        args.train,
+        args.test,
+        args.predictions,
+        positive=args.positive,
+        method=args.method,
+        reducer=args.reducer,
+        n_components=args.components,
+        k_max=args.k_max,
+        min_cluster_size=args.min_cluster_size,
+        n_estimators=args.n_estimators,
+        n_bootstrap=args.bootstrap,
+        threshold=args.threshold,
+        n_examples=args.examples,
+        seed=seed,
+    )
+    with replace_folder(out) as tmp:
+        write_files(tmp, files)
+    if not args.quiet:
+        from medeval.report.tables import scores_table
+
+        say(args, scores_table(ev), files["clusters.csv"].decode())
+        say(args, *(f"note: {n}" for n in ev.notes))
+    print(f"report: {out / 'report.html'}")
+    print(f"results: {out}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # ValueError: inconsistent inputs found while discovering or evaluating; ImportError: the
+    # optional UMAP extra is missing.
+    return execute(build_parser(), run, argv, user_errors=(ValueError, ImportError))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,289 @@
+"""One fold of the random-forest protocol with *discovered* subconcepts.
+
+The true subconcepts are hidden from every model, utility and estimator: per training fold each
+class is clustered (:func:`medeval.discovery.discover_subconcepts`), the discovered clusters give
+the utilities, and the subconcept forest is fitted on the discovered labels. Every label-free
+score (unweighted, predicted-weight, class-conditional) is computed from that alone by
+:func:`label_free_fold`, which never receives the true subconcepts. Only afterwards
+:func:`run_fold_discovered` uses them to *score* the result: the true-weight scores (from the
+true training sizes), the test subsets of SPEC §6 (``sub_i`` = majority ∪ true minority
+subconcept i) on which every score is also reported, and the discovery quality (ARI and NMI of the
+training clusters against the true subconcepts within each class).
+
+The record has the layout of :func:`medeval.protocol.forest.run_fold`'s, plus
+``"subconcepts": "discovered"`` and a ``"discovery"`` entry, so the RQ analyses read both.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medeval.atomic import json_ready
+from medeval.discovery import Discovery, discover_subconcepts, discovery_quality
+from medeval.evaluation import ALL_SCORES, RECOMMENDED, Evaluation, evaluate_predictions
+from medeval.protocol.forest import (
+    N_BOOTSTRAP,
+    PER_SUBCONCEPT_FIELDS,
+    _fit_binary,
+    check_methods,
+    derive_seed,
+    subconcept_model_scores,
+)
+from medeval.reference import within_class_balanced_accuracy
+from medeval.splits import Split
+from medeval.tasks import BinaryTask
+from medeval.weights import predicted_weights, utilities, utilities_from_train_sizes
+
+__all__ = ["LabelFreeFold", "label_free_fold", "label_free_scores", "run_fold_discovered"]
+
+#: Weighting prefixes that need the true test subconcepts (everything else is label-free).
+TRUE_WEIGHTINGS = ("w",)
+
+
+def _weighting(score: str) -> str:
+    """``"cBA"`` → ``"c"``; ``"BA"`` → ``""``."""
+    for family in ("BA", "F1", "AUC"):
+        if score.endswith(family):
+            return score[: -len(family)]
+    raise ValueError(f"unknown score {score!r}")
+
+
+LABEL_FREE = tuple(s for s in ALL_SCORES if _weighting(s) not in TRUE_WEIGHTINGS)
+TRUE_ONLY = tuple(s for s in ALL_SCORES if _weighting(s) in TRUE_WEIGHTINGS)
+
+
+@dataclass
+class LabelFreeFold:
+    """What the discovered pipeline computes without the true subconcepts.
+
+    Attributes:
+        discovery: the per-class clusterings and the subconcept forest (training fold).
+        posteriors: ``(N_test, S)`` subconcept-forest posteriors over the discovered clusters.
+        scores: ``{method: (N_test,)}`` class-1 scores of each correction's binary forest.
+        fit_s: ``{method: seconds}``; ``discovery_s`` the discovery and forest time.
+    """
+
+    discovery: Discovery
+    posteriors: pd.DataFrame
+    scores: dict[str, np.ndarray]
+    fit_s: dict[str, float]
+    discovery_s: float
+
+
+def label_free_fold(
+    task: BinaryTask,
+    train: np.ndarray,
+    test: np.ndarray,
+    methods: list[str] | tuple[str, ...],
+    *,
+    seed: int,
+    k: int,
+    n_estimators: int,
+    discovery: dict[str, Any] | None = None,
+) -> LabelFreeFold:
+    """Discovery, subconcept forest and binary forests of one fold; reads only X and y.
+
+    ``discovery`` holds options for :func:`~medeval.discovery.discover_subconcepts` (method,
+    reducer, n_components, k_max, min_cluster_size).
+    """
+    X, y = task.data.X, task.y
+    t0 = time.perf_counter()
+    disc = discover_subconcepts(
+        X[train],
+        y[train],
+        n_estimators=n_estimators,
+        seed=derive_seed(seed, task.name, k, "discovery"),
+        **(discovery or {}),
+    )
+    posteriors = disc.predict_proba(X[test])
+    t_disc = time.perf_counter() - t0
+    scores, fit_s = {}, {}
+    for method in methods:
+        tf = time.perf_counter()
+        scores[method] = _fit_binary(
+            task,
+            train,
+            test,
+            method,
+            seed=derive_seed(seed, task.name, k, method),
+            n_estimators=n_estimators,
+        )
+        fit_s[method] = time.perf_counter() - tf
+    return LabelFreeFold(disc, posteriors, scores, fit_s, t_disc)
+
+
+def label_free_scores(
+    y: np.ndarray,
+    score: np.ndarray,
+    posteriors: pd.DataFrame,
+    train_sizes: dict,
+    *,
+    n_bootstrap: int = 0,
+    seed: int = 0,
+) -> tuple[dict[str, float], dict[str, list[float | None]]]:
+    """Every label-free score (and its interval) from discovered posteriors and sizes.
+
+    Args:
+        y: ``(N,)`` test classes; score: ``(N,)`` class-1 scores (label = score > 0.5).
+        posteriors: ``(N, S)`` over the discovered subconcepts; train_sizes: their sizes.
+
+    Returns:
+        ``{score: value}`` and ``{score: [low, high]}`` (empty without bootstrap).
+    """
+    kw = {
+        "y_score": score,
+        "y_pred": (score > 0.5).astype(np.int64),
+        "train_sizes": train_sizes,
+        "n_bootstrap": n_bootstrap,
+        "seed": seed,
+    }
+    ev = evaluate_predictions(y, posteriors=posteriors, **kw)
+    scores = {s: ev.scores[s] for s in LABEL_FREE}
+    intervals = {s: list(ev.intervals[s]) for s in LABEL_FREE if s in ev.intervals}
+    return scores, intervals
+
+
+def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]) -> pd.DataFrame:
+    """Long subset table: true-weight rows from the truth, every other score label-free."""
+    cols = ["subset", "subconcept", "score", "value"]
+    keep = ev_true.subsets.loc[ev_true.subsets.score.isin(TRUE_ONLY), cols]
+    aliases = ev_true.subsets.drop_duplicates("subset")[["subset", "subconcept"]]
+    rows = [
+        (alias, sc, name, value)
+        for alias, sc in aliases.itertuples(index=False)
+        for name, value in free[None if pd.isna(sc) else sc].items()
+    ]
+    return pd.concat([keep, pd.DataFrame(rows, columns=cols)], ignore_index=True)
+
+
+def _true_subset_masks(
+    ev_true: Evaluation, y: np.ndarray, test_names: np.ndarray
+) -> dict[str | None, np.ndarray]:
+    """``{None: full, subconcept: majority ∪ that true minority subconcept}`` (SPEC §6)."""
+    masks: dict[str | None, np.ndarray] = {None: np.ones(len(y), dtype=bool)}
+    for sc in ev_true.subsets.subconcept.dropna().unique():
+        masks[sc] = (y == 0) | (test_names == sc)
+    return masks
+
+
+def run_fold_discovered(
+    task: BinaryTask,
+    split: Split,
+    methods: list[str] | tuple[str, ...],
+    *,
+    seed: int,
+    n_estimators: int = 100,
+    split_index: int | None = None,
+    discovery: dict[str, Any] | None = None,
+    n_bootstrap: int = N_BOOTSTRAP,
+) -> list[dict[str, Any]]:
+    """One 5×2 fold with discovered subconcepts; one JSON-ready record per method.
+
+    Arguments as :func:`medeval.protocol.forest.run_fold`; ``discovery`` holds options for
+    :func:`~medeval.discovery.discover_subconcepts`; ``n_bootstrap`` replicates give the 95 %
+    intervals of the full-test scores (``"intervals": {score: [low, high]}``; 0 = none).
+    """
+    methods = check_methods(methods)
+    if task.data.X is None:
+        raise ValueError(f"{task.source}/{task.name}: the forest protocol needs tabular features")
+    k = split_index if split_index is not None else 2 * split.repeat + split.fold
+    train, test = split["train"], split["test"]
+    free = label_free_fold(
+        task, train, test, methods, seed=seed, k=k, n_estimators=n_estimators, discovery=discovery
+    )
+    disc = free.discovery
+    # From here on the true subconcepts are read, only to score what was computed above.
+    tm = time.perf_counter()
+    names = np.asarray(task.subconcept_names, dtype=object)
+    true_u = utilities(task.train_counts(train), task.sides, list(names))
+    test_names = names[task.subconcept[test]]
+    quality = discovery_quality(task.y[train], names[task.subconcept[train]], disc.labels)
+    found_test = disc.assign(task.data.X[test], task.y[test])
+    sc_scores = subconcept_model_scores(
+        np.array([disc.names.index(s) for s in found_test]), free.posteriors.to_numpy()
+    )
+    disc_u = utilities_from_train_sizes(disc.train_sizes)
+    # Against the discovered clusters of the test fold, as the subconcept_model scores above.
+    within = within_class_balanced_accuracy(task.y[test], found_test, free.posteriors, disc_u)
+    a = predicted_weights(free.posteriors, disc_u).numpy()
+    t_shared = time.perf_counter() - tm
+    y_te = task.y[test]
+    records = []
+    for method in methods:
+        tm = time.perf_counter()
+        score = free.scores[method]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ev_true = evaluate_predictions(
+                y_te,
+                y_score=score,
+                y_pred=(score > 0.5).astype(np.int64),
+                subconcept=test_names,
+                train_sizes=true_u,
+                n_bootstrap=n_bootstrap,
+                seed=derive_seed(seed, task.name, k, method, "bootstrap"),
+            )
+            masks = _true_subset_masks(ev_true, y_te, test_names)
+            free_scores: dict[str | None, dict[str, float]] = {}
+            for key, m in masks.items():
+                full = key is None
+                free_scores[key], iv = label_free_scores(
+                    y_te[m],
+                    score[m],
+                    free.posteriors[m].reset_index(drop=True),
+                    disc.train_sizes,
+                    n_bootstrap=n_bootstrap if full else 0,
+                    seed=derive_seed(seed, task.name, k, method, "bootstrap"),
+                )
+                if full:
+                    true_iv = {s: list(ev_true.intervals[s]) for s in TRUE_ONLY}
+                    intervals = {**true_iv, **iv} if n_bootstrap else {}
+        subsets = _merge_subsets(ev_true, free_scores)
+        per_sc = ev_true.per_subconcept.copy()
+        per_sc["predicted_weight_sum"] = [
+            float(a[test_names == s].sum()) for s in per_sc.subconcept
+        ]
+        scores = {**{s: ev_true.scores[s] for s in TRUE_ONLY}, **free_scores[None]}
+        t_metrics = time.perf_counter() - tm
+        records.append(
+            json_ready(
+                {
+                    "dataset": task.name,
+                    "source": task.source,
+                    "method": method,
+                    "subconcepts": "discovered",
+                    "split": int(k),
+                    "repeat": int(split.repeat),
+                    "fold": int(split.fold),
+                    "seed": int(seed),
+                    "task_seed": int(task.seed),
+                    "split_seed": int(split.seed),
+                    "n_estimators": int(n_estimators),
+                    "n_train": len(train),
+                    "n_test": len(test),
+                    "scores": scores,
+                    "intervals": intervals,
+                    "confidence": 0.95,
+                    "n_bootstrap": int(n_bootstrap),
+                    "recommended": dict(RECOMMENDED),
+                    "subsets": subsets.to_dict(orient="records"),
+                    "per_subconcept": per_sc[list(PER_SUBCONCEPT_FIELDS)].to_dict(orient="records"),
+                    "subconcept_model": sc_scores,
+                    "subconcept_model_within_class": within,
+                    "discovery": {**disc.describe(), "quality": quality},
+                    "notes": [str(w.message) for w in caught],
+                    "timing": {
+                        "fit_s": free.fit_s[method],
+                        "shared_s": (free.discovery_s + t_shared) / len(methods),
+                        "metrics_s": t_metrics,
+                    },
+                }
+            )
+        )
+    return records
