@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from medeval import atomic
-from medeval.evaluation import ALL_SCORES, RECOMMENDED
+from medeval.evaluation import ALL_SCORES, RECOMMENDED, WEAK_WITHIN_CLASS_BA
 
 __all__ = [
     "evaluate_run",
@@ -215,13 +215,29 @@ def _report_html(run: Path, summary: dict, rows: list[dict], config: str) -> str
             )
         if (folder / "per_subconcept.csv").is_file():
             sec.table(pd.read_csv(folder / "per_subconcept.csv"))
-        warn += [f"{folder.name}: {n}" for n in _read(folder / "metrics.json").get("notes", [])]
+        metrics = _read(folder / "metrics.json")
+        warn += [f"{folder.name}: {n}" for n in metrics.get("notes", [])]
+        warn += _weak_model_notes(folder.name, metrics)
         sections.append(sec)
     if config:
         sections.append(Section("Resolved configuration").pre(config))
     if warn:
         sections.insert(0, Section("Warnings").notes(warn))
     return render(f"medeval run {run.name}", sections, subtitle=str(run))
+
+
+def _weak_model_notes(split: str, metrics: dict) -> list[str]:
+    """A warning per class whose label-free weights rest on a weak subconcept head."""
+    out = []
+    for c, v in (metrics.get("subconcept_model") or {}).items():
+        if c in metrics.get("weighted_classes", ["class 1"]) and v is not None:
+            if v < WEAK_WITHIN_CLASS_BA:
+                out.append(
+                    f"{split}: the subconcept head is weak within {c} (balanced accuracy {v:.2f} "
+                    "over its subconcepts on the test part): the label-free cBA / cF1 / cAUC then "
+                    "move toward BA / F1 / AUC and may understate a hidden failure"
+                )
+    return out
 
 
 def evaluate_run(

@@ -36,3 +36,16 @@ def test_mean_and_sd_over_splits(tmp_path):
     assert "0.700    0.100" in summary_table(summary)
     assert (tmp_path / "report.md").is_file()
     assert json.loads((tmp_path / "summary.json").read_text())["scores"]["BA"]["n_splits"] == 3
+
+
+def test_run_report_warns_about_a_weak_subconcept_head(tmp_path):
+    from medeval.training.summary import _weak_model_notes
+
+    metrics = {
+        "subconcept_model": {"class 0": 0.5, "class 1": 0.6},
+        "weighted_classes": ["class 1"],
+    }
+    notes = _weak_model_notes("split_0", metrics)
+    assert len(notes) == 1 and "within class 1" in notes[0] and "0.60" in notes[0]
+    metrics["subconcept_model"]["class 1"] = 0.9
+    assert _weak_model_notes("split_0", metrics) == []
