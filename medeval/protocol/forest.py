@@ -173,6 +173,47 @@ def run_fold(
     if task.data.X is None:
         raise ValueError(f"{task.source}/{task.name}: the forest protocol needs tabular features")
     k = split_index if split_index is not None else 2 * split.repeat + split.fold
+    shared = _shared_fold(task, split, k, seed=seed, n_estimators=n_estimators)
+    records = []
+    for method in methods:
+        tf = time.perf_counter()
+        score = _fit_binary(
+            task,
+            split["train"],
+            split["test"],
+            method,
+            seed=derive_seed(seed, task.name, k, method),
+            n_estimators=n_estimators,
+        )
+        t_fit = time.perf_counter() - tf
+        tm = time.perf_counter()
+        ev, caught = _evaluate_method(
+            task,
+            split,
+            shared,
+            score,
+            seed=derive_seed(seed, task.name, k, method, "bootstrap"),
+            n_bootstrap=n_bootstrap,
+        )
+        timing = {
+            "fit_s": t_fit,
+            "shared_s": shared["fit_s"] / len(methods),
+            "metrics_s": time.perf_counter() - tm + shared["metrics_s"] / len(methods),
+        }
+        records.append(
+            _record(
+                task, split, k, method, seed, n_estimators, ev, shared["scores"], caught, timing
+            )
+        )
+    return records
+
+
+def _shared_fold(
+    task: BinaryTask, split: Split, k: int, *, seed: int, n_estimators: int
+) -> dict[str, Any]:
+    """What every method of a fold shares: training-fold utilities, the subconcept forest's
+    test posteriors ``(N_test, S)`` (as a DataFrame named by subconcept), its three test-fold
+    scores, and the time each took."""
     train, test = split["train"], split["test"]
     t0 = time.perf_counter()
     names = task.subconcept_names
@@ -184,57 +225,43 @@ def run_fold(
         seed=derive_seed(seed, task.name, k, "subconcept"),
         n_estimators=n_estimators,
     )
-    t_sub = time.perf_counter() - t0
+    fit_s = time.perf_counter() - t0
     tm = time.perf_counter()
-    sc_scores = subconcept_model_scores(task.subconcept[test], proba)
-    t_sc_metrics = time.perf_counter() - tm
-    posteriors = pd.DataFrame(proba, columns=names)
-    test_names = np.asarray(names, dtype=object)[task.subconcept[test]]
-    records = []
-    for method in methods:
-        tf = time.perf_counter()
-        score = _fit_binary(
-            task,
-            train,
-            test,
-            method,
-            seed=derive_seed(seed, task.name, k, method),
-            n_estimators=n_estimators,
+    scores = subconcept_model_scores(task.subconcept[test], proba)
+    return {
+        "utilities": u,
+        "posteriors": pd.DataFrame(proba, columns=names),
+        "test_names": np.asarray(names, dtype=object)[task.subconcept[test]],
+        "scores": scores,
+        "fit_s": fit_s,
+        "metrics_s": time.perf_counter() - tm,
+    }
+
+
+def _evaluate_method(
+    task: BinaryTask,
+    split: Split,
+    shared: dict[str, Any],
+    score: np.ndarray,
+    *,
+    seed: int,
+    n_bootstrap: int,
+) -> tuple[Any, list]:
+    """evaluate_predictions on the test fold for one method's ``(N_test,)`` scores, with the
+    warnings it raised (recorded as notes, not shown)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ev = evaluate_predictions(
+            task.y[split["test"]],
+            y_score=score,
+            threshold=THRESHOLD,
+            subconcept=shared["test_names"],
+            posteriors=shared["posteriors"],
+            train_sizes=shared["utilities"],
+            n_bootstrap=n_bootstrap,
+            seed=seed,
         )
-        t_fit = time.perf_counter() - tf
-        tm = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            ev = evaluate_predictions(
-                task.y[test],
-                y_score=score,
-                threshold=THRESHOLD,
-                subconcept=test_names,
-                posteriors=posteriors,
-                train_sizes=u,
-                n_bootstrap=n_bootstrap,
-                seed=derive_seed(seed, task.name, k, method, "bootstrap"),
-            )
-        t_metrics = time.perf_counter() - tm
-        records.append(
-            _record(
-                task,
-                split,
-                k,
-                method,
-                seed,
-                n_estimators,
-                ev,
-                sc_scores,
-                caught,
-                {
-                    "fit_s": t_fit,
-                    "shared_s": t_sub / len(methods),
-                    "metrics_s": t_metrics + t_sc_metrics / len(methods),
-                },
-            )
-        )
-    return records
+    return ev, caught
 
 
 def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, timing):
