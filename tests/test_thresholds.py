@@ -53,3 +53,21 @@ def test_validation_ba_of_one_class_is_nan():
     with pytest.warns(UndefinedMetricWarning):
         value = _validation_ba(np.ones(5, int), np.zeros(5, np.float32), 0.5)
     assert math.isnan(value)
+
+
+def test_discovered_path_labels_a_score_at_the_threshold_as_class_1():
+    import pandas as pd
+
+    from medeval.protocol.discovered import label_free_scores
+
+    y = np.array([0, 0, 1, 1, 1, 0])
+    s = np.array([0.5, 0.1, 0.5, 0.9, 0.2, 0.5])
+    q = pd.DataFrame(
+        {"n": [1, 1, 0, 0, 0, 1.0], "a": [0, 0, 0.5, 1, 0, 0], "b": [0, 0, 0.5, 0, 1, 0]}
+    )
+    sizes = {"n": {"class": 0, "n": 10}, "a": {"class": 1, "n": 4}, "b": {"class": 1, "n": 2}}
+    scores, _ = label_free_scores(y, s, q, sizes)
+    ref = evaluate_predictions(
+        y, y_score=s, threshold=0.5, posteriors=q, train_sizes=sizes, n_bootstrap=0
+    )
+    assert scores["cBA"] == pytest.approx(ref.scores["cBA"], abs=1e-12)

@@ -27,9 +27,11 @@ import pandas as pd
 from medeval.atomic import json_ready
 from medeval.discovery import Discovery, discover_subconcepts, discovery_quality
 from medeval.evaluation import ALL_SCORES, RECOMMENDED, Evaluation, evaluate_predictions
+from medeval.predictions import labels_from_scores
 from medeval.protocol.forest import (
     N_BOOTSTRAP,
     PER_SUBCONCEPT_FIELDS,
+    THRESHOLD,
     _fit_binary,
     check_methods,
     derive_seed,
@@ -130,7 +132,7 @@ def label_free_scores(
     """Every label-free score (and its interval) from discovered posteriors and sizes.
 
     Args:
-        y: ``(N,)`` test classes; score: ``(N,)`` class-1 scores (label = score > 0.5).
+        y: ``(N,)`` test classes; score: ``(N,)`` class-1 scores (label = score >= THRESHOLD).
         posteriors: ``(N, S)`` over the discovered subconcepts; train_sizes: their sizes.
 
     Returns:
@@ -138,7 +140,7 @@ def label_free_scores(
     """
     kw = {
         "y_score": score,
-        "y_pred": (score > 0.5).astype(np.int64),
+        "y_pred": labels_from_scores(score, THRESHOLD),
         "train_sizes": train_sizes,
         "n_bootstrap": n_bootstrap,
         "seed": seed,
@@ -223,7 +225,7 @@ def run_fold_discovered(
             ev_true = evaluate_predictions(
                 y_te,
                 y_score=score,
-                y_pred=(score > 0.5).astype(np.int64),
+                y_pred=labels_from_scores(score, THRESHOLD),
                 subconcept=test_names,
                 train_sizes=true_u,
                 n_bootstrap=n_bootstrap,
