@@ -158,9 +158,12 @@ def main() -> None:
 
     ref = []
     t0 = time.perf_counter()
-    for chunk in boot.iter_counts(k_sk, seed=args.seed):
-        for c in chunk.cpu().numpy():
+    # The same chunks as run(): the torch generator (GPUs) draws differently per chunk size.
+    for chunk in boot.iter_counts(B, seed=args.seed, chunk_size=max(chunks)):
+        for c in chunk[: k_sk - len(ref)].cpu().numpy():
             ref.append(sklearn_replicate(c, y, pred, score, weights, sc, side))
+        if len(ref) == k_sk:
+            break
     t_sklearn = (time.perf_counter() - t0) * B / k_sk
 
     order = [(k, m) for k in weights for m in ("BA", "F1", "AUC")]

@@ -19,6 +19,7 @@ Without CUDA it stops at once with exit code 3 and a message on stderr (nothing 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import sys
@@ -265,7 +266,13 @@ def ddp_smoke(device, *, size: int, batch: int) -> dict:
         port = s.getsockname()[1]
     backend = "nccl" if device.type == "cuda" else "gloo"
     t0 = time.perf_counter()
-    dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    dist.init_process_group(
+        backend,
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=0,
+        world_size=1,
+        timeout=datetime.timedelta(seconds=60),
+    )
     try:
         model = _model(device)
         ddp = DistributedDataParallel(
@@ -300,6 +307,12 @@ def main(argv: list[str] | None = None) -> int:
         help="tiny sizes on the CPU with gloo: checks the code paths, measures nothing useful",
     )
     ap.add_argument("--workers", type=int, default=min(8, os.cpu_count() or 1))
+    ap.add_argument(
+        "--json",
+        metavar="FILE",
+        help="also write the figures to FILE, rewritten after each section (a section that "
+        "hangs or fails leaves the earlier ones there)",
+    )
     args = ap.parse_args(argv)
     if not args.cpu_dry_run:
         fail_without_cuda()
@@ -320,12 +333,22 @@ def main(argv: list[str] | None = None) -> int:
         "cuda": torch.version.cuda,
         "cpu_cores": os.cpu_count(),
     }
-    out["bootstrap"] = bootstrap_figures(device, sizes["n"], sizes["B"])
     kw = {k: sizes[k] for k in ("size", "batch", "steps", "workers")}
-    out["train"] = train_figures(device, **kw)
-    out["embed"] = embed_figures(device, **kw)
-    out["ddp"] = ddp_smoke(device, size=sizes["size"], batch=min(sizes["batch"], 32))
-    out["total_s"] = round(time.perf_counter() - t_start, 1)
+    sections = {
+        "bootstrap": lambda: bootstrap_figures(device, sizes["n"], sizes["B"]),
+        "train": lambda: train_figures(device, **kw),
+        "embed": lambda: embed_figures(device, **kw),
+        "ddp": lambda: ddp_smoke(device, size=sizes["size"], batch=min(sizes["batch"], 32)),
+    }
+    for name, section in sections.items():
+        t0 = time.perf_counter()
+        out[name] = section()
+        print(f"gpu_check: {name} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        out["total_s"] = round(time.perf_counter() - t_start, 1)
+        if args.json:
+            from medeval.atomic import write_text
+
+            write_text(args.json, json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
     return 0
 

@@ -40,6 +40,7 @@ from .ranking import AucSums, auc_from_sums
 
 _CHUNK_BYTES = 2**27  # ~128 MiB per (chunk, N) float64 tensor
 _AUC_BYTES = 2**26  # AUC scratch: rows of a chunk are processed in groups of at most this
+_CELL_LANES, _CELL_LANES_DEVICE = 8, 256  # accumulators per cell (see _build_statistics)
 _MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 GiB
 
 
@@ -176,6 +177,36 @@ def _units(
     return unit_of_col, unit_stratum
 
 
+def _cells(
+    y: np.ndarray, hit: np.ndarray | None, masks: np.ndarray, sc: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each instance's cell ``(N,)`` (equal class, hit, subset memberships and subconcept) and
+    one instance of each cell ``(G,)``."""
+    parts = [np.asarray(y, dtype=np.int64)]
+    sizes = [2]
+    if hit is not None:
+        parts.append(hit.astype(np.int64))
+        sizes.append(2)
+    for m in masks.T:
+        parts.append(m.astype(np.int64))
+        sizes.append(2)
+    if sc is not None:
+        parts.append(sc - sc.min() if len(sc) else sc)
+        sizes.append(int(sc.max() - sc.min()) + 1 if len(sc) else 1)
+    if float(np.prod(np.asarray(sizes, dtype=np.float64))) < 2.0**62:  # one integer key
+        key = np.zeros(len(y), dtype=np.int64)
+        mult = 1
+        for part, size in zip(parts, sizes, strict=True):
+            key += part * mult
+            mult *= size
+        _, first, cell = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, cell = np.unique(
+            np.stack(parts, axis=1), axis=0, return_index=True, return_inverse=True
+        )
+    return cell.reshape(-1), first
+
+
 class BatchedBootstrap:
     """Plan for bootstrap replicates of BA / F1 / AUC on fixed test data.
 
@@ -270,7 +301,9 @@ class BatchedBootstrap:
         rank[order] = np.arange(len(order))
         col_unit = rank[unit_of_col]  # column j takes the count of unit col_unit[j]
         self.identity = no_clusters and np.array_equal(order, np.arange(len(order)))
-        self._col_unit = torch.as_tensor(np.r_[0, col_unit + 1], device=self.device)
+        self._col_unit = (
+            None if self.identity else torch.as_tensor(np.r_[0, col_unit + 1], device=self.device)
+        )
         sorted_strata = unit_stratum[order]
         bounds = np.flatnonzero(np.diff(sorted_strata)) + 1
         self.blocks = [
@@ -280,6 +313,15 @@ class BatchedBootstrap:
         self.n_units = len(order)
 
     # -- static matrices ------------------------------------------------------------------
+    # Every count statistic is a column of S (b, k): Σ_i c_i · w_i · f(i) for a weighting w and
+    # a 0/1 indicator f of class, hit, subset and subconcept. Instances with equal class, hit,
+    # subset memberships and subconcept form a *cell*, and every indicator is constant on cells.
+    # Columns whose weight is constant on cells too (unweighted, true utilities, per-subconcept
+    # recall) are T0 @ M0: T0 (b, G) holds each replicate's count per cell (one scatter-add of
+    # the counts: sums of integers, exact in any order), M0 (G, k) each cell's weight for each
+    # column. The other columns (weights that vary within cells, soft memberships) come from
+    # one matrix product with a dense (1 + N, k') matrix. No (N, k) matrix of all columns is
+    # held: on millions of rows that matrix was the largest item in memory.
     def _t(self, a: np.ndarray | torch.Tensor) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
 
@@ -304,45 +346,71 @@ class BatchedBootstrap:
         self, y, y_pred, y_score, weights, masks, subconcept, n_sc, soft=None
     ) -> None:
         perm, nn = self.perm, self.n_neg
-        pos = (y == 1).astype(np.float64)
-        neg = 1.0 - pos
-        cols: list[np.ndarray] = []
-        self._conf_index: dict[str, tuple[int, int, int, int]] = {}
         w_np = {
             k: np.asarray(torch.as_tensor(v).cpu(), dtype=np.float64)[perm]
             for k, v in weights.items()
         }
         hit = None
         if y_pred is not None:
-            yp = np.asarray(y_pred, dtype=np.float64)[perm]
-            hit = np.where(y == 1, yp, 1 - yp)  # correctly classified
-            for name, w in w_np.items():
-                start = len(cols)
-                cols += [w * neg, w * neg * hit]
-                cols += [w * pos * m for m in masks.T]
-                cols += [w * pos * hit * m for m in masks.T]
-                self._conf_index[name] = (start, start + 1, start + 2, masks.shape[1])
+            yp = np.asarray(y_pred)[perm]
+            hit = np.where(y == 1, yp == 1, yp != 1)  # correctly classified
+        sc = None
         self.n_subconcepts = 0
         if subconcept is not None and hit is not None:
             sc = np.asarray(subconcept, dtype=np.int64)[perm]
             self.n_subconcepts = n_sc if n_sc is not None else int(sc.max()) + 1 if len(sc) else 0
-            self._rec_start = len(cols)
+        cell, first = _cells(y, hit, masks, sc)
+        G = len(first)
+        cy, cm = y[first] == 1, masks[first]
+        ch = hit[first] if hit is not None else np.ones(G, bool)
+        # (weighting or None, indicator over cells) for each column of S, in _finish's layout
+        specs: list[tuple[str | None, np.ndarray]] = []
+        self._conf_index: dict[str, tuple[int, int, int, int]] = {}
+        for name in w_np:
+            start = len(specs)
+            if hit is not None:
+                specs += [(name, ~cy), (name, ~cy & ch)]
+                specs += [(name, cy & m) for m in cm.T]
+                specs += [(name, cy & ch & m) for m in cm.T]
+            else:  # AUC only: class totals per subset and weighting
+                specs += [(name, ~cy), (name, ~cy)]
+                specs += [(name, cy & m) for m in cm.T] * 2
+            self._conf_index[name] = (start, start + 1, start + 2, masks.shape[1])
+        if sc is not None:
+            self._rec_start = len(specs)
             for s in range(self.n_subconcepts):
-                cols += [(sc == s).astype(np.float64), (sc == s) * hit]
+                specs += [(None, sc[first] == s), (None, (sc[first] == s) & ch)]
+        k = len(specs)
+        # weightings constant on cells fold into M0; the others get dense columns
+        w_cell = {name: w[first] for name, w in w_np.items()}
+        M0 = np.zeros((G, k))
+        dense_cols, dense = [], []
+        for j, (name, f) in enumerate(specs):
+            if name is None:
+                M0[:, j] = f
+            elif np.array_equal(w_np[name], w_cell[name][cell]):
+                M0[:, j] = f * w_cell[name]
+            else:
+                dense_cols.append(j)
+                dense.append(w_np[name] * f[cell])
         self.n_soft = 0
         if soft is not None and hit is not None:
             q = np.asarray(soft, dtype=np.float64)[perm]
             self.n_soft = q.shape[1]
-            self._soft_start = len(cols)
+            self._soft_start = k
             for s in range(self.n_soft):
-                cols += [q[:, s], q[:, s] * hit]
-        if not cols:  # AUC only: class totals per subset and weighting
-            for name, w in w_np.items():
-                start = len(cols)
-                cols += [w * neg, w * neg]
-                cols += [w * pos * m for m in masks.T] * 2
-                self._conf_index[name] = (start, start + 1, start + 2, masks.shape[1])
-        self._V = self._stack_columns(cols)
+                dense_cols += [k + 2 * s, k + 2 * s + 1]
+                dense += [q[:, s], q[:, s] * hit]
+        self.n_columns = k + 2 * self.n_soft
+        # Long runs of one cell (the columns are in score order) would chain every add on one
+        # accumulator: instance i adds to lane i mod L of its cell, and the lanes are summed.
+        lanes = _CELL_LANES if self.device.type == "cpu" else _CELL_LANES_DEVICE
+        self._cells = (G, lanes)
+        lane = np.arange(1 + len(cell)) % lanes
+        self._cell = torch.as_tensor(np.r_[0, cell] * lanes + lane, device=self.device)
+        self._M0 = self._t(np.pad(M0, ((0, 0), (0, 2 * self.n_soft))))  # soft: dense only
+        self._dense_cols = torch.as_tensor(dense_cols, dtype=torch.long, device=self.device)
+        self._V = self._stack_columns(dense) if dense else None
         # AUC: one cumsum per distinct negative weighting.
         self._auc: list[tuple[torch.Tensor | None, list[str], torch.Tensor]] = []
         if y_score is not None:
@@ -488,7 +556,7 @@ class BatchedBootstrap:
         rng = self._rng(seed)
         chunks = self._chunks(n, chunk_size)
         z = {"device": self.device, "dtype": self.dtype}
-        S = torch.empty(n, self._V.shape[1], **z)
+        S = torch.empty(n, self.n_columns, **z)
         A = torch.empty(n, sum(pw.shape[1] for _, _, pw in self._auc), **z)
         drawing = self.generator == "numpy" and len(chunks) > 1  # see _draws
         with _few_threads(
@@ -504,11 +572,20 @@ class BatchedBootstrap:
                 )
             row = 0
             for b, c in draws:
-                torch.matmul(c, self._V, out=S[row : row + b])
+                self._statistics(c, S[row : row + b])
                 if self._auc:
                     self._auc_numerators(c, work, A[row : row + b])
                 row += b
         return self._finish(S, A if self._auc else None, n, seed)
+
+    def _statistics(self, c: torch.Tensor, out: torch.Tensor) -> None:
+        """``out (b, k)`` ← every count statistic of the replicates ``c (b, 1 + N)``."""
+        b, (G, lanes) = c.shape[0], self._cells
+        T = torch.zeros(b, G * lanes, device=self.device, dtype=self.dtype)
+        T.scatter_add_(1, self._cell.expand(b, -1), c)
+        torch.matmul(T.view(b, G, lanes).sum(2), self._M0, out=out)
+        if self._V is not None:
+            out[:, self._dense_cols] += torch.matmul(c, self._V)
 
     def _auc_numerators(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor):
         """``out (b, Σk)`` ← 2 × AUC numerators of each weighting group and subset, for

@@ -34,6 +34,8 @@ ORACLES = {
 @pytest.mark.parametrize("stratify", ["class", "subconcept", "clusters"])
 @pytest.mark.parametrize("generator", ["numpy", "torch"])  # torch = the path used on GPUs
 def test_replicates_equal_sklearn_on_same_counts(seed, stratify, generator):
+    # "" and "w" (utilities of the subconcept) are constant on cells: per-cell counts; "p"
+    # varies within cells: the dense product. Both must give the scikit-learn numbers.
     y, yp, s, sc, weights, subsets = _problem(seed)
     kw = {}
     if stratify == "subconcept":
