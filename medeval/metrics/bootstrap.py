@@ -13,16 +13,18 @@ All B replicates are one tensor computation, processed in row chunks to bound me
   product with the positive weights per subset gives all AUC numerators. The evaluation
   subsets of SPEC §6 share the negatives (all majority instances), so one cumsum serves all.
 
-Counts are drawn with numpy on the CPU (one seeded Generator consumed replicate by replicate,
-so the counts do not depend on the chunk size; sums may differ in the last bit between chunk
-sizes) and with ``torch.randint`` on other devices (same seed, device and chunk size → same
-numbers).
+Counts are drawn with numpy on the CPU and with ``torch.randint`` on other devices. With numpy,
+replicate r is drawn by the generator seeded with ``(seed, r // block)`` (a block of up to 64
+replicates shares one), so the counts depend on neither the chunk size nor the number of
+threads; sums may differ in the last bit between chunk sizes. With torch: same seed, device and
+chunk size → same numbers.
 
 Memory: the counts never exist for all B replicates at once. Chunks of replicates are sized by
-a memory budget (``memory_budget=``, default :func:`default_memory_budget`); on the CPU the next
-chunk is drawn in a background thread while this one is computed (two count buffers), and the
-AUC scratch is processed in row groups of bounded size. The fixed ``(N, k)`` statistics matrix
-is stored column-major and built column by column, so it costs one copy of itself.
+a memory budget (``memory_budget=``, default :func:`default_memory_budget`); on the CPU several
+threads each draw and compute whole chunks (each with its own count buffer), and the AUC
+scratch is processed in row groups of bounded size. Count statistics that are constant on
+cells of instances come from per-cell counts; only weightings that vary within cells and soft
+memberships use a dense ``(N, k')`` matrix, stored column-major and built column by column.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ import torch
 from .classification import ConfusionSums, ba_from_sums, f1_from_sums, recalls_from_sums
 from .ranking import AucSums, auc_from_sums
 
-_CHUNK_BYTES = 2**27  # ~128 MiB per (chunk, N) float64 tensor
+_CHUNK_BYTES = 2**25  # ~32 MiB per (chunk, N) float64 tensor: fewer page faults
 _AUC_BYTES = 2**26  # AUC scratch: rows of a chunk are processed in groups of at most this
+_SCATTER_DRAW = 2**16  # strata of at least this many units: counts by a torch scatter-add
 _CELL_LANES, _CELL_LANES_DEVICE = 8, 256  # accumulators per cell (see _build_statistics)
 _MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 GiB
 
@@ -96,16 +99,12 @@ _SMALL_WORK = 2**20  # elements per chunk below which one CPU thread is faster
 
 
 @contextmanager
-def _few_threads(device: torch.device, elements: int, *, drawing: bool = False) -> Iterator[None]:
-    """Fewer torch threads on the CPU, restored afterwards.
-
-    One thread for small chunks: there the start of a parallel region costs more than it
-    saves, and far more when the cores are shared (a descheduled worker stalls every kernel).
-    One thread fewer than usual while a background thread draws the next chunk (``drawing``),
-    so that drawing and arithmetic together use as many threads as torch would alone.
-    """
+def _few_threads(device: torch.device, elements: int) -> Iterator[None]:
+    """One torch thread on the CPU for small work, restored afterwards: there the start of a
+    parallel region costs more than it saves, and far more when the cores are shared (a
+    descheduled worker stalls every kernel)."""
     n = torch.get_num_threads()
-    want = 1 if elements < _SMALL_WORK else max(1, n - 1) if drawing else n
+    want = 1 if elements < _SMALL_WORK else n
     if device.type != "cpu" or want == n:
         yield
         return
@@ -175,6 +174,10 @@ def _units(
             "(stratify='none') or stratify on a per-cluster attribute"
         )
     return unit_of_col, unit_stratum
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
 
 
 def _cells(
@@ -450,13 +453,15 @@ class BatchedBootstrap:
             buf["g2"] = torch.empty(b, n - nn, **z)
         return buf
 
+    def _buffers(self, b: int) -> dict[str, torch.Tensor]:
+        """One worker's buffers: counts for ``b`` rows, AUC scratch for its row groups."""
+        return self._alloc(b, work=False) | self._alloc(self._auc_rows(b), counts=False)
+
     def _count_row_bytes(self) -> int:
         """Bytes of count buffers per replicate row (see :meth:`_alloc` and the draws)."""
         n, item = len(self.perm), self.dtype.itemsize
         counts = (1 + n) + (0 if self.identity else 1 + self.n_units)
-        if self.generator == "numpy":
-            counts *= 2  # double-buffered: the next chunk is drawn while this one is used
-        else:  # torch.randint: int64 indices and a source of ones per unit
+        if self.generator != "numpy":  # torch.randint: int64 indices and a source of ones
             counts += (16 // item) * self.n_units
         return item * counts
 
@@ -475,108 +480,169 @@ class BatchedBootstrap:
         auc_row = self.dtype.itemsize * (2 * (1 + nn) + 2 * (n - nn))
         return b * self._count_row_bytes() + self._auc_rows(b) * auc_row
 
-    def _fill_counts(self, buf: dict[str, torch.Tensor], b: int, rng) -> torch.Tensor:
-        """Draw ``b`` replicates into ``buf``; returns the ``(b, 1 + N)`` counts view."""
+    def _draw_block(self) -> int:
+        """Replicates that share one numpy generator: a power of two in [1, 64], fewer on
+        larger data, so that seeding a generator stays a small share of drawing."""
+        per = max(1, 2**20 // max(1, self.n_units))
+        return 1 << min(6, per.bit_length() - 1)
+
+    def _fill_counts(self, buf: dict[str, torch.Tensor], start: int, b: int, state) -> torch.Tensor:
+        """Draw replicates ``start .. start + b - 1`` into ``buf``; returns the ``(b, 1 + N)``
+        counts view. ``state``: the seed (numpy) or the ``torch.Generator``."""
         units = buf["U"][:b]
         if self.generator == "numpy":
-            arr = units.numpy()
-            for r in range(b):
-                for a, e in self.blocks:
-                    arr[r, 1 + a : 1 + e] = np.bincount(
-                        rng.integers(0, e - a, e - a), minlength=e - a
+            arr, block, rng = units.numpy(), self._draw_block(), None
+            ones = torch.ones((), dtype=self.dtype).expand(
+                max((e - a for a, e in self.blocks), default=0)
+            )
+            for i, r in enumerate(range(start, start + b)):
+                if rng is None or r % block == 0:  # replicate r: generator (seed, r // block)
+                    rng = np.random.Generator(
+                        np.random.PCG64(np.random.SeedSequence(state, spawn_key=(r // block,)))
                     )
+                    for _ in range(r % block):  # a chunk starting inside a block
+                        for a, e in self.blocks:
+                            rng.integers(0, e - a, e - a)
+                for a, e in self.blocks:
+                    idx = rng.integers(0, e - a, e - a)
+                    if e - a < _SCATTER_DRAW:
+                        arr[i, 1 + a : 1 + e] = np.bincount(idx, minlength=e - a)
+                    else:  # torch releases the GIL here: the other workers keep running
+                        row = units[i, 1 + a : 1 + e].zero_()
+                        row.scatter_add_(0, torch.from_numpy(idx), ones[: e - a])
         else:
             units[:, 1:].zero_()
             one = torch.ones((), device=self.device, dtype=self.dtype)
             for a, e in self.blocks:
-                idx = torch.randint(0, e - a, (b, e - a), device=self.device, generator=rng)
+                idx = torch.randint(0, e - a, (b, e - a), device=self.device, generator=state)
                 units[:, 1 + a : 1 + e].scatter_add_(1, idx, one.expand(b, e - a))
         counts = buf["C"][:b]
         if not self.identity:
             torch.index_select(units, 1, self._col_unit, out=counts)
         return counts
 
-    def _rng(self, seed: int):
+    def _state(self, seed: int):
         if self.generator == "numpy":
-            return np.random.default_rng(seed)
+            return int(seed)
         return torch.Generator(device=self.device).manual_seed(seed)
 
-    def _draws(self, chunks: list[int], rng) -> Iterator[tuple[int, torch.Tensor]]:
-        """``(b, counts (b, 1 + N))`` per chunk, in order.
-
-        With the numpy generator the next chunk is drawn in a background thread while the
-        caller computes on this one (numpy's generator and torch's kernels release the GIL),
-        from the same single generator in the same order, so the numbers do not change.
-        """
-        if not chunks:
-            return
-        size = max(chunks)
-        if self.generator != "numpy" or len(chunks) == 1:
-            buf = self._alloc(size, work=False)
-            for b in chunks:
-                yield b, self._fill_counts(buf, b, rng)
-            return
-        from concurrent.futures import ThreadPoolExecutor
-
-        bufs = [self._alloc(size, work=False) for _ in range(2)]
-        with ThreadPoolExecutor(1, thread_name_prefix="medeval-bootstrap") as pool:
-            pending = pool.submit(self._fill_counts, bufs[0], chunks[0], rng)
-            for i, b in enumerate(chunks):
-                counts = pending.result()
-                if i + 1 < len(chunks):  # the other buffer: its chunk has been consumed
-                    pending = pool.submit(self._fill_counts, bufs[(i + 1) % 2], chunks[i + 1], rng)
-                yield b, counts
+    def _workers(self) -> int:
+        """Threads that each draw and compute whole chunks: torch's CPU threads with the
+        numpy generator (each then computes on one thread), else 1."""
+        if self.generator != "numpy":
+            return 1
+        return max(1, torch.get_num_threads())
 
     def iter_counts(
         self, n: int, *, seed: int, chunk_size: int | None = None
     ) -> Iterator[torch.Tensor]:
         """The replicates' counts ``(b, N)`` in the caller's instance order (for oracles)."""
         inv = torch.as_tensor(np.argsort(self.perm) + 1, device=self.device)
-        for _, counts in self._draws(self._chunks(n, chunk_size), self._rng(seed)):
-            yield counts.index_select(1, inv)
+        chunks, state = self._chunks(n, chunk_size), self._state(seed)
+        buf = self._alloc(max(chunks, default=1), work=False)
+        start = 0
+        for b in chunks:
+            yield self._fill_counts(buf, start, b, state).index_select(1, inv)
+            start += b
 
     def _chunks(self, n: int, chunk_size: int | None) -> list[int]:
-        """Replicates per chunk: ``chunk_size``, or as many as the memory budget holds
-        (on the CPU at most :data:`_CHUNK_BYTES` of counts: larger chunks there only add page
-        faults)."""
+        """Replicates per chunk: ``chunk_size``, or as many as the memory budget holds when
+        each worker thread has its own buffers (on the CPU at most :data:`_CHUNK_BYTES` of
+        counts: larger chunks there only add page faults)."""
         if chunk_size is None:
+            workers = min(self._workers(), max(1, n))
             auc_scratch = self._work_bytes(n) - n * self._count_row_bytes()  # at most
-            chunk_size = (self.memory_budget - auc_scratch) // self._count_row_bytes()
+            cap = (self.memory_budget // workers - auc_scratch) // self._count_row_bytes()
             if self.device.type == "cpu":
                 counts_row = self.dtype.itemsize * (1 + len(self.perm))
-                chunk_size = min(chunk_size, _CHUNK_BYTES // counts_row)
-            chunk_size = max(1, chunk_size)
+                cap = min(cap, _CHUNK_BYTES // counts_row)
+            block = self._draw_block() if self.generator == "numpy" else 1
+            cap = max(1, cap - cap % block if cap > block else cap)  # whole generator blocks
+            chunk_size = cap
+            if workers > 1 and n > cap:  # as many chunks for every worker, where it fits
+                least = _ceil_div(_ceil_div(n, cap), workers) * workers
+                for n_chunks in range(least, least + 4 * workers, workers):
+                    size = _ceil_div(n, n_chunks)
+                    size += -size % block if size > block else 0  # still <= cap
+                    if _ceil_div(n, size) % workers == 0:
+                        break
+                chunk_size = size
         return [min(chunk_size, n - i) for i in range(0, n, chunk_size)]
 
     # -- replicates -----------------------------------------------------------------------
     def run(
         self, n: int, *, seed: int, chunk_size: int | None = None, progress: bool = False
     ) -> Replicates:
-        """Compute ``n`` replicates of every score on every subset."""
-        rng = self._rng(seed)
+        """Compute ``n`` replicates of every score on every subset.
+
+        With the numpy generator, chunks are drawn and computed by several threads at once
+        (torch's CPU thread count, each computing on one thread); replicate r comes from its
+        own generator block, so the numbers depend on neither the chunks nor the threads.
+        """
+        state = self._state(seed)
         chunks = self._chunks(n, chunk_size)
+        starts = np.r_[0, np.cumsum(chunks)[:-1]].astype(int).tolist() if chunks else []
         z = {"device": self.device, "dtype": self.dtype}
         S = torch.empty(n, self.n_columns, **z)
         A = torch.empty(n, sum(pw.shape[1] for _, _, pw in self._auc), **z)
-        drawing = self.generator == "numpy" and len(chunks) > 1  # see _draws
-        with _few_threads(
-            self.device, max(chunks, default=0) * (1 + len(self.perm)), drawing=drawing
-        ):
-            work = self._alloc(self._auc_rows(max(chunks, default=1)), counts=False)
-            draws = self._draws(chunks, rng)
-            if progress:
-                from medeval.progress import progress as progress_bar
+        size = max(chunks, default=1)
 
-                draws = progress_bar(
-                    draws, total=len(chunks), desc="bootstrap", unit="chunk", leave=False
-                )
-            row = 0
-            for b, c in draws:
-                self._statistics(c, S[row : row + b])
-                if self._auc:
-                    self._auc_numerators(c, work, A[row : row + b])
-                row += b
+        def job(i: int, buf: dict[str, torch.Tensor]) -> None:
+            rows = slice(starts[i], starts[i] + chunks[i])
+            c = self._fill_counts(buf, starts[i], chunks[i], state)
+            self._statistics(c, S[rows])
+            if self._auc:
+                self._auc_numerators(c, buf, A[rows])
+
+        bar = None
+        if progress:
+            from medeval.progress import progress as progress_bar
+
+            bar = progress_bar(total=len(chunks), desc="bootstrap", unit="chunk", leave=False)
+        workers = min(self._workers(), len(chunks))
+        try:
+            if workers <= 1:
+                with _few_threads(self.device, size * (1 + len(self.perm))):
+                    buf = self._buffers(size)
+                    for i in range(len(chunks)):
+                        job(i, buf)
+                        if bar is not None:
+                            bar.update(1)
+            else:
+                self._run_parallel(job, len(chunks), size, workers, bar)
+        finally:
+            if bar is not None:
+                bar.close()
         return self._finish(S, A if self._auc else None, n, seed)
+
+    def _run_parallel(self, job, n_chunks: int, size: int, workers: int, bar) -> None:
+        """``job(i, buffers)`` for every chunk on ``workers`` threads, each with its own
+        buffers; torch computes on one thread in each (numpy's generator and torch's kernels
+        release the GIL, so the threads run at once)."""
+        import queue
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        free: queue.SimpleQueue = queue.SimpleQueue()
+        for _ in range(workers):
+            free.put(self._buffers(size))
+
+        def run_one(i: int) -> None:
+            buf = free.get()
+            try:
+                job(i, buf)
+            finally:
+                free.put(buf)
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with ThreadPoolExecutor(workers, thread_name_prefix="medeval-bootstrap") as pool:
+                for future in as_completed([pool.submit(run_one, i) for i in range(n_chunks)]):
+                    future.result()
+                    if bar is not None:
+                        bar.update(1)
+        finally:
+            torch.set_num_threads(threads)
 
     def _statistics(self, c: torch.Tensor, out: torch.Tensor) -> None:
         """``out (b, k)`` ← every count statistic of the replicates ``c (b, 1 + N)``."""
@@ -601,8 +667,8 @@ class BatchedBootstrap:
             if w_neg is not None:
                 src = torch.mul(src, w_neg, out=buf["cn"][:b])
             ext = torch.cumsum(src, 1, out=buf["ext"][:b])
-            g1 = torch.index_select(ext, 1, self._lo, out=buf["g1"][:b])
-            g2 = torch.index_select(ext, 1, self._hi, out=buf["g2"][:b])
+            g1 = torch.gather(ext, 1, self._lo.expand(b, -1), out=buf["g1"][:b])
+            g2 = torch.gather(ext, 1, self._hi.expand(b, -1), out=buf["g2"][:b])
             g1.add_(g2).mul_(c[:, 1 + nn :])  # 2 × (negatives below + ½ tied) × count
             k = pw.shape[1]
             torch.matmul(g1, pw, out=out[:, col : col + k])

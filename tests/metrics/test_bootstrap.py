@@ -232,3 +232,28 @@ def test_run_leaves_torch_thread_count_as_it_found_it():
     before = torch.get_num_threads()
     boot.run(12, seed=0, chunk_size=3)  # small chunks: one thread while running
     assert torch.get_num_threads() == before
+
+
+def test_counts_do_not_depend_on_how_they_are_tallied_or_on_the_threads(monkeypatch):
+    """Large strata are tallied by a torch scatter-add, small ones by numpy's bincount; chunks
+    run on several threads. Neither changes a single count."""
+    from medeval.metrics import bootstrap
+
+    y, yp, s, sc, weights, subsets = _problem(4)
+    kw = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        ref = BatchedBootstrap(y, **kw).run(40, seed=3, chunk_size=7)
+        torch.set_num_threads(2)
+        monkeypatch.setattr(bootstrap, "_SCATTER_DRAW", 1)
+        boot = BatchedBootstrap(y, **kw)
+        assert boot._workers() == 2
+        got = boot.run(40, seed=3, chunk_size=7)
+    finally:
+        torch.set_num_threads(before)
+    for k, v in ref.scores.items():
+        torch.testing.assert_close(got.scores[k], v, rtol=0, atol=1e-13, equal_nan=True)
+    counts = torch.cat(list(boot.iter_counts(40, seed=3, chunk_size=11)))
+    monkeypatch.setattr(bootstrap, "_SCATTER_DRAW", 2**40)
+    assert torch.equal(counts, torch.cat(list(boot.iter_counts(40, seed=3, chunk_size=40))))
