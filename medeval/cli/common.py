@@ -114,6 +114,29 @@ def _one_line(err: BaseException) -> str:
     return " ".join(text.split()) or type(err).__name__
 
 
+def check_device(name: str | None) -> None:
+    """A clear error (exit 2) for ``--device`` naming a device this machine does not have."""
+    if not name or name in ("auto", "cpu"):
+        return
+    import torch
+
+    try:
+        device = torch.device(name)
+    except RuntimeError as err:
+        raise UserError(f"--device {name}: not a device name ({_one_line(err)})") from None
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise UserError(
+                f"--device {name}: no CUDA device is available here (torch {torch.__version__}, "
+                f"CUDA build {torch.version.cuda or 'none'}); use --device cpu"
+            )
+        if device.index is not None and device.index >= count:
+            raise UserError(f"--device {name}: this machine has {count} CUDA device(s)")
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        raise UserError(f"--device {name}: MPS is not available here; use --device cpu")
+
+
 def execute(
     parser: argparse.ArgumentParser,
     body: Callable[[argparse.Namespace], int],
@@ -130,6 +153,7 @@ def execute(
     args = parser.parse_args(argv)
     args.argv = argv
     try:
+        check_device(getattr(args, "device", None))
         return body(args)
     except (*USER_ERRORS, *user_errors) as err:
         if getattr(args, "verbose", False):

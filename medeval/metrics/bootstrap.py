@@ -30,6 +30,7 @@ memberships use a dense ``(N, k')`` matrix, stored column-major and built column
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -174,6 +175,31 @@ def _units(
             "(stratify='none') or stratify on a per-cluster attribute"
         )
     return unit_of_col, unit_stratum
+
+
+_REUSE_BYTES = 2**24  # buffers up to this size are kept per thread for the next evaluation
+_reuse = threading.local()
+
+
+@contextmanager
+def _reused(numel: int, dtype: torch.dtype, device: torch.device) -> Iterator[torch.Tensor]:
+    """A flat CPU buffer of at least ``numel`` elements that this thread keeps for its next
+    bootstrap (up to :data:`_REUSE_BYTES`): on small data, the page faults of fresh buffers
+    cost more than the arithmetic done in them (the benchmark grid evaluates thousands of
+    folds per process). A buffer in use is never handed out twice."""
+    if device.type != "cpu" or numel * dtype.itemsize > _REUSE_BYTES:
+        yield torch.empty(numel, dtype=dtype, device=device)
+        return
+    held = getattr(_reuse, "buffer", None)
+    _reuse.buffer = None
+    if held is None or held.dtype != dtype or held.numel() < numel:
+        held = torch.empty(numel, dtype=dtype)
+    try:
+        yield held
+    finally:
+        kept = getattr(_reuse, "buffer", None)
+        if kept is None or kept.numel() < held.numel():
+            _reuse.buffer = held
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -438,27 +464,39 @@ class BatchedBootstrap:
     # across chunks: on the CPU, fresh large tensors cost more in page faults than the
     # arithmetic done on them. The counts are never held for all B replicates at once: a
     # chunk of b rows, with b set by the memory budget.
-    def _alloc(self, b: int, *, counts: bool = True, work: bool = True) -> dict[str, torch.Tensor]:
-        """Count buffers ``C`` (and ``U`` for clusters) and the AUC scratch, ``b`` rows each."""
-        z = {"device": self.device, "dtype": self.dtype}
+    def _buffer_shapes(self, b: int, work: bool) -> dict[str, tuple[int, int]]:
         n, nn = len(self.perm), self.n_neg
-        buf = {}
-        if counts:
-            buf["C"] = torch.zeros(b, 1 + n, **z)
-            buf["U"] = buf["C"] if self.identity else torch.zeros(b, 1 + self.n_units, **z)
+        shapes = {"C": (b, 1 + n)}
+        if not self.identity:
+            shapes["U"] = (b, 1 + self.n_units)
         if self._auc and work:
-            buf["cn"] = torch.empty(b, 1 + nn, **z)
-            buf["ext"] = torch.empty(b, 1 + nn, **z)
-            buf["g1"] = torch.empty(b, n - nn, **z)
-            buf["g2"] = torch.empty(b, n - nn, **z)
+            r = self._auc_rows(b)
+            shapes |= {"cn": (r, 1 + nn), "ext": (r, 1 + nn), "g1": (r, n - nn), "g2": (r, n - nn)}
+        return shapes
+
+    def _buffer_numel(self, b: int, work: bool = True) -> int:
+        return sum(r * k for r, k in self._buffer_shapes(b, work).values())
+
+    def _buffers(
+        self, b: int, *, work: bool = True, storage: torch.Tensor | None = None
+    ) -> dict[str, torch.Tensor]:
+        """One worker's buffers, views of ``storage`` (default: fresh): counts ``C`` (and
+        ``U`` for clusters), ``b`` rows, whose column 0 stays 0, and the AUC scratch."""
+        if storage is None:
+            storage = torch.empty(self._buffer_numel(b, work), device=self.device, dtype=self.dtype)
+        buf, at = {}, 0
+        for name, (r, k) in self._buffer_shapes(b, work).items():
+            buf[name] = storage[at : at + r * k].view(r, k)
+            at += r * k
+        buf["C"][:, 0] = 0
+        if self.identity:
+            buf["U"] = buf["C"]
+        else:
+            buf["U"][:, 0] = 0
         return buf
 
-    def _buffers(self, b: int) -> dict[str, torch.Tensor]:
-        """One worker's buffers: counts for ``b`` rows, AUC scratch for its row groups."""
-        return self._alloc(b, work=False) | self._alloc(self._auc_rows(b), counts=False)
-
     def _count_row_bytes(self) -> int:
-        """Bytes of count buffers per replicate row (see :meth:`_alloc` and the draws)."""
+        """Bytes of count buffers per replicate row (see :meth:`_buffers` and the draws)."""
         n, item = len(self.perm), self.dtype.itemsize
         counts = (1 + n) + (0 if self.identity else 1 + self.n_units)
         if self.generator != "numpy":  # torch.randint: int64 indices and a source of ones
@@ -491,25 +529,10 @@ class BatchedBootstrap:
         counts view. ``state``: the seed (numpy) or the ``torch.Generator``."""
         units = buf["U"][:b]
         if self.generator == "numpy":
-            arr, block, rng = units.numpy(), self._draw_block(), None
-            ones = torch.ones((), dtype=self.dtype).expand(
-                max((e - a for a, e in self.blocks), default=0)
-            )
-            for i, r in enumerate(range(start, start + b)):
-                if rng is None or r % block == 0:  # replicate r: generator (seed, r // block)
-                    rng = np.random.Generator(
-                        np.random.PCG64(np.random.SeedSequence(state, spawn_key=(r // block,)))
-                    )
-                    for _ in range(r % block):  # a chunk starting inside a block
-                        for a, e in self.blocks:
-                            rng.integers(0, e - a, e - a)
-                for a, e in self.blocks:
-                    idx = rng.integers(0, e - a, e - a)
-                    if e - a < _SCATTER_DRAW:
-                        arr[i, 1 + a : 1 + e] = np.bincount(idx, minlength=e - a)
-                    else:  # torch releases the GIL here: the other workers keep running
-                        row = units[i, 1 + a : 1 + e].zero_()
-                        row.scatter_add_(0, torch.from_numpy(idx), ones[: e - a])
+            block = self._draw_block()
+            for j in range(start // block, _ceil_div(start + b, block)):
+                lo, hi = max(start, j * block), min(start + b, (j + 1) * block)
+                self._draw_numpy_block(units, state, j, lo - j * block, hi - j * block, lo - start)
         else:
             units[:, 1:].zero_()
             one = torch.ones((), device=self.device, dtype=self.dtype)
@@ -520,6 +543,28 @@ class BatchedBootstrap:
         if not self.identity:
             torch.index_select(units, 1, self._col_unit, out=counts)
         return counts
+
+    def _draw_numpy_block(
+        self, units: torch.Tensor, seed: int, j: int, r0: int, r1: int, row: int
+    ) -> None:
+        """Rows ``r0 .. r1 - 1`` of generator block ``j`` into ``units[row:]``. The block's
+        generator is seeded with ``(seed, j)`` and draws, stratum by stratum, the unit indices
+        of all its replicates at once (a chunk that needs part of a block draws all of it)."""
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(j,))))
+        block, arr = self._draw_block(), units.numpy()
+        for a, e in self.blocks:
+            k = e - a
+            idx = rng.integers(0, k, (block, k))[r0:r1]
+            dest = slice(row, row + r1 - r0)
+            if k < _SCATTER_DRAW:  # one bincount for all rows: idx of row i shifted by i·k
+                idx += np.arange(0, (r1 - r0) * k, k)[:, None]
+                counts = np.bincount(idx.ravel(), minlength=(r1 - r0) * k)
+                arr[dest, 1 + a : 1 + e] = counts.reshape(r1 - r0, k)
+            else:  # torch releases the GIL here: the other workers keep running
+                ones = torch.ones((), dtype=self.dtype).expand(k)
+                for i, rows in enumerate(idx):
+                    out = units[row + i, 1 + a : 1 + e].zero_()
+                    out.scatter_add_(0, torch.from_numpy(rows), ones)
 
     def _state(self, seed: int):
         if self.generator == "numpy":
@@ -539,7 +584,7 @@ class BatchedBootstrap:
         """The replicates' counts ``(b, N)`` in the caller's instance order (for oracles)."""
         inv = torch.as_tensor(np.argsort(self.perm) + 1, device=self.device)
         chunks, state = self._chunks(n, chunk_size), self._state(seed)
-        buf = self._alloc(max(chunks, default=1), work=False)
+        buf = self._buffers(max(chunks, default=1), work=False)
         start = 0
         for b in chunks:
             yield self._fill_counts(buf, start, b, state).index_select(1, inv)
@@ -602,8 +647,11 @@ class BatchedBootstrap:
         workers = min(self._workers(), len(chunks))
         try:
             if workers <= 1:
-                with _few_threads(self.device, size * (1 + len(self.perm))):
-                    buf = self._buffers(size)
+                with (
+                    _few_threads(self.device, size * (1 + len(self.perm))),
+                    _reused(self._buffer_numel(size), self.dtype, self.device) as storage,
+                ):
+                    buf = self._buffers(size, storage=storage)
                     for i in range(len(chunks)):
                         job(i, buf)
                         if bar is not None:

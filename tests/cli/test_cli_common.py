@@ -138,3 +138,26 @@ def test_analyze_of_a_folder_without_records_exits_2(tmp_path, capsys):
     assert main(["--results", str(tmp_path), "--out", str(tmp_path / "a")]) == 2
     assert "no records" in capsys.readouterr().err
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize(
+    ("device", "message"),
+    [
+        ("cuda", "no CUDA device is available here"),
+        ("cuda:7", "CUDA device"),
+        ("gpu0", "not a device name"),
+    ],
+)
+def test_a_device_this_machine_lacks_exits_2_before_any_work(device, message, tmp_path, capsys):
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.device_count() > 7:
+        pytest.skip("this machine has that CUDA device")
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    main = import_module("medeval.cli.evaluate").main
+    out = tmp_path / "out"
+    assert main(["--example", "--device", device, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err and f"--device {device}" in err
+    assert not out.exists()
