@@ -558,15 +558,17 @@ def _aliases(subset_names: list[str]) -> list[tuple[str, int]]:
     return aliases
 
 
-def _intervals(
-    score: str, reps, key_metric: tuple[str, str], confidence: float, notes: list[str]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Percentile bounds and undefined-replicate counts, each ``(n_subsets,)``; notes the
-    undefined replicates of the full test set."""
-    lo, hi, nu = (v.cpu().numpy() for v in percentile_interval(reps.scores[key_metric], confidence))
-    if nu[0] > 0:
-        notes.append(f"{score}: {int(nu[0])} of {reps.n} bootstrap replicates undefined, excluded")
-    return lo, hi, nu
+def _all_intervals(reps, confidence: float) -> dict[tuple[str, str], tuple[np.ndarray, ...]]:
+    """``{(weighting, metric): (low, high, n_undefined)}``, each ``(n_subsets,)``: one
+    percentile computation for every score at once."""
+    keys = list(reps.scores)
+    if not keys:
+        return {}
+    lo, hi, nu = (
+        v.cpu().numpy()
+        for v in percentile_interval(torch.stack([reps.scores[k] for k in keys], 1), confidence)
+    )
+    return {k: (lo[i], hi[i], nu[i]) for i, k in enumerate(keys)}
 
 
 def _subset_frame(columns: dict[str, list], parts: list[list[np.ndarray]], reps) -> pd.DataFrame:
@@ -594,6 +596,7 @@ def _score_tables(plan: _Plan, point, reps, confidence, notes) -> tuple:
     intervals: dict[str, tuple[float, float]] = {}
     unavailable: dict[str, str] = {}
     nan_row = np.full(len(subset_names), math.nan)
+    bounds = _all_intervals(reps, confidence) if reps is not None else {}
     for key in WEIGHTINGS:
         for metric in ("BA", "F1", "AUC"):
             score = f"{key}{metric}"
@@ -603,8 +606,13 @@ def _score_tables(plan: _Plan, point, reps, confidence, notes) -> tuple:
             vals = point[(key, metric)]
             lo = hi = nu = nan_row
             if reps is not None:
-                lo, hi, nu = _intervals(score, reps, (key, metric), confidence, notes)
+                lo, hi, nu = bounds[(key, metric)]
                 intervals[score] = (float(lo[0]), float(hi[0]))
+                if nu[0] > 0:
+                    notes.append(
+                        f"{score}: {int(nu[0])} of {reps.n} bootstrap replicates undefined, "
+                        "excluded"
+                    )
             scores[score] = float(vals[0])
             columns["subset"] += [a for a, _ in aliases]
             columns["subconcept"] += [plan.subset_subconcept[subset_names[j]] for j in idx]
