@@ -44,7 +44,7 @@ from .ranking import AucSums, auc_from_sums
 _CHUNK_BYTES = 2**25  # ~32 MiB per (chunk, N) float64 tensor: fewer page faults
 _AUC_BYTES = 2**26  # AUC scratch: rows of a chunk are processed in groups of at most this
 _SCATTER_DRAW = 2**16  # strata of at least this many units: counts by a torch scatter-add
-_CELL_LANES, _CELL_LANES_DEVICE = 8, 256  # accumulators per cell (see _build_statistics)
+_CELL_LANES = 8  # accumulators per cell (see _build_statistics)
 _MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 GiB
 
 
@@ -202,6 +202,13 @@ def _reused(numel: int, dtype: torch.dtype, device: torch.device) -> Iterator[to
             _reuse.buffer = held
 
 
+def _counts_by_cell(device: torch.device) -> bool:
+    """Statistics constant on cells from per-cell counts (CPU: a scatter-add is cheaper there
+    than a product with their dense columns, and needs no ``(N, k)`` matrix); elsewhere (GPUs)
+    every statistic is a column of one dense product, which is faster there."""
+    return device.type == "cpu"
+
+
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -349,8 +356,9 @@ class BatchedBootstrap:
     # recall) are T0 @ M0: T0 (b, G) holds each replicate's count per cell (one scatter-add of
     # the counts: sums of integers, exact in any order), M0 (G, k) each cell's weight for each
     # column. The other columns (weights that vary within cells, soft memberships) come from
-    # one matrix product with a dense (1 + N, k') matrix. No (N, k) matrix of all columns is
-    # held: on millions of rows that matrix was the largest item in memory.
+    # one matrix product with a dense (1 + N, k') matrix. On the CPU no (N, k) matrix of all
+    # columns is held (on millions of rows it was the largest item in memory); on GPUs every
+    # column is dense (:func:`_counts_by_cell`).
     def _t(self, a: np.ndarray | torch.Tensor) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
 
@@ -410,18 +418,19 @@ class BatchedBootstrap:
             for s in range(self.n_subconcepts):
                 specs += [(None, sc[first] == s), (None, (sc[first] == s) & ch)]
         k = len(specs)
-        # weightings constant on cells fold into M0; the others get dense columns
+        # weightings constant on cells fold into M0; the others get dense columns (all of
+        # them on devices where a product with dense columns beats a scatter-add)
         w_cell = {name: w[first] for name, w in w_np.items()}
+        by_cell = _counts_by_cell(self.device)
         M0 = np.zeros((G, k))
         dense_cols, dense = [], []
         for j, (name, f) in enumerate(specs):
-            if name is None:
-                M0[:, j] = f
-            elif np.array_equal(w_np[name], w_cell[name][cell]):
-                M0[:, j] = f * w_cell[name]
+            w = np.ones(G) if name is None else w_cell[name]
+            if by_cell and (name is None or np.array_equal(w_np[name], w[cell])):
+                M0[:, j] = f * w
             else:
                 dense_cols.append(j)
-                dense.append(w_np[name] * f[cell])
+                dense.append((w_np[name] if name is not None else 1.0) * f[cell])
         self.n_soft = 0
         if soft is not None and hit is not None:
             q = np.asarray(soft, dtype=np.float64)[perm]
@@ -433,11 +442,11 @@ class BatchedBootstrap:
         self.n_columns = k + 2 * self.n_soft
         # Long runs of one cell (the columns are in score order) would chain every add on one
         # accumulator: instance i adds to lane i mod L of its cell, and the lanes are summed.
-        lanes = _CELL_LANES if self.device.type == "cpu" else _CELL_LANES_DEVICE
+        lanes = _CELL_LANES
         self._cells = (G, lanes)
         lane = np.arange(1 + len(cell)) % lanes
         self._cell = torch.as_tensor(np.r_[0, cell] * lanes + lane, device=self.device)
-        self._M0 = self._t(np.pad(M0, ((0, 0), (0, 2 * self.n_soft))))  # soft: dense only
+        self._M0 = self._t(np.pad(M0, ((0, 0), (0, 2 * self.n_soft)))) if by_cell else None
         self._dense_cols = torch.as_tensor(dense_cols, dtype=torch.long, device=self.device)
         self._V = self._stack_columns(dense) if dense else None
         # AUC: one cumsum per distinct negative weighting.
@@ -695,9 +704,12 @@ class BatchedBootstrap:
     def _statistics(self, c: torch.Tensor, out: torch.Tensor) -> None:
         """``out (b, k)`` ← every count statistic of the replicates ``c (b, 1 + N)``."""
         b, (G, lanes) = c.shape[0], self._cells
-        T = torch.zeros(b, G * lanes, device=self.device, dtype=self.dtype)
-        T.scatter_add_(1, self._cell.expand(b, -1), c)
-        torch.matmul(T.view(b, G, lanes).sum(2), self._M0, out=out)
+        if self._M0 is None:
+            out.zero_()
+        else:
+            T = torch.zeros(b, G * lanes, device=self.device, dtype=self.dtype)
+            T.scatter_add_(1, self._cell.expand(b, -1), c)
+            torch.matmul(T.view(b, G, lanes).sum(2), self._M0, out=out)
         if self._V is not None:
             out[:, self._dense_cols] += torch.matmul(c, self._V)
 

@@ -33,9 +33,13 @@ ORACLES = {
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("stratify", ["class", "subconcept", "clusters"])
 @pytest.mark.parametrize("generator", ["numpy", "torch"])  # torch = the path used on GPUs
-def test_replicates_equal_sklearn_on_same_counts(seed, stratify, generator):
-    # "" and "w" (utilities of the subconcept) are constant on cells: per-cell counts; "p"
-    # varies within cells: the dense product. Both must give the scikit-learn numbers.
+@pytest.mark.parametrize("by_cell", [True, False])  # False: every column dense (GPUs)
+def test_replicates_equal_sklearn_on_same_counts(seed, stratify, generator, by_cell, monkeypatch):
+    # "" and "w" (utilities of the subconcept) are constant on cells: per-cell counts on the
+    # CPU; "p" varies within cells: the dense product. Both must give the scikit-learn numbers.
+    from medeval.metrics import bootstrap
+
+    monkeypatch.setattr(bootstrap, "_counts_by_cell", lambda device: by_cell)
     y, yp, s, sc, weights, subsets = _problem(seed)
     kw = {}
     if stratify == "subconcept":
