@@ -13,7 +13,10 @@
 Without CUDA it stops at once with exit code 3 and a message on stderr (nothing on stdout).
 
     python benchmarks/gpu_check.py                 # on a machine with a GPU
+    python benchmarks/gpu_check.py --json out.json # also write the figures after each section
     python benchmarks/gpu_check.py --cpu-dry-run   # tiny sizes on the CPU, gloo: code paths only
+
+Figures from an NVIDIA H200 are in ``docs/performance.md``.
 """
 
 from __future__ import annotations
