@@ -692,13 +692,14 @@ class BatchedBootstrap:
 
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="medeval-bootstrap")
         try:
-            with ThreadPoolExecutor(workers, thread_name_prefix="medeval-bootstrap") as pool:
-                for future in as_completed([pool.submit(run_one, i) for i in range(n_chunks)]):
-                    future.result()
-                    if bar is not None:
-                        bar.update(1)
-        finally:
+            for future in as_completed([pool.submit(run_one, i) for i in range(n_chunks)]):
+                future.result()
+                if bar is not None:
+                    bar.update(1)
+        finally:  # on an error or Ctrl-C, chunks not yet started are dropped
+            pool.shutdown(wait=True, cancel_futures=True)
             torch.set_num_threads(threads)
 
     def _statistics(self, c: torch.Tensor, out: torch.Tensor) -> None:

@@ -261,3 +261,27 @@ def test_counts_do_not_depend_on_how_they_are_tallied_or_on_the_threads(monkeypa
     counts = torch.cat(list(boot.iter_counts(40, seed=3, chunk_size=11)))
     monkeypatch.setattr(bootstrap, "_SCATTER_DRAW", 2**40)
     assert torch.equal(counts, torch.cat(list(boot.iter_counts(40, seed=3, chunk_size=40))))
+
+
+def test_an_error_in_one_chunk_stops_the_others_and_restores_the_threads(monkeypatch):
+    y, yp, s, _sc, weights, subsets = _problem(5)
+    boot = BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets)
+    calls = []
+    fill = boot._fill_counts
+
+    def failing(buf, start, b, state):
+        calls.append(start)
+        if start == 0:
+            raise RuntimeError("chunk 0 failed")
+        return fill(buf, start, b, state)
+
+    monkeypatch.setattr(boot, "_fill_counts", failing)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with pytest.raises(RuntimeError, match="chunk 0 failed"):
+            boot.run(400, seed=0, chunk_size=2)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert len(calls) < 200  # the chunks not yet started were dropped
