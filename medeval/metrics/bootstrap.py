@@ -45,6 +45,10 @@ _CHUNK_BYTES = 2**25  # ~32 MiB per (chunk, N) float64 tensor: fewer page faults
 _AUC_BYTES = 2**26  # AUC scratch: rows of a chunk are processed in groups of at most this
 _SCATTER_DRAW = 2**16  # strata of at least this many units: counts by a torch scatter-add
 _CELL_LANES = 8  # accumulators per cell (see _build_statistics)
+# Per-cell counts cost one scatter-add of the counts, about as much as a product with ten dense
+# columns on a 2-core CPU (measured at N = 100,000): they are used when they replace at least
+# this many columns, or columns that would take more memory than this.
+_CELL_MIN_COLUMNS, _CELL_MIN_BYTES = 12, 2**26
 _MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 GiB
 
 
@@ -203,9 +207,9 @@ def _reused(numel: int, dtype: torch.dtype, device: torch.device) -> Iterator[to
 
 
 def _counts_by_cell(device: torch.device) -> bool:
-    """Statistics constant on cells from per-cell counts (CPU: a scatter-add is cheaper there
-    than a product with their dense columns, and needs no ``(N, k)`` matrix); elsewhere (GPUs)
-    every statistic is a column of one dense product, which is faster there."""
+    """Statistics constant on cells may come from per-cell counts on the CPU (see
+    :data:`_CELL_MIN_COLUMNS`); elsewhere (GPUs) every statistic is a column of one dense
+    product, which is faster there than a scatter-add."""
     return device.type == "cpu"
 
 
@@ -421,12 +425,17 @@ class BatchedBootstrap:
         # weightings constant on cells fold into M0; the others get dense columns (all of
         # them on devices where a product with dense columns beats a scatter-add)
         w_cell = {name: w[first] for name, w in w_np.items()}
-        by_cell = _counts_by_cell(self.device)
+        constant = {None} | {n for n, w in w_np.items() if np.array_equal(w, w_cell[n][cell])}
+        n_constant = sum(name in constant for name, _ in specs)
+        by_cell = _counts_by_cell(self.device) and (
+            n_constant >= _CELL_MIN_COLUMNS
+            or 8 * len(cell) * n_constant > _CELL_MIN_BYTES  # memory decides on large data
+        )
         M0 = np.zeros((G, k))
         dense_cols, dense = [], []
         for j, (name, f) in enumerate(specs):
             w = np.ones(G) if name is None else w_cell[name]
-            if by_cell and (name is None or np.array_equal(w_np[name], w[cell])):
+            if by_cell and name in constant:
                 M0[:, j] = f * w
             else:
                 dense_cols.append(j)
