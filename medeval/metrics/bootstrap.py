@@ -267,12 +267,13 @@ class BatchedBootstrap:
             A cluster must lie in one stratum.
         device: where the replicates are computed (default: CPU).
         dtype: accumulation dtype (default float64).
-        generator: ``"numpy"`` (CPU only; results independent of the chunk size), ``"torch"``
+        generator: ``"numpy"`` (CPU only; chunks drawn and computed by several threads;
+            results independent of the chunk size and the thread count), ``"torch"``
             (``torch.randint`` on the device; results depend on seed, device and chunk size) or
             ``"auto"`` (numpy on the CPU, torch elsewhere).
         memory_budget: bytes the work buffers of :meth:`run` may take (counts and AUC
-            scratch, per chunk of replicates); default :func:`default_memory_budget`. The
-            fixed inputs (the ``(N, k)`` statistics matrix) come on top.
+            scratch of every worker thread); default :func:`default_memory_budget`. The fixed
+            inputs (the dense statistics columns) come on top.
     """
 
     def __init__(
