@@ -372,24 +372,37 @@ class _Names:
         return str(self.uniq[self.inverse[i]])
 
 
+_POINT_BLOCK = 2**22  # elements of one (subsets, N) weight block for the point estimates
+
+
 def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tuple, np.ndarray]:
-    """``{(weighting, metric): (n_subsets,)}`` exact point estimates, batched over subsets."""
-    masks = torch.as_tensor(np.stack(list(plan.subsets.values())), dtype=torch.float64)
+    """``{(weighting, metric): (n_subsets,)}`` exact point estimates, batched over subsets in
+    blocks of at most :data:`_POINT_BLOCK` weights (bounded memory on millions of rows)."""
+    masks = np.stack(list(plan.subsets.values()))
+    step = max(1, _POINT_BLOCK // max(1, len(y)))
     yt = torch.as_tensor(y, dtype=torch.float64)
+    yp = torch.as_tensor(y_pred, dtype=torch.float64) if y_pred is not None else None
     if y_score is not None:  # one sort serves every subset and weighting
         order = torch.as_tensor(np.argsort(y_score, kind="stable"))
         s_sorted = torch.as_tensor(y_score, dtype=torch.float64)[order]
-    out = {}
+        y_sorted = yt[order]
+    out: dict[tuple, np.ndarray] = {}
     for key, w in plan.weights.items():
-        ws = masks * torch.as_tensor(w, dtype=torch.float64)
-        if y_pred is not None:
-            s = confusion_sums(yt, torch.as_tensor(y_pred, dtype=torch.float64), ws)
-            out[(key, "BA")] = ba_from_sums(s).numpy()
-            out[(key, "F1")] = f1_from_sums(s).numpy()
-        if y_score is not None:
-            ws_o = ws[:, order]
-            a = auc_sums(yt[order], s_sorted.expand_as(ws_o), ws_o, presorted=True)
-            out[(key, "AUC")] = auc_from_sums(a).numpy()
+        w_t = torch.as_tensor(w, dtype=torch.float64)
+        parts: dict[str, list[np.ndarray]] = {}
+        for a in range(0, len(masks), step):
+            ws = torch.as_tensor(masks[a : a + step], dtype=torch.float64) * w_t
+            if yp is not None:
+                s = confusion_sums(yt, yp, ws)
+                parts.setdefault("BA", []).append(ba_from_sums(s).numpy())
+                parts.setdefault("F1", []).append(f1_from_sums(s).numpy())
+            if y_score is not None:
+                ws_o = ws[:, order]
+                del ws
+                a_s = auc_sums(y_sorted, s_sorted.expand_as(ws_o), ws_o, presorted=True)
+                parts.setdefault("AUC", []).append(auc_from_sums(a_s).numpy())
+        for metric, vals in parts.items():
+            out[(key, metric)] = np.concatenate(vals)
     names = list(plan.subsets)
     for (key, metric), vals in out.items():
         for j in np.flatnonzero(np.isnan(vals)):

@@ -195,6 +195,19 @@ def test_memory_budget_changes_chunks_not_intervals():
         evaluate_predictions(y, memory_budget=-1, **kw)
 
 
+def test_point_estimates_in_subset_blocks_equal_one_block(monkeypatch):
+    """On millions of rows the point estimates are computed a few subsets at a time."""
+    import medeval.evaluation as evaluation
+
+    y, s, sc, q = _data(5)
+    kw = dict(y_score=s, subconcept=sc, posteriors=q, train_sizes=SIZES, n_bootstrap=0)
+    whole = evaluate_predictions(y, **kw)
+    monkeypatch.setattr(evaluation, "_POINT_BLOCK", 1)  # one subset per block
+    blocks = evaluate_predictions(y, **kw)
+    pd.testing.assert_frame_equal(blocks.subsets, whole.subsets, rtol=0, atol=1e-15)
+    assert len(whole.subsets["subset"].unique()) > 2
+
+
 def test_label_free_recall_per_subconcept():
     """est_recall = Σ q̃_s·hit / Σ q̃_s with q̃ renormalised within the instance's class."""
     y, s, sc, q = _data(7)

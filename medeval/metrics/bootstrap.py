@@ -432,12 +432,24 @@ class BatchedBootstrap:
             n_constant >= _CELL_MIN_COLUMNS
             or 8 * len(cell) * n_constant > _CELL_MIN_BYTES  # memory decides on large data
         )
+        # a weighting that varies within cells: per-cell sums of c·w (one product and one
+        # scatter-add per replicate) where its dense columns would be large
+        per_cell = {
+            name
+            for name in w_np
+            if name not in constant
+            and _counts_by_cell(self.device)
+            and 8 * len(cell) * sum(s == name for s, _ in specs) > _CELL_MIN_BYTES
+        }
         M0 = np.zeros((G, k))
+        M_w = {name: np.zeros((G, k)) for name in per_cell}
         dense_cols, dense = [], []
         for j, (name, f) in enumerate(specs):
             w = np.ones(G) if name is None else w_cell[name]
             if by_cell and name in constant:
                 M0[:, j] = f * w
+            elif name in per_cell:
+                M_w[name][:, j] = f
             else:
                 dense_cols.append(j)
                 dense.append((w_np[name] if name is not None else 1.0) * f[cell])
@@ -456,7 +468,11 @@ class BatchedBootstrap:
         self._cells = (G, lanes)
         lane = np.arange(1 + len(cell)) % lanes
         self._cell = torch.as_tensor(np.r_[0, cell] * lanes + lane, device=self.device)
-        self._M0 = self._t(np.pad(M0, ((0, 0), (0, 2 * self.n_soft)))) if by_cell else None
+        pad = ((0, 0), (0, 2 * self.n_soft))  # soft memberships: dense columns only
+        self._M0 = self._t(np.pad(M0, pad)) if by_cell else None
+        self._per_cell = [
+            (self._t(np.r_[0.0, w_np[name]]), self._t(np.pad(M_w[name], pad))) for name in M_w
+        ]
         self._dense_cols = torch.as_tensor(dense_cols, dtype=torch.long, device=self.device)
         self._V = self._stack_columns(dense) if dense else None
         # AUC: one cumsum per distinct negative weighting.
@@ -491,7 +507,16 @@ class BatchedBootstrap:
         if self._auc and work:
             r = self._auc_rows(b)
             shapes |= {"cn": (r, 1 + nn), "ext": (r, 1 + nn), "g1": (r, n - nn), "g2": (r, n - nn)}
+        if self._per_cell and work:
+            shapes["cw"] = (self._cw_rows(b), 1 + n)
         return shapes
+
+    def _cw_rows(self, b: int) -> int:
+        """Rows of c·w scratch held at once for the weightings summed per cell (0: none)."""
+        if not self._per_cell:
+            return 0
+        row = self.dtype.itemsize * (1 + len(self.perm))
+        return max(1, min(b, min(_AUC_BYTES, self.memory_budget // 4) // row))
 
     def _buffer_numel(self, b: int, work: bool = True) -> int:
         return sum(r * k for r, k in self._buffer_shapes(b, work).values())
@@ -535,7 +560,8 @@ class BatchedBootstrap:
         """Bytes of work buffers for chunks of ``b`` replicates."""
         n, nn = len(self.perm), self.n_neg
         auc_row = self.dtype.itemsize * (2 * (1 + nn) + 2 * (n - nn))
-        return b * self._count_row_bytes() + self._auc_rows(b) * auc_row
+        cw_row = self.dtype.itemsize * (1 + n)
+        return b * self._count_row_bytes() + self._auc_rows(b) * auc_row + self._cw_rows(b) * cw_row
 
     def _draw_block(self) -> int:
         """Replicates that share one numpy generator: a power of two in [1, 64], fewer on
@@ -654,7 +680,7 @@ class BatchedBootstrap:
         def job(i: int, buf: dict[str, torch.Tensor]) -> None:
             rows = slice(starts[i], starts[i] + chunks[i])
             c = self._fill_counts(buf, starts[i], chunks[i], state)
-            self._statistics(c, S[rows])
+            self._statistics(c, buf, S[rows])
             if self._auc:
                 self._auc_numerators(c, buf, A[rows])
 
@@ -712,15 +738,22 @@ class BatchedBootstrap:
             pool.shutdown(wait=True, cancel_futures=True)
             torch.set_num_threads(threads)
 
-    def _statistics(self, c: torch.Tensor, out: torch.Tensor) -> None:
+    def _statistics(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor) -> None:
         """``out (b, k)`` ← every count statistic of the replicates ``c (b, 1 + N)``."""
         b, (G, lanes) = c.shape[0], self._cells
+        T = torch.zeros(b, G * lanes, device=self.device, dtype=self.dtype)
         if self._M0 is None:
             out.zero_()
         else:
-            T = torch.zeros(b, G * lanes, device=self.device, dtype=self.dtype)
             T.scatter_add_(1, self._cell.expand(b, -1), c)
             torch.matmul(T.view(b, G, lanes).sum(2), self._M0, out=out)
+        for w, M in self._per_cell:  # Σ c·w per cell, in row groups that fit the scratch
+            step = buf["cw"].shape[0]
+            T.zero_()
+            for r in range(0, b, step):
+                cw = torch.mul(c[r : r + step], w, out=buf["cw"][: min(step, b - r)])
+                T[r : r + step].scatter_add_(1, self._cell.expand(cw.shape[0], -1), cw)
+            out.addmm_(T.view(b, G, lanes).sum(2), M)
         if self._V is not None:
             out[:, self._dense_cols] += torch.matmul(c, self._V)
 

@@ -33,13 +33,17 @@ ORACLES = {
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("stratify", ["class", "subconcept", "clusters"])
 @pytest.mark.parametrize("generator", ["numpy", "torch"])  # torch = the path used on GPUs
-@pytest.mark.parametrize("by_cell", [True, False])  # False: every column dense (GPUs)
+@pytest.mark.parametrize("by_cell", ["dense", "cells", "all_cells"])  # dense: as on GPUs
 def test_replicates_equal_sklearn_on_same_counts(seed, stratify, generator, by_cell, monkeypatch):
     # "" and "w" (utilities of the subconcept) are constant on cells: per-cell counts on the
-    # CPU; "p" varies within cells: the dense product. Both must give the scikit-learn numbers.
+    # CPU; "p" varies within cells: the dense product, or per-cell sums of c·p where its
+    # columns are large ("all_cells"). All must give the scikit-learn numbers.
     from medeval.metrics import bootstrap
 
-    monkeypatch.setattr(bootstrap, "_counts_by_cell", lambda device: by_cell)
+    monkeypatch.setattr(bootstrap, "_counts_by_cell", lambda device: by_cell != "dense")
+    if by_cell == "all_cells":  # and scratch for 2 rows at a time: several row groups
+        monkeypatch.setattr(bootstrap, "_CELL_MIN_BYTES", 0)
+        monkeypatch.setattr(bootstrap, "_AUC_BYTES", 2 * 8 * 241)
     y, yp, s, sc, weights, subsets = _problem(seed)
     kw = {}
     if stratify == "subconcept":
