@@ -26,6 +26,7 @@ from .metrics.ranking import auc_from_sums, auc_sums
 from .predictions import labels_from_scores
 from .weights import (
     Utilities,
+    align_posteriors,
     class_posteriors,
     expected_class_utility,
     predicted_weights,
@@ -264,10 +265,12 @@ def _posterior_weights(
     """Predicted weights ``(N,)``, class-renormalised posteriors ``(N, S)``, class-conditional
     weights ``(N,)`` and the number of rows that fell back to the class mean."""
     n = len(y)
-    a = predicted_weights(posteriors, u, columns=posterior_columns)
+    q = align_posteriors(posteriors, u, columns=posterior_columns)  # validated once, in order
+    a = predicted_weights(q, u)
     if a.shape != (n,):
         raise ValueError(f"posteriors must have one row per instance ({n}); got {a.shape}")
-    cp = class_posteriors(posteriors, u, y, columns=posterior_columns)
+    cp = class_posteriors(q, u, y)
+    del q
     q_class = cp.q.cpu().numpy()
     c = expected_class_utility(cp, u, y).cpu().numpy()
     return a.cpu().numpy(), q_class, c, int(cp.fallback.sum())

@@ -241,11 +241,14 @@ def class_posteriors(
     if not bool(((y == 0) | (y == 1)).all()):
         raise ValueError("y_true must contain only 0 and 1")
     sides = torch.tensor(np.array(u.sides), device=q.device)
-    member = (sides == y.to(sides.dtype).unsqueeze(-1)).to(q.dtype)  # (..., N, S): s ∈ S_y
-    mass = (q * member).sum(-1, keepdim=True)
+    member = sides == y.to(sides.dtype).unsqueeze(-1)  # (..., N, S) bool: s ∈ S_y
+    q_class = q * member  # the only (N, S) float copy: every later step works in place
+    mass = q_class.sum(-1, keepdim=True)
     fallback = mass.squeeze(-1) <= 0
-    uniform = member / member.sum(-1, keepdim=True)
-    q_class = torch.where(fallback.unsqueeze(-1), uniform, q * member / mass.clamp_min(1e-300))
+    q_class /= mass.clamp_min_(1e-300)
+    if bool(fallback.any()):  # uniform over S_y where the class has no posterior mass
+        rows = member[fallback].to(q_class.dtype)
+        q_class[fallback] = rows / rows.sum(-1, keepdim=True)
     return ClassPosteriors(q_class, fallback)
 
 
