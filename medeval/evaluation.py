@@ -270,7 +270,6 @@ def _posterior_weights(
     if a.shape != (n,):
         raise ValueError(f"posteriors must have one row per instance ({n}); got {a.shape}")
     cp = class_posteriors(q, u, y)
-    del q
     q_class = cp.q.cpu().numpy()
     c = expected_class_utility(cp, u, y).cpu().numpy()
     return a.cpu().numpy(), q_class, c, int(cp.fallback.sum())

@@ -22,9 +22,10 @@ chunk size → same numbers.
 Memory: the counts never exist for all B replicates at once. Chunks of replicates are sized by
 a memory budget (``memory_budget=``, default :func:`default_memory_budget`); on the CPU several
 threads each draw and compute whole chunks (each with its own count buffer), and the AUC
-scratch is processed in row groups of bounded size. Count statistics that are constant on
-cells of instances come from per-cell counts; only weightings that vary within cells and soft
-memberships use a dense ``(N, k')`` matrix, stored column-major and built column by column.
+scratch is processed in row groups of bounded size. On the CPU, count statistics that are
+constant on cells of instances come from per-cell counts, and so do weightings that vary within
+cells where their dense columns would be large; the rest (and soft memberships) use a dense
+``(N, k')`` matrix, stored column-major and built column by column.
 """
 
 from __future__ import annotations
@@ -428,7 +429,8 @@ class BatchedBootstrap:
         w_cell = {name: w[first] for name, w in w_np.items()}
         constant = {None} | {n for n, w in w_np.items() if np.array_equal(w, w_cell[n][cell])}
         n_constant = sum(name in constant for name, _ in specs)
-        by_cell = _counts_by_cell(self.device) and (
+        cells_here = _counts_by_cell(self.device)
+        by_cell = cells_here and (
             n_constant >= _CELL_MIN_COLUMNS
             or 8 * len(cell) * n_constant > _CELL_MIN_BYTES  # memory decides on large data
         )
@@ -438,7 +440,7 @@ class BatchedBootstrap:
             name
             for name in w_np
             if name not in constant
-            and _counts_by_cell(self.device)
+            and cells_here
             and 8 * len(cell) * sum(s == name for s, _ in specs) > _CELL_MIN_BYTES
         }
         M0 = np.zeros((G, k))
@@ -464,10 +466,9 @@ class BatchedBootstrap:
         self.n_columns = k + 2 * self.n_soft
         # Long runs of one cell (the columns are in score order) would chain every add on one
         # accumulator: instance i adds to lane i mod L of its cell, and the lanes are summed.
-        lanes = _CELL_LANES
-        self._cells = (G, lanes)
-        lane = np.arange(1 + len(cell)) % lanes
-        self._cell = torch.as_tensor(np.r_[0, cell] * lanes + lane, device=self.device)
+        self._cells = (G, _CELL_LANES)
+        lane = np.arange(1 + len(cell)) % _CELL_LANES
+        self._cell = torch.as_tensor(np.r_[0, cell] * _CELL_LANES + lane, device=self.device)
         pad = ((0, 0), (0, 2 * self.n_soft))  # soft memberships: dense columns only
         self._M0 = self._t(np.pad(M0, pad)) if by_cell else None
         self._per_cell = [
@@ -511,12 +512,20 @@ class BatchedBootstrap:
             shapes["cw"] = (self._cw_rows(b), 1 + n)
         return shapes
 
+    def _scratch_rows(self, b: int, row_elements: int) -> int:
+        """Rows of a ``b``-row chunk whose scratch (``row_elements`` per row) is held at once:
+        on the CPU at most :data:`_AUC_BYTES`, and never over a quarter of the budget."""
+        cap = min(_AUC_BYTES if self.device.type == "cpu" else 2**62, self.memory_budget // 4)
+        return max(1, min(b, cap // (self.dtype.itemsize * row_elements)))
+
+    def _auc_rows(self, b: int) -> int:
+        """Rows of AUC scratch (cumsums and gathers) held at once (0 without AUC)."""
+        n, nn = len(self.perm), self.n_neg
+        return self._scratch_rows(b, 2 * (1 + nn) + 2 * (n - nn)) if self._auc else 0
+
     def _cw_rows(self, b: int) -> int:
         """Rows of c·w scratch held at once for the weightings summed per cell (0: none)."""
-        if not self._per_cell:
-            return 0
-        row = self.dtype.itemsize * (1 + len(self.perm))
-        return max(1, min(b, min(_AUC_BYTES, self.memory_budget // 4) // row))
+        return self._scratch_rows(b, 1 + len(self.perm)) if self._per_cell else 0
 
     def _buffer_numel(self, b: int, work: bool = True) -> int:
         return sum(r * k for r, k in self._buffer_shapes(b, work).values())
@@ -547,21 +556,10 @@ class BatchedBootstrap:
             counts += (16 // item) * self.n_units
         return item * counts
 
-    def _auc_rows(self, b: int) -> int:
-        """Rows of a ``b``-row chunk whose AUC scratch is held at once (0 without AUC)."""
-        if not self._auc:
-            return 0
-        n, nn = len(self.perm), self.n_neg
-        row = self.dtype.itemsize * (2 * (1 + nn) + 2 * (n - nn))
-        cap = min(_AUC_BYTES if self.device.type == "cpu" else 2**62, self.memory_budget // 4)
-        return max(1, min(b, cap // row))
-
     def _work_bytes(self, b: int) -> int:
-        """Bytes of work buffers for chunks of ``b`` replicates."""
-        n, nn = len(self.perm), self.n_neg
-        auc_row = self.dtype.itemsize * (2 * (1 + nn) + 2 * (n - nn))
-        cw_row = self.dtype.itemsize * (1 + n)
-        return b * self._count_row_bytes() + self._auc_rows(b) * auc_row + self._cw_rows(b) * cw_row
+        """Bytes of one worker's buffers for chunks of ``b`` replicates: counts and scratch."""
+        scratch = self._buffer_numel(b) - self._buffer_numel(b, work=False)
+        return b * self._count_row_bytes() + self.dtype.itemsize * scratch
 
     def _draw_block(self) -> int:
         """Replicates that share one numpy generator: a power of two in [1, 64], fewer on
@@ -641,8 +639,8 @@ class BatchedBootstrap:
         counts: larger chunks there only add page faults)."""
         if chunk_size is None:
             workers = min(self._workers(), max(1, n))
-            auc_scratch = self._work_bytes(n) - n * self._count_row_bytes()  # at most
-            cap = (self.memory_budget // workers - auc_scratch) // self._count_row_bytes()
+            scratch = self._work_bytes(n) - n * self._count_row_bytes()  # at most
+            cap = (self.memory_budget // workers - scratch) // self._count_row_bytes()
             if self.device.type == "cpu":
                 counts_row = self.dtype.itemsize * (1 + len(self.perm))
                 cap = min(cap, _CHUNK_BYTES // counts_row)
