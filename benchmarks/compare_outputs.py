@@ -61,10 +61,10 @@ def run(out: Path, data: Path, main_job: bool) -> None:
     _run([*py, "medeval.evaluate", "--example", "--out", str(out / "evaluate")], log)
     common = ["--collection", "keel", "--data", str(data), "--max-splits", "2"]
     common += ["--n-estimators", "20", "--jobs", "1"]
-    _run([*py, "medeval.benchmark", *common, "--datasets", "vehicle,segment",
-          "--out", str(out / "benchmark")], log)  # fmt: skip
-    _run([*py, "medeval.benchmark", *common, "--datasets", "vehicle",
-          "--subconcepts", "discovered", "--out", str(out / "benchmark-discovered")], log)  # fmt: skip
+    true_sc = ["--datasets", "vehicle,segment", "--out", str(out / "benchmark")]
+    _run([*py, "medeval.benchmark", *common, *true_sc], log)
+    discovered = ["--subconcepts", "discovered", "--out", str(out / "benchmark-discovered")]
+    _run([*py, "medeval.benchmark", *common, "--datasets", "vehicle", *discovered], log)
     _run([*py, "medeval.train", *TINY_TRAIN, "--out", str(out / "train")], log)
     if main_job:
         _run([*py, "medeval.train", "--out", str(out / "main-job")], log)
