@@ -121,3 +121,11 @@ def test_medeval_has_no_import_cycle():
     cycles = find_cycles(import_graph())
     if cycles:
         pytest.fail("import cycles: " + "; ".join(" <-> ".join(c) for c in cycles))
+
+
+def test_the_data_layer_imports_nothing_above_it():
+    graph = import_graph()
+    lower = [m for m in graph if m == "medeval.sources" or m.startswith("medeval.datasets")]
+    above = ("medeval.synthetic", "medeval.training", "medeval.cli", "medeval.tasks")
+    for module in lower:
+        assert not [t for t in graph[module] if t.startswith(above)], module
