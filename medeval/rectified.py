@@ -211,7 +211,7 @@ def _predictions(
         )
     s = None
     if y_score is not None:
-        s = np.asarray(y_score, dtype=np.float64)
+        s = np.array(y_score, dtype=np.float64)  # a private, writable copy
         if s.shape != (n,) or not np.isfinite(s).all():
             raise ReferenceDataError(
                 f"reference column 'y_score' must hold {n} finite numbers", column="y_score"
@@ -551,7 +551,7 @@ def _test_labels(
     y = np.asarray(y_true)
     if y.ndim != 1 or y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
         raise ValueError("y_true must be 1-D 0/1 (one value per test row)")
-    s = None if y_score is None else np.asarray(y_score, dtype=np.float64)
+    s = None if y_score is None else np.array(y_score, dtype=np.float64)  # a private, writable copy
     if s is not None and (s.shape != y.shape or not np.isfinite(s).all()):
         raise ValueError(f"y_score must hold {len(y)} finite numbers like y_true")
     if y_pred is None and s is None:

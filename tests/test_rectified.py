@@ -307,3 +307,29 @@ def test_stratify_and_groups_change_only_the_test_side():
     assert flat.components["BA"]["test_c"].ne(base.components["BA"]["test_c"]).any()
     assert clustered.components["BA"]["test_c"].ne(flat.components["BA"]["test_c"]).any()
     assert flat.scores == base.scores
+
+
+def _write_reference(path, r):
+    frame = pd.DataFrame(
+        {k: r[k] for k in ("y_true", "y_score", "y_pred", "subconcept")}
+        | {f"q_{n}": r["posteriors"][:, i] for i, n in enumerate(sim.NAMES)}
+    )
+    frame.to_csv(path, index=False)
+
+
+def test_reference_rows_from_a_reference_file(tmp_path):
+    from medeval.reference import read_reference
+
+    t, r = data(seed=6)
+    _write_reference(tmp_path / "ref.csv", r)
+    ref = ReferenceRows.from_table(read_reference(tmp_path / "ref.csv", U), U)
+    assert ref.source.endswith("ref.csv") and len(ref) == len(r["y_true"])
+    np.testing.assert_allclose(ref.posteriors, r["posteriors"], rtol=1e-12)
+    np.testing.assert_array_equal(ref.subconcept, [U.index(s) for s in r["subconcept"]])
+    from_file, direct = run(t, ref, n_bootstrap=0), run(t, reference(r), n_bootstrap=0)
+    assert from_file.scores == pytest.approx(direct.scores, rel=1e-12)
+    keep = r["subconcept"] != "d"
+    _write_reference(tmp_path / "no_d.csv", {k: v[keep] for k, v in r.items()})
+    with pytest.raises(ReferenceDataError, match="'d' has no reference row") as err:
+        ReferenceRows.from_table(read_reference(tmp_path / "no_d.csv", U), U)
+    assert err.value.subconcept == "d"
