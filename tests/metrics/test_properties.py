@@ -188,14 +188,10 @@ def test_iterables_that_are_not_arrays_are_rejected_naming_them(problem, contain
     wrap, said = CONTAINERS[container]
     args = {"y_true": y, "y_pred": yp, "y_score": s, "sample_weight": np.ones(len(y))}
     args[arg] = wrap(args[arg].tolist())
-    if arg == "y_score":
-        call = lambda: roc_auc(args["y_true"], args["y_score"], sample_weight=args["sample_weight"])  # noqa: E731
-    else:
-        call = lambda: balanced_accuracy(  # noqa: E731
-            args["y_true"], args["y_pred"], sample_weight=args["sample_weight"]
-        )
+    metric = roc_auc if arg == "y_score" else balanced_accuracy
+    second = args["y_score"] if arg == "y_score" else args["y_pred"]
     with pytest.raises(TypeError, match=f"{arg} must be an array-like of {NOUNS[arg]}.*{said}"):
-        call()
+        metric(args["y_true"], second, sample_weight=args["sample_weight"])
 
 
 # ---- plain tests: empty input and unsigned arrays ------------------------------------------
