@@ -13,7 +13,8 @@ error against the test fold's wBA — next to cBA's own error ``d_test``. Varian
 only in what counts as "seen" by a tree (no refit):
 
 * ``ros-leak``: a tree that drew a copy of a row other than the first still scores the row;
-* ``smote`` (parents linked) and ``smote-leak`` (synthetic points linked to no row);
+* ``smote`` (synthetic points linked to no row, the default) and ``smote-parents`` (a tree that
+  drew a synthetic point has seen both rows it was interpolated from);
 * ``smote-xfit``: 2-fold cross-fitting instead of out-of-bag (two extra SMOTE + forest fits on
   halves of the training part; the subconcept posteriors stay out of bag).
 
@@ -119,8 +120,8 @@ def run_fold(task, split, k: int, seed: int, n_trees: int, methods) -> tuple[lis
             first[np.unique(origin, return_index=True)[1]] = True
             variants["ros-leak"] = np.where(first, origin, -1)
         if method == "smote":
-            variants["smote-leak"] = resample_with_origin(
-                X[train], ytr, method, s, smote_links="none"
+            variants["smote-parents"] = resample_with_origin(
+                X[train], ytr, method, s, smote_links="parents"
             )[2]
         for variant, org in variants.items():
             oob = forest_oob(rf, X[train], org)

@@ -143,7 +143,10 @@ def test_rus_dropped_rows_get_the_whole_forest():
 
 def test_smote_parents_are_the_rows_each_point_was_interpolated_from():
     X, y = _data()
-    X_res, y_res, origin = resample_with_origin(X, y, "smote", 3)
+    X_res, y_res, origin = resample_with_origin(X, y, "smote", 3, smote_links="parents")
+    X_ref, y_ref = SMOTE(random_state=3).fit_resample(X, y)  # recording changes no point
+    np.testing.assert_array_equal(X_res, X_ref)
+    np.testing.assert_array_equal(y_res, y_ref)
     n = len(X)
     np.testing.assert_array_equal(origin[:n], np.column_stack([np.arange(n), np.full(n, -1)]))
     base, nb = origin[n:, 0], origin[n:, 1]
@@ -164,12 +167,11 @@ def test_smote_parents_are_the_rows_each_point_was_interpolated_from():
 
 def test_smote_without_links_counts_only_the_row_itself():
     X, y = _data()
-    _, _, linked = resample_with_origin(X, y, "smote", 3)
-    _, _, unlinked = resample_with_origin(X, y, "smote", 3, smote_links="none")
+    _, _, linked = resample_with_origin(X, y, "smote", 3, smote_links="parents")
+    X_res, y_res, unlinked = resample_with_origin(X, y, "smote", 3)  # the default
     n = len(X)
     np.testing.assert_array_equal(unlinked[:n], np.arange(n))
     assert (unlinked[n:] == -1).all()
-    X_res, y_res, _ = resample_with_origin(X, y, "smote", 3)
     rf = _forest(30, 0).fit(X_res, y_res)
     loose, strict = forest_oob(rf, X, unlinked), forest_oob(rf, X, linked)
     assert (strict.n_trees <= loose.n_trees).all()
@@ -224,6 +226,8 @@ def test_origin_must_match_the_fitted_rows():
         oob_proba(rf, X, np.arange(100))
     with pytest.raises(ValueError, match="refers to row"):
         oob_proba(rf, X[:10], np.arange(240))
+    with pytest.raises(ValueError, match="smote_links"):
+        resample_with_origin(X, y, "smote", 0, smote_links="base")
     with pytest.raises(ValueError, match="bootstrap"):
         oob_proba(_forest(5, 0, bootstrap=False).fit(X, y), X)
 
