@@ -264,23 +264,23 @@ def forest_oob(
         origin: see :func:`seen_by_tree`.
         X_test: ``(N_test, F)`` optional test rows.
     """
+    if forest.n_outputs_ != 1:
+        raise ValueError("out-of-bag rows are computed for single-output forests")
     X32 = np.ascontiguousarray(X, dtype=np.float32)  # what predict_proba converts to
     n, c = len(X32), int(forest.n_classes_)
     test = None
     if X_test is not None:
         X_test32 = np.ascontiguousarray(X_test, dtype=np.float32)
         test = np.zeros((len(X_test32), c))
-    rows, preds = [], []
+    total, n_trees = np.zeros((n, c)), np.zeros(n, dtype=np.int64)
     for tree, oob in zip(forest.estimators_, _oob_masks(forest, n, origin), strict=True):
-        rows.append(np.flatnonzero(oob))
-        preds.append(tree.predict_proba(np.take(X32, rows[-1], axis=0), check_input=False))
+        rows = np.flatnonzero(oob)
+        # Added tree by tree, in scikit-learn's order (its oob sums, bit for bit), into one
+        # (N, C) buffer: memory stays that of one prediction whatever the number of trees.
+        total[rows] += tree.predict_proba(np.take(X32, rows, axis=0), check_input=False)
+        n_trees += oob
         if test is not None:
             test += tree.predict_proba(X_test32, check_input=False)
-    # One bincount per class instead of a scattered add per tree; bincount adds in the order
-    # given (tree by tree), so the sums are those of scikit-learn's oob loop, bit for bit.
-    flat_rows, flat = np.concatenate(rows), np.concatenate(preds)
-    n_trees = np.bincount(flat_rows, minlength=n)
-    total = np.stack([np.bincount(flat_rows, flat[:, k], minlength=n) for k in range(c)], 1)
     proba = np.full((n, c), np.nan)
     np.divide(total, n_trees[:, None], out=proba, where=n_trees[:, None] > 0)
     if test is not None:
