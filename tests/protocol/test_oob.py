@@ -249,6 +249,7 @@ def test_reference_table_reads_back_as_an_evaluate_reference_file(tmp_path):
     q = np.array([[0.8, 0.1, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [np.nan] * 3, [0, 0.4, 0.6]])
     ref = reference_rows(y, score, sub, q, names, threshold=0.5)
     assert ref.n_dropped == {"binary": 1, "subconcept": 1, "total": 2}
+    assert ref.dropped_by_subconcept == {"maj": 1, "min_a": 0, "min_b": 1}
     np.testing.assert_array_equal(ref.rows, [0, 1, 4])
     t = ref.table
     assert list(t.columns) == [
