@@ -22,9 +22,9 @@ import torch
 from PIL import Image
 
 from medeval.datasets.images import ImageDataset, default_transform
+from medeval.datasets.synthetic import make_phantoms
+from medeval.device import autocast
 from medeval.models import build_model, create_backbone
-from medeval.synthetic import make_phantoms
-from medeval.training.loop import autocast
 
 
 def write_images(folder: Path, n: int, size: int) -> list[str]:

@@ -156,7 +156,7 @@ def _step(model, opt, batch, device):
     import torch
     import torch.nn.functional as F
 
-    from medeval.training.loop import autocast
+    from medeval.device import autocast
 
     x, y, sc = (t.to(device, non_blocking=True) for t in batch)
     if device.type == "cuda":
@@ -216,9 +216,9 @@ def train_figures(device, *, size: int, batch: int, steps: int, workers: int) ->
 def embed_figures(device, *, size: int, batch: int, steps: int, workers: int) -> dict:
     import torch
 
+    from medeval.device import autocast
     from medeval.embeddings.images import embed_images
     from medeval.models.backbone import create_backbone
-    from medeval.training.loop import autocast
 
     torch.manual_seed(0)
     net = create_backbone("vgg16", pretrained=False).to(device).eval()

@@ -1,19 +1,36 @@
-"""The data-source registry: every loader and the options it takes, declared once.
+"""The data-source registry: each source declared once, with its loader and the options it takes.
 
-The command-line tools (``tasks``, ``embed``, ``train``, ``benchmark``) build their loader flags
-from this table, ``--help`` lists them with the sources that use them, and a flag given for a
-source that does not take it is an error rather than silently dropped. A training config names
-the same options under ``data.options`` by their loader keyword. Adding an option to a loader
-is one line here. Only the standard library is imported, so ``--help`` stays fast.
+A :class:`Source` names its loader, the function listing its data sets and its options;
+:func:`medeval.datasets.load`, ``--name all``, the command-line tools (``tasks``, ``embed``,
+``train``, ``benchmark``) and training configs all read the declaration and nothing else, so a
+new source is one :func:`register_source` call (its loader can live in any module) and an
+option is one line. The tools build their loader flags from the registry, ``--help`` lists them
+with the sources that use them, and a flag given for a source that does not take it is an error
+rather than silently dropped. A training config names the same options under ``data.options``
+by their loader keyword.
+
+Loaders are named as ``"module:function"`` and imported on first use: this module imports only
+the standard library, so ``--help`` lists every source without importing numpy or torch.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-__all__ = ["SOURCES", "Option", "Source", "check_options", "get_source", "options_for_flags"]
+__all__ = [
+    "SOURCES",
+    "Option",
+    "Source",
+    "all_options",
+    "check_options",
+    "get_source",
+    "options_for_flags",
+    "register_source",
+]
 
 
 def _identity(value: Any) -> Any:
@@ -53,15 +70,64 @@ class Option:
 
 @dataclass(frozen=True)
 class Source:
-    """A data source: its name, what it holds and the options its loader takes."""
+    """A data source: its name, what it holds, its loader and the options the loader takes.
+
+    Attributes:
+        name: the ``--source`` / ``data.source`` name.
+        help: one line for ``--help``.
+        kind: ``"tabular"``, ``"image"`` or ``"text"``.
+        loader: the loader, or ``"module:function"`` naming it (imported on first use, so the
+            command-line tools list every source without importing any loader). It is called
+            as ``loader(path, name=name, **options)``; without ``takes_name``, as
+            ``loader(path, **options)``.
+        options: the loader options (flags and ``data.options`` keys).
+        names: ``"module:function"`` (or a callable) listing the data sets under a path, for
+            ``--name all``; default: the one data set named after the path.
+        takes_name: the loader takes ``name=`` (a data set inside a folder of several).
+        takes_path: the loader reads files; without it ``path`` is ignored (built-in data).
+        settings: a section of a training config's ``data`` whose keys are defaults of the
+            loader's options (``data.synthetic``).
+        synthetic: the data are generated, not real.
+    """
 
     name: str
     help: str
     kind: str  # "tabular", "image" or "text"
+    loader: str | Callable[..., Any]
     options: tuple[Option, ...] = ()
+    names: str | Callable[[Path], list[str]] | None = None
+    takes_name: bool = True
+    takes_path: bool = True
+    settings: str | None = None
+    synthetic: bool = False
 
     def option(self, key: str) -> Option | None:
         return next((o for o in self.options if o.key == key), None)
+
+    def load_function(self) -> Callable[..., Any]:
+        """The loader (importing its module on first use)."""
+        return _resolve(self.loader)
+
+    def dataset_names(self, path: Path) -> list[str]:
+        """Every data set under ``path`` (what ``--name all`` iterates over)."""
+        if self.names is None:
+            return [path.name.split(".")[0]]
+        return _resolve(self.names)(path)
+
+    def config_options(self, data_cfg: Mapping[str, Any]) -> dict[str, Any]:
+        """Loader keywords of a config's ``data`` section: ``data.<settings>`` refined by
+        ``data.options``."""
+        options = dict(data_cfg.get("options") or {})
+        if self.settings is None:
+            return options
+        return {**(data_cfg.get(self.settings) or {}), **options}
+
+
+def _resolve(ref: str | Callable[..., Any]) -> Callable[..., Any]:
+    if callable(ref):
+        return ref
+    module, _, function = ref.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 # Options shared by several loaders: one flag, one meaning.
@@ -83,90 +149,144 @@ PARTS = Option(
 
 IMAGE_SET = (IMAGES, REQUIRE, VERIFY, SKIP)
 
-SOURCES: dict[str, Source] = {
-    s.name: s
-    for s in (
-        Source("keel", "KEEL .dat files (a file, or a folder of several)", "tabular"),
-        Source("pmlb", "PMLB data sets cached as <name>/<name>.tsv.gz", "tabular"),
-        Source(
-            "csv", "a table (.csv, .tsv, .parquet): features + label", "tabular", (LABEL, GROUP, ID)
+#: Every registered source by name, in declaration order (``--help`` lists them so).
+SOURCES: dict[str, Source] = {}
+
+
+def register_source(source: Source) -> Source:
+    """Add ``source`` to the registry: every tool, ``load`` and training config then know it.
+
+    Raises:
+        ValueError: a source of that name is registered already.
+    """
+    if source.name in SOURCES:
+        raise ValueError(f"source {source.name!r} is registered already")
+    SOURCES[source.name] = source
+    return source
+
+
+_D = "medeval.datasets."
+
+for _source in (
+    Source(
+        "keel",
+        "KEEL .dat files (a file, or a folder of several)",
+        "tabular",
+        _D + "keel:load_keel",
+        names=_D + "keel:dataset_names",
+    ),
+    Source(
+        "pmlb",
+        "PMLB data sets cached as <name>/<name>.tsv.gz",
+        "tabular",
+        _D + "pmlb:load_cached",
+        names=_D + "pmlb:pmlb_cached_names",
+    ),
+    Source(
+        "csv",
+        "a table (.csv, .tsv, .parquet): features + label",
+        "tabular",
+        _D + "tables:load_table",
+        (LABEL, GROUP, ID),
+    ),
+    Source(
+        "nih",
+        "NIH ChestX-ray14 (metadata CSV + images)",
+        "image",
+        _D + "nih:load_nih",
+        IMAGE_SET,
+        takes_name=False,
+    ),
+    Source(
+        "ham10000",
+        "HAM10000 dermoscopy (metadata + images)",
+        "image",
+        _D + "ham10000:load_ham10000",
+        IMAGE_SET,
+        takes_name=False,
+    ),
+    Source(
+        "folder",
+        "an image folder per class",
+        "image",
+        _D + "folder:load_image_folder",
+        (Option("parts", PARTS.help, choices=PARTS.choices, keyword="splits"), VERIFY, SKIP),
+    ),
+    Source(
+        "dicom",
+        "DICOM files with a labels CSV",
+        "image",
+        _D + "dicom:load_dicom",
+        (
+            Option("csv", "labels CSV of the DICOM files (default: the one CSV in the folder)"),
+            Option("file-column", "file column of the labels CSV"),
+            LABEL,
+            Option("group-column", GROUP.help, keyword="patient_column"),
+            Option(
+                "frame",
+                "frame read from multi-frame files (-1 = last); without it such a file is "
+                "rejected at load time, naming it",
+                type=int,
+            ),
+            VERIFY,
+            SKIP,
         ),
-        Source(
-            "nih",
-            "NIH ChestX-ray14 (metadata CSV + images)",
-            "image",
-            (IMAGES, REQUIRE, VERIFY, SKIP),
-        ),
-        Source(
-            "ham10000",
-            "HAM10000 dermoscopy (metadata + images)",
-            "image",
-            (IMAGES, REQUIRE, VERIFY, SKIP),
-        ),
-        Source(
-            "folder",
-            "an image folder per class",
-            "image",
-            (Option("parts", PARTS.help, choices=PARTS.choices, keyword="splits"), VERIFY, SKIP),
-        ),
-        Source(
-            "dicom",
-            "DICOM files with a labels CSV",
-            "image",
-            (
-                Option("csv", "labels CSV of the DICOM files (default: the one CSV in the folder)"),
-                Option("file-column", "file column of the labels CSV"),
-                LABEL,
-                Option("group-column", GROUP.help, keyword="patient_column"),
-                Option(
-                    "frame",
-                    "frame read from multi-frame files (-1 = last); without it such a file is "
-                    "rejected at load time, naming it",
-                    type=int,
-                ),
-                VERIFY,
-                SKIP,
+    ),
+    Source(
+        "medmnist",
+        "MedMNIST .npz files",
+        "image",
+        _D + "medmnist:load_named",
+        (
+            Option(
+                "parts",
+                PARTS.help,
+                choices=PARTS.choices,
+                keyword="respect_splits",
+                convert=lambda v: v == "respect" if isinstance(v, str) else bool(v),
             ),
         ),
-        Source(
-            "medmnist",
-            "MedMNIST .npz files",
-            "image",
-            (
-                Option(
-                    "parts",
-                    PARTS.help,
-                    choices=PARTS.choices,
-                    keyword="respect_splits",
-                    convert=lambda v: v == "respect" if isinstance(v, str) else bool(v),
-                ),
+        names=_D + "medmnist:dataset_names",
+    ),
+    Source(
+        "mmhs150k",
+        "MMHS150K tweets (MMHS150K_GT.json)",
+        "text",
+        _D + "mmhs150k:load_mmhs150k",
+        (
+            Option(
+                "tie",
+                "three-way annotator ties: drop them or keep the first",
+                choices=("drop", "first"),
             ),
         ),
-        Source(
-            "mmhs150k",
-            "MMHS150K tweets (MMHS150K_GT.json)",
-            "text",
-            (
-                Option(
-                    "tie",
-                    "three-way annotator ties: drop them or keep the first",
-                    choices=("drop", "first"),
-                ),
-            ),
+        takes_name=False,
+    ),
+    Source(
+        "text",
+        "a text table: text + label",
+        "text",
+        _D + "text:load_text_csv",
+        (TEXT, LABEL, GROUP),
+    ),
+    Source(
+        "synthetic",
+        "built-in synthetic chest-radiograph phantoms (not real images)",
+        "image",
+        _D + "synthetic:load_synthetic",
+        (
+            Option("n-normal", "phantoms of the largest class", type=int),
+            Option("phantom-size", "phantom side in pixels", type=int, keyword="size"),
+            Option("phantom-seed", "seed of the phantom generator", type=int, keyword="seed"),
         ),
-        Source("text", "a text table: text + label", "text", (TEXT, LABEL, GROUP)),
-        Source(
-            "synthetic",
-            "built-in synthetic chest-radiograph phantoms (not real images)",
-            "image",
-            (
-                Option("n-normal", "phantoms of the largest class", type=int),
-                Option("phantom-size", "phantom side in pixels", type=int, keyword="size"),
-                Option("phantom-seed", "seed of the phantom generator", type=int, keyword="seed"),
-            ),
-        ),
-    )
-}
+        takes_name=False,
+        takes_path=False,
+        settings="synthetic",
+        synthetic=True,
+    ),
+):
+    register_source(_source)
+del _source
 
 
 def get_source(name: str) -> Source:

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import torch
 
+from medeval.datasets.synthetic import make_phantoms
 from medeval.embed import main
 from medeval.embeddings import embed_images, embed_text
-from medeval.synthetic import make_phantoms
 
 SMALL = [
     "--source",

@@ -160,7 +160,7 @@ def test_gzipped_manifest_round_trip_with_usual_permissions(tmp_path, vehicle):
 
 
 def test_cv_5x2_keeps_groups_apart_when_the_task_has_groups():
-    from medeval.synthetic import make_phantoms
+    from medeval.datasets.synthetic import make_phantoms
 
     task = make_binary_task(make_phantoms(144, size=16, seed=0), seed=0)
     assert task.has_groups

@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from medeval.device import check_device
 from medeval.errors import EXIT_BAD_INPUT, UserError
 
 __all__ = [
@@ -112,29 +113,6 @@ def say(args: argparse.Namespace, *lines: str) -> None:
 def _one_line(err: BaseException) -> str:
     text = str(err) if not isinstance(err, KeyError) else str(err.args[0])
     return " ".join(text.split()) or type(err).__name__
-
-
-def check_device(name: str | None) -> None:
-    """A clear error (exit 2) for ``--device`` naming a device this machine does not have."""
-    if not name or name in ("auto", "cpu"):
-        return
-    import torch
-
-    try:
-        device = torch.device(name)
-    except RuntimeError as err:
-        raise UserError(f"--device {name}: not a device name ({_one_line(err)})") from None
-    if device.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if count == 0:
-            raise UserError(
-                f"--device {name}: no CUDA device is available here (torch {torch.__version__}, "
-                f"CUDA build {torch.version.cuda or 'none'}); use --device cpu"
-            )
-        if device.index is not None and device.index >= count:
-            raise UserError(f"--device {name}: this machine has {count} CUDA device(s)")
-    elif device.type == "mps" and not torch.backends.mps.is_available():
-        raise UserError(f"--device {name}: MPS is not available here; use --device cpu")
 
 
 def execute(

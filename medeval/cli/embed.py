@@ -34,6 +34,7 @@ from medeval.cli.common import (
     say,
     source_options,
 )
+from medeval.device import device_name as _device
 from medeval.errors import UserError
 
 PROG = "python -m medeval.embed"
@@ -95,14 +96,6 @@ def build_parser() -> argparse.ArgumentParser:
         help='extra arguments for python -m medeval.benchmark, e.g. "--max-splits 1"',
     )
     return p
-
-
-def _device(name: str | None) -> str:
-    if name not in (None, "auto"):
-        return name
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def run(args: argparse.Namespace) -> int:

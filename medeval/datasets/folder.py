@@ -12,6 +12,7 @@ import numpy as np
 
 from medeval.datasets.base import DataError, LabelledData
 from medeval.datasets.files import IMAGE_SUFFIXES
+from medeval.datasets.pixels import verify_files
 
 __all__ = ["load_image_folder"]
 
@@ -78,7 +79,5 @@ def load_image_folder(
         meta={"path": str(root), "had_split_folders": bool(split_dirs)},
     )
     if verify or skip_unreadable:
-        from medeval.datasets.images import verify_files  # imports torch: only when verifying
-
         data = verify_files(data, skip_unreadable=skip_unreadable)
     return data

@@ -17,6 +17,7 @@ from medeval.datasets.base import (
     require_columns,
 )
 from medeval.datasets.files import resolve_files
+from medeval.datasets.pixels import verify_files
 
 __all__ = ["find_ham_metadata", "load_ham10000"]
 
@@ -93,7 +94,5 @@ def load_ham10000(
         meta={"path": str(meta_path), "metadata_only": metadata_only},
     )
     if (verify or skip_unreadable) and not metadata_only:
-        from medeval.datasets.images import verify_files  # imports torch: only when verifying
-
         data = verify_files(data, skip_unreadable=skip_unreadable, rows=meta_rows[keep])
     return data

@@ -11,7 +11,7 @@ import pandas as pd
 
 from medeval.datasets.base import DataError, LabelledData, check_labels_present, label_strings
 
-__all__ = ["keel_names", "load_keel"]
+__all__ = ["dataset_names", "keel_names", "load_keel"]
 
 # "@attribute Name real [0, 1]", "@attribute 'Sepal length' real", "@attribute Class{a, b}"
 _ATTRIBUTE = re.compile(r"""@attribute\s+(?:'([^']*)'|"([^"]*)"|([^\s{\[]+))""", re.IGNORECASE)
@@ -23,6 +23,11 @@ def keel_names(folder: str | Path) -> list[str]:
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such KEEL folder")
     return sorted(p.stem for p in folder.glob("*.dat"))
+
+
+def dataset_names(path: Path) -> list[str]:
+    """The data sets at ``path``: the file's, or those of a folder of ``.dat`` files."""
+    return [path.stem] if path.is_file() else keel_names(path)
 
 
 def _resolve(path: str | Path, name: str | None) -> Path:

@@ -13,7 +13,7 @@ import numpy as np
 
 from medeval.datasets.base import DataError, LabelledData
 
-__all__ = ["fetch_medmnist", "load_medmnist"]
+__all__ = ["dataset_names", "fetch_medmnist", "load_medmnist", "load_named"]
 
 PARTS = ("train", "val", "test")
 
@@ -85,6 +85,20 @@ def load_medmnist(
         presplit=np.concatenate(presplit) if respect_splits else None,
         meta={"path": str(path)},
     )
+
+
+def load_named(path: Path, *, name: str | None = None, **options) -> LabelledData:
+    """:func:`load_medmnist` of ``path``, or of ``<path>/<name>.npz`` in a folder of several
+    (the registry's loader)."""
+    file = path / f"{name}.npz" if path.is_dir() and name else path
+    return load_medmnist(file, **options)
+
+
+def dataset_names(path: Path) -> list[str]:
+    """The ``.npz`` stems of a folder, or the one data set of a file."""
+    if path.is_dir():
+        return sorted(p.stem for p in path.glob("*.npz"))
+    return [path.name.split(".")[0]]
 
 
 def fetch_medmnist(flag: str, *, root: str | Path, size: int = 28) -> Path:

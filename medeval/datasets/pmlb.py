@@ -7,7 +7,7 @@ from pathlib import Path
 from medeval.datasets.base import DataError, LabelledData, check_labels_present, label_strings
 from medeval.datasets.keel import numeric_features
 
-__all__ = ["load_pmlb", "pmlb_cached_names"]
+__all__ = ["load_cached", "load_pmlb", "pmlb_cached_names"]
 
 LABEL_COLUMN = "target"
 
@@ -18,6 +18,14 @@ def pmlb_cached_names(cache_dir: str | Path) -> list[str]:
     if not cache_dir.is_dir():
         raise FileNotFoundError(f"{cache_dir}: no such PMLB cache folder")
     return sorted(p.name for p in cache_dir.iterdir() if (p / f"{p.name}.tsv.gz").is_file())
+
+
+def load_cached(path: Path, *, name: str | None = None, **options) -> LabelledData:
+    """:func:`load_pmlb` of data set ``name`` with the cache folder ``path`` (the registry's
+    loader)."""
+    if name is None:
+        raise DataError(f"{path}: PMLB needs a data-set name")
+    return load_pmlb(name, cache_dir=path, **options)
 
 
 def load_pmlb(name: str, *, cache_dir: str | Path | None) -> LabelledData:

@@ -22,10 +22,10 @@ from medeval import atomic
 from medeval.datasets.base import LabelledData
 from medeval.datasets.images import default_transform, load_image, to_tensor
 from medeval.datasets.pixels import FRAME_KEY
+from medeval.device import autocast
 from medeval.models import create_backbone
 from medeval.models.backbone import weights_id
 from medeval.progress import progress as progress_bar
-from medeval.training.loop import autocast
 
 __all__ = ["FeatureCache", "embed_images", "row_keys"]
 

@@ -7,7 +7,7 @@ tensors on one device, checks values, and broadcasts them to one shape ``(..., N
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -37,6 +37,41 @@ def _find_device(arrays: Mapping[str, ArrayLike]) -> torch.device:
 _INT_TYPES = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64}
 
 
+_NOUNS = {"label": "labels", "score": "scores", "weight": "weights"}
+
+
+def _check_array_like(name: str, kind: str, value: object) -> None:
+    """Reject iterables that are not arrays: sets and dicts have no instance order, and a
+    generator or other iterator would be consumed (``np.asarray`` makes a 0-d object of each)."""
+    if isinstance(value, torch.Tensor | np.ndarray | Sequence) or any(
+        hasattr(value, a) for a in ("__array__", "__array_interface__", "__array_struct__")
+    ):
+        return
+    if isinstance(value, Iterable):
+        what = "a generator" if type(value).__name__ == "generator" else f"a {type(value).__name__}"
+        hint = "; materialise it first, e.g. list(values)" if isinstance(value, Iterator) else ""
+        raise TypeError(
+            f"{name} must be an array-like of {_NOUNS[kind]} (a list, numpy array, tensor or "
+            f"pandas object); got {what}{hint}"
+        )
+
+
+def _widen_unsigned(arr: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
+    """uint16/32/64 as int64 (float64 for uint64 values of 2**63 and above, which int64 cannot
+    hold): torch implements few operations for these dtypes (no ``<``, no ``max``). Labels
+    compared with ``pos_label`` never come here and keep their exact values."""
+    if isinstance(arr, np.ndarray):
+        if arr.dtype.kind != "u" or arr.dtype.itemsize == 1:
+            return arr
+        big = arr.dtype.itemsize == 8 and arr.size > 0 and int(arr.max()) >= 2**63
+        return arr.astype(np.float64 if big else np.int64)
+    if arr.dtype not in (torch.uint16, torch.uint32, torch.uint64):
+        return arr
+    # Viewed as int64, a uint64 of 2**63 or more is negative (comparisons on uint64 are missing).
+    big = arr.dtype == torch.uint64 and bool((arr.view(torch.int64) < 0).any())
+    return arr.to(torch.float64 if big else torch.int64)
+
+
 def _as_array(name: str, value: ArrayLike) -> torch.Tensor | np.ndarray:
     """A tensor, or a numpy array for anything else (lists, pandas); ``(N, 1)`` becomes ``(N,)``.
 
@@ -56,6 +91,7 @@ def _as_array(name: str, value: ArrayLike) -> torch.Tensor | np.ndarray:
 
 def _numeric(name: str, arr: torch.Tensor | np.ndarray) -> torch.Tensor:
     """A numeric tensor (on the CPU for numpy input); object arrays of numbers are accepted."""
+    arr = _widen_unsigned(arr)
     if isinstance(arr, np.ndarray):
         if arr.dtype.kind == "O" and all(_is_number(v) for v in arr.flat):
             arr = arr.astype(np.float64)
@@ -208,6 +244,8 @@ def format_inputs(
     the tensors in argument order, all of one shape, on one device, in float64 (float32 on
     MPS).
     """
+    for k, v in arrays.items():
+        _check_array_like(k, kinds[k], v)
     present = {k: _as_array(k, v) for k, v in arrays.items() if v is not None}
     device = _find_device(present)
     dtype = default_dtype(device)
@@ -253,6 +291,8 @@ def scale_weights(w: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Te
     bit for bit, while sums and products of weights near 1e±160 no longer overflow or lose
     digits. With ``mask`` (bool, like ``w``) only the masked weights set and take the scale.
     """
+    if w.shape[-1] == 0:  # no instances: nothing to scale (amax has no identity)
+        return w
     sel = w if mask is None else torch.where(mask, w, torch.zeros_like(w))
     _, exponent = torch.frexp(sel.amax(dim=-1, keepdim=True))  # 0 for an all-zero row
     # 2**±1000 is a normal number (2**1063 for a subnormal maximum would not be): clamp.

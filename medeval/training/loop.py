@@ -16,7 +16,6 @@ Files in the split folder: ``checkpoints/epoch_<k>.pt`` (full state), ``checkpoi
 
 from __future__ import annotations
 
-import contextlib
 import io
 import math
 import time
@@ -32,6 +31,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from medeval import atomic
+from medeval.device import autocast, resolve_device
 from medeval.models import TwoHeadModel, build_model
 from medeval.progress import progress as progress_bar
 from medeval.splits import Split
@@ -52,23 +52,6 @@ __all__ = [
     "train_split",
     "validation_scores",
 ]
-
-
-def resolve_device(name: str, dist_info: DistInfo | None = None) -> torch.device:
-    """``auto`` → ``cuda:<local rank>`` when CUDA is available, else ``cpu``."""
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    device = torch.device(name)
-    if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda", dist_info.local_rank if dist_info else 0)
-    return device
-
-
-def autocast(device: torch.device) -> contextlib.AbstractContextManager:
-    """bf16 autocast on CUDA; plain float32 elsewhere."""
-    if device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    return contextlib.nullcontext()
 
 
 def create_model(cfg: dict, n_subconcepts: int, device: torch.device) -> TwoHeadModel:

@@ -1,4 +1,5 @@
-"""Synthetic grayscale chest-radiograph phantoms with lesion subtypes of unequal difficulty.
+"""Built-in synthetic grayscale chest-radiograph phantoms with lesion subtypes of unequal
+difficulty: the ``synthetic`` source and the default training config's data.
 
 Every image: a bright thorax with two dark lung-field ellipses, ribs as faint stripes, blur-free
 Gaussian noise. The subconcepts (classes of the multiclass set; SPEC §4 makes the two largest the
@@ -21,7 +22,7 @@ import numpy as np
 
 from medeval.datasets.base import LabelledData
 
-__all__ = ["SUBCONCEPTS", "make_phantoms", "render"]
+__all__ = ["SUBCONCEPTS", "load_synthetic", "make_phantoms", "render"]
 
 # name → share of the majority size (normal = 1.0); ladder m/2, m/4, m/8 from m = granuloma size.
 SUBCONCEPTS: dict[str, float] = {
@@ -119,3 +120,11 @@ def make_phantoms(
         ids=np.asarray([f"img{i:05d}" for i in range(n)]),
         meta={"synthetic": True, "size": size, "seed": seed},
     )
+
+
+def load_synthetic(
+    path: object = None, *, n_normal: int = 240, size: int = 48, seed: int = 0
+) -> LabelledData:
+    """The ``synthetic`` source's loader: :func:`make_phantoms`; ``path`` is ignored (the data
+    are built in)."""
+    return make_phantoms(int(n_normal), size=int(size), seed=int(seed))

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from medeval.datasets.synthetic import SUBCONCEPTS, make_phantoms
 from medeval.splits import check_no_group_leak, patient_splits
-from medeval.synthetic import SUBCONCEPTS, make_phantoms
 from medeval.tasks import make_binary_task
 
 

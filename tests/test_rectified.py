@@ -1,0 +1,335 @@
+"""Rectified label-free scores rBA / rF1 / rAUC and their joint bootstrap (SPEC §9)."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import rectified_simulation as sim
+import torch
+from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
+
+from medeval.evaluation import evaluate_predictions
+from medeval.metrics import UndefinedMetricWarning
+from medeval.metrics.bootstrap import percentile_interval
+from medeval.rectified import (
+    FEW_REFERENCE_ROWS,
+    FewReferenceRowsWarning,
+    ReferenceDataError,
+    ReferenceRows,
+    combine,
+    point_scores,
+    ppi_lambda,
+    rectified_scores,
+    reference_seed,
+)
+from medeval.weights import utilities_from_train_sizes
+
+U = utilities_from_train_sizes(sim.TRAIN_SIZES)
+
+
+def proportional(n: int) -> dict[str, int]:
+    """Reference counts in the population's mix (a split stratified by subconcept)."""
+    return {nm: max(1, round(n * p)) for nm, p in zip(sim.NAMES, sim.SHARES, strict=True)}
+
+
+def data(seed=0, temperature=2.0, n_test=400, counts=None):
+    rng = np.random.default_rng(seed)
+    t = sim.draw_test(rng, n_test, temperature)
+    r = sim.draw_reference(rng, counts or proportional(600), temperature)
+    return t, r
+
+
+def run(t, ref, **kw):
+    kw.setdefault("n_bootstrap", 200)
+    return rectified_scores(
+        t["y_true"],
+        y_pred=t["y_pred"],
+        y_score=t["y_score"],
+        posteriors=t["posteriors"],
+        reference=ref,
+        utilities=U,
+        **kw,
+    )
+
+
+def reference(r, **kw):
+    return ReferenceRows.from_arrays(U, **{**r, **kw})
+
+
+def true_scores(t):
+    w = U.values[[U.index(s) for s in t["subconcept"]]]
+    return point_scores(t["y_true"], t["y_pred"], t["y_score"], {"w": w})
+
+
+def simulate(temperature, seeds, counts=None, reference_stratify="class"):
+    """Errors against the realised test-set wM and coverage, per estimator and family."""
+    out: dict = {}
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        t = sim.draw_test(rng, 400, temperature)
+        if counts is None:  # a random sample of the population with every minority subconcept
+            while True:
+                r = sim.draw_test(rng, 600, temperature)
+                if set(U.minority) <= set(r["subconcept"]):
+                    break
+        else:
+            r = sim.draw_reference(rng, counts, temperature)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FewReferenceRowsWarning)  # 'e': about 10 rows
+            res = run(t, reference(r), seed=seed, reference_stratify=reference_stratify)
+        truth = true_scores(t)
+        for m in ("BA", "F1", "AUC"):
+            lo, hi = res.intervals["r" + m]
+            tw = truth[("w", m)]
+            out.setdefault(("c", m), []).append((res.class_conditional[m] - tw, 0))
+            out.setdefault(("r", m), []).append((res.scores["r" + m] - tw, lo <= tw <= hi))
+    return {k: np.array(v, dtype=float) for k, v in out.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("temperature", [0.5, 2.0])
+def test_miscalibrated_posteriors_bias_cm_but_not_rm_and_rm_covers(temperature):
+    # Reference rows: a random sample of the population, as out-of-bag rows or a validation
+    # part are; coverage against the realised test-set wM (SPEC §9).
+    res = simulate(temperature, 300)
+    for m in ("BA", "F1", "AUC"):
+        c_err, r_err, covered = res[("c", m)][:, 0], res[("r", m)][:, 0], res[("r", m)][:, 1]
+        se_c, se_r = c_err.std() / np.sqrt(len(c_err)), r_err.std() / np.sqrt(len(r_err))
+        assert c_err.mean() > 8 * se_c, (m, c_err.mean(), se_c)  # cM biased upward
+        assert abs(r_err.mean()) < 3 * se_r, (m, r_err.mean(), se_r)  # rM unbiased
+        assert abs(r_err.mean()) < abs(c_err.mean()) / 10
+        assert covered.mean() >= 0.93, (m, covered.mean())
+
+
+def test_rm_equals_cm_when_the_reference_posteriors_are_exact():
+    t, r = data()
+    r["posteriors"] = np.eye(len(sim.NAMES))[[U.index(s) for s in r["subconcept"]]]
+    res = run(t, reference(r), variant="rectified")
+    for m, name in (("BA", "rBA"), ("F1", "rF1"), ("AUC", "rAUC")):
+        assert res.correction[m] == 0.0
+        assert res.scores[name] == res.class_conditional[m]
+        torch.testing.assert_close(
+            res.replicates[name], res.components[m]["test_c"], rtol=0, atol=0
+        )
+
+
+def test_point_estimates_match_scikit_learn_on_both_sets():
+    t, r = data(seed=3)
+    ref = reference(r)
+    res = run(t, ref, n_bootstrap=0)
+    c_test = _class_conditional(t)
+    c_ref = _class_conditional(r)
+    w_ref = U.values[[U.index(s) for s in r["subconcept"]]]
+    for name, y, yp, s, w, got in (
+        ("c", t["y_true"], t["y_pred"], t["y_score"], c_test, res.class_conditional),
+        ("ref c", r["y_true"], r["y_pred"], r["y_score"], c_ref, {
+            m: res.reference_scores[m]["c"] for m in ("BA", "F1", "AUC")}),
+        ("ref w", r["y_true"], r["y_pred"], r["y_score"], w_ref, {
+            m: res.reference_scores[m]["w"] for m in ("BA", "F1", "AUC")}),
+    ):  # fmt: skip
+        assert got["BA"] == pytest.approx(balanced_accuracy_score(y, yp, sample_weight=w)), name
+        assert got["F1"] == pytest.approx(f1_score(y, yp, sample_weight=w)), name
+        assert got["AUC"] == pytest.approx(roc_auc_score(y, s, sample_weight=w)), name
+    for m in ("BA", "F1", "AUC"):
+        rc, rw = res.reference_scores[m]["c"], res.reference_scores[m]["w"]
+        assert res.scores["r" + m] == pytest.approx(res.class_conditional[m] - (rc - rw))
+    assert res.intervals == {}
+
+
+def _class_conditional(d):
+    from medeval.weights import class_conditional_weights
+
+    return class_conditional_weights(d["posteriors"], U, d["y_true"]).numpy()
+
+
+def test_batched_equals_one_at_a_time_and_independent_of_memory_budget():
+    t, r = data(seed=1)
+    ref = reference(r)
+    base = run(t, ref, seed=7)
+    for kw in ({"chunk_size": 1}, {"chunk_size": 37}, {"memory_budget": 2**26}):
+        other = run(t, ref, seed=7, **kw)
+        for name, reps in base.replicates.items():
+            torch.testing.assert_close(other.replicates[name], reps, rtol=1e-12, atol=1e-12)
+        for name, bounds in base.intervals.items():
+            assert other.intervals[name] == pytest.approx(bounds, rel=1e-12)
+    assert run(t, ref, seed=8).replicates["rBA"].ne(base.replicates["rBA"]).any()
+
+
+def test_test_side_is_paired_with_evaluate_predictions_and_reference_side_independent():
+    t, r = data(seed=2)
+    res = run(t, reference(r), seed=11, n_bootstrap=400)
+    ev = evaluate_predictions(
+        t["y_true"],
+        y_score=t["y_score"],
+        y_pred=t["y_pred"],
+        posteriors=pd.DataFrame(t["posteriors"], columns=list(sim.NAMES)),
+        train_sizes=sim.TRAIN_SIZES,
+        n_bootstrap=400,
+        seed=11,
+    )
+    lo, hi, _ = percentile_interval(res.components["BA"]["test_c"])
+    assert (float(lo), float(hi)) == pytest.approx(ev.intervals["cBA"], rel=1e-12)
+    assert res.class_conditional["BA"] == pytest.approx(ev.scores["cBA"], rel=1e-12)
+    assert reference_seed(11) != 11 and reference_seed(11) == res.bootstrap["reference_seed"]
+    corr = np.corrcoef(res.components["BA"]["test_c"], res.components["BA"]["ref_c"])[0, 1]
+    assert abs(corr) < 0.15  # independent streams (400 replicates: sd of r about 0.05)
+    again = run(t, reference(r), seed=11, n_bootstrap=400, test_replicates={
+        m: res.components[m]["test_c"] for m in ("BA", "F1", "AUC")})  # fmt: skip
+    torch.testing.assert_close(again.replicates["rF1"], res.replicates["rF1"], rtol=0, atol=0)
+
+
+def test_ppi_plus_plus_uses_lambda_from_the_bootstrap_covariances():
+    t, r = data(seed=4)
+    res = run(t, reference(r), variant="ppi++", n_bootstrap=300)
+    for m in ("BA", "F1", "AUC"):
+        p, lam = res.components[m], res.lam[m]
+        assert 0 <= lam <= 1
+        assert lam == ppi_lambda(p["test_c"], p["ref_c"], p["ref_w"])
+        rc, rw = res.reference_scores[m]["c"], res.reference_scores[m]["w"]
+        assert res.scores["r" + m] == pytest.approx(rw + lam * (res.class_conditional[m] - rc))
+    plain = run(t, reference(r), n_bootstrap=300)
+    assert plain.lam == {"BA": 1.0, "F1": 1.0, "AUC": 1.0}
+    assert combine(1.0, 0.5, 0.25) == combine(1.0, 0.5, 0.25, variant="ppi++", lam=1.0)
+
+
+def test_ppi_lambda_recovers_the_optimum_and_is_clipped():
+    g = torch.Generator().manual_seed(0)
+    z, e1, e2 = (torch.randn(20000, generator=g, dtype=torch.float64) for _ in range(3))
+    ref_c, ref_w, test_c = z + e1, 0.5 * z, e2  # Cov = 0.5, Var = 2 + 1
+    assert ppi_lambda(test_c, ref_c, ref_w) == pytest.approx(0.5 / 3, abs=0.01)
+    assert ppi_lambda(test_c, ref_c, -ref_w) == 0.0
+    assert ppi_lambda(test_c * 0, ref_c * 0, ref_w) == 1.0
+
+
+def test_few_reference_rows_are_listed_and_warned_by_name_and_count():
+    t, r = data(counts=dict(proportional(600), e=3, d=FEW_REFERENCE_ROWS))
+    with pytest.warns(FewReferenceRowsWarning, match=r"'e' \(3\)") as rec:
+        res = run(t, reference(r), n_bootstrap=50)
+    assert "'d'" not in str(rec[0].message)
+    assert res.few_reference == ["e"]
+    assert res.reference_counts == dict(proportional(600), e=3, d=FEW_REFERENCE_ROWS)
+    assert any("'e' (3)" in n for n in res.notes)
+    d = json.loads(json.dumps(res.to_dict()))
+    assert d["reference"]["per_subconcept"]["e"] == 3 and d["reference"]["few_rows"] == ["e"]
+    assert d["reference"]["n"] == len(r["y_true"])
+
+
+def test_reference_without_a_class_gives_nan_and_a_warning():
+    t, r = data()
+    keep = r["y_true"] == 1
+    r = {k: v[keep] for k, v in r.items()}
+    with pytest.warns(UndefinedMetricWarning, match="undefined.*reference rows") as rec:
+        res = run(t, reference(r), n_bootstrap=20)
+    assert {str(w.message).split()[0] for w in rec} == {"rBA", "rAUC"}  # rF1 needs class 1 only
+    assert not np.isnan(res.scores["rF1"])
+    assert np.isnan(res.scores["rBA"]) and np.isnan(res.scores["rAUC"])
+    assert np.isnan(res.intervals["rBA"]).all()
+
+
+def test_rauc_unavailable_without_reference_scores():
+    t, r = data()
+    r = {k: v for k, v in r.items() if k != "y_score"}
+    res = run(t, reference(r), n_bootstrap=20)
+    assert np.isnan(res.scores["rAUC"]) and "rAUC" in res.unavailable
+    assert not np.isnan(res.scores["rBA"])
+
+
+@pytest.mark.parametrize(
+    ("change", "column", "subconcept", "match"),
+    [
+        ({"subconcept": None}, "subconcept", None, "true 'subconcept'"),
+        ({"posteriors": None}, "q_a", None, "posteriors"),
+        ({"y_pred": None, "y_score": None}, "y_pred", None, "'y_pred' or 'y_score'"),
+        ({"y_true": None}, "y_true", None, "y_true"),
+    ],
+)
+def test_missing_reference_columns_are_named(change, column, subconcept, match):
+    _, r = data()
+    with pytest.raises(ReferenceDataError, match=match) as err:
+        reference(r, **change)
+    assert err.value.column == column and err.value.subconcept == subconcept
+
+
+def test_reference_subconcept_problems_are_named():
+    _, r = data()
+    unknown = r["subconcept"].astype(object)
+    unknown[3] = "zz"
+    with pytest.raises(ReferenceDataError, match="'zz' has no training size") as err:
+        reference(r, subconcept=unknown)
+    assert err.value.subconcept == "zz"
+    wrong = r["y_true"].copy()
+    i = int(np.flatnonzero(r["subconcept"] == "d")[0])
+    wrong[i] = 0
+    with pytest.raises(ReferenceDataError, match=rf"row {i}: subconcept 'd' belongs to class 1"):
+        reference(r, y_true=wrong)
+    keep = r["subconcept"] != "e"
+    with pytest.raises(ReferenceDataError, match="minority subconcept 'e' has no reference row"):
+        reference({k: v[keep] for k, v in r.items()})
+    frame = pd.DataFrame(r["posteriors"][:, :4], columns=[f"q_{n}" for n in sim.NAMES[:4]])
+    with pytest.raises(ReferenceDataError, match=r"missing \['e'\]") as err:
+        reference(r, posteriors=frame)
+    assert err.value.column == "posteriors"
+    with pytest.raises(ReferenceDataError, match="'y_pred' must be 0/1"):
+        reference(r, y_pred=r["y_pred"] + 2)
+
+
+def test_reference_posteriors_by_q_columns_are_reordered():
+    _, r = data()
+    cols = [f"q_{n}" for n in reversed(sim.NAMES)]
+    frame = pd.DataFrame(r["posteriors"][:, ::-1], columns=cols)
+    np.testing.assert_array_equal(reference(r, posteriors=frame).posteriors, r["posteriors"])
+
+
+def test_reference_for_other_subconcepts_and_bad_options_are_refused():
+    t, r = data()
+    other = utilities_from_train_sizes({**sim.TRAIN_SIZES, "f": {"class": 1, "n": 9}})
+    ref = reference(r)
+    with pytest.raises(ReferenceDataError, match="checked against subconcepts"):
+        rectified_scores(t["y_true"], y_pred=t["y_pred"], posteriors=np.c_[t["posteriors"],
+            np.zeros(len(t["y_true"]))], reference=ref, utilities=other)  # fmt: skip
+    with pytest.raises(ValueError, match="variant"):
+        run(t, ref, variant="ppi")
+    with pytest.raises(ValueError, match="reference_stratify"):
+        run(t, ref, reference_stratify="none")
+    with pytest.raises(ValueError, match="stratify"):
+        run(t, ref, stratify="subconcept")
+
+
+def test_stratify_and_groups_change_only_the_test_side():
+    t, r = data(seed=5)
+    ref = reference(r)
+    base = run(t, ref, seed=3)
+    flat = run(t, ref, seed=3, stratify="none")
+    clustered = run(t, ref, seed=3, groups=np.arange(len(t["y_true"])) // 2, stratify="none")
+    torch.testing.assert_close(flat.components["BA"]["ref_c"], base.components["BA"]["ref_c"])
+    assert flat.components["BA"]["test_c"].ne(base.components["BA"]["test_c"]).any()
+    assert clustered.components["BA"]["test_c"].ne(flat.components["BA"]["test_c"]).any()
+    assert flat.scores == base.scores
+
+
+def _write_reference(path, r):
+    frame = pd.DataFrame(
+        {k: r[k] for k in ("y_true", "y_score", "y_pred", "subconcept")}
+        | {f"q_{n}": r["posteriors"][:, i] for i, n in enumerate(sim.NAMES)}
+    )
+    frame.to_csv(path, index=False)
+
+
+def test_reference_rows_from_a_reference_file(tmp_path):
+    from medeval.reference import read_reference
+
+    t, r = data(seed=6)
+    _write_reference(tmp_path / "ref.csv", r)
+    ref = ReferenceRows.from_table(read_reference(tmp_path / "ref.csv", U), U)
+    assert ref.source.endswith("ref.csv") and len(ref) == len(r["y_true"])
+    np.testing.assert_allclose(ref.posteriors, r["posteriors"], rtol=1e-12)
+    np.testing.assert_array_equal(ref.subconcept, [U.index(s) for s in r["subconcept"]])
+    from_file, direct = run(t, ref, n_bootstrap=0), run(t, reference(r), n_bootstrap=0)
+    assert from_file.scores == pytest.approx(direct.scores, rel=1e-12)
+    keep = r["subconcept"] != "d"
+    _write_reference(tmp_path / "no_d.csv", {k: v[keep] for k, v in r.items()})
+    with pytest.raises(ReferenceDataError, match="'d' has no reference row") as err:
+        ReferenceRows.from_table(read_reference(tmp_path / "no_d.csv", U), U)
+    assert err.value.subconcept == "d"
