@@ -23,7 +23,17 @@ from .metrics._checks import UndefinedMetricWarning
 from .metrics.bootstrap import BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from .metrics.ranking import auc_from_sums, auc_sums
-from .predictions import labels_from_scores
+from .reference import within_class_ba_from_codes
+from .scores import (
+    ALL_SCORES,
+    FAMILIES,
+    PAPER_SCORES,
+    RECOMMENDED,
+    SCORE_DESCRIPTIONS,
+    SCORED_WEIGHTINGS,
+    WEAK_WITHIN_CLASS_BA,
+    labels_from_scores,
+)
 from .weights import (
     Utilities,
     align_posteriors,
@@ -33,37 +43,8 @@ from .weights import (
     utilities_from_train_sizes,
 )
 
-#: The paper's nine scores (unweighted, true weights, predicted weights), kept for reproduction.
-SCORES = ("BA", "wBA", "pBA", "F1", "wF1", "pF1", "AUC", "wAUC", "pAUC")
-#: Label-free estimates of the true-weight scores (SPEC §8): class-conditional predicted weights.
-LABEL_FREE = ("cBA", "cF1", "cAUC")
-ALL_SCORES = SCORES + LABEL_FREE
-#: The label-free score a reader should use for each family (never a true-weight oracle score).
-RECOMMENDED = {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
-WEIGHTINGS = {
-    "": "unweighted",
-    "w": "true weights",
-    "p": "predicted weights",
-    "c": "class-conditional predicted weights",
-}
-#: Below this within-class balanced accuracy the subconcept model is reported as weak (§8).
-WEAK_WITHIN_CLASS_BA = 0.7
-SCORE_DESCRIPTIONS = {
-    "BA": "balanced accuracy",
-    "wBA": "balanced accuracy, true utility weights (oracle: needs test subconcept labels)",
-    "pBA": "balanced accuracy, predicted utility weights (from subconcept posteriors)",
-    "F1": "F1 of class 1",
-    "wF1": "F1, true utility weights",
-    "pF1": "F1, predicted utility weights",
-    "AUC": "ROC AUC",
-    "wAUC": "ROC AUC, true utility weights",
-    "pAUC": "ROC AUC, predicted utility weights (not partial AUC)",
-    "cBA": "balanced accuracy, label-free estimate of wBA: predicted utility weights given the "
-    "known class (recommended)",
-    "cF1": "F1, label-free estimate of wF1: class-conditional predicted weights (recommended)",
-    "cAUC": "ROC AUC, label-free estimate of wAUC: class-conditional predicted weights "
-    "(recommended)",
-}
+# Importers that take the vocabulary from this module keep working; it lives in medeval.scores.
+SCORES = PAPER_SCORES
 
 
 @dataclass
@@ -466,8 +447,10 @@ def evaluate_predictions(
         u = utilities_from_train_sizes(u)
     plan = _plan(y, subconcept, posteriors, posterior_columns, u)
     if s is None:
-        for k in WEIGHTINGS:
-            plan.unavailable.setdefault(f"{k}AUC", "no y_score (scores are needed for ROC AUC)")
+        for w in SCORED_WEIGHTINGS:
+            plan.unavailable.setdefault(
+                f"{w.prefix}AUC", "no y_score (scores are needed for ROC AUC)"
+            )
     notes = _fallback_notes(plan)
     point = _point_scores(y, yp, s, plan, notes)
     reps = None
@@ -612,8 +595,8 @@ def _score_tables(plan: _Plan, point, reps, confidence, notes) -> tuple:
     unavailable: dict[str, str] = {}
     nan_row = np.full(len(subset_names), math.nan)
     bounds = _all_intervals(reps, confidence) if reps is not None else {}
-    for key in WEIGHTINGS:
-        for metric in ("BA", "F1", "AUC"):
+    for key in (w.prefix for w in SCORED_WEIGHTINGS):
+        for metric in FAMILIES:
             score = f"{key}{metric}"
             if (key, metric) not in point:
                 unavailable[score] = plan.unavailable.get(score) or plan.unavailable.get(key, "n/a")
@@ -677,16 +660,7 @@ def _within_class_ba(y: np.ndarray, plan: _Plan) -> dict[str, float]:
     class-renormalised posteriors vs the true subconcept); needs true test subconcepts."""
     if plan.q_class is None or plan.sc_codes is None:
         return {}
-    pred = plan.q_class.argmax(axis=1)
-    out = {}
-    for c in (0, 1):
-        rows = y == c
-        present = np.unique(plan.sc_codes[rows])
-        if len(present) < 2:
-            continue  # one subconcept: nothing to tell apart
-        hit = pred[rows] == plan.sc_codes[rows]
-        out[f"class {c}"] = float(np.mean([hit[plan.sc_codes[rows] == k].mean() for k in present]))
-    return out
+    return within_class_ba_from_codes(y, plan.sc_codes, plan.q_class)
 
 
 PER_SUBCONCEPT_COLUMNS = (

@@ -26,6 +26,14 @@ from torchmetrics.utilities import dim_zero_cat
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.classification import ConfusionSums, ba_from_sums, confusion_sums, f1_from_sums
 from medeval.metrics.ranking import auc_from_sums, auc_sums
+from medeval.scores import (
+    BY_FAMILY,
+    FAMILIES,
+    SCORED_WEIGHTINGS,
+    labels_from_scores,
+    needs,
+    split_score,
+)
 from medeval.weights import (
     Utilities,
     class_conditional_weights,
@@ -35,30 +43,8 @@ from medeval.weights import (
 
 __all__ = ["SCORES", "SubconceptScores", "instance_weights", "needs", "split_score"]
 
-FAMILIES = ("BA", "F1", "AUC")
-# weighting key → what it is; the key is the score's prefix ("" unweighted).
-WEIGHTINGS = {
-    "": "unweighted",
-    "w": "true weights (oracle: needs subconcept labels)",
-    "p": "predicted weights Σ_s q_s(x) u_s",
-    "c": "class-conditional predicted weights E[u_s | x, y]",
-}
-SCORES = tuple(f"{k}{f}" for f in FAMILIES for k in WEIGHTINGS)
-
-
-def split_score(name: str) -> tuple[str, str]:
-    """``"cBA"`` → ``("c", "BA")``; a clear error for an unknown score name."""
-    for family in FAMILIES:
-        key = name[: -len(family)]
-        if name.endswith(family) and key in WEIGHTINGS:
-            return key, family
-    raise ValueError(f"unknown score {name!r}; known scores: {', '.join(SCORES)}")
-
-
-def needs(name: str) -> str | None:
-    """The input a score needs beyond y_true and y_score: ``"subconcept"``, ``"posteriors"``."""
-    key, _ = split_score(name)
-    return {"w": "subconcept", "p": "posteriors", "c": "posteriors"}.get(key)
+#: The scores, family by family (:data:`medeval.scores.BY_FAMILY`).
+SCORES = BY_FAMILY
 
 
 def _as_utilities(train_sizes: Mapping[str, Mapping[str, int]] | Utilities) -> Utilities:
@@ -173,11 +159,12 @@ class SubconceptScores(Metric):
         parsed = [split_score(s) for s in names]  # validates every name
         self.scores = names
         self.threshold = float(threshold)
+        prefixes = [w.prefix for w in SCORED_WEIGHTINGS]
         self._conf_keys = [
-            k for k in WEIGHTINGS if any(p == (k, f) for p in parsed for f in FAMILIES[:2])
+            k for k in prefixes if any(p == (k, f) for p in parsed for f in FAMILIES[:2])
         ]
-        self._auc_keys = [k for k in WEIGHTINGS if (k, "AUC") in parsed]
-        self._keys = [k for k in WEIGHTINGS if k in self._conf_keys or k in self._auc_keys]
+        self._auc_keys = [k for k in prefixes if (k, "AUC") in parsed]
+        self._keys = [k for k in prefixes if k in self._conf_keys or k in self._auc_keys]
         # sums[k] = (Σ w[y=1], Σ w[y=1, ŷ=1], Σ w[y=0], Σ w[y=0, ŷ=0]) for weighting k
         self.add_state(
             "sums",
@@ -219,7 +206,7 @@ class SubconceptScores(Metric):
             self._keys, self.utilities, yt, subconcept=subconcept, posteriors=posteriors
         )
         if self._conf_keys:
-            yp = (ys >= self.threshold).to(torch.float64)
+            yp = labels_from_scores(ys, self.threshold)
             s = confusion_sums(yt, yp, torch.stack([w[k] for k in self._conf_keys]))
             self.sums += torch.stack(tuple(s), dim=-1)
         if self._auc_keys:
