@@ -35,10 +35,12 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 import torch
 
+from .._validation import Interval, StrOptions, TypeOf, validate_params
 from .classification import ConfusionSums, ba_from_sums, f1_from_sums, recalls_from_sums
 from .ranking import AucSums, auc_from_sums
 
@@ -51,6 +53,8 @@ _CELL_LANES = 8  # accumulators per cell (see _build_statistics)
 # this many columns, or columns that would take more memory than this.
 _CELL_MIN_COLUMNS, _CELL_MIN_BYTES = 12, 2**26
 _MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 GiB
+#: The allowed values of ``memory_budget=`` (``None`` = :func:`default_memory_budget`).
+MEMORY_BUDGET = Interval(Real, 0, None, closed="neither", desc="a positive number of bytes")
 
 
 def default_memory_budget(device: str | torch.device = "cpu") -> int:
@@ -148,9 +152,7 @@ def _stable_argsort(x: np.ndarray) -> np.ndarray:
 
 
 def _resolve_generator(generator: str, device: torch.device) -> str:
-    """``auto`` → ``numpy`` on the CPU, ``torch`` elsewhere; checks the name and the device."""
-    if generator not in ("auto", "numpy", "torch"):
-        raise ValueError(f"generator must be 'auto', 'numpy' or 'torch'; got {generator!r}")
+    """``auto`` → ``numpy`` on the CPU, ``torch`` elsewhere; checks that it fits the device."""
     if generator == "auto":
         generator = "numpy" if device.type == "cpu" else "torch"
     if generator == "numpy" and device.type != "cpu":
@@ -277,6 +279,15 @@ class BatchedBootstrap:
             inputs (the dense statistics columns) come on top.
     """
 
+    @validate_params(
+        {
+            "n_subconcepts": [Interval(Integral, 0, None), None],
+            "device": [str, torch.device],
+            "dtype": [torch.dtype],
+            "generator": [StrOptions(("auto", "numpy", "torch"))],
+            "memory_budget": [MEMORY_BUDGET, None],
+        }
+    )
     def __init__(
         self,
         y_true: np.ndarray,
@@ -301,10 +312,6 @@ class BatchedBootstrap:
             raise ValueError("need y_pred or y_score")
         self.device, self.dtype = torch.device(device), dtype
         self.generator = _resolve_generator(generator, self.device)
-        if memory_budget is not None and memory_budget <= 0:
-            raise ValueError(
-                f"memory_budget must be a positive number of bytes; got {memory_budget}"
-            )
         self.memory_budget = int(memory_budget or default_memory_budget(self.device))
         self.has_pred = y_pred is not None
         self.subset_names = tuple(subsets)
@@ -658,6 +665,14 @@ class BatchedBootstrap:
         return [min(chunk_size, n - i) for i in range(0, n, chunk_size)]
 
     # -- replicates -----------------------------------------------------------------------
+    @validate_params(
+        {
+            "n": [Interval(Integral, 0, None)],
+            "seed": [Interval(Integral, 0, None)],
+            "chunk_size": [Interval(Integral, 1, None), None],
+            "progress": [TypeOf(bool, np.bool_, desc="a bool")],
+        }
+    )
     def run(
         self, n: int, *, seed: int, chunk_size: int | None = None, progress: bool = False
     ) -> Replicates:
@@ -812,6 +827,7 @@ class BatchedBootstrap:
         return Replicates(scores, recall, self.subset_names, n, seed, estimated_recall=estimated)
 
 
+@validate_params({"confidence": [Interval(Real, 0, 1, closed="neither")]})
 def percentile_interval(
     replicates: torch.Tensor, confidence: float = 0.95
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -820,8 +836,6 @@ def percentile_interval(
     Returns ``(low, high, n_undefined)``, each of the trailing shape; NaN bounds where every
     replicate is undefined.
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0, 1); got {confidence}")
     alpha = (1 - confidence) / 2
     q = torch.tensor([alpha, 1 - alpha], dtype=replicates.dtype, device=replicates.device)
     bounds = torch.nanquantile(replicates, q, dim=0)

@@ -41,6 +41,8 @@ __all__ = [
 N_SPLITS = 10  # 5 repeats × 2 folds
 #: Where the subconcepts come from: the data set's labels, or discovery per training fold.
 SUBCONCEPT_MODES = ("true", "discovered")
+#: Where the grid runs: joblib's loky processes or a Dask cluster.
+BACKENDS = ("loky", "dask")
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".pq")
 
 
@@ -330,7 +332,7 @@ def run_grid(
         backend: ``"loky"`` (joblib) or ``"dask"`` (Dask distributed).
         scheduler: address of a running Dask scheduler (``tcp://host:8786``).
     """
-    if backend not in ("loky", "dask"):
+    if backend not in BACKENDS:
         raise ValueError(f"backend must be 'loky' or 'dask'; got {backend!r}")
     if not units:
         return []
