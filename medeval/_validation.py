@@ -86,7 +86,7 @@ class Interval(Constraint):
     def __str__(self) -> str:
         if self.desc:
             return self.desc
-        kind = "an int" if self.kind is Integral else "a number"
+        kind = "an int" if issubclass(self.kind, Integral) else "a number"
         if self.left is None and self.right is None:
             return kind
         lo = "-inf" if self.left is None else f"{self.left}"
