@@ -28,6 +28,7 @@ from .errors import UserError
 
 __all__ = [
     "ArrayLike",
+    "Fields",
     "Interval",
     "InvalidParameterError",
     "Options",
@@ -152,6 +153,14 @@ class _NoneConstraint(Constraint):
         return "None"
 
 
+class Fields:
+    """A settings object (a dataclass) whose fields each have constraints; errors name the
+    field, as if it were a parameter of the function."""
+
+    def __init__(self, constraints: Mapping[str, list[Any]]) -> None:
+        self.constraints = constraints
+
+
 def _as_constraint(c: Any) -> Constraint:
     if c is None:
         return _NoneConstraint()
@@ -163,7 +172,7 @@ def _as_constraint(c: Any) -> Constraint:
 
 
 def check_params(
-    where: str, values: Mapping[str, Any], constraints: Mapping[str, list[Any]]
+    where: str, values: Mapping[str, Any], constraints: Mapping[str, list[Any] | Fields]
 ) -> None:
     """Check each declared parameter of ``values`` against its constraints.
 
@@ -174,6 +183,9 @@ def check_params(
         if name not in values:
             continue
         value = values[name]
+        if isinstance(allowed, Fields):
+            check_params(where, vars(value), allowed.constraints)
+            continue
         checks = [_as_constraint(c) for c in allowed]
         if not any(c.accepts(value) for c in checks):
             shown = " or ".join(str(c) for c in checks)
@@ -183,7 +195,7 @@ def check_params(
 _VALIDATING = contextvars.ContextVar("medeval_validating", default=False)
 
 
-def validate_params(constraints: Mapping[str, list[Any]]) -> Callable[[F], F]:
+def validate_params(constraints: Mapping[str, list[Any] | Fields]) -> Callable[[F], F]:
     """Decorate a function (or ``__init__``) so that its declared options are checked on every
     outside call; calls from inside another validated call skip the check."""
 

@@ -433,9 +433,11 @@ def evaluate_predictions(
     """Evaluate test predictions with unweighted, true-weight and predicted-weight scores.
 
     Args:
-        y_true: ``(N,)`` true labels in {0, 1} (1 = minority class).
+        y_true: ``(N,)`` true labels, 1 = minority class: {0, 1}, booleans, {-1, 1} or two
+            labels with ``pos_label`` (the rule of every metric in :mod:`medeval.metrics`).
         y_score: ``(N,)`` scores for class 1 (needed for AUC).
-        y_pred: ``(N,)`` predicted labels; default ``y_score >= threshold``.
+        y_pred: ``(N,)`` predicted labels, encoded like ``y_true``; default
+            ``y_score >= threshold`` (:func:`medeval.scores.labels_from_scores`).
         subconcept: ``(N,)`` true test subconcept names (for wBA, subsets, per-subconcept
             recall).
         posteriors: ``(N, S)`` subconcept model posteriors (DataFrame with subconcept-named

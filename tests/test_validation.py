@@ -128,6 +128,13 @@ def test_run_benchmark_rejects_each_bad_setting(name, bad, tmp_path):
     assert not (tmp_path / "out").exists()  # rejected before anything is written
 
 
+@pytest.mark.parametrize(("name", "bad"), [("jobs", 0), ("backend", "threads"), ("scheduler", 1)])
+def test_run_grid_rejects_each_bad_option(name, bad):
+    from medeval.protocol.grid import run_grid
+
+    assert _raises(name, lambda: run_grid([], **{name: bad})).startswith("run_grid: ")
+
+
 @pytest.mark.parametrize(("name", "bad"), [("threshold", "high"), ("train_sizes", [1, 2])])
 def test_streaming_metric_rejects_each_bad_option(name, bad):
     kw = {"train_sizes": SIZES} | {name: bad}

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from numbers import Integral
 from pathlib import Path
 
-from medeval._validation import Interval, StrOptions, TypeOf, check_params
+from medeval._validation import Fields, Interval, StrOptions, TypeOf, validate_params
 from medeval.atomic import write_json
 from medeval.datasets.base import DataError
 from medeval.protocol.forest import METHODS, check_methods
@@ -95,6 +95,7 @@ SETTINGS_CONSTRAINTS = {
 }
 
 
+@validate_params({"s": Fields(SETTINGS_CONSTRAINTS), "progress": [TypeOf(bool, desc="a bool")]})
 def run_benchmark(
     s: BenchmarkSettings, *, progress: bool = True, log: Callable[[str], None] | None = None
 ) -> BenchmarkRun:
@@ -107,7 +108,6 @@ def run_benchmark(
         DataError, FileNotFoundError, SettingsMismatch: bad collection, data-set names or
             methods, or a results folder made with other protocol settings.
     """
-    check_params("run_benchmark", vars(s), SETTINGS_CONSTRAINTS)
     log = log or logger.info
     try:
         methods = check_methods(list(s.methods))
