@@ -13,17 +13,29 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-from .metrics._checks import UndefinedMetricWarning
-from .metrics.bootstrap import BatchedBootstrap, percentile_interval
+from ._validation import ArrayLike, Interval, StrOptions, TypeOf, validate_params
+from .metrics._checks import UndefinedMetricWarning, binary_labels
+from .metrics.bootstrap import MEMORY_BUDGET, BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from .metrics.ranking import auc_from_sums, auc_sums
-from .predictions import labels_from_scores
+from .reference import within_class_ba_from_codes
+from .scores import (
+    ALL_SCORES,
+    FAMILIES,
+    PAPER_SCORES,
+    RECOMMENDED,
+    SCORE_DESCRIPTIONS,
+    SCORED_WEIGHTINGS,
+    WEAK_WITHIN_CLASS_BA,
+    labels_from_scores,
+)
 from .weights import (
     Utilities,
     align_posteriors,
@@ -33,37 +45,10 @@ from .weights import (
     utilities_from_train_sizes,
 )
 
-#: The paper's nine scores (unweighted, true weights, predicted weights), kept for reproduction.
-SCORES = ("BA", "wBA", "pBA", "F1", "wF1", "pF1", "AUC", "wAUC", "pAUC")
-#: Label-free estimates of the true-weight scores (SPEC §8): class-conditional predicted weights.
-LABEL_FREE = ("cBA", "cF1", "cAUC")
-ALL_SCORES = SCORES + LABEL_FREE
-#: The label-free score a reader should use for each family (never a true-weight oracle score).
-RECOMMENDED = {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
-WEIGHTINGS = {
-    "": "unweighted",
-    "w": "true weights",
-    "p": "predicted weights",
-    "c": "class-conditional predicted weights",
-}
-#: Below this within-class balanced accuracy the subconcept model is reported as weak (§8).
-WEAK_WITHIN_CLASS_BA = 0.7
-SCORE_DESCRIPTIONS = {
-    "BA": "balanced accuracy",
-    "wBA": "balanced accuracy, true utility weights (oracle: needs test subconcept labels)",
-    "pBA": "balanced accuracy, predicted utility weights (from subconcept posteriors)",
-    "F1": "F1 of class 1",
-    "wF1": "F1, true utility weights",
-    "pF1": "F1, predicted utility weights",
-    "AUC": "ROC AUC",
-    "wAUC": "ROC AUC, true utility weights",
-    "pAUC": "ROC AUC, predicted utility weights (not partial AUC)",
-    "cBA": "balanced accuracy, label-free estimate of wBA: predicted utility weights given the "
-    "known class (recommended)",
-    "cF1": "F1, label-free estimate of wF1: class-conditional predicted weights (recommended)",
-    "cAUC": "ROC AUC, label-free estimate of wAUC: class-conditional predicted weights "
-    "(recommended)",
-}
+# Importers that take the vocabulary from this module keep working; it lives in medeval.scores.
+SCORES = PAPER_SCORES
+#: Named strata of ``evaluate_predictions(stratify=...)`` (besides per-instance codes).
+STRATIFY = ("class", "subconcept", "none")
 
 
 @dataclass
@@ -178,17 +163,11 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-def _binary(name: str, values: Any) -> np.ndarray:
+def _one_d(name: str, values: Any) -> np.ndarray:
     a = np.array(values)  # a private, writable copy (pandas hands out read-only views)
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D (one value per test instance); got {a.shape}")
-    if a.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be numeric 0/1; got dtype {a.dtype}")
-    bad = ~np.isin(a, (0, 1))
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"{name} must contain only 0 and 1; found {a[i]!r} at index {i}")
-    return a.astype(np.int64)
+    return a
 
 
 def _scores_array(y_score: Any, n: int) -> np.ndarray:
@@ -419,6 +398,18 @@ def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tup
     return out
 
 
+@validate_params(
+    {
+        "threshold": [Interval(Real, None, None)],
+        "n_bootstrap": [Interval(Integral, 0, None)],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "stratify": [StrOptions(STRATIFY), ArrayLike()],
+        "seed": [Interval(Integral, 0, None)],
+        "device": [str, torch.device],
+        "progress": [TypeOf(bool, np.bool_, desc="a bool")],
+        "memory_budget": [MEMORY_BUDGET, None],
+    }
+)
 def evaluate_predictions(
     y_true: Any,
     *,
@@ -437,13 +428,16 @@ def evaluate_predictions(
     device: str | torch.device = "cpu",
     progress: bool = False,
     memory_budget: int | None = None,
+    pos_label: Any = None,
 ) -> Evaluation:
     """Evaluate test predictions with unweighted, true-weight and predicted-weight scores.
 
     Args:
-        y_true: ``(N,)`` true labels in {0, 1} (1 = minority class).
+        y_true: ``(N,)`` true labels, 1 = minority class: {0, 1}, booleans, {-1, 1} or two
+            labels with ``pos_label`` (the rule of every metric in :mod:`medeval.metrics`).
         y_score: ``(N,)`` scores for class 1 (needed for AUC).
-        y_pred: ``(N,)`` predicted labels; default ``y_score >= threshold``.
+        y_pred: ``(N,)`` predicted labels, encoded like ``y_true``; default
+            ``y_score >= threshold`` (:func:`medeval.scores.labels_from_scores`).
         subconcept: ``(N,)`` true test subconcept names (for wBA, subsets, per-subconcept
             recall).
         posteriors: ``(N, S)`` subconcept model posteriors (DataFrame with subconcept-named
@@ -459,15 +453,19 @@ def evaluate_predictions(
             in chunks that fit); default from the machine
             (:func:`~medeval.metrics.bootstrap.default_memory_budget`). It changes speed and
             memory only, never the numbers.
+        pos_label: the positive class (1, the minority class) when the labels are not {0, 1},
+            booleans or {-1, 1}.
     """
-    y, s, yp = _labels(y_true, y_score, y_pred, threshold)
+    y, s, yp = _labels(y_true, y_score, y_pred, threshold, pos_label)
     u = train_sizes
     if u is not None and not isinstance(u, Utilities):
         u = utilities_from_train_sizes(u)
     plan = _plan(y, subconcept, posteriors, posterior_columns, u)
     if s is None:
-        for k in WEIGHTINGS:
-            plan.unavailable.setdefault(f"{k}AUC", "no y_score (scores are needed for ROC AUC)")
+        for w in SCORED_WEIGHTINGS:
+            plan.unavailable.setdefault(
+                f"{w.prefix}AUC", "no y_score (scores are needed for ROC AUC)"
+            )
     notes = _fallback_notes(plan)
     point = _point_scores(y, yp, s, plan, notes)
     reps = None
@@ -514,21 +512,26 @@ def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndar
 
 
 def _labels(
-    y_true: Any, y_score: Any, y_pred: Any, threshold: float
+    y_true: Any, y_score: Any, y_pred: Any, threshold: float, pos_label: Any
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """Checked ``y_true`` ``(N,)``, scores ``(N,)`` or None, and predicted labels ``(N,)``
-    (given, or ``y_score >= threshold``)."""
-    y = _binary("y_true", y_true)
-    s = None if y_score is None else _scores_array(y_score, len(y))
+    """Checked ``y_true`` ``(N,)`` in {0, 1}, scores ``(N,)`` or None, and predicted labels
+    ``(N,)`` (given, or ``y_score >= threshold``). Labels follow the metrics' rule
+    (:func:`~medeval.metrics._checks.binary_labels`): {0, 1}, booleans, {-1, 1} or
+    ``pos_label``."""
+    labels = {"y_true": _one_d("y_true", y_true)}
+    n = len(labels["y_true"])
+    s = None if y_score is None else _scores_array(y_score, n)
     if y_pred is not None:
-        yp = _binary("y_pred", y_pred)
-        if yp.shape != y.shape:
-            raise ValueError(f"y_pred must have shape {y.shape} like y_true; got {yp.shape}")
-    elif s is not None:
-        yp = labels_from_scores(s, threshold)
-    else:
+        labels["y_pred"] = _one_d("y_pred", y_pred)
+        if labels["y_pred"].shape != (n,):
+            raise ValueError(
+                f"y_pred must have shape {(n,)} like y_true; got {labels['y_pred'].shape}"
+            )
+    elif s is None:
         raise ValueError("need y_score or y_pred")
-    return y, s, yp
+    binary = {k: t.numpy().astype(np.int64) for k, t in binary_labels(labels, pos_label).items()}
+    yp = binary["y_pred"] if y_pred is not None else labels_from_scores(s, threshold)
+    return binary["y_true"], s, yp
 
 
 def _bootstrap_info(n_bootstrap: int, seed: int, stratify: str | np.ndarray) -> dict[str, Any]:
@@ -558,9 +561,6 @@ def _strata(stratify: str | np.ndarray, y: np.ndarray, plan: _Plan) -> np.ndarra
             if plan.sc_codes is None:
                 raise ValueError("stratify='subconcept' needs the true test subconcepts")
             return plan.sc_codes
-        raise ValueError(
-            f"stratify must be 'class', 'subconcept', 'none' or codes; got {stratify!r}"
-        )
     return _codes(stratify, len(y), "stratify")
 
 
@@ -612,8 +612,8 @@ def _score_tables(plan: _Plan, point, reps, confidence, notes) -> tuple:
     unavailable: dict[str, str] = {}
     nan_row = np.full(len(subset_names), math.nan)
     bounds = _all_intervals(reps, confidence) if reps is not None else {}
-    for key in WEIGHTINGS:
-        for metric in ("BA", "F1", "AUC"):
+    for key in (w.prefix for w in SCORED_WEIGHTINGS):
+        for metric in FAMILIES:
             score = f"{key}{metric}"
             if (key, metric) not in point:
                 unavailable[score] = plan.unavailable.get(score) or plan.unavailable.get(key, "n/a")
@@ -677,16 +677,7 @@ def _within_class_ba(y: np.ndarray, plan: _Plan) -> dict[str, float]:
     class-renormalised posteriors vs the true subconcept); needs true test subconcepts."""
     if plan.q_class is None or plan.sc_codes is None:
         return {}
-    pred = plan.q_class.argmax(axis=1)
-    out = {}
-    for c in (0, 1):
-        rows = y == c
-        present = np.unique(plan.sc_codes[rows])
-        if len(present) < 2:
-            continue  # one subconcept: nothing to tell apart
-        hit = pred[rows] == plan.sc_codes[rows]
-        out[f"class {c}"] = float(np.mean([hit[plan.sc_codes[rows] == k].mean() for k in present]))
-    return out
+    return within_class_ba_from_codes(y, plan.sc_codes, plan.q_class)
 
 
 PER_SUBCONCEPT_COLUMNS = (
