@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from medeval.atomic import check_out, json_ready, replace_folder, write_json
+from medeval.atomic import MARKER, check_out, json_ready, replace_folder, write_json
 from medeval.errors import OutputPathError
 
 
@@ -36,7 +36,7 @@ def test_replace_folder_leaves_the_previous_run_when_writing_fails(tmp_path):
     with replace_folder(out) as tmp:
         (tmp / "a.csv").write_text("first")
         (tmp / "b.png").write_text("first")
-    assert sorted(p.name for p in out.iterdir()) == ["a.csv", "b.png"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "a.csv", "b.png"]
     with pytest.raises(RuntimeError), replace_folder(out) as tmp:
         (tmp / "a.csv").write_text("second")
         raise RuntimeError("report failed")
@@ -50,7 +50,7 @@ def test_replace_folder_drops_files_of_the_previous_run(tmp_path):
         (tmp / "per_subconcept.csv").write_text("old")
     with replace_folder(out) as tmp:
         (tmp / "metrics.json").write_text("new")
-    assert [p.name for p in out.iterdir()] == ["metrics.json"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "metrics.json"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
