@@ -165,11 +165,33 @@ def _existing_ancestor(path: Path) -> Path:
 def _probe_writable(folder: Path, what: str) -> None:
     """Create and remove a file in ``folder``: the only test that is right for every user."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".medeval-probe.", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=_PROBE, dir=folder)
     except OSError as exc:
         raise OutputPathError(f"{what}: cannot write into {folder}: {exc.strerror}") from exc
     os.close(fd)
-    os.unlink(tmp)
+    _remove_probe(Path(tmp))
+
+
+_PROBE = ".medeval-probe."
+
+
+def _remove_probe(path: Path) -> None:
+    # Missing is fine: recover() removes probes a killed run left, possibly a running one's.
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _remove_stale_probes(folder: Path) -> None:
+    """Probe files of :func:`_probe_writable` left by a run killed between its two steps."""
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.startswith(_PROBE)]
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_file(follow_symlinks=False):
+            _remove_probe(Path(entry.path))
 
 
 def _pathconf(folder: Path, name: str, default: int) -> int:
@@ -416,7 +438,8 @@ def recover(
 ) -> Path | None:
     """Finish what an interrupted replacement of ``target`` left (call it holding the lock).
 
-    If ``target`` is missing, the complete new folder (marker with ``complete: true``) or else
+    Probe files a killed check left in ``target`` or beside it are removed. If ``target`` is
+    missing, the complete new folder (marker with ``complete: true``) or else
     the previous one is renamed back into place, with a warning naming it. The other leftovers
     (the previous run once ``target`` is in place, half-written new folders) are removed.
 
@@ -424,6 +447,8 @@ def recover(
         The folder put back, or ``None``.
     """
     target = Path(target)
+    for folder in (target, target.parent):
+        _remove_stale_probes(folder)
     leftovers = _siblings(target)
     restored = None
     if leftovers and not (target.exists() or target.is_symlink()):
