@@ -147,17 +147,28 @@ LEGACY: dict[str, tuple[str, ...]] = {
 # alphabet, which earlier versions used, includes "_").
 _SIBLING = re.compile(r"(new|old)-[a-z0-9_]{8}")
 _SIBLING_EXTRA = len("..new-") + 8
-#: Held output locks of this process: absolute target -> (fd, lock file, tool that checked it).
-_HELD: dict[str, tuple[int, Path, str | None]] = {}
+#: Held output locks of this process: absolute target -> (fd, lock file, tool that checked it,
+#: the folders created for the lock file, deepest first).
+_HELD: dict[str, tuple[int, Path, str | None, list[Path]]] = {}
 
 
 class OutputRecoveredWarning(UserWarning):
     """An output folder was put back from what an interrupted run left beside it."""
 
 
+def _lexists(path: Path) -> bool:
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:  # e.g. a name too long to look up: not there either
+        return False
+    return True
+
+
 def _existing_ancestor(path: Path) -> Path:
     for parent in [path, *path.parents]:
-        if parent.exists() or parent.is_symlink():
+        if _lexists(parent):
             return parent
     return Path(".")
 
@@ -202,9 +213,8 @@ def _pathconf(folder: Path, name: str, default: int) -> int:
 
 
 def _check_name(path: Path, what: str, *, symlink_ok: bool) -> None:
-    """Refuse names that cannot be renamed into place: ``.``, ``..``, ``""``, ``/``, a symbolic
-    link (the rename would replace the link, not the folder it points to), and names whose
-    temporary siblings would not fit the file system's limits."""
+    """Refuse names that cannot be renamed into place: ``.``, ``..``, ``""``, ``/``, and a
+    symbolic link (the rename would replace the link, not the folder it points to)."""
     if path.name in ("", ".", ".."):
         raise OutputPathError(
             f"{what} {str(path) or '(empty)'}: not a folder name that can be replaced; "
@@ -214,15 +224,19 @@ def _check_name(path: Path, what: str, *, symlink_ok: bool) -> None:
         raise OutputPathError(
             f"{what} {path}: is a symbolic link (to {os.readlink(path)}); give the folder itself"
         )
+
+
+def _check_length(path: Path, what: str) -> None:
+    """Refuse a path whose temporary siblings (``.<name>.new-<id>``, ``.<name>.lock``, a
+    temporary file) would not fit the file system's limits, before anything is looked up."""
     base = _existing_ancestor(path.parent)
     name_max = _pathconf(base, "PC_NAME_MAX", 255)
     path_max = _pathconf(base, "PC_PATH_MAX", 4096)
     longest = os.fsencode(str(path.parent / f".{path.name}.new-12345678"))
     if len(os.fsencode(path.name)) + _SIBLING_EXTRA > name_max or len(longest) >= path_max:
         raise OutputPathError(
-            f"{what} {path}: name too long; the temporary folder beside it "
-            f"(.{path.name[:20]}….new-…) would exceed the file system's limits "
-            f"({name_max} bytes a name, {path_max} a path)"
+            f"{what} {path}: name too long; the temporary folder beside it would "
+            f"exceed the file system's limits ({name_max} bytes a name, {path_max} a path)"
         )
 
 
@@ -319,6 +333,8 @@ def check_out(
     path = Path(path)
     if kind not in ("folder", "file"):
         raise ValueError(f"kind must be 'folder' or 'file'; got {kind!r}")
+    if path.name not in ("", ".", ".."):
+        _check_length(path, what)
     if kind == "folder" and path.exists() and not path.is_dir():
         raise OutputPathError(f"{what} {path}: is a file, not a folder")
     if kind == "file" and path.is_dir():
@@ -369,6 +385,7 @@ def lock_output(target: str | os.PathLike, *, what: str = "--out", tool: str | N
     if fcntl is None or key in _HELD or os.environ.get("WORLD_SIZE", "1") != "1":
         return False
     path = _lock_file(target)
+    created = [p for p in [path.parent, *path.parent.parents] if not p.exists()]
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -377,6 +394,7 @@ def lock_output(target: str | os.PathLike, *, what: str = "--out", tool: str | N
         except BlockingIOError:
             pid = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
             os.close(fd)
+            _remove_empty(created)
             raise OutputPathError(
                 f"{what} {target}: another run (pid {pid}) is writing it; wait for it to "
                 f"finish or choose another {what}"
@@ -391,7 +409,7 @@ def lock_output(target: str | os.PathLike, *, what: str = "--out", tool: str | N
         os.close(fd)
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
-    _HELD[key] = (fd, path, tool)
+    _HELD[key] = (fd, path, tool, created)
     return True
 
 
@@ -399,9 +417,19 @@ def unlock_output(target: str | os.PathLike) -> None:
     """Release the lock of ``target`` if this process holds it (and remove the lock file)."""
     held = _HELD.pop(os.path.abspath(target), None)
     if held is not None:
-        fd, path, _tool = held
+        fd, path, _tool, created = held
         path.unlink(missing_ok=True)  # while still holding it: see lock_output
         os.close(fd)
+        _remove_empty(created)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders made for a lock file if a refused or failed run left them empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (the results are there) or already gone
+            return
 
 
 def held_outputs() -> set[str]:

@@ -70,3 +70,26 @@ def test_json_ready_makes_strict_json_of_nan_and_numpy():
 def test_write_json_writes_null_for_nan(tmp_path):
     path = write_json(tmp_path / "x.json", {"v": float("nan")})
     assert json.loads(path.read_text()) == {"v": None}
+
+
+def test_check_out_refuses_a_path_too_long_for_the_temporary_folder_beside_it(tmp_path):
+    deep = tmp_path.joinpath(*["d" * 200] * 21)  # > PATH_MAX (4096) once .new-<id> is added
+    with pytest.raises(OutputPathError, match="name too long"):
+        check_out(deep, tool="evaluate")
+    with pytest.raises(OutputPathError, match="name too long"):
+        check_out(tmp_path / ("n" * 245), tool="evaluate")  # NAME_MAX 255 with .new-<id>
+    assert check_out(tmp_path / ("n" * 240)) == tmp_path / ("n" * 240)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refused_or_finished_check_leaves_no_folder_it_made_for_its_lock(tmp_path):
+    from medeval.atomic import unlock_output
+
+    out = tmp_path / "runs" / "deeper" / "out"
+    check_out(out, tool="evaluate")
+    assert (tmp_path / "runs" / "deeper" / ".out.lock").is_file()
+    unlock_output(out)
+    assert list(tmp_path.iterdir()) == []
+    with replace_folder(out, tool="evaluate") as tmp:
+        (tmp / "a.csv").write_text("x")
+    assert sorted(p.name for p in out.parent.iterdir()) == ["out"]
