@@ -40,6 +40,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import tempfile
 import time
 import warnings
@@ -166,6 +167,13 @@ def _lexists(path: Path) -> bool:
     return True
 
 
+def _is_link(path: Path) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:  # missing, or a name too long to look up
+        return False
+
+
 def _existing_ancestor(path: Path) -> Path:
     for parent in [path, *path.parents]:
         if _lexists(parent):
@@ -220,7 +228,7 @@ def _check_name(path: Path, what: str, *, symlink_ok: bool) -> None:
             f"{what} {str(path) or '(empty)'}: not a folder name that can be replaced; "
             "name the output folder itself, e.g. runs/my-run"
         )
-    if path.is_symlink() and not symlink_ok:
+    if not symlink_ok and _is_link(path):
         raise OutputPathError(
             f"{what} {path}: is a symbolic link (to {os.readlink(path)}); give the folder itself"
         )
@@ -333,6 +341,8 @@ def check_out(
     path = Path(path)
     if kind not in ("folder", "file"):
         raise ValueError(f"kind must be 'folder' or 'file'; got {kind!r}")
+    if kind == "folder":  # first: "." or a link is refused before anything is written
+        _check_name(path, what, symlink_ok=resumable)
     if path.name not in ("", ".", ".."):
         _check_length(path, what)
     if kind == "folder" and path.exists() and not path.is_dir():
@@ -349,7 +359,6 @@ def check_out(
             if given is not None and os.path.realpath(given) == os.path.realpath(path):
                 raise OutputPathError(f"{what} {path}: is the input {given}; choose another {what}")
         return path
-    _check_name(path, what, symlink_ok=resumable)
     if not resumable:
         _check_inputs(path, inputs, what)
     if tool is not None:
