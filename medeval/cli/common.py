@@ -3,7 +3,9 @@
 Common options (one parent parser): ``--out``, ``--seed`` (each tool documents the one thing
 its seed controls), ``--device``, ``--quiet`` and ``-v/--verbose``. A :class:`~medeval.errors.
 UserError` (bad file, option, config key or output path) ends the tool with one line on stderr
-and exit code 2; ``-v`` adds the traceback. Only the standard library is imported here, so
+and exit code 2; ``-v`` adds the traceback. ``--out`` is checked before any work by
+:func:`check_out` (what may be replaced: :mod:`medeval.atomic`); the lock it takes on the folder
+is released when the tool ends. Only the standard library is imported here, so
 ``--help`` is instant: each tool imports the library inside its run function.
 """
 

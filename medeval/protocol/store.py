@@ -17,12 +17,13 @@ marker of ``medeval benchmark`` (:data:`medeval.atomic.MARKER`) from its first s
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from medeval.atomic import check_out, claim_folder, write_json
+from medeval.atomic import check_out, claim_folder, held_outputs, unlock_output, write_json
 from medeval.errors import UserError
 
 __all__ = ["CorruptRecordWarning", "ResultsStore", "SettingsMismatch", "record_problem"]
@@ -136,7 +137,10 @@ class ResultsStore:
             SettingsMismatch: naming the differing setting and both values.
             OutputPathError: the folder holds files that are not results of a benchmark.
         """
+        locked = os.path.abspath(self.root) in held_outputs()  # by the benchmark command
         check_out(self.root, what="results folder", tool="benchmark", resumable=True)
+        if not locked:  # a library call: checked, not held for the life of the process
+            unlock_output(self.root)
         claim_folder(self.root, tool="benchmark")
         old = self.settings()
         if old is not None and not force:

@@ -21,7 +21,7 @@ def _evaluate(out: Path) -> int:
 
 
 def test_evaluate_marks_its_folder_and_replaces_it_on_a_rerun(tmp_path, capsys):
-    out = tmp_path / "out"
+    out, locks = tmp_path / "out", held_outputs()
     assert _evaluate(out) == 0
     marker = json.loads((out / MARKER).read_text())
     assert marker["tool"] == "evaluate" and marker["complete"] is True
@@ -29,7 +29,7 @@ def test_evaluate_marks_its_folder_and_replaces_it_on_a_rerun(tmp_path, capsys):
     (out / "stale.csv").write_text("from a run long ago")  # replaced with the whole folder
     assert _evaluate(out) == 0
     assert not (out / "stale.csv").exists() and (out / "report.html").is_file()
-    assert held_outputs() == set() and not (tmp_path / ".out.lock").exists()
+    assert held_outputs() == locks and not (tmp_path / ".out.lock").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
@@ -71,6 +71,7 @@ def test_analyze_refuses_its_results_folder_but_takes_the_default(tmp_path, caps
 
 @pytest.mark.parametrize("tool", ["benchmark", "embed", "train"])
 def test_a_folder_written_file_by_file_resumes_only_under_its_own_marker(tmp_path, tool):
+    locks = held_outputs()
     run = claim_folder(tmp_path / "run", tool=tool)
     (run / "part.json").write_text("{}")
     assert check_out(run, tool=tool, resumable=True) == run
@@ -78,6 +79,6 @@ def test_a_folder_written_file_by_file_resumes_only_under_its_own_marker(tmp_pat
     other = "analyze"
     with pytest.raises(OutputPathError, match=f"output of medeval {tool}, not {other}"):
         check_out(run, tool=other, resumable=True)
-    assert held_outputs() == set()
+    assert held_outputs() == locks
     claim_folder(run, tool=other)  # a marker is never overwritten by another tool's claim
     assert json.loads((run / MARKER).read_text())["tool"] == tool
