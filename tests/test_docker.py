@@ -75,7 +75,7 @@ def test_config_data_paths_live_under_the_data_mount():
 
 
 def test_run_folders_go_to_the_runs_mount(monkeypatch):
-    from medeval.training.run import default_run_folder
+    from medeval.flows.train import default_run_folder
 
     monkeypatch.setenv("MEDEVAL_RUNS", "/runs")
     assert default_run_folder({"name": "nih"}).parent == Path("/runs")
