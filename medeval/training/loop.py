@@ -133,7 +133,7 @@ def validation_scores(
     """Update ``metric`` with this rank's batches and return the scores synced over all ranks.
 
     The binary score is ``sigmoid(logit)``; the posteriors are the softmax of the subconcept
-    head (before the temperature that :mod:`.finish` fits on the calibration part).
+    head (before the temperature that :mod:`medeval.flows.train` fits on the calibration part).
     """
     model.eval()
     metric.reset()
