@@ -6,8 +6,8 @@ two-class blob data set, ``benchmark`` on two KEEL sets (two splits, 20 trees, e
 true and discovered subconcepts: every record and the analysis tables) and, with ``--train``, a
 tiny synthetic ``train`` followed by ``evaluate --run``; ``--main-job`` adds the embedded
 default ``python -m medeval.train`` itself (minutes). Differences that are not the software's
-(the output path, the time stamp of an HTML report, the timing columns of ``log.csv``, progress bars on stderr) are normalised away;
-checkpoints are compared tensor by tensor::
+(the output path, the time stamp of an HTML report, the timing columns of ``log.csv``, progress
+bars on stderr) are normalised away; checkpoints are compared tensor by tensor::
 
     python benchmarks/compare_outputs.py main            # main against the working tree
     python benchmarks/compare_outputs.py main h2 --train # two commits, with a training run
