@@ -4,7 +4,8 @@ The layer below both :mod:`medeval.datasets.images` (tensors, ``Dataset``) and
 :mod:`medeval.datasets.dicom` (the DICOM set loader); it needs neither torch nor either of them.
 
 DICOM pixels: the modality LUT (rescale slope / intercept), then the VOI LUT or window centre /
-width, MONOCHROME1 inverted so that bright is always dense, grey values mapped to float [0, 1];
+width (whose output range becomes [0, 1], as pydicom maps onto it), MONOCHROME1 inverted so
+that bright is always dense; without a VOI step grey values are min-max mapped to [0, 1];
 PALETTE COLOR through its colour LUT to RGB; RGB / YBR (converted to RGB by pydicom) scaled by
 the stored bit depth. Compressed transfer syntaxes (JPEG baseline / extended / lossless,
 JPEG-LS, JPEG 2000, RLE) need the decoder plugins of the ``dicom`` extra.
@@ -12,6 +13,10 @@ JPEG-LS, JPEG 2000, RLE) need the decoder plugins of the ``dicom`` extra.
 Multi-frame files hold several images in one file; a data set row is one image, so they are
 rejected (file named) unless ``frame`` picks one. The rule is the same when a loader checks its
 files and when a training loop reads them.
+
+Checking a set of files (:func:`verify_files`, :func:`unreadable_files`) visits every file and
+names every bad one in one error, so that a whole export is fixed in one pass; pictures over
+PIL's decompression-bomb limit are refused, never decoded with a warning.
 """
 
 from __future__ import annotations
