@@ -13,24 +13,37 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-from .metrics._checks import UndefinedMetricWarning
-from .metrics.bootstrap import BatchedBootstrap, percentile_interval
+from ._validation import ArrayLike, Interval, StrOptions, TypeOf, validate_params
+from .metrics._checks import UndefinedMetricWarning, binary_labels
+from .metrics.bootstrap import MEMORY_BUDGET, BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from .metrics.proportion import DEFAULT_METHOD, binomial_interval, soft_recall_interval
 from .metrics.ranking import auc_from_sums, auc_sums
-from .predictions import labels_from_scores
 from .rectified import (
     FEW_REFERENCE_ROWS,
     VARIANTS,
     RectifiedResult,
     ReferenceRows,
     rectified_scores,
+)
+from .reference import within_class_ba_from_codes
+from .scores import (
+    ALL_SCORES,
+    FAMILIES,
+    PAPER_SCORES,
+    RECOMMENDED,
+    SCORE_DESCRIPTIONS,
+    SCORED_WEIGHTINGS,
+    WEAK_WITHIN_CLASS_BA,
+    labels_from_scores,
+    weighting,
 )
 from .weights import (
     Utilities,
@@ -41,47 +54,26 @@ from .weights import (
     utilities_from_train_sizes,
 )
 
-#: The paper's nine scores (unweighted, true weights, predicted weights), kept for reproduction.
-SCORES = ("BA", "wBA", "pBA", "F1", "wF1", "pF1", "AUC", "wAUC", "pAUC")
-#: Label-free estimates of the true-weight scores (SPEC §8): class-conditional predicted weights.
-LABEL_FREE = ("cBA", "cF1", "cAUC")
-ALL_SCORES = SCORES + LABEL_FREE
-#: The label-free score a reader should use for each family (never a true-weight oracle score).
-RECOMMENDED = {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
-#: Rectified label-free scores (SPEC §9): cM corrected by its error measured on reference rows.
-LABEL_FREE_RECTIFIED = ("rBA", "rF1", "rAUC")
+# Importers that take the vocabulary from this module keep working; it lives in medeval.scores.
+SCORES = PAPER_SCORES
+#: Named strata of ``evaluate_predictions(stratify=...)`` (besides per-instance codes).
+STRATIFY = ("class", "subconcept", "none")
+#: The rectified score per family (SPEC §9; the ``r`` weighting of :mod:`medeval.scores`): cM
+#: corrected by its error measured on reference rows, the score to read when they are given.
+RECOMMENDED_RECTIFIED = dict(zip(FAMILIES, weighting("r").scores(), strict=True))
+#: Rectified label-free scores, computed only from reference rows.
+LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
 #: Every score of an :class:`Evaluation`: the rectified ones are NaN without reference rows.
 EVALUATION_SCORES = ALL_SCORES + LABEL_FREE_RECTIFIED
-#: The score to read per family when reference rows were given.
-RECOMMENDED_RECTIFIED = {"BA": "rBA", "F1": "rF1", "AUC": "rAUC"}
 #: Why the rectified scores are missing when no reference rows were given.
 NO_REFERENCE = (
     "no reference rows (held-out rows with known subconcepts, scored by the same classifier and "
     "subconcept model); pass reference= (evaluate: --reference)"
 )
-WEIGHTINGS = {
-    "": "unweighted",
-    "w": "true weights",
-    "p": "predicted weights",
-    "c": "class-conditional predicted weights",
-}
-#: Below this within-class balanced accuracy the subconcept model is reported as weak (§8).
-WEAK_WITHIN_CLASS_BA = 0.7
-SCORE_DESCRIPTIONS = {
-    "BA": "balanced accuracy",
-    "wBA": "balanced accuracy, true utility weights (oracle: needs test subconcept labels)",
-    "pBA": "balanced accuracy, predicted utility weights (from subconcept posteriors)",
-    "F1": "F1 of class 1",
-    "wF1": "F1, true utility weights",
-    "pF1": "F1, predicted utility weights",
-    "AUC": "ROC AUC",
-    "wAUC": "ROC AUC, true utility weights",
-    "pAUC": "ROC AUC, predicted utility weights (not partial AUC)",
-    "cBA": "balanced accuracy, label-free estimate of wBA: predicted utility weights given the "
-    "known class (recommended)",
-    "cF1": "F1, label-free estimate of wF1: class-conditional predicted weights (recommended)",
-    "cAUC": "ROC AUC, label-free estimate of wAUC: class-conditional predicted weights "
-    "(recommended)",
+#: :data:`medeval.scores.SCORE_DESCRIPTIONS` and the rectified scores (``metrics.json``,
+#: reports).
+EVALUATION_DESCRIPTIONS = {
+    **SCORE_DESCRIPTIONS,
     "rBA": "balanced accuracy, label-free estimate of wBA: cBA minus its error on reference rows "
     "(cBA − wBA there); recommended when reference rows are given",
     "rF1": "F1, label-free estimate of wF1: cF1 minus its error on reference rows; recommended "
@@ -175,7 +167,7 @@ class Evaluation:
             },
             "confidence": self.confidence,
             "unavailable": dict(self.unavailable),
-            "descriptions": SCORE_DESCRIPTIONS,
+            "descriptions": EVALUATION_DESCRIPTIONS,
             "subsets": _records(self.subsets),
             "per_subconcept": _records(self.per_subconcept),
             "bootstrap": self.bootstrap,
@@ -248,17 +240,11 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-def _binary(name: str, values: Any) -> np.ndarray:
+def _one_d(name: str, values: Any) -> np.ndarray:
     a = np.array(values)  # a private, writable copy (pandas hands out read-only views)
     if a.ndim != 1:
         raise ValueError(f"{name} must be 1-D (one value per test instance); got {a.shape}")
-    if a.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be numeric 0/1; got dtype {a.dtype}")
-    bad = ~np.isin(a, (0, 1))
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"{name} must contain only 0 and 1; found {a[i]!r} at index {i}")
-    return a.astype(np.int64)
+    return a
 
 
 def _scores_array(y_score: Any, n: int) -> np.ndarray:
@@ -490,6 +476,20 @@ def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tup
     return out
 
 
+@validate_params(
+    {
+        "threshold": [Interval(Real, None, None)],
+        "n_bootstrap": [Interval(Integral, 0, None)],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "stratify": [StrOptions(STRATIFY), ArrayLike()],
+        "seed": [Interval(Integral, 0, None)],
+        "device": [str, torch.device],
+        "progress": [TypeOf(bool, np.bool_, desc="a bool")],
+        "memory_budget": [MEMORY_BUDGET, None],
+        "reference": [TypeOf(ReferenceRows, desc="ReferenceRows"), None],
+        "reference_variant": [StrOptions(VARIANTS)],
+    }
+)
 def evaluate_predictions(
     y_true: Any,
     *,
@@ -508,15 +508,18 @@ def evaluate_predictions(
     device: str | torch.device = "cpu",
     progress: bool = False,
     memory_budget: int | None = None,
+    pos_label: Any = None,
     reference: ReferenceRows | None = None,
     reference_variant: str = "rectified",
 ) -> Evaluation:
     """Evaluate test predictions with unweighted, true-weight and predicted-weight scores.
 
     Args:
-        y_true: ``(N,)`` true labels in {0, 1} (1 = minority class).
+        y_true: ``(N,)`` true labels, 1 = minority class: {0, 1}, booleans, {-1, 1} or two
+            labels with ``pos_label`` (the rule of every metric in :mod:`medeval.metrics`).
         y_score: ``(N,)`` scores for class 1 (needed for AUC).
-        y_pred: ``(N,)`` predicted labels; default ``y_score >= threshold``.
+        y_pred: ``(N,)`` predicted labels, encoded like ``y_true``; default
+            ``y_score >= threshold`` (:func:`medeval.scores.labels_from_scores`).
         subconcept: ``(N,)`` true test subconcept names (for wBA, subsets, per-subconcept
             recall).
         posteriors: ``(N, S)`` subconcept model posteriors (DataFrame with subconcept-named
@@ -532,6 +535,8 @@ def evaluate_predictions(
             in chunks that fit); default from the machine
             (:func:`~medeval.metrics.bootstrap.default_memory_budget`). It changes speed and
             memory only, never the numbers.
+        pos_label: the positive class (1, the minority class) when the labels are not {0, 1},
+            booleans or {-1, 1}.
         reference: reference rows (:class:`~medeval.rectified.ReferenceRows`: held-out rows
             with true subconcepts, the classifier's outputs and the subconcept model's
             posteriors, from the test rows' population) for the rectified scores rBA, rF1,
@@ -545,16 +550,17 @@ def evaluate_predictions(
     number of rows over ``groups`` when given), not bootstrap ones: they are given with
     ``n_bootstrap=0`` too.
     """
-    _check_reference_options(reference, reference_variant)
-    y, s, yp = _labels(y_true, y_score, y_pred, threshold)
+    y, s, yp = _labels(y_true, y_score, y_pred, threshold, pos_label)
     u = train_sizes
     if u is not None and not isinstance(u, Utilities):
         u = utilities_from_train_sizes(u)
     plan = _plan(y, subconcept, posteriors, posterior_columns, u)
     plan.groups = None if groups is None else _codes(groups, len(y), "groups")
     if s is None:
-        for k in WEIGHTINGS:
-            plan.unavailable.setdefault(f"{k}AUC", "no y_score (scores are needed for ROC AUC)")
+        for w in SCORED_WEIGHTINGS:
+            plan.unavailable.setdefault(
+                f"{w.prefix}AUC", "no y_score (scores are needed for ROC AUC)"
+            )
     notes = _fallback_notes(plan)
     point = _point_scores(y, yp, s, plan, notes)
     reps = None
@@ -604,21 +610,26 @@ def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndar
 
 
 def _labels(
-    y_true: Any, y_score: Any, y_pred: Any, threshold: float
+    y_true: Any, y_score: Any, y_pred: Any, threshold: float, pos_label: Any
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """Checked ``y_true`` ``(N,)``, scores ``(N,)`` or None, and predicted labels ``(N,)``
-    (given, or ``y_score >= threshold``)."""
-    y = _binary("y_true", y_true)
-    s = None if y_score is None else _scores_array(y_score, len(y))
+    """Checked ``y_true`` ``(N,)`` in {0, 1}, scores ``(N,)`` or None, and predicted labels
+    ``(N,)`` (given, or ``y_score >= threshold``). Labels follow the metrics' rule
+    (:func:`~medeval.metrics._checks.binary_labels`): {0, 1}, booleans, {-1, 1} or
+    ``pos_label``."""
+    labels = {"y_true": _one_d("y_true", y_true)}
+    n = len(labels["y_true"])
+    s = None if y_score is None else _scores_array(y_score, n)
     if y_pred is not None:
-        yp = _binary("y_pred", y_pred)
-        if yp.shape != y.shape:
-            raise ValueError(f"y_pred must have shape {y.shape} like y_true; got {yp.shape}")
-    elif s is not None:
-        yp = labels_from_scores(s, threshold)
-    else:
+        labels["y_pred"] = _one_d("y_pred", y_pred)
+        if labels["y_pred"].shape != (n,):
+            raise ValueError(
+                f"y_pred must have shape {(n,)} like y_true; got {labels['y_pred'].shape}"
+            )
+    elif s is None:
         raise ValueError("need y_score or y_pred")
-    return y, s, yp
+    binary = {k: t.numpy().astype(np.int64) for k, t in binary_labels(labels, pos_label).items()}
+    yp = binary["y_pred"] if y_pred is not None else labels_from_scores(s, threshold)
+    return binary["y_true"], s, yp
 
 
 def _bootstrap_info(n_bootstrap: int, seed: int, stratify: str | np.ndarray) -> dict[str, Any]:
@@ -648,9 +659,6 @@ def _strata(stratify: str | np.ndarray, y: np.ndarray, plan: _Plan) -> np.ndarra
             if plan.sc_codes is None:
                 raise ValueError("stratify='subconcept' needs the true test subconcepts")
             return plan.sc_codes
-        raise ValueError(
-            f"stratify must be 'class', 'subconcept', 'none' or codes; got {stratify!r}"
-        )
     return _codes(stratify, len(y), "stratify")
 
 
@@ -702,8 +710,8 @@ def _score_tables(plan: _Plan, point, reps, confidence, notes) -> tuple:
     unavailable: dict[str, str] = {}
     nan_row = np.full(len(subset_names), math.nan)
     bounds = _all_intervals(reps, confidence) if reps is not None else {}
-    for key in WEIGHTINGS:
-        for metric in ("BA", "F1", "AUC"):
+    for key in (w.prefix for w in SCORED_WEIGHTINGS):
+        for metric in FAMILIES:
             score = f"{key}{metric}"
             if (key, metric) not in point:
                 unavailable[score] = plan.unavailable.get(score) or plan.unavailable.get(key, "n/a")
@@ -767,16 +775,7 @@ def _within_class_ba(y: np.ndarray, plan: _Plan) -> dict[str, float]:
     class-renormalised posteriors vs the true subconcept); needs true test subconcepts."""
     if plan.q_class is None or plan.sc_codes is None:
         return {}
-    pred = plan.q_class.argmax(axis=1)
-    out = {}
-    for c in (0, 1):
-        rows = y == c
-        present = np.unique(plan.sc_codes[rows])
-        if len(present) < 2:
-            continue  # one subconcept: nothing to tell apart
-        hit = pred[rows] == plan.sc_codes[rows]
-        out[f"class {c}"] = float(np.mean([hit[plan.sc_codes[rows] == k].mean() for k in present]))
-    return out
+    return within_class_ba_from_codes(y, plan.sc_codes, plan.q_class)
 
 
 PER_SUBCONCEPT_COLUMNS = (
@@ -973,16 +972,6 @@ class _RectifyInputs:
     posterior_columns: Sequence[str] | None
     u: Utilities | None
     plan: _Plan
-
-
-def _check_reference_options(reference: Any, variant: str) -> None:
-    if variant not in VARIANTS:
-        raise ValueError(f"reference_variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
-    if reference is not None and not isinstance(reference, ReferenceRows):
-        raise TypeError(
-            "reference must be ReferenceRows (medeval.rectified.ReferenceRows.from_arrays or "
-            f".from_table); got {type(reference).__name__}"
-        )
 
 
 def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInputs) -> str:

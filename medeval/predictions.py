@@ -56,12 +56,6 @@ class PredictionTable:
         return len(self.y_true)
 
 
-def labels_from_scores(y_score: np.ndarray, threshold: float) -> np.ndarray:
-    """Predicted labels ``(N,)`` int64: 1 where ``y_score >= threshold`` (the one rule used
-    everywhere: evaluation, the forest protocol, validation during training)."""
-    return (np.asarray(y_score) >= threshold).astype(np.int64)
-
-
 def _is_csv(path: Path) -> bool:
     return path.name.lower().endswith((".csv", ".csv.gz", ".txt"))
 

@@ -56,7 +56,8 @@ from .metrics._checks import UndefinedMetricWarning
 from .metrics.bootstrap import BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from .metrics.ranking import auc_from_sums, auc_sums
-from .predictions import POSTERIOR_PREFIX, labels_from_scores
+from .predictions import POSTERIOR_PREFIX
+from .scores import FAMILIES, labels_from_scores, weighting
 from .weights import (
     Utilities,
     align_posteriors,
@@ -65,9 +66,8 @@ from .weights import (
     utilities_from_train_sizes,
 )
 
-FAMILIES = ("BA", "F1", "AUC")
-#: Short names of the rectified scores, per family.
-RECTIFIED = {"BA": "rBA", "F1": "rF1", "AUC": "rAUC"}
+#: Short names of the rectified scores, per family (the ``r`` weighting of :mod:`medeval.scores`).
+RECTIFIED = dict(zip(FAMILIES, weighting("r").scores(), strict=True))
 VARIANTS = ("rectified", "ppi++")
 #: How the reference rows may be resampled; the first is the default (see
 #: :func:`rectified_scores`).

@@ -39,13 +39,21 @@ def within_class_balanced_accuracy(
     """
     q = class_posteriors(posteriors, u, y_true).q.cpu().numpy()
     codes = np.array([u.index(str(s)) for s in subconcept])
-    pred = q.argmax(axis=1)
+    return within_class_ba_from_codes(y_true, codes, q)
+
+
+def within_class_ba_from_codes(
+    y_true: np.ndarray, codes: np.ndarray, q_class: np.ndarray
+) -> dict[str, float]:
+    """:func:`within_class_balanced_accuracy` from subconcept codes ``(N,)`` and the
+    class-renormalised posteriors ``q_class`` ``(N, S)`` (columns = codes)."""
+    pred = q_class.argmax(axis=1)
     out = {}
     for c in (0, 1):
         rows = np.asarray(y_true) == c
         present = np.unique(codes[rows])
         if len(present) < 2:
-            continue
+            continue  # one subconcept: nothing to tell apart
         hit = pred[rows] == codes[rows]
         out[f"class {c}"] = float(np.mean([hit[codes[rows] == k].mean() for k in present]))
     return out

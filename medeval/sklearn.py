@@ -31,7 +31,8 @@ from sklearn.utils.metadata_routing import MetadataRequest
 from sklearn.utils.validation import check_is_fitted
 
 from medeval.metrics import balanced_accuracy, f1, roc_auc
-from medeval.streaming import SubconceptScores, instance_weights, needs, split_score
+from medeval.scores import SCORED_WEIGHTINGS, labels_from_scores, needs, split_score, weighting
+from medeval.streaming import SubconceptScores, instance_weights
 from medeval.weights import Utilities, utilities
 
 __all__ = [
@@ -180,7 +181,7 @@ class SubconceptScorer:
 
 
 def make_subconcept_scorer(name: str, *, threshold: float = 0.5) -> SubconceptScorer:
-    """A scikit-learn scorer for score ``name`` (one of :data:`medeval.streaming.SCORES`).
+    """A scikit-learn scorer for score ``name`` (one of :data:`medeval.scores.ALL_SCORES`).
 
     The predicted label is ``P(y=1 | x) >= threshold``. p- and c-scores use the subconcept
     model's posteriors and the training fold's utilities; w-scores (oracle) need the test
@@ -220,7 +221,9 @@ def pooled_cross_val_scores(
     y = np.asarray(y)
     sc = np.asarray(subconcept)
     parsed = [split_score(s) for s in scores]
-    keys = [k for k in ("", "w", "p", "c") if any(k == key for key, _ in parsed)]
+    keys = [w.prefix for w in SCORED_WEIGHTINGS if any(w.prefix == key for key, _ in parsed)]
+    need_posteriors = any(weighting(k).needs_posteriors for k in keys)
+    need_codes = any(weighting(k).needs_subconcept for k in keys)
     if isinstance(cv, int):
         folds = StratifiedKFold(cv, shuffle=True, random_state=random_state).split(X, sc)
     else:
@@ -229,15 +232,15 @@ def pooled_cross_val_scores(
     for train, test in folds:
         model = clone(estimator).fit(_rows(X, train), y[train], subconcept=sc[train])
         Xt, yt = _rows(X, test), torch.as_tensor(y[test], dtype=torch.float64)
-        posteriors = model.predict_subconcept_proba(Xt) if {"p", "c"} & set(keys) else None
-        codes = model.subconcept_codes(sc[test]) if "w" in keys else None
+        posteriors = model.predict_subconcept_proba(Xt) if need_posteriors else None
+        codes = model.subconcept_codes(sc[test]) if need_codes else None
         w = instance_weights(keys, model.utilities_, yt, subconcept=codes, posteriors=posteriors)
         ys.append(yt)
         ss.append(torch.as_tensor(np.asarray(model.score_positive(Xt), dtype=np.float64)))
         for k in keys:
             ws[k].append(w[k])
     y_all, s_all = torch.cat(ys), torch.cat(ss)
-    y_pred = (s_all >= threshold).to(torch.float64)
+    y_pred = labels_from_scores(s_all, threshold)
     functions = {
         "BA": lambda w: balanced_accuracy(y_all, y_pred, sample_weight=w),
         "F1": lambda w: f1(y_all, y_pred, sample_weight=w),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -23,9 +24,18 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
-from medeval.metrics._checks import UndefinedMetricWarning
+from medeval._validation import Interval, TypeOf, validate_params
+from medeval.metrics._checks import UndefinedMetricWarning, format_inputs
 from medeval.metrics.classification import ConfusionSums, ba_from_sums, confusion_sums, f1_from_sums
 from medeval.metrics.ranking import auc_from_sums, auc_sums
+from medeval.scores import (
+    BY_FAMILY,
+    FAMILIES,
+    SCORED_WEIGHTINGS,
+    labels_from_scores,
+    needs,
+    split_score,
+)
 from medeval.weights import (
     Utilities,
     class_conditional_weights,
@@ -35,30 +45,8 @@ from medeval.weights import (
 
 __all__ = ["SCORES", "SubconceptScores", "instance_weights", "needs", "split_score"]
 
-FAMILIES = ("BA", "F1", "AUC")
-# weighting key → what it is; the key is the score's prefix ("" unweighted).
-WEIGHTINGS = {
-    "": "unweighted",
-    "w": "true weights (oracle: needs subconcept labels)",
-    "p": "predicted weights Σ_s q_s(x) u_s",
-    "c": "class-conditional predicted weights E[u_s | x, y]",
-}
-SCORES = tuple(f"{k}{f}" for f in FAMILIES for k in WEIGHTINGS)
-
-
-def split_score(name: str) -> tuple[str, str]:
-    """``"cBA"`` → ``("c", "BA")``; a clear error for an unknown score name."""
-    for family in FAMILIES:
-        key = name[: -len(family)]
-        if name.endswith(family) and key in WEIGHTINGS:
-            return key, family
-    raise ValueError(f"unknown score {name!r}; known scores: {', '.join(SCORES)}")
-
-
-def needs(name: str) -> str | None:
-    """The input a score needs beyond y_true and y_score: ``"subconcept"``, ``"posteriors"``."""
-    key, _ = split_score(name)
-    return {"w": "subconcept", "p": "posteriors", "c": "posteriors"}.get(key)
+#: The scores, family by family (:data:`medeval.scores.BY_FAMILY`).
+SCORES = BY_FAMILY
 
 
 def _as_utilities(train_sizes: Mapping[str, Mapping[str, int]] | Utilities) -> Utilities:
@@ -144,6 +132,8 @@ class SubconceptScores(Metric):
         scores: names from :data:`SCORES` (default: all twelve). Scores starting with ``w``
             need ``subconcept`` in every ``update``; ``p`` and ``c`` need ``posteriors``.
         threshold: predicted label = ``y_score >= threshold``.
+        pos_label: the positive class when ``y_true`` is not {0, 1}, booleans or {-1, 1}
+            (as in the functional metrics).
         kwargs: passed to :class:`torchmetrics.Metric` (``sync_on_compute``,
             ``process_group``, …).
 
@@ -157,12 +147,19 @@ class SubconceptScores(Metric):
     higher_is_better = True
     full_state_update = False
 
+    @validate_params(
+        {
+            "train_sizes": [TypeOf(Mapping, Utilities, desc="train sizes or Utilities")],
+            "threshold": [Interval(Real, None, None)],
+        }
+    )
     def __init__(
         self,
         train_sizes: Mapping[str, Mapping[str, int]] | Utilities,
         scores: Sequence[str] | None = None,
         *,
         threshold: float = 0.5,
+        pos_label: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -173,11 +170,13 @@ class SubconceptScores(Metric):
         parsed = [split_score(s) for s in names]  # validates every name
         self.scores = names
         self.threshold = float(threshold)
+        self.pos_label = pos_label
+        prefixes = [w.prefix for w in SCORED_WEIGHTINGS]
         self._conf_keys = [
-            k for k in WEIGHTINGS if any(p == (k, f) for p in parsed for f in FAMILIES[:2])
+            k for k in prefixes if any(p == (k, f) for p in parsed for f in FAMILIES[:2])
         ]
-        self._auc_keys = [k for k in WEIGHTINGS if (k, "AUC") in parsed]
-        self._keys = [k for k in WEIGHTINGS if k in self._conf_keys or k in self._auc_keys]
+        self._auc_keys = [k for k in prefixes if (k, "AUC") in parsed]
+        self._keys = [k for k in prefixes if k in self._conf_keys or k in self._auc_keys]
         # sums[k] = (Σ w[y=1], Σ w[y=1, ŷ=1], Σ w[y=0], Σ w[y=0, ŷ=0]) for weighting k
         self.add_state(
             "sums",
@@ -198,32 +197,36 @@ class SubconceptScores(Metric):
 
         Args:
             y_score: ``(N,)`` scores for class 1 (probabilities: the threshold applies to them).
-            y_true: ``(N,)`` labels in {0, 1}.
+            y_true: ``(N,)`` labels: {0, 1}, booleans, {-1, 1}, or two labels with
+                ``pos_label`` (the functional metrics' rule).
             subconcept: ``(N,)`` integer codes into the train-sizes order (for w-scores).
             posteriors: ``(N, S)`` subconcept posteriors, rows summing to 1, columns in the
                 train-sizes order (for p- and c-scores).
         """
-        dev = self.sums.device
-        ys = torch.as_tensor(y_score).to(device=dev, dtype=torch.float64).reshape(-1)
-        yt = torch.as_tensor(y_true).to(device=dev).reshape(-1)
-        if ys.shape != yt.shape:
-            raise ValueError(
-                f"y_score has {ys.numel()} entries but y_true has {yt.numel()}; they must match"
-            )
-        if not bool(((yt == 0) | (yt == 1)).all()):
-            raise ValueError("y_true must contain only 0 and 1")
-        if bool(torch.isnan(ys).any()):
-            raise ValueError(f"y_score contains NaN at index {int(torch.nonzero(ys.isnan())[0])}")
-        yt = yt.to(torch.float64)
+        yt, ys = self._format(y_true, y_score)
         w = instance_weights(
             self._keys, self.utilities, yt, subconcept=subconcept, posteriors=posteriors
         )
         if self._conf_keys:
-            yp = (ys >= self.threshold).to(torch.float64)
+            yp = labels_from_scores(ys, self.threshold)
             s = confusion_sums(yt, yp, torch.stack([w[k] for k in self._conf_keys]))
             self.sums += torch.stack(tuple(s), dim=-1)
         if self._auc_keys:
             self.auc_rows.append(torch.stack([yt, ys, *(w[k] for k in self._auc_keys)], dim=-1))
+
+    def _format(self, y_true: Any, y_score: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(N,)`` float64 labels in {0, 1} and scores on the metric's device, by the
+        functional metrics' input formatting (the same label encodings and checks)."""
+        yt, ys = _flat(y_true), _flat(y_score)
+        if ys.shape != yt.shape:
+            raise ValueError(
+                f"y_score has {_numel(ys)} entries but y_true has {_numel(yt)}; they must match"
+            )
+        inputs = format_inputs(
+            {"y_true": "label", "y_score": "score"}, pos_label=self.pos_label, y_true=yt, y_score=ys
+        )
+        dev = self.sums.device
+        return tuple(t.to(device=dev, dtype=torch.float64) for t in inputs.tensors)
 
     def compute(self) -> dict[str, torch.Tensor]:
         """``{score: scalar tensor}`` in the order of ``scores``."""
@@ -255,6 +258,16 @@ class SubconceptScores(Metric):
             out[f"{key}AUC"] = auc[i]
             _undefined(undefined, f"{key}AUC", {0: a.neg[i], 1: a.pos[i]})
         return out
+
+
+def _flat(values: Any) -> torch.Tensor | np.ndarray:
+    """A tensor, or a numpy array for anything else (labels may be strings), as ``(N,)``."""
+    a = values if isinstance(values, torch.Tensor) else np.asarray(values)
+    return a.reshape(-1)
+
+
+def _numel(a: torch.Tensor | np.ndarray) -> int:
+    return a.numel() if isinstance(a, torch.Tensor) else a.size
 
 
 def _undefined(found: dict[str, str], score: str, totals: Mapping[int, torch.Tensor]) -> None:

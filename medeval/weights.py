@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -109,6 +109,21 @@ def utilities(
     largest_majority = counts_a[sides_a == 0].max()
     values = np.where(sides_a == 1, largest_majority / counts_a, 1.0)
     return Utilities(names_t, sides_a.astype(np.int64), counts_a.astype(np.int64), values)
+
+
+class _HasTrainCounts(Protocol):
+    """A task with subconcepts (:class:`medeval.tasks.BinaryTask`)."""
+
+    subconcept_names: Sequence[str]
+    sides: np.ndarray
+
+    def train_counts(self, idx: np.ndarray | None = None) -> np.ndarray: ...
+
+
+def train_utilities(task: _HasTrainCounts, train: np.ndarray | None = None) -> Utilities:
+    """Utilities from a task's training part: each subconcept's count among the rows
+    ``train`` (positions into the task; ``None`` = every row), in the task's subconcept order."""
+    return utilities(task.train_counts(train), task.sides, task.subconcept_names)
 
 
 def utilities_from_train_sizes(sizes: Mapping[str, Mapping[str, int]]) -> Utilities:

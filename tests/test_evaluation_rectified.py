@@ -221,5 +221,5 @@ def test_reference_rows_without_test_posteriors_say_why_and_bad_options_raise():
     assert ev.per_subconcept.set_index("subconcept").n_reference.to_dict() == COUNTS
     with pytest.raises(ValueError, match="reference_variant must be one of"):
         evaluate(t, ref, reference_variant="ppi")
-    with pytest.raises(TypeError, match="reference must be ReferenceRows"):
+    with pytest.raises(ValueError, match="reference must be ReferenceRows"):
         evaluate(t, r)

@@ -9,68 +9,24 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-#: Score-name prefix → weighting. "" and "w" are the unweighted score and the true-weight
-#: (oracle) score; every other prefix is a label-free estimate of the true-weight score.
-WEIGHTING_OF = {
-    "": "unweighted",
-    "w": "true",
-    "p": "predicted",
-    "c": "class-conditional",
-    "r": "reference-corrected",
-}
+from medeval.scores import FAMILIES, WEIGHTINGS, parse_score
+
+#: Score-name prefix → weighting's short name. "" and "w" are the unweighted score and the
+#: true-weight (oracle) score; every other prefix is a label-free estimate of the true-weight score.
+WEIGHTING_OF = {w.prefix: w.name for w in WEIGHTINGS}
 #: What each prefix means, for legends and report text (``{f}`` = the family, e.g. BA).
-PREFIX_LEGEND = {
-    "": "{f}: unweighted",
-    "w": "w{f}: true utility weights (oracle: needs test subconcept labels)",
-    "p": "p{f}: label-free, predicted weights (the paper's)",
-    "c": "c{f}: label-free, class-conditional predicted weights",
-    "r": "r{f}: label-free, reference-corrected predicted weights",
-}
-FAMILIES = ("AUC", "BA", "F1")
-_FAMILY_ORDER = ("BA", "F1", "AUC")
-
-
-def split_prefix(score: str) -> tuple[str, str]:
-    """``"cBA"`` → (``"c"``, ``"BA"``): the weighting prefix and the score family.
-
-    Raises:
-        ValueError: the name does not end in a family (BA, F1, AUC).
-    """
-    for family in _FAMILY_ORDER:
-        if score.endswith(family):
-            return score[: -len(family)], family
-    raise ValueError(f"score {score!r}: name must end in one of {', '.join(_FAMILY_ORDER)}")
+PREFIX_LEGEND = {w.prefix: w.legend for w in WEIGHTINGS}
 
 
 def is_measure(score: str) -> bool:
     """True for a score of a family the analyses know (a name ending in BA, F1 or AUC)."""
-    return score.endswith(_FAMILY_ORDER)
+    return score.endswith(FAMILIES)
 
 
 def split_measure(score: str) -> tuple[str, str]:
     """``"pBA"`` → (``"predicted"``, ``"BA"``); an unknown prefix names its own weighting."""
-    prefix, family = split_prefix(score)
+    prefix, family = parse_score(score)
     return WEIGHTING_OF.get(prefix, prefix), family
-
-
-def measure_key(score: str) -> tuple[int, int, str]:
-    """Sort key: family (BA, F1, AUC), then prefix ("", w, p, c, r, others by name).
-
-    Keeps the nine paper scores in :data:`medeval.evaluation.SCORES` order.
-    """
-    prefix, family = split_prefix(score)
-    order = list(WEIGHTING_OF)
-    return (
-        _FAMILY_ORDER.index(family),
-        order.index(prefix) if prefix in order else len(order),
-        score,
-    )
-
-
-def prefix_key(prefix: str) -> tuple[int, str]:
-    """Sort key of weighting prefixes: "", w, p, c, r, then any other by name."""
-    order = list(WEIGHTING_OF)
-    return (order.index(prefix) if prefix in order else len(order), prefix)
 
 
 def legend_label(prefix: str, family: str = "BA") -> str:

@@ -12,17 +12,17 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from medeval.analyses.common import (
-    FAMILIES,
     WEIGHTING_OF,
     is_measure,
     legend_label,
     markdown_table,
-    measure_key,
     pearson,
-    prefix_key,
     split_measure,
-    split_prefix,
 )
+from medeval.scores import FAMILIES, parse_score, prefix_key, score_key
+
+#: The figure's panels, one per family, in alphabetical order (AUC, BA, F1).
+PANELS = tuple(sorted(FAMILIES))
 
 COLUMNS = [
     "collection",
@@ -86,7 +86,7 @@ def pooled_gap(means: pd.DataFrame, measure: str) -> float:
 def measures_in(names) -> list[str]:
     """Distinct score names in display order (family, then "", w, p, c, r, others); names of
     other families (not BA, F1, AUC) are left out."""
-    return sorted({n for n in names if is_measure(n)}, key=measure_key)
+    return sorted({n for n in names if is_measure(n)}, key=score_key)
 
 
 def rq1_table(means: pd.DataFrame) -> pd.DataFrame:
@@ -155,7 +155,7 @@ def rq1_markdown(table: pd.DataFrame) -> str:
 
 def _names_note(measures) -> str:
     """One line explaining the short names present (BA shown; F1 and AUC alike)."""
-    prefixes = sorted({split_prefix(m)[0] for m in measures}, key=prefix_key)
+    prefixes = sorted({parse_score(m)[0] for m in measures}, key=prefix_key)
     return "Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike)."
 
 
@@ -170,14 +170,14 @@ def rq1_figure(table: pd.DataFrame, collection: str) -> Figure:
     if part["subconcepts"].nunique() > 1:  # records of both kinds: one bar group per kind
         part = part.assign(method=part["method"] + " (" + part["subconcepts"] + ")")
     methods = list(dict.fromkeys(part["method"]))
-    prefixes = sorted({split_prefix(m)[0] for m in part["measure"]}, key=prefix_key)
+    prefixes = sorted({parse_score(m)[0] for m in part["measure"]}, key=prefix_key)
     fig = Figure(figsize=(4 + 0.55 * len(prefixes) * len(methods), 4.2), layout="constrained")
-    axes = fig.subplots(1, len(FAMILIES), sharey=True)
+    axes = fig.subplots(1, len(PANELS), sharey=True)
     x = np.arange(len(methods))
     width = 0.8 / max(len(prefixes), 1)
     extra = iter(_OTHER_COLORS * 4)
     colors = {p: BAR_COLORS.get(WEIGHTING_OF.get(p, ""), None) or next(extra) for p in prefixes}
-    for ax, family in zip(axes, FAMILIES, strict=True):
+    for ax, family in zip(axes, PANELS, strict=True):
         for j, prefix in enumerate(prefixes):
             sel = part[part.measure == prefix + family]
             values = sel.set_index("method")["gap"].reindex(methods).to_numpy(float)

@@ -26,7 +26,7 @@ true-weight score are finite:
   (:mod:`medeval.analyses.rq1`) across data-set means; when the folder holds several correction
   methods, each (data set, method) mean is one point (pooled). Per-method tables use that
   method's data-set means only.
-- ``recommended``: the row of :data:`medeval.evaluation.RECOMMENDED` for its family.
+- ``recommended``: the row of :data:`medeval.scores.RECOMMENDED` for its family.
 
 The true-weight score has a reference row too (``n``, ``mean_width`` of its own interval and
 its ``rq1_gap``; the agreement columns are NaN), so an estimator's gap and width can be read
@@ -49,13 +49,10 @@ from medeval.analyses.common import (
     is_measure,
     legend_label,
     markdown_table,
-    measure_key,
-    prefix_key,
-    split_prefix,
     subset_frame,
 )
 from medeval.analyses.rq1 import pooled_gap
-from medeval.evaluation import RECOMMENDED
+from medeval.scores import RECOMMENDED, parse_score, prefix_key, score_key
 
 COLUMNS = [
     "estimator",
@@ -96,7 +93,7 @@ def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
         for name, value in r["scores"].items():
             if not is_measure(name):  # RQ4 is defined per family (BA, F1, AUC)
                 continue
-            prefix, family = split_prefix(name)
+            prefix, family = parse_score(name)
             low, high = _interval(intervals.get(name), f"{key[2]} {key[3]} split {key[4]}: {name}")
             rows.append((*key, name, prefix, family, _float(value), low, high))
     cols = [*_KEYS, "estimator", "prefix", "family", "value", "low", "high"]
@@ -155,8 +152,8 @@ def _rows(evals: pd.DataFrame, means: pd.DataFrame) -> list[list[Any]]:
     """Statistics of every estimator of every family in one group of evaluations."""
     wide = _wide(evals, ["value", "low", "high"])
     rows = []
-    for name in sorted(evals["estimator"].unique(), key=measure_key):
-        prefix, family = split_prefix(name)
+    for name in sorted(evals["estimator"].unique(), key=score_key):
+        prefix, family = parse_score(name)
         stats = _stats(wide, name, prefix, family)
         gap = pooled_gap(means, name)
         recommended = RECOMMENDED.get(family) == name
@@ -225,7 +222,7 @@ def rq4_markdown(table: pd.DataFrame) -> str:
         "(the true-weight row gives the oracle's own width and gap for reference).\n"
     )
     out.append(markdown_table(table) + "\n")
-    prefixes = sorted({split_prefix(e)[0] for e in table["estimator"]}, key=prefix_key)
+    prefixes = sorted({parse_score(e)[0] for e in table["estimator"]}, key=prefix_key)
     out.append("Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike).\n")
     out += [line for line in _reading(table)]
     return "\n".join(out)
@@ -288,8 +285,8 @@ def rq4_figure(records: list[dict[str, Any]], table: pd.DataFrame, *, kind: str 
     for ax, family in zip(axes, families, strict=False):
         names = [
             e
-            for e in sorted(evals.estimator[evals.family == family].unique(), key=measure_key)
-            if split_prefix(e)[0] != "w"
+            for e in sorted(evals.estimator[evals.family == family].unique(), key=score_key)
+            if parse_score(e)[0] != "w"
         ]
         true = wide.get("w" + family, pd.Series(np.nan, index=wide.index)).to_numpy(float)
         data = []
@@ -300,7 +297,7 @@ def rq4_figure(records: list[dict[str, Any]], table: pd.DataFrame, *, kind: str 
             continue
         box = ax.boxplot(data, tick_labels=names, patch_artist=True, showfliers=True)
         for name, patch in zip(names, box["boxes"], strict=True):
-            grey = split_prefix(name)[0] == ""
+            grey = parse_score(name)[0] == ""
             patch.set_facecolor("#cccccc" if grey else "#9ecae1")
             if RECOMMENDED.get(family) == name:
                 patch.set_edgecolor("#d62728")

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medeval.evaluation import ALL_SCORES
+from medeval.scores import ALL_SCORES
 
 __all__ = ["score_table"]
 

@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     from medeval.discovery_flow import discover_and_evaluate
 
     out = args.out or default_out("discover", args.predictions.name.split(".")[0])
-    check_out(out)
+    check_out(out, tool="discover", inputs=[args.train, args.test, args.predictions])
     seed = 0 if args.seed is None else args.seed
     files, ev = discover_and_evaluate(
         args.train,

@@ -102,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
     if args.random_init and args.weights:
         raise UserError("--random-init and --weights exclude each other")
     options = source_options(args, args.source)
-    check_out(args.out)
+    check_out(args.out, tool="embed", resumable=True)
+    from medeval.atomic import claim_folder
     from medeval.datasets import load
     from medeval.embeddings.table import EmbedSettings, embed_table, write_table
 
@@ -122,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     )
     frame, info = embed_table(data, settings, device=_device(args.device), progress=not args.quiet)
     name = args.name or data.name
+    claim_folder(args.out, tool="embed")
     table = write_table(args.out, name, frame, {"source": args.source, **info})
     if data.meta.get("synthetic"):
         say(args, "NOTE: the data are SYNTHETIC phantoms (medeval.synthetic), not real images.")

@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
         args.predictions, default_sizes = example_paths()
         args.train_sizes = args.train_sizes or default_sizes
     out = args.out or default_out("evaluate", args.predictions.name.split(".")[0])
-    check_out(out)
+    check_out(out, tool="evaluate", inputs=[args.predictions, args.train_sizes, args.reference])
     return _evaluate(args, out)
 
 

@@ -193,6 +193,17 @@ def _binary_with_pos_label(
     return out
 
 
+def binary_labels(
+    labels: Mapping[str, torch.Tensor | np.ndarray], pos_label: Any = None
+) -> dict[str, torch.Tensor]:
+    """Label arguments formatted together, by the one rule of every metric: {0, 1} or booleans
+    as they are, {-1, 1} with 1 positive, or any two labels with ``pos_label`` → 1 (a tensor
+    of 0/1 values, or bool, per argument)."""
+    if pos_label is None:
+        return _binary_default(dict(labels))
+    return _binary_with_pos_label(dict(labels), pos_label)
+
+
 def check_scores(name: str, t: torch.Tensor) -> None:
     bad = torch.isnan(t)
     if bool(bad.any()):
@@ -249,11 +260,7 @@ def format_inputs(
     present = {k: _as_array(k, v) for k, v in arrays.items() if v is not None}
     device = _find_device(present)
     dtype = default_dtype(device)
-    labels = {k: v for k, v in present.items() if kinds[k] == "label"}
-    if pos_label is None:
-        binary = _binary_default(labels)
-    else:
-        binary = _binary_with_pos_label(labels, pos_label)
+    binary = binary_labels({k: v for k, v in present.items() if kinds[k] == "label"}, pos_label)
     tensors: dict[str, torch.Tensor] = {}
     for name, value in present.items():
         t = binary[name] if name in binary else _numeric(name, value)

@@ -35,10 +35,12 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 import torch
 
+from .._validation import Interval, StrOptions, TypeOf, validate_params
 from .classification import ConfusionSums, ba_from_sums, f1_from_sums, recalls_from_sums
 from .ranking import AucSums, auc_from_sums
 
@@ -51,6 +53,8 @@ _CELL_LANES = 8  # accumulators per cell (see _build_statistics)
 # this many columns, or columns that would take more memory than this.
 _CELL_MIN_COLUMNS, _CELL_MIN_BYTES = 12, 2**26
 _MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 GiB
+#: The allowed values of ``memory_budget=`` (``None`` = :func:`default_memory_budget`).
+MEMORY_BUDGET = Interval(Real, 0, None, closed="neither", desc="a positive number of bytes")
 
 
 def default_memory_budget(device: str | torch.device = "cpu") -> int:
@@ -148,9 +152,7 @@ def _stable_argsort(x: np.ndarray) -> np.ndarray:
 
 
 def _resolve_generator(generator: str, device: torch.device) -> str:
-    """``auto`` → ``numpy`` on the CPU, ``torch`` elsewhere; checks the name and the device."""
-    if generator not in ("auto", "numpy", "torch"):
-        raise ValueError(f"generator must be 'auto', 'numpy' or 'torch'; got {generator!r}")
+    """``auto`` → ``numpy`` on the CPU, ``torch`` elsewhere; checks that it fits the device."""
     if generator == "auto":
         generator = "numpy" if device.type == "cpu" else "torch"
     if generator == "numpy" and device.type != "cpu":
@@ -277,6 +279,15 @@ class BatchedBootstrap:
             inputs (the dense statistics columns) come on top.
     """
 
+    @validate_params(
+        {
+            "n_subconcepts": [Interval(Integral, 0, None), None],
+            "device": [str, torch.device],
+            "dtype": [torch.dtype],
+            "generator": [StrOptions(("auto", "numpy", "torch"))],
+            "memory_budget": [MEMORY_BUDGET, None],
+        }
+    )
     def __init__(
         self,
         y_true: np.ndarray,
@@ -301,10 +312,6 @@ class BatchedBootstrap:
             raise ValueError("need y_pred or y_score")
         self.device, self.dtype = torch.device(device), dtype
         self.generator = _resolve_generator(generator, self.device)
-        if memory_budget is not None and memory_budget <= 0:
-            raise ValueError(
-                f"memory_budget must be a positive number of bytes; got {memory_budget}"
-            )
         self.memory_budget = int(memory_budget or default_memory_budget(self.device))
         self.has_pred = y_pred is not None
         self.subset_names = tuple(subsets)
@@ -388,7 +395,9 @@ class BatchedBootstrap:
     def _build_statistics(
         self, y, y_pred, y_score, weights, masks, subconcept, n_sc, soft=None
     ) -> None:
-        perm, nn = self.perm, self.n_neg
+        """The fixed inputs of every replicate: the statistics columns (per-cell and dense)
+        and the AUC layout. Arrays are in column order (``perm``) except the inputs'."""
+        perm = self.perm
         w_np = {
             k: np.asarray(torch.as_tensor(v).cpu(), dtype=np.float64)[perm]
             for k, v in weights.items()
@@ -403,10 +412,29 @@ class BatchedBootstrap:
             sc = np.asarray(subconcept, dtype=np.int64)[perm]
             self.n_subconcepts = n_sc if n_sc is not None else int(sc.max()) + 1 if len(sc) else 0
         cell, first = _cells(y, hit, masks, sc)
+        specs = self._column_specs(y, hit, masks, sc, first, w_np)
+        M0, M_w, dense_cols, dense, by_cell = self._split_columns(specs, cell, first, w_np)
+        k = len(specs)
+        self.n_soft = 0
+        if soft is not None and hit is not None:
+            q = np.asarray(soft, dtype=np.float64)[perm]
+            self.n_soft = q.shape[1]
+            self._soft_start = k
+            for s in range(self.n_soft):
+                dense_cols += [k + 2 * s, k + 2 * s + 1]
+                dense += [q[:, s], q[:, s] * hit]
+        self.n_columns = k + 2 * self.n_soft
+        self._store_columns(cell, len(first), M0 if by_cell else None, M_w, w_np, dense_cols, dense)
+        self._auc: list[tuple[torch.Tensor | None, list[str], torch.Tensor]] = []
+        if y_score is not None:
+            self._auc_layout(y_score, w_np, masks)
+
+    def _column_specs(self, y, hit, masks, sc, first, w_np) -> list[tuple[str | None, np.ndarray]]:
+        """``(weighting or None, indicator over cells)`` for each column of S, in
+        :meth:`_finish`'s layout; sets the column offsets of each weighting and subconcept."""
         G = len(first)
         cy, cm = y[first] == 1, masks[first]
         ch = hit[first] if hit is not None else np.ones(G, bool)
-        # (weighting or None, indicator over cells) for each column of S, in _finish's layout
         specs: list[tuple[str | None, np.ndarray]] = []
         self._conf_index: dict[str, tuple[int, int, int, int]] = {}
         for name in w_np:
@@ -423,7 +451,12 @@ class BatchedBootstrap:
             self._rec_start = len(specs)
             for s in range(self.n_subconcepts):
                 specs += [(None, sc[first] == s), (None, (sc[first] == s) & ch)]
-        k = len(specs)
+        return specs
+
+    def _split_columns(self, specs, cell, first, w_np) -> tuple:
+        """Which columns come from per-cell counts (``M0`` ``(G, k)``), from per-cell sums of
+        a weighting (``M_w``) or from dense ``(N,)`` columns; and whether ``M0`` is used."""
+        G, k = len(first), len(specs)
         # weightings constant on cells fold into M0; the others get dense columns (all of
         # them on devices where a product with dense columns beats a scatter-add)
         w_cell = {name: w[first] for name, w in w_np.items()}
@@ -455,44 +488,42 @@ class BatchedBootstrap:
             else:
                 dense_cols.append(j)
                 dense.append((w_np[name] if name is not None else 1.0) * f[cell])
-        self.n_soft = 0
-        if soft is not None and hit is not None:
-            q = np.asarray(soft, dtype=np.float64)[perm]
-            self.n_soft = q.shape[1]
-            self._soft_start = k
-            for s in range(self.n_soft):
-                dense_cols += [k + 2 * s, k + 2 * s + 1]
-                dense += [q[:, s], q[:, s] * hit]
-        self.n_columns = k + 2 * self.n_soft
+        return M0, M_w, dense_cols, dense, by_cell
+
+    def _store_columns(self, cell, G, M0, M_w, w_np, dense_cols, dense) -> None:
+        """The statistics on the device: cell indices, ``M0`` (or None), per-cell weightings
+        and the dense ``(1 + N, k')`` matrix."""
         # Long runs of one cell (the columns are in score order) would chain every add on one
         # accumulator: instance i adds to lane i mod L of its cell, and the lanes are summed.
         self._cells = (G, _CELL_LANES)
         lane = np.arange(1 + len(cell)) % _CELL_LANES
         self._cell = torch.as_tensor(np.r_[0, cell] * _CELL_LANES + lane, device=self.device)
         pad = ((0, 0), (0, 2 * self.n_soft))  # soft memberships: dense columns only
-        self._M0 = self._t(np.pad(M0, pad)) if by_cell else None
+        self._M0 = self._t(np.pad(M0, pad)) if M0 is not None else None
         self._per_cell = [
             (self._t(np.r_[0.0, w_np[name]]), self._t(np.pad(M_w[name], pad))) for name in M_w
         ]
         self._dense_cols = torch.as_tensor(dense_cols, dtype=torch.long, device=self.device)
         self._V = self._stack_columns(dense) if dense else None
-        # AUC: one cumsum per distinct negative weighting.
-        self._auc: list[tuple[torch.Tensor | None, list[str], torch.Tensor]] = []
-        if y_score is not None:
-            s = np.asarray(y_score, dtype=np.float64)[perm]
-            s_neg, s_pos = s[:nn], s[nn:]
-            lo = np.searchsorted(s_neg, s_pos, side="left")
-            hi = np.searchsorted(s_neg, s_pos, side="right")
-            self._lo = torch.as_tensor(lo, device=self.device)
-            self._hi = torch.as_tensor(hi, device=self.device)
-            groups: dict[bytes, list[str]] = {}
-            for name, w in w_np.items():
-                groups.setdefault(w[:nn].tobytes(), []).append(name)
-            for names in groups.values():
-                w_neg = w_np[names[0]][:nn]
-                w_neg_t = None if np.all(w_neg == 1) else self._t(np.r_[0.0, w_neg])
-                pw = 0.5 * np.concatenate([w_np[k][nn:, None] * masks[nn:] for k in names], axis=1)
-                self._auc.append((w_neg_t, names, self._t(pw)))
+
+    def _auc_layout(self, y_score, w_np, masks) -> None:
+        """AUC: each positive's two positions among the sorted negatives, and one cumsum per
+        distinct negative weighting."""
+        perm, nn = self.perm, self.n_neg
+        s = np.asarray(y_score, dtype=np.float64)[perm]
+        s_neg, s_pos = s[:nn], s[nn:]
+        lo = np.searchsorted(s_neg, s_pos, side="left")
+        hi = np.searchsorted(s_neg, s_pos, side="right")
+        self._lo = torch.as_tensor(lo, device=self.device)
+        self._hi = torch.as_tensor(hi, device=self.device)
+        groups: dict[bytes, list[str]] = {}
+        for name, w in w_np.items():
+            groups.setdefault(w[:nn].tobytes(), []).append(name)
+        for names in groups.values():
+            w_neg = w_np[names[0]][:nn]
+            w_neg_t = None if np.all(w_neg == 1) else self._t(np.r_[0.0, w_neg])
+            pw = 0.5 * np.concatenate([w_np[k][nn:, None] * masks[nn:] for k in names], axis=1)
+            self._auc.append((w_neg_t, names, self._t(pw)))
 
     # -- counts --------------------------------------------------------------------------
     # Counts live in a (b, 1 + N) buffer whose column 0 stays 0: a cumsum over columns
@@ -658,6 +689,14 @@ class BatchedBootstrap:
         return [min(chunk_size, n - i) for i in range(0, n, chunk_size)]
 
     # -- replicates -----------------------------------------------------------------------
+    @validate_params(
+        {
+            "n": [Interval(Integral, 0, None)],
+            "seed": [Interval(Integral, 0, None)],
+            "chunk_size": [Interval(Integral, 1, None), None],
+            "progress": [TypeOf(bool, np.bool_, desc="a bool")],
+        }
+    )
     def run(
         self, n: int, *, seed: int, chunk_size: int | None = None, progress: bool = False
     ) -> Replicates:
@@ -812,6 +851,7 @@ class BatchedBootstrap:
         return Replicates(scores, recall, self.subset_names, n, seed, estimated_recall=estimated)
 
 
+@validate_params({"confidence": [Interval(Real, 0, 1, closed="neither")]})
 def percentile_interval(
     replicates: torch.Tensor, confidence: float = 0.95
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -820,8 +860,6 @@ def percentile_interval(
     Returns ``(low, high, n_undefined)``, each of the trailing shape; NaN bounds where every
     replicate is undefined.
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0, 1); got {confidence}")
     alpha = (1 - confidence) / 2
     q = torch.tensor([alpha, 1 - alpha], dtype=replicates.dtype, device=replicates.device)
     bounds = torch.nanquantile(replicates, q, dim=0)

@@ -3,17 +3,21 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from numbers import Integral
 from pathlib import Path
 
+from medeval._validation import Fields, Interval, StrOptions, TypeOf, validate_params
 from medeval.atomic import write_json
 from medeval.datasets.base import DataError
 from medeval.protocol.forest import METHODS, check_methods
 from medeval.protocol.grid import (
+    BACKENDS,
     N_SPLITS,
     SUBCONCEPT_MODES,
     UnitResult,
@@ -22,6 +26,8 @@ from medeval.protocol.grid import (
     run_grid,
 )
 from medeval.protocol.store import ResultsStore
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["BenchmarkRun", "BenchmarkSettings", "run_benchmark", "select_datasets"]
 
@@ -74,19 +80,35 @@ def select_datasets(names: tuple[str, ...] | None, available: list[str], where: 
     return list(names)
 
 
+#: The allowed values of each :class:`BenchmarkSettings` field (the methods are checked by
+#: :func:`~medeval.protocol.forest.check_methods`, the data-set names against the collection).
+SETTINGS_CONSTRAINTS = {
+    "collection": [str],
+    "seed": [Interval(Integral, 0, None)],
+    "n_estimators": [Interval(Integral, 1, None)],
+    "max_splits": [Interval(Integral, 1, N_SPLITS)],
+    "jobs": [Interval(Integral, 1, None)],
+    "backend": [StrOptions(BACKENDS)],
+    "scheduler": [str, None],
+    "force": [TypeOf(bool, desc="a bool")],
+    "subconcepts": [StrOptions(SUBCONCEPT_MODES)],
+}
+
+
+@validate_params({"s": Fields(SETTINGS_CONSTRAINTS), "progress": [TypeOf(bool, desc="a bool")]})
 def run_benchmark(
-    s: BenchmarkSettings, *, progress: bool = True, log: Callable[[str], None] = print
+    s: BenchmarkSettings, *, progress: bool = True, log: Callable[[str], None] | None = None
 ) -> BenchmarkRun:
     """Plan and run the grid into ``s.out`` (resumable: finished records are skipped).
 
+    ``log`` receives the plan's one-line summary (default: this module's logger, at INFO).
+
     Raises:
+        InvalidParameterError: a setting outside :data:`SETTINGS_CONSTRAINTS`.
         DataError, FileNotFoundError, SettingsMismatch: bad collection, data-set names or
             methods, or a results folder made with other protocol settings.
     """
-    if not 1 <= s.max_splits <= N_SPLITS:
-        raise DataError(f"max_splits must be in 1..{N_SPLITS}; got {s.max_splits}")
-    if s.subconcepts not in SUBCONCEPT_MODES:
-        raise DataError(f"subconcepts must be one of {SUBCONCEPT_MODES}; got {s.subconcepts!r}")
+    log = log or logger.info
     try:
         methods = check_methods(list(s.methods))
     except ValueError as exc:

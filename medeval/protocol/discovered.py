@@ -24,40 +24,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medeval.atomic import json_ready
 from medeval.discovery import Discovery, discover_subconcepts, discovery_quality
-from medeval.evaluation import ALL_SCORES, RECOMMENDED, Evaluation, evaluate_predictions
-from medeval.predictions import labels_from_scores
+from medeval.evaluation import Evaluation, evaluate_predictions
 from medeval.protocol.forest import (
     N_BOOTSTRAP,
-    PER_SUBCONCEPT_FIELDS,
     THRESHOLD,
     _fit_binary,
     check_methods,
     derive_seed,
+    fold_record,
     subconcept_model_scores,
 )
 from medeval.reference import within_class_balanced_accuracy
+from medeval.scores import LABEL_FREE_SCORES, TRUE_ONLY_SCORES, labels_from_scores
 from medeval.splits import Split
 from medeval.tasks import BinaryTask
-from medeval.weights import predicted_weights, utilities, utilities_from_train_sizes
+from medeval.weights import predicted_weights, train_utilities, utilities_from_train_sizes
 
 __all__ = ["LabelFreeFold", "label_free_fold", "label_free_scores", "run_fold_discovered"]
-
-#: Weighting prefixes that need the true test subconcepts (everything else is label-free).
-TRUE_WEIGHTINGS = ("w",)
-
-
-def _weighting(score: str) -> str:
-    """``"cBA"`` → ``"c"``; ``"BA"`` → ``""``."""
-    for family in ("BA", "F1", "AUC"):
-        if score.endswith(family):
-            return score[: -len(family)]
-    raise ValueError(f"unknown score {score!r}")
-
-
-LABEL_FREE = tuple(s for s in ALL_SCORES if _weighting(s) not in TRUE_WEIGHTINGS)
-TRUE_ONLY = tuple(s for s in ALL_SCORES if _weighting(s) in TRUE_WEIGHTINGS)
 
 
 @dataclass
@@ -146,15 +130,15 @@ def label_free_scores(
         "seed": seed,
     }
     ev = evaluate_predictions(y, posteriors=posteriors, **kw)
-    scores = {s: ev.scores[s] for s in LABEL_FREE}
-    intervals = {s: list(ev.intervals[s]) for s in LABEL_FREE if s in ev.intervals}
+    scores = {s: ev.scores[s] for s in LABEL_FREE_SCORES}
+    intervals = {s: list(ev.intervals[s]) for s in LABEL_FREE_SCORES if s in ev.intervals}
     return scores, intervals
 
 
 def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]) -> pd.DataFrame:
     """Long subset table: true-weight rows from the truth, every other score label-free."""
     cols = ["subset", "subconcept", "score", "value"]
-    keep = ev_true.subsets.loc[ev_true.subsets.score.isin(TRUE_ONLY), cols]
+    keep = ev_true.subsets.loc[ev_true.subsets.score.isin(TRUE_ONLY_SCORES), cols]
     aliases = ev_true.subsets.drop_duplicates("subset")[["subset", "subconcept"]]
     rows = [
         (alias, sc, name, value)
@@ -199,12 +183,49 @@ def run_fold_discovered(
     free = label_free_fold(
         task, train, test, methods, seed=seed, k=k, n_estimators=n_estimators, discovery=discovery
     )
-    disc = free.discovery
     # From here on the true subconcepts are read, only to score what was computed above.
     tm = time.perf_counter()
+    truth = _truth_of_fold(task, train, test, free)
+    t_shared = time.perf_counter() - tm
+    records = []
+    for method in methods:
+        tm = time.perf_counter()
+        boot_seed = derive_seed(seed, task.name, k, method, "bootstrap")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results = _score_method(
+                task.y[test], free.scores[method], free, truth, boot_seed, n_bootstrap
+            )
+        timing = {
+            "fit_s": free.fit_s[method],
+            "shared_s": (free.discovery_s + t_shared) / len(methods),
+            "metrics_s": time.perf_counter() - tm,
+        }
+        records.append(
+            fold_record(
+                task,
+                split,
+                k,
+                method,
+                seed=seed,
+                n_estimators=n_estimators,
+                results=results,
+                notes=[str(w.message) for w in caught],
+                timing=timing,
+                discovery={**free.discovery.describe(), "quality": truth["quality"]},
+            )
+        )
+    return records
+
+
+def _truth_of_fold(
+    task: BinaryTask, train: np.ndarray, test: np.ndarray, free: LabelFreeFold
+) -> dict[str, Any]:
+    """What every method of the fold is scored against: the true training utilities, the true
+    test subconcept names ``(N_test,)``, the discovery quality, the subconcept forest's scores
+    against the discovered clusters of the test fold, and its predicted weights ``(N_test,)``."""
+    disc = free.discovery
     names = np.asarray(task.subconcept_names, dtype=object)
-    true_u = utilities(task.train_counts(train), task.sides, list(names))
-    test_names = names[task.subconcept[test]]
     quality = discovery_quality(task.y[train], names[task.subconcept[train]], disc.labels)
     found_test = disc.assign(task.data.X[test], task.y[test])
     sc_scores = subconcept_model_scores(
@@ -213,79 +234,60 @@ def run_fold_discovered(
     disc_u = utilities_from_train_sizes(disc.train_sizes)
     # Against the discovered clusters of the test fold, as the subconcept_model scores above.
     within = within_class_balanced_accuracy(task.y[test], found_test, free.posteriors, disc_u)
-    a = predicted_weights(free.posteriors, disc_u).numpy()
-    t_shared = time.perf_counter() - tm
-    y_te = task.y[test]
-    records = []
-    for method in methods:
-        tm = time.perf_counter()
-        score = free.scores[method]
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            ev_true = evaluate_predictions(
-                y_te,
-                y_score=score,
-                y_pred=labels_from_scores(score, THRESHOLD),
-                subconcept=test_names,
-                train_sizes=true_u,
-                n_bootstrap=n_bootstrap,
-                seed=derive_seed(seed, task.name, k, method, "bootstrap"),
-            )
-            masks = _true_subset_masks(ev_true, y_te, test_names)
-            free_scores: dict[str | None, dict[str, float]] = {}
-            for key, m in masks.items():
-                full = key is None
-                free_scores[key], iv = label_free_scores(
-                    y_te[m],
-                    score[m],
-                    free.posteriors[m].reset_index(drop=True),
-                    disc.train_sizes,
-                    n_bootstrap=n_bootstrap if full else 0,
-                    seed=derive_seed(seed, task.name, k, method, "bootstrap"),
-                )
-                if full:
-                    true_iv = {s: list(ev_true.intervals[s]) for s in TRUE_ONLY}
-                    intervals = {**true_iv, **iv} if n_bootstrap else {}
-        subsets = _merge_subsets(ev_true, free_scores)
-        per_sc = ev_true.per_subconcept.copy()
-        per_sc["predicted_weight_sum"] = [
-            float(a[test_names == s].sum()) for s in per_sc.subconcept
-        ]
-        scores = {**{s: ev_true.scores[s] for s in TRUE_ONLY}, **free_scores[None]}
-        t_metrics = time.perf_counter() - tm
-        records.append(
-            json_ready(
-                {
-                    "dataset": task.name,
-                    "source": task.source,
-                    "method": method,
-                    "subconcepts": "discovered",
-                    "split": int(k),
-                    "repeat": int(split.repeat),
-                    "fold": int(split.fold),
-                    "seed": int(seed),
-                    "task_seed": int(task.seed),
-                    "split_seed": int(split.seed),
-                    "n_estimators": int(n_estimators),
-                    "n_train": len(train),
-                    "n_test": len(test),
-                    "scores": scores,
-                    "intervals": intervals,
-                    "confidence": 0.95,
-                    "n_bootstrap": int(n_bootstrap),
-                    "recommended": dict(RECOMMENDED),
-                    "subsets": subsets.to_dict(orient="records"),
-                    "per_subconcept": per_sc[list(PER_SUBCONCEPT_FIELDS)].to_dict(orient="records"),
-                    "subconcept_model": sc_scores,
-                    "subconcept_model_within_class": within,
-                    "discovery": {**disc.describe(), "quality": quality},
-                    "notes": [str(w.message) for w in caught],
-                    "timing": {
-                        "fit_s": free.fit_s[method],
-                        "shared_s": (free.discovery_s + t_shared) / len(methods),
-                        "metrics_s": t_metrics,
-                    },
-                }
-            )
+    return {
+        "utilities": train_utilities(task, train),
+        "test_names": names[task.subconcept[test]],
+        "quality": quality,
+        "subconcept_model": sc_scores,
+        "within_class": within,
+        "predicted_weights": predicted_weights(free.posteriors, disc_u).numpy(),
+    }
+
+
+def _score_method(
+    y_te: np.ndarray,
+    score: np.ndarray,
+    free: LabelFreeFold,
+    truth: dict[str, Any],
+    boot_seed: int,
+    n_bootstrap: int,
+) -> dict[str, Any]:
+    """One method's scores, intervals and tables: the true-weight ones from the truth, every
+    label-free one from the discovered subconcepts (``score``: ``(N_test,)`` class-1 scores)."""
+    test_names = truth["test_names"]
+    ev_true = evaluate_predictions(
+        y_te,
+        y_score=score,
+        y_pred=labels_from_scores(score, THRESHOLD),
+        subconcept=test_names,
+        train_sizes=truth["utilities"],
+        n_bootstrap=n_bootstrap,
+        seed=boot_seed,
+    )
+    free_scores: dict[str | None, dict[str, float]] = {}
+    for key, m in _true_subset_masks(ev_true, y_te, test_names).items():
+        full = key is None
+        free_scores[key], iv = label_free_scores(
+            y_te[m],
+            score[m],
+            free.posteriors[m].reset_index(drop=True),
+            free.discovery.train_sizes,
+            n_bootstrap=n_bootstrap if full else 0,
+            seed=boot_seed,
         )
-    return records
+        if full:
+            true_iv = {s: list(ev_true.intervals[s]) for s in TRUE_ONLY_SCORES}
+            intervals = {**true_iv, **iv} if n_bootstrap else {}
+    per_sc = ev_true.per_subconcept.copy()
+    a = truth["predicted_weights"]
+    per_sc["predicted_weight_sum"] = [float(a[test_names == s].sum()) for s in per_sc.subconcept]
+    return {
+        "scores": {**{s: ev_true.scores[s] for s in TRUE_ONLY_SCORES}, **free_scores[None]},
+        "intervals": intervals,
+        "confidence": ev_true.confidence,
+        "n_bootstrap": n_bootstrap,
+        "subsets": _merge_subsets(ev_true, free_scores),
+        "per_subconcept": per_sc,
+        "subconcept_model": truth["subconcept_model"],
+        "within_class": truth["within_class"],
+    }

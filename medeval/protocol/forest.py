@@ -18,12 +18,13 @@ from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
 from medeval.atomic import json_ready
-from medeval.evaluation import ALL_SCORES, PER_SUBCONCEPT_COLUMNS, RECOMMENDED, evaluate_predictions
+from medeval.evaluation import PER_SUBCONCEPT_COLUMNS, evaluate_predictions
+from medeval.scores import ALL_SCORES, RECOMMENDED
 from medeval.splits import Split, derive_seed
 from medeval.tasks import BinaryTask
-from medeval.weights import utilities
+from medeval.weights import train_utilities
 
-__all__ = ["METHODS", "derive_seed", "run_fold"]
+__all__ = ["METHODS", "derive_seed", "fold_record", "run_fold"]
 
 #: Correction methods: none, random over-/under-sampling, SMOTE, cost-sensitive forest.
 METHODS = ("none", "ros", "rus", "smote", "weight")
@@ -40,6 +41,8 @@ METHOD_DESCRIPTIONS = {
 THRESHOLD = 0.5
 
 PER_SUBCONCEPT_FIELDS = PER_SUBCONCEPT_COLUMNS
+#: Columns of a record's long subsets table.
+SUBSET_FIELDS = ("subset", "subconcept", "score", "value")
 
 #: Bootstrap replicates per fold for the intervals of every score on the full test fold.
 N_BOOTSTRAP = 200
@@ -217,7 +220,7 @@ def _shared_fold(
     train, test = split["train"], split["test"]
     t0 = time.perf_counter()
     names = task.subconcept_names
-    u = utilities(task.train_counts(train), task.sides, names)
+    u = train_utilities(task, train)
     proba = _fit_subconcept_model(
         task,
         train,
@@ -264,33 +267,85 @@ def _evaluate_method(
     return ev, caught
 
 
+def fold_record(
+    task: BinaryTask,
+    split: Split,
+    k: int,
+    method: str,
+    *,
+    seed: int,
+    n_estimators: int,
+    results: dict[str, Any],
+    notes: list[str],
+    timing: dict[str, float],
+    discovery: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The JSON-ready record of one method on one fold, for true and discovered subconcepts.
+
+    Args:
+        k: position of the split (0..9).
+        results: ``scores`` and ``intervals`` (``{score: value}``, ``{score: [low, high]}``),
+            the ``confidence`` and ``n_bootstrap`` that made the intervals, the long
+            ``subsets`` and the ``per_subconcept`` tables (DataFrames), the subconcept model's
+            test-fold scores ``subconcept_model`` and ``within_class`` balanced accuracy.
+        notes: the warnings of the evaluation, as text.
+        discovery: the discovered path's clustering description and quality; its record
+            says ``"subconcepts": "discovered"``.
+    """
+    head: dict[str, Any] = {"dataset": task.name, "source": task.source, "method": method}
+    if discovery is not None:
+        head["subconcepts"] = "discovered"
+    head |= {
+        "split": int(k),
+        "repeat": int(split.repeat),
+        "fold": int(split.fold),
+        "seed": int(seed),
+        "task_seed": int(task.seed),
+        "split_seed": int(split.seed),
+        "n_estimators": int(n_estimators),
+        "n_train": len(split["train"]),
+        "n_test": len(split["test"]),
+        "scores": results["scores"],
+        "intervals": results["intervals"],
+        "confidence": results["confidence"],
+        "n_bootstrap": int(results["n_bootstrap"]),
+        "recommended": dict(RECOMMENDED),
+    }
+    within = {"subconcept_model_within_class": results["within_class"]}
+    tables = {
+        "subsets": results["subsets"][list(SUBSET_FIELDS)].to_dict(orient="records"),
+        "per_subconcept": results["per_subconcept"][list(PER_SUBCONCEPT_FIELDS)].to_dict(
+            orient="records"
+        ),
+        "subconcept_model": results["subconcept_model"],
+    }
+    # Each kind keeps the key order of the records it has always written.
+    if discovery is None:
+        body = {**within, **tables}
+    else:
+        body = {**tables, **within, "discovery": discovery}
+    return json_ready({**head, **body, "notes": notes, "timing": timing})
+
+
 def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, timing):
-    per_sc = ev.per_subconcept[list(PER_SUBCONCEPT_FIELDS)]
-    subsets = ev.subsets[["subset", "subconcept", "score", "value"]]
-    return json_ready(
-        {
-            "dataset": task.name,
-            "source": task.source,
-            "method": method,
-            "split": int(k),
-            "repeat": int(split.repeat),
-            "fold": int(split.fold),
-            "seed": int(seed),
-            "task_seed": int(task.seed),
-            "split_seed": int(split.seed),
-            "n_estimators": int(n_estimators),
-            "n_train": len(split["train"]),
-            "n_test": len(split["test"]),
-            "scores": {s: ev.scores[s] for s in ALL_SCORES},
-            "intervals": {s: list(ev.intervals[s]) for s in ALL_SCORES if s in ev.intervals},
-            "confidence": ev.confidence,
-            "n_bootstrap": int(ev.bootstrap["n"]),
-            "recommended": dict(RECOMMENDED),
-            "subconcept_model_within_class": ev.subconcept_model,
-            "subsets": subsets.to_dict(orient="records"),
-            "per_subconcept": per_sc.to_dict(orient="records"),
-            "subconcept_model": sc_scores,
-            "notes": [str(w.message) for w in caught],
-            "timing": timing,
-        }
+    results = {
+        "scores": {s: ev.scores[s] for s in ALL_SCORES},
+        "intervals": {s: list(ev.intervals[s]) for s in ALL_SCORES if s in ev.intervals},
+        "confidence": ev.confidence,
+        "n_bootstrap": ev.bootstrap["n"],
+        "subsets": ev.subsets,
+        "per_subconcept": ev.per_subconcept,
+        "subconcept_model": sc_scores,
+        "within_class": ev.subconcept_model,
+    }
+    return fold_record(
+        task,
+        split,
+        k,
+        method,
+        seed=seed,
+        n_estimators=n_estimators,
+        results=results,
+        notes=[str(w.message) for w in caught],
+        timing=timing,
     )

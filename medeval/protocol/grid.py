@@ -16,9 +16,11 @@ import traceback
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from numbers import Integral
 from pathlib import Path
 from typing import Any
 
+from medeval._validation import Interval, StrOptions, validate_params
 from medeval.datasets import LabelledData, dataset_names, load
 from medeval.datasets.base import DataError, data_root, read_table
 from medeval.progress import progress as progress_bar
@@ -41,6 +43,8 @@ __all__ = [
 N_SPLITS = 10  # 5 repeats × 2 folds
 #: Where the subconcepts come from: the data set's labels, or discovery per training fold.
 SUBCONCEPT_MODES = ("true", "discovered")
+#: Where the grid runs: joblib's loky processes or a Dask cluster.
+BACKENDS = ("loky", "dask")
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".pq")
 
 
@@ -312,6 +316,13 @@ def _task_info(task: BinaryTask) -> dict[str, Any]:
     return info
 
 
+@validate_params(
+    {
+        "jobs": [Interval(Integral, 1, None)],
+        "backend": [StrOptions(BACKENDS)],
+        "scheduler": [str, None],
+    }
+)
 def run_grid(
     units: list[Unit],
     *,
@@ -330,8 +341,6 @@ def run_grid(
         backend: ``"loky"`` (joblib) or ``"dask"`` (Dask distributed).
         scheduler: address of a running Dask scheduler (``tcp://host:8786``).
     """
-    if backend not in ("loky", "dask"):
-        raise ValueError(f"backend must be 'loky' or 'dask'; got {backend!r}")
     if not units:
         return []
     runner = _run_dask if backend == "dask" else _run_loky

@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 
-from medeval.predictions import POSTERIOR_PREFIX, labels_from_scores
+from medeval.predictions import POSTERIOR_PREFIX
+from medeval.scores import labels_from_scores
 
 __all__ = [
     "SMOTE_LINKS",

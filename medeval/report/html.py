@@ -96,7 +96,7 @@ def render(title: str, sections: list[Section], *, subtitle: str = "") -> str:
 
 def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Section]:
     """Sections for one :class:`~medeval.evaluation.Evaluation`: scores, subsets, subconcepts."""
-    from ..evaluation import SCORE_DESCRIPTIONS
+    from ..evaluation import EVALUATION_DESCRIPTIONS as SCORE_DESCRIPTIONS
 
     pct = f"{ev.confidence:.0%}"
     scores = ev.table()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ..evaluation import ALL_SCORES, Evaluation
+from ..evaluation import Evaluation
+from ..scores import ALL_SCORES
 
 
 def _fmt(x: float) -> str:

@@ -60,7 +60,7 @@ def check_run_folder(out: str | Path, *, resume: bool) -> Path:
         OutputPathError: a file, a path under a file, an unwritable folder, a folder that
             already holds a run (fresh run) or one that holds none (``resume``).
     """
-    out = check_out(out)
+    out = check_out(out, tool="train", resumable=True)
     holds_run = (out / "config.yaml").is_file()
     if resume and not holds_run:
         raise OutputPathError(f"--resume {out}: no run here (no config.yaml)")
@@ -113,6 +113,7 @@ def run_training(
         else:
             splits = patient_splits(task, seeds=_seeds(cfg), fractions=(0.6, 0.15, 0.1, 0.15))
             if info.is_main:
+                atomic.claim_folder(out, tool="train")
                 atomic.write_text(out / "config.yaml", dump(cfg))
                 write_manifest(manifest, task, splits)
                 atomic.write_json(out / "task.json", _task_record(task))

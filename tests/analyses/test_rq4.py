@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from medeval.analyses.common import dataset_means, split_measure, split_prefix, subset_frame
+from medeval.analyses.common import dataset_means, split_measure, subset_frame
 from medeval.analyses.report import analyze
 from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
 from medeval.analyses.rq4 import (
@@ -19,6 +19,7 @@ from medeval.analyses.rq4 import (
 )
 from medeval.evaluation import RECOMMENDED, SCORES
 from medeval.protocol.store import ResultsStore
+from medeval.scores import parse_score as split_prefix
 
 PNG = b"\x89PNG"
 NAN = float("nan")

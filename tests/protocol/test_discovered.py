@@ -5,7 +5,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from medeval.protocol.discovered import LABEL_FREE, run_fold_discovered
+from medeval.protocol.discovered import run_fold_discovered
+from medeval.scores import LABEL_FREE_SCORES as LABEL_FREE
 
 
 @pytest.fixture(scope="module")

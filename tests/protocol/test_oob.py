@@ -9,7 +9,6 @@ from imblearn.under_sampling import RandomUnderSampler
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.neighbors import NearestNeighbors
 
-from medeval.predictions import labels_from_scores
 from medeval.protocol.oob import (
     class_score,
     forest_oob,
@@ -20,6 +19,7 @@ from medeval.protocol.oob import (
     seen_by_tree,
 )
 from medeval.reference import read_reference
+from medeval.scores import labels_from_scores
 from medeval.weights import utilities
 
 

@@ -1,0 +1,225 @@
+"""Public options validated once, by declaration (in the spirit of scikit-learn's
+``validate_params``).
+
+A public function or constructor declares the allowed values of each option::
+
+    @validate_params({"n_bootstrap": [Interval(Integral, 0, None)], "stratify": [...]})
+    def evaluate_predictions(...): ...
+
+A value that satisfies none of its parameter's constraints raises
+:class:`InvalidParameterError` (a :class:`ValueError`) naming the parameter, the allowed values
+and the value given. A validated function called from inside another one skips the check: the
+outer call already checked what it passes on, and internal calls pass values it made itself.
+Data arguments (arrays) are not declared here: their shapes and values are checked by the
+function's own input formatting.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import math
+from collections.abc import Callable, Iterable, Mapping
+from numbers import Integral, Real
+from typing import Any, TypeVar
+
+from .errors import UserError
+
+__all__ = [
+    "ArrayLike",
+    "Fields",
+    "Interval",
+    "InvalidParameterError",
+    "Options",
+    "StrOptions",
+    "TypeOf",
+    "check_params",
+    "validate_params",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class InvalidParameterError(UserError):
+    """An option outside its allowed values; the message names the parameter."""
+
+
+class Constraint:
+    """One allowed kind of value: :meth:`accepts` and a description for error messages."""
+
+    def accepts(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        raise NotImplementedError
+
+
+class Interval(Constraint):
+    """A number of ``kind`` (:class:`numbers.Integral` or :class:`numbers.Real`; never a bool
+    or NaN) in ``[left, right]``; ``None`` leaves a side unbounded, ``closed`` says which
+    ends belong (``"both"``, ``"left"``, ``"right"``, ``"neither"``)."""
+
+    def __init__(
+        self,
+        kind: type,
+        left: float | None,
+        right: float | None,
+        *,
+        closed: str = "both",
+        desc: str | None = None,
+    ) -> None:
+        if closed not in ("both", "left", "right", "neither"):
+            raise ValueError(f"closed must be 'both', 'left', 'right' or 'neither'; got {closed}")
+        self.kind, self.left, self.right, self.closed, self.desc = kind, left, right, closed, desc
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, self.kind):
+            return False
+        if isinstance(value, Real) and math.isnan(value):
+            return False
+        low_ok = self.closed in ("both", "left")
+        high_ok = self.closed in ("both", "right")
+        if self.left is not None and not (value >= self.left if low_ok else value > self.left):
+            return False
+        return self.right is None or (value <= self.right if high_ok else value < self.right)
+
+    def __str__(self) -> str:
+        if self.desc:
+            return self.desc
+        kind = "an int" if issubclass(self.kind, Integral) else "a number"
+        if self.left is None and self.right is None:
+            return kind
+        lo = "-inf" if self.left is None else f"{self.left}"
+        hi = "inf" if self.right is None else f"{self.right}"
+        left = "[" if self.closed in ("both", "left") and self.left is not None else "("
+        right = "]" if self.closed in ("both", "right") and self.right is not None else ")"
+        return f"{kind} in {left}{lo}, {hi}{right}"
+
+
+class Options(Constraint):
+    """One of a fixed set of values."""
+
+    def __init__(self, options: Iterable[Any]) -> None:
+        self.options = tuple(options)
+
+    def accepts(self, value: Any) -> bool:
+        try:
+            return value in self.options
+        except TypeError:  # an unhashable or array value compared element-wise
+            return False
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(o) for o in self.options)
+
+
+class StrOptions(Options):
+    """One of a fixed set of strings (kept in the given order in messages)."""
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.options
+
+
+class TypeOf(Constraint):
+    """An instance of one of ``types``."""
+
+    def __init__(self, *types: type, desc: str | None = None) -> None:
+        self.types, self.desc = types, desc
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, self.types)
+
+    def __str__(self) -> str:
+        return self.desc or "a " + " or ".join(t.__name__ for t in self.types)
+
+
+class ArrayLike(Constraint):
+    """An array, tensor, pandas object or sequence (not a string)."""
+
+    def accepts(self, value: Any) -> bool:
+        return not isinstance(value, str | bytes) and (
+            hasattr(value, "__array__") or hasattr(value, "__len__")
+        )
+
+    def __str__(self) -> str:
+        return "an array of one value per instance"
+
+
+class _NoneConstraint(Constraint):
+    def accepts(self, value: Any) -> bool:
+        return value is None
+
+    def __str__(self) -> str:
+        return "None"
+
+
+class Fields:
+    """A settings object (a dataclass) whose fields each have constraints; errors name the
+    field, as if it were a parameter of the function."""
+
+    def __init__(self, constraints: Mapping[str, list[Any]]) -> None:
+        self.constraints = constraints
+
+
+def _as_constraint(c: Any) -> Constraint:
+    if c is None:
+        return _NoneConstraint()
+    if isinstance(c, Constraint):
+        return c
+    if isinstance(c, type):
+        return TypeOf(c)
+    raise TypeError(f"not a parameter constraint: {c!r}")
+
+
+def check_params(
+    where: str, values: Mapping[str, Any], constraints: Mapping[str, list[Any] | Fields]
+) -> None:
+    """Check each declared parameter of ``values`` against its constraints.
+
+    Raises:
+        InvalidParameterError: ``"<where>: <name> must be <allowed>; got <value>"``.
+    """
+    for name, allowed in constraints.items():
+        if name not in values:
+            continue
+        value = values[name]
+        if isinstance(allowed, Fields):
+            check_params(where, vars(value), allowed.constraints)
+            continue
+        checks = [_as_constraint(c) for c in allowed]
+        if not any(c.accepts(value) for c in checks):
+            shown = " or ".join(str(c) for c in checks)
+            raise InvalidParameterError(f"{where}: {name} must be {shown}; got {value!r}")
+
+
+_VALIDATING = contextvars.ContextVar("medeval_validating", default=False)
+
+
+def validate_params(constraints: Mapping[str, list[Any] | Fields]) -> Callable[[F], F]:
+    """Decorate a function (or ``__init__``) so that its declared options are checked on every
+    outside call; calls from inside another validated call skip the check."""
+
+    def decorate(func: F) -> F:
+        signature = inspect.signature(func)
+        unknown = set(constraints) - set(signature.parameters)
+        if unknown:
+            raise TypeError(f"{func.__qualname__}: constraints for unknown {sorted(unknown)}")
+        where = func.__qualname__.removesuffix(".__init__")
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if _VALIDATING.get():
+                return func(*args, **kwargs)
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            check_params(where, bound.arguments, constraints)
+            token = _VALIDATING.set(True)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _VALIDATING.reset(token)
+
+        wrapper.__signature__ = signature  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,229 @@
+"""The score vocabulary: families, weightings, score names and the threshold rule (SPEC §3, §8).
+
+A score name is a weighting prefix followed by a family: ``"cBA"`` is balanced accuracy (family
+``BA``) under class-conditional predicted weights (prefix ``c``). Every module that names scores
+takes them from here; nothing else defines score names.
+
+Orders:
+
+* :data:`ALL_SCORES` is the canonical order, the one of every file and table a user reads: the
+  paper's nine (:data:`PAPER_SCORES`, family by family: ``BA, wBA, pBA, F1, ...``), then each
+  added weighting's three scores (``cBA, cF1, cAUC``).
+* :data:`BY_FAMILY` holds the same names family by family (``BA, wBA, pBA, cBA, F1, ...``):
+  the order of :class:`medeval.streaming.SubconceptScores` and of the analyses' tables
+  (:func:`score_key`).
+
+Adding a weighting means one row of :data:`WEIGHTINGS` (and the code that computes its instance
+weights); the score names, their orders and what each needs follow from the row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = [
+    "ALL_SCORES",
+    "BY_FAMILY",
+    "FAMILIES",
+    "LABEL_FREE_SCORES",
+    "PAPER_SCORES",
+    "RECOMMENDED",
+    "SCORED_WEIGHTINGS",
+    "SCORE_DESCRIPTIONS",
+    "TRUE_ONLY_SCORES",
+    "WEAK_WITHIN_CLASS_BA",
+    "WEIGHTINGS",
+    "Weighting",
+    "labels_from_scores",
+    "needs",
+    "parse_score",
+    "prefix_key",
+    "score_key",
+    "split_score",
+    "weighting",
+]
+
+#: Score families, in table order.
+FAMILIES = ("BA", "F1", "AUC")
+
+
+@dataclass(frozen=True)
+class Weighting:
+    """One weighting of the instances: what its prefix means and what it needs.
+
+    Attributes:
+        prefix: the score-name prefix (``""`` for unweighted).
+        name: short name in the analyses' tables (``"true"``, ``"class-conditional"``, ...).
+        description: what the weights are, in words.
+        legend: legend text of figures and reports; ``{f}`` stands for the family.
+        needs_subconcept: needs the true test subconcepts (an oracle, not label-free).
+        needs_posteriors: needs a subconcept model's posteriors.
+        needs_reference: needs reference rows (held-out rows with known subconcept).
+        paper: one of the paper's three weightings.
+        scored: computed by :func:`medeval.evaluate_predictions` and the streaming metric;
+            ``False`` for a name the analyses know from measured estimators only.
+    """
+
+    prefix: str
+    name: str
+    description: str
+    legend: str
+    needs_subconcept: bool = False
+    needs_posteriors: bool = False
+    needs_reference: bool = False
+    paper: bool = False
+    scored: bool = True
+
+    @property
+    def label_free(self) -> bool:
+        """Computable without the true test subconcepts."""
+        return not self.needs_subconcept
+
+    def scores(self) -> tuple[str, ...]:
+        """This weighting's score names, one per family."""
+        return tuple(f"{self.prefix}{f}" for f in FAMILIES)
+
+
+#: Every weighting, in prefix order ("", w, p, c, r): the order of the subsets table's rows and
+#: of the analyses' legends.
+WEIGHTINGS: tuple[Weighting, ...] = (
+    Weighting("", "unweighted", "unweighted", "{f}: unweighted", paper=True),
+    Weighting(
+        "w",
+        "true",
+        "true weights",
+        "w{f}: true utility weights (oracle: needs test subconcept labels)",
+        needs_subconcept=True,
+        paper=True,
+    ),
+    Weighting(
+        "p",
+        "predicted",
+        "predicted weights",
+        "p{f}: label-free, predicted weights (the paper's)",
+        needs_posteriors=True,
+        paper=True,
+    ),
+    Weighting(
+        "c",
+        "class-conditional",
+        "class-conditional predicted weights",
+        "c{f}: label-free, class-conditional predicted weights",
+        needs_posteriors=True,
+    ),
+    # Reference-corrected estimators were measured in RQ4 (analyses only, see docs/method.md);
+    # the package computes no r-score.
+    Weighting(
+        "r",
+        "reference-corrected",
+        "reference-corrected predicted weights",
+        "r{f}: label-free, reference-corrected predicted weights",
+        needs_posteriors=True,
+        needs_reference=True,
+        scored=False,
+    ),
+)
+_BY_PREFIX = {w.prefix: w for w in WEIGHTINGS}
+#: The weightings the package computes, in prefix order.
+SCORED_WEIGHTINGS = tuple(w for w in WEIGHTINGS if w.scored)
+
+#: The paper's nine scores (unweighted, true weights, predicted weights), kept for reproduction.
+PAPER_SCORES = tuple(f"{w.prefix}{f}" for f in FAMILIES for w in SCORED_WEIGHTINGS if w.paper)
+#: Every computed score in the canonical order: the paper's nine, then each added weighting's.
+ALL_SCORES = PAPER_SCORES + tuple(s for w in SCORED_WEIGHTINGS if not w.paper for s in w.scores())
+
+
+def parse_score(name: str) -> tuple[str, str]:
+    """``"cBA"`` → ``("c", "BA")``: the weighting prefix and the family, for any prefix.
+
+    Raises:
+        ValueError: the name does not end in a family (BA, F1, AUC).
+    """
+    for family in FAMILIES:
+        if name.endswith(family):
+            return name[: -len(family)], family
+    raise ValueError(f"score {name!r}: name must end in one of {', '.join(FAMILIES)}")
+
+
+def weighting(prefix: str) -> Weighting:
+    """The weighting of a prefix (``KeyError`` for an unknown one)."""
+    return _BY_PREFIX[prefix]
+
+
+def prefix_key(prefix: str) -> tuple[int, str]:
+    """Sort key of weighting prefixes: "", w, p, c, r, then any other by name."""
+    order = list(_BY_PREFIX)
+    return (order.index(prefix) if prefix in order else len(order), prefix)
+
+
+def score_key(name: str) -> tuple[int, int, str]:
+    """Sort key: family (BA, F1, AUC), then prefix ("", w, p, c, r, others by name).
+
+    Keeps the paper's nine in :data:`PAPER_SCORES` order.
+    """
+    prefix, family = parse_score(name)
+    return (FAMILIES.index(family), prefix_key(prefix)[0], name)
+
+
+#: Scores computable without the true test subconcepts, in :data:`ALL_SCORES` order.
+LABEL_FREE_SCORES = tuple(s for s in ALL_SCORES if _BY_PREFIX[parse_score(s)[0]].label_free)
+#: Scores that need the true test subconcepts (the oracle scores), in :data:`ALL_SCORES` order.
+TRUE_ONLY_SCORES = tuple(s for s in ALL_SCORES if s not in LABEL_FREE_SCORES)
+#: Every computed score, family by family (the streaming metric's order).
+BY_FAMILY = tuple(sorted(ALL_SCORES, key=score_key))
+
+#: The label-free score a reader should use for each family (never a true-weight oracle score).
+RECOMMENDED = {f: f"c{f}" for f in FAMILIES}
+#: Below this within-class balanced accuracy the subconcept model is reported as weak (§8).
+WEAK_WITHIN_CLASS_BA = 0.7
+#: What each score is, for reports and ``metrics.json``.
+SCORE_DESCRIPTIONS = {
+    "BA": "balanced accuracy",
+    "wBA": "balanced accuracy, true utility weights (oracle: needs test subconcept labels)",
+    "pBA": "balanced accuracy, predicted utility weights (from subconcept posteriors)",
+    "F1": "F1 of class 1",
+    "wF1": "F1, true utility weights",
+    "pF1": "F1, predicted utility weights",
+    "AUC": "ROC AUC",
+    "wAUC": "ROC AUC, true utility weights",
+    "pAUC": "ROC AUC, predicted utility weights (not partial AUC)",
+    "cBA": "balanced accuracy, label-free estimate of wBA: predicted utility weights given the "
+    "known class (recommended)",
+    "cF1": "F1, label-free estimate of wF1: class-conditional predicted weights (recommended)",
+    "cAUC": "ROC AUC, label-free estimate of wAUC: class-conditional predicted weights "
+    "(recommended)",
+}
+
+
+def split_score(name: str) -> tuple[str, str]:
+    """``"cBA"`` → ``("c", "BA")`` for a computed score; a clear error for any other name."""
+    for family in FAMILIES:
+        key = name[: -len(family)]
+        if name.endswith(family) and key in _BY_PREFIX and _BY_PREFIX[key].scored:
+            return key, family
+    raise ValueError(f"unknown score {name!r}; known scores: {', '.join(BY_FAMILY)}")
+
+
+def needs(name: str) -> str | None:
+    """The input a score needs beyond y_true and y_score: ``"subconcept"``, ``"posteriors"``."""
+    w = _BY_PREFIX[split_score(name)[0]]
+    if w.needs_subconcept:
+        return "subconcept"
+    return "posteriors" if w.needs_posteriors else None
+
+
+def labels_from_scores(y_score: Any, threshold: float) -> Any:
+    """Predicted labels ``(N,)``: 1 where ``y_score >= threshold`` (the one rule used
+    everywhere: evaluation, the streaming metric, the scikit-learn scorers, the forest
+    protocol, validation during training).
+
+    A numpy array (or sequence) gives int64 labels; a tensor gives labels of its own floating
+    dtype on its device (the weighted confusion sums take float labels).
+    """
+    if isinstance(y_score, torch.Tensor):
+        return (y_score >= threshold).to(y_score.dtype)
+    return (np.asarray(y_score) >= threshold).astype(np.int64)
