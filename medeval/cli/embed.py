@@ -13,7 +13,8 @@ model can be loaded). The table ``<out>/<name>.parquet`` has columns ``f0000…`
     python -m medeval.embed --source mmhs150k --path /data/MMHS150K --out collections/text
     python -m medeval.embed --source synthetic --random-init --size 32 --out /tmp/emb --no-benchmark
 
-The library side is :mod:`medeval.embeddings.table`.
+The library side is :mod:`medeval.embeddings.table` (embedding) and
+:mod:`medeval.io.embeddings` (the table written).
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     check_out(args.out, tool="embed", resumable=True)
     from medeval.atomic import claim_folder
     from medeval.datasets import load
-    from medeval.embeddings.table import EmbedSettings, embed_table, write_table
+    from medeval.embeddings.table import EmbedSettings, embed_table
+    from medeval.io.embeddings import write_table
 
     data = load(args.source, args.path, name=args.name, **options)
     settings = EmbedSettings(
