@@ -27,11 +27,13 @@ from medeval.errors import EXIT_BAD_INPUT, UserError
 __all__ = [
     "EXIT_BAD_INPUT",
     "check_out",
+    "check_writable_folder",
     "common_options",
     "default_out",
     "execute",
     "finite_float",
     "non_negative_int",
+    "parse_nested",
     "positive_int",
     "probability",
     "say",
@@ -241,6 +243,36 @@ def checked_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def _parse_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
     parser.exit(EXIT_BAD_INPUT, f"{parser.prog}: error: {_one_line(ValueError(message))}\n")
+
+
+def parse_nested(parser: argparse.ArgumentParser, text: str, *, what: str) -> argparse.Namespace:
+    """Parse the arguments in ``text`` (shell-quoted, as in ``--benchmark-args``) with another
+    tool's ``parser``, before any work: a bad one is a :class:`UserError` naming ``what``."""
+    import shlex
+
+    try:
+        argv = shlex.split(text)
+    except ValueError as err:
+        raise UserError(f"{what} {text!r}: {err}") from None
+    checked_options(parser)
+
+    def refuse(message: str) -> NoReturn:
+        raise UserError(f"{what} {text!r}: {message}")
+
+    parser.error = refuse  # type: ignore[method-assign]
+    return parser.parse_args(argv)
+
+
+def check_writable_folder(path: Path, *, what: str) -> None:
+    """``path`` is a folder this process may create files in, or can be made as one (its nearest
+    existing parent is a writable folder): a :class:`UserError` naming ``what`` otherwise."""
+    existing = Path(os.path.abspath(path))
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UserError(f"{what} {path}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"{what} {path}: {existing} is not writable")
 
 
 def _held_outputs() -> set[str]:

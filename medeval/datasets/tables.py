@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from medeval.datasets.base import (
+    DataError,
     LabelledData,
     check_labels_present,
     label_strings,
-    read_table,
     require_columns,
 )
-from medeval.datasets.keel import numeric_features
+from medeval.errors import InputError
+from medeval.io.tables import numeric_column, read_frame
 
 __all__ = ["load_table"]
 
@@ -39,13 +42,16 @@ def load_table(
         ``LabelledData`` with ``X`` (N, F).
     """
     path = Path(path)
-    frame = read_table(path)
+    try:
+        frame = read_frame(path)
+    except InputError as err:  # the loaders' own error type, the same one-line message
+        raise DataError(str(err)) from err
     extra = [c for c in (group_column, id_column) if c is not None]
     require_columns(frame, [label_column, *extra, *(feature_columns or [])], path)
     check_labels_present(frame[label_column], path, label_column)
     if feature_columns is None:
         feature_columns = [c for c in frame.columns if c not in {label_column, *extra}]
-    X, names = numeric_features(frame[feature_columns])
+    X, names = _numeric_features(path, frame, feature_columns)
     return LabelledData(
         labels=label_strings(frame[label_column]),
         source="csv",
@@ -56,3 +62,16 @@ def load_table(
         ids=None if id_column is None else label_strings(frame[id_column]),
         meta={"path": str(path)},
     )
+
+
+def _numeric_features(path: Path, frame, columns: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Every feature column as numbers; a cell that is not one is an error naming the file,
+    column and row (never category codes: a table's features are numbers by contract).
+    Empty cells stay NaN."""
+    X = np.empty((len(frame), len(columns)), dtype=np.float64)
+    try:
+        for j, column in enumerate(columns):
+            X[:, j] = numeric_column(path, frame, column, missing_ok=True)
+    except InputError as err:
+        raise DataError(str(err)) from err
+    return X, [str(c) for c in columns]

@@ -170,11 +170,11 @@ EVALUATE_FILES = [
         "y_score",
         write("bad/preds.csv", "y_true,y_score,y_score\n1,0.5,0.4\n0,0.2,0.1\n"),
     ),
-    (
-        "padded-column-name",
+    (  # names are stripped: a padded copy of a column is a second one
+        "padded-duplicate-column",
         ev(pred=BAD, sizes=None),
         "y_score",
-        write("bad/preds.csv", "y_true, y_score\n1,0.5\n0,0.2\n"),
+        write("bad/preds.csv", "y_true,y_score, y_score\n1,0.5,0.4\n0,0.2,0.1\n"),
     ),
     (
         "non-numeric-score-csv",
@@ -183,9 +183,9 @@ EVALUATE_FILES = [
         frame("bad/preds.csv", lambda: with_cell(predictions(), "y_score", 2, "high")),
     ),
     (
-        "non-numeric-score-parquet",
+        "non-numeric-score-parquet",  # Parquet text is refused by its stored type
         ev(pred=BADPQ),
-        "row 3",
+        "'y_score': is stored as",
         frame("bad/preds.parquet", lambda: with_cell(predictions(), "y_score", 2, "high")),
     ),
     (
@@ -403,7 +403,7 @@ case(
     "discover",
     "predictions-text-score",
     dis(pred="{r}/bad/dpreds.csv"),
-    "row 2",
+    "row 1",
     write("bad/dpreds.csv", "y_true,y_score\n" + "1,x\n" + "0,0.5\n" * 29),
 )
 
@@ -458,7 +458,7 @@ BENCH_TABLES = [
         "text-feature-cell-parquet",
         "t.parquet",
         lambda: with_cell(collection_table(), "x1", 4, "oops"),
-        "row 5",
+        "'x1': is stored as",
     ),
     ("no-label-column", "t.csv", lambda: collection_table().drop(columns="label"), "label"),
     (
@@ -571,7 +571,7 @@ case(
 case("analyze", "task-corrupt", ana(), "t.json", write("results/tasks/t.json", "{"))
 
 # --- embed ----------------------------------------------------------------------------------
-EMBED = ["--source", "synthetic", "--n-normal", "24", "--random-init", "--size", "32"]
+EMBED = ["--source", "synthetic", "--n-normal", "144", "--random-init", "--size", "32"]
 
 
 def emb(*extra: str) -> list[str]:
@@ -612,36 +612,34 @@ case("embed", "model-unknown", emb("--model", "nope"), "nope")
 case(
     "embed",
     "benchmark-args-bad-option",
-    [*EMBED, "--benchmark-args", "--jobs 0", "--quiet"],
+    [*EMBED, "--benchmark-args=--jobs 0", "--quiet"],
     "--jobs",
 )
-case(
-    "embed", "benchmark-args-unknown", [*EMBED, "--benchmark-args", "--bogus", "--quiet"], "--bogus"
-)
+case("embed", "benchmark-args-unknown", [*EMBED, "--benchmark-args=--bogus", "--quiet"], "--bogus")
 case(
     "embed",
     "benchmark-args-quote",
-    [*EMBED, "--benchmark-args", '"--max-splits 1', "--quiet"],
+    [*EMBED, '--benchmark-args="--max-splits 1', "--quiet"],
     "--benchmark-args",
 )
 case(
     "embed",
     "benchmark-args-max-splits",
-    [*EMBED, "--benchmark-args", "--max-splits 99", "--quiet"],
+    [*EMBED, "--benchmark-args=--max-splits 99", "--quiet"],
     "--max-splits",
 )
 
 
-def _read_only_cache(root: Path) -> None:
-    cache = root / "rocache"
-    cache.mkdir()
-    cache.chmod(stat.S_IRUSR | stat.S_IXUSR)
+case(
+    "embed",
+    "cache-under-a-file",
+    emb("--cache", "{r}/in/sizes.json/features"),
+    "--cache {r}/in/sizes.json/features",
+)
 
-
-case("embed", "cache-read-only", emb("--cache", "{r}/rocache"), "{r}/rocache", _read_only_cache)
 
 # --- train ----------------------------------------------------------------------------------
-TRAIN = ["data.synthetic.n_normal=24", "train.epochs=1", "--quiet"]
+TRAIN = ["data.synthetic.n_normal=144", "train.epochs=1", "--quiet"]
 TRAIN_CONFIG = [
     ("train.loss_weights.binary=-1", "train.loss_weights.binary"),
     ("train.loss_weights.binary=.nan", "train.loss_weights.binary"),
@@ -787,7 +785,7 @@ SPLIT_CASES = [
     (
         "split-presplit-without-parts",
         tcsv("--scheme", "presplit", command="split"),
-        "presplit",
+        "no distributed split",
         None,
     ),
 ]
@@ -838,7 +836,7 @@ def root(tmp_path, monkeypatch, results):
     cwd.mkdir()
     monkeypatch.chdir(cwd)
     for module, name in (
-        ("medeval.training.run", "run_training"),
+        ("medeval.flows.train", "run_training"),
         ("medeval.embeddings.table", "embed_table"),
     ):
         monkeypatch.setattr(importlib.import_module(module), name, _no_work)
@@ -883,3 +881,16 @@ def test_verbose_shows_the_traceback_of_the_same_error(root, capsys):
     assert run_tool("evaluate", argv) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and "nope.csv" in err.strip().splitlines()[-1], err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+def test_embed_refuses_a_read_only_cache_before_the_work(root, capsys):
+    cache = root / "rocache"
+    cache.mkdir()
+    cache.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    before = tree_digest(root)
+    argv = [*EMBED, "--no-benchmark", "--cache", str(cache), "--out", str(root / "prev/embed")]
+    assert run_tool("embed", argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--cache {cache}" in err and "not writable" in err, err
+    assert tree_digest(root) == before
