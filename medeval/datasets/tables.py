@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from medeval.datasets.base import (
     DataError,
@@ -65,13 +66,41 @@ def load_table(
 
 
 def _numeric_features(path: Path, frame, columns: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Every feature column as numbers; a cell that is not one is an error naming the file,
-    column and row (never category codes: a table's features are numbers by contract).
-    Empty cells stay NaN."""
+    """The feature columns as numbers. A column of numbers with a cell that is not one is an
+    error naming the file, column and row (never category codes: one stray cell would turn
+    every number of the column into a code); a column of text only is categorical and becomes
+    integer codes; a timestamp column is refused by its type. Empty cells stay NaN."""
     X = np.empty((len(frame), len(columns)), dtype=np.float64)
+    for j, column in enumerate(columns):
+        values = frame[column]
+        if pd.api.types.is_bool_dtype(values.dtype):
+            X[:, j] = values.to_numpy(dtype=np.float64)
+            continue
+        if pd.api.types.is_numeric_dtype(values.dtype) or not _is_text(values):
+            X[:, j] = _numbers(path, frame, column)
+            continue
+        text = values.astype("string").str.strip()
+        parsed = pd.to_numeric(text, errors="coerce")
+        given = (text.notna() & (text != "")).to_numpy()
+        numbers = parsed.notna().to_numpy()
+        if (given & numbers).any() and (given & ~numbers).any():
+            row = int(np.argmax(given & ~numbers))
+            problem = f"{values.iloc[row]!r} is not a number (the column's other cells are)"
+            raise DataError(str(InputError(path, problem, column=str(column), row=row + 1)))
+        if (given & numbers).any():
+            X[:, j] = parsed.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            codes = pd.Categorical(text.where(pd.Series(given, index=text.index))).codes
+            X[:, j] = np.where(codes < 0, np.nan, codes)
+    return X, [str(c) for c in columns]
+
+
+def _is_text(values: pd.Series) -> bool:
+    return pd.api.types.is_object_dtype(values.dtype) or pd.api.types.is_string_dtype(values.dtype)
+
+
+def _numbers(path: Path, frame, column: str) -> np.ndarray:
     try:
-        for j, column in enumerate(columns):
-            X[:, j] = numeric_column(path, frame, column, missing_ok=True)
+        return numeric_column(path, frame, column, missing_ok=True)
     except InputError as err:
         raise DataError(str(err)) from err
-    return X, [str(c) for c in columns]

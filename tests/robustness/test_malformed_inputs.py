@@ -458,7 +458,7 @@ BENCH_TABLES = [
         "text-feature-cell-parquet",
         "t.parquet",
         lambda: with_cell(collection_table(), "x1", 4, "oops"),
-        "'x1': is stored as",
+        "row 5",
     ),
     ("no-label-column", "t.csv", lambda: collection_table().drop(columns="label"), "label"),
     (
