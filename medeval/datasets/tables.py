@@ -40,7 +40,13 @@ def load_table(
         id_column: optional row identifier column.
 
     Returns:
-        ``LabelledData`` with ``X`` (N, F).
+        ``LabelledData`` with ``X`` (N, F): numeric columns as numbers, text-only columns as
+        category codes.
+
+    Raises:
+        DataError: an unreadable file, a duplicated or padded column name, a missing column,
+            a cell that is not a number in a column of numbers, or a timestamp column; the
+            message names the file, the column and the first bad row.
     """
     path = Path(path)
     try:
