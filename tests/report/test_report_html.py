@@ -143,15 +143,19 @@ def test_run_scores_frame_shows_each_splits_interval():
         },
         "intervals": {"split_0": {"BA": {"low": 0.7, "high": 0.85}}, "split_1": {}},
     }
-    table = run_scores_frame(summary)
+    table, marked = run_scores_frame(summary, recommended=["cBA"])
     assert list(table.columns) == [
         "score",
         "mean ± sd over splits",
         "split_0 [95% CI]",
         "split_1 [95% CI]",
+        "read",
     ]
-    assert table.iloc[0].tolist() == ["BA", "0.800 ± 0.010", "0.790 [0.700, 0.850]", "0.810"]
-    assert table.iloc[1].tolist() == ["cBA", "0.700", "0.700", "—"]
+    assert table.iloc[0].tolist() == ["BA", "0.800 ± 0.010", "0.790 [0.700, 0.850]", "0.810", ""]
+    assert table.iloc[1].tolist() == ["cBA", "0.700", "0.700", "—", "recommended"]
+    assert marked == [1]
+    one, _ = run_scores_frame({**summary, "splits": ["split_0"]})
+    assert list(one.columns) == ["score", "split_0 [95% CI]", "read"]  # no sd of one split
 
 
 def test_links_are_relative_and_escaped():
@@ -164,3 +168,9 @@ def test_text_columns_left_and_number_columns_right_aligned():
     df = pd.DataFrame({"score": ["BA"], "meaning": ["balanced accuracy"], "v": ["0.5 [0.4, 0.6]"]})
     block = Section("s").table(df).blocks[0]
     assert '<td class="t">balanced accuracy</td>' in block and "<td>0.5 [0.4, 0.6]</td>" in block
+
+
+def test_terminal_subconcept_table_names_the_interval_method(ev):
+    from medeval.report.tables import subconcept_table
+
+    assert "intervals: 95% Clopper–Pearson (exact binomial)." in subconcept_table(ev)
