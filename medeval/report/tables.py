@@ -6,7 +6,6 @@ import math
 
 from ..evaluation import Evaluation
 from ..scores import ALL_SCORES
-from .html import interval_method_text
 
 
 def _fmt(x: float) -> str:
@@ -76,6 +75,8 @@ def subconcept_table(ev: Evaluation) -> str:
         "recall: from the true test subconcepts; est.: label-free estimate from the subconcept "
         "model's posteriors renormalised within the class (no test subconcept labels needed)."
     )
+    from .html import interval_method_text
+
     methods = df["interval_method"].dropna().unique() if "interval_method" in df.columns else []
     named = "; ".join(interval_method_text(m) for m in methods) or "method not recorded"
     lines.append(f"intervals: {ev.confidence:.0%} {named}.")
