@@ -149,7 +149,7 @@ def test_parse_and_split_score():
             split_score(bad)
     assert instance_score("cAUC") == ("c", "AUC")
     for rectified in REFERENCE_SCORES:  # not computable from instance weights
-        with pytest.raises(ValueError, match=f"{rectified} is a rectified score: it needs reference"):
+        with pytest.raises(ValueError, match=f"{rectified} is a rectified score: it needs"):
             instance_score(rectified)
 
 
