@@ -10,8 +10,8 @@ from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
 from medeval import evaluate_predictions
 from medeval.evaluation import ALL_SCORES, RECOMMENDED, SCORES
-from medeval.scores import INSTANCE_SCORES
 from medeval.metrics import UndefinedMetricWarning
+from medeval.scores import INSTANCE_SCORES
 from medeval.weights import utilities_from_train_sizes
 
 NAMES = ["normal", "benign", "A", "B", "C"]
