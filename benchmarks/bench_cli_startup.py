@@ -19,8 +19,8 @@ import time
 
 TOOLS = ("evaluate", "train", "tasks", "benchmark", "analyze", "embed")
 LIBRARY = {  # what each tool imports once it runs
-    "evaluate": "medeval.report.outputs",
-    "train": "medeval.training.run",
+    "evaluate": "medeval.flows.evaluate",
+    "train": "medeval.flows.train",
     "tasks": "medeval.splits",
     "benchmark": "medeval.protocol.benchmark",
     "analyze": "medeval.analyses.report",

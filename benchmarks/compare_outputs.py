@@ -1,136 +1,195 @@
-"""Proof that a refactoring is only a move: run the user-facing jobs and compare their outputs.
+"""Are two versions of medeval the same to a user? Run the same commands with both and compare
+every output file byte for byte.
 
-    python benchmarks/compare_outputs.py run --out /tmp/before      # on the old checkout
-    python benchmarks/compare_outputs.py run --out /tmp/after       # on the new checkout
-    python benchmarks/compare_outputs.py compare /tmp/before /tmp/after
+Commands: ``evaluate --example`` (with and without the bootstrap), ``discover`` on a small
+two-class blob data set, ``benchmark`` on two KEEL sets (two splits, 20 trees, every correction;
+true and discovered subconcepts: every record and the analysis tables) and, with ``--train``, a
+tiny synthetic ``train`` followed by ``evaluate --run``; ``--main-job`` adds the embedded
+default ``python -m medeval.train`` itself (minutes). Differences that are not the software's
+(the output path, the time stamp of an HTML report, the timing columns of ``log.csv``, progress
+bars on stderr) are normalised away; checkpoints are compared tensor by tensor::
 
-``run`` executes, each through its command line exactly as a user would:
+    python benchmarks/compare_outputs.py main            # main against the working tree
+    python benchmarks/compare_outputs.py main h2 --train # two commits, with a training run
 
-- ``python -m medeval.evaluate --example`` (``metrics.json``, ``metrics.csv``,
-  ``per_subconcept.csv``);
-- ``python -m medeval.benchmark`` on two KEEL sets, two splits, 20 trees, true and discovered
-  subconcepts (every record and the analysis tables);
-- ``python -m medeval.train`` on a tiny synthetic configuration (``summary.csv`` and each split's
-  ``metrics.json``); ``--main-job`` adds the embedded default itself (minutes).
-
-``compare`` walks both folders and requires every JSON and CSV file to be identical after
-dropping fields that legitimately change between runs (wall times, timestamps, absolute paths,
-the package version). It prints each difference and exits 1 if there is any.
+The KEEL files are read from ``$MEDEVAL_DATA`` (default ``../shared/data``). Wall times in the
+benchmark records (``timing``) and the ``timing.*`` tables are left out of the comparison.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-TINY_TRAIN = [
+REPO = Path(__file__).resolve().parents[1]
+TINY = [
     "data.synthetic.n_normal=144",
+    "data.synthetic.size=32",
     "model.backbone=vgg11",
+    "train.image_size=32",
     "train.batch_size=16",
     "train.epochs=2",
-    "train.max_steps_per_epoch=3",
+    "train.max_steps_per_epoch=2",
     "train.keep_checkpoints=0",
-    "evaluation.n_bootstrap=50",
+    "evaluation.n_bootstrap=20",
 ]
-#: Keys whose values change from run to run by nature (matched on the key name).
-VOLATILE = re.compile(
-    r"(^|_)(time|times|timing|seconds|elapsed|wall|created|started|finished|date|host|"
-    r"version|path|paths|dir|folder|out|pid|cwd|python|torch|platform)(_|$)|_s$|^t_",
-    re.IGNORECASE,
-)
+DATA = Path(os.environ.get("MEDEVAL_DATA", REPO.parent / "shared" / "data"))
+STAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
 
 
-def _run(cmd: list[str], log: Path) -> None:
-    print("$", " ".join(cmd), flush=True)
-    with log.open("a") as fh:
-        fh.write("$ " + " ".join(cmd) + "\n")
-        proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, check=False)
-    if proc.returncode != 0:
-        sys.exit(f"command failed with exit {proc.returncode}; see {log}")
+def source_tree(ref: str | None, into: Path) -> Path:
+    """The package at git ``ref`` (``None``: the working tree as it is)."""
+    if ref is None:
+        return REPO
+    into.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", ref], capture_output=True)
+    archive.check_returncode()
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
 
 
-def run(out: Path, data: Path, main_job: bool) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    log = out / "commands.log"
-    py = [sys.executable, "-m"]
-    _run([*py, "medeval.evaluate", "--example", "--out", str(out / "evaluate")], log)
-    common = ["--collection", "keel", "--data", str(data), "--max-splits", "2"]
-    common += ["--n-estimators", "20", "--jobs", "1"]
-    true_sc = ["--datasets", "vehicle,segment", "--out", str(out / "benchmark")]
-    _run([*py, "medeval.benchmark", *common, *true_sc], log)
-    discovered = ["--subconcepts", "discovered", "--out", str(out / "benchmark-discovered")]
-    _run([*py, "medeval.benchmark", *common, "--datasets", "vehicle", *discovered], log)
-    _run([*py, "medeval.train", *TINY_TRAIN, "--out", str(out / "train")], log)
-    if main_job:
-        _run([*py, "medeval.train", "--out", str(out / "main-job")], log)
-
-
-def _clean(value):
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items() if not VOLATILE.search(str(k))}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _csv_rows(path: Path) -> list[dict]:
+def blobs(folder: Path) -> None:
+    """Train/test embeddings (f0000…, label, id) and test predictions for ``discover``."""
+    import numpy as np
     import pandas as pd
+    from sklearn.datasets import make_blobs
 
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    keep = [c for c in frame.columns if not VOLATILE.search(str(c))]
-    return frame[keep].to_dict("records")
+    folder.mkdir(parents=True)
+    X0, _ = make_blobs([90, 60], n_features=5, center_box=(-20, 20), random_state=0)
+    X1, t1 = make_blobs([40, 20], n_features=5, center_box=(-20, 20), random_state=1)
+    frame = pd.DataFrame(np.vstack([X0, X1]), columns=[f"f{j:04d}" for j in range(5)])
+    frame["label"] = ["normal"] * len(X0) + ["effusion"] * len(X1)
+    frame["id"] = [f"img{i:03d}" for i in range(len(frame))]
+    rng = np.random.default_rng(0)
+    rows = rng.permutation(len(frame))[:80]
+    test = frame.loc[rows].reset_index(drop=True)
+    y = (test["label"] == "effusion").to_numpy(int)
+    small = np.r_[np.zeros(len(X0), bool), t1 == 1][rows]
+    score = np.where(y == 1, np.where(small, 0.3, 0.8), 0.2) + rng.uniform(-0.1, 0.1, len(y))
+    pd.DataFrame({"id": test["id"], "y_true": y, "y_score": score}).to_csv(
+        folder / "preds.csv", index=False
+    )
+    frame.drop(index=rows).to_parquet(folder / "train.parquet", index=False)
+    test.to_parquet(folder / "test.parquet", index=False)
 
 
-def _files(root: Path) -> dict[str, Path]:
-    found = {}
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and p.suffix in (".json", ".csv") and not p.name.startswith("."):
-            found[str(p.relative_to(root))] = p
-    return found
+def run_all(tree: Path, out: Path, inputs: Path, *, train: bool, main_job: bool = False) -> None:
+    """Every command with the package in ``tree``, outputs under ``out``."""
+    env = {"PYTHONPATH": str(tree), "MEDEVAL_RUNS": str(out / "runs"), "TQDM_DISABLE": "1"}
+    commands = {
+        "ev": ["evaluate", "--example", "--out", str(out / "ev")],
+        "evq": ["evaluate", "--example", "--bootstrap", "0", "-q", "--out", str(out / "evq")],
+        "disc": [
+            "discover",
+            *("--train", str(inputs / "train.parquet"), "--test", str(inputs / "test.parquet")),
+            *("--predictions", str(inputs / "preds.csv"), "--positive", "effusion"),
+            *("--out", str(out / "disc"), "--n-estimators", "20", "--bootstrap", "50"),
+        ],
+    }
+    grid = [
+        "--collection",
+        "keel",
+        "--data",
+        str(DATA),
+        "--max-splits",
+        "2",
+        "--n-estimators",
+        "20",
+    ]
+    commands["bench"] = ["benchmark", *grid, "--datasets", "vehicle,segment"]
+    commands["bench"] += ["--out", str(out / "bench")]
+    commands["bench-disc"] = ["benchmark", *grid, "--datasets", "vehicle"]
+    commands["bench-disc"] += ["--subconcepts", "discovered", "--out", str(out / "bench-disc")]
+    if main_job:
+        commands["main"] = ["train", "--out", str(out / "main")]
+    if train:
+        commands["train"] = ["train", *TINY, "--out", str(out / "train")]
+        commands["rerun"] = ["evaluate", "--run", str(out / "train"), "--bootstrap", "30"]
+    out.mkdir(parents=True)
+    for name, args in commands.items():
+        r = subprocess.run(
+            [sys.executable, "-m", f"medeval.{args[0]}", *args[1:]],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env},
+        )
+        (out / f"{name}.stdout").write_text(f"exit {r.returncode}\n{r.stdout}")
 
 
-def compare(a: Path, b: Path) -> int:
-    fa, fb = _files(a), _files(b)
-    problems = [f"only in {a}: {k}" for k in sorted(fa.keys() - fb.keys())]
-    problems += [f"only in {b}: {k}" for k in sorted(fb.keys() - fa.keys())]
-    same = 0
-    for key in sorted(fa.keys() & fb.keys()):
-        pa, pb = fa[key], fb[key]
-        if pa.suffix == ".json":
-            va, vb = _clean(json.loads(pa.read_text())), _clean(json.loads(pb.read_text()))
-        else:
-            va, vb = _csv_rows(pa), _csv_rows(pb)
-        if va != vb:
-            problems.append(f"differs: {key}")
-        else:
-            same += 1
-    for line in problems:
-        print(line)
-    print(f"{same} files identical, {len(problems)} differences")
-    return 1 if problems else 0
+def _without_timing(text: str) -> str:
+    """A benchmark record without its wall times (they depend on the machine's load)."""
+    import json
+
+    record = json.loads(text)
+    if isinstance(record, dict):
+        record.pop("timing", None)
+    return json.dumps(record, indent=2, sort_keys=True)
+
+
+def _normalised(path: Path, root: Path) -> bytes:
+    data = path.read_bytes()
+    if path.name.startswith("timing.") or path.name in ("run.json", "runs.json"):
+        return b""  # wall times of the grid
+    if path.suffix in (".html", ".md", ".json", ".csv", ".stdout", ".yaml"):
+        text = data.decode().replace(str(root), "<out>")
+        text = STAMP.sub("<time>", text)
+        text = re.sub(r"[^\s\"'<>]*/medeval/examples", "<examples>", text)
+        if path.name.endswith(".stdout"):  # throughput depends on the machine's load
+            text = re.sub(r"\d+\.\d img/s", "<rate>", text)
+            text = re.sub(r"\d+(\.\d+)? ?(s|min)\b", "<seconds>", text)
+        if "records" in path.parts and path.suffix == ".json":
+            text = _without_timing(text)
+        data = text.encode()
+    return data
+
+
+def differences(a: Path, b: Path) -> list[str]:
+    """Files that differ between output folders ``a`` and ``b`` (after normalisation)."""
+    import pandas as pd
+    import torch
+
+    out = []
+    names = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
+    names |= {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
+    for name in sorted(names):
+        pa, pb = a / name, b / name
+        if not (pa.is_file() and pb.is_file()):
+            out.append(f"{name}: only in {'the first' if pa.is_file() else 'the second'}")
+        elif name.suffix == ".pt":
+            ta, tb = torch.load(pa, weights_only=False), torch.load(pb, weights_only=False)
+            if any(not torch.equal(ta["model"][k], tb["model"][k]) for k in ta["model"]):
+                out.append(f"{name}: other weights")
+        elif name.name == "log.csv":
+            fa, fb = pd.read_csv(pa), pd.read_csv(pb)
+            keep = [c for c in fa.columns if c not in ("seconds", "images_per_s", "data_share")]
+            if list(fa.columns) != list(fb.columns) or not fa[keep].equals(fb[keep]):
+                out.append(f"{name}: other epochs")
+        elif _normalised(pa, a) != _normalised(pb, b):
+            out.append(f"{name}: other bytes")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run the jobs into --out")
-    r.add_argument("--out", type=Path, required=True)
-    default_data = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
-    r.add_argument("--data", type=Path, default=Path(os.environ.get("MEDEVAL_DATA", default_data)))
-    r.add_argument("--main-job", action="store_true", help="also run the embedded default")
-    c = sub.add_parser("compare", help="compare two output folders")
-    c.add_argument("before", type=Path)
-    c.add_argument("after", type=Path)
-    args = parser.parse_args(argv)
-    if args.command == "run":
-        run(args.out, args.data, args.main_job)
-        return 0
-    return compare(args.before, args.after)
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("before", help="git ref of the first version")
+    p.add_argument("after", nargs="?", help="git ref of the second (default: working tree)")
+    p.add_argument("--train", action="store_true", help="also a tiny training run (minutes)")
+    p.add_argument("--main-job", action="store_true", help="also the embedded default (minutes)")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        blobs(tmp / "inputs")
+        for side, ref in (("before", args.before), ("after", args.after)):
+            tree = source_tree(ref, tmp / "src" / side)
+            run_all(tree, tmp / side, tmp / "inputs", train=args.train, main_job=args.main_job)
+        diff = differences(tmp / "before", tmp / "after")
+    print("\n".join(diff) if diff else "identical: every output file, byte for byte")
+    return 1 if diff else 0
 
 
 if __name__ == "__main__":

@@ -2,12 +2,17 @@
 
 The command-line tools turn every :class:`UserError` into one line on stderr and exit code 2
 (``-v`` adds the traceback); any other exception is a bug and keeps its traceback. This module
-imports nothing, so a tool's ``--help`` stays fast.
+imports only the standard library, so a tool's ``--help`` stays fast.
+
+:class:`InputError` is the one error type for a bad input file (predictions, train sizes,
+reference data, embeddings): its message names the file, and the column and row where known.
 """
 
 from __future__ import annotations
 
-__all__ = ["EXIT_BAD_INPUT", "OutputPathError", "UserError"]
+from pathlib import Path
+
+__all__ = ["EXIT_BAD_INPUT", "InputError", "OutputPathError", "UserError"]
 
 #: Exit code of every command-line tool for bad input or a bad output path.
 EXIT_BAD_INPUT = 2
@@ -19,3 +24,18 @@ class UserError(ValueError):
 
 class OutputPathError(UserError):
     """``--out`` cannot hold the results: a file, a path under a file, an unwritable folder."""
+
+
+class InputError(UserError):
+    """A bad input file; the message names the file, and the column and row where known."""
+
+    def __init__(
+        self, path: str | Path, problem: str, *, column: str | None = None, row: int | None = None
+    ) -> None:
+        where = [str(path)]
+        if column is not None:
+            where.append(f"column {column!r}")
+        if row is not None:
+            where.append(f"row {row}")
+        super().__init__(f"{': '.join([', '.join(where), problem])}")
+        self.path, self.column, self.row = str(path), column, row

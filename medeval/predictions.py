@@ -16,25 +16,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import UserError
+from .errors import InputError
 from .weights import Utilities, utilities_from_train_sizes
 
 POSTERIOR_PREFIX = "q_"
-
-
-class InputError(UserError):
-    """A bad input file; the message names the file, and the column and row where known."""
-
-    def __init__(
-        self, path: str | Path, problem: str, *, column: str | None = None, row: int | None = None
-    ) -> None:
-        where = [str(path)]
-        if column is not None:
-            where.append(f"column {column!r}")
-        if row is not None:
-            where.append(f"row {row}")
-        super().__init__(f"{': '.join([', '.join(where), problem])}")
-        self.path, self.column, self.row = str(path), column, row
 
 
 @dataclass

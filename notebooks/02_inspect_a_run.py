@@ -17,13 +17,12 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import yaml
 from IPython.display import Image, display
 
 RUN = os.environ.get("MEDEVAL_RUN")
 if RUN is None:
+    from medeval.flows.train import run_training
     from medeval.training.config import SYNTHETIC, load_config
-    from medeval.training.run import run_training
 
     tiny = [
         "data.synthetic.n_normal=144",
@@ -37,7 +36,7 @@ if RUN is None:
     ]
     RUN = Path(tempfile.mkdtemp(prefix="medeval-run-")) / "tiny"
     os.environ.setdefault("TQDM_DISABLE", "1")  # no progress bars in the notebook
-    run_training(load_config(None, tiny, preset=SYNTHETIC), RUN, log=lambda _m: None)
+    run_training(load_config(None, tiny, preset=SYNTHETIC), RUN)
 RUN = Path(RUN)
 print("run folder:", RUN)
 print(sorted(p.name for p in RUN.iterdir()))
@@ -93,10 +92,11 @@ plt.show()
 # (missed first); for a majority subconcept, those with the highest.
 # %%
 from medeval.datasets.images import ImageDataset
+from medeval.training.config import load_config
 from medeval.training.data import build_task
 
-cfg = yaml.safe_load((RUN / "config.yaml").read_text())
-task = build_task(cfg["data"])
+cfg = load_config(RUN / "config.yaml")
+task = build_task(cfg.data)
 row_of = {str(i): k for k, i in enumerate(task.ids)}
 sides = dict(zip(task.subconcept_names, task.sides, strict=True))
 k = 3

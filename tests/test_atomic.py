@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from medeval.atomic import check_out, json_ready, replace_folder, write_json
+from medeval.atomic import MARKER, check_out, json_ready, replace_folder, write_json
 from medeval.errors import OutputPathError
 
 
@@ -36,7 +36,7 @@ def test_replace_folder_leaves_the_previous_run_when_writing_fails(tmp_path):
     with replace_folder(out) as tmp:
         (tmp / "a.csv").write_text("first")
         (tmp / "b.png").write_text("first")
-    assert sorted(p.name for p in out.iterdir()) == ["a.csv", "b.png"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "a.csv", "b.png"]
     with pytest.raises(RuntimeError), replace_folder(out) as tmp:
         (tmp / "a.csv").write_text("second")
         raise RuntimeError("report failed")
@@ -50,7 +50,7 @@ def test_replace_folder_drops_files_of_the_previous_run(tmp_path):
         (tmp / "per_subconcept.csv").write_text("old")
     with replace_folder(out) as tmp:
         (tmp / "metrics.json").write_text("new")
-    assert [p.name for p in out.iterdir()] == ["metrics.json"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "metrics.json"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
@@ -70,3 +70,26 @@ def test_json_ready_makes_strict_json_of_nan_and_numpy():
 def test_write_json_writes_null_for_nan(tmp_path):
     path = write_json(tmp_path / "x.json", {"v": float("nan")})
     assert json.loads(path.read_text()) == {"v": None}
+
+
+def test_check_out_refuses_a_path_too_long_for_the_temporary_folder_beside_it(tmp_path):
+    deep = tmp_path.joinpath(*["d" * 200] * 21)  # > PATH_MAX (4096) once .new-<id> is added
+    with pytest.raises(OutputPathError, match="name too long"):
+        check_out(deep, tool="evaluate")
+    with pytest.raises(OutputPathError, match="name too long"):
+        check_out(tmp_path / ("n" * 245), tool="evaluate")  # NAME_MAX 255 with .new-<id>
+    assert check_out(tmp_path / ("n" * 240)) == tmp_path / ("n" * 240)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refused_or_finished_check_leaves_no_folder_it_made_for_its_lock(tmp_path):
+    from medeval.atomic import unlock_output
+
+    out = tmp_path / "runs" / "deeper" / "out"
+    check_out(out, tool="evaluate")
+    assert (tmp_path / "runs" / "deeper" / ".out.lock").is_file()
+    unlock_output(out)
+    assert list(tmp_path.iterdir()) == []
+    with replace_folder(out, tool="evaluate") as tmp:
+        (tmp / "a.csv").write_text("x")
+    assert sorted(p.name for p in out.parent.iterdir()) == ["out"]

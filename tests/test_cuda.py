@@ -159,12 +159,12 @@ def test_streaming_metric_on_cuda_equals_cpu():
 
 
 def test_train_split_on_cuda_with_bf16_autocast(tmp_path):
+    from medeval.flows.train import split_seeds as _seeds
     from medeval.splits import patient_splits
     from medeval.training.checkpoint import load_checkpoint
     from medeval.training.config import SYNTHETIC, load_config
     from medeval.training.data import build_task
     from medeval.training.loop import train_split
-    from medeval.training.run import _seeds
 
     TINY = [
         "data.synthetic.n_normal=144",
@@ -178,9 +178,9 @@ def test_train_split_on_cuda_with_bf16_autocast(tmp_path):
         "evaluation.n_bootstrap=20",
     ]
     cfg = load_config(None, [*TINY, "train.epochs=2"], preset=SYNTHETIC)
-    task = build_task(cfg["data"])
+    task = build_task(cfg.data)
     (split,) = patient_splits(task, seeds=_seeds(cfg), fractions=(0.6, 0.15, 0.1, 0.15))
-    best = train_split(cfg, task, split, tmp_path, device=CUDA, log=lambda _m: None)
+    best = train_split(cfg, task, split, tmp_path, device=CUDA)
     ckpt = load_checkpoint(best)
     params = [v for v in ckpt["model"].values() if v.is_floating_point()]
     assert params and all(torch.isfinite(p).all() for p in params)

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from medeval.cli.evaluate import main
-from medeval.report.outputs import ScoreRangeWarning, evaluate_file
+from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+from medeval.io.predictions import ScoreRangeWarning
 
 NAMES = ["normal", "A", "B"]
 
@@ -68,7 +69,7 @@ def test_scores_outside_0_1_with_a_probability_threshold_warn(files, capsys):
     df["y_score"] = df["y_score"] * 10 - 5  # logits, not probabilities
     df.to_csv(pred, index=False)
     with pytest.warns(ScoreRangeWarning, match=r"not \[0, 1\]"):
-        _table, ev = evaluate_file(pred, n_bootstrap=0)
+        _table, ev = evaluate_file(pred, settings=EvaluateSettings(n_bootstrap=0))
     assert "threshold 0.5 is a probability" in ev.notes[0]
     assert main(["--predictions", str(pred), "--out", str(out), "--bootstrap", "0"]) == 0
     first = capsys.readouterr().out.splitlines()[0]

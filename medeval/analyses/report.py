@@ -85,7 +85,7 @@ def analyze(
     if not records:
         raise FileNotFoundError(f"{results}: no records (records/<data set>/<method>-<k>.json)")
     out = Path(out) if out is not None else Path(results) / "analysis"
-    with replace_folder(out) as tmp:  # the folder holds one complete analysis or the last one
+    with replace_folder(out, tool="analyze", inputs=[results]) as tmp:  # complete or the last one
         _write_analysis(Path(results), tmp, records, rq3_method=rq3_method, metric=metric)
     n_ds = len({r["dataset"] for r in records})
     return f"{len(records)} records, {n_ds} data sets -> {out} (report: {out / 'report.html'})"

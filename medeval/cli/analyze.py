@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     out = args.out if args.out is not None else Path(args.results) / "analysis"
-    check_out(out)
+    check_out(out, tool="analyze", inputs=[args.results])
     from medeval.analyses.report import analyze
     from medeval.protocol.forest import METHODS
     from medeval.protocol.store import ResultsStore

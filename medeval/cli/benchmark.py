@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     options = source_options(args, source)
     name = args.collection if source != "csv" else Path(args.collection).name
     out = args.out or default_out("benchmark", name)
-    check_out(out)
+    check_out(out, tool="benchmark", resumable=True)
     from medeval.protocol.benchmark import BenchmarkSettings, run_benchmark
 
     settings = BenchmarkSettings(

@@ -3,7 +3,9 @@
 Common options (one parent parser): ``--out``, ``--seed`` (each tool documents the one thing
 its seed controls), ``--device``, ``--quiet`` and ``-v/--verbose``. A :class:`~medeval.errors.
 UserError` (bad file, option, config key or output path) ends the tool with one line on stderr
-and exit code 2; ``-v`` adds the traceback. Only the standard library is imported here, so
+and exit code 2; ``-v`` adds the traceback. ``--out`` is checked before any work by
+:func:`check_out` (what may be replaced: :mod:`medeval.atomic`); the lock it takes on the folder
+is released when the tool ends. Only the standard library is imported here, so
 ``--help`` is instant: each tool imports the library inside its run function.
 """
 
@@ -12,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -92,15 +93,32 @@ def default_out(tool: str, name: str) -> Path:
     return Path(os.environ.get("MEDEVAL_RUNS", "runs")) / f"{tool}-{name}"
 
 
-def timestamp() -> str:
-    return time.strftime("%Y%m%d-%H%M%S")
+def check_out(
+    path: Path,
+    *,
+    kind: str = "folder",
+    what: str = "--out",
+    tool: str | None = None,
+    inputs: Sequence[object] = (),
+    resumable: bool = False,
+) -> Path:
+    """:func:`medeval.atomic.check_out` (raises ``OutputPathError``, exit code 2).
 
-
-def check_out(path: Path, *, kind: str = "folder", what: str = "--out") -> Path:
-    """:func:`medeval.atomic.check_out` (raises ``OutputPathError``, exit code 2)."""
+    With ``tool``, the folder is refused unless absent, empty or an earlier output of that tool,
+    and its lock is held until the tool ends (see :func:`execute`); a folder put back after an
+    interrupted run is reported on stderr.
+    """
     from medeval.atomic import check_out as _check
 
-    return _check(path, kind=kind, what=what)
+    return _check(
+        path,
+        kind=kind,
+        what=what,
+        tool=tool,
+        inputs=inputs,
+        resumable=resumable,
+        log=lambda line: print(f"warning: {line}", file=sys.stderr),
+    )
 
 
 def say(args: argparse.Namespace, *lines: str) -> None:
@@ -130,6 +148,7 @@ def execute(
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     args.argv = argv
+    held = _held_outputs()
     try:
         check_device(getattr(args, "device", None))
         return body(args)
@@ -138,6 +157,21 @@ def execute(
             traceback.print_exc()
         print(f"{parser.prog}: error: {_one_line(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    finally:
+        _release_outputs(keep=held)
+
+
+def _held_outputs() -> set[str]:
+    atomic = sys.modules.get("medeval.atomic")  # not imported: no lock taken
+    return atomic.held_outputs() if atomic is not None else set()
+
+
+def _release_outputs(*, keep: set[str]) -> None:
+    """Release the output locks this tool took (a tool run inside another keeps the outer's)."""
+    atomic = sys.modules.get("medeval.atomic")
+    if atomic is not None:
+        for path in atomic.held_outputs() - keep:
+            atomic.unlock_output(path)
 
 
 def add_source_arguments(
@@ -185,10 +219,6 @@ def add_source_arguments(
                 else ("N" if opt.type is int else flag.split("-")[-1].upper()),
                 help=help_text,
             )
-
-
-def _metavar(opt) -> str:
-    return "N" if opt.type is int else opt.flag.split("-")[-1].upper()
 
 
 def source_options(args: argparse.Namespace, source: str) -> dict:

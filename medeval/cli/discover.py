@@ -9,7 +9,7 @@ per-cluster recall, a sheet of example instances per cluster). Example::
     python -m medeval.discover --train emb/train.parquet --test emb/test.parquet \\
         --predictions preds.csv --positive Effusion --out discovered
 
-The library side is :mod:`medeval.discovery_flow`.
+The library side is :func:`medeval.flows.discovery.discover_and_evaluate`.
 """
 
 from __future__ import annotations
@@ -38,6 +38,14 @@ def build_parser() -> argparse.ArgumentParser:
         "mixture by BIC, or KMeans by silhouette), then evaluate test predictions with "
         "label-free utility-weighted scores and per-cluster recall.",
     )
+    _input_arguments(p)
+    _discovery_arguments(p.add_argument_group("discovery"))
+    _evaluation_arguments(p)
+    return p
+
+
+def _input_arguments(p: argparse.ArgumentParser) -> None:
+    """The two embedding tables, the predictions and the label of class 1."""
     p.add_argument(
         "--train",
         type=Path,
@@ -66,7 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LABEL",
         help="the 'label' value of class 1 in the training embeddings",
     )
-    g = p.add_argument_group("discovery")
+
+
+def _discovery_arguments(g: argparse._ArgumentGroup) -> None:
+    """How each class is reduced and clustered, and the subconcept forest."""
     g.add_argument(
         "--method",
         choices=("gmm", "kmeans"),
@@ -95,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=100,
         help="trees of the subconcept forest (default 100)",
     )
+
+
+def _evaluation_arguments(p: argparse.ArgumentParser) -> None:
+    """The bootstrap, the threshold and the example sheet."""
     p.add_argument(
         "--bootstrap",
         type=int,
@@ -111,20 +126,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--examples", type=positive_int, default=6, help="examples per cluster in the sheet"
     )
-    return p
 
 
 def run(args: argparse.Namespace) -> int:
     from medeval.atomic import replace_folder, write_files
-    from medeval.discovery_flow import discover_and_evaluate
+    from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate
 
     out = args.out or default_out("discover", args.predictions.name.split(".")[0])
-    check_out(out)
+    check_out(out, tool="discover", inputs=[args.train, args.test, args.predictions])
     seed = 0 if args.seed is None else args.seed
-    files, ev = discover_and_evaluate(
-        args.train,
-        args.test,
-        args.predictions,
+    settings = DiscoverySettings(
         positive=args.positive,
         method=args.method,
         reducer=args.reducer,
@@ -137,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         n_examples=args.examples,
         seed=seed,
     )
+    files, ev = discover_and_evaluate(args.train, args.test, args.predictions, settings)
     with replace_folder(out) as tmp:
         write_files(tmp, files)
     if not args.quiet:

@@ -13,7 +13,8 @@ model can be loaded). The table ``<out>/<name>.parquet`` has columns ``f0000…`
     python -m medeval.embed --source mmhs150k --path /data/MMHS150K --out collections/text
     python -m medeval.embed --source synthetic --random-init --size 32 --out /tmp/emb --no-benchmark
 
-The library side is :mod:`medeval.embeddings.table`.
+The library side is :mod:`medeval.embeddings.table` (embedding) and
+:mod:`medeval.io.embeddings` (the table written).
 """
 
 from __future__ import annotations
@@ -102,9 +103,11 @@ def run(args: argparse.Namespace) -> int:
     if args.random_init and args.weights:
         raise UserError("--random-init and --weights exclude each other")
     options = source_options(args, args.source)
-    check_out(args.out)
+    check_out(args.out, tool="embed", resumable=True)
+    from medeval.atomic import claim_folder
     from medeval.datasets import load
-    from medeval.embeddings.table import EmbedSettings, embed_table, write_table
+    from medeval.embeddings.table import EmbedSettings, embed_table
+    from medeval.io.embeddings import write_table
 
     data = load(args.source, args.path, name=args.name, **options)
     settings = EmbedSettings(
@@ -122,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     )
     frame, info = embed_table(data, settings, device=_device(args.device), progress=not args.quiet)
     name = args.name or data.name
+    claim_folder(args.out, tool="embed")
     table = write_table(args.out, name, frame, {"source": args.source, **info})
     if data.meta.get("synthetic"):
         say(args, "NOTE: the data are SYNTHETIC phantoms (medeval.synthetic), not real images.")

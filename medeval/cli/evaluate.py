@@ -7,7 +7,8 @@ Example::
     python -m medeval.evaluate --example          # the bundled example predictions
     python -m medeval.evaluate --run runs/synthetic-20260101-120000   # re-evaluate a run
 
-The library side is :mod:`medeval.report.outputs` (``evaluate_file``, ``output_files``).
+The library side is :func:`medeval.flows.evaluate.evaluate_file` (read and evaluate),
+:func:`medeval.report.outputs.output_files` (render) and :mod:`medeval.flows.rerun` (``--run``).
 """
 
 from __future__ import annotations
@@ -84,6 +85,14 @@ def build_parser() -> argparse.ArgumentParser:
         "paper's predicted weights (pBA…, biased upward, kept for reproduction) — with "
         "bootstrap intervals and per-subconcept recall (true and label-free).",
     )
+    _input_arguments(p)
+    _score_arguments(p)
+    return p
+
+
+def _input_arguments(p: argparse.ArgumentParser) -> None:
+    """What to evaluate: a predictions file, the bundled example or a run folder, and the
+    train sizes and reference data that go with it."""
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument(
         "--predictions",
@@ -121,6 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
         "test set has no subconcept labels (the report warns when it is weak). Needs "
         "--train-sizes",
     )
+
+
+def _score_arguments(p: argparse.ArgumentParser) -> None:
+    """The threshold and the bootstrap: replicates, level, memory and strata."""
     p.add_argument(
         "--threshold",
         type=_finite,
@@ -157,15 +170,16 @@ def build_parser() -> argparse.ArgumentParser:
         default="class",
         help="resample within these strata (default: class)",
     )
-    return p
 
 
 def run_folder(args: argparse.Namespace) -> int:
     """``--run DIR``: re-evaluate each split of a training run and its summary."""
-    from medeval.training.summary import evaluate_run, summary_table
+    from medeval.flows.rerun import RerunSettings, evaluate_run
+    from medeval.report.summary import summary_table
 
     device = args.device or "cpu"
-    summary = evaluate_run(args.run, n_bootstrap=args.bootstrap, seed=args.seed, device=device)
+    settings = RerunSettings(n_bootstrap=args.bootstrap, seed=args.seed, device=device)
+    summary = evaluate_run(args.run, settings)
     say(args, summary_table(summary), *(f"note: {note}" for note in summary["notes"]))
     print(f"results: {args.run}")
     return 0
@@ -178,12 +192,12 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("--run rewrites the run folder itself; drop --out")
         return run_folder(args)
     if args.example:
-        from medeval.report.outputs import example_paths
+        from medeval.io.predictions import example_paths
 
         args.predictions, default_sizes = example_paths()
         args.train_sizes = args.train_sizes or default_sizes
     out = args.out or default_out("evaluate", args.predictions.name.split(".")[0])
-    check_out(out)
+    check_out(out, tool="evaluate", inputs=[args.predictions, args.train_sizes, args.reference])
     return _evaluate(args, out)
 
 
@@ -191,25 +205,26 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     import warnings
 
     from medeval.atomic import replace_folder, write_files
-    from medeval.report.outputs import evaluate_file, output_files
+    from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+    from medeval.report.outputs import output_files
     from medeval.report.tables import scores_table, subconcept_table
 
     bootstrap = 1000 if args.bootstrap is None else args.bootstrap
     seed = 0 if args.seed is None else args.seed
+    settings = EvaluateSettings(
+        threshold=args.threshold,
+        n_bootstrap=bootstrap,
+        confidence=args.confidence,
+        stratify=args.stratify,
+        seed=seed,
+        device=args.device or "cpu",
+        progress=not args.quiet,
+        memory_budget=args.memory_budget,
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table, ev = evaluate_file(
-            args.predictions,
-            args.train_sizes,
-            reference=args.reference,
-            threshold=args.threshold,
-            n_bootstrap=bootstrap,
-            confidence=args.confidence,
-            stratify=args.stratify,
-            seed=seed,
-            device=args.device or "cpu",
-            progress=not args.quiet,
-            memory_budget=args.memory_budget,
+            args.predictions, args.train_sizes, reference=args.reference, settings=settings
         )
     source = (
         f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n"

@@ -63,7 +63,7 @@ def cmd_split(args: argparse.Namespace) -> int:
 
     if args.name == "all":
         raise DataError("split works on one data set at a time; give --name NAME")
-    check_out(args.out, kind="file")
+    check_out(args.out, kind="file", inputs=[args.path])
     tasks, path = _tasks(args)
     task = tasks[0].require_kept()
     scheme, splits, seeds = make_splits(

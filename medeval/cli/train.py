@@ -11,7 +11,8 @@ randomly initialised VGG16 at a small image size (a few minutes on 2 CPU cores):
     python -m medeval.train --resume runs/nih-20260101-120000
     torchrun --nproc_per_node 4 -m medeval.train --config configs/nih.yaml
 
-The library side is :mod:`medeval.training` (``load_config``, ``run_training``).
+The library side is :func:`medeval.training.config.load_config` and
+:func:`medeval.flows.train.run_training`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from medeval.cli.common import (
     add_source_arguments,
@@ -32,24 +34,40 @@ from medeval.cli.common import (
 )
 from medeval.errors import UserError
 
+if TYPE_CHECKING:
+    from medeval.training.config import Config
+
 PROG = "python -m medeval.train"
+#: The loggers whose progress lines the tool prints (unless --quiet).
+PROGRESS_LOGGERS = ("medeval.flows.train", "medeval.training.loop")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        parents=[_common()],
+        description="Train a two-headed image model on patient-level splits, calibrate its "
+        "subconcept posteriors and evaluate BA, F1, AUC with intervals: unweighted, label-free "
+        "(cBA, cF1, cAUC: recommended), true-weight (wBA…, oracle) and the paper's pBA….",
+    )
+    _run_arguments(p)
+    # --source/--path/--name set data.source/data.path/data.dataset; loader flags data.options.
+    add_source_arguments(p, required=False)
+    return p
+
+
+def _common() -> argparse.ArgumentParser:
+    return common_options(
         out_help="run folder (default $MEDEVAL_RUNS/<name>-<timestamp>, $MEDEVAL_RUNS = runs); "
         "a fresh run needs an empty or new folder",
         seed_help="training seed = train.seed: weight initialisation, batch order, dropout "
         "(default 0)",
         device_help="cpu, cuda, cuda:1 (default: auto) = train.device",
     )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Train a two-headed image model on patient-level splits, calibrate its "
-        "subconcept posteriors and evaluate BA, F1, AUC with intervals: unweighted, label-free "
-        "(cBA, cF1, cAUC: recommended), true-weight (wBA…, oracle) and the paper's pBA….",
-    )
+
+
+def _run_arguments(p: argparse.ArgumentParser) -> None:
+    """The config, its overrides and the run folder to resume."""
     p.add_argument(
         "overrides",
         nargs="*",
@@ -70,9 +88,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RUN_DIR",
         help="continue an interrupted run from its folder (finished splits are skipped)",
     )
-    # --source/--path/--name set data.source/data.path/data.dataset; loader flags data.options.
-    add_source_arguments(p, required=False)
-    return p
 
 
 def _overrides(args: argparse.Namespace, source: str) -> list[str]:
@@ -99,9 +114,9 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
     return out
 
 
-def _config(args: argparse.Namespace) -> tuple[dict, Path]:
+def _config(args: argparse.Namespace) -> tuple[Config, Path]:
+    from medeval.flows.train import check_run_folder, default_run_folder
     from medeval.training.config import SYNTHETIC, load_config
-    from medeval.training.run import check_run_folder, default_run_folder
 
     if args.resume is not None:
         given = [args.config, args.source, args.path, args.name, args.seed, args.device]
@@ -111,9 +126,9 @@ def _config(args: argparse.Namespace) -> tuple[dict, Path]:
         return load_config(out / "config.yaml"), out
     preset = None if args.config else SYNTHETIC
     base = load_config(args.config, args.overrides, preset=preset)
-    source = args.source or base["data"]["source"]
+    source = args.source or base.data.source
     cfg = load_config(args.config, _overrides(args, source), preset=preset)
-    out = args.out or (Path(cfg["out"]) if cfg["out"] else default_run_folder(cfg))
+    out = args.out or (Path(cfg.out) if cfg.out else default_run_folder(cfg))
     if os.environ.get("RANK", "0") != "0":  # under torchrun rank 0 may already be writing
         return cfg, Path(out)
     return cfg, check_run_folder(out, resume=False)
@@ -121,15 +136,16 @@ def _config(args: argparse.Namespace) -> tuple[dict, Path]:
 
 def run(args: argparse.Namespace) -> int:
     cfg, out = _config(args)
-    from medeval.training.run import run_notes, run_training
-    from medeval.training.summary import summary_table
+    from medeval.cli.logs import show_progress
+    from medeval.flows.train import run_notes, run_training
+    from medeval.report.summary import summary_table
 
     notes = run_notes(cfg)
     main_rank = os.environ.get("RANK", "0") == "0"
     if main_rank:
         say(args, *notes)
-    log = (lambda _msg: None) if args.quiet else print
-    summary = run_training(cfg, out, resume=args.resume is not None, log=log)
+    with show_progress(PROGRESS_LOGGERS, enabled=not args.quiet):
+        summary = run_training(cfg, out, resume=args.resume is not None)
     if summary:
         say(args, "", summary_table(summary), *notes)
         print(f"report: {out / 'report.html'}")

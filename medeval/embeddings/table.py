@@ -1,22 +1,21 @@
-"""A data set → one embedding table for the forest protocol, and writing it to a collection.
+"""A data set → one embedding table for the forest protocol.
 
 The table has columns ``f0000…`` (features), ``label`` (original class) and ``group`` when
-known: the contract of a folder collection of ``python -m medeval.benchmark``.
+known: the contract of a folder collection of ``python -m medeval.benchmark``; it is written
+into a collection by :func:`medeval.io.embeddings.write_table`.
 """
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from medeval import atomic
 from medeval.datasets.base import DataError, LabelledData
 
-__all__ = ["EmbedSettings", "embed_table", "write_table"]
+__all__ = ["EmbedSettings", "embed_table"]
 
 
 @dataclass(frozen=True)
@@ -88,15 +87,3 @@ def embed_table(
     if data.groups is not None:
         frame["group"] = data.groups
     return frame, info
-
-
-def write_table(folder: str | Path, name: str, frame: pd.DataFrame, record: dict[str, Any]) -> Path:
-    """``<folder>/<name>.parquet`` and ``<name>.embedding.json``, each written atomically."""
-    folder = Path(folder)
-    buf = io.BytesIO()
-    frame.to_parquet(buf, index=False)
-    table = atomic.write_bytes(folder / f"{name}.parquet", buf.getvalue())
-    atomic.write_json(
-        folder / f"{name}.embedding.json", {"name": name, "rows": len(frame), **record}
-    )
-    return table

@@ -7,20 +7,26 @@ Layout of a results folder::
     tasks/<data set>.json             the binary task's description (kept / rejected)
 
 A record file exists only once it is complete (temporary file + ``os.replace``), so killing a
-run at any moment loses at most the work in flight; rerunning skips every existing record.
+run at any moment loses at most the work in flight; rerunning skips every finished record. A
+record counts as finished only if it reads as a record of its own (data set, method, split):
+one that is truncated, not JSON or of another schema (a disk that filled up, a copy cut short,
+an edit) is recomputed, with a :class:`CorruptRecordWarning` naming it. The folder carries the
+marker of ``medeval benchmark`` (:data:`medeval.atomic.MARKER`) from its first settings on.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from medeval.atomic import write_json
+from medeval.atomic import check_out, claim_folder, held_outputs, unlock_output, write_json
 from medeval.errors import UserError
 
-__all__ = ["ResultsStore", "SettingsMismatch"]
+__all__ = ["CorruptRecordWarning", "ResultsStore", "SettingsMismatch", "record_problem"]
 
 #: Settings that change results; a store refuses to mix records made with different values.
 PROTOCOL_KEYS = ("collection", "seed", "n_estimators", "subconcepts")
@@ -30,6 +36,33 @@ DEFAULTS = {"subconcepts": "true"}
 
 class SettingsMismatch(UserError):
     """The results folder holds records made with other protocol settings."""
+
+
+class CorruptRecordWarning(UserWarning):
+    """A record file of the results folder is unreadable or not a record; it is recomputed."""
+
+
+def record_problem(path: Path, dataset: str, method: str, split: int) -> str | None:
+    """Why ``path`` is not a finished record of (``dataset``, ``method``, ``split``), or ``None``.
+
+    A record is a JSON object naming its data set, method and split (those of its path) with a
+    ``scores`` object, as :func:`~medeval.protocol.forest.run_fold` writes it.
+    """
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return f"not readable as JSON ({exc})"
+    if not isinstance(rec, dict):
+        return f"not a record (a JSON {type(rec).__name__}, not an object)"
+    want = {"dataset": dataset, "method": method, "split": int(split)}
+    for key, value in want.items():
+        if key not in rec:
+            return f"not a record (no {key!r})"
+        if rec[key] != value or type(rec[key]) is not type(value):
+            return f"not the record of its file ({key}={rec[key]!r}, expected {value!r})"
+    if not isinstance(rec.get("scores"), dict):
+        return "not a record (no 'scores' object)"
+    return None
 
 
 class ResultsStore:
@@ -42,10 +75,20 @@ class ResultsStore:
         return self.root / "records" / dataset / f"{method}-{int(split)}.json"
 
     def has(self, dataset: str, method: str, split: int) -> bool:
-        return self.record_path(dataset, method, split).is_file()
+        """Whether (data set, method, split) has a finished record (see the module docstring);
+        a file that is not one is reported with a :class:`CorruptRecordWarning`."""
+        path = self.record_path(dataset, method, split)
+        if not path.is_file():
+            return False
+        problem = record_problem(path, dataset, method, split)
+        if problem is not None:
+            warnings.warn(
+                f"{path}: {problem}; it is recomputed", CorruptRecordWarning, stacklevel=2
+            )
+        return problem is None
 
     def missing(self, dataset: str, methods: Iterable[str], split: int) -> list[str]:
-        """Methods of (data set, split) without a finished record."""
+        """Methods of (data set, split) without a finished record (corrupt ones included)."""
         return [m for m in methods if not self.has(dataset, m, split)]
 
     def write(self, record: dict[str, Any]) -> Path:
@@ -66,7 +109,19 @@ class ResultsStore:
         folder = self.root / "records"
         if not folder.is_dir():
             return []
-        out = [_read(p) for p in folder.glob("*/*.json") if not p.name.startswith(".")]
+        out = []
+        for path in sorted(folder.glob("*/*.json")):
+            if path.name.startswith("."):
+                continue
+            method, _, split = path.stem.rpartition("-")
+            problem = (
+                record_problem(path, path.parent.name, method, int(split))
+                if split.isdigit()
+                else "not a record file (its name is not <method>-<split>.json)"
+            )
+            if problem is not None:
+                raise UserError(f"{path}: unreadable results record: {problem}")
+            out.append(_read(path))
         return sorted(out, key=lambda r: (r["dataset"], r["method"], r["split"]))
 
     def settings(self) -> dict[str, Any] | None:
@@ -80,7 +135,13 @@ class ResultsStore:
 
         Raises:
             SettingsMismatch: naming the differing setting and both values.
+            OutputPathError: the folder holds files that are not results of a benchmark.
         """
+        locked = os.path.abspath(self.root) in held_outputs()  # by the benchmark command
+        check_out(self.root, what="results folder", tool="benchmark", resumable=True)
+        if not locked:  # a library call: checked, not held for the life of the process
+            unlock_output(self.root)
+        claim_folder(self.root, tool="benchmark")
         old = self.settings()
         if old is not None and not force:
             for key in PROTOCOL_KEYS:

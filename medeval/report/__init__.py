@@ -1,1 +1,1 @@
-"""Reports: printed tables and figures of evaluation results."""
+"""Rendering only: printed tables, figures, HTML and Markdown reports of results passed in."""

@@ -94,87 +94,29 @@ def render(title: str, sections: list[Section], *, subtitle: str = "") -> str:
     )
 
 
+_READ_LABEL_FREE = (
+    "Read {BA}, {F1} and {AUC}: label-free estimates of the "
+    "true-weight scores wBA / wF1 / wAUC. They weight each test instance by the expected "
+    "utility of its subconcept given the subconcept model's posteriors and the instance's "
+    "known class, so they need no test subconcept labels. If cBA lies below BA, the small "
+    "subconcepts are the hard ones and the headline score hides it; above BA, they are "
+    "the easy ones. wBA / wF1 / wAUC use the true test subconcepts (an oracle, shown when "
+    "labels exist). pBA / pF1 / pAUC are the original predicted-weight scores, kept for "
+    "reproduction: they are biased upward (missed minority instances tend to look like "
+    "majority subconcepts to the subconcept model as well) and can point the wrong way."
+)
+
+_UNCHECKED_MODEL = (
+    "The subconcept model's quality within each class could not be checked here (no "
+    "true test subconcepts). Give reference data with true subconcepts (e.g. "
+    "python -m medeval.evaluate --reference FILE) to check it; a weak subconcept "
+    "model makes the label-free scores understate hidden failures."
+)
+
+
 def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Section]:
     """Sections for one :class:`~medeval.evaluation.Evaluation`: scores, subsets, subconcepts."""
-    from ..evaluation import SCORE_DESCRIPTIONS
-
-    pct = f"{ev.confidence:.0%}"
-    scores = ev.table()
-    scores.insert(1, "meaning", [SCORE_DESCRIPTIONS[k] for k in scores.score])
-    scores = scores.rename(columns={"low": f"{pct} low", "high": f"{pct} high"})
-    head = Section("Scores on the full test set")
-    head.text(
-        f"{ev.n:,} test instances, {ev.n_positive:,} of class 1. Intervals: {pct} percentile "
-        f"bootstrap, {ev.bootstrap['n']:,} replicates stratified by {ev.bootstrap['stratify']} "
-        f"(seed {ev.bootstrap['seed']})."
-    )
-    rec = ev.recommended
-    head.notes(
-        [
-            f"Read {rec['BA']}, {rec['F1']} and {rec['AUC']}: label-free estimates of the "
-            "true-weight scores wBA / wF1 / wAUC. They weight each test instance by the expected "
-            "utility of its subconcept given the subconcept model's posteriors and the instance's "
-            "known class, so they need no test subconcept labels. If cBA lies below BA, the small "
-            "subconcepts are the hard ones and the headline score hides it; above BA, they are "
-            "the easy ones. wBA / wF1 / wAUC use the true test subconcepts (an oracle, shown when "
-            "labels exist). pBA / pF1 / pAUC are the original predicted-weight scores, kept for "
-            "reproduction: they are biased upward (missed minority instances tend to look like "
-            "majority subconcepts to the subconcept model as well) and can point the wrong way."
-        ],
-        warning=False,
-    )
-    weak = ev.weak_classes()
-    head.notes(
-        [
-            f"The subconcept model is weak within {c}: balanced accuracy "
-            f"{ev.subconcept_model[c]:.2f} over that class's subconcepts (measured on the "
-            f"{ev.subconcept_model_source}). Its class-conditional "
-            "weights then shrink toward the class average, so cBA / cF1 / cAUC move toward BA / "
-            "F1 / AUC and understate a failure on small subconcepts; per-subconcept label-free "
-            "recalls blur together."
-            for c in weak
-        ]
-    )
-    if not ev.subconcept_model:
-        head.notes(
-            [
-                "The subconcept model's quality within each class could not be checked here (no "
-                "true test subconcepts). Give reference data with true subconcepts (e.g. "
-                "python -m medeval.evaluate --reference FILE) to check it; a weak subconcept "
-                "model makes the label-free scores understate hidden failures."
-            ],
-            warning=False,
-        )
-    head.table(scores)
-    if ev.subconcept_model:
-        head.table(
-            pd.DataFrame(
-                {
-                    "class": list(ev.subconcept_model),
-                    "subconcept model balanced accuracy within the class": list(
-                        ev.subconcept_model.values()
-                    ),
-                    "used by the label-free weights": [
-                        "yes" if c in ev.weighted_classes else "no (equal utilities)"
-                        for c in ev.subconcept_model
-                    ],
-                }
-            )
-        )
-    out = [head]
-    sub = Section("Per subconcept")
-    if ev.per_subconcept.empty:
-        sub.text("No test subconcepts and no posteriors were given: no per-subconcept results.")
-    else:
-        if figure_png is not None:
-            sub.image(
-                figure_png,
-                caption="Subconcept prevalence within its class and recall (solid: from the true "
-                "test subconcepts; hatched: label-free estimate from the posteriors), with the "
-                "BA variants as lines.",
-            )
-        sub.table(ev.per_subconcept)
-    out.append(sub)
+    out = [_scores_section(ev), _per_subconcept_section(ev, figure_png)]
     wide = ev.subsets.pivot_table(index=["subset"], columns="score", values="value", sort=False)
     out.append(
         Section("Scores on the evaluation subsets")
@@ -190,3 +132,68 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
         warn.notes(ev.notes)
         out.append(warn)
     return out
+
+
+def _scores_section(ev: Any) -> Section:
+    """The full-test scores with their meaning, what to read, and the subconcept model."""
+    from ..evaluation import SCORE_DESCRIPTIONS
+
+    pct = f"{ev.confidence:.0%}"
+    scores = ev.table()
+    scores.insert(1, "meaning", [SCORE_DESCRIPTIONS[k] for k in scores.score])
+    scores = scores.rename(columns={"low": f"{pct} low", "high": f"{pct} high"})
+    head = Section("Scores on the full test set")
+    head.text(
+        f"{ev.n:,} test instances, {ev.n_positive:,} of class 1. Intervals: {pct} percentile "
+        f"bootstrap, {ev.bootstrap['n']:,} replicates stratified by {ev.bootstrap['stratify']} "
+        f"(seed {ev.bootstrap['seed']})."
+    )
+    head.notes([_READ_LABEL_FREE.format(**ev.recommended)], warning=False)
+    head.notes(
+        [
+            f"The subconcept model is weak within {c}: balanced accuracy "
+            f"{ev.subconcept_model[c]:.2f} over that class's subconcepts (measured on the "
+            f"{ev.subconcept_model_source}). Its class-conditional "
+            "weights then shrink toward the class average, so cBA / cF1 / cAUC move toward BA / "
+            "F1 / AUC and understate a failure on small subconcepts; per-subconcept label-free "
+            "recalls blur together."
+            for c in ev.weak_classes()
+        ]
+    )
+    if not ev.subconcept_model:
+        head.notes([_UNCHECKED_MODEL], warning=False)
+    head.table(scores)
+    if ev.subconcept_model:
+        head.table(_subconcept_model_table(ev))
+    return head
+
+
+def _subconcept_model_table(ev: Any) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "class": list(ev.subconcept_model),
+            "subconcept model balanced accuracy within the class": list(
+                ev.subconcept_model.values()
+            ),
+            "used by the label-free weights": [
+                "yes" if c in ev.weighted_classes else "no (equal utilities)"
+                for c in ev.subconcept_model
+            ],
+        }
+    )
+
+
+def _per_subconcept_section(ev: Any, figure_png: bytes | None) -> Section:
+    sub = Section("Per subconcept")
+    if ev.per_subconcept.empty:
+        sub.text("No test subconcepts and no posteriors were given: no per-subconcept results.")
+        return sub
+    if figure_png is not None:
+        sub.image(
+            figure_png,
+            caption="Subconcept prevalence within its class and recall (solid: from the true "
+            "test subconcepts; hatched: label-free estimate from the posteriors), with the "
+            "BA variants as lines.",
+        )
+    sub.table(ev.per_subconcept)
+    return sub

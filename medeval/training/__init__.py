@@ -1,1 +1,1 @@
-"""Training the two-headed image model: config, loop, checkpoints, calibration, DDP, summary."""
+"""Training the two-headed image model: typed config, loop, data, checkpoints, calibration, DDP."""

@@ -6,7 +6,37 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-__all__ = ["expected_calibration_error", "fit_temperature"]
+__all__ = ["calibrate", "expected_calibration_error", "fit_temperature", "softmax"]
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    """Row softmax of (N, S) logits in float64."""
+    z = np.asarray(z, dtype=np.float64)
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def calibrate(
+    parts: dict[str, tuple[np.ndarray, np.ndarray]], fit_on: str = "calibration"
+) -> tuple[float, dict]:
+    """Temperature fitted on the subconcept logits of part ``fit_on``, and the record with the
+    ECE before and after it on every part.
+
+    Args:
+        parts: ``{part name: ((N, S) subconcept logits, (N,) true subconcept codes)}``, in the
+            order the record lists them.
+
+    Returns:
+        ``T`` and ``{"temperature": T, "ece_<part>_before": ..., "ece_<part>_after": ...}``.
+    """
+    temperature = fit_temperature(*parts[fit_on])
+    record: dict = {"temperature": temperature}
+    for name, (logits, labels) in parts.items():
+        record[f"ece_{name}_before"] = expected_calibration_error(softmax(logits), labels)
+        record[f"ece_{name}_after"] = expected_calibration_error(
+            softmax(logits / temperature), labels
+        )
+    return temperature, record
 
 
 def fit_temperature(logits: np.ndarray | torch.Tensor, labels: np.ndarray | torch.Tensor) -> float:

@@ -4,9 +4,13 @@ The schema is a tree of dataclasses (:class:`Config`): every key, its type and i
 declared once. Unknown keys, values of the wrong type and values out of range fail at load time
 with the key's dotted path (``train.epochs: expected int, got 'ten'``); ``data.options`` is
 checked against the loader's declared options (:mod:`medeval.sources`). :func:`load_config`
-returns the validated configuration as a plain nested dict (the training code reads
-``cfg["train"]["epochs"]``); its YAML (:func:`dump`) is saved as ``config.yaml`` in the run
-folder, so a run can be repeated or resumed from its folder alone.
+returns the validated, typed :class:`Config` (the training code reads ``cfg.train.epochs``); its
+YAML (:func:`dump`) is saved as ``config.yaml`` in the run folder, so a run can be repeated or
+resumed from its folder alone.
+
+The embedded default (:data:`SYNTHETIC`, a partial config over the defaults) is declared here
+once; ``configs/default.yaml`` is its commented copy for users, and a test checks that the file
+holds exactly the same keys and values.
 """
 
 from __future__ import annotations
@@ -328,9 +332,9 @@ def load_config(
     overrides: list[str] | None = None,
     *,
     preset: dict | None = None,
-) -> dict:
-    """Defaults ← ``preset`` ← YAML file ``path`` ← ``overrides``, validated (:func:`validate`);
-    returned as a plain nested dict."""
+) -> Config:
+    """Defaults ← ``preset`` ← YAML file ``path`` ← ``overrides``, validated (:func:`validate`)
+    into the typed :class:`Config`."""
     config = merge(DEFAULTS, preset or {})
     if path is not None:
         path = Path(path)
@@ -348,9 +352,11 @@ def load_config(
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
     config = apply_overrides(config, overrides or [])
-    return validate(config).to_dict()
+    return validate(config)
 
 
-def dump(config: dict) -> str:
-    """YAML text of a config (the run folder's ``config.yaml``)."""
-    return yaml.safe_dump(config, sort_keys=False)
+def dump(config: Config | dict) -> str:
+    """YAML text of a config (the run folder's ``config.yaml``): every key, in declaration
+    order."""
+    plain = config.to_dict() if isinstance(config, Config) else config
+    return yaml.safe_dump(plain, sort_keys=False)

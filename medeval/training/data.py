@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -9,30 +11,30 @@ from torch.utils.data.distributed import DistributedSampler
 
 from medeval.datasets import DataError, load
 from medeval.datasets.images import ImageDataset, default_transform
+from medeval.sources import get_source
 from medeval.tasks import make_binary_task
 from medeval.tasks.binary import BinaryTask
+from medeval.training.config import DataConfig
 from medeval.training.distributed import DistInfo
 
 __all__ = ["build_task", "make_loader", "part_dataset"]
 
 
-def build_task(data_cfg: dict) -> BinaryTask:
+def build_task(data_cfg: DataConfig) -> BinaryTask:
     """Load the data set named by ``data_cfg`` and make its SPEC §4 binary task.
 
     Raises:
         DataError: the task is rejected (§4.5) or carries no images.
     """
-    source = data_cfg["source"]
-    options = dict(data_cfg.get("options") or {})
-    if source == "synthetic":  # data.synthetic holds the phantom settings; options may refine
-        options = {**(data_cfg.get("synthetic") or {}), **options}
-    data = load(source, data_cfg.get("path"), name=data_cfg.get("dataset"), **options)
+    source = data_cfg.source
+    options = get_source(source).config_options(dataclasses.asdict(data_cfg))
+    data = load(source, data_cfg.path, name=data_cfg.dataset, **options)
     if data.kind not in ("image", "array_image"):
         raise DataError(
             f"{data.source}/{data.name}: no images (kind {data.kind!r}); "
             "use python -m medeval.embed for text or tables"
         )
-    return make_binary_task(data, seed=int(data_cfg.get("task_seed", 0))).require_kept()
+    return make_binary_task(data, seed=data_cfg.task_seed).require_kept()
 
 
 def part_dataset(task: BinaryTask, idx: np.ndarray, image_size: int) -> Dataset:

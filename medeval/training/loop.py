@@ -11,12 +11,14 @@ Files in the split folder: ``checkpoints/epoch_<k>.pt`` (full state), ``checkpoi
 (same as the newest epoch), ``checkpoints/best.pt`` (model weights at the best monitored score),
 ``best.json`` (which score chose ``best.pt``, its epoch and the validation scores there),
 ``log.csv`` (one row per epoch, ``val_<score>`` for every score). After training,
-:mod:`medeval.training.finish` calibrates, predicts and evaluates.
+:mod:`medeval.flows.train` calibrates, predicts and evaluates. Progress goes to this module's
+logger (``medeval.training.loop``, level INFO), on the main process only.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -38,9 +40,12 @@ from medeval.splits import Split
 from medeval.streaming import SCORES, SubconceptScores, split_score
 from medeval.tasks.binary import BinaryTask
 from medeval.training.checkpoint import load_checkpoint, prune_epochs, save_checkpoint
+from medeval.training.config import Config
 from medeval.training.data import make_loader, part_dataset
 from medeval.training.distributed import DistInfo, barrier, broadcast_float
 from medeval.weights import Utilities, utilities
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "Outputs",
@@ -48,22 +53,23 @@ __all__ = [
     "create_model",
     "monitor_name",
     "predict",
+    "predict_part",
     "resolve_device",
     "train_split",
     "validation_scores",
 ]
 
 
-def create_model(cfg: dict, n_subconcepts: int, device: torch.device) -> TwoHeadModel:
+def create_model(cfg: Config, n_subconcepts: int, device: torch.device) -> TwoHeadModel:
     """The configured model on ``device`` (channels_last on CUDA)."""
-    m = cfg["model"]
+    m = cfg.model
     model = build_model(
-        m["backbone"],
+        m.backbone,
         n_subconcepts,
-        pretrained=bool(m["pretrained"]),
-        weights=m["weights"],
-        features=m["features"],
-        dropout=float(m["dropout"]),
+        pretrained=m.pretrained,
+        weights=m.weights,
+        features=m.features,
+        dropout=m.dropout,
     ).to(device)
     if device.type == "cuda":
         model = model.to(memory_format=torch.channels_last)
@@ -110,7 +116,7 @@ def validation_scores(
     """Update ``metric`` with this rank's batches and return the scores synced over all ranks.
 
     The binary score is ``sigmoid(logit)``; the posteriors are the softmax of the subconcept
-    head (before the temperature that :mod:`.finish` fits on the calibration part).
+    head (before the temperature that :mod:`medeval.flows.train` fits on the calibration part).
     """
     model.eval()
     metric.reset()
@@ -129,9 +135,25 @@ def validation_scores(
     return {k: float(v) for k, v in metric.compute().items()}
 
 
-def monitor_name(cfg: dict) -> str:
+def predict_part(
+    cfg: Config, task: BinaryTask, idx: np.ndarray, model: nn.Module, device: torch.device
+) -> Outputs:
+    """``model``'s outputs on the images ``idx`` of ``task`` (in order, no shuffling)."""
+    t = cfg.train
+    loader = make_loader(
+        part_dataset(task, idx, t.image_size),
+        batch_size=t.batch_size,
+        workers=t.workers,
+        shuffle=False,
+        seed=0,
+        cuda=device.type == "cuda",
+    )
+    return predict(model, loader, device)
+
+
+def monitor_name(cfg: Config) -> str:
     """``train.monitor`` checked against the score names (default ``BA``)."""
-    name = str(cfg["train"].get("monitor", "BA"))
+    name = cfg.train.monitor
     try:
         split_score(name)
     except ValueError:
@@ -139,16 +161,18 @@ def monitor_name(cfg: dict) -> str:
     return name
 
 
-def _validation_metric(cfg: dict, u: Utilities, device: torch.device) -> SubconceptScores:
-    return SubconceptScores(u, SCORES, threshold=float(cfg["evaluation"]["threshold"])).to(device)
+def _validation_metric(cfg: Config, u: Utilities, device: torch.device) -> SubconceptScores:
+    return SubconceptScores(u, SCORES, threshold=cfg.evaluation.threshold).to(device)
 
 
-def _loss_fn(cfg: dict, task: BinaryTask, train_idx: np.ndarray, device: torch.device) -> Callable:
+def _loss_fn(
+    cfg: Config, task: BinaryTask, train_idx: np.ndarray, device: torch.device
+) -> Callable:
     """Weighted sum of binary BCE and subconcept CE; class-balanced weights when configured."""
-    t = cfg["train"]
-    wb, ws = float(t["loss_weights"]["binary"]), float(t["loss_weights"]["subconcept"])
+    t = cfg.train
+    wb, ws = t.loss_weights.binary, t.loss_weights.subconcept
     pos_weight, class_weight = None, None
-    if t["class_balanced"]:
+    if t.class_balanced:
         y = task.y[train_idx]
         pos_weight = torch.tensor([(y == 0).sum() / max((y == 1).sum(), 1)], device=device)
         counts = task.train_counts(train_idx).astype(np.float64)
@@ -204,11 +228,11 @@ def _resume_state(last: Path, model: nn.Module, opt: torch.optim.Optimizer, moni
 
 
 def _loaders(
-    cfg: dict, task: BinaryTask, split: Split, info: DistInfo, seed: int, cuda: bool
+    cfg: Config, task: BinaryTask, split: Split, info: DistInfo, seed: int, cuda: bool
 ) -> tuple:
     """The shuffled training loader (sharded by rank) and this rank's validation loader."""
-    t = cfg["train"]
-    size, bs, workers = int(t["image_size"]), int(t["batch_size"]), int(t["workers"])
+    t = cfg.train
+    size, bs, workers = t.image_size, t.batch_size, t.workers
     train_loader = make_loader(
         part_dataset(task, split["train"], size),
         batch_size=bs,
@@ -338,7 +362,7 @@ def _save_epoch(
 
 
 def _model_and_optimizer(
-    cfg: dict,
+    cfg: Config,
     task: BinaryTask,
     split: Split,
     folder: Path,
@@ -348,21 +372,19 @@ def _model_and_optimizer(
     *,
     seed: int,
     resume: bool,
-    log: Callable[[str], None],
 ) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer, dict]:
     """The model, the module to train (DDP-wrapped when distributed), the optimizer and the
     training state, resumed from ``checkpoints/last.pt`` when asked and present."""
-    t = cfg["train"]
+    t = cfg.train
     torch.manual_seed(seed)  # same initial weights on every rank
     model = create_model(cfg, len(task.subconcepts), device)
-    opt = torch.optim.AdamW(
-        model.parameters(), lr=float(t["lr"]), weight_decay=float(t["weight_decay"])
-    )
+    opt = torch.optim.AdamW(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
     state = _new_state(monitor)
     last = folder / "checkpoints" / "last.pt"
     if resume and last.is_file():
         state = _resume_state(last, model, opt, monitor)
-        log(f"split {split.seed}: resuming after epoch {state['epoch']}")
+        if info.is_main:
+            logger.info("split %s: resuming after epoch %s", split.seed, state["epoch"])
     train_model: nn.Module = model
     if info.enabled:
         train_model = DistributedDataParallel(
@@ -389,7 +411,7 @@ def _checkpoint_epoch(
 
 
 def train_split(
-    cfg: dict,
+    cfg: Config,
     task: BinaryTask,
     split: Split,
     folder: Path,
@@ -397,64 +419,107 @@ def train_split(
     device: torch.device,
     dist_info: DistInfo | None = None,
     resume: bool = False,
-    log: Callable[[str], None] = print,
 ) -> Path:
     """Train on ``split["train"]``, early-stop on the ``train.monitor`` score of
-    ``split["validation"]``.
+    ``split["validation"]``; one INFO line per epoch on the main process.
 
     Returns:
         Path of ``checkpoints/best.pt`` (model weights of the best epoch).
     """
     info = dist_info or DistInfo()
-    t = cfg["train"]
+    t = cfg.train
     monitor = monitor_name(cfg)
     folder = Path(folder)
-    base_seed = int(t["seed"]) * 1_000_003 + int(split.seed)
+    base_seed = t.seed * 1_000_003 + int(split.seed)
     model, train_model, opt, state = _model_and_optimizer(
-        cfg, task, split, folder, device, info, monitor, seed=base_seed, resume=resume, log=log
+        cfg, task, split, folder, device, info, monitor, seed=base_seed, resume=resume
     )
     train_loader, val_loader = _loaders(cfg, task, split, info, base_seed, device.type == "cuda")
-    loss_fn = _loss_fn(cfg, task, split["train"], device)
     u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
-    metric = _validation_metric(cfg, u, device)
-    max_steps = int(t["max_steps_per_epoch"])
+    run = _SplitRun(
+        folder=folder,
+        model=model,
+        train_model=train_model,
+        opt=opt,
+        loss_fn=_loss_fn(cfg, task, split["train"], device),
+        metric=_validation_metric(cfg, u, device),
+        monitor=monitor,
+        device=device,
+        info=info,
+        split_seed=split.seed,
+    )
+    max_steps = t.max_steps_per_epoch
     total = len(train_loader) if max_steps <= 0 else min(max_steps, len(train_loader))
-    epochs, patience = int(t["epochs"]), int(t["patience"])
-    while state["epoch"] < epochs and state["bad_epochs"] < patience:
+    while state["epoch"] < t.epochs and state["bad_epochs"] < t.patience:
         epoch = state["epoch"] + 1
         torch.manual_seed(base_seed + epoch)  # dropout etc.: same in a resumed run
         train_loader.sampler.set_epoch(epoch)
-        stats = _train_epoch(
-            model,
-            train_model,
-            opt,
-            train_loader,
-            loss_fn,
-            total=total,
-            clip=float(t.get("grad_clip", 0.0)),
-            device=device,
-            desc=f"split {split.seed} epoch {epoch}",
-            show=info.is_main,
-        )
-        val = validation_scores(model, val_loader, metric, device)
-        # Every rank holds the same synced scores; rank 0's value makes the stop decision
-        # identical bit for bit on all ranks.
-        value = broadcast_float(val[monitor], info, device)
-        improved = _record_epoch(state, epoch, value, val, stats, info.world_size)
-        if info.is_main:
-            result = {"monitor": monitor, "epoch": epoch, "value": value, "scores": val}
-            keep = int(t["keep_checkpoints"])
-            _checkpoint_epoch(folder, model, opt, state, keep, result, improved)
-            row = state["log"][-1]
-            log(
-                f"split {split.seed} epoch {epoch}: loss {row['loss']:.4f}, val {monitor} "
-                f"{value:.3f}{' (best)' if improved else ''}, {row['images_per_s']:.1f} img/s, "
-                f"data {row['data_share']:.0%}"
-            )
-        barrier(info)
-    if state["bad_epochs"] >= patience and info.is_main:
-        log(
-            f"split {split.seed}: early stop after epoch {state['epoch']} "
-            f"(best epoch {state['best_epoch']}, val {monitor} {state['best_score']:.3f})"
+        _run_epoch(run, state, epoch, train_loader, val_loader, total=total, train=t)
+    if state["bad_epochs"] >= t.patience and info.is_main:
+        logger.info(
+            "split %s: early stop after epoch %s (best epoch %s, val %s %.3f)",
+            split.seed,
+            state["epoch"],
+            state["best_epoch"],
+            monitor,
+            state["best_score"],
         )
     return folder / "checkpoints" / "best.pt"
+
+
+@dataclass
+class _SplitRun:
+    """What every epoch of one split's training uses."""
+
+    folder: Path
+    model: nn.Module
+    train_model: nn.Module
+    opt: torch.optim.Optimizer
+    loss_fn: Callable
+    metric: SubconceptScores
+    monitor: str
+    device: torch.device
+    info: DistInfo
+    split_seed: int
+
+
+def _run_epoch(
+    run: _SplitRun, state: dict, epoch: int, train_loader, val_loader, *, total: int, train
+) -> None:
+    """Train epoch ``epoch``, score the validation part, record it in ``state`` and write its
+    files (main process)."""
+    info = run.info
+    stats = _train_epoch(
+        run.model,
+        run.train_model,
+        run.opt,
+        train_loader,
+        run.loss_fn,
+        total=total,
+        clip=train.grad_clip,
+        device=run.device,
+        desc=f"split {run.split_seed} epoch {epoch}",
+        show=info.is_main,
+    )
+    val = validation_scores(run.model, val_loader, run.metric, run.device)
+    # Every rank holds the same synced scores; rank 0's value makes the stop decision
+    # identical bit for bit on all ranks.
+    value = broadcast_float(val[run.monitor], info, run.device)
+    improved = _record_epoch(state, epoch, value, val, stats, info.world_size)
+    if info.is_main:
+        result = {"monitor": run.monitor, "epoch": epoch, "value": value, "scores": val}
+        keep = train.keep_checkpoints
+        _checkpoint_epoch(run.folder, run.model, run.opt, state, keep, result, improved)
+        row = state["log"][-1]
+        logger.info(
+            "split %s epoch %s: loss %.4f, val %s %.3f%s, %.1f img/s, data %.0f%%",
+            run.split_seed,
+            epoch,
+            row["loss"],
+            run.monitor,
+            value,
+            " (best)" if improved else "",
+            row["images_per_s"],
+            100 * row["data_share"],
+        )
+    barrier(info)

@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from medeval.training.calibration import expected_calibration_error, fit_temperature
-from medeval.training.finish import softmax
+from medeval.training.calibration import expected_calibration_error, fit_temperature, softmax
 
 
 def _draw(n=4000, s=4, seed=0):

@@ -3,8 +3,17 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
-from medeval.training.config import DEFAULTS, SYNTHETIC, ConfigError, dump, load_config
+from medeval.training.config import (
+    DEFAULTS,
+    SYNTHETIC,
+    Config,
+    ConfigError,
+    TrainConfig,
+    dump,
+    load_config,
+)
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -14,13 +23,13 @@ def test_yaml_then_overrides(tmp_path):
     path.write_text("train: {epochs: 7, lr: 0.01}\nmodel: {backbone: resnet18}\n")
     over = ["train.epochs=3", "data.source=nih", "data.options.images=/x", "splits.seeds=[4, 5]"]
     cfg = load_config(path, over)
-    assert cfg["train"]["epochs"] == 3
-    assert cfg["train"]["lr"] == 0.01
-    assert cfg["model"]["backbone"] == "resnet18"
-    assert cfg["data"]["options"] == {"images": "/x"}
-    assert cfg["splits"]["seeds"] == [4, 5]
-    assert cfg["train"]["batch_size"] == DEFAULTS["train"]["batch_size"]
-    assert load_config(None, []) == DEFAULTS
+    assert cfg.train.epochs == 3
+    assert cfg.train.lr == 0.01
+    assert cfg.model.backbone == "resnet18"
+    assert cfg.data.options == {"images": "/x"}
+    assert cfg.splits.seeds == [4, 5]
+    assert cfg.train.batch_size == DEFAULTS["train"]["batch_size"]
+    assert load_config(None, []).to_dict() == DEFAULTS
 
 
 def test_unknown_keys_and_bad_overrides(tmp_path):
@@ -39,14 +48,78 @@ def test_unknown_keys_and_bad_overrides(tmp_path):
 @pytest.mark.parametrize("name", ["default", "nih", "ham10000", "folder", "dicom"])
 def test_shipped_configs_load(name):
     cfg = load_config(CONFIGS / f"{name}.yaml")
-    assert cfg["model"]["backbone"] == "vgg16"
+    assert cfg.model.backbone == "vgg16"
     if name != "default":
-        assert cfg["data"]["path"].startswith("/data/")
-        assert cfg["splits"]["n"] == 10
+        assert cfg.data.path.startswith("/data/")
+        assert cfg.splits.n == 10
 
 
 def test_default_yaml_is_the_embedded_default():
     assert load_config(CONFIGS / "default.yaml") == load_config(None, preset=SYNTHETIC)
+
+
+def test_default_yaml_holds_exactly_the_embedded_preset():
+    # configs/default.yaml is the commented copy of SYNTHETIC: same keys, same values, so
+    # neither can gain a setting the other lacks.
+    assert yaml.safe_load((CONFIGS / "default.yaml").read_text()) == SYNTHETIC
+
+
+# The run folder's config.yaml of the embedded default, as the dict-based loader wrote it.
+SAVED_DEFAULT = """\
+name: synthetic
+data:
+  source: synthetic
+  path: null
+  dataset: null
+  options: {}
+  task_seed: 0
+  synthetic:
+    n_normal: 240
+    size: 32
+    seed: 0
+model:
+  backbone: vgg16
+  pretrained: false
+  weights: null
+  features: conv
+  dropout: 0.0
+train:
+  image_size: 32
+  batch_size: 8
+  epochs: 8
+  lr: 0.0001
+  weight_decay: 0.0001
+  loss_weights:
+    binary: 1.0
+    subconcept: 3.0
+  class_balanced: true
+  grad_clip: 1.0
+  patience: 8
+  monitor: BA
+  workers: 0
+  seed: 0
+  device: auto
+  keep_checkpoints: 2
+  max_steps_per_epoch: 0
+splits:
+  n: 1
+  seeds: null
+evaluation:
+  n_bootstrap: 1000
+  threshold: 0.5
+  seed: 0
+out: null
+"""
+
+
+def test_typed_config_saves_the_same_yaml_as_before(tmp_path):
+    cfg = load_config(None, preset=SYNTHETIC)
+    assert isinstance(cfg, Config) and isinstance(cfg.train, TrainConfig)
+    assert dump(cfg) == SAVED_DEFAULT
+    assert dump(cfg) == dump(cfg.to_dict())
+    path = tmp_path / "config.yaml"
+    path.write_text(dump(cfg))
+    assert load_config(path) == cfg  # a resumed run reads back the same typed config
 
 
 def test_dump_round_trips(tmp_path):
@@ -91,8 +164,8 @@ def test_a_bad_value_in_a_file_names_the_file_and_the_key(tmp_path):
 
 def test_types_are_normalised_and_monitor_defaults_to_ba():
     cfg = load_config(None, ["train.lr=1e-3", "train.grad_clip=1", "data.source=nih"])
-    assert cfg["train"]["lr"] == 1e-3 and isinstance(cfg["train"]["grad_clip"], float)
-    assert cfg["train"]["monitor"] == "BA"
-    assert load_config(None, ["train.monitor=pBA"])["train"]["monitor"] == "pBA"
+    assert cfg.train.lr == 1e-3 and isinstance(cfg.train.grad_clip, float)
+    assert cfg.train.monitor == "BA"
+    assert load_config(None, ["train.monitor=pBA"]).train.monitor == "pBA"
     cfg = load_config(None, ["data.source=medmnist", "data.options.respect_splits=true"])
-    assert cfg["data"]["options"] == {"respect_splits": True}
+    assert cfg.data.options == {"respect_splits": True}

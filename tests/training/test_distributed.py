@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 import torch
 
+from medeval.flows.train import create_model_from, evaluate_checkpoint
+from medeval.flows.train import split_seeds as _seeds
 from medeval.splits import patient_splits
 from medeval.streaming import SCORES, SubconceptScores
 from medeval.training.data import build_task, make_loader, part_dataset
-from medeval.training.finish import create_model_from, evaluate_checkpoint
 from medeval.training.loop import validation_scores
-from medeval.training.run import _seeds
 from medeval.weights import utilities
 
 
@@ -45,7 +45,7 @@ def test_ddp_two_processes_match_single_process(tiny_config, tiny_overrides, tmp
     assert "2 processes (DDP)" in proc.stdout
     ddp = json.loads((out / "split_0" / "metrics.json").read_text())
 
-    task = build_task(tiny_config["data"])
+    task = build_task(tiny_config.data)
     (split,) = patient_splits(task, seeds=_seeds(tiny_config))
     single = tmp_path / "single"
     torch.set_num_threads(1)
@@ -67,10 +67,10 @@ def test_ddp_two_processes_match_single_process(tiny_config, tiny_overrides, tmp
     model = create_model_from(
         tiny_config, task, out / "split_0" / "checkpoints" / "epoch_1.pt", cpu
     )
-    t = tiny_config["train"]
+    t = tiny_config.train
     loader = make_loader(
-        part_dataset(task, split["validation"], int(t["image_size"])),
-        batch_size=int(t["batch_size"]),
+        part_dataset(task, split["validation"], int(t.image_size)),
+        batch_size=int(t.batch_size),
         workers=0,
         shuffle=False,
         seed=0,

@@ -24,12 +24,12 @@ def test_loss_weights_and_class_balance():
     sub = torch.randn(4, 3, generator=torch.Generator().manual_seed(0))
     y, sc = torch.tensor([0, 0, 0, 1]), torch.tensor([0, 0, 1, 2])
     cfg = load_config(None, ["train.loss_weights={binary: 2.0, subconcept: 0.5}"], preset=SYNTHETIC)
-    cfg["train"]["class_balanced"] = False
+    cfg.train.class_balanced = False
     total, lb, ls = _loss_fn(cfg, task, idx, torch.device("cpu"))(logit, sub, y, sc)
     assert lb == pytest.approx(F.binary_cross_entropy_with_logits(logit, y.float()).item())
     assert ls == pytest.approx(F.cross_entropy(sub, sc).item())
     assert total.item() == pytest.approx(2.0 * lb.item() + 0.5 * ls.item())
-    cfg["train"]["class_balanced"] = True
+    cfg.train.class_balanced = True
     _, lb_bal, ls_bal = _loss_fn(cfg, task, idx, torch.device("cpu"))(logit, sub, y, sc)
     pos = torch.tensor([3.0])  # 3 negatives per positive
     assert lb_bal == pytest.approx(

@@ -7,25 +7,25 @@ import pandas as pd
 import pytest
 import torch
 
+from medeval.flows.train import split_seeds as _seeds
 from medeval.splits import patient_splits
 from medeval.training.checkpoint import load_checkpoint
 from medeval.training.config import SYNTHETIC, load_config
 from medeval.training.data import build_task
 from medeval.training.loop import train_split
-from medeval.training.run import _seeds
 
 
 def _train(overrides, folder):
     torch.set_num_threads(1)
     cfg = load_config(None, overrides, preset=SYNTHETIC)
-    task = build_task(cfg["data"])
+    task = build_task(cfg.data)
     (split,) = patient_splits(task, seeds=_seeds(cfg), fractions=(0.6, 0.15, 0.1, 0.15))
-    best = train_split(cfg, task, split, folder, device=torch.device("cpu"), log=lambda _m: None)
+    best = train_split(cfg, task, split, folder, device=torch.device("cpu"))
     return cfg, best
 
 
 def test_default_monitor_is_ba():
-    assert load_config(None, [], preset=SYNTHETIC)["train"]["monitor"] == "BA"
+    assert load_config(None, [], preset=SYNTHETIC).train.monitor == "BA"
 
 
 def test_monitor_chooses_best_checkpoint_and_stops_early(tiny_overrides, tmp_path):

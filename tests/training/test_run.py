@@ -1,6 +1,8 @@
 """A whole (tiny) run: files of the run folder, exact resume, re-evaluation with --run."""
 
+import dataclasses
 import json
+import logging
 
 import numpy as np
 import pandas as pd
@@ -9,10 +11,10 @@ import torch
 
 from medeval.evaluate import main as evaluate_main
 from medeval.evaluation import ALL_SCORES
+from medeval.flows.train import run_training
 from medeval.splits import read_manifest
 from medeval.training.checkpoint import load_checkpoint
 from medeval.training.data import build_task
-from medeval.training.run import run_training
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +24,7 @@ def finished(tmp_path_factory, tiny_overrides):
     torch.set_num_threads(1)
     cfg = load_config(None, tiny_overrides, preset=SYNTHETIC)
     out = tmp_path_factory.mktemp("run")
-    summary = run_training(cfg, out, log=lambda _m: None)
+    summary = run_training(cfg, out)
     return cfg, out, summary
 
 
@@ -49,7 +51,7 @@ def test_run_folder_holds_everything(finished):
         log.columns
     )
     preds = pd.read_csv(split / "predictions.csv")
-    task = build_task(cfg["data"])
+    task = build_task(cfg.data)
     (manifest,) = read_manifest(out / "splits.csv", task)
     assert len(preds) == len(manifest["test"])
     q = preds[[f"q_{n}" for n in task.subconcept_names]].to_numpy()
@@ -91,27 +93,27 @@ def test_evaluate_run_reproduces_the_metrics(finished, capsys):
     assert again["scores"]["pBA"]["mean"] == pytest.approx(summary["scores"]["pBA"]["mean"])
 
 
-def test_finished_run_is_not_overwritten_and_resume_skips_it(finished):
+def test_finished_run_is_not_overwritten_and_resume_skips_it(finished, caplog):
     cfg, out, _ = finished
     with pytest.raises(FileExistsError, match="--resume"):
-        run_training(cfg, out, log=lambda _m: None)
-    messages = []
-    run_training(cfg, out, resume=True, log=messages.append)
-    assert any("finished earlier, skipped" in m for m in messages)
+        run_training(cfg, out)
+    with caplog.at_level(logging.INFO, logger="medeval.flows.train"):
+        run_training(cfg, out, resume=True)
+    assert any("finished earlier, skipped" in m for m in caplog.messages)
 
 
-def test_resume_after_interruption_equals_uninterrupted(tiny_config, tmp_path):
+def test_resume_after_interruption_equals_uninterrupted(tiny_config, tmp_path, caplog):
     straight = tmp_path / "straight"
-    run_training(tiny_config, straight, log=lambda _m: None)
+    run_training(tiny_config, straight)
     broken = tmp_path / "broken"
-    first = {**tiny_config, "train": {**tiny_config["train"], "epochs": 1}}
-    run_training(first, broken, log=lambda _m: None)
+    first = dataclasses.replace(tiny_config, train=dataclasses.replace(tiny_config.train, epochs=1))
+    run_training(first, broken)
     # Simulate an interruption after epoch 1: the split has its checkpoints but no results.
     for name in ("metrics.json", "predictions.csv"):
         (broken / "split_0" / name).unlink()
-    messages = []
-    run_training(tiny_config, broken, resume=True, log=messages.append)
-    assert any("resuming after epoch 1" in m for m in messages)
+    with caplog.at_level(logging.INFO, logger="medeval.training.loop"):
+        run_training(tiny_config, broken, resume=True)
+    assert any("resuming after epoch 1" in m for m in caplog.messages)
     a = load_checkpoint(straight / "split_0" / "checkpoints" / "last.pt")
     b = load_checkpoint(broken / "split_0" / "checkpoints" / "last.pt")
     for k in a["model"]:

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from medeval.evaluation import ALL_SCORES as SCORES
-from medeval.training.summary import summarize_run, summary_table
+from medeval.flows.rerun import summarize_run
+from medeval.report.summary import summary_table
 
 
 def _split(folder, value, nan_score=None):
@@ -39,7 +40,7 @@ def test_mean_and_sd_over_splits(tmp_path):
 
 
 def test_run_report_warns_about_a_weak_subconcept_head(tmp_path):
-    from medeval.training.summary import _weak_model_notes
+    from medeval.report.summary import weak_model_notes as _weak_model_notes
 
     metrics = {
         "subconcept_model": {"class 0": 0.5, "class 1": 0.6},

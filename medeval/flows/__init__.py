@@ -1,0 +1,10 @@
+"""The pipelines behind the command-line tools, each a function taking a small frozen settings
+object (see ``docs/layout.md``):
+
+- :mod:`.evaluate`: a predictions file → :class:`~medeval.evaluation.Evaluation`;
+- :mod:`.rerun`: a run folder → its splits re-evaluated → the run summary;
+- :mod:`.train`: a training config → splits trained, calibrated and evaluated → summary;
+- :mod:`.discovery`: embeddings → discovered subconcepts → evaluation.
+
+Submodules are imported on use, so importing this package stays cheap.
+"""

@@ -1,0 +1,239 @@
+"""Evaluation without subconcept labels: embeddings → discovered subconcepts → evaluation
+(the library side of ``python -m medeval.discover``).
+
+Inputs:
+
+- training embeddings: a table as written by ``python -m medeval.embed`` (CSV or Parquet,
+  feature columns ``f0000…``) with the class of every row, either a ``y`` column (0/1) or the
+  ``label`` column together with the label value of class 1 (``positive``);
+- test embeddings: the same feature columns, one row per test instance;
+- the classifier's test predictions: a predictions file of ``python -m medeval.evaluate``
+  (``y_true``, ``y_score`` and/or ``y_pred``), rows in the order of the test embeddings.
+
+Optional columns of the embedding tables used for the example figure: ``path`` (an image file,
+relative to the table's folder or absolute), ``id`` and ``text``; when both tables and the
+predictions have an ``id`` column, the test rows must match the predictions row by row.
+
+The training part's classes are clustered (:func:`medeval.discovery.discover_subconcepts`); the
+predictions gain posterior columns ``q_c<class>_k<j>`` and the cluster sizes become
+``train_sizes.json``; both are evaluated by :func:`medeval.flows.evaluate.evaluate_file`
+(label-free scores with intervals), and each discovered subconcept gets a label-free recall with
+an interval (``clusters.csv``, ``clusters.png``) and a sheet of its most typical training
+instances (``examples.png``) so that a clinician can name it.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from medeval.atomic import json_text
+from medeval.discovery import METHODS, REDUCERS, Discovery, discover_subconcepts
+from medeval.errors import InputError
+from medeval.evaluation import Evaluation
+from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+from medeval.io.embeddings import EmbeddingTable, class_of_rows, read_embeddings, thumbnail
+from medeval.io.predictions import POSTERIOR_PREFIX, read_predictions, read_predictions_frame
+
+__all__ = ["DiscoverySettings", "discover_and_evaluate", "typical_examples"]
+
+
+@dataclass(frozen=True)
+class DiscoverySettings:
+    """How to discover subconcepts and evaluate with them.
+
+    Raises:
+        ValueError: an unknown ``method`` or ``reducer``, or a count out of range, naming the
+            field.
+    """
+
+    positive: str | None = None
+    method: str = "gmm"
+    reducer: str = "pca"
+    n_components: int = 8
+    k_max: int = 8
+    min_cluster_size: int = 5
+    n_estimators: int = 100
+    n_bootstrap: int = 1000
+    threshold: float = 0.5
+    n_examples: int = 6
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.reducer not in REDUCERS:
+            raise ValueError(f"reducer must be one of {', '.join(REDUCERS)}, got {self.reducer!r}")
+        for name in ("n_components", "k_max", "min_cluster_size", "n_estimators", "n_examples"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if isinstance(self.n_bootstrap, bool) or not isinstance(self.n_bootstrap, int):
+            raise ValueError(f"n_bootstrap must be an int, got {self.n_bootstrap!r}")
+        if self.n_bootstrap < 0:
+            raise ValueError(f"n_bootstrap must be >= 0, got {self.n_bootstrap}")
+
+
+def discover_and_evaluate(
+    train: str | Path,
+    test: str | Path,
+    predictions: str | Path,
+    settings: DiscoverySettings | None = None,
+) -> tuple[dict[str, bytes], Evaluation]:
+    """The whole flow, in memory: returns ``({file name: bytes}, Evaluation)``.
+
+    Files: ``predictions.csv`` (the input predictions + ``q_`` columns), ``train_sizes.json``,
+    ``discovery.json``, ``clusters.csv``, ``clusters.png``, ``examples.png``, the evaluation
+    outputs of ``python -m medeval.evaluate`` (``metrics.json``, ``metrics.csv``,
+    ``per_subconcept.csv``) and a ``report.html`` that shows the clusters.
+
+    Raises:
+        InputError: a bad input file (named with its column and row where known).
+    """
+    from medeval.report.discovery import cluster_files, cluster_table, examples_figure
+    from medeval.report.figures import figure_png
+    from medeval.report.outputs import output_files
+
+    s = settings or DiscoverySettings()
+    pred_path = Path(predictions)
+    tr, y_tr, te, raw = _read_inputs(Path(train), Path(test), pred_path, s.positive)
+    disc = discover_subconcepts(
+        tr.X,
+        y_tr,
+        method=s.method,
+        reducer=s.reducer,
+        n_components=s.n_components,
+        k_max=s.k_max,
+        min_cluster_size=s.min_cluster_size,
+        n_estimators=s.n_estimators,
+        seed=s.seed,
+    )
+    files = _discovered_files(disc, raw, te)
+    y_test, ev = _evaluate_discovered(files, s)
+    clusters = cluster_table(ev.per_subconcept, y_test)
+    source = (
+        f"train embeddings: {tr.path}\ntest embeddings: {te.path}\npredictions: {pred_path}\n"
+        f"discovery: {json.dumps(disc.settings)}\nbootstrap: {s.n_bootstrap} (seed {s.seed})"
+    )
+    files.update(output_files(ev, title=pred_path.name, source=source))
+    files.pop("subconcepts.png", None)  # needs true test subconcepts; clusters.png replaces it
+    examples = typical_examples(disc, tr, y_tr, s.n_examples)
+    sheet = figure_png(examples_figure(disc, examples, n_examples=s.n_examples, recall=clusters))
+    files.update(cluster_files(clusters, ev, sheet, source))
+    return files, ev
+
+
+def _read_inputs(
+    train: Path, test: Path, pred_path: Path, positive: str | None
+) -> tuple[EmbeddingTable, np.ndarray, EmbeddingTable, pd.DataFrame]:
+    """Both embedding tables, the training classes and the predictions as given, checked
+    against each other."""
+    tr, te = read_embeddings(train), read_embeddings(test)
+    if tr.features != te.features:
+        raise InputError(
+            te.path,
+            f"feature columns differ from the training embeddings ({len(te.features)} vs "
+            f"{len(tr.features)} columns, first {te.features[0]!r} vs {tr.features[0]!r})",
+        )
+    y_tr = class_of_rows(tr, positive)
+    raw = _read_raw_predictions(pred_path)
+    _check_alignment(te, raw, pred_path)
+    for c in (0, 1):
+        if (y_tr == c).sum() < 2:
+            raise InputError(tr.path, f"class {c} has {(y_tr == c).sum()} rows; discovery needs 2+")
+    return tr, y_tr, te, raw
+
+
+def _discovered_files(disc: Discovery, raw: pd.DataFrame, te: EmbeddingTable) -> dict[str, bytes]:
+    """predictions.csv (the input predictions + ``q_`` columns), train_sizes.json and
+    discovery.json."""
+    q = disc.predict_proba(te.X)
+    out_pred = raw.copy()
+    for name in disc.names:
+        out_pred[f"{POSTERIOR_PREFIX}{name}"] = q[name].to_numpy()
+    return {
+        "predictions.csv": out_pred.to_csv(index=False).encode(),
+        "train_sizes.json": json_text(disc.train_sizes).encode(),
+        "discovery.json": json_text(disc.describe()).encode(),
+    }
+
+
+def _evaluate_discovered(
+    files: dict[str, bytes], s: DiscoverySettings
+) -> tuple[np.ndarray, Evaluation]:
+    """The test classes and the evaluation of the discovered predictions, read back from the
+    very files a user gets."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("predictions.csv", "train_sizes.json"):
+            (Path(tmp) / name).write_bytes(files[name])
+        table, ev = evaluate_file(
+            Path(tmp) / "predictions.csv",
+            Path(tmp) / "train_sizes.json",
+            settings=EvaluateSettings(
+                threshold=s.threshold, n_bootstrap=s.n_bootstrap, seed=s.seed
+            ),
+        )
+    return table.y_true, ev
+
+
+def typical_examples(disc: Discovery, table: EmbeddingTable, y: np.ndarray, n_examples: int):
+    """Per discovered subconcept, its ``n_examples`` most typical training instances (highest
+    clustering posterior within its class) as :class:`medeval.report.discovery.Example`:
+    image thumbnails when the table has a ``path`` column, else the ``text`` / ``id`` (or the
+    row number)."""
+    from medeval.report.discovery import Example
+
+    q = disc.cluster_proba(table.X, y).to_numpy()
+    labels = np.asarray(disc.labels)
+    paths, ids, texts = table.column("path"), table.column("id"), table.column("text")
+    out: dict[str, list[Example]] = {}
+    for j, name in enumerate(disc.names):
+        members = np.flatnonzero(labels == name)
+        top = members[np.argsort(-q[members, j], kind="stable")][:n_examples]
+        out[name] = [
+            Example(
+                caption=str(ids[i]) if ids is not None else f"row {i + 1}",
+                image=thumbnail(table.path.parent, paths[i], 96) if paths is not None else None,
+                text=str(texts[i]) if texts is not None else None,
+            )
+            for i in map(int, top)
+        ]
+    return out
+
+
+def _check_alignment(test: EmbeddingTable, predictions: pd.DataFrame, pred_path: Path) -> None:
+    if len(test.X) != len(predictions):
+        raise InputError(
+            pred_path,
+            f"has {len(predictions)} rows but the test embeddings {test.path} have {len(test.X)}; "
+            "one predictions row per test embedding, in the same order",
+        )
+    if "id" in predictions.columns and "id" in test.frame.columns:
+        a, b = predictions["id"].astype(str).to_numpy(), test.frame["id"].astype(str).to_numpy()
+        off = np.flatnonzero(a != b)
+        if len(off):
+            i = int(off[0])
+            raise InputError(
+                pred_path,
+                f"id {a[i]!r} but the test embeddings have id {b[i]!r} in that row",
+                column="id",
+                row=i + 1,
+            )
+
+
+def _read_raw_predictions(path: Path) -> pd.DataFrame:
+    """The predictions file as given (kept column for column in the output predictions)."""
+    table = read_predictions(path)  # validates y_true, y_score / y_pred
+    if table.posteriors is not None or table.subconcept is not None:
+        raise InputError(
+            path,
+            "already has subconcept labels or q_ posterior columns: this flow discovers "
+            "subconcepts for predictions without them (evaluate it with python -m "
+            "medeval.evaluate, or drop those columns)",
+        )
+    return read_predictions_frame(path)

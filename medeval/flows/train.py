@@ -1,0 +1,288 @@
+"""A whole training run: task → patient-level splits → for each split, train
+(:mod:`medeval.training`), calibrate and evaluate the checkpoint → run summary
+(:mod:`medeval.flows.rerun`). The library side of ``python -m medeval.train``.
+
+Run folder: ``config.yaml`` (resolved), ``splits.csv`` (manifest), ``task.json``,
+``split_<seed>/`` and ``summary.json``/``summary.csv``/``report.md``/``report.html``. A split
+whose ``metrics.json`` exists is finished; ``resume=True`` skips it and continues an unfinished
+one from ``checkpoints/last.pt``.
+
+Into each split folder, after training: ``predictions.csv`` (y_true, y_score, subconcept,
+q_<name>: the format ``python -m medeval.evaluate --predictions`` reads), ``train_sizes.json``,
+``calibration.json`` (temperature, ECE before/after) and the files of
+:func:`medeval.report.outputs.output_files`. The same code serves one process and rank 0 of a
+DDP run, so both give the same evaluation of the same checkpoint.
+
+Progress goes to this module's logger (``medeval.flows.train``, level INFO) and to
+``medeval.training.loop``'s, on the main process only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import logging
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from medeval import atomic
+from medeval.atomic import check_out
+from medeval.device import device_name, resolve_device
+from medeval.errors import OutputPathError
+from medeval.evaluation import Evaluation
+from medeval.flows.evaluate import EvaluateSettings
+from medeval.flows.rerun import evaluate_split_folder, summarize_run
+from medeval.sources import get_source
+from medeval.splits import Split, patient_splits, read_manifest, write_manifest
+from medeval.tasks.binary import BinaryTask
+from medeval.training.calibration import calibrate, softmax
+from medeval.training.checkpoint import load_checkpoint
+from medeval.training.config import Config, dump
+from medeval.training.data import build_task
+from medeval.training.distributed import DistInfo, barrier, cleanup, init_distributed
+from medeval.training.loop import Outputs, create_model, predict_part, train_split
+from medeval.weights import utilities
+
+__all__ = [
+    "check_run_folder",
+    "create_model_from",
+    "default_run_folder",
+    "evaluate_checkpoint",
+    "run_notes",
+    "run_training",
+    "split_seeds",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def default_run_folder(cfg: Config) -> Path:
+    """``$MEDEVAL_RUNS/<name>-<timestamp>`` (``runs/`` by default; ``/runs`` in the images)."""
+    root = Path(os.environ.get("MEDEVAL_RUNS", "runs"))
+    return root / f"{cfg.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def run_notes(cfg: Config) -> list[str]:
+    """What a reader of the results must know first: synthetic data, an untrained backbone."""
+    notes = []
+    if get_source(cfg.data.source).synthetic:
+        notes.append(
+            "NOTE: the data are SYNTHETIC chest-radiograph phantoms (built-in generator), "
+            "not real images."
+        )
+    if not cfg.model.pretrained and not cfg.model.weights:
+        notes.append(
+            f"NOTE: the {cfg.model.backbone} backbone is RANDOMLY INITIALISED "
+            "(model.pretrained=false)."
+        )
+    return notes
+
+
+def check_run_folder(out: str | Path, *, resume: bool) -> Path:
+    """Before any computation: ``out`` can hold a run, and a fresh run does not land in the
+    folder of another one (a run folder is resumable, so it is written in place).
+
+    Raises:
+        OutputPathError: a file, a path under a file, an unwritable folder, a folder that
+            already holds a run (fresh run) or one that holds none (``resume``).
+    """
+    out = check_out(out, tool="train", resumable=True)
+    holds_run = (out / "config.yaml").is_file()
+    if resume and not holds_run:
+        raise OutputPathError(f"--resume {out}: no run here (no config.yaml)")
+    if not resume and out.is_dir() and any(out.iterdir()):
+        what = "holds a run" if holds_run else "is not empty"
+        raise OutputPathError(f"--out {out}: {what}; use --resume {out} or another --out")
+    return out
+
+
+def _task_record(task) -> dict:
+    """What the report shows about the data: the task description and any skipped files."""
+    return {
+        "source": task.source,
+        "name": task.name,
+        "description": task.describe(),
+        "text": task.describe_text(),
+        "skipped": [
+            {"path": str(s.path), "row": s.row, "reason": s.reason} for s in task.data.skipped
+        ],
+    }
+
+
+def split_seeds(cfg: Config) -> list[int]:
+    """The split seeds: ``splits.seeds``, else ``0 .. splits.n - 1``."""
+    s = cfg.splits
+    return [int(x) for x in s.seeds] if s.seeds is not None else list(range(s.n))
+
+
+def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
+    """Train, calibrate and evaluate every split of ``cfg`` into run folder ``out``.
+
+    Under ``torchrun`` every rank trains (DDP) and rank 0 writes the files.
+
+    Returns:
+        The run summary (see :func:`medeval.flows.rerun.summarize_run`); ``{}`` on ranks > 0.
+    """
+    out = Path(out)
+    want = cfg.train.device
+    cuda = device_name(want).startswith("cuda")
+    info: DistInfo = init_distributed(cuda=cuda)
+    try:
+        device = resolve_device(want, info)
+        torch.manual_seed(cfg.train.seed)
+        task = build_task(cfg.data)
+        splits = _splits(cfg, task, out, resume=resume, info=info)
+        if info.is_main:
+            logger.info(
+                "%s/%s: %s images, %s subconcepts, %s split(s); device %s%s; run folder %s",
+                task.source,
+                task.name,
+                len(task),
+                len(task.subconcepts),
+                len(splits),
+                device,
+                f", {info.world_size} processes (DDP)" if info.enabled else "",
+                out,
+            )
+        for split in splits:
+            _run_split(cfg, task, split, out, device=device, info=info, resume=resume)
+        return summarize_run(out) if info.is_main else {}
+    finally:
+        cleanup(info)
+
+
+def _splits(cfg: Config, task: BinaryTask, out: Path, *, resume: bool, info: DistInfo) -> list:
+    """The run's splits: read back from ``splits.csv`` when resuming, else drawn and written
+    (with ``config.yaml`` and ``task.json``) by the main process."""
+    manifest = out / "splits.csv"
+    if resume and manifest.is_file():
+        return read_manifest(manifest, task)
+    splits = patient_splits(task, seeds=split_seeds(cfg), fractions=(0.6, 0.15, 0.1, 0.15))
+    if info.is_main:
+        atomic.claim_folder(out, tool="train")
+        atomic.write_text(out / "config.yaml", dump(cfg))
+        write_manifest(manifest, task, splits)
+        atomic.write_json(out / "task.json", _task_record(task))
+    return splits
+
+
+def _run_split(
+    cfg: Config,
+    task: BinaryTask,
+    split: Split,
+    out: Path,
+    *,
+    device: torch.device,
+    info: DistInfo,
+    resume: bool,
+) -> None:
+    """Train one split and, on the main process, evaluate its best checkpoint."""
+    from medeval.report.tables import subconcept_table
+
+    folder = out / f"split_{split.seed}"
+    if (folder / "metrics.json").is_file():
+        if not resume:
+            raise FileExistsError(f"{folder} is finished; use --resume or another --out")
+        if info.is_main:
+            logger.info("split %s: finished earlier, skipped", split.seed)
+        return
+    best = train_split(cfg, task, split, folder, device=device, dist_info=info, resume=resume)
+    if info.is_main:
+        ev, calib = evaluate_checkpoint(cfg, task, split, best, folder, device=device)
+        sc = ev.scores
+        logger.info(
+            "split %s: test BA %.3f, cBA %.3f (label-free), wBA %.3f (oracle), pBA %.3f; "
+            "subconcept ECE %.3f -> %.3f (T = %.2f)",
+            split.seed,
+            sc["BA"],
+            sc["cBA"],
+            sc["wBA"],
+            sc["pBA"],
+            calib["ece_test_before"],
+            calib["ece_test_after"],
+            calib["temperature"],
+        )
+        logger.info("%s", subconcept_table(ev))
+    barrier(info)
+
+
+def evaluate_checkpoint(
+    cfg: Config,
+    task: BinaryTask,
+    split: Split,
+    checkpoint: str | Path,
+    folder: str | Path,
+    *,
+    device: torch.device,
+) -> tuple[Evaluation, dict]:
+    """Calibrate, predict the test part and evaluate the model weights in ``checkpoint``.
+
+    Returns:
+        The evaluation and the calibration record (temperature, ECE before/after on the
+        calibration and the test part).
+    """
+    folder = Path(folder)
+    e = cfg.evaluation
+    model = create_model_from(cfg, task, checkpoint, device)
+    cal = predict_part(cfg, task, split["calibration"], model, device)
+    test = predict_part(cfg, task, split["test"], model, device)
+    temperature, calib = calibrate(
+        {
+            "calibration": (cal.sub_logits, cal.subconcept),
+            "test": (test.sub_logits, test.subconcept),
+        }
+    )
+    q = softmax(test.sub_logits / temperature)
+    u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
+    files = {
+        "predictions.csv": _predictions_csv(task, split["test"], test, q),
+        "train_sizes.json": atomic.json_text(u.as_dict()).encode(),
+        "calibration.json": atomic.json_text(calib).encode(),
+    }
+    atomic.write_files(folder, files)
+    ev = evaluate_split_folder(
+        folder,
+        EvaluateSettings(
+            n_bootstrap=e.n_bootstrap, threshold=e.threshold, seed=e.seed, device=device
+        ),
+        title=f"{task.source}/{task.name}, split {split.seed}",
+    )
+    return ev, calib
+
+
+def _predictions_csv(task: BinaryTask, idx: np.ndarray, test: Outputs, q: np.ndarray) -> bytes:
+    """``predictions.csv`` for the test images ``idx`` ``(N,)``: ids, groups, labels, the
+    binary score and the calibrated posteriors ``q`` ``(N, S)`` as ``q_<name>`` columns."""
+    names = task.subconcept_names
+    frame = pd.DataFrame(
+        {
+            "id": np.asarray(task.ids)[idx],
+            "group": np.asarray(task.groups)[idx],
+            "y_true": test.y,
+            "y_score": 1.0 / (1.0 + np.exp(-test.logit.astype(np.float64))),
+            "subconcept": np.asarray(names, dtype=object)[test.subconcept],
+        }
+    )
+    for j, name in enumerate(names):
+        frame[f"q_{name}"] = q[:, j]
+    buf = io.StringIO()
+    frame.to_csv(buf, index=False, float_format="%.10g")
+    return buf.getvalue().encode()
+
+
+def create_model_from(
+    cfg: Config, task: BinaryTask, checkpoint: str | Path, device: torch.device
+) -> nn.Module:
+    """The configured architecture (random init, no download) with the checkpoint's weights."""
+    arch = dataclasses.replace(
+        cfg, model=dataclasses.replace(cfg.model, pretrained=False, weights=None)
+    )
+    model = create_model(arch, len(task.subconcepts), device)
+    model.load_state_dict(load_checkpoint(checkpoint, map_location=device)["model"])
+    return model

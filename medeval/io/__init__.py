@@ -1,0 +1,16 @@
+"""Reading and writing the files a user gives and gets.
+
+- :mod:`.tables`: one reader for CSV / TSV / Parquet tables (:func:`read_frame`);
+- :mod:`.predictions`: predictions and train-sizes files, input checks, the bundled example;
+- :mod:`.embeddings`: embedding tables (``f0000…`` features) read and written;
+- reference data: :func:`medeval.reference.read_reference`;
+- JSON: :func:`medeval.atomic.json_text` / :func:`medeval.atomic.write_json`, one NaN policy
+  for every file (non-finite numbers become ``null``), re-exported here.
+
+Every bad input file raises :class:`medeval.errors.InputError`.
+"""
+
+from medeval.atomic import json_text, write_json
+from medeval.errors import InputError
+
+__all__ = ["InputError", "json_text", "write_json"]

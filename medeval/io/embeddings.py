@@ -1,0 +1,133 @@
+"""Embedding tables: reading one (the ``python -m medeval.embed`` format) and writing one.
+
+The table has feature columns ``f0000…``, ``label`` (original class) and ``group`` when known:
+the contract of a folder collection of ``python -m medeval.benchmark`` and the input of
+``python -m medeval.discover``. Other columns (``y``, ``id``, ``path``, ``text``) are kept.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medeval import atomic
+from medeval.errors import InputError
+from medeval.io.tables import read_frame
+
+__all__ = [
+    "FEATURE",
+    "EmbeddingTable",
+    "class_of_rows",
+    "read_embeddings",
+    "thumbnail",
+    "write_table",
+]
+
+FEATURE = re.compile(r"^f\d+$")
+
+
+@dataclass
+class EmbeddingTable:
+    """One embeddings table: ``X (N, F)`` and the optional per-row columns."""
+
+    path: Path
+    X: np.ndarray
+    features: list[str]
+    frame: pd.DataFrame  # every non-feature column (label, group, y, id, path, text, ...)
+
+    def column(self, name: str) -> np.ndarray | None:
+        return self.frame[name].to_numpy() if name in self.frame.columns else None
+
+
+def read_embeddings(path: str | Path) -> EmbeddingTable:
+    """Read an embeddings table (``.parquet`` or ``.csv[.gz]``) and check its features.
+
+    Raises:
+        InputError: unreadable file, no feature columns ``f0000…``, a missing or non-finite
+            feature value (naming column and row).
+    """
+    path = Path(path)
+    frame = read_frame(path)
+    frame.columns = [str(c) for c in frame.columns]
+    features = [c for c in frame.columns if FEATURE.match(c)]
+    if not features:
+        raise InputError(path, "no feature columns f0000… (the python -m medeval.embed format)")
+    if len(frame) == 0:
+        raise InputError(path, "has no rows")
+    X = np.empty((len(frame), len(features)))
+    for j, c in enumerate(features):
+        values = pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(
+                path, f"{frame[c].iloc[i]!r} is not a finite number", column=c, row=i + 1
+            )
+        X[:, j] = values
+    rest = frame[[c for c in frame.columns if c not in features]].reset_index(drop=True)
+    return EmbeddingTable(path, X, features, rest)
+
+
+def class_of_rows(table: EmbeddingTable, positive: str | None) -> np.ndarray:
+    """``(N,)`` classes: the ``y`` column (0/1), or ``label == positive``.
+
+    Raises:
+        InputError: neither usable; a ``y`` value that is not 0/1; ``positive`` not a label.
+    """
+    if "y" in table.frame.columns and positive is None:
+        raw = table.frame["y"]
+        y = pd.to_numeric(raw, errors="coerce").to_numpy()
+        bad = ~np.isin(y, (0, 1))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(table.path, f"{raw.iloc[i]!r} is not 0 or 1", column="y", row=i + 1)
+        return y.astype(np.int64)
+    if "label" not in table.frame.columns:
+        raise InputError(table.path, "needs the class of every row: a 'y' column (0/1) or 'label'")
+    if positive is None:
+        raise InputError(
+            table.path,
+            "has a 'label' column but no 'y' column: say which label is class 1 (--positive)",
+            column="label",
+        )
+    labels = table.frame["label"].astype(str).to_numpy()
+    if positive not in set(labels):
+        known = ", ".join(sorted(set(labels))[:20])
+        raise InputError(
+            table.path, f"no row has label {positive!r}; labels: {known}", column="label"
+        )
+    return (labels == positive).astype(np.int64)
+
+
+def write_table(folder: str | Path, name: str, frame: pd.DataFrame, record: dict[str, Any]) -> Path:
+    """``<folder>/<name>.parquet`` and ``<name>.embedding.json``, each written atomically."""
+    folder = Path(folder)
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    table = atomic.write_bytes(folder / f"{name}.parquet", buf.getvalue())
+    atomic.write_json(
+        folder / f"{name}.embedding.json", {"name": name, "rows": len(frame), **record}
+    )
+    return table
+
+
+def thumbnail(base: Path, path: Any, size: int) -> np.ndarray | None:
+    """A small greyscale/RGB array of an image file (``path`` relative to ``base`` unless
+    absolute), or None when it cannot be read."""
+    from PIL import Image
+
+    p = Path(str(path))
+    p = p if p.is_absolute() else base / p
+    try:
+        with Image.open(p) as im:
+            im = im.convert("L" if im.mode in ("L", "I", "I;16", "F") else "RGB")
+            im.thumbnail((size, size))
+            return np.asarray(im)
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,211 @@
+"""Rendering a run's summary: the headline table, ``report.md`` and ``report.html``.
+
+The run folder is read (and its splits re-evaluated) by :mod:`medeval.flows.rerun`; everything
+here works on what it passes in.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from medeval.scores import RECOMMENDED, WEAK_WITHIN_CLASS_BA
+from medeval.sources import SOURCES as _SOURCES
+
+__all__ = [
+    "SplitView",
+    "config_notes",
+    "report_html",
+    "report_markdown",
+    "summary_table",
+    "weak_model_notes",
+]
+
+
+@dataclass(frozen=True)
+class SplitView:
+    """What the run report shows of one finished split folder."""
+
+    name: str  # split_<seed>
+    metrics: dict[str, Any]  # its metrics.json
+    figure_png: bytes | None = None  # subconcepts.png
+    per_subconcept: pd.DataFrame | None = None  # per_subconcept.csv
+
+
+def _nan(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _is_synthetic(source: str | None) -> bool:
+    return source in _SOURCES and _SOURCES[source].synthetic
+
+
+def config_notes(cfg: dict | None) -> list[str]:
+    """What a reader must know about a run's resolved config: synthetic data, no pretraining."""
+    notes = []
+    if cfg and _is_synthetic(cfg.get("data", {}).get("source")):
+        notes.append(
+            "DATA ARE SYNTHETIC: built-in chest-radiograph phantoms (medeval.synthetic), "
+            "not real images; the numbers test the pipeline only."
+        )
+    model = (cfg or {}).get("model", {})
+    if model and not model.get("pretrained") and not model.get("weights"):
+        notes.append(
+            f"The {model.get('backbone')} backbone was randomly initialised "
+            "(no pretrained weights)."
+        )
+    return notes
+
+
+def summary_table(summary: dict) -> str:
+    """Headline table: mean ± sd over splits; with one split, its bootstrap interval instead."""
+    n = len(summary["splits"])
+    one = summary["splits"][0] if n == 1 else None
+    last = "95% interval (bootstrap)" if one else f"over {n} splits"
+    lines = [f"{'score':<6} {'mean':>7} {'± sd':>8}   {last}"]
+    for k, v in summary["scores"].items():
+        mean = "   NaN" if _nan(v["mean"]) else f"{v['mean']:.3f}"
+        sd = "—" if _nan(v["sd"]) else f"{v['sd']:.3f}"
+        ci = ""
+        if one:
+            iv = summary.get("intervals", {}).get(one, {}).get(k) or {}
+            lo, hi = iv.get("low"), iv.get("high")
+            ci = "" if _nan(lo) or _nan(hi) else f"[{lo:.3f}, {hi:.3f}]"
+        mark = "  <- recommended, label-free" if k in RECOMMENDED.values() else ""
+        lines.append(f"{k:<6} {mean:>7} {sd:>8}   {ci:<16}{mark}".rstrip())
+    lines.append(
+        "BA/F1/AUC unweighted; w = true utility weights (oracle: needs test subconcept labels); "
+        "c = label-free estimate of the w score (class-conditional predicted weights); p = the "
+        "paper's predicted weights (biased upward; pAUC = predicted-weight ROC AUC, not partial "
+        "AUC)."
+    )
+    return "\n".join(lines)
+
+
+def report_markdown(summary: dict) -> str:
+    """``report.md``: notes, the headline table and the calibration per split."""
+    out = [f"# medeval run `{summary['run']}`", ""]
+    for note in summary["notes"]:
+        out += [f"**{note}**", ""]
+    out += ["", "## Scores, mean ± sd over splits", "", "```", summary_table(summary), "```"]
+    if summary["calibration"]:
+        out += [
+            "",
+            "## Subconcept-head calibration (temperature scaling)",
+            "",
+            "| split | T | ECE cal. before | after | ECE test before | after |",
+            "|---|---|---|---|---|---|",
+        ]
+        for s, c in summary["calibration"].items():
+            out.append(
+                f"| {s} | {c['temperature']:.3f} | {c['ece_calibration_before']:.3f} | "
+                f"{c['ece_calibration_after']:.3f} | {c['ece_test_before']:.3f} | "
+                f"{c['ece_test_after']:.3f} |"
+            )
+    out += [
+        "",
+        "Per split: `split_<seed>/metrics.json`, `per_subconcept.csv`, "
+        "`subconcepts.png`, `log.csv`, `predictions.csv`.",
+        "",
+    ]
+    return "\n".join(out)
+
+
+_HEAD_TEXT = (
+    "{n} split(s). BA/F1/AUC unweighted; w = true utility weights "
+    "(oracle: needs test subconcept labels); c = the label-free estimate of the w score, "
+    "from the calibrated subconcept head's posteriors renormalised within each instance's "
+    "known class (recommended: cBA, cF1, cAUC); p = the paper's predicted utility weights, "
+    "kept for reproduction (biased upward; pAUC = predicted-weight ROC AUC, not partial "
+    "AUC). When cBA lies below BA, the small subconcepts are the hard ones: look at the "
+    "per-subconcept recalls."
+)
+
+
+def report_html(
+    title: str,
+    subtitle: str,
+    summary: dict,
+    rows: list[dict],
+    config: str,
+    task: dict | None,
+    splits: list[SplitView],
+) -> str:
+    """Self-contained run report: headline table, calibration, data set, per-split figures,
+    the resolved config and every warning (undefined scores, skipped files, synthetic data)."""
+    from medeval.report.html import Section, render
+
+    sections = []
+    warn = list(summary["notes"])
+    head = Section("Scores over the splits")
+    head.text(_HEAD_TEXT.format(n=len(summary["splits"])))
+    head.table(pd.DataFrame(rows))
+    sections.append(head)
+    if summary["calibration"]:
+        sections.append(_calibration_section(summary["calibration"]))
+    if task is not None:
+        sections.append(Section("Data set and task").pre(task["text"]))
+        warn += [
+            f"skipped unreadable file {s['path']} (row {s['row']}): {s['reason']}"
+            for s in task.get("skipped", [])
+        ]
+    for split in splits:
+        sections.append(_split_section(split))
+        warn += [f"{split.name}: {n}" for n in split.metrics.get("notes", [])]
+        warn += weak_model_notes(split.name, split.metrics)
+    if config:
+        sections.append(Section("Resolved configuration").pre(config))
+    if warn:
+        sections.insert(0, Section("Warnings").notes(warn))
+    return render(title, sections, subtitle=subtitle)
+
+
+def _calibration_section(calibration: dict):
+    from medeval.report.html import Section
+
+    cal = pd.DataFrame(
+        [
+            {"split": s, **{k: v for k, v in c.items() if not isinstance(v, dict | list)}}
+            for s, c in calibration.items()
+        ]
+    )
+    return (
+        Section("Subconcept-head calibration (temperature scaling)")
+        .text(
+            "Expected calibration error before and after fitting a temperature on the "
+            "calibration part."
+        )
+        .table(cal)
+    )
+
+
+def _split_section(split: SplitView):
+    from medeval.report.html import Section
+
+    sec = Section(f"Split {split.name.split('_')[1]}")
+    if split.figure_png is not None:
+        sec.image(
+            split.figure_png,
+            caption="Subconcept prevalence and recall (solid: true; hatched: label-free "
+            "estimate); lines: BA, pBA, cBA, wBA.",
+        )
+    if split.per_subconcept is not None:
+        sec.table(split.per_subconcept)
+    return sec
+
+
+def weak_model_notes(split: str, metrics: dict) -> list[str]:
+    """A warning per class whose label-free weights rest on a weak subconcept head."""
+    out = []
+    for c, v in (metrics.get("subconcept_model") or {}).items():
+        if c in metrics.get("weighted_classes", ["class 1"]) and v is not None:
+            if v < WEAK_WITHIN_CLASS_BA:
+                out.append(
+                    f"{split}: the subconcept head is weak within {c} (balanced accuracy {v:.2f} "
+                    "over its subconcepts on the test part): the label-free cBA / cF1 / cAUC then "
+                    "move toward BA / F1 / AUC and may understate a hidden failure"
+                )
+    return out

@@ -1,0 +1,67 @@
+"""The flows' settings objects: frozen, and a bad value raises ValueError naming the field."""
+
+import dataclasses
+
+import pytest
+
+from medeval.flows.discovery import DiscoverySettings
+from medeval.flows.evaluate import EvaluateSettings
+from medeval.flows.rerun import RerunSettings
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("n_bootstrap", -5),
+        ("n_bootstrap", 2.5),
+        ("confidence", 7.0),
+        ("confidence", 0.0),
+        ("stratify", "bogus"),
+        ("memory_budget", 0),
+    ],
+)
+def test_bad_evaluate_settings_name_the_field(field, value):
+    with pytest.raises(ValueError, match=rf"^{field} must"):
+        EvaluateSettings(**{field: value})
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("method", "dbscan"),
+        ("reducer", "tsne"),
+        ("n_components", 0),
+        ("k_max", -1),
+        ("min_cluster_size", 1.5),
+        ("n_estimators", True),
+        ("n_examples", 0),
+        ("n_bootstrap", -1),
+    ],
+)
+def test_bad_discovery_settings_name_the_field(field, value):
+    with pytest.raises(ValueError, match=rf"^{field} must"):
+        DiscoverySettings(**{field: value})
+
+
+def test_bad_rerun_settings_name_the_field():
+    with pytest.raises(ValueError, match=r"^n_bootstrap must"):
+        RerunSettings(n_bootstrap=-1)
+
+
+def test_settings_are_frozen_and_default_to_the_documented_values():
+    s = EvaluateSettings()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.n_bootstrap = 10  # type: ignore[misc]
+    # The keyword arguments of evaluate_predictions, at its own defaults.
+    assert s.options() == {
+        "threshold": 0.5,
+        "n_bootstrap": 1000,
+        "confidence": 0.95,
+        "stratify": "class",
+        "seed": 0,
+        "device": "cpu",
+        "progress": False,
+        "memory_budget": None,
+    }
+    assert RerunSettings() == RerunSettings(n_bootstrap=None, seed=None, device="cpu")
+    assert DiscoverySettings().method == "gmm"
