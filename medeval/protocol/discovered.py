@@ -92,13 +92,14 @@ def label_free_fold(
     scores, fit_s = {}, {}
     for method in methods:
         tf = time.perf_counter()
-        scores[method] = _fit_binary(
+        scores[method], _ = _fit_binary(
             task,
             train,
             test,
             method,
             seed=derive_seed(seed, task.name, k, method),
             n_estimators=n_estimators,
+            oob=False,
         )
         fit_s[method] = time.perf_counter() - tf
     return LabelFreeFold(disc, posteriors, scores, fit_s, t_disc)

@@ -8,11 +8,11 @@ from medeval.evaluation import ALL_SCORES
 from medeval.protocol.forest import (
     METHODS,
     N_BOOTSTRAP,
-    _resample,
     derive_seed,
     run_fold,
     subconcept_model_scores,
 )
+from medeval.protocol.oob import resample_with_origin
 
 
 def _strip(records):
@@ -93,7 +93,7 @@ def test_samplers_balance_the_training_fold_only(method):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 3))
     y = np.r_[np.zeros(100, int), np.ones(20, int)]
-    Xr, yr = _resample(method, X, y, seed=0)
+    Xr, yr, _ = resample_with_origin(X, y, method, seed=0)
     assert np.bincount(yr)[0] == np.bincount(yr)[1]
     assert Xr.shape[1] == 3
 
