@@ -148,14 +148,19 @@ def _normalised(path: Path, root: Path) -> bytes:
     return data
 
 
+def _compared(path: Path) -> bool:
+    """Output files proper: not the folder marker (it holds the time it was written)."""
+    return path.name != ".medeval-output.json"
+
+
 def differences(a: Path, b: Path) -> list[str]:
     """Files that differ between output folders ``a`` and ``b`` (after normalisation)."""
     import pandas as pd
     import torch
 
     out = []
-    names = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
-    names |= {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
+    names = {p.relative_to(a) for p in a.rglob("*") if p.is_file() and _compared(p)}
+    names |= {p.relative_to(b) for p in b.rglob("*") if p.is_file() and _compared(p)}
     for name in sorted(names):
         pa, pb = a / name, b / name
         if not (pa.is_file() and pb.is_file()):

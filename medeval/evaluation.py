@@ -24,7 +24,15 @@ from ._validation import ArrayLike, Interval, StrOptions, TypeOf, validate_param
 from .metrics._checks import UndefinedMetricWarning, binary_labels
 from .metrics.bootstrap import MEMORY_BUDGET, BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
+from .metrics.proportion import DEFAULT_METHOD, binomial_interval, soft_recall_interval
 from .metrics.ranking import auc_from_sums, auc_sums
+from .rectified import (
+    FEW_REFERENCE_ROWS,
+    VARIANTS,
+    RectifiedResult,
+    ReferenceRows,
+    rectified_scores,
+)
 from .reference import within_class_ba_from_codes
 from .scores import (
     ALL_SCORES,
@@ -35,6 +43,7 @@ from .scores import (
     SCORED_WEIGHTINGS,
     WEAK_WITHIN_CLASS_BA,
     labels_from_scores,
+    weighting,
 )
 from .weights import (
     Utilities,
@@ -49,6 +58,20 @@ from .weights import (
 SCORES = PAPER_SCORES
 #: Named strata of ``evaluate_predictions(stratify=...)`` (besides per-instance codes).
 STRATIFY = ("class", "subconcept", "none")
+#: The rectified score per family (SPEC §9; the ``r`` weighting of :mod:`medeval.scores`): cM
+#: corrected by its error measured on reference rows, the score to read when they are given.
+RECOMMENDED_RECTIFIED = dict(zip(FAMILIES, weighting("r").scores(), strict=True))
+#: Rectified label-free scores, computed only from reference rows.
+LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
+#: Every score of an :class:`Evaluation`: the rectified ones are NaN without reference rows.
+EVALUATION_SCORES = ALL_SCORES  # medeval.scores.ALL_SCORES holds the rectified ones
+#: Why the rectified scores are missing when no reference rows were given.
+NO_REFERENCE = (
+    "no reference rows (held-out rows with known subconcepts, scored by the same classifier and "
+    "subconcept model); pass reference= (evaluate: --reference)"
+)
+#: :data:`medeval.scores.SCORE_DESCRIPTIONS` (it describes the rectified scores too).
+EVALUATION_DESCRIPTIONS = SCORE_DESCRIPTIONS
 
 
 @dataclass
@@ -56,9 +79,11 @@ class Evaluation:
     """Result of :func:`evaluate_predictions`.
 
     Attributes:
-        scores: the nine scores of the paper and the label-free ``cBA``, ``cF1``, ``cAUC`` on
-            the full test set; NaN where undefined or unavailable.
-        intervals: ``{score: (low, high)}`` percentile intervals (full test set).
+        scores: the nine scores of the paper, the label-free ``cBA``, ``cF1``, ``cAUC`` and the
+            rectified ``rBA``, ``rF1``, ``rAUC`` (:data:`EVALUATION_SCORES`) on the full test
+            set; NaN where undefined or unavailable (the rectified ones without reference rows).
+        intervals: ``{score: (low, high)}`` percentile intervals (full test set; for the
+            rectified scores those of the joint bootstrap of test and reference rows).
         unavailable: ``{score: reason}`` for scores that could not be computed at all.
         subsets: long table, one row per subset × score: ``subset, subconcept, score, value,
             low, high, n_undefined`` (``largest`` and ``smallest`` repeat ``sub_1`` and
@@ -66,11 +91,18 @@ class Evaluation:
         per_subconcept: one row per subconcept: class, training size, utility, test size,
             prevalence within its class, recall (with interval), true and predicted weight
             sums over its test instances, and the label-free recall estimate ``est_recall``
-            (with interval ``est_low``, ``est_high``) and soft test size ``est_n_test``.
+            (with interval ``est_low``, ``est_high``) and soft test size ``est_n_test``; the
+            intervals' method (``interval_method``: Clopper–Pearson, see ``_recall_intervals``) and
+            the subconcept's reference rows (``n_reference``, NaN without reference rows).
         subconcept_model: within-class balanced accuracy of the subconcept model
             (``{"class 0": ..., "class 1": ...}``) on the test set when it has true
             subconcepts, else on reference data if given (``subconcept_model_source``).
         notes: undefined scores and other things a reader must know.
+        rectified: the rectified scores' full result (correction terms, replicates, reference
+            counts) when reference rows gave them, else ``None``.
+        reference: the reference rows given: ``{"source", "n", "per_subconcept": {name:
+            rows}, "few_rows": [minority subconcepts under FEW_REFERENCE_ROWS]}``, else
+            ``None``.
     """
 
     scores: dict[str, float]
@@ -87,11 +119,19 @@ class Evaluation:
     subconcept_model: dict[str, float] = field(default_factory=dict)
     subconcept_model_source: str = "test set"
     weighted_classes: list[str] = field(default_factory=lambda: ["class 1"])
+    rectified: RectifiedResult | None = None
+    reference: dict[str, Any] | None = None
 
     @property
     def recommended(self) -> dict[str, str]:
-        """``{"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}``: the label-free scores to read."""
-        return dict(RECOMMENDED)
+        """The label-free score to read per family: the rectified one (``rBA``…) where
+        reference rows gave it, else the class-conditional one (``cBA``…)."""
+        if self.rectified is None:
+            return dict(RECOMMENDED)
+        return {
+            m: r if r not in self.unavailable else RECOMMENDED[m]
+            for m, r in RECOMMENDED_RECTIFIED.items()
+        }
 
     def weak_classes(self) -> list[str]:
         """Classes whose label-free weights rest on the subconcept model (their subconcepts
@@ -104,11 +144,13 @@ class Evaluation:
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: top-level ``"scores"`` maps the nine names of the paper and the
-        label-free ``cBA``, ``cF1``, ``cAUC`` to a number or None; ``"recommended"`` names the
-        label-free score to read per family."""
+        """JSON-ready: top-level ``"scores"`` maps the nine names of the paper, the label-free
+        ``cBA``, ``cF1``, ``cAUC`` and the rectified ``rBA``, ``rF1``, ``rAUC`` to a number or
+        None; ``"recommended"`` names the label-free score to read per family; ``"reference"``
+        and ``"rectification"`` (None without reference rows) describe the reference rows and
+        the size of the correction."""
         return {
-            "scores": {k: _num(self.scores[k]) for k in ALL_SCORES},
+            "scores": {k: _num(self.scores[k]) for k in EVALUATION_SCORES},
             "recommended": self.recommended,
             "intervals": {
                 k: {"low": _num(lo), "high": _num(hi), "n_undefined": self._n_undef(k)}
@@ -116,7 +158,7 @@ class Evaluation:
             },
             "confidence": self.confidence,
             "unavailable": dict(self.unavailable),
-            "descriptions": SCORE_DESCRIPTIONS,
+            "descriptions": EVALUATION_DESCRIPTIONS,
             "subsets": _records(self.subsets),
             "per_subconcept": _records(self.per_subconcept),
             "bootstrap": self.bootstrap,
@@ -127,9 +169,13 @@ class Evaluation:
             "subconcept_model_source": self.subconcept_model_source,
             "weighted_classes": list(self.weighted_classes),
             "notes": list(self.notes),
+            "reference": self.reference,
+            "rectification": _rectification_block(self.rectified),
         }
 
     def _n_undef(self, score: str) -> int | None:
+        if self.rectified is not None and score in self.rectified.n_undefined:
+            return self.rectified.n_undefined[score]
         row = self.subsets[(self.subsets.subset == "full") & (self.subsets.score == score)]
         return (
             None if row.empty or pd.isna(row.n_undefined.iloc[0]) else int(row.n_undefined.iloc[0])
@@ -138,7 +184,7 @@ class Evaluation:
     def table(self) -> pd.DataFrame:
         """The full-test scores with their intervals (a readable summary)."""
         rows = []
-        for k in ALL_SCORES:
+        for k in EVALUATION_SCORES:
             lo, hi = self.intervals.get(k, (math.nan, math.nan))
             rows.append(
                 {
@@ -154,6 +200,28 @@ class Evaluation:
 
 def _num(x: Any) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _rectification_block(res: RectifiedResult | None) -> dict[str, Any] | None:
+    """Variant, per family cM(test), cM(R), wM(R), the correction cM(R) − wM(R) subtracted
+    from cM(test) and λ, and how the joint bootstrap resampled; None without rectified
+    scores."""
+    if res is None:
+        return None
+    return {
+        "variant": res.variant,
+        "families": {
+            m: {
+                "class_conditional_test": _num(res.class_conditional[m]),
+                "class_conditional_reference": _num(res.reference_scores[m]["c"]),
+                "true_weight_reference": _num(res.reference_scores[m]["w"]),
+                "correction": _num(res.correction[m]),
+                "lambda": _num(res.lam[m]),
+            }
+            for m in res.correction
+        },
+        "bootstrap": dict(res.bootstrap),
+    }
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -192,6 +260,7 @@ class _Plan:
     unavailable: dict[str, str]
     q_class: np.ndarray | None = None  # (N, S) class-renormalised posteriors, sc_names order
     n_fallback: int = 0  # rows with no posterior mass on their own class
+    groups: np.ndarray | None = None  # (N,) cluster codes, for the per-subconcept intervals
 
 
 def _sides_of(u: Utilities) -> dict[str, int]:
@@ -408,6 +477,8 @@ def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tup
         "device": [str, torch.device],
         "progress": [TypeOf(bool, np.bool_, desc="a bool")],
         "memory_budget": [MEMORY_BUDGET, None],
+        "reference": [TypeOf(ReferenceRows, desc="ReferenceRows"), None],
+        "reference_variant": [StrOptions(VARIANTS)],
     }
 )
 def evaluate_predictions(
@@ -429,6 +500,8 @@ def evaluate_predictions(
     progress: bool = False,
     memory_budget: int | None = None,
     pos_label: Any = None,
+    reference: ReferenceRows | None = None,
+    reference_variant: str = "rectified",
 ) -> Evaluation:
     """Evaluate test predictions with unweighted, true-weight and predicted-weight scores.
 
@@ -455,12 +528,25 @@ def evaluate_predictions(
             memory only, never the numbers.
         pos_label: the positive class (1, the minority class) when the labels are not {0, 1},
             booleans or {-1, 1}.
+        reference: reference rows (:class:`~medeval.rectified.ReferenceRows`: held-out rows
+            with true subconcepts, the classifier's outputs and the subconcept model's
+            posteriors, from the test rows' population) for the rectified scores rBA, rF1,
+            rAUC (SPEC §9; they also need ``posteriors`` and ``train_sizes``). Their test side
+            reuses this bootstrap's cBA / cF1 / cAUC replicates (same ``seed``: the intervals
+            are paired).
+        reference_variant: ``"rectified"`` (default) or ``"ppi++"``
+            (:func:`~medeval.rectified.rectified_scores`).
+
+    The per-subconcept recalls' intervals are Clopper–Pearson intervals (on the effective
+    number of rows over ``groups`` when given), not bootstrap ones: they are given with
+    ``n_bootstrap=0`` too.
     """
     y, s, yp = _labels(y_true, y_score, y_pred, threshold, pos_label)
     u = train_sizes
     if u is not None and not isinstance(u, Utilities):
         u = utilities_from_train_sizes(u)
     plan = _plan(y, subconcept, posteriors, posterior_columns, u)
+    plan.groups = None if groups is None else _codes(groups, len(y), "groups")
     if s is None:
         for w in SCORED_WEIGHTINGS:
             plan.unavailable.setdefault(
@@ -481,9 +567,12 @@ def evaluate_predictions(
         reps = boot.run(n_bootstrap, seed=seed, progress=progress)
     boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
     thr = float(threshold) if y_pred is None else None  # only when labels came from scores
-    return _assemble(
+    ev = _assemble(
         y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot_info, threshold=thr
     )
+    inputs = _RectifyInputs(y, yp, s, posteriors, posterior_columns, u, plan)
+    opts = dict(seed=seed, device=device, memory_budget=memory_budget)
+    return _with_reference(ev, reference, reference_variant, inputs, reps, **opts)
 
 
 def _fallback_notes(plan: _Plan) -> list[str]:
@@ -641,7 +730,7 @@ def _assemble(
     y, yp, plan: _Plan, u, point, reps, confidence, notes, *, bootstrap: dict, threshold
 ) -> Evaluation:
     scores, intervals, unavailable, subsets = _score_tables(plan, point, reps, confidence, notes)
-    per_sc = _per_subconcept(y, yp, plan, u, reps, confidence, notes)
+    per_sc = _per_subconcept(y, yp, plan, u, confidence, notes)
     return Evaluation(
         scores=scores,
         intervals=intervals,
@@ -696,23 +785,9 @@ PER_SUBCONCEPT_COLUMNS = (
     "est_recall",
     "est_low",
     "est_high",
+    "interval_method",
+    "n_reference",
 )
-
-
-def _recall_bounds(reps, confidence: float, k: int) -> tuple[np.ndarray, ...]:
-    """Interval bounds ``(S,)`` of the true recall (lo, hi) and of the label-free recall
-    (est_lo, est_hi); NaN where the bootstrap did not compute them."""
-    nan = np.full(k, math.nan)
-    lo = hi = est_lo = est_hi = nan
-    if reps is not None and reps.subconcept_recall is not None:
-        lo, hi, _ = (
-            v.cpu().numpy() for v in percentile_interval(reps.subconcept_recall, confidence)
-        )
-    if reps is not None and reps.estimated_recall is not None:
-        est_lo, est_hi, _ = (
-            v.cpu().numpy() for v in percentile_interval(reps.estimated_recall, confidence)
-        )
-    return lo, hi, est_lo, est_hi
 
 
 def _true_recall(
@@ -756,14 +831,14 @@ def _estimated_recall(
     return fields, msgs
 
 
-def _per_subconcept(y, yp, plan: _Plan, u, reps, confidence, notes) -> pd.DataFrame:
+def _per_subconcept(y, yp, plan: _Plan, u, confidence, notes) -> pd.DataFrame:
     """One row per subconcept: true results where test subconcepts are known, and the
     label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` (SPEC §8) where posteriors are."""
     cols = list(PER_SUBCONCEPT_COLUMNS)
     if not plan.sc_names:
         return pd.DataFrame(columns=cols)
     hit = (yp == y).astype(np.float64)
-    lo, hi, est_lo, est_hi = _recall_bounds(reps, confidence, len(plan.sc_names))
+    lo, hi, est_lo, est_hi, method = _recall_intervals(plan, hit, confidence)
     rows = []
     for i, nm in enumerate(plan.sc_names):
         side = plan.sc_side[nm]
@@ -777,6 +852,7 @@ def _per_subconcept(y, yp, plan: _Plan, u, reps, confidence, notes) -> pd.DataFr
             "high": float(hi[i]),
             "est_low": float(est_lo[i]),
             "est_high": float(est_hi[i]),
+            "interval_method": method,
         }
         msgs: list[str] = []
         if plan.sc_codes is not None:
@@ -799,3 +875,190 @@ def _per_subconcept(y, yp, plan: _Plan, u, reps, confidence, notes) -> pd.DataFr
         ),
     )
     return pd.DataFrame([rows[i] for i in order], columns=cols)
+
+
+# -- per-subconcept recall intervals (SPEC §9) ------------------------------------------------
+#: ``interval_method`` with ``groups``: the binomial interval on each subconcept's effective
+#: number of rows over its clusters.
+CLUSTER_INTERVAL_SUFFIX = " (effective n over groups)"
+
+
+def _recall_intervals(
+    plan: _Plan, hit: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+    """Bounds ``(S,)`` of the true recall (lo, hi) and of the label-free recall (est_lo,
+    est_hi), and the method's name.
+
+    A percentile bootstrap over a few rows covers badly and gives ``[1, 1]`` when all were
+    found (SPEC §9); these are Clopper–Pearson intervals
+    (:data:`~medeval.metrics.proportion.DEFAULT_METHOD`, coverage ≥ 93 % by exact enumeration):
+    on the hits of the subconcept's test rows, and for the label-free recall on its soft counts
+    (:func:`~medeval.metrics.proportion.soft_recall_interval`). With groups (``plan.groups``:
+    ``(N,)`` cluster codes) the rows of a cluster are not independent: the interval uses the
+    effective number ``(Σ_g m_g)² / Σ_g m_g²`` of the subconcept's per-cluster (soft) counts
+    ``m_g``, exact when a cluster's rows are all hits or all misses, conservative otherwise.
+    NaN where a subconcept has no rows (its recall is NaN and warned about by the caller)."""
+    k = len(plan.sc_names)
+    lo, hi, est_lo, est_hi = (np.full(k, math.nan) for _ in range(4))
+    g = plan.groups
+    if plan.sc_codes is not None:
+        member = np.bincount(plan.sc_codes, minlength=k).astype(np.float64)
+        found = np.bincount(plan.sc_codes, weights=hit, minlength=k)
+        if g is None:
+            lo, hi = _binomial_where(found, member, member, confidence, plan.sc_names)
+        else:
+            per = _per_cluster(g, plan.sc_codes[:, None] == np.arange(k)[None, :])
+            lo, hi = _binomial_where(found, member, (per**2).sum(0), confidence, plan.sc_names)
+    if plan.q_class is not None:
+        q = plan.q_class
+        pos = q.sum(0) > 0
+        if g is None and pos.any():
+            names = tuple(nm for nm, p in zip(plan.sc_names, pos, strict=True) if p)
+            ci = soft_recall_interval(q[:, pos], hit, confidence=confidence, names=names)
+            est_lo[pos], est_hi[pos] = ci.low, ci.high
+        elif g is not None:
+            mass2 = (_per_cluster(g, q) ** 2).sum(0)
+            est_lo, est_hi = _binomial_where(q.T @ hit, q.sum(0), mass2, confidence, plan.sc_names)
+    method = DEFAULT_METHOD + ("" if g is None else CLUSTER_INTERVAL_SUFFIX)
+    return lo, hi, est_lo, est_hi, method
+
+
+def _per_cluster(g: np.ndarray, member: np.ndarray) -> np.ndarray:
+    """Per-cluster sums ``(G, S)`` of the memberships ``member`` ``(N, S)`` (0/1 or soft)."""
+    n_groups = int(g.max()) + 1 if len(g) else 0
+    return np.stack(
+        [np.bincount(g, weights=member[:, j], minlength=n_groups) for j in range(member.shape[1])],
+        axis=1,
+    )
+
+
+def _binomial_where(
+    found: np.ndarray, mass: np.ndarray, mass2: np.ndarray, confidence: float, names
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds ``(S,)`` from the hits ``found``, the rows ``mass`` and the sum of squared
+    (per-row or per-cluster) counts ``mass2``: the interval of ``found / mass`` on the
+    effective number ``mass² / mass2`` (``mass`` itself for independent rows); NaN where
+    ``mass`` is 0."""
+    lo, hi = np.full(len(mass), math.nan), np.full(len(mass), math.nan)
+    pos = mass > 0
+    if pos.any():
+        exact = np.array_equal(mass2[pos], mass[pos])  # independent 0/1 rows: integer counts
+        n_eff = mass[pos] if exact else mass[pos] ** 2 / mass2[pos]
+        k_eff = found[pos] if exact else found[pos] / mass[pos] * n_eff
+        names_pos = tuple(nm for nm, p in zip(names, pos, strict=True) if p)
+        ci = binomial_interval(k_eff, n_eff, confidence=confidence, names=names_pos)
+        lo[pos], hi[pos] = ci.low, ci.high
+    return lo, hi
+
+
+# -- rectified scores (SPEC §9) --------------------------------------------------------------
+@dataclass
+class _RectifyInputs:
+    """The checked test inputs the rectified scores need (``y``, ``yp``, ``s``: ``(N,)``)."""
+
+    y: np.ndarray
+    yp: np.ndarray
+    s: np.ndarray | None
+    posteriors: Any
+    posterior_columns: Sequence[str] | None
+    u: Utilities | None
+    plan: _Plan
+
+
+def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInputs) -> str:
+    """Why the rectified scores cannot be computed, or ``""`` when they can."""
+    if reference is None:
+        return NO_REFERENCE
+    if inputs.u is None:
+        return "reference rows given, but no training subconcept sizes (train sizes)"
+    if "c" not in inputs.plan.weights:
+        return "reference rows given, but no test posteriors: the rectified scores correct cM"
+    return ""
+
+
+def _with_reference(
+    ev: Evaluation,
+    reference: ReferenceRows | None,
+    variant: str,
+    inputs: _RectifyInputs,
+    reps: Any,
+    *,
+    seed: int,
+    device: str | torch.device,
+    memory_budget: int | None,
+) -> Evaluation:
+    """``ev`` with rBA, rF1, rAUC (or why not) and each subconcept's reference rows."""
+    if reference is not None:
+        counts = reference.counts()
+        ev.per_subconcept["n_reference"] = [
+            counts.get(str(nm), 0) for nm in ev.per_subconcept["subconcept"]
+        ]
+        minority = inputs.u.minority if inputs.u is not None else ()
+        ev.reference = {
+            "source": reference.source,
+            "n": len(reference),
+            "per_subconcept": counts,
+            "few_rows": [nm for nm in minority if counts.get(nm, 0) < FEW_REFERENCE_ROWS],
+        }
+    why = _rectified_unavailable(reference, inputs)
+    if why:
+        for name in LABEL_FREE_RECTIFIED:
+            ev.scores[name] = math.nan
+            ev.unavailable[name] = why
+        return ev
+    res = _rectify(reference, variant, inputs, reps, ev, seed, device, memory_budget)
+    ev.rectified = res
+    for name in LABEL_FREE_RECTIFIED:
+        ev.scores[name] = float(res.scores[name])
+        if name in res.intervals:
+            ev.intervals[name] = res.intervals[name]
+        if name in res.unavailable:
+            ev.unavailable[name] = res.unavailable[name]
+    # the test rows' fallback is already noted by the evaluation itself
+    ev.notes += [n for n in res.notes if " test row(s) have zero posterior mass" not in n]
+    return ev
+
+
+def _rectify(
+    reference: ReferenceRows,
+    variant: str,
+    inputs: _RectifyInputs,
+    reps: Any,
+    ev: Evaluation,
+    seed: int,
+    device: str | torch.device,
+    memory_budget: int | None,
+) -> RectifiedResult:
+    """:func:`~medeval.rectified.rectified_scores` on the test side's replicates of cM from
+    this evaluation's bootstrap (``reps``; none when ``n_bootstrap`` is 0), so that rM and cM
+    intervals are paired."""
+    test_reps = None
+    if reps is not None:
+        test_reps = {
+            m: reps.scores[("c", m)][:, 0] for m in ("BA", "F1", "AUC") if ("c", m) in reps.scores
+        }
+    res = rectified_scores(
+        inputs.y,
+        posteriors=inputs.posteriors,
+        posterior_columns=inputs.posterior_columns,
+        reference=reference,
+        utilities=inputs.u,
+        y_pred=inputs.yp,
+        y_score=inputs.s,
+        variant=variant,
+        n_bootstrap=0 if reps is None else reps.n,
+        confidence=ev.confidence,
+        stratify="class",  # unused: the test side's replicates are this evaluation's
+        seed=seed,
+        device=device,
+        memory_budget=memory_budget,
+        test_replicates=test_reps,
+    )
+    # the test side was resampled as this evaluation's bootstrap says
+    res.bootstrap["stratify"] = ev.bootstrap["stratify"]
+    res.bootstrap["method"] = (
+        f"percentile; joint: test rows as the evaluation's bootstrap "
+        f"(within {ev.bootstrap['stratify']}), reference rows within "
+        f"{res.bootstrap['reference_stratify']}, drawn independently"
+    )
+    return res

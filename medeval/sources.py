@@ -137,9 +137,16 @@ TEXT = Option("text-column", "column with the text")
 ID = Option("id-column", "row id column")
 IMAGES = Option("images", "image folder when not next to the metadata")
 REQUIRE = Option("require-images", "fail when image files are absent", type=bool)
-VERIFY = Option("verify", "decode every image now; the first unreadable file is an error", bool)
+VERIFY = Option(
+    "verify",
+    "check every image before any work (a header check; DICOM: a decode) and name every "
+    "unreadable one in one error (default; --no-verify: a bad file fails when first read)",
+    bool,
+)
 SKIP = Option(
-    "skip-unreadable", "leave out unreadable or missing image files and list them", type=bool
+    "skip-unreadable",
+    "leave out unreadable, missing or oversized (decompression-bomb) image files and list them",
+    type=bool,
 )
 PARTS = Option(
     "parts",

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from medeval.evaluate import main
-from medeval.evaluation import ALL_SCORES, SCORES
+from medeval.evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, SCORES
 from medeval.scores import INSTANCE_SCORES
 
 NAMES = ["normal", "benign", "A", "B", "C"]
@@ -61,9 +61,12 @@ def test_writes_metrics_table_and_figure(files, capsys):
     )
     assert rc == 0
     metrics = json.loads((out / "metrics.json").read_text())
-    assert list(metrics["scores"]) == list(ALL_SCORES)
+    assert list(metrics["scores"]) == list(EVALUATION_SCORES)
     assert metrics["recommended"] == {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
     assert all(isinstance(metrics["scores"][k], float) for k in INSTANCE_SCORES)
+    for k in LABEL_FREE_RECTIFIED:  # no reference rows: null, with the reason
+        assert metrics["scores"][k] is None and "reference" in metrics["unavailable"][k]
+    assert metrics["reference"] is None and metrics["rectification"] is None
     for k in INSTANCE_SCORES:  # the rectified ones need reference rows
         iv = metrics["intervals"][k]
         assert iv["low"] <= metrics["scores"][k] <= iv["high"]

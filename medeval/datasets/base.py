@@ -12,11 +12,46 @@ import pandas as pd
 
 from medeval.errors import UserError
 
-__all__ = ["DataError", "LabelledData", "SkippedFile", "data_root", "read_table"]
+__all__ = [
+    "N_NAMED",
+    "DataError",
+    "LabelledData",
+    "SkippedFile",
+    "bad_files_error",
+    "bad_files_text",
+    "data_root",
+    "read_table",
+]
+
+#: How many bad files one error names before it counts the rest.
+N_NAMED = 20
+_WORKER = " in DataLoader worker process "
 
 
 class DataError(UserError):
-    """Bad input data: the message names the file and, where known, the column and row."""
+    """Bad input data: the message names the file and, where known, the column and row.
+
+    Raised inside a torch DataLoader worker, it reaches the main process re-made from the
+    worker's whole formatted traceback (torch calls ``DataError(text)``); the message is then
+    cut back to the original one line, which still names the file, and the worker's traceback
+    is kept as a note (shown by ``-v``, not by the one-line report).
+    """
+
+    def __init__(self, *args: object) -> None:
+        if len(args) == 1 and isinstance(args[0], str) and _WORKER in args[0]:
+            original = _worker_message(args[0])
+            if original is not None:
+                super().__init__(f"{original} (in a data-loader worker)")
+                self.add_note(args[0])
+                return
+        super().__init__(*args)
+
+
+def _worker_message(text: str) -> str | None:
+    """The last ``...DataError: <message>`` line of a formatted worker traceback."""
+    marker = f"{__name__}.DataError: "
+    lines = [line for line in text.splitlines() if line.startswith(marker)]
+    return lines[-1][len(marker) :] if lines else None
 
 
 @dataclass(frozen=True)
@@ -26,6 +61,24 @@ class SkippedFile:
     path: str
     row: int | None
     reason: str
+
+
+def bad_files_text(bad: list[SkippedFile], n_files: int) -> str:
+    """'k of n image files cannot be used: row r: path: why; ...': every bad file (the first
+    :data:`N_NAMED`, then a count), so that a whole export is fixed in one pass."""
+    named = "; ".join(
+        f"{'' if s.row is None else f'row {s.row}: '}{s.path}: {s.reason}" for s in bad[:N_NAMED]
+    )
+    more = f"; and {len(bad) - N_NAMED} more" if len(bad) > N_NAMED else ""
+    return f"{len(bad)} of {n_files} image files cannot be used: {named}{more}"
+
+
+def bad_files_error(where: str, bad: list[SkippedFile], n_files: int) -> DataError:
+    """One error naming every bad file of ``where`` (see :func:`bad_files_text`)."""
+    return DataError(
+        f"{where}: {bad_files_text(bad, n_files)} "
+        "(fix or remove them, or leave them out with --skip-unreadable)"
+    )
 
 
 @dataclass

@@ -15,6 +15,7 @@ from medeval.datasets.base import (
     DataError,
     LabelledData,
     SkippedFile,
+    bad_files_error,
     check_known_labels,
     check_labels_present,
     read_table,
@@ -22,10 +23,11 @@ from medeval.datasets.base import (
 )
 from medeval.datasets.pixels import (
     FRAME_KEY,
+    check_image,
     dicom_frame,
     read_dicom_header,
     read_dicom_image,
-    read_image_array,
+    verify_level,
 )
 
 __all__ = ["load_dicom", "read_dicom_image"]
@@ -62,10 +64,15 @@ def _check_headers(files: np.ndarray, frame: int | None, bad: dict[int, SkippedF
             header = read_dicom_header(file)
             dicom_frame(file, header.n_frames, frame)
         except DataError as exc:
-            bad[row] = SkippedFile(str(file), row, str(exc))
+            bad[row] = _record(file, row, exc)
             continue
         ids[row] = header.patient_id
     return ids
+
+
+def _record(file: str, row: int, exc: DataError) -> SkippedFile:
+    message, prefix = str(exc), f"{file}: "
+    return SkippedFile(str(file), row, message.removeprefix(prefix))
 
 
 def _check_pixels(files: np.ndarray, frame: int | None, bad: dict[int, SkippedFile]) -> None:
@@ -74,9 +81,9 @@ def _check_pixels(files: np.ndarray, frame: int | None, bad: dict[int, SkippedFi
         if row in bad:
             continue
         try:
-            read_image_array(file, frame=frame)
+            check_image(file, level="full", frame=frame)
         except DataError as exc:
-            bad[row] = SkippedFile(str(file), row, str(exc))
+            bad[row] = _record(file, row, exc)
 
 
 def _groups(table: pd.DataFrame, patient_column: str | None, tags: np.ndarray, files) -> np.ndarray:
@@ -98,7 +105,7 @@ def load_dicom(
     file_column: str = "file",
     label_column: str = "label",
     patient_column: str | None = "patient_id",
-    verify: bool = True,
+    verify: bool | str = True,
     skip_unreadable: bool = False,
     classes: list[str] | None = None,
     name: str | None = None,
@@ -111,7 +118,9 @@ def load_dicom(
         csv: the labels table (default ``labels.csv`` / ``metadata.csv`` / the only CSV there).
         patient_column: patient id column; when absent from the CSV the ``PatientID`` tag of
             each file is used.
-        verify: decode every image now so that unreadable files fail early (file and row named).
+        verify: decode every image now (``True`` or ``"full"``: DICOM decoding is where files
+            fail, e.g. a transfer syntax without a decoder; ``"header"``: headers only), so
+            that one error names every unreadable file with its row.
         skip_unreadable: leave out (and record) unreadable files instead of raising.
         classes: the allowed labels; another label raises ``DataError`` naming file and row.
         frame: the frame read from multi-frame files (``-1`` = last); without it a multi-frame
@@ -131,14 +140,16 @@ def load_dicom(
     bad: dict[int, SkippedFile] = {}
     tags = np.full(len(files), "", dtype=object)
     need_tags = patient_column is None or patient_column not in table.columns
-    verify = verify or skip_unreadable
-    if need_tags or not verify:  # headers are cheap: the frame rule holds without verify too
+    # Decoding is where DICOM files fail (compressed syntaxes), so True means a full decode.
+    level = "full" if verify is True else verify_level(verify)
+    if level is None and skip_unreadable:
+        level = "full"
+    if need_tags or level != "full":  # headers are cheap: the frame rule holds without verify
         tags = _check_headers(files, frame, bad)
-    if verify:
+    if level == "full":
         _check_pixels(files, frame, bad)
     if bad and not skip_unreadable:
-        first = bad[min(bad)]
-        raise DataError(f"{csv_path}: row {first.row}: {first.reason}")
+        raise bad_files_error(str(csv_path), [bad[r] for r in sorted(bad)], len(files))
     keep = np.setdiff1d(np.arange(len(table)), np.asarray(sorted(bad), dtype=np.intp))
     return LabelledData(
         labels=table[label_column].str.strip().to_numpy(dtype=str)[keep],

@@ -7,12 +7,19 @@ from pathlib import Path
 
 import numpy as np
 
-from medeval.datasets.base import DataError, SkippedFile, row_text
+from medeval.datasets.base import (
+    N_NAMED,
+    DataError,
+    LabelledData,
+    SkippedFile,
+    bad_files_text,
+    row_text,
+)
+from medeval.datasets.pixels import unreadable_files, verify_level, without_unreadable
 
-__all__ = ["index_files", "resolve_files"]
+__all__ = ["check_listed_files", "index_files", "missing_files_text", "resolve_files"]
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".dcm")
-N_LISTED = 5  # how many missing files an error message names
 
 
 def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) -> dict[str, str]:
@@ -77,8 +84,46 @@ def resolve_files(
     if skip_unreadable:
         skipped = [SkippedFile(str(paths[i]), int(rows[i]), "file not found") for i in missing]
         return paths, found, skipped, False
-    listed = ", ".join(f"{names[i]} at {row_text(rows[i])}" for i in missing[:N_LISTED])
-    raise DataError(
+    raise DataError(missing_files_text(names, rows, missing, root, metadata_path))
+
+
+def missing_files_text(
+    names: np.ndarray, rows: np.ndarray, missing: np.ndarray, root: str | Path, metadata_path
+) -> str:
+    """'meta: k of n images listed there are missing under root; first missing: ...'."""
+    listed = ", ".join(f"{names[i]} at {row_text(rows[i])}" for i in missing[:N_NAMED])
+    more = f", and {len(missing) - N_NAMED} more" if len(missing) > N_NAMED else ""
+    return (
         f"{metadata_path}: {len(missing)} of {len(names)} images listed there are missing under "
-        f"{root}; first missing: {listed}"
+        f"{root}; first missing: {listed}{more}"
     )
+
+
+def check_listed_files(
+    data: LabelledData,
+    *,
+    missing: list[SkippedFile],
+    missing_text: str,
+    verify: bool | str,
+    skip_unreadable: bool,
+    rows: np.ndarray,
+    where: str,
+) -> LabelledData:
+    """Check the present files of a metadata-listed set in one pass with its missing ones.
+
+    ``data`` holds the present files (their metadata ``rows`` (N,)); ``missing`` the records of
+    absent ones and ``missing_text`` the message part naming them. With ``skip_unreadable``
+    both kinds are left out and recorded; otherwise one error names every missing and every
+    unreadable file.
+    """
+    level = verify_level(verify) or ("header" if skip_unreadable else None)
+    bad = unreadable_files(data.files, rows=rows, level=level) if level else {}
+    if skip_unreadable or not (missing or bad):
+        data.skipped = [*data.skipped, *missing]
+        return without_unreadable(data, bad, skip_unreadable=True, where=where)
+    unreadable = bad_files_text([bad[p] for p in sorted(bad)], len(data) + len(missing))
+    if not missing:
+        text = f"{where}: {unreadable}"
+    else:
+        text = missing_text + (f"; besides, {unreadable}" if bad else "")
+    raise DataError(f"{text} (fix or remove them, or leave them out with --skip-unreadable)")

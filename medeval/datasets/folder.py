@@ -12,7 +12,7 @@ import numpy as np
 
 from medeval.datasets.base import DataError, LabelledData
 from medeval.datasets.files import IMAGE_SUFFIXES
-from medeval.datasets.pixels import verify_files
+from medeval.datasets.pixels import verify_files, verify_level
 
 __all__ = ["load_image_folder"]
 
@@ -34,7 +34,7 @@ def load_image_folder(
     path: str | Path,
     *,
     splits: str = "merge",
-    verify: bool = False,
+    verify: bool | str = True,
     skip_unreadable: bool = False,
     name: str | None = None,
 ) -> LabelledData:
@@ -43,8 +43,12 @@ def load_image_folder(
     Args:
         path: root folder.
         splits: ``"merge"`` or ``"respect"`` pre-made ``train/val/test`` subfolders.
-        verify: open every image once now, so unreadable files fail early (naming file, row).
-        skip_unreadable: verify and leave out (and record) unreadable files instead of raising.
+        verify: check every image now (``True``: a header check, see
+            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode), so that one
+            error names every unreadable file before any training; ``False``: they fail when
+            first read, naming the file.
+        skip_unreadable: leave out (and record) unreadable files instead of raising (checks
+            the headers even with ``verify=False``).
 
     Returns:
         ``LabelledData`` with ``files`` (N,), ``labels`` = class folder names, ``ids`` = paths
@@ -78,6 +82,7 @@ def load_image_folder(
         presplit=parts if splits == "respect" else None,
         meta={"path": str(root), "had_split_folders": bool(split_dirs)},
     )
-    if verify or skip_unreadable:
-        data = verify_files(data, skip_unreadable=skip_unreadable)
+    level = verify_level(verify) or ("header" if skip_unreadable else None)
+    if level is not None:
+        data = verify_files(data, skip_unreadable=skip_unreadable, level=level, where=str(root))
     return data

@@ -16,8 +16,7 @@ from medeval.datasets.base import (
     read_table,
     require_columns,
 )
-from medeval.datasets.files import resolve_files
-from medeval.datasets.pixels import verify_files
+from medeval.datasets.files import check_listed_files, missing_files_text, resolve_files
 
 __all__ = ["find_ham_metadata", "load_ham10000"]
 
@@ -41,7 +40,7 @@ def load_ham10000(
     *,
     images: str | Path | None = None,
     require_images: bool = False,
-    verify: bool = False,
+    verify: bool | str = True,
     skip_unreadable: bool = False,
 ) -> LabelledData:
     """Read HAM10000.
@@ -49,10 +48,13 @@ def load_ham10000(
     Args:
         path: the metadata file or the folder holding it and the image folders.
         images: image folder when elsewhere (searched recursively for ``<image_id>.jpg``).
-        require_images: raise, listing the first missing files, when pixels are absent.
-        verify: decode every image now so that unreadable files fail early (file and row).
-        skip_unreadable: verify, and leave out (and record) missing or unreadable images
-            instead of raising.
+        require_images: raise, listing the missing files, when pixels are absent.
+        verify: check every present image now (``True``: a header check, see
+            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode); one error
+            then names every missing and every unreadable file with its row. ``False``:
+            unreadable files fail when first read, naming the file.
+        skip_unreadable: leave out (and record) missing or unreadable images instead of
+            raising (checks the headers even with ``verify=False``).
 
     Returns:
         ``LabelledData`` with ``files`` (N,), ``labels`` = dx, ``groups`` = lesion_id,
@@ -68,12 +70,12 @@ def load_ham10000(
     names = (frame["image_id"].str.strip() + ".jpg").to_numpy()
     root = Path(images) if images is not None else meta_path.parent
     meta_rows = frame.index.to_numpy()
-    paths, keep, skipped, metadata_only = resolve_files(
+    paths, keep, missing, metadata_only = resolve_files(
         names,
         root,
         metadata_path=meta_path,
         require=require_images,
-        skip_unreadable=skip_unreadable,
+        skip_unreadable=True,  # missing files are collected, then named with unreadable ones
         suffixes=(".jpg", ".jpeg"),
         rows=meta_rows,
     )
@@ -90,9 +92,16 @@ def load_ham10000(
         .mask(lambda g: g == "", "image:" + frame["image_id"].str.strip())
         .to_numpy(dtype=str),
         ids=frame["image_id"].str.strip().to_numpy(dtype=str),
-        skipped=skipped,
         meta={"path": str(meta_path), "metadata_only": metadata_only},
     )
-    if (verify or skip_unreadable) and not metadata_only:
-        data = verify_files(data, skip_unreadable=skip_unreadable, rows=meta_rows[keep])
-    return data
+    if metadata_only:
+        return data
+    return check_listed_files(
+        data,
+        missing=missing,
+        missing_text=missing_files_text(names, meta_rows, np.flatnonzero(~keep), root, meta_path),
+        verify=verify,
+        skip_unreadable=skip_unreadable,
+        rows=meta_rows[keep],
+        where=str(meta_path),
+    )

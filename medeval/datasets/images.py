@@ -14,7 +14,7 @@ import torch
 from torch.utils.data import Dataset
 from torchvision import transforms
 
-from medeval.datasets.base import DataError
+from medeval.datasets.base import N_NAMED, DataError
 from medeval.datasets.pixels import FRAME_KEY, read_image_array, verify_files
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
-N_LISTED = 5
 
 
 def to_tensor(array: np.ndarray) -> torch.Tensor:
@@ -62,13 +61,14 @@ def default_transform(size: int = 224, *, normalize: bool = True) -> transforms.
 
 
 def check_files_exist(files: np.ndarray, *, where: str) -> None:
-    """Raise ``DataError`` listing the first missing files (with their rows) of ``files``."""
+    """Raise ``DataError`` listing the missing files (with their rows) of ``files``."""
     missing = [i for i, f in enumerate(files) if not os.path.exists(f)]
     if missing:
-        listed = ", ".join(f"{files[i]} (row {i})" for i in missing[:N_LISTED])
+        listed = ", ".join(f"{files[i]} (row {i})" for i in missing[:N_NAMED])
+        more = f", and {len(missing) - N_NAMED} more" if len(missing) > N_NAMED else ""
         raise DataError(
             f"{where}: {len(missing)} of {len(files)} image files are absent "
-            f"(metadata-only data?); first missing: {listed}"
+            f"(metadata-only data?); first missing: {listed}{more}"
         )
 
 

@@ -19,8 +19,7 @@ from medeval.datasets.base import (
     read_table,
     require_columns,
 )
-from medeval.datasets.files import resolve_files
-from medeval.datasets.pixels import verify_files
+from medeval.datasets.files import check_listed_files, missing_files_text, resolve_files
 
 __all__ = ["find_nih_metadata", "load_nih"]
 
@@ -70,7 +69,7 @@ def load_nih(
     *,
     images: str | Path | None = None,
     require_images: bool = False,
-    verify: bool = False,
+    verify: bool | str = True,
     skip_unreadable: bool = False,
 ) -> LabelledData:
     """Read NIH ChestX-ray14.
@@ -79,11 +78,13 @@ def load_nih(
         path: the metadata file, or the folder holding it (and, as distributed, the
             ``images_001/images/`` … folders or one flat image folder).
         images: folder with the images when elsewhere (default: the metadata's folder).
-        require_images: raise, listing the first missing files, when pixels are absent.
-        verify: decode every image now (slow on the full set) so that unreadable files fail
-            early, naming file and row; without it they fail when first read.
-        skip_unreadable: verify, and leave out (and record) missing or unreadable images
-            instead of raising.
+        require_images: raise, listing the missing files, when pixels are absent.
+        verify: check every present image now (``True``: a header check, see
+            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode); one error
+            then names every missing and every unreadable file with its row. ``False``:
+            unreadable files fail when first read, naming the file.
+        skip_unreadable: leave out (and record) missing or unreadable images instead of
+            raising (checks the headers even with ``verify=False``).
 
     Returns:
         ``LabelledData`` (N single-label images) with ``files`` (N,), ``groups`` = Patient ID
@@ -91,12 +92,14 @@ def load_nih(
     """
     meta_path = find_nih_metadata(path)
     table, meta_rows, n_total = _single_label_rows(meta_path)
-    paths, keep, skipped, metadata_only = resolve_files(
-        table["Image Index"].to_numpy(),
-        Path(images) if images is not None else meta_path.parent,
+    names = table["Image Index"].to_numpy()
+    root = Path(images) if images is not None else meta_path.parent
+    paths, keep, missing, metadata_only = resolve_files(
+        names,
+        root,
         metadata_path=meta_path,
         require=require_images,
-        skip_unreadable=skip_unreadable,
+        skip_unreadable=True,  # missing files are collected, then named with unreadable ones
         suffixes=(".png",),
         rows=meta_rows,
     )
@@ -108,7 +111,6 @@ def load_nih(
         files=paths[keep],
         groups=table["Patient ID"].str.strip().to_numpy(dtype=str),
         ids=table["Image Index"].to_numpy(dtype=str),
-        skipped=skipped,
         meta={
             "path": str(meta_path),
             "metadata_only": metadata_only,
@@ -116,6 +118,16 @@ def load_nih(
             "n_multi_label_dropped": n_total - len(meta_rows),
         },
     )
-    if (verify or skip_unreadable) and not metadata_only:
-        data = verify_files(data, skip_unreadable=skip_unreadable, rows=meta_rows[keep])
-    return data
+    if metadata_only:
+        return data
+    return check_listed_files(
+        data,
+        missing=missing,
+        missing_text=missing_files_text(
+            names.astype(str), meta_rows, np.flatnonzero(~keep), root, meta_path
+        ),
+        verify=verify,
+        skip_unreadable=skip_unreadable,
+        rows=meta_rows[keep],
+        where=str(meta_path),
+    )

@@ -4,7 +4,8 @@ The layer below both :mod:`medeval.datasets.images` (tensors, ``Dataset``) and
 :mod:`medeval.datasets.dicom` (the DICOM set loader); it needs neither torch nor either of them.
 
 DICOM pixels: the modality LUT (rescale slope / intercept), then the VOI LUT or window centre /
-width, MONOCHROME1 inverted so that bright is always dense, grey values mapped to float [0, 1];
+width (whose output range becomes [0, 1], as pydicom maps onto it), MONOCHROME1 inverted so
+that bright is always dense; without a VOI step grey values are min-max mapped to [0, 1];
 PALETTE COLOR through its colour LUT to RGB; RGB / YBR (converted to RGB by pydicom) scaled by
 the stored bit depth. Compressed transfer syntaxes (JPEG baseline / extended / lossless,
 JPEG-LS, JPEG 2000, RLE) need the decoder plugins of the ``dicom`` extra.
@@ -12,33 +13,58 @@ JPEG-LS, JPEG 2000, RLE) need the decoder plugins of the ``dicom`` extra.
 Multi-frame files hold several images in one file; a data set row is one image, so they are
 rejected (file named) unless ``frame`` picks one. The rule is the same when a loader checks its
 files and when a training loop reads them.
+
+Checking a set of files (:func:`verify_files`, :func:`unreadable_files`) visits every file and
+names every bad one in one error, so that a whole export is fixed in one pass; pictures over
+PIL's decompression-bomb limit are refused, never decoded with a warning.
 """
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from medeval.datasets.base import DataError, LabelledData, SkippedFile
+from medeval.datasets.base import DataError, LabelledData, SkippedFile, bad_files_error
 
 __all__ = [
     "FRAME_KEY",
     "PIL_SUFFIXES",
+    "VERIFY_LEVELS",
     "DicomHeader",
+    "check_image",
     "dicom_frame",
     "is_dicom",
     "read_dicom_header",
     "read_dicom_image",
     "read_image_array",
+    "unreadable_files",
     "verify_files",
+    "verify_level",
+    "without_unreadable",
 ]
 
 PIL_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp")
 FRAME_KEY = "dicom_frame"  # ``LabelledData.meta`` key: the frame picked from multi-frame files
 _HEADER_ERRORS = (OSError, ValueError, EOFError, KeyError, AttributeError, TypeError)
+#: What a check of the files does: ``"header"`` (PIL ``verify()``: the header and, for PNG, every
+#: chunk's checksum; JPEG decoded at 1/8 scale; DICOM: the header and the frame rule) or
+#: ``"full"`` (decode every pixel). ``benchmarks/bench_verify_images.py`` measures both.
+VERIFY_LEVELS = ("header", "full")
+_PIL_ERRORS = (
+    UnidentifiedImageError,
+    OSError,
+    ValueError,
+    SyntaxError,
+    EOFError,
+    Image.DecompressionBombError,
+    Image.DecompressionBombWarning,
+)
 
 
 def is_dicom(path: Path) -> bool:
@@ -53,8 +79,30 @@ def is_dicom(path: Path) -> bool:
         return fh.read(4) == b"DICM"
 
 
+@contextmanager
+def _bombs_refused() -> Iterator[None]:
+    """Raise PIL's decompression-bomb warning as an error here: an image over
+    ``Image.MAX_IMAGE_PIXELS`` is refused (naming the file) rather than decoded with a warning
+    per read (a DataLoader would print it once per epoch, from every worker)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        yield
+
+
+def _pil_reason(exc: BaseException) -> str:
+    """Why PIL could not read a file, in words a user can act on."""
+    if isinstance(exc, Image.DecompressionBombError | Image.DecompressionBombWarning):
+        return (
+            f"cannot read image: refused as a possible decompression bomb: {exc} "
+            "(PIL.Image.MAX_IMAGE_PIXELS sets the limit)"
+        )
+    if isinstance(exc, UnidentifiedImageError):
+        return "cannot read image: not an image file (PIL cannot identify it)"
+    return f"cannot read image: {' '.join(str(exc).split()) or type(exc).__name__}"
+
+
 def _pil_array(path: Path) -> np.ndarray:
-    with Image.open(path) as img:
+    with _bombs_refused(), Image.open(path) as img:
         img.load()
         if img.mode in ("I;16", "I;16B", "I;16L", "I"):
             # 16-bit grayscale (PNG/TIFF): scale by the 16-bit range, not by the image's max.
@@ -89,8 +137,48 @@ def read_image_array(path: str | Path, *, frame: int | None = None) -> np.ndarra
         raise
     except FileNotFoundError as exc:
         raise DataError(f"{path}: image file not found") from exc
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
-        raise DataError(f"{path}: cannot read image: {exc}") from exc
+    except _PIL_ERRORS as exc:
+        raise DataError(f"{path}: {_pil_reason(exc)}") from exc
+
+
+def _check_pil(img: Image.Image) -> None:
+    if img.format != "JPEG":
+        img.verify()
+        return
+    # PIL's verify() checks nothing in a JPEG, so a truncated one would pass. Decoding at 1/8
+    # scale (libjpeg's DCT scaling) still reads every entropy-coded byte, at a fraction of the
+    # cost of a full decode, so truncation is caught here too.
+    img.draft(img.mode, (max(1, img.width // 8), max(1, img.height // 8)))
+    img.load()
+
+
+def check_image(path: str | Path, *, level: str = "header", frame: int | None = None) -> None:
+    """Check that one file can be read, without keeping its pixels.
+
+    ``level="header"``: PIL's ``verify()`` (header; for PNG also every chunk's checksum) or the
+    DICOM header and frame rule; ``"full"``: decode every pixel (:func:`read_image_array`).
+
+    Raises:
+        DataError: naming the file and why it cannot be read.
+    """
+    if level not in VERIFY_LEVELS:
+        raise ValueError(f"verify level must be one of {VERIFY_LEVELS}, got {level!r}")
+    path = Path(path)
+    if level == "full":
+        read_image_array(path, frame=frame)
+        return
+    try:
+        if is_dicom(path):
+            dicom_frame(path, read_dicom_header(path).n_frames, frame)
+            return
+        with _bombs_refused(), Image.open(path) as img:
+            _check_pil(img)
+    except DataError:
+        raise
+    except FileNotFoundError as exc:
+        raise DataError(f"{path}: image file not found") from exc
+    except _PIL_ERRORS as exc:
+        raise DataError(f"{path}: {_pil_reason(exc)}") from exc
 
 
 @dataclass(frozen=True)
@@ -237,10 +325,92 @@ def _grey(raw: np.ndarray, ds, *, monochrome1: bool) -> np.ndarray:
     if "VOILUTSequence" in ds:
         # A VOI LUT table is indexed by integer values; the modality step may return floats.
         arr = apply_voi_lut(np.rint(arr).astype(np.int64), ds, index=0)
+        lo, hi = 0.0, 2.0 ** int(ds.VOILUTSequence[0].LUTDescriptor[2]) - 1
     elif "WindowCenter" in ds:
         arr = apply_voi_lut(arr, ds, index=0)
-    arr = _min_max(np.asarray(arr, dtype=np.float32))
-    return 1.0 - arr if monochrome1 else arr  # MONOCHROME1: low values are white
+        lo, hi = _window_range(ds)
+    else:
+        arr = _min_max(np.asarray(arr, dtype=np.float32))
+        return 1.0 - arr if monochrome1 else arr  # MONOCHROME1: low values are white
+    # The VOI step maps onto its output range (PS3.3 C.11.2): scale by that range, not by the
+    # image's own min and max, so that a window above every pixel gives black and one below
+    # every pixel white, as pydicom and a viewer show them, and contrast is not re-stretched.
+    arr = ((np.asarray(arr, dtype=np.float64) - lo) / (hi - lo)).clip(0, 1).astype(np.float32)
+    return 1.0 - arr if monochrome1 else arr
+
+
+def _window_range(ds) -> tuple[float, float]:
+    """The (y_min, y_max) that ``pydicom.pixels.apply_windowing`` maps onto (its own rule)."""
+    if ds.get("ModalityLUTSequence"):
+        return 0.0, 2.0 ** int(ds.ModalityLUTSequence[0].LUTDescriptor[2]) - 1
+    bits = int(ds.BitsStored)
+    if ds.get("PixelRepresentation", 0) == 0:
+        lo, hi = 0.0, 2.0**bits - 1
+    else:
+        lo, hi = -(2.0 ** (bits - 1)), 2.0 ** (bits - 1) - 1
+    slope, intercept = ds.get("RescaleSlope"), ds.get("RescaleIntercept")
+    if slope is not None and intercept is not None:
+        lo, hi = lo * float(slope) + float(intercept), hi * float(slope) + float(intercept)
+    return lo, hi
+
+
+def verify_level(verify: bool | str) -> str | None:
+    """The check a loader's ``verify`` asks for: ``True`` → ``"header"``, ``False`` → none."""
+    if verify is True:
+        return "header"
+    if verify is False or verify is None:
+        return None
+    if verify not in VERIFY_LEVELS:
+        raise ValueError(f"verify must be True, False or one of {VERIFY_LEVELS}, got {verify!r}")
+    return verify
+
+
+def unreadable_files(
+    files: Sequence[str],
+    *,
+    rows: np.ndarray | None = None,
+    level: str = "header",
+    frame: int | None = None,
+) -> dict[int, SkippedFile]:
+    """Check every file once (:func:`check_image`); position → record for each that fails.
+
+    ``rows`` (N,) are the rows the records carry (e.g. metadata rows; default 0..N-1).
+    """
+    rows = np.arange(len(files)) if rows is None else np.asarray(rows)
+    bad: dict[int, SkippedFile] = {}
+    for pos, file in enumerate(files):
+        try:
+            check_image(file, level=level, frame=frame)
+        except DataError as exc:
+            bad[pos] = SkippedFile(str(file), int(rows[pos]), _reason(str(exc), str(file)))
+    return bad
+
+
+def _reason(message: str, file: str) -> str:
+    prefix = f"{file}: "
+    return message[len(prefix) :] if message.startswith(prefix) else message
+
+
+def without_unreadable(
+    data: LabelledData,
+    bad: dict[int, SkippedFile],
+    *,
+    skip_unreadable: bool,
+    where: str,
+) -> LabelledData:
+    """``data`` less the rows in ``bad`` (position → record), recorded in ``skipped``.
+
+    Raises:
+        DataError: without ``skip_unreadable``, one error naming every bad file (up to a cap,
+            then a count) and why, so that a whole export is fixed in one pass.
+    """
+    if not bad:
+        return data
+    if not skip_unreadable:
+        raise bad_files_error(where, [bad[p] for p in sorted(bad)], len(data))
+    out = data.subset(np.setdiff1d(np.arange(len(data)), np.fromiter(bad, dtype=np.intp)))
+    out.skipped = [*data.skipped, *(bad[p] for p in sorted(bad))]
+    return out
 
 
 def verify_files(
@@ -249,26 +419,15 @@ def verify_files(
     skip_unreadable: bool,
     rows: np.ndarray | None = None,
     frame: int | None = None,
+    level: str = "header",
+    where: str | None = None,
 ) -> LabelledData:
-    """Decode every file of ``data`` once; raise naming file and row, or skip and record.
+    """Check every file of ``data`` once; raise naming every bad file, or skip and record them.
 
     ``rows`` (N,) are the rows named in messages (e.g. metadata rows; default 0..N-1);
-    ``frame`` is the frame read from multi-frame DICOM files.
+    ``frame`` is the frame read from multi-frame DICOM files; ``level``: see
+    :data:`VERIFY_LEVELS`; ``where`` starts the message (default ``source/name``).
     """
-    rows = np.arange(len(data)) if rows is None else np.asarray(rows)
-    bad: list[SkippedFile] = []
-    bad_pos: list[int] = []
-    for pos, file in enumerate(data.files):
-        try:
-            read_image_array(file, frame=frame)
-        except DataError as exc:
-            if not skip_unreadable:
-                raise DataError(f"row {rows[pos]}: {exc}") from exc
-            bad.append(SkippedFile(str(file), int(rows[pos]), str(exc)))
-            bad_pos.append(pos)
-    if not bad:
-        return data
-    keep = np.setdiff1d(np.arange(len(data)), bad_pos)
-    out = data.subset(keep)
-    out.skipped = [*data.skipped, *bad]
-    return out
+    bad = unreadable_files(data.files, rows=rows, level=level, frame=frame)
+    where = where or f"{data.source}/{data.name}"
+    return without_unreadable(data, bad, skip_unreadable=skip_unreadable, where=where)

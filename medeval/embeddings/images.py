@@ -19,7 +19,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from medeval import atomic
-from medeval.datasets.base import LabelledData
+from medeval.datasets.base import DataError, LabelledData
 from medeval.datasets.images import default_transform, load_image, to_tensor
 from medeval.datasets.pixels import FRAME_KEY
 from medeval.device import autocast
@@ -86,7 +86,10 @@ class _Rows(Dataset):
     def __getitem__(self, i: int) -> torch.Tensor:
         r = self.rows[i]
         if self.data.files is not None:
-            image = load_image(self.data.files[r], frame=self.data.meta.get(FRAME_KEY))
+            try:
+                image = load_image(self.data.files[r], frame=self.data.meta.get(FRAME_KEY))
+            except DataError as exc:  # one line naming row and file, also from a worker
+                raise DataError(f"row {r}: {exc}") from exc
         else:
             image = to_tensor(np.asarray(self.data.images[r], dtype=np.float32) / 255.0)
         return self.transform(image)

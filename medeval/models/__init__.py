@@ -1,6 +1,20 @@
 """Backbones by name (timm) and the two-headed model (binary + subconcept)."""
 
-from medeval.models.backbone import Backbone, WeightsUnavailableError, create_backbone
+from medeval.models.backbone import (
+    Backbone,
+    UnknownBackboneError,
+    WeightsUnavailableError,
+    check_backbone_name,
+    create_backbone,
+)
 from medeval.models.heads import TwoHeadModel, build_model
 
-__all__ = ["Backbone", "TwoHeadModel", "WeightsUnavailableError", "build_model", "create_backbone"]
+__all__ = [
+    "Backbone",
+    "TwoHeadModel",
+    "UnknownBackboneError",
+    "WeightsUnavailableError",
+    "build_model",
+    "check_backbone_name",
+    "create_backbone",
+]

@@ -7,6 +7,7 @@ without ``weights`` is an explicit random initialisation.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import timm
@@ -15,7 +16,15 @@ from torch import nn
 
 from medeval.errors import UserError
 
-__all__ = ["FEATURES", "Backbone", "WeightsUnavailableError", "create_backbone", "weights_id"]
+__all__ = [
+    "FEATURES",
+    "Backbone",
+    "UnknownBackboneError",
+    "WeightsUnavailableError",
+    "check_backbone_name",
+    "create_backbone",
+    "weights_id",
+]
 
 # "head": timm's num_classes=0 output (for VGG the fc6/fc7 pre-logits, 4096-d);
 # "conv": global average pool of the last feature map (for VGG 512-d, ~10x fewer parameters).
@@ -24,6 +33,28 @@ FEATURES = ("head", "conv")
 
 class WeightsUnavailableError(UserError, RuntimeError):
     """Pretrained weights were asked for but cannot be had (offline, unknown file...)."""
+
+
+class UnknownBackboneError(UserError):
+    """``model.backbone`` names no timm model."""
+
+
+def check_backbone_name(name: str) -> None:
+    """Check that timm knows ``name``, before any run folder or weights download.
+
+    Raises:
+        UnknownBackboneError: naming ``name`` and the closest known names.
+    """
+    known = timm.list_models()
+    # Names with a weights tag ("vgg16.tv_in1k") are listed only among the pretrained ones.
+    if isinstance(name, str) and (name in known or name in timm.list_models(pretrained=True)):
+        return
+    close = difflib.get_close_matches(str(name), known, n=5, cutoff=0.6)
+    hint = f"closest: {', '.join(close)}" if close else "e.g. vgg16, resnet18, resnet50"
+    raise UnknownBackboneError(
+        f"unknown backbone {name!r}: no timm model of that name ({hint}; "
+        "timm.list_models() lists them all)"
+    )
 
 
 def _unavailable(name: str, why: str) -> WeightsUnavailableError:
@@ -87,10 +118,9 @@ def create_backbone(
 
     Raises:
         WeightsUnavailableError: pretrained weights asked for but not obtainable.
-        ValueError: unknown model name.
+        UnknownBackboneError: unknown model name (a ``ValueError``).
     """
-    if name not in timm.list_models() and name not in timm.list_models(pretrained=True):
-        raise ValueError(f"unknown timm model {name!r} (see timm.list_models())")
+    check_backbone_name(name)
     if weights is not None:
         path = Path(weights)
         if not path.is_file():

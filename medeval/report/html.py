@@ -136,7 +136,7 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
 
 def _scores_section(ev: Any) -> Section:
     """The full-test scores with their meaning, what to read, and the subconcept model."""
-    from ..evaluation import SCORE_DESCRIPTIONS
+    from ..evaluation import EVALUATION_DESCRIPTIONS as SCORE_DESCRIPTIONS
 
     pct = f"{ev.confidence:.0%}"
     scores = ev.table()

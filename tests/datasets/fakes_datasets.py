@@ -69,3 +69,30 @@ def write_dicom(
     path.parent.mkdir(parents=True, exist_ok=True)
     ds.save_as(path, enforce_file_format=True)
     return path
+
+
+def write_truncated(path: Path, size: int = 32) -> Path:
+    """A PNG or JPEG (by suffix) of noise cut in half: the header reads, the pixels do not."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pixels = np.random.default_rng(0).integers(0, 256, (size, size), dtype=np.uint8)
+    Image.fromarray(pixels).save(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return path
+
+
+def write_png_header(path: Path, width: int, height: int) -> Path:
+    """A PNG whose IHDR claims ``width`` x ``height`` pixels over a few bytes of pixel data:
+    a decompression bomb as PIL sees it, written without allocating the picture."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)  # 8-bit grey
+    data = chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + data)
+    return path

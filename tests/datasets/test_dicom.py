@@ -84,7 +84,9 @@ def test_corrupt_dicom_named_with_row_or_skipped_and_listed(tmp_path):
     write_corrupt(tmp_path / "dcm" / "bad.dcm")
     frame.loc[3] = {"file": "dcm/bad.dcm", "label": "Effusion"}
     frame.to_csv(tmp_path / "labels.csv", index=False)
-    with pytest.raises(DataError, match=r"labels\.csv: row 3: .*bad\.dcm: cannot read DICOM"):
+    with pytest.raises(
+        DataError, match=r"labels\.csv: 1 of 4 .*row 3: .*bad\.dcm: cannot read DICOM"
+    ):
         load_dicom(tmp_path)
     data = load_dicom(tmp_path, skip_unreadable=True)
     assert len(data) == 3
@@ -99,3 +101,43 @@ def test_missing_column_and_unknown_label(tmp_path):
     with pytest.raises(DataError, match=r"labels\.csv: missing column 'label'"):
         load_dicom(tmp_path)
     assert len(load_dicom(tmp_path, label_column="finding")) == 3
+
+
+def _pydicom_window(path):
+    """pydicom's windowed image of ``path`` (modality LUT, then window), as stored values."""
+    import pydicom
+    from pydicom.pixels import apply_modality_lut, apply_voi_lut
+
+    ds = pydicom.dcmread(path)
+    return apply_voi_lut(apply_modality_lut(ds.pixel_array, ds), ds, index=0)
+
+
+@pytest.mark.parametrize(
+    ("window", "expected"),
+    [((1000.0, 200.0), 1.0), ((60000.0, 200.0), 0.0)],
+    ids=["every-pixel-above", "every-pixel-below"],
+)
+def test_a_window_that_saturates_every_pixel_gives_the_image_pydicom_gives(
+    tmp_path, window, expected
+):
+    raw = np.array([[3000, 4000], [5000, 6000]], dtype=np.uint16)
+    path = write_dicom(tmp_path / "sat.dcm", raw, window=window)
+    pydicom_image = _pydicom_window(path) / 65535.0  # 16-bit unsigned output range: 0..65535
+    np.testing.assert_allclose(pydicom_image, expected)
+    np.testing.assert_allclose(read_dicom_image(path), pydicom_image, atol=1e-6)
+    m1 = read_dicom_image(
+        write_dicom(tmp_path / "m1.dcm", raw, window=window, photometric="MONOCHROME1")
+    )
+    np.testing.assert_allclose(m1, 1.0 - pydicom_image, atol=1e-6)  # low values are white
+
+
+def test_a_window_is_not_restretched_to_the_image_min_and_max(tmp_path):
+    # Every pixel inside a wide window: the grey levels are where pydicom puts them within the
+    # window's output range (after a rescale), not stretched to black..white.
+    raw = np.array([[1000, 1100], [1200, 1300]], dtype=np.uint16)
+    path = write_dicom(tmp_path / "mid.dcm", raw, intercept=-1024.0, window=(100.0, 2000.0))
+    y_min, y_max = -1024.0, 65535.0 - 1024.0  # pydicom's output range after the rescale
+    expected = (_pydicom_window(path) - y_min) / (y_max - y_min)
+    arr = read_dicom_image(path)
+    np.testing.assert_allclose(arr, expected, atol=1e-6)
+    assert 0.3 < arr.min() < arr.max() < 0.7

@@ -118,8 +118,11 @@ def test_a_picked_frame_is_what_training_reads(tmp_path):
 def test_decode_failures_are_data_errors_naming_file_and_row_or_skipped(tmp_path):
     names = ["MR_small.dcm", "JPEG-lossy.dcm", "MR_truncated.dcm", "CT_small.dcm"]
     dicom_set(tmp_path, names)
-    with pytest.raises(DataError, match=r"labels\.csv: row 1: .*JPEG-lossy\.dcm: cannot decode"):
+    with pytest.raises(
+        DataError, match=r"labels\.csv: 2 of 4 .*row 1: .*JPEG-lossy\.dcm: cannot decode"
+    ) as err:
         load_dicom(tmp_path)
+    assert "row 2: " in str(err.value) and "MR_truncated.dcm: cannot decode" in str(err.value)
     data = load_dicom(tmp_path, skip_unreadable=True)
     assert list(data.ids) == ["dcm/MR_small.dcm", "dcm/CT_small.dcm"]
     assert [(s.row, s.path.endswith(names[s.row])) for s in data.skipped] == [(1, True), (2, True)]

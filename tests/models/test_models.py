@@ -3,7 +3,14 @@
 import pytest
 import torch
 
-from medeval.models import WeightsUnavailableError, build_model, create_backbone
+from medeval.errors import UserError
+from medeval.models import (
+    UnknownBackboneError,
+    WeightsUnavailableError,
+    build_model,
+    check_backbone_name,
+    create_backbone,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -61,8 +68,11 @@ def test_unreachable_pretrained_weights_give_a_clear_error():
 
 
 def test_unknown_model_and_bad_options():
-    with pytest.raises(ValueError, match="unknown timm model"):
+    with pytest.raises(UnknownBackboneError, match=r"unknown backbone 'no_such_net'"):
         create_backbone("no_such_net")
+    with pytest.raises(UserError, match=r"'vgg61'.*closest: .*vgg16"):
+        check_backbone_name("vgg61")
+    check_backbone_name("vgg16.tv_in1k")  # a name with a weights tag is known
     with pytest.raises(ValueError, match="features"):
         create_backbone("resnet18", features="middle")
     with pytest.raises(ValueError, match="at least 2 subconcepts"):

@@ -1,0 +1,225 @@
+"""evaluate_predictions with reference rows: rBA / rF1 / rAUC as rectified_scores gives them,
+paired with cBA / cF1 / cAUC, in to_dict; nothing else changes; binomial per-subconcept
+intervals and each subconcept's reference rows."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import rectified_simulation as sim
+import torch
+from scipy import stats
+
+from medeval.evaluation import (
+    ALL_SCORES,
+    EVALUATION_SCORES,
+    LABEL_FREE_RECTIFIED,
+    RECOMMENDED,
+    RECOMMENDED_RECTIFIED,
+    evaluate_predictions,
+)
+from medeval.metrics.bootstrap import percentile_interval
+from medeval.metrics.proportion import DEFAULT_METHOD, soft_recall_interval
+from medeval.rectified import ReferenceRows, rectified_scores
+from medeval.weights import class_posteriors, utilities_from_train_sizes
+
+U = utilities_from_train_sizes(sim.TRAIN_SIZES)
+COUNTS = {"a": 230, "b": 170, "c": 60, "d": 25, "e": 9}  # about the population's mix
+
+
+def data(seed=0, temperature=2.0, n_test=400):
+    """Test and reference rows with a miscalibrated subconcept model."""
+    rng = np.random.default_rng(seed)
+    return sim.draw_test(rng, n_test, temperature), sim.draw_reference(rng, COUNTS, temperature)
+
+
+def evaluate(t, ref=None, **kw):
+    kw.setdefault("n_bootstrap", 200)
+    return evaluate_predictions(
+        t["y_true"],
+        y_score=t["y_score"],
+        y_pred=t["y_pred"],
+        posteriors=pd.DataFrame(t["posteriors"], columns=list(sim.NAMES)),
+        train_sizes=sim.TRAIN_SIZES,
+        reference=ref,
+        **kw,
+    )
+
+
+@pytest.mark.parametrize("temperature", [0.5, 2.0])
+def test_rectified_scores_are_those_of_rectified_scores_and_paired_with_cm(temperature):
+    t, r = data(1, temperature)
+    ref = ReferenceRows.from_arrays(U, **r)
+    ev = evaluate(t, ref, n_bootstrap=300, seed=7)
+    direct = rectified_scores(
+        t["y_true"],
+        y_pred=t["y_pred"],
+        y_score=t["y_score"],
+        posteriors=t["posteriors"],
+        reference=ref,
+        utilities=U,
+        n_bootstrap=300,
+        seed=7,
+    )
+    for m, name in RECOMMENDED_RECTIFIED.items():
+        assert ev.scores[name] == pytest.approx(direct.scores[name], rel=1e-12)
+        np.testing.assert_allclose(ev.intervals[name], direct.intervals[name], rtol=1e-12)
+        # paired: the test side's replicates are exactly the evaluation's cM replicates
+        lo, hi, _ = percentile_interval(ev.rectified.components[m]["test_c"])
+        assert (float(lo), float(hi)) == ev.intervals[RECOMMENDED[m]]
+        torch.testing.assert_close(
+            ev.rectified.components[m]["test_c"], direct.components[m]["test_c"], rtol=1e-12, atol=0
+        )
+        # rM = cM(test) − (cM(R) − wM(R)), with the evaluation's own cM
+        assert ev.scores[name] == pytest.approx(
+            ev.scores[RECOMMENDED[m]] - ev.rectified.correction[m], abs=1e-12
+        )
+    # the miscalibrated model biases cM; the correction is not negligible on these data
+    assert abs(ev.rectified.correction["BA"]) > 0.005
+
+
+def test_recommended_switches_to_the_rectified_scores_with_reference_rows():
+    t, r = data(2)
+    assert evaluate(t, n_bootstrap=0).recommended == RECOMMENDED
+    assert evaluate(t, ReferenceRows.from_arrays(U, **r), n_bootstrap=0).recommended == {
+        "BA": "rBA",
+        "F1": "rF1",
+        "AUC": "rAUC",
+    }
+    # reference rows without scores: no rAUC, so the AUC family falls back to cAUC
+    no_scores = ReferenceRows.from_arrays(U, **{**r, "y_score": None})
+    ev = evaluate(t, no_scores, n_bootstrap=0)
+    assert ev.recommended == {"BA": "rBA", "F1": "rF1", "AUC": "cAUC"}
+    assert math.isnan(ev.scores["rAUC"]) and "y_score" in ev.unavailable["rAUC"]
+
+
+def test_to_dict_holds_the_rectified_scores_reference_rows_and_correction():
+    t, r = data(3)
+    ref = ReferenceRows.from_arrays(U, **r, source="validation part")
+    ev = evaluate(t, ref, n_bootstrap=100, seed=2, reference_variant="ppi++")
+    d = json.loads(json.dumps(ev.to_dict(), allow_nan=False))  # strict JSON: no NaN
+    assert list(d["scores"]) == list(EVALUATION_SCORES)
+    assert d["recommended"] == RECOMMENDED_RECTIFIED
+    for name in LABEL_FREE_RECTIFIED:
+        assert d["scores"][name] == pytest.approx(ev.scores[name])
+        iv = d["intervals"][name]
+        assert iv["low"] <= d["scores"][name] <= iv["high"] and iv["n_undefined"] == 0
+        assert name in d["descriptions"]
+    assert d["reference"] == {
+        "source": "validation part",
+        "n": len(r["y_true"]),
+        "per_subconcept": COUNTS,
+        "few_rows": [],
+    }
+    rect = d["rectification"]
+    assert rect["variant"] == "ppi++" and rect["bootstrap"]["n"] == 100
+    assert rect["bootstrap"]["stratify"] == "class"
+    for m in ("BA", "F1", "AUC"):
+        fam = rect["families"][m]
+        assert fam["correction"] == pytest.approx(
+            fam["class_conditional_reference"] - fam["true_weight_reference"]
+        )
+        assert fam["class_conditional_test"] == pytest.approx(ev.scores["c" + m], abs=1e-12)
+        assert 0 <= fam["lambda"] <= 1
+
+
+def test_without_reference_rows_the_rectified_scores_are_null_with_the_reason():
+    t, _r = data(4)
+    ev = evaluate(t, n_bootstrap=50)
+    d = ev.to_dict()
+    for name in LABEL_FREE_RECTIFIED:
+        assert math.isnan(ev.scores[name]) and name not in ev.intervals
+        assert "no reference rows" in ev.unavailable[name]
+        assert d["scores"][name] is None and name not in d["intervals"]
+    assert d["reference"] is None and d["rectification"] is None and ev.rectified is None
+    assert ev.per_subconcept.n_reference.isna().all()
+    assert set(ev.subsets.score) <= set(ALL_SCORES)  # metrics.csv: no rectified rows
+    assert list(ev.table().score) == list(EVALUATION_SCORES)
+
+
+def test_reference_rows_change_no_other_number():
+    t, r = data(5)
+    kw = dict(n_bootstrap=150, seed=4, subconcept=t["subconcept"])
+    plain = evaluate(t, **kw)
+    with_ref = evaluate(t, ReferenceRows.from_arrays(U, **r), **kw)
+    for k in ALL_SCORES:
+        assert plain.scores[k] == with_ref.scores[k] or math.isnan(plain.scores[k])
+        assert plain.intervals.get(k) == with_ref.intervals.get(k)
+        assert plain.unavailable.get(k) == with_ref.unavailable.get(k)
+    pd.testing.assert_frame_equal(plain.subsets, with_ref.subsets, rtol=0, atol=0)
+    pd.testing.assert_frame_equal(
+        plain.per_subconcept.drop(columns="n_reference"),
+        with_ref.per_subconcept.drop(columns="n_reference"),
+        rtol=0,
+        atol=0,
+    )
+    assert with_ref.per_subconcept.set_index("subconcept").n_reference.to_dict() == COUNTS
+    assert plain.notes == with_ref.notes
+
+
+def test_per_subconcept_intervals_are_clopper_pearson_and_never_one_one():
+    t, _r = data(6)
+    y, sc = t["y_true"], t["subconcept"]
+    y_pred = t["y_pred"].copy()
+    y_pred[sc == "e"] = 1  # every row of e found
+    ev = evaluate({**t, "y_pred": y_pred}, subconcept=sc, n_bootstrap=0)  # no bootstrap needed
+    ps = ev.per_subconcept.set_index("subconcept")
+    assert (ps.interval_method == DEFAULT_METHOD).all()
+    hit = (y_pred == y).astype(float)
+    for nm in sim.NAMES:
+        m = sc == nm
+        k, n = int(hit[m].sum()), int(m.sum())
+        ci = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+        np.testing.assert_allclose([ps.loc[nm, "low"], ps.loc[nm, "high"]], [ci.low, ci.high])
+    assert ps.loc["e", "recall"] == 1 and ps.loc["e", "high"] == 1 and ps.loc["e", "low"] < 0.9
+    q = class_posteriors(torch.as_tensor(t["posteriors"]), U, y).q.numpy()
+    soft = soft_recall_interval(q, hit)
+    np.testing.assert_allclose(ps.loc[list(sim.NAMES), "est_low"], soft.low, rtol=1e-12)
+    np.testing.assert_allclose(ps.loc[list(sim.NAMES), "est_high"], soft.high, rtol=1e-12)
+
+
+def test_clustered_rows_count_once_per_cluster_in_the_recall_intervals():
+    t, _r = data(7, n_test=300)
+    sc = t["subconcept"]
+    single = evaluate(t, subconcept=sc, n_bootstrap=0)
+    alone = evaluate(t, subconcept=sc, n_bootstrap=0, groups=np.arange(300))
+    cols = ["low", "high", "est_low", "est_high"]
+    pd.testing.assert_frame_equal(single.per_subconcept[cols], alone.per_subconcept[cols])
+    assert alone.per_subconcept.interval_method.str.contains("over groups").all()
+    # every row twice, the copies in one cluster: the same information, the same intervals
+    twice = {k: np.concatenate([v, v]) for k, v in t.items()}
+    doubled = evaluate(
+        twice, subconcept=twice["subconcept"], n_bootstrap=0, groups=np.tile(np.arange(300), 2)
+    )
+    pd.testing.assert_frame_equal(
+        single.per_subconcept[cols], doubled.per_subconcept[cols], rtol=1e-9
+    )
+    naive = evaluate(twice, subconcept=twice["subconcept"], n_bootstrap=0)
+    assert (
+        (naive.per_subconcept.high - naive.per_subconcept.low)
+        .lt(single.per_subconcept.high - single.per_subconcept.low)
+        .all()
+    )
+
+
+def test_reference_rows_without_test_posteriors_say_why_and_bad_options_raise():
+    t, r = data(8)
+    ref = ReferenceRows.from_arrays(U, **r)
+    ev = evaluate_predictions(
+        t["y_true"],
+        y_score=t["y_score"],
+        subconcept=t["subconcept"],
+        train_sizes=sim.TRAIN_SIZES,
+        reference=ref,
+        n_bootstrap=0,
+    )
+    assert all("no test posteriors" in ev.unavailable[k] for k in LABEL_FREE_RECTIFIED)
+    assert ev.recommended == RECOMMENDED and ev.to_dict()["rectification"] is None
+    assert ev.to_dict()["reference"]["per_subconcept"] == COUNTS
+    assert ev.per_subconcept.set_index("subconcept").n_reference.to_dict() == COUNTS
+    with pytest.raises(ValueError, match="reference_variant must be one of"):
+        evaluate(t, ref, reference_variant="ppi")
+    with pytest.raises(ValueError, match="reference must be ReferenceRows"):
+        evaluate(t, r)
