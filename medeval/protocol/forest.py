@@ -136,9 +136,8 @@ def _fit_subconcept_model(
     rf = _forest(n_estimators, seed).fit(X[train], task.subconcept[train])
     out = forest_oob(rf, X[train], X_test=X[test])
     k = len(task.subconcepts)
-    return full_posteriors(out.test_proba, rf.classes_, k), full_posteriors(
-        out.proba, rf.classes_, k
-    )
+    test_posteriors = full_posteriors(out.test_proba, rf.classes_, k)
+    return test_posteriors, full_posteriors(out.proba, rf.classes_, k)
 
 
 def _fit_binary(
@@ -189,9 +188,10 @@ def run_fold(
             (resampled within class; seeded from (seed, data set, fold, method)).
 
     Returns:
-        One JSON-ready record per method: scores (the nine of the paper and the label-free
-        ones), their 95 % intervals, subsets (long), per-subconcept rows, subconcept-model
-        scores and timings.
+        One JSON-ready record per method: scores (the nine of the paper, the label-free ones
+        and the rectified rBA, rF1, rAUC from the fold's out-of-bag reference rows), their 95 %
+        intervals, subsets (long), per-subconcept rows, subconcept-model scores, the reference
+        rows' description (``"reference"``: source, rows kept and dropped) and timings.
     """
     methods = check_methods(methods)
     if task.data.X is None:
