@@ -23,16 +23,15 @@ from typing import Any
 import pandas as pd
 
 from medeval.analyses.common import dataset_means, markdown_table, subset_frame
-from medeval.analyses.discovery import discovery_markdown, discovery_table
-from medeval.analyses.quality import (
+from medeval.analyses.coverage import (
     COVERAGE_INTRO,
     coverage_by_dataset,
     coverage_markdown,
     coverage_view,
     low_coverage_lines,
-    subconcept_model_quality,
-    weak_markdown,
 )
+from medeval.analyses.discovery import discovery_markdown, discovery_table
+from medeval.analyses.quality import subconcept_model_quality, weak_markdown
 from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
 from medeval.analyses.rq2 import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
 from medeval.analyses.rq3 import rq3_sheets
