@@ -7,10 +7,14 @@ already holds them), then measures in one process:
 * the uncached loader of today's training path (``ImageDataset`` + ``default_transform``:
   decode, resize, normalise every epoch) on ``--uncached`` files;
 * the first pass of the cache (:meth:`ImageCache.ensure`: decode + resize + store) on all files;
-* cached passes (``ResizedImageDataset`` over the store, shuffled as a training epoch);
+* the same decode without a store (``ResizedImageDataset``: grey images resized as one plane);
+* cached passes (``ResizedImageDataset`` over the store, shuffled as a training epoch), with
+  float32 normalised items and with uint8 items (for normalising on the device);
 
 for 224 and 32 px, batch 32, DataLoader workers 0 and 2. Each figure is taken ``--repeats``
-times; the ratio is cached / uncached images/s. The load average is printed with every row::
+times; the ratio is cached / uncached images/s. The load average is printed with every row.
+The same files, hard-linked into ``<work>/by_class/<class>/``, make a ``folder`` data set for
+timing whole ``python -m medeval.train`` epochs with ``data.cache`` on and off::
 
     python benchmarks/bench_image_cache.py --work /tmp/nih-like
     python benchmarks/bench_image_cache.py --images 200 --uncached 64 --repeats 1   # quick look
@@ -66,6 +70,23 @@ def write_folder(folder: Path, n: int, side: int) -> list[str]:
     return files
 
 
+#: Class folders for ``--source folder`` (sizes as shares of the images): 2 majority and 2
+#: minority classes, so that ``medeval.train`` makes a kept binary task with subconcepts.
+CLASSES = {"no_finding": 0.4, "infiltration": 0.3, "effusion": 0.18, "nodule": 0.12}
+
+
+def link_class_folders(files: list[str], root: Path) -> Path:
+    """Hard links of ``files`` under ``root/<class>/`` for ``python -m medeval.train``."""
+    bounds = np.cumsum(list(CLASSES.values())) * len(files)
+    for i, f in enumerate(files):
+        label = list(CLASSES)[int(np.searchsorted(bounds, i, side="right"))]
+        link = root / label / Path(f).name
+        if not link.exists():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            os.link(f, link)
+    return root
+
+
 def _load() -> str:
     return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
 
@@ -95,14 +116,19 @@ def measure(files: list[str], work: Path, size: int, args) -> dict[str, float]:
     y = np.zeros(n, dtype=np.int64)
     print(f"\n{size} px, batch 32")
     out: dict[str, float] = {}
+    sub = files[: args.uncached]
+    plain = ImageDataset(
+        y=y[: len(sub)], subconcept=y[: len(sub)], files=np.asarray(sub, dtype=object),
+        transform=default_transform(size),
+    )  # fmt: skip
+    one_plane = ResizedImageDataset(sub, y[: len(sub)], y[: len(sub)], size=size)
     for workers in (0, 2):
-        sub = files[: args.uncached]
-        plain = ImageDataset(
-            y=y[: len(sub)], subconcept=y[: len(sub)], files=np.asarray(sub, dtype=object),
-            transform=default_transform(size),
-        )  # fmt: skip
         rates = [_epoch(plain, workers, seed) for seed in range(args.repeats)]
         out[f"uncached w{workers}"] = _row(f"uncached, workers {workers} ({len(sub)})", rates)
+    for workers in (0, 2):
+        rates = [_epoch(one_plane, workers, seed) for seed in range(args.repeats)]
+        ratio = max(rates) / out[f"uncached w{workers}"]
+        _row(f"no store, one plane, workers {workers}", rates, f"  = {ratio:.1f}× uncached")
     rates = []
     for rep in range(args.repeats):
         root = work / f"cache-{size}-{rep}"
@@ -122,6 +148,11 @@ def measure(files: list[str], work: Path, size: int, args) -> dict[str, float]:
         out[f"cached w{workers}"] = _row(
             f"cached, workers {workers} ({n})", rates, f"  = {ratio:.0f}× uncached"
         )
+    raw = ResizedImageDataset(files, y, y, size=size, cache=reader, as_uint8=True)
+    for workers in (0, 2):
+        rates = [_epoch(raw, workers, seed) for seed in range(args.repeats + 1)]
+        ratio = max(rates) / out[f"uncached w{workers}"]
+        _row(f"cached uint8 out, workers {workers}", rates, f"  = {ratio:.0f}× uncached")
     store_mb = sum(p.stat().st_size for p in reader.folder.glob("shard-*")) / 2**20
     print(f"  store: {store_mb:.1f} MB for {n} images ({store_mb * 2**10 / n:.0f} KB each)")
     return out
@@ -141,6 +172,8 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="medeval-cache-bench-"))
     print(f"{os.cpu_count()} CPUs, torch {torch.__version__}, {_load()}")
     files = write_folder(work / "images", args.images, args.side)
+    by_class = link_class_folders(files, work / "by_class")
+    print(f"class folders for medeval.train (--source folder --path {by_class}) ready")
     for size in args.sizes:
         measure(files, work, size, args)
     for stale in work.glob("cache-*"):

@@ -103,7 +103,8 @@ def prepare_image(path: str | Path, *, size: int, frame: int | None = None) -> n
 
 @dataclass(frozen=True)
 class _Stat:
-    key: str  # the resolved path
+    name: str  # the file as given (named in messages)
+    key: str  # its resolved path (the index key)
     size: int
     mtime_ns: int
 
@@ -114,7 +115,7 @@ def _stat(file: str | Path) -> _Stat:
         st = os.stat(path)
     except FileNotFoundError as exc:
         raise DataError(f"{file}: image file not found") from exc
-    return _Stat(str(path), st.st_size, st.st_mtime_ns)
+    return _Stat(str(file), str(path), st.st_size, st.st_mtime_ns)
 
 
 def _as_is(item):
@@ -159,7 +160,12 @@ class ImageCache:
         path = self.folder / _INDEX
         if not path.is_file():
             return {}
-        return json.loads(path.read_text())["files"]
+        try:
+            return json.loads(path.read_text())["files"]
+        except (ValueError, KeyError, TypeError) as exc:  # written atomically: not by medeval
+            raise CacheFolderError(
+                f"{path}: not an image cache index ({exc}); delete {self.folder} to rebuild it"
+            ) from exc
 
     def ensure(
         self, files, *, workers: int = 0, progress: bool = True, desc: str | None = None
@@ -220,7 +226,7 @@ class ImageCache:
         name = f"shard-{uuid.uuid4().hex}.u8"
         tmp = self.folder / f".{name}.tmp"
         loader = DataLoader(
-            _Decode([s.key for s in todo], self.size, self.frame),
+            _Decode([s.name for s in todo], self.size, self.frame),
             batch_size=None,  # one image per item, kept as numpy (no collation)
             collate_fn=_as_is,
             num_workers=workers,

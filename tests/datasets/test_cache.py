@@ -219,3 +219,13 @@ def test_a_complete_read_only_store_is_used_and_an_unwritable_one_is_named(tmp_p
     with pytest.raises(CacheFolderError, match="not-a-folder") as info:
         ImageCache(blocker, size=SIZE).ensure(files, progress=False)
     assert "data.cache" in str(info.value)
+
+
+def test_a_build_reports_progress_and_a_complete_store_reports_none(tmp_path, capsys):
+    files = _files(tmp_path)
+    store = ImageCache(tmp_path / "cache", size=SIZE)
+    store.ensure(files, desc="decode x once")
+    err = capsys.readouterr().err
+    assert "decode x once: 100%" in err and f"{len(files)}/{len(files)}" in err
+    store.ensure(files, desc="decode x once")
+    assert capsys.readouterr().err == ""
