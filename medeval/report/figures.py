@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..scores import RECOMMENDED, WEIGHTINGS, weighting
+from ..scores import RECOMMENDED, RECOMMENDED_RECTIFIED, WEIGHTINGS
 
 CLASS_COLORS = {0: "#7f8fa6", 1: "#e1812c"}
 #: Colour and line style of each weighting's full-test score line, by prefix (the names and
@@ -89,7 +89,7 @@ def _recommended(
 ) -> set[str]:
     if given is not None:
         return set(given)
-    rectified = f"{weighting('r').prefix}{metric}"
+    rectified = RECOMMENDED_RECTIFIED[metric]
     value = scores.get(rectified)
     return {rectified if value is not None and not math.isnan(value) else RECOMMENDED[metric]}
 

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .. import __version__
-from ..scores import RECOMMENDED, score_key, weighting
+from ..scores import RECOMMENDED, REFERENCE_SCORES, SCORE_DESCRIPTIONS, score_key
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
@@ -226,7 +226,7 @@ INTERVAL_METHOD_NAMES = {
 
 
 def _rectified_names() -> list[str]:
-    return list(weighting("r").scores())
+    return list(REFERENCE_SCORES)
 
 
 def ordered_scores(names: Iterable[str]) -> list[str]:
@@ -354,14 +354,12 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
 
 def _scores_section(ev: Any) -> Section:
     """The full-test scores with their meaning, what to read, and the subconcept model."""
-    from ..evaluation import EVALUATION_DESCRIPTIONS
-
     pct = f"{ev.confidence:.0%}"
     rectified = [k for k in _rectified_names() if k in ev.recommended.values()]
     table, marked, missing = scores_frame(
         ev.scores,
         ev.intervals,
-        descriptions=EVALUATION_DESCRIPTIONS,
+        descriptions=SCORE_DESCRIPTIONS,
         unavailable=ev.unavailable,
         recommended=set(ev.recommended.values()),
         confidence=ev.confidence,
