@@ -1,6 +1,6 @@
 """A classifier that is not medeval's on a real KEEL set, for the own-model tests.
 
-KEEL ``vehicle`` (846 rows, 18 features) becomes a binary task with four subconcepts
+KEEL ``vehicle`` (18 features) becomes a binary task of 597 rows with four subconcepts
 (:func:`medeval.tasks.make_binary_task`, seed 0: bus and saab in class 0, opel and van in
 class 1); its rows are split into TRAIN (40 %), REF (30 %) and TEST (30 %), stratified by
 subconcept, and a scikit-learn logistic regression fitted on TRAIN scores REF and TEST. The

@@ -166,11 +166,21 @@ def run(args: argparse.Namespace) -> int:
     with replace_folder(out) as tmp:
         write_files(tmp, result.files)
     ev = result.evaluation
-    rec = ", ".join(f"{k}: {v}" for k, v in ev.recommended.items())
-    say(args, scores_table(ev), f"recommended: {rec}", *(f"note: {n}" for n in ev.notes))
+    say(args, scores_table(ev), *_recommended(ev), *(f"note: {n}" for n in ev.notes))
     print(f"report: {out / 'report.html'}")
     print(f"results: {out}")
     return 0
+
+
+def _recommended(ev) -> list[str]:
+    """One line per family: the score to read, its value and interval."""
+    lines = []
+    for family, name in ev.recommended.items():
+        lo, hi = ev.intervals.get(name, (float("nan"), float("nan")))
+        why = ev.unavailable.get(name, "")
+        value = f"{ev.scores[name]:.3f} [{lo:.3f}, {hi:.3f}]" if not why else f"— ({why})"
+        lines.append(f"recommended for {family}: {name} = {value}")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
