@@ -239,3 +239,13 @@ def test_predictions_in_their_own_file_are_joined_by_id(tmp_path, capsys):
     assert main([*argv[:-3], "--out", str(tmp_path / "out2"), "--bootstrap", "0"]) == 2
     err = capsys.readouterr().err.strip()
     assert "preds.csv" in err and "has 39 rows" in err and "has 40" in err
+
+
+@own_model_data.needs_reference_rows
+def test_a_minority_subconcept_without_reference_rows_names_the_users_file(tmp_path, capsys):
+    p = _tiny(tmp_path, reference=lambda f: f[f["subconcept"] != "d"])
+    argv = ["--train", str(p["train"]), "--test", str(p["test"]), "--reference"]
+    argv += [str(p["reference"]), "--out", str(tmp_path / "out"), "--bootstrap", "0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(p["reference"]) in err and "'d'" in err, err
