@@ -4,7 +4,7 @@ Writes an NIH-like folder (default 2,000 grayscale PNGs of 1024 × 1024: a smoot
 ellipses and a little noise, ``compress_level=1``) into ``--work`` (kept and reused when it
 already holds them), then measures in one process:
 
-* the uncached loader of today's training path (``ImageDataset`` + ``default_transform``:
+* the float loader that training used before the store (``ImageDataset`` + ``default_transform``:
   decode, resize, normalise every epoch) on ``--uncached`` files;
 * the first pass of the cache (:meth:`ImageCache.ensure`: decode + resize + store) on all files;
 * the same decode without a store (``ResizedImageDataset``: grey images resized as one plane);

@@ -385,6 +385,8 @@ class ResizedImageDataset(Dataset):
         size: the side of the square images.
         cache: a reader of ``files`` from :meth:`ImageCache.ensure`, or ``None`` to decode.
         frame: the DICOM frame, as for the loaders (used only without ``cache``).
+        rows: (N,) the row numbers named in error messages (default ``0 .. N - 1``), e.g. the
+            rows of the whole data set that a split's part holds.
     """
 
     def __init__(
@@ -398,12 +400,14 @@ class ResizedImageDataset(Dataset):
         frame: int | None = None,
         normalize: bool = True,
         as_uint8: bool = False,
+        rows: np.ndarray | None = None,
     ) -> None:
         self.files = np.asarray(files, dtype=object)
+        self.rows = np.arange(len(self.files)) if rows is None else np.asarray(rows)
         self.y = np.asarray(y, dtype=np.int64)
         self.subconcept = np.asarray(subconcept, dtype=np.int64)
-        if not len(self.files) == len(self.y) == len(self.subconcept):
-            raise ValueError("files, y and subconcept must have one entry per row")
+        if not len(self.files) == len(self.y) == len(self.subconcept) == len(self.rows):
+            raise ValueError("files, y, subconcept and rows must have one entry per row")
         if cache is not None and cache.size != size:
             raise ValueError(f"the cache holds {cache.size} px images, not {size} px")
         if cache is not None and len(cache) != len(self.files):
@@ -422,7 +426,7 @@ class ResizedImageDataset(Dataset):
         try:
             return prepare_image(self.files[i], size=self.size, frame=self.frame)
         except DataError as exc:
-            raise DataError(f"row {i}: {exc}") from exc
+            raise DataError(f"row {self.rows[i]}: {exc}") from exc
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int, int]:
         u8 = self.image(i)
