@@ -84,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="feature cache folder (default .medeval-cache/features)",
     )
     g.add_argument("--no-cache", action="store_true")
+    g.add_argument(
+        "--no-image-cache",
+        action="store_true",
+        help="decode image files on every run (default: once, into .medeval-cache/images)",
+    )
     t = p.add_argument_group("text")
     t.add_argument(
         "--text-model",
@@ -126,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         workers=args.workers,
         cache=None if args.no_cache else args.cache,
+        image_cache=None if args.no_image_cache else ".medeval-cache/images",
         text_model=args.text_model,
         svd_components=args.svd_components,
         seed=0 if args.seed is None else args.seed,

@@ -1,9 +1,15 @@
 """Pooled features of a frozen backbone for every image, cached on disk.
 
 Cache layout: ``<cache>/<model>-<size>px-<key>/<h[:2]>/<h>.npy`` where ``key`` hashes the model
-name, the weights (file path+size+mtime, "pretrained" or "random:<seed>"), the feature kind and
-the image size, and ``h`` hashes the image file (path, size, mtime) or, for images held in
-memory, the pixels. A second run over the same files reads the cache and runs no model.
+name, the weights (file path+size+mtime, "pretrained" or "random:<seed>"), the feature kind,
+the image size and, for image files, the pixel rule (``u8-v<DECODE_VERSION>``), and ``h``
+hashes the image file (path, size, mtime) or, for images held in memory, the pixels. A second
+run over the same files reads the cache and runs no model.
+
+Image files go through the pixels of the training path (:class:`ResizedImageDataset`: decoded,
+resized, quantised to uint8 once), read from the decoded-image store under ``image_cache`` or,
+without one, decoded now; both give the same features bit for bit. In-memory images are resized
+as floats, as before.
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from medeval import atomic
-from medeval.datasets.base import DataError, LabelledData
-from medeval.datasets.images import default_transform, load_image, to_tensor
+from medeval.datasets.base import LabelledData
+from medeval.datasets.cache import DECODE_VERSION, ImageCache, ResizedImageDataset
+from medeval.datasets.images import default_transform, to_tensor
 from medeval.datasets.pixels import FRAME_KEY
 from medeval.device import autocast
 from medeval.models import create_backbone
@@ -37,8 +44,19 @@ def _sha(text: str | bytes) -> str:
 class FeatureCache:
     """One folder of per-image feature vectors for one (model, weights, features, size)."""
 
-    def __init__(self, root: str | Path, *, model: str, weights: str, features: str, size: int):
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        model: str,
+        weights: str,
+        features: str,
+        size: int,
+        pixels: str | None = None,
+    ):
         spec = {"model": model, "weights": weights, "features": features, "size": size}
+        if pixels is not None:  # in-memory images keep their earlier folder
+            spec["pixels"] = pixels
         key = _sha(json.dumps(spec, sort_keys=True))[:16]
         self.folder = Path(root) / f"{model}-{size}px-{key}"
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -77,21 +95,40 @@ def row_keys(data: LabelledData) -> list[str]:
 
 
 class _Rows(Dataset):
-    def __init__(self, data: LabelledData, rows: np.ndarray, size: int) -> None:
+    """Rows ``rows`` of ``data`` as normalised (3, S, S) images."""
+
+    def __init__(
+        self,
+        data: LabelledData,
+        rows: np.ndarray,
+        size: int,
+        *,
+        image_cache: str | Path | None,
+        workers: int,
+        progress: bool,
+    ) -> None:
         self.data, self.rows, self.transform = data, rows, default_transform(size)
+        self.files = None
+        if data.files is not None:
+            files = np.asarray(data.files, dtype=object)[rows]
+            frame = data.meta.get(FRAME_KEY)
+            reader = None
+            if image_cache is not None:
+                reader = ImageCache(image_cache, size=size, frame=frame).ensure(
+                    files, workers=workers, progress=progress, desc=f"decode {data.name} once"
+                )
+            zeros = np.zeros(len(rows), dtype=np.int64)
+            self.files = ResizedImageDataset(
+                files, zeros, zeros, size=size, cache=reader, frame=frame, rows=rows
+            )
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def __getitem__(self, i: int) -> torch.Tensor:
-        r = self.rows[i]
-        if self.data.files is not None:
-            try:
-                image = load_image(self.data.files[r], frame=self.data.meta.get(FRAME_KEY))
-            except DataError as exc:  # one line naming row and file, also from a worker
-                raise DataError(f"row {r}: {exc}") from exc
-        else:
-            image = to_tensor(np.asarray(self.data.images[r], dtype=np.float32) / 255.0)
+        if self.files is not None:  # names the row and file on failure, also from a worker
+            return self.files[i][0]
+        image = to_tensor(np.asarray(self.data.images[self.rows[i]], dtype=np.float32) / 255.0)
         return self.transform(image)
 
 
@@ -137,10 +174,14 @@ def embed_images(
     cache: str | Path | None = None,
     seed: int = 0,
     progress: bool = True,
+    image_cache: str | Path | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Features (N, F) float32 of every image in ``data`` from the frozen backbone.
 
-    Images already in the cache are read from it; only the others go through the model.
+    Images already in the feature cache ``cache`` are read from it; only the others go through
+    the model. Their files are decoded once into the decoded-image store under
+    ``image_cache`` (shared with training: :mod:`medeval.datasets.cache`), or decoded now
+    without one; the features are the same bits either way.
 
     Returns:
         The features and facts about the run (``computed``, ``cached``, ``weights``, cache folder).
@@ -150,14 +191,17 @@ def embed_images(
     keys = row_keys(data)
     store = None
     if cache is not None:
-        store = FeatureCache(cache, model=model, weights=wid, features=features, size=size)
+        pixels = None if data.files is None else f"u8-v{DECODE_VERSION}"
+        store = FeatureCache(
+            cache, model=model, weights=wid, features=features, size=size, pixels=pixels
+        )
     found = _cached(store, keys)
     todo = np.asarray([i for i in range(len(keys)) if i not in found], dtype=np.intp)
     if len(todo):
         torch.manual_seed(seed)  # random init is an explicit, seeded choice
         net = create_backbone(model, pretrained=pretrained, weights=weights, features=features)
         loader = DataLoader(
-            _Rows(data, todo, size),
+            _Rows(data, todo, size, image_cache=image_cache, workers=workers, progress=progress),
             batch_size=batch_size,
             num_workers=workers,
             pin_memory=device.type == "cuda",

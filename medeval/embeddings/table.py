@@ -30,6 +30,7 @@ class EmbedSettings:
     batch_size: int = 32
     workers: int = 0
     cache: str | Path | None = ".medeval-cache/features"
+    image_cache: str | Path | None = ".medeval-cache/images"  # decoded image files, once
     text_model: str = "all-MiniLM-L6-v2"
     svd_components: int = 256
     seed: int = 0
@@ -59,6 +60,7 @@ def embed_table(
             workers=s.workers,
             device=device,
             cache=s.cache,
+            image_cache=s.image_cache,
             seed=s.seed,
             progress=progress,
         )

@@ -4,6 +4,7 @@ object (see ``docs/layout.md``):
 - :mod:`.evaluate`: a predictions file → :class:`~medeval.evaluation.Evaluation`;
 - :mod:`.rerun`: a run folder → its splits re-evaluated → the run summary;
 - :mod:`.train`: a training config → splits trained, calibrated and evaluated → summary;
+- :mod:`.subconcepts`: your own model's features → subconcept posteriors → evaluation;
 - :mod:`.discovery`: embeddings → discovered subconcepts → evaluation.
 
 Submodules are imported on use, so importing this package stays cheap.

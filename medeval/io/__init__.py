@@ -3,6 +3,7 @@
 - :mod:`.tables`: one reader for CSV / TSV / Parquet tables (:func:`read_frame`);
 - :mod:`.predictions`: predictions and train-sizes files, input checks, the bundled example;
 - :mod:`.embeddings`: embedding tables (``f0000…`` features) read and written;
+- :mod:`.features`: feature tables (features + per-row columns), checked, for any model;
 - reference data: :func:`medeval.reference.read_reference`;
 - JSON: :func:`medeval.atomic.json_text` / :func:`medeval.atomic.write_json`, one NaN policy
   for every file (non-finite numbers become ``null``), re-exported here.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -16,21 +17,61 @@ from typing import Any
 import pandas as pd
 
 from .. import __version__
+from ..scores import RECOMMENDED, REFERENCE_SCORES, SCORE_DESCRIPTIONS, score_key
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
 max-width:1100px;color:#222;line-height:1.45;padding:0 1rem}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;
 border-bottom:1px solid #ddd;padding-bottom:.2rem}.sub{color:#666;margin-top:0}
+.scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:.6rem 0;font-size:.9rem}
-th,td{border:1px solid #ddd;padding:.25rem .55rem;text-align:right}
-th{background:#f4f5f7}td:first-child,th:first-child{text-align:left}
+.cap{color:#555;font-size:.85rem;margin:-.3rem 0 .6rem}
+th,td{border:1px solid #ddd;padding:.25rem .55rem;text-align:right;vertical-align:top}
+td{white-space:nowrap}td.t{white-space:normal}
+th{background:#f4f5f7}td:first-child,th:first-child,td.t,th.t{text-align:left}
+td{font-variant-numeric:tabular-nums}tr.rec td{background:#f3f9f1;font-weight:600}
+details{margin:.4rem 0}summary{cursor:pointer;color:#245;font-size:.92rem}
 img{max-width:100%;border:1px solid #eee;margin:.5rem 0}
 pre{background:#f6f8fa;padding:.8rem;overflow:auto;font-size:.85rem}
 .warn{background:#fff8e1;border-left:4px solid #f0b400;padding:.5rem .8rem;margin:.4rem 0}
 .note{background:#eef5ff;border-left:4px solid #4a90d9;padding:.5rem .8rem;margin:.4rem 0}
-figcaption{color:#555;font-size:.9rem}
+figcaption{color:#555;font-size:.9rem}ul.links{padding-left:1.2rem}
 """
+
+
+def interval_cell(value: Any, low: Any = math.nan, high: Any = math.nan, *, digits: int = 3) -> str:
+    """One table cell for a value and its interval: ``"0.878 [0.847, 0.911]"``; the value alone
+    where a bound is missing, ``"—"`` where the value is."""
+    if _missing(value):
+        return "—"
+    text = f"{float(value):.{digits}f}"
+    if _missing(low) or _missing(high):
+        return text
+    return f"{text} [{float(low):.{digits}f}, {float(high):.{digits}f}]"
+
+
+def _missing(x: Any) -> bool:
+    if x is None:
+        return True
+    try:
+        return math.isnan(float(x))
+    except (TypeError, ValueError):
+        return True
+
+
+def _is_words(x: Any) -> bool:
+    return isinstance(x, str) and any(ch.isalpha() for ch in x)
+
+
+def _bounds(interval: Any) -> tuple[float, float]:
+    """``(low, high)`` from a pair or a ``metrics.json`` record ``{"low", "high", ...}``."""
+    if interval is None:
+        return math.nan, math.nan
+    if isinstance(interval, Mapping):
+        interval = (interval.get("low"), interval.get("high"))
+    lo, hi = interval
+    return (math.nan if lo is None else lo), (math.nan if hi is None else hi)
 
 
 @dataclass
@@ -44,21 +85,46 @@ class Section:
         self.blocks.append(f"<p>{html.escape(text)}</p>")
         return self
 
-    def table(self, df: pd.DataFrame, *, caption: str = "", digits: int = 3) -> Section:
-        def fmt(x: Any) -> str:
-            if isinstance(x, float):
-                return "—" if math.isnan(x) else f"{x:.{digits}f}"
-            return html.escape(str(x))
+    def table(
+        self,
+        df: pd.DataFrame,
+        *,
+        caption: str = "",
+        digits: int = 3,
+        highlight: Collection[int] = (),
+    ) -> Section:
+        """An HTML table of ``df``: floats to ``digits`` places (NaN as "—"), text columns
+        left-aligned, the rows at positions ``highlight`` emphasised; wider than the page, it
+        scrolls inside its own box instead of pushing the page wider."""
+        self.blocks.append(_table_html(df, caption=caption, digits=digits, highlight=highlight))
+        return self
 
-        cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-        rows = "".join(
-            "<tr>" + "".join(f"<td>{fmt(v)}</td>" for v in row) + "</tr>"
-            for row in df.itertuples(index=False)
+    def details(self, summary: str, df: pd.DataFrame, *, caption: str = "", digits: int = 3):
+        """A collapsed block (``<details>``) holding a secondary table, opened by a click."""
+        table = _table_html(df, caption=caption, digits=digits, highlight=())
+        self.blocks.append(f"<details><summary>{html.escape(summary)}</summary>{table}</details>")
+        return self
+
+    def links(self, links: Sequence[tuple[str, str]], *, intro: str = "") -> Section:
+        """A list of links ``(href, text)``; hrefs are relative paths next to the report
+        (e.g. ``"split_0/report.html"``), never fetched by the report itself."""
+        items = "".join(
+            f'<li><a href="{html.escape(href, quote=True)}">{html.escape(text)}</a></li>'
+            for href, text in links
         )
-        self.blocks.append(
-            f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
-        )
+        head = f"<p>{html.escape(intro)}</p>" if intro else ""
+        self.blocks.append(f'{head}<ul class="links">{items}</ul>')
+        return self
+
+    def per_subconcept(self, df: pd.DataFrame, *, confidence: float = 0.95) -> Section:
+        """The per-subconcept results (``per_subconcept.csv`` or
+        :attr:`Evaluation.per_subconcept <medeval.evaluation.Evaluation>`): a main table that
+        fits the page (readable headers, each recall with its interval in one cell, the
+        interval method named) and the secondary columns in a collapsed block."""
+        main, extra, caption = per_subconcept_frames(df, confidence=confidence)
+        self.table(main, caption=caption)
+        if len(extra.columns) > 1:
+            self.details("More columns: training size, weight sums, soft test size", extra)
         return self
 
     def image(self, png: bytes, *, caption: str = "") -> Section:
@@ -80,6 +146,33 @@ class Section:
         return self
 
 
+def _table_html(df: pd.DataFrame, *, caption: str, digits: int, highlight: Collection[int]) -> str:
+    def fmt(x: Any) -> str:
+        if isinstance(x, float):
+            return "—" if math.isnan(x) else f"{x:.{digits}f}"
+        return html.escape(str(x))
+
+    # words are left-aligned; numbers, "0.878 [0.847, 0.911]" and "—" stay right-aligned
+    cls = ["t" if df[c].map(_is_words).any() else "" for c in df.columns]
+
+    def cell(tag: str, value: str, c: str) -> str:
+        return f'<{tag} class="{c}">{value}</{tag}>' if c else f"<{tag}>{value}</{tag}>"
+
+    # a paragraph, not <caption>: a long caption would stretch the table to its own width
+    cap = f'<p class="cap">{html.escape(caption)}</p>' if caption else ""
+    head = "".join(cell("th", html.escape(str(c)), k) for c, k in zip(df.columns, cls, strict=True))
+    rows = "".join(
+        ('<tr class="rec">' if i in highlight else "<tr>")
+        + "".join(cell("td", fmt(v), k) for v, k in zip(row, cls, strict=True))
+        + "</tr>"
+        for i, row in enumerate(df.itertuples(index=False))
+    )
+    return (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>{cap}"
+    )
+
+
 def render(title: str, sections: list[Section], *, subtitle: str = "") -> str:
     """The report as one HTML document."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -95,7 +188,7 @@ def render(title: str, sections: list[Section], *, subtitle: str = "") -> str:
 
 
 _READ_LABEL_FREE = (
-    "Read {BA}, {F1} and {AUC}: label-free estimates of the "
+    "{lead}{BA}, {F1} and {AUC}{verb} label-free estimates of the "
     "true-weight scores wBA / wF1 / wAUC. They weight each test instance by the expected "
     "utility of its subconcept given the subconcept model's posteriors and the instance's "
     "known class, so they need no test subconcept labels. If cBA lies below BA, the small "
@@ -106,18 +199,143 @@ _READ_LABEL_FREE = (
     "majority subconcepts to the subconcept model as well) and can point the wrong way."
 )
 
+_READ_RECTIFIED = (
+    "{names} are rectified: each is the class-conditional score minus that score's error "
+    "measured on {n} reference rows ({source}) whose subconcepts are known, "
+    "rM = cM(test) − (cM(R) − wM(R)). Their interval comes from a joint bootstrap of the test "
+    "and the reference rows, so it also sees the subconcept model's error, which the "
+    "class-conditional scores' interval cannot. They assume the reference rows come from the "
+    "same classifier, subconcept model and population (in its subconcept mix) as the test "
+    "rows and were used to fit neither model."
+)
+
 _UNCHECKED_MODEL = (
     "The subconcept model's quality within each class could not be checked here (no "
-    "true test subconcepts). Give reference data with true subconcepts (e.g. "
-    "python -m medeval.evaluate --reference FILE) to check it; a weak subconcept "
-    "model makes the label-free scores understate hidden failures."
+    "true test subconcepts and no reference rows). Give reference rows with true subconcepts "
+    "(python -m medeval.evaluate --reference FILE): they check the subconcept model and "
+    "rectify the label-free scores ({names}); a weak subconcept model makes the "
+    "class-conditional scores understate hidden failures, and their interval cannot see it."
 )
+
+#: Readable names of :data:`medeval.metrics.proportion.METHODS` (others are shown as written).
+INTERVAL_METHOD_NAMES = {
+    "clopper-pearson": "Clopper–Pearson (exact binomial)",
+    "wilson": "Wilson score",
+    "jeffreys": "Jeffreys",
+}
+
+
+def _rectified_names() -> list[str]:
+    return list(REFERENCE_SCORES)
+
+
+def ordered_scores(names: Iterable[str]) -> list[str]:
+    """Score names in table order: family by family (BA, F1, AUC), within a family by
+    weighting (``"", w, p, c, r``: :func:`medeval.scores.score_key`); names outside the
+    vocabulary last, as given."""
+    names = list(dict.fromkeys(names))
+    known, other = [], []
+    for k in names:
+        try:
+            score_key(k)
+        except ValueError:
+            other.append(k)
+        else:
+            known.append(k)
+    return sorted(known, key=score_key) + other
+
+
+def scores_frame(
+    scores: Mapping[str, float | None],
+    intervals: Mapping[str, Any] | None = None,
+    *,
+    descriptions: Mapping[str, str] | None = None,
+    unavailable: Mapping[str, str] | None = None,
+    recommended: Collection[str] = (),
+    confidence: float = 0.95,
+) -> tuple[pd.DataFrame, list[int], list[str]]:
+    """The full-test scores as a readable table: one row per computed score (every name in
+    ``scores``, in :func:`ordered_scores` order), its value and interval in one cell.
+
+    Args:
+        scores: ``{name: value}`` (None/NaN where undefined).
+        intervals: ``{name: (low, high)}`` or ``metrics.json``'s ``{name: {"low", "high"}}``.
+        descriptions: ``{name: meaning}`` for a "meaning" column (left out when None).
+        unavailable: ``{name: reason}``: these rows are left out and summarised, one line per
+            reason, in the returned notes.
+        recommended: names to mark (and highlight) as the scores to read.
+
+    Returns:
+        (the table, the positions of the recommended rows, the notes on scores not computed).
+    """
+    intervals = intervals or {}
+    unavailable = unavailable or {}
+    pct = f"{confidence:.0%}"
+    rows, marked = [], []
+    for k in ordered_scores(scores):
+        if k in unavailable:
+            continue
+        row = {"score": k}
+        if descriptions is not None:
+            row["meaning"] = descriptions.get(k, "")
+        row[f"value [{pct} CI]"] = interval_cell(scores[k], *_bounds(intervals.get(k)))
+        row["read"] = "recommended" if k in recommended else ""
+        if k in recommended:
+            marked.append(len(rows))
+        rows.append(row)
+    by_reason: dict[str, list[str]] = {}
+    for k in ordered_scores(unavailable):
+        by_reason.setdefault(unavailable[k], []).append(k)
+    missing = [f"{', '.join(ks)} not computed: {why}" for why, ks in by_reason.items()]
+    return pd.DataFrame(rows), marked, missing
+
+
+def run_scores_frame(
+    summary: Mapping[str, Any], *, recommended: Collection[str] = (), confidence: float = 0.95
+) -> tuple[pd.DataFrame, list[int]]:
+    """The run summary's headline table: per score the mean ± sd over the splits and, per
+    split, its value with its bootstrap interval in one cell.
+
+    Args:
+        summary: the run's summary record: ``"scores"`` ``{name: {"mean", "sd", "n_splits",
+            "per_split": {split: value}}}`` and ``"intervals"`` ``{split: {name: {"low",
+            "high"}}}`` (each split's ``metrics.json`` ``"intervals"``); ``"splits"`` the split
+            names (default: those of ``per_split``).
+        recommended: names to mark (and highlight) as the scores to read.
+
+    Returns:
+        (the table, the positions of the recommended rows), for ``Section.table(table,
+        highlight=...)``.
+    """
+    scores = summary["scores"]
+    per = {k: v.get("per_split", {}) for k, v in scores.items()}
+    splits = list(summary.get("splits") or dict.fromkeys(s for p in per.values() for s in p))
+    intervals = summary.get("intervals") or {}
+    pct = f"{confidence:.0%}"
+    rows, marked = [], []
+    for k in ordered_scores(scores):
+        v = scores[k]
+        mean, sd = v.get("mean"), v.get("sd")
+        row = {"score": k}
+        if len(splits) > 1:
+            row["mean ± sd over splits"] = (
+                "—" if _missing(mean) else f"{mean:.3f}" + ("" if _missing(sd) else f" ± {sd:.3f}")
+            )
+        for s in splits:
+            lo, hi = _bounds((intervals.get(s) or {}).get(k))
+            row[f"{s} [{pct} CI]"] = interval_cell(per[k].get(s), lo, hi)
+        row["read"] = "recommended" if k in recommended else ""
+        if k in recommended:
+            marked.append(len(rows))
+        rows.append(row)
+    return pd.DataFrame(rows), marked
 
 
 def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Section]:
     """Sections for one :class:`~medeval.evaluation.Evaluation`: scores, subsets, subconcepts."""
     out = [_scores_section(ev), _per_subconcept_section(ev, figure_png)]
     wide = ev.subsets.pivot_table(index=["subset"], columns="score", values="value", sort=False)
+    wide = wide[ordered_scores(wide.columns)]
     out.append(
         Section("Scores on the evaluation subsets")
         .text(
@@ -128,7 +346,7 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
     )
     if ev.notes or ev.unavailable:
         warn = Section("Warnings")
-        warn.notes([f"{k} not computed: {v}" for k, v in ev.unavailable.items()])
+        warn.notes(scores_frame(ev.scores, unavailable=ev.unavailable)[2])
         warn.notes(ev.notes)
         out.append(warn)
     return out
@@ -136,19 +354,40 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
 
 def _scores_section(ev: Any) -> Section:
     """The full-test scores with their meaning, what to read, and the subconcept model."""
-    from ..evaluation import EVALUATION_DESCRIPTIONS as SCORE_DESCRIPTIONS
-
     pct = f"{ev.confidence:.0%}"
-    scores = ev.table()
-    scores.insert(1, "meaning", [SCORE_DESCRIPTIONS[k] for k in scores.score])
-    scores = scores.rename(columns={"low": f"{pct} low", "high": f"{pct} high"})
+    rectified = [k for k in _rectified_names() if k in ev.recommended.values()]
+    table, marked, missing = scores_frame(
+        ev.scores,
+        ev.intervals,
+        descriptions=SCORE_DESCRIPTIONS,
+        unavailable=ev.unavailable,
+        recommended=set(ev.recommended.values()),
+        confidence=ev.confidence,
+    )
     head = Section("Scores on the full test set")
-    head.text(
+    intro = (
         f"{ev.n:,} test instances, {ev.n_positive:,} of class 1. Intervals: {pct} percentile "
         f"bootstrap, {ev.bootstrap['n']:,} replicates stratified by {ev.bootstrap['stratify']} "
-        f"(seed {ev.bootstrap['seed']})."
+        f"(seed {ev.bootstrap['seed']})"
     )
-    head.notes([_READ_LABEL_FREE.format(**ev.recommended)], warning=False)
+    head.text(
+        intro
+        + ("; for the rectified scores, test and reference rows jointly." if rectified else ".")
+    )
+    if rectified:
+        ref = ev.reference or {}
+        head.notes(
+            [
+                _READ_RECTIFIED.format(
+                    names=", ".join(rectified),
+                    n=f"{ref.get('n', 0):,}",
+                    source=ref.get("source", "reference rows"),
+                )
+            ],
+            warning=False,
+        )
+    lead, verb = ("Uncorrected, ", " are") if rectified else ("Read ", ":")
+    head.notes([_READ_LABEL_FREE.format(lead=lead, verb=verb, **RECOMMENDED)], warning=False)
     head.notes(
         [
             f"The subconcept model is weak within {c}: balanced accuracy "
@@ -161,8 +400,9 @@ def _scores_section(ev: Any) -> Section:
         ]
     )
     if not ev.subconcept_model:
-        head.notes([_UNCHECKED_MODEL], warning=False)
-    head.table(scores)
+        head.notes([_UNCHECKED_MODEL.format(names=", ".join(_rectified_names()))], warning=False)
+    head.table(table, highlight=marked)
+    head.notes(missing, warning=False)
     if ev.subconcept_model:
         head.table(_subconcept_model_table(ev))
     return head
@@ -191,9 +431,106 @@ def _per_subconcept_section(ev: Any, figure_png: bytes | None) -> Section:
     if figure_png is not None:
         sub.image(
             figure_png,
-            caption="Subconcept prevalence within its class and recall (solid: from the true "
-            "test subconcepts; hatched: label-free estimate from the posteriors), with the "
-            "BA variants as lines.",
+            caption="Top: each subconcept's share of its class. Bottom: its recall (solid: from "
+            "the true test subconcepts; hatched: label-free estimate from the posteriors), "
+            "with the full-test BA variants as lines, labelled at the right.",
         )
-    sub.table(ev.per_subconcept)
+    sub.per_subconcept(ev.per_subconcept, confidence=ev.confidence)
     return sub
+
+
+def interval_method_text(method: Any) -> str:
+    """Readable name of a per-subconcept ``interval_method`` value (e.g. ``"clopper-pearson
+    (effective n over groups)"`` → ``"Clopper–Pearson (exact binomial) (effective n over
+    groups)"``)."""
+    text = str(method)
+    for key, name in INTERVAL_METHOD_NAMES.items():
+        if text == key or text.startswith(key + " "):
+            return name + text[len(key) :]
+    return text
+
+
+def per_subconcept_frames(
+    df: pd.DataFrame, *, confidence: float = 0.95
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """The per-subconcept rows as (main table, secondary table, caption naming the intervals).
+
+    The main table keeps what a reader compares: subconcept, class, utility, test size, share
+    of its class, the true and the label-free recall each with its interval in one cell, and
+    the reference rows when there are any; columns with no value at all are left out. The
+    secondary one holds training size, true and predicted weight sums and the soft
+    (posterior) test size. The caption names ``interval_method`` (the column
+    :func:`~medeval.evaluation.evaluate_predictions` adds), or says that it is not recorded.
+    """
+    pct = f"{confidence:.0%}"
+
+    def has(col: str) -> bool:
+        return col in df.columns and df[col].notna().any()
+
+    def col(name: str) -> pd.Series:
+        return df[name] if name in df.columns else pd.Series(math.nan, index=df.index)
+
+    main = pd.DataFrame({"subconcept": df["subconcept"].astype(str)})
+    main["class"] = [_class_text(c) for c in df["class"]]
+    if has("utility"):
+        main["utility"] = [_num_text(v, 2) for v in df["utility"]]
+    if has("n_test"):
+        main["test n"] = [_count_text(v) for v in df["n_test"]]
+    if has("prevalence"):
+        main["share of class"] = ["—" if _missing(v) else f"{v:.1%}" for v in df["prevalence"]]
+    if has("recall"):
+        main[f"true recall [{pct} CI]"] = [
+            interval_cell(v, lo, hi)
+            for v, lo, hi in zip(df["recall"], col("low"), col("high"), strict=True)
+        ]
+    if has("est_recall"):
+        main[f"label-free recall [{pct} CI]"] = [
+            interval_cell(v, lo, hi)
+            for v, lo, hi in zip(df["est_recall"], col("est_low"), col("est_high"), strict=True)
+        ]
+    if has("n_reference"):
+        main["reference n"] = [_count_text(v) for v in df["n_reference"]]
+    extra = pd.DataFrame({"subconcept": main["subconcept"]})
+    for name, head, digits in (
+        ("n_train", "training n", None),
+        ("true_weight_sum", "true-weight sum (test)", 1),
+        ("predicted_weight_sum", "predicted-weight sum (test)", 1),
+        ("est_n_test", "soft test n (posteriors)", 1),
+    ):
+        if has(name):
+            extra[head] = [
+                _count_text(v) if digits is None else _num_text(v, digits) for v in df[name]
+            ]
+    return main, extra, _interval_caption(df, pct)
+
+
+def _interval_caption(df: pd.DataFrame, pct: str) -> str:
+    methods = (
+        list(dict.fromkeys(str(m) for m in df["interval_method"].dropna()))
+        if "interval_method" in df.columns
+        else []
+    )
+    if not methods:
+        return f"Recall intervals: {pct}; the interval method is not recorded."
+    named = "; ".join(interval_method_text(m) for m in methods)
+    return (
+        f"Recall intervals: {pct} {named}, on each subconcept's test rows (true recall) and on "
+        "the effective number of its posterior-weighted rows (label-free recall). The "
+        "label-free interval sees sampling noise, not the subconcept model's error."
+    )
+
+
+def _class_text(c: Any) -> str:
+    try:
+        k = int(c)
+    except (TypeError, ValueError):
+        return str(c)
+    return {0: "0 (majority)", 1: "1 (minority)"}.get(k, str(k))
+
+
+def _num_text(v: Any, digits: int) -> str:
+    return "—" if _missing(v) else f"{float(v):,.{digits}f}"
+
+
+def _count_text(v: Any) -> str:
+    return "—" if _missing(v) else f"{round(float(v)):,}"

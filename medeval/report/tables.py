@@ -75,4 +75,9 @@ def subconcept_table(ev: Evaluation) -> str:
         "recall: from the true test subconcepts; est.: label-free estimate from the subconcept "
         "model's posteriors renormalised within the class (no test subconcept labels needed)."
     )
+    from .html import interval_method_text
+
+    methods = df["interval_method"].dropna().unique() if "interval_method" in df.columns else []
+    named = "; ".join(interval_method_text(m) for m in methods) or "method not recorded"
+    lines.append(f"intervals: {ev.confidence:.0%} {named}.")
     return "\n".join(lines)

@@ -61,6 +61,11 @@ class DataConfig:
     options: dict[str, Any] = field(default_factory=dict)  # loader options, e.g. {images: ...}
     task_seed: int = 0
     synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)
+    # Image files decoded and resized once into a uint8 store under cache_dir, reused by every
+    # epoch, split and checkpoint prediction (medeval.datasets.cache); false decodes every time.
+    # In-memory images (the synthetic phantoms) never use it.
+    cache: bool = True
+    cache_dir: str = ".medeval-cache/images"
 
 
 @dataclass

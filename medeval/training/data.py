@@ -10,14 +10,16 @@ from torch.utils.data import DataLoader, Dataset
 from torch.utils.data.distributed import DistributedSampler
 
 from medeval.datasets import DataError, load
-from medeval.datasets.images import ImageDataset, default_transform
+from medeval.datasets.cache import CachedImages, ResizedImageDataset, data_images
+from medeval.datasets.images import ImageDataset, check_files_exist, default_transform
+from medeval.datasets.pixels import FRAME_KEY
 from medeval.sources import get_source
 from medeval.tasks import make_binary_task
 from medeval.tasks.binary import BinaryTask
-from medeval.training.config import DataConfig
+from medeval.training.config import Config, DataConfig
 from medeval.training.distributed import DistInfo
 
-__all__ = ["build_task", "make_loader", "part_dataset"]
+__all__ = ["build_task", "make_loader", "part_dataset", "task_images"]
 
 
 def build_task(data_cfg: DataConfig) -> BinaryTask:
@@ -37,9 +39,52 @@ def build_task(data_cfg: DataConfig) -> BinaryTask:
     return make_binary_task(data, seed=data_cfg.task_seed).require_kept()
 
 
-def part_dataset(task: BinaryTask, idx: np.ndarray, image_size: int) -> Dataset:
-    """Rows ``idx`` as ``(image (3, S, S), y, subconcept)`` items, ImageNet-normalised."""
-    return ImageDataset.from_task(task, idx, transform=default_transform(image_size))
+def task_images(cfg: Config, task: BinaryTask, *, progress: bool = True) -> CachedImages | None:
+    """The decoded-image store's reader of every row of ``task`` (built where it lacks them),
+    or ``None``: ``data.cache`` is off or the images are in memory.
+
+    Call it once per run, on every process of a DDP job: one builds under the store's lock
+    (decoding in ``train.workers`` processes), the others wait and find the images there.
+    """
+    if not cfg.data.cache or task.data.files is None:
+        return None
+    return data_images(
+        task.data,
+        size=cfg.train.image_size,
+        cache_dir=cfg.data.cache_dir,
+        workers=cfg.train.workers,
+        progress=progress,
+    )
+
+
+def part_dataset(
+    task: BinaryTask, idx: np.ndarray, image_size: int, *, images: CachedImages | None = None
+) -> Dataset:
+    """Rows ``idx`` as ``(image (3, S, S), y, subconcept)`` items, ImageNet-normalised.
+
+    Image files go through :class:`ResizedImageDataset`, read from ``images`` (the reader of
+    every row of ``task``, from :func:`task_images`) or, without it, decoded now: both give the
+    same bits. In-memory images are resized as floats and never use a store.
+    """
+    idx = np.asarray(idx, dtype=np.intp)
+    if task.data.files is None:
+        if images is not None:
+            raise ValueError(f"{task.source}/{task.name}: images in memory take no image cache")
+        return ImageDataset.from_task(task, idx, transform=default_transform(image_size))
+    if images is not None and len(images) != len(task):
+        raise ValueError(f"the image reader holds {len(images)} rows, the task {len(task)}")
+    files = np.asarray(task.data.files, dtype=object)[idx]
+    if images is None:  # the store checked every file when it was opened
+        check_files_exist(files, where=f"{task.source}/{task.name}")
+    return ResizedImageDataset(
+        files,
+        task.y[idx],
+        task.subconcept[idx],
+        size=image_size,
+        cache=None if images is None else images.take(idx),
+        frame=task.data.meta.get(FRAME_KEY),
+        rows=idx,
+    )
 
 
 def _seed_worker(worker_id: int) -> None:

@@ -33,6 +33,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from medeval import atomic
+from medeval.datasets.cache import CachedImages
 from medeval.device import autocast, resolve_device
 from medeval.models import TwoHeadModel, build_model
 from medeval.progress import progress as progress_bar
@@ -136,12 +137,20 @@ def validation_scores(
 
 
 def predict_part(
-    cfg: Config, task: BinaryTask, idx: np.ndarray, model: nn.Module, device: torch.device
+    cfg: Config,
+    task: BinaryTask,
+    idx: np.ndarray,
+    model: nn.Module,
+    device: torch.device,
+    *,
+    images: CachedImages | None = None,
 ) -> Outputs:
-    """``model``'s outputs on the images ``idx`` of ``task`` (in order, no shuffling)."""
+    """``model``'s outputs on the images ``idx`` of ``task`` (in order, no shuffling);
+    ``images``: the task's decoded-image reader (:func:`~medeval.training.data.task_images`),
+    or ``None`` to decode the files now (the same bits)."""
     t = cfg.train
     loader = make_loader(
-        part_dataset(task, idx, t.image_size),
+        part_dataset(task, idx, t.image_size, images=images),
         batch_size=t.batch_size,
         workers=t.workers,
         shuffle=False,
@@ -228,13 +237,19 @@ def _resume_state(last: Path, model: nn.Module, opt: torch.optim.Optimizer, moni
 
 
 def _loaders(
-    cfg: Config, task: BinaryTask, split: Split, info: DistInfo, seed: int, cuda: bool
+    cfg: Config,
+    task: BinaryTask,
+    split: Split,
+    info: DistInfo,
+    seed: int,
+    cuda: bool,
+    images: CachedImages | None,
 ) -> tuple:
     """The shuffled training loader (sharded by rank) and this rank's validation loader."""
     t = cfg.train
     size, bs, workers = t.image_size, t.batch_size, t.workers
     train_loader = make_loader(
-        part_dataset(task, split["train"], size),
+        part_dataset(task, split["train"], size, images=images),
         batch_size=bs,
         workers=workers,
         shuffle=True,
@@ -245,7 +260,7 @@ def _loaders(
     # Each rank scores its own share of the validation part (no padding, no duplicates); the
     # metric's compute() syncs the shares, so every rank gets the scores of the whole part.
     val_loader = make_loader(
-        part_dataset(task, split["validation"][info.rank :: info.world_size], size),
+        part_dataset(task, split["validation"][info.rank :: info.world_size], size, images=images),
         batch_size=bs,
         workers=workers,
         shuffle=False,
@@ -419,9 +434,13 @@ def train_split(
     device: torch.device,
     dist_info: DistInfo | None = None,
     resume: bool = False,
+    images: CachedImages | None = None,
 ) -> Path:
     """Train on ``split["train"]``, early-stop on the ``train.monitor`` score of
     ``split["validation"]``; one INFO line per epoch on the main process.
+
+    ``images``: the task's decoded-image reader (:func:`~medeval.training.data.task_images`,
+    built once per run), or ``None`` to decode the files every epoch (the same bits).
 
     Returns:
         Path of ``checkpoints/best.pt`` (model weights of the best epoch).
@@ -434,7 +453,8 @@ def train_split(
     model, train_model, opt, state = _model_and_optimizer(
         cfg, task, split, folder, device, info, monitor, seed=base_seed, resume=resume
     )
-    train_loader, val_loader = _loaders(cfg, task, split, info, base_seed, device.type == "cuda")
+    cuda = device.type == "cuda"
+    train_loader, val_loader = _loaders(cfg, task, split, info, base_seed, cuda, images)
     u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
     run = _SplitRun(
         folder=folder,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-TOOLS = ("evaluate", "train", "tasks", "benchmark", "analyze", "embed", "discover")
+TOOLS = ("evaluate", "train", "tasks", "benchmark", "analyze", "embed", "discover", "subconcepts")
 
 
 def _bad_out_args(tool: str, tmp: Path, out: Path) -> list[str]:
@@ -27,6 +27,7 @@ def _bad_out_args(tool: str, tmp: Path, out: Path) -> list[str]:
             *("--train", str(table), "--test", str(table)),
             *("--predictions", str(table), "--out", str(out)),
         ],
+        "subconcepts": ["--train", str(table), "--test", str(table), "--out", str(out)],
     }[tool]
 
 

@@ -77,6 +77,8 @@ data:
     n_normal: 240
     size: 32
     seed: 0
+  cache: true
+  cache_dir: .medeval-cache/images
 model:
   backbone: vgg16
   pretrained: false

@@ -1,0 +1,193 @@
+"""``python -m medeval.subconcepts`` (``medeval-subconcepts``): evaluate your own classifier
+from its training, reference and test rows.
+
+Fits a subconcept model on TRAIN (features, ``y_true``, ``subconcept``), adds its posteriors
+to TEST and REF, and evaluates them like ``python -m medeval.evaluate`` — with REF (held-out
+labelled rows, e.g. the validation set) the rectified scores rBA / rF1 / rAUC are recommended.
+Example::
+
+    python -m medeval.subconcepts --train train.parquet --test test.csv \\
+        --reference validation.csv --out runs/my-model
+
+The library side is :func:`medeval.flows.subconcepts.fit_and_evaluate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from medeval.cli.common import (
+    check_out,
+    common_options,
+    default_out,
+    execute,
+    non_negative_int,
+    positive_int,
+    say,
+)
+
+PROG = "python -m medeval.subconcepts"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = common_options(
+        out_help="output folder, replaced as a whole when complete "
+        "(default $MEDEVAL_RUNS/subconcepts-<test file name>, $MEDEVAL_RUNS = runs)",
+        seed_help="seed of the subconcept forest, the discovery and the bootstrap (default 0)",
+        device_help="device for the bootstrap: cpu, cuda, ... (default cpu)",
+    )
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        parents=[common],
+        description="Fit a subconcept model on your classifier's training rows, add its "
+        "posteriors to your test (and reference) predictions and evaluate them: BA, F1, AUC, "
+        "their utility-weighted and label-free forms, rectified (rBA, rF1, rAUC, recommended) "
+        "when reference rows are given.",
+    )
+    _input_arguments(p)
+    _model_arguments(p.add_argument_group("subconcept model"))
+    _score_arguments(p)
+    return p
+
+
+def _input_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--train",
+        type=Path,
+        required=True,
+        metavar="TRAIN",
+        help="training rows: feature columns, y_true and subconcept (CSV or Parquet)",
+    )
+    p.add_argument(
+        "--test",
+        type=Path,
+        required=True,
+        metavar="TEST",
+        help="test rows: feature columns, y_true, y_score and/or y_pred (+ subconcept when "
+        "known), one row per test prediction",
+    )
+    p.add_argument(
+        "--reference",
+        type=Path,
+        metavar="REF",
+        help="held-out labelled rows scored by the same classifier (e.g. the validation set): "
+        "feature columns, y_true, y_score and/or y_pred, subconcept; gives the rectified scores",
+    )
+    p.add_argument(
+        "--predictions",
+        type=Path,
+        metavar="FILE",
+        help="the test predictions columns in a file of their own, joined to TEST by 'id' "
+        "when both have one, else row by row",
+    )
+    p.add_argument(
+        "--reference-predictions",
+        type=Path,
+        metavar="FILE",
+        help="the same for REF",
+    )
+    p.add_argument(
+        "--features",
+        nargs="+",
+        metavar="COLUMN",
+        help="the feature columns (default: every column f0000…, as python -m medeval.embed "
+        "writes them)",
+    )
+
+
+def _model_arguments(g: argparse._ArgumentGroup) -> None:
+    g.add_argument(
+        "--n-estimators",
+        type=positive_int,
+        default=100,
+        help="trees of the subconcept forest (default 100)",
+    )
+    g.add_argument(
+        "--discover",
+        action="store_true",
+        help="TRAIN has no subconcept column: discover subconcepts per class as python -m "
+        "medeval.discover does (PCA + Gaussian mixture by BIC)",
+    )
+    g.add_argument(
+        "--method", choices=("gmm", "kmeans"), default="gmm", help="with --discover (default gmm)"
+    )
+    g.add_argument(
+        "--k-max", type=positive_int, default=8, help="with --discover: largest k per class"
+    )
+
+
+def _score_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--bootstrap",
+        type=non_negative_int,
+        default=1000,
+        metavar="B",
+        help="bootstrap replicates for the intervals (0 = none; default 1000)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        metavar="T",
+        help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from medeval.atomic import replace_folder, write_files
+    from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
+    from medeval.report.tables import scores_table
+
+    out = args.out or default_out("subconcepts", args.test.name.split(".")[0])
+    inputs = [args.train, args.test, args.reference, args.predictions, args.reference_predictions]
+    check_out(out, tool="subconcepts", inputs=inputs)
+    settings = SubconceptSettings(
+        features=tuple(args.features) if args.features else None,
+        discover=args.discover,
+        n_estimators=args.n_estimators,
+        threshold=args.threshold,
+        n_bootstrap=args.bootstrap,
+        seed=0 if args.seed is None else args.seed,
+        device=args.device or "cpu",
+        method=args.method,
+        k_max=args.k_max,
+    )
+    result = fit_and_evaluate(
+        args.train,
+        args.test,
+        args.reference,
+        predictions=args.predictions,
+        reference_predictions=args.reference_predictions,
+        settings=settings,
+    )
+    with replace_folder(out) as tmp:
+        write_files(tmp, result.files)
+    ev = result.evaluation
+    say(args, scores_table(ev), *_recommended(ev), *(f"note: {n}" for n in ev.notes))
+    print(f"report: {out / 'report.html'}")
+    print(f"results: {out}")
+    return 0
+
+
+def _recommended(ev) -> list[str]:
+    """One line per family: the score to read, its value and interval."""
+    lines = []
+    for family, name in ev.recommended.items():
+        lo, hi = ev.intervals.get(name, (float("nan"), float("nan")))
+        why = ev.unavailable.get(name, "")
+        value = f"{ev.scores[name]:.3f} [{lo:.3f}, {hi:.3f}]" if not why else f"— ({why})"
+        lines.append(f"recommended for {family}: {name} = {value}")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # ValueError: inconsistent inputs found while fitting or evaluating; ImportError: the
+    # optional UMAP extra is missing.
+    return execute(build_parser(), run, argv, user_errors=(ValueError, ImportError))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,456 @@
+"""Your own model: features → subconcept posteriors → evaluation (the library side of
+``python -m medeval.subconcepts``).
+
+Inputs (CSV or Parquet; feature columns ``f0000…`` or named in the settings):
+
+- TRAIN: the training rows of the user's classifier: features, ``y_true`` and ``subconcept``
+  (or, with ``discover``, no ``subconcept``: the subconcepts are discovered per class as
+  ``python -m medeval.discover`` does);
+- TEST: features, ``y_true``, ``y_score`` and/or ``y_pred`` (+ ``subconcept`` when known), one
+  row per test prediction; the predictions columns may come from a separate file instead
+  (joined by ``id`` when both have one, else row by row);
+- REF (optional, recommended): held-out labelled rows scored by the same classifier, e.g. the
+  validation set: features, ``y_true``, ``y_score`` and/or ``y_pred`` and ``subconcept``.
+
+The subconcept model (:class:`~medeval.subconcept_model.SubconceptModel`) is fitted on TRAIN;
+TEST and REF gain ``q_<subconcept>`` columns (``predictions.csv``, ``reference.csv``, feature
+columns left out), TRAIN's subconcept counts become ``train_sizes.json``, and those very files
+are evaluated by :func:`medeval.flows.evaluate.evaluate_file` — with REF as its reference rows,
+so that the rectified scores rBA / rF1 / rAUC are computed and recommended. The output folder
+can be re-evaluated with ``python -m medeval.evaluate --predictions predictions.csv
+--train-sizes train_sizes.json --reference reference.csv``.
+
+The posteriors are the fitted model's, without a within-class calibration step. A cross-fitted
+within-class power calibration was measured (``benchmarks/subconcept_calibration.py``: KEEL
+vehicle, segment, satimage, ten splits each, a logistic regression as the classifier): it
+lowered the mean |cBA − wBA| by 0.0004–0.0025 and the mean |rBA − wBA| by 0.0001–0.0017
+(paired, within about 1.5 standard errors for rBA), against rBA intervals about 0.15 wide and
+five extra forest fits; it is therefore not applied.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from medeval._validation import Interval, StrOptions, TypeOf, check_params
+from medeval.atomic import json_text
+from medeval.discovery import METHODS, REDUCERS, discover_subconcepts
+from medeval.errors import InputError, UserError
+from medeval.evaluation import Evaluation
+from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+from medeval.io.features import FeatureTable, binary_column, read_feature_table
+from medeval.io.predictions import POSTERIOR_PREFIX, read_predictions, read_predictions_frame
+from medeval.io.tables import read_frame
+from medeval.subconcept_model import SubconceptModel, subconcept_classes
+from medeval.weights import Utilities
+
+__all__ = ["OwnModel", "SubconceptSettings", "evaluate_own_model", "fit_and_evaluate"]
+
+_CONSTRAINTS = {
+    "features": [TypeOf(tuple, desc="a tuple of column names"), None],
+    "discover": [TypeOf(bool, desc="a bool")],
+    "n_estimators": [Interval(Integral, 1, None)],
+    "threshold": [Interval(float, None, None), Interval(Integral, None, None)],
+    "n_bootstrap": [Interval(Integral, 0, None)],
+    "confidence": [Interval(Real, 0, 1, closed="neither")],
+    "seed": [Interval(Integral, 0, None)],
+    "method": [StrOptions(METHODS)],
+    "reducer": [StrOptions(REDUCERS)],
+    "n_components": [Interval(Integral, 1, None)],
+    "k_max": [Interval(Integral, 1, None)],
+    "min_cluster_size": [Interval(Integral, 1, None)],
+}
+
+
+@dataclass(frozen=True)
+class SubconceptSettings:
+    """How to fit the subconcept model and evaluate with it.
+
+    ``n_estimators`` and ``seed`` set the default forest (and the discovery); ``method`` …
+    ``min_cluster_size`` are the discovery's (:func:`medeval.discovery.discover_subconcepts`),
+    used with ``discover`` only.
+
+    Raises:
+        InvalidParameterError: a value out of range, naming the field.
+    """
+
+    features: tuple[str, ...] | None = None
+    discover: bool = False
+    n_estimators: int = 100
+    threshold: float = 0.5
+    n_bootstrap: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+    device: Any = "cpu"
+    method: str = "gmm"
+    reducer: str = "pca"
+    n_components: int = 8
+    k_max: int = 8
+    min_cluster_size: int = 5
+
+    def __post_init__(self) -> None:
+        check_params("SubconceptSettings", vars(self), _CONSTRAINTS)
+
+    def evaluate_settings(self) -> EvaluateSettings:
+        return EvaluateSettings(
+            threshold=self.threshold,
+            n_bootstrap=self.n_bootstrap,
+            confidence=self.confidence,
+            seed=self.seed,
+            device=self.device,
+        )
+
+
+@dataclass
+class OwnModel:
+    """What the flow returns: the output files (name → bytes), the evaluation, the fitted
+    subconcept model and, with ``discover``, the discovery."""
+
+    files: dict[str, bytes]
+    evaluation: Evaluation
+    model: SubconceptModel
+    discovery: Any = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Rows:
+    """One scored table: its features and the predictions columns as given (text)."""
+
+    table: FeatureTable
+    predictions: pd.DataFrame  # non-feature columns, one row per table row, in table order
+    source: Path  # the file the predictions columns were read from
+
+
+def fit_and_evaluate(
+    train: str | Path,
+    test: str | Path,
+    reference: str | Path | None = None,
+    *,
+    predictions: str | Path | None = None,
+    reference_predictions: str | Path | None = None,
+    settings: SubconceptSettings | None = None,
+    estimator: Any = None,
+) -> OwnModel:
+    """The whole flow, in memory (see the module docstring).
+
+    Args:
+        predictions: the test predictions columns in a file of their own (default: in TEST).
+        reference_predictions: the same for REF.
+        estimator: an unfitted scikit-learn classifier for the subconcept model (default: the
+            random forest of :class:`~medeval.subconcept_model.SubconceptModel`).
+
+    Files: ``predictions.csv``, ``reference.csv`` (with REF), ``train_sizes.json``,
+    ``subconcept_model.json``, ``discovery.json`` (with ``discover``) and the evaluation
+    outputs of ``python -m medeval.evaluate`` (``metrics.json``, ``metrics.csv``,
+    ``per_subconcept.csv`` and ``subconcepts.png`` when TEST has subconcepts, ``report.html``).
+
+    Raises:
+        InputError: a bad input, naming the file, column and row where known.
+    """
+    s = settings or SubconceptSettings()
+    tr = read_feature_table(train, s.features)
+    model, disc = _fit_model(tr, s, estimator)
+    u = model.utilities_
+    te = _scored(test, predictions, tr, u, s, role="test")
+    ref = None
+    if reference is not None:
+        ref = _scored(reference, reference_predictions, tr, u, s, role="reference")
+        if disc is not None:  # discovered subconcepts: the clustering names each labelled row
+            y_ref = read_predictions(ref.source).y_true
+            ref.predictions["subconcept"] = disc.assign(ref.table.X, y_ref)
+    files = _posterior_files(model, te, ref)
+    ev = _evaluate(files, s, te, ref)
+    files["subconcept_model.json"] = json_text(_describe(model, tr, s, estimator)).encode()
+    if disc is not None:
+        files["discovery.json"] = json_text(disc.describe()).encode()
+    files.update(_outputs(ev, tr, te, ref, s))
+    return OwnModel(files, ev, model, disc)
+
+
+def _fit_model(
+    tr: FeatureTable, s: SubconceptSettings, estimator: Any
+) -> tuple[SubconceptModel, Any]:
+    """The subconcept model fitted on TRAIN's subconcepts (given or discovered)."""
+    y = binary_column(tr, "y_true")
+    for c in (0, 1):
+        if (y == c).sum() == 0:
+            raise InputError(tr.path, f"no row of class {c}: TRAIN needs both", column="y_true")
+    disc = None
+    if s.discover:
+        if tr.has("subconcept"):
+            raise InputError(
+                tr.path,
+                "has a 'subconcept' column but discovery was asked for (--discover): drop one",
+                column="subconcept",
+            )
+        disc = discover_subconcepts(
+            tr.X,
+            y,
+            method=s.method,
+            reducer=s.reducer,
+            n_components=s.n_components,
+            k_max=s.k_max,
+            min_cluster_size=s.min_cluster_size,
+            n_estimators=s.n_estimators,
+            seed=s.seed,
+        )
+        names = np.asarray(disc.labels).astype(str)
+    else:
+        names = _train_subconcepts(tr, y)
+    model = SubconceptModel(estimator, n_estimators=s.n_estimators, random_state=s.seed)
+    return model.fit(tr.X, names, y), disc
+
+
+def _train_subconcepts(tr: FeatureTable, y: np.ndarray) -> np.ndarray:
+    """TRAIN's subconcept names, checked: one class each, two or more in class 1."""
+    if not tr.has("subconcept"):
+        raise InputError(
+            tr.path,
+            "missing column 'subconcept' (the subconcept of each training row); without "
+            "subconcept labels, discover them with --discover",
+            column="subconcept",
+        )
+    names = tr.rest["subconcept"].astype(str).to_numpy()
+    empty = np.flatnonzero(np.char.str_len(names.astype(str)) == 0)
+    if len(empty):
+        raise InputError(tr.path, "empty subconcept", column="subconcept", row=int(empty[0]) + 1)
+    try:
+        sides = subconcept_classes(names, y)
+    except ValueError as err:  # rows counted from 0 there, from 1 in a file
+        name = next(str(n) for n in pd.unique(names) if len(set(y[names == n])) > 1)
+        rows = np.flatnonzero(names == name)
+        other = int(rows[np.argmax(y[rows] != y[rows[0]])])
+        raise InputError(
+            tr.path,
+            f"subconcept {name!r} has rows of class {y[rows[0]]} (row {rows[0] + 1}) and class "
+            f"{y[other]} (row {other + 1}); a subconcept belongs to one class",
+            column="subconcept",
+            row=other + 1,
+        ) from err
+    minority = sorted(n for n, c in sides.items() if c == 1)
+    if len(minority) < 2:
+        raise InputError(
+            tr.path,
+            f"class 1 has a single subconcept {minority[0]!r}: every class-1 row then has the "
+            "same utility, so the utility-weighted scores equal the unweighted ones (wBA = BA) "
+            "and a subconcept model has nothing to tell apart; give two or more class-1 "
+            "subconcepts, or evaluate with python -m medeval.evaluate",
+            column="subconcept",
+        )
+    return names
+
+
+def _scored(
+    path: str | Path,
+    predictions: str | Path | None,
+    tr: FeatureTable,
+    u: Utilities,
+    s: SubconceptSettings,
+    *,
+    role: str,
+) -> _Rows:
+    """TEST or REF: features like TRAIN's, predictions checked against the train sizes."""
+    table = read_feature_table(path, tr.features)
+    if s.features is None and table.features != tr.features:
+        extra = sorted(set(table.features) ^ set(tr.features))[:3]
+        raise InputError(
+            table.path,
+            f"feature columns differ from TRAIN {tr.path} ({len(table.features)} vs "
+            f"{len(tr.features)}; e.g. {', '.join(extra)})",
+        )
+    source = Path(predictions) if predictions is not None else table.path
+    if s.discover and "subconcept" in _columns(source):
+        raise InputError(
+            source,
+            "has a 'subconcept' column, but with --discover the subconcepts are the discovered "
+            "ones (the reference rows get theirs from the clustering): drop the column",
+            column="subconcept",
+        )
+    checked = read_predictions(source, None if s.discover else u)
+    if role == "reference" and not s.discover and checked.subconcept is None:
+        raise InputError(
+            source,
+            "reference rows need the true subconcept of each row (column 'subconcept')",
+            column="subconcept",
+        )
+    if checked.posteriors is not None:
+        raise InputError(
+            source,
+            "already has q_ posterior columns: the subconcept model writes them (drop them)",
+            column=POSTERIOR_PREFIX + str(checked.posteriors.columns[0]),
+        )
+    if predictions is None:
+        frame = table.rest
+    else:
+        frame = _joined(table, read_predictions_frame(source), source)
+    _no_shared_ids(tr, table, role)
+    return _Rows(table, frame.reset_index(drop=True).copy(), source)
+
+
+def _columns(path: Path) -> list[str]:
+    return [str(c).strip() for c in read_frame(path, as_text=True).columns]
+
+
+def _joined(table: FeatureTable, pred: pd.DataFrame, source: Path) -> pd.DataFrame:
+    """The predictions rows in the feature table's row order: by ``id`` when both have one,
+    else row by row."""
+    if len(pred) != len(table):
+        raise InputError(
+            source,
+            f"has {len(pred)} rows but {table.path} has {len(table)}; one predictions row per "
+            "feature row",
+        )
+    ids = table.ids
+    if ids is None or "id" not in pred.columns:
+        return pred
+    pid = pred["id"].astype(str).to_numpy()
+    dup = pd.Series(pid).duplicated().to_numpy()
+    if dup.any():
+        i = int(np.argmax(dup))
+        raise InputError(source, f"id {pid[i]!r} appears twice", column="id", row=i + 1)
+    pos = {v: i for i, v in enumerate(pid)}
+    missing = [i for i, v in enumerate(ids) if v not in pos]
+    if missing:
+        i = missing[0]
+        raise InputError(
+            source,
+            f"no predictions row for id {ids[i]!r} (row {i + 1} of {table.path})",
+            column="id",
+        )
+    return pred.iloc[[pos[v] for v in ids]]
+
+
+def _no_shared_ids(tr: FeatureTable, table: FeatureTable, role: str) -> None:
+    """A row of TRAIN must not be a test or reference row: the subconcept model has seen it."""
+    if tr.ids is None or table.ids is None:
+        return
+    shared = np.flatnonzero(np.isin(table.ids, tr.ids))
+    if len(shared):
+        i = int(shared[0])
+        raise InputError(
+            table.path,
+            f"id {table.ids[i]!r} is also a TRAIN row ({len(shared)} shared ids): {role} rows "
+            "must be held out from the subconcept model's training data",
+            column="id",
+            row=i + 1,
+        )
+
+
+def _posterior_files(model: SubconceptModel, te: _Rows, ref: _Rows | None) -> dict[str, bytes]:
+    """predictions.csv, reference.csv and train_sizes.json."""
+    files = {"train_sizes.json": json_text(model.train_sizes_).encode()}
+    for name, rows in (("predictions.csv", te), ("reference.csv", ref)):
+        if rows is None:
+            continue
+        out = rows.predictions.copy()
+        q = model.predict_proba(rows.table.X)
+        for j, sc in enumerate(model.classes_):
+            out[f"{POSTERIOR_PREFIX}{sc}"] = q[:, j]
+        files[name] = out.to_csv(index=False).encode()
+    return files
+
+
+def _evaluate(
+    files: dict[str, bytes], s: SubconceptSettings, te: _Rows, ref: _Rows | None
+) -> Evaluation:
+    """The evaluation of the very files a user gets, REF as the reference rows; messages
+    name the user's files, not the copies evaluated."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("predictions.csv", "reference.csv", "train_sizes.json"):
+            if name in files:
+                (Path(tmp) / name).write_bytes(files[name])
+        copies = {str(Path(tmp) / "predictions.csv"): str(te.source)}
+        if ref is not None:
+            copies[str(Path(tmp) / "reference.csv")] = str(ref.source)
+        try:
+            _, ev = evaluate_file(
+                Path(tmp) / "predictions.csv",
+                Path(tmp) / "train_sizes.json",
+                reference=Path(tmp) / "reference.csv" if ref is not None else None,
+                settings=s.evaluate_settings(),
+            )
+        except UserError as err:  # e.g. no reference row of a minority subconcept
+            raise UserError(_named(str(err), copies)) from err
+    notes = [_named(n, copies) for n in ev.notes]
+    if ev.reference is not None and ref is not None:  # name the user's file, not the copy
+        return dataclasses.replace(
+            ev, notes=notes, reference={**ev.reference, "source": str(ref.table.path)}
+        )
+    return dataclasses.replace(ev, notes=notes)
+
+
+def _named(text: str, copies: dict[str, str]) -> str:
+    for copy, original in copies.items():
+        text = text.replace(copy, original)
+    return text
+
+
+def _describe(
+    model: SubconceptModel, tr: FeatureTable, s: SubconceptSettings, estimator: Any
+) -> dict[str, Any]:
+    return {
+        "estimator": repr(model.estimator_),
+        "default_forest": estimator is None,
+        "train": str(tr.path),
+        "rows": len(tr),
+        "features": tr.features,
+        "subconcepts": model.train_sizes_,
+        "discovered": s.discover,
+        "calibration": None,  # no within-class calibration step (see the module docstring)
+    }
+
+
+def _outputs(
+    ev: Evaluation, tr: FeatureTable, te: _Rows, ref: _Rows | None, s: SubconceptSettings
+) -> dict[str, bytes]:
+    from medeval.report.outputs import output_files
+
+    source = (
+        f"train: {tr.path} ({len(tr)} rows, {len(tr.features)} features)\n"
+        f"test: {te.table.path}"
+        + (f" (predictions: {te.source})" if te.source != te.table.path else "")
+        + (f"\nreference: {ref.table.path}" if ref is not None else "\nreference: (none)")
+        + f"\nsubconcepts: {'discovered' if s.discover else 'given in TRAIN'}"
+        + f"\nthreshold: {s.threshold}\nbootstrap: {s.n_bootstrap} (seed {s.seed})"
+    )
+    return output_files(ev, title=te.table.path.name, source=source)
+
+
+def evaluate_own_model(
+    train: str | Path | pd.DataFrame,
+    test: str | Path | pd.DataFrame,
+    reference: str | Path | pd.DataFrame | None = None,
+    *,
+    estimator: Any = None,
+    settings: SubconceptSettings | None = None,
+) -> Evaluation:
+    """The :class:`~medeval.evaluation.Evaluation` of ``python -m medeval.subconcepts``, in one
+    call: files or DataFrames with the columns of the module docstring.
+
+    Example::
+
+        ev = evaluate_own_model("train.parquet", "test.csv", "validation.csv")
+        ev.recommended["BA"], ev.scores["rBA"], ev.intervals["rBA"]
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [
+            _as_file(x, Path(tmp) / f"{name}.parquet")
+            for name, x in (("train", train), ("test", test), ("reference", reference))
+        ]
+        return fit_and_evaluate(*paths, settings=settings, estimator=estimator).evaluation
+
+
+def _as_file(x: Any, path: Path) -> Path | None:
+    if x is None or not isinstance(x, pd.DataFrame):
+        return None if x is None else Path(x)
+    x.to_parquet(path, index=False)
+    return path

@@ -1,0 +1,126 @@
+"""Feature tables: rows of features plus per-row columns (``y_true``, ``subconcept``,
+``y_score``, ``id``…), the input of ``python -m medeval.subconcepts``.
+
+Feature columns are ``f0000…`` (as ``python -m medeval.embed`` writes them) or the columns
+named by the caller; every other column is kept as given (the text of each CSV cell), so that a
+tool can write it back column for column. An ``id`` column, when present, must not repeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from medeval.errors import InputError
+from medeval.io.embeddings import FEATURE
+from medeval.io.tables import read_frame
+
+__all__ = ["FeatureTable", "binary_column", "read_feature_table"]
+
+
+@dataclass
+class FeatureTable:
+    """One table: ``X (N, F)`` of the ``features`` columns and ``rest``, every other column."""
+
+    path: Path
+    X: np.ndarray
+    features: list[str]
+    rest: pd.DataFrame
+
+    def __len__(self) -> int:
+        return len(self.X)
+
+    def has(self, column: str) -> bool:
+        return column in self.rest.columns
+
+    @property
+    def ids(self) -> np.ndarray | None:
+        return self.rest["id"].astype(str).to_numpy() if self.has("id") else None
+
+
+def read_feature_table(path: str | Path, features: Sequence[str] | None = None) -> FeatureTable:
+    """Read a CSV / Parquet table and check its features and ids.
+
+    Args:
+        features: the feature columns; default every column named ``f<digits>``.
+
+    Raises:
+        InputError: unreadable file, no rows, a feature column missing, a feature value that is
+            not a finite number, a repeated ``id`` (naming the column and row).
+    """
+    path = Path(path)
+    frame = read_frame(path, as_text=True)
+    frame.columns = [str(c).strip() for c in frame.columns]
+    if features is None:
+        cols = [c for c in frame.columns if FEATURE.match(c)]
+        if not cols:
+            raise InputError(
+                path,
+                "no feature columns f0000… (the python -m medeval.embed format); name the "
+                "feature columns with --features",
+            )
+    else:
+        cols = list(features)
+        missing = [c for c in cols if c not in frame.columns]
+        if missing:
+            raise InputError(
+                path,
+                f"missing feature column {missing[0]!r} ({len(missing)} missing)",
+                column=missing[0],
+            )
+    if len(frame) == 0:
+        raise InputError(path, "has no rows")
+    X = np.empty((len(frame), len(cols)))
+    for j, c in enumerate(cols):
+        values = pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(
+                path,
+                f"{frame[c].iloc[i]!r} is not a finite number (features must be numeric)",
+                column=c,
+                row=i + 1,
+            )
+        X[:, j] = values
+    rest = frame[[c for c in frame.columns if c not in set(cols)]].reset_index(drop=True)
+    table = FeatureTable(path, X, cols, rest)
+    _check_ids(table)
+    return table
+
+
+def _check_ids(table: FeatureTable) -> None:
+    ids = table.ids
+    if ids is None:
+        return
+    dup = pd.Series(ids).duplicated().to_numpy()
+    if dup.any():
+        i = int(np.argmax(dup))
+        first = int(np.argmax(ids == ids[i]))
+        raise InputError(
+            table.path,
+            f"id {ids[i]!r} appears twice (rows {first + 1} and {i + 1}); ids must be unique",
+            column="id",
+            row=i + 1,
+        )
+
+
+def binary_column(table: FeatureTable, column: str) -> np.ndarray:
+    """``(N,)`` int64 0/1 values of ``column``.
+
+    Raises:
+        InputError: the column is missing or holds a value other than 0 / 1.
+    """
+    if not table.has(column):
+        raise InputError(table.path, f"missing column {column!r}", column=column)
+    raw = table.rest[column]
+    y = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isin(y, (0, 1))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(table.path, f"{raw.iloc[i]!r} is not 0 or 1", column=column, row=i + 1)
+    return y.astype(np.int64)

@@ -1,0 +1,163 @@
+"""The subconcept model for any classifier's evaluation: ``q_s(x)`` from features.
+
+The utility-weighted scores need, for every test row, the posterior of each training
+subconcept (SPEC §8). :class:`SubconceptModel` fits it on the training rows of the user's own
+classifier — features, class and subconcept — with any scikit-learn classifier that has
+``predict_proba`` (default: the forest protocol's subconcept forest, a
+:class:`~sklearn.ensemble.RandomForestClassifier` of 100 trees)::
+
+    model = SubconceptModel().fit(X_train, subconcept_train, y_train)
+    q = model.predict_proba(X_test)          # (N, S), columns model.classes_
+    ev = evaluate_predictions(y_test, y_score=s, posteriors=q,
+                              posterior_columns=model.classes_, train_sizes=model.train_sizes_)
+
+Columns are in a stable order: class 0's subconcepts, then class 1's, each by name, whatever
+the order of the training rows. The posteriors cover every subconcept of both classes, so
+:func:`medeval.weights.class_posteriors` can renormalise them within each row's known class.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, clone
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.utils.validation import check_is_fitted
+
+from medeval.weights import Utilities, utilities_from_train_sizes
+
+__all__ = ["SubconceptModel"]
+
+
+class SubconceptModel(BaseEstimator):
+    """Posteriors of the training subconcepts, from any scikit-learn classifier.
+
+    Args:
+        estimator: an unfitted scikit-learn classifier with ``predict_proba``; cloned by
+            :meth:`fit`. ``None``: a random forest of ``n_estimators`` trees seeded with
+            ``random_state`` (the forest protocol's subconcept model).
+        n_estimators: trees of the default forest (unused with ``estimator``).
+        random_state: seed of the default forest (unused with ``estimator``).
+
+    Attributes (after :meth:`fit`):
+        classes_: ``(S,)`` subconcept names, the columns of :meth:`predict_proba`.
+        class_of_: ``(S,)`` class (0/1) of each subconcept.
+        counts_: ``(S,)`` training rows of each subconcept.
+        estimator_: the fitted classifier (fitted on codes ``0..S-1`` into ``classes_``).
+        n_features_in_: number of features seen in :meth:`fit`.
+    """
+
+    def __init__(
+        self, estimator: Any = None, *, n_estimators: int = 100, random_state: int = 0
+    ) -> None:
+        self.estimator = estimator
+        self.n_estimators = n_estimators
+        self.random_state = random_state
+
+    def fit(self, X: Any, subconcept: Any, y: Any) -> SubconceptModel:
+        """Fit on ``X (N, F)``, subconcept names ``(N,)`` and classes ``y (N,)`` in {0, 1}.
+
+        Raises:
+            ValueError: mismatched lengths, non-finite features, a class outside {0, 1}, a
+                subconcept found in both classes (naming it and a row of each), an estimator
+                without ``predict_proba``.
+        """
+        X = _features(X)
+        names = np.asarray(subconcept).astype(str)
+        y = np.asarray(y)
+        if names.shape != (len(X),) or y.shape != (len(X),):
+            raise ValueError(
+                f"X has {len(X)} rows but subconcept has {names.shape} and y {y.shape}: "
+                "one of each per row"
+            )
+        if not np.isin(y, (0, 1)).all():
+            i = int(np.argmax(~np.isin(y, (0, 1))))
+            raise ValueError(f"row {i}: class {y[i]!r} is not 0 or 1")
+        y = y.astype(np.int64)
+        sides = subconcept_classes(names, y)
+        order = sorted(sides, key=lambda n: (sides[n], n))
+        code = {n: j for j, n in enumerate(order)}
+        codes = np.array([code[n] for n in names], dtype=np.int64)
+        est = self._make_estimator()
+        if not hasattr(est, "predict_proba"):
+            raise ValueError(f"estimator {type(est).__name__} has no predict_proba")
+        self.estimator_ = est.fit(X, codes)
+        self.classes_ = np.array(order, dtype=object)
+        self.class_of_ = np.array([sides[n] for n in order], dtype=np.int64)
+        self.counts_ = np.bincount(codes, minlength=len(order)).astype(np.int64)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _make_estimator(self) -> Any:
+        if self.estimator is not None:
+            return clone(self.estimator)
+        # the forest protocol's subconcept forest (medeval.protocol.forest): same settings
+        return RandomForestClassifier(
+            n_estimators=self.n_estimators, random_state=self.random_state, n_jobs=1
+        )
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``(N, F)`` → ``(N, S)`` posteriors, columns :attr:`classes_`, rows summing to 1."""
+        check_is_fitted(self, "estimator_")
+        X = _features(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}"
+            )
+        out = np.zeros((len(X), len(self.classes_)))
+        # an estimator may drop a code it never predicts; its classes_ say which columns it has
+        cols = np.asarray(self.estimator_.classes_, dtype=np.int64)
+        out[:, cols] = self.estimator_.predict_proba(X)
+        return out
+
+    def posteriors(self, X: Any) -> pd.DataFrame:
+        """:meth:`predict_proba` as a DataFrame with the subconcept names as columns."""
+        return pd.DataFrame(self.predict_proba(X), columns=[str(n) for n in self.classes_])
+
+    @property
+    def train_sizes_(self) -> dict[str, dict[str, int]]:
+        """``{name: {"class": 0|1, "n": count}}``: the ``train_sizes.json`` of the fit."""
+        check_is_fitted(self, "estimator_")
+        return {
+            str(n): {"class": int(c), "n": int(k)}
+            for n, c, k in zip(self.classes_, self.class_of_, self.counts_, strict=True)
+        }
+
+    @property
+    def utilities_(self) -> Utilities:
+        """The utilities of the training subconcepts (:mod:`medeval.weights`)."""
+        return utilities_from_train_sizes(self.train_sizes_)
+
+
+def subconcept_classes(names: np.ndarray, y: np.ndarray) -> dict[str, int]:
+    """``{subconcept: class}`` from ``(N,)`` names and classes.
+
+    Raises:
+        ValueError: a subconcept with rows of both classes (naming it and a row of each,
+            counted from 0).
+    """
+    sides: dict[str, int] = {}
+    for name in map(str, pd.unique(names)):
+        rows = np.flatnonzero(names == name)
+        classes = y[rows]
+        if (classes != classes[0]).any():
+            other = int(rows[np.argmax(classes != classes[0])])
+            raise ValueError(
+                f"subconcept {name!r} has rows of both classes (row {int(rows[0])}: class "
+                f"{int(classes[0])}, row {other}: class {int(y[other])}); a subconcept "
+                "belongs to one class"
+            )
+        sides[name] = int(classes[0])
+    return sides
+
+
+def _features(X: Any) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be (N, F); got shape {X.shape}")
+    if not np.isfinite(X).all():
+        r, c = np.argwhere(~np.isfinite(X))[0]
+        raise ValueError(f"X[{r}, {c}] is {X[r, c]!r}; features must be finite")
+    return X

@@ -1,0 +1,251 @@
+"""python -m medeval.subconcepts: a classifier that is not medeval's, end to end, and every bad
+input ending with exit code 2 and one line naming the file, column or row."""
+
+import json
+
+import numpy as np
+import own_model_data
+import pandas as pd
+import pytest
+
+from medeval.evaluation import evaluate_predictions
+from medeval.subconcepts import main
+
+
+@pytest.fixture(scope="module")
+def vehicle(shared_data):
+    return own_model_data.vehicle(shared_data)
+
+
+def _true_wba(test: pd.DataFrame, subconcept, sizes: dict) -> float:
+    ev = evaluate_predictions(
+        test["y_true"],
+        y_score=test["y_score"],
+        subconcept=subconcept,
+        train_sizes=sizes,
+        n_bootstrap=0,
+    )
+    return ev.scores["wBA"]
+
+
+@own_model_data.needs_reference_rows
+def test_three_files_one_command(vehicle, tmp_path, capsys):
+    train, ref, test = vehicle.write(tmp_path)
+    out = tmp_path / "out"
+    args = ["--train", str(train), "--test", str(test), "--reference", str(ref)]
+    assert main([*args, "--out", str(out), "--bootstrap", "200", "--quiet"]) == 0
+    assert f"report: {out / 'report.html'}" in capsys.readouterr().out
+    names = {p.name for p in out.iterdir()}
+    assert {
+        "metrics.json",
+        "metrics.csv",
+        "report.html",
+        "predictions.csv",
+        "reference.csv",
+        "train_sizes.json",
+        "subconcept_model.json",
+    } <= names
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["recommended"]["BA"] == "rBA"
+    sizes = json.loads((out / "train_sizes.json").read_text())
+    counts = vehicle.train.groupby("subconcept").size().to_dict()
+    assert {k: v["n"] for k, v in sizes.items()} == counts
+    assert {k: v["class"] for k, v in sizes.items()} == {"bus": 0, "saab": 0, "opel": 1, "van": 1}
+    wba = _true_wba(vehicle.test, vehicle.test_subconcept, sizes)
+    rba = metrics["intervals"]["rBA"]
+    assert rba["low"] <= wba <= rba["high"]
+    ba = metrics["rectification"]["families"]["BA"]  # rBA = cBA(test) - (cBA(R) - wBA(R))
+    correction = ba["class_conditional_reference"] - ba["true_weight_reference"]
+    assert metrics["scores"]["rBA"] == pytest.approx(metrics["scores"]["cBA"] - correction)
+    pred = pd.read_csv(out / "predictions.csv")
+    assert [c for c in pred.columns if c.startswith("q_")] == ["q_bus", "q_saab", "q_opel", "q_van"]
+
+
+@own_model_data.needs_reference_rows
+def test_discovered_subconcepts(vehicle, tmp_path):
+    train, ref, test = vehicle.write(tmp_path)
+    vehicle.train.drop(columns="subconcept").to_csv(train, index=False)
+    vehicle.reference.drop(columns="subconcept").to_csv(ref, index=False)
+    out = tmp_path / "out"
+    args = ["--train", str(train), "--test", str(test), "--reference", str(ref), "--discover"]
+    assert main([*args, "--out", str(out), "--bootstrap", "200", "--quiet"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["recommended"]["BA"] == "rBA"
+    disc = json.loads((out / "discovery.json").read_text())
+    sizes = json.loads((out / "train_sizes.json").read_text())
+    found = {name: n for c in disc["classes"] for name, n in c["subconcepts"].items()}
+    assert {k: v["n"] for k, v in sizes.items()} == found
+    assert sum(found.values()) == len(vehicle.train)
+    ref_out = pd.read_csv(out / "reference.csv")
+    assert set(ref_out["subconcept"]) <= set(found)  # the clustering names the reference rows
+
+
+def _tiny(tmp_path, **changes):
+    """Small TRAIN / REF / TEST tables (two subconcepts per class), then ``changes``: a
+    function per file name that edits its frame."""
+    rng = np.random.default_rng(0)
+    sc = np.array(["a", "b", "c", "d"])
+    frames = {}
+    for name, n in (("train", 80), ("reference", 40), ("test", 40)):
+        codes = np.arange(n) % 4
+        f = pd.DataFrame(
+            rng.normal(size=(n, 3)) + codes[:, None], columns=["f0000", "f0001", "f0002"]
+        )
+        f.insert(0, "id", [f"{name}{i}" for i in range(n)])
+        f["y_true"] = (codes >= 2).astype(int)
+        if name != "train":
+            f["y_score"] = np.clip(0.3 * codes + rng.uniform(0, 0.1, n), 0, 1)
+        if name != "test":
+            f["subconcept"] = sc[codes]
+        frames[name] = f
+    paths = {}
+    for name, f in frames.items():
+        if name in changes:
+            f = changes[name](f)
+        paths[name] = tmp_path / f"{name}.csv"
+        f.to_csv(paths[name], index=False)
+    return paths
+
+
+def _set(column, row, value):
+    def edit(f):
+        f = f.copy()
+        f[column] = f[column].astype(object)
+        f.loc[row, column] = value
+        return f
+
+    return edit
+
+
+BAD = {
+    "feature missing": (
+        {"test": lambda f: f.drop(columns="f0001")},
+        [],
+        ["test.csv", "column 'f0001'", "missing feature column"],
+    ),
+    "named feature missing": (
+        {},
+        ["--features", "f0000", "x9"],
+        ["train.csv", "column 'x9'"],
+    ),
+    "non-numeric feature": (
+        {"train": _set("f0002", 4, "abc")},
+        [],
+        ["train.csv", "column 'f0002'", "row 5", "'abc'"],
+    ),
+    "no subconcept in TRAIN": (
+        {"train": lambda f: f.drop(columns="subconcept")},
+        [],
+        ["train.csv", "column 'subconcept'", "--discover"],
+    ),
+    "subconcept TRAIN lacks, in REF": (
+        {"reference": _set("subconcept", 6, "zz")},
+        [],
+        ["reference.csv", "column 'subconcept'", "row 7", "'zz'"],
+    ),
+    "subconcept TRAIN lacks, in TEST": (
+        {
+            "test": lambda f: f.assign(
+                subconcept=np.where(
+                    np.arange(len(f)) == 3,
+                    "zz",
+                    np.array(["a", "b", "c", "d"])[np.arange(len(f)) % 4],
+                )
+            )
+        },
+        [],
+        ["test.csv", "column 'subconcept'", "row 4", "'zz'"],
+    ),
+    "class mismatch in TRAIN": (
+        {"train": _set("y_true", 3, 0)},  # row 4 holds subconcept d, class 1
+        [],
+        ["train.csv", "column 'subconcept'", "'d'", "row 4"],
+    ),
+    "class mismatch in REF": (
+        {"reference": _set("y_true", 0, 1)},  # row 1 holds subconcept a, class 0
+        [],
+        ["reference.csv", "column 'subconcept'", "row 1", "belongs to class 0"],
+    ),
+    "single subconcept in class 1": (
+        {"train": lambda f: f.assign(subconcept=f["subconcept"].replace("d", "c"))},
+        [],
+        ["train.csv", "single subconcept 'c'", "wBA = BA"],
+    ),
+    "duplicate ids": (
+        {"reference": _set("id", 9, "reference2")},
+        [],
+        ["reference.csv", "column 'id'", "row 10", "'reference2' appears twice"],
+    ),
+    "TRAIN row reused as REF": (
+        {"reference": _set("id", 2, "train5")},
+        [],
+        ["reference.csv", "column 'id'", "row 3", "held out"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_exits_2_naming_the_place(case, tmp_path, capsys):
+    changes, extra, expected = BAD[case]
+    p = _tiny(tmp_path, **changes)
+    argv = [
+        "--train",
+        str(p["train"]),
+        "--test",
+        str(p["test"]),
+        "--reference",
+        str(p["reference"]),
+        "--out",
+        str(tmp_path / "out"),
+        "--bootstrap",
+        "0",
+        *extra,
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    for part in expected:
+        assert part in err, (part, err)
+    assert not (tmp_path / "out" / "metrics.json").exists()
+
+
+def test_predictions_in_their_own_file_are_joined_by_id(tmp_path, capsys):
+    p = _tiny(tmp_path)
+    test = pd.read_csv(p["test"])
+    test.drop(columns=["y_true", "y_score"]).to_csv(p["test"], index=False)
+    preds = test[["id", "y_true", "y_score"]].iloc[::-1]  # another order: joined by id
+    preds.to_csv(tmp_path / "preds.csv", index=False)
+    out = tmp_path / "out"
+    argv = [
+        "--train",
+        str(p["train"]),
+        "--test",
+        str(p["test"]),
+        "--predictions",
+        str(tmp_path / "preds.csv"),
+        "--out",
+        str(out),
+        "--bootstrap",
+        "0",
+        "--quiet",
+    ]
+    assert main(argv) == 0
+    written = pd.read_csv(out / "predictions.csv")
+    assert written["id"].tolist() == test["id"].tolist()
+    np.testing.assert_allclose(written["y_score"], test["y_score"])
+    # one row short: the counts do not match
+    preds.iloc[1:].to_csv(tmp_path / "preds.csv", index=False)
+    capsys.readouterr()
+    assert main([*argv[:-3], "--out", str(tmp_path / "out2"), "--bootstrap", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "preds.csv" in err and "has 39 rows" in err and "has 40" in err
+
+
+@own_model_data.needs_reference_rows
+def test_a_minority_subconcept_without_reference_rows_names_the_users_file(tmp_path, capsys):
+    p = _tiny(tmp_path, reference=lambda f: f[f["subconcept"] != "d"])
+    argv = ["--train", str(p["train"]), "--test", str(p["test"]), "--reference"]
+    argv += [str(p["reference"]), "--out", str(tmp_path / "out"), "--bootstrap", "0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(p["reference"]) in err and "'d'" in err, err

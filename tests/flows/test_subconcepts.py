@@ -1,0 +1,121 @@
+"""The own-model flow: SubconceptModel (any scikit-learn classifier) and evaluate_own_model."""
+
+import numpy as np
+import own_model_data
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_blobs
+from sklearn.linear_model import LogisticRegression
+
+from medeval.evaluation import evaluate_predictions
+from medeval.flows.subconcepts import SubconceptSettings, evaluate_own_model, fit_and_evaluate
+from medeval.subconcept_model import SubconceptModel
+from medeval.weights import class_posteriors
+
+
+def _blobs(seed=0):
+    X, t = make_blobs([60, 50, 40, 30], n_features=4, cluster_std=1.0, random_state=seed)
+    names = np.array(["bus", "saab", "opel", "van"])[t]
+    y = (t >= 2).astype(int)
+    return X, names, y
+
+
+def test_columns_are_stable_whatever_the_row_order():
+    X, names, y = _blobs()
+    a = SubconceptModel().fit(X, names, y)
+    perm = np.random.default_rng(1).permutation(len(y))
+    b = SubconceptModel().fit(X[perm], names[perm], y[perm])
+    # class 0 first, then class 1, each by name
+    assert list(a.classes_) == list(b.classes_) == ["bus", "saab", "opel", "van"]
+    assert list(a.class_of_) == [0, 0, 1, 1]
+    assert a.train_sizes_ == {
+        "bus": {"class": 0, "n": 60},
+        "saab": {"class": 0, "n": 50},
+        "opel": {"class": 1, "n": 40},
+        "van": {"class": 1, "n": 30},
+    }
+    q = a.predict_proba(X)
+    np.testing.assert_allclose(q.sum(axis=1), 1.0)
+    assert list(a.posteriors(X).columns) == ["bus", "saab", "opel", "van"]
+
+
+def test_any_sklearn_classifier_matches_it_fitted_alone():
+    X, names, y = _blobs()
+    est = LogisticRegression(C=0.5)
+    model = SubconceptModel(est).fit(X, names, y)
+    assert model.get_params()["estimator"] is est and not hasattr(est, "coef_")  # cloned
+    assert clone(model).get_params()["estimator"].C == 0.5
+    alone = LogisticRegression(C=0.5).fit(X, names)  # sklearn orders the names alphabetically
+    order = [list(alone.classes_).index(n) for n in model.classes_]
+    np.testing.assert_allclose(model.predict_proba(X), alone.predict_proba(X)[:, order])
+    # the within-class posteriors medeval's weights use
+    cp = class_posteriors(model.predict_proba(X), model.utilities_, y, columns=model.classes_)
+    q = cp.q.numpy()
+    assert np.all(q[y == 1][:, :2] == 0) and np.all(q[y == 0][:, 2:] == 0)
+    assert (model.classes_[model.predict_proba(X).argmax(axis=1)] == names).mean() > 0.8
+
+
+def test_default_forest_is_the_protocols():
+    X, names, y = _blobs()
+    model = SubconceptModel(random_state=3).fit(X, names, y)
+    rf = model.estimator_
+    assert (rf.n_estimators, rf.random_state, rf.n_jobs) == (100, 3, 1)
+
+
+def test_a_subconcept_in_both_classes_is_refused():
+    X, names, y = _blobs()
+    y = y.copy()
+    y[np.flatnonzero(names == "opel")[0]] = 0
+    with pytest.raises(ValueError, match="'opel' has rows of both classes"):
+        SubconceptModel().fit(X, names, y)
+    with pytest.raises(ValueError, match="one of each per row"):
+        SubconceptModel().fit(X, names[:-1], y)
+
+
+def test_settings_name_the_bad_field():
+    with pytest.raises(ValueError, match="n_estimators"):
+        SubconceptSettings(n_estimators=0)
+    with pytest.raises(ValueError, match="method"):
+        SubconceptSettings(method="dbscan")
+
+
+@pytest.fixture(scope="module")
+def vehicle(shared_data):
+    return own_model_data.vehicle(shared_data)
+
+
+@own_model_data.needs_reference_rows
+def test_rectified_ba_is_recommended_and_covers_the_true_wba(vehicle):
+    """Logistic regression on KEEL vehicle: REF gives rBA, whose interval holds the wBA
+    computed with the test rows' true subconcepts."""
+    s = SubconceptSettings(n_bootstrap=200)
+    ev = evaluate_own_model(vehicle.train, vehicle.test, vehicle.reference, settings=s)
+    assert ev.recommended["BA"] == "rBA"
+    sizes = vehicle.train.groupby("subconcept")["y_true"].agg(["first", "size"]).to_dict("index")
+    truth = evaluate_predictions(
+        vehicle.test["y_true"],
+        y_score=vehicle.test["y_score"],
+        subconcept=vehicle.test_subconcept,
+        train_sizes={k: {"class": int(v["first"]), "n": int(v["size"])} for k, v in sizes.items()},
+        n_bootstrap=0,
+    )
+    lo, hi = ev.intervals["rBA"]
+    assert lo <= truth.scores["wBA"] <= hi
+    assert abs(truth.scores["wBA"] - truth.scores["BA"]) > 0.02  # the weighting matters here
+    assert ev.reference["n"] == len(vehicle.reference)
+
+
+def test_without_reference_the_class_conditional_ba_is_recommended(vehicle, tmp_path):
+    train, _, test = vehicle.write(tmp_path)
+    out = fit_and_evaluate(train, test, settings=SubconceptSettings(n_bootstrap=0))
+    assert out.evaluation.recommended["BA"] == "cBA"
+    assert "reference.csv" not in out.files
+    pred = pd.read_csv(pd.io.common.BytesIO(out.files["predictions.csv"]))
+    q = [c for c in pred.columns if c.startswith("q_")]
+    assert q == ["q_bus", "q_saab", "q_opel", "q_van"]
+    assert not any(c.startswith("f0") for c in pred.columns)  # features are left out
+    assert pred["id"].tolist() == vehicle.test["id"].tolist()
+    np.testing.assert_allclose(
+        pred[q].to_numpy(), out.model.predict_proba(vehicle.test.filter(like="f0").to_numpy())
+    )
