@@ -3,7 +3,10 @@
 Common options (one parent parser): ``--out``, ``--seed`` (each tool documents the one thing
 its seed controls), ``--device``, ``--quiet`` and ``-v/--verbose``. A :class:`~medeval.errors.
 UserError` (bad file, option, config key or output path) ends the tool with one line on stderr
-and exit code 2; ``-v`` adds the traceback. ``--out`` is checked before any work by
+and exit code 2; ``-v`` adds the traceback. A bad option value is refused at parse time in one
+line naming the option: every numeric option is range-checked by its flag in every tool
+(:data:`OPTION_TYPES`: counts >= 0 or >= 1, seeds in NumPy's range, finite numbers, interval
+levels in (0, 1)). ``--out`` is checked before any work by
 :func:`check_out` (what may be replaced: :mod:`medeval.atomic`); the lock it takes on the folder
 is released when the tool ends. Only the standard library is imported here, so
 ``--help`` is instant: each tool imports the library inside its run function.
