@@ -13,7 +13,9 @@ from medeval.predictions import InputError, read_predictions, read_train_sizes
 
 NAMES = ["normal", "benign", "A", "B", "C"]
 SIDES = [0, 0, 1, 1, 1]
-SIZES = {nm: {"class": c, "n": n} for nm, c, n in zip(NAMES, SIDES, [900, 400, 80, 30, 10])}
+SIZES = {
+    nm: {"class": c, "n": n} for nm, c, n in zip(NAMES, SIDES, [900, 400, 80, 30, 10], strict=True)
+}
 FORMATS = ["csv", "csv.gz", "parquet"]
 TINY = 4096  # bytes: chunks of a few dozen rows, so every file spans many chunks
 
@@ -112,7 +114,7 @@ def test_labels_and_predictions_read_alike(tmp_path, monkeypatch, fmt):
     "column, value",
     [("y_score", np.nan), ("y_true", 2), ("y_true", np.nan), ("subconcept", " "), ("q_A", np.nan)],
 )
-def test_a_bad_cell_late_in_the_file_gives_the_same_error(tmp_path, monkeypatch, fmt, column, value):
+def test_a_bad_cell_late_gives_the_same_error(tmp_path, monkeypatch, fmt, column, value):
     df = _frame(2000)
     df[column] = df[column].astype(object)
     df.loc[1733, column] = value  # in a late chunk
