@@ -134,3 +134,13 @@ def test_padded_names_and_text_cells_fall_back_to_the_whole_reading(tmp_path, mo
     path = _write(df, tmp_path / "p.csv")
     chunked = read_predictions(path, memory_budget=TINY)
     _same_table(chunked, _whole(monkeypatch, path))
+
+
+def test_a_categorical_parquet_column_reads_alike(tmp_path, monkeypatch):
+    df = _frame(1500)
+    df["subconcept"] = pd.Categorical(df["subconcept"], categories=NAMES[::-1])  # dictionary type
+    path = _write(df, tmp_path / "p.parquet")
+    u = read_train_sizes(_write_sizes(tmp_path))
+    chunked = read_predictions(path, u, memory_budget=TINY)
+    _same_table(chunked, _whole(monkeypatch, path, u))
+    assert set(chunked.subconcept.categories) == set(NAMES)
