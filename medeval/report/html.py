@@ -108,9 +108,10 @@ _READ_LABEL_FREE = (
 
 _UNCHECKED_MODEL = (
     "The subconcept model's quality within each class could not be checked here (no "
-    "true test subconcepts). Give reference data with true subconcepts (e.g. "
-    "python -m medeval.evaluate --reference FILE) to check it; a weak subconcept "
-    "model makes the label-free scores understate hidden failures."
+    "true test subconcepts). Give reference rows with true subconcepts (python -m "
+    "medeval.evaluate --reference FILE) to check it and to rectify the label-free scores; a "
+    "weak or miscalibrated subconcept model makes the label-free scores understate hidden "
+    "failures, and their intervals cannot show it."
 )
 
 
@@ -128,15 +129,38 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
     )
     if ev.notes or ev.unavailable:
         warn = Section("Warnings")
-        warn.notes([f"{k} not computed: {v}" for k, v in ev.unavailable.items()])
+        warn.notes([f"{k} not computed: {v}" for k, v in _grouped(ev.unavailable).items()])
         warn.notes(ev.notes)
         out.append(warn)
     return out
 
 
+def _grouped(unavailable: dict[str, str]) -> dict[str, str]:
+    """``{"rBA / rF1 / rAUC": reason}``: scores missing for the same reason share one line."""
+    by_reason: dict[str, list[str]] = {}
+    for k, why in unavailable.items():
+        by_reason.setdefault(why, []).append(k)
+    return {" / ".join(ks): why for why, ks in by_reason.items()}
+
+
+def _rectified_text(ev: Any) -> str:
+    """What the rectified scores are and which reference rows corrected them."""
+    ref = ev.reference or {}
+    counts = ", ".join(f"{k} {v}" for k, v in (ref.get("per_subconcept") or {}).items())
+    return (
+        "Read {BA}, {F1} and {AUC}: the class-conditional scores corrected by their own error "
+        "measured on {n:,} reference rows ({source}; rows per subconcept: {counts}), "
+        "rM = cM(test) − (cM(R) − wM(R)). Their intervals come from a joint bootstrap of the "
+        "test and the reference rows, so they also carry the uncertainty of that correction. "
+        "The correction is valid when the reference rows come from the same classifier, "
+        "subconcept model and population as the test rows and were used to fit neither."
+    ).format(**ev.recommended, n=ref.get("n", 0), source=ref.get("source", "?"), counts=counts)
+
+
 def _scores_section(ev: Any) -> Section:
     """The full-test scores with their meaning, what to read, and the subconcept model."""
     from ..evaluation import EVALUATION_DESCRIPTIONS as SCORE_DESCRIPTIONS
+    from .tables import RECTIFIED_LINE
 
     pct = f"{ev.confidence:.0%}"
     scores = ev.table()
@@ -148,7 +172,10 @@ def _scores_section(ev: Any) -> Section:
         f"bootstrap, {ev.bootstrap['n']:,} replicates stratified by {ev.bootstrap['stratify']} "
         f"(seed {ev.bootstrap['seed']})."
     )
-    head.notes([_READ_LABEL_FREE.format(**ev.recommended)], warning=False)
+    if ev.rectified is not None:
+        head.notes([_rectified_text(ev)], warning=False)
+    else:
+        head.notes([_READ_LABEL_FREE.format(**ev.recommended)], warning=False)
     head.notes(
         [
             f"The subconcept model is weak within {c}: balanced accuracy "
@@ -163,6 +190,7 @@ def _scores_section(ev: Any) -> Section:
     if not ev.subconcept_model:
         head.notes([_UNCHECKED_MODEL], warning=False)
     head.table(scores)
+    head.text(RECTIFIED_LINE)
     if ev.subconcept_model:
         head.table(_subconcept_model_table(ev))
     return head
