@@ -80,11 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         description="Balanced accuracy, F1 and ROC AUC — unweighted (BA, F1, AUC), with true "
         "utility weights (wBA…, an oracle: needs test subconcept labels), label-free with "
-        "class-conditional predicted weights (cBA, cF1, cAUC: the recommended estimates of "
-        "wBA…, from q_<subconcept> posteriors and the known test classes) and with the "
-        "paper's predicted weights (pBA…, biased upward, kept for reproduction) — with "
-        "bootstrap intervals and per-subconcept recall (true and label-free). With --reference: "
-        "the rectified rBA, rF1, rAUC, recommended then (rM = cM(test) − (cM(R) − wM(R)): the "
+        "class-conditional predicted weights (cBA, cF1, cAUC: estimates of wBA…, recommended "
+        "without reference rows, from q_<subconcept> posteriors and the known test classes) "
+        "and with the paper's predicted weights (pBA…, biased upward, kept for reproduction) — "
+        "with bootstrap intervals and per-subconcept recall (true and label-free). With "
+        "--reference: the rectified rBA, rF1, rAUC, recommended then (rM = cM(test) − (cM(R) − wM(R)): the "
         "class-conditional score minus its error measured on the reference rows R).",
     )
     _input_arguments(p)
