@@ -84,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
         "without reference rows, from q_<subconcept> posteriors and the known test classes) "
         "and with the paper's predicted weights (pBA…, biased upward, kept for reproduction) — "
         "with bootstrap intervals and per-subconcept recall (true and label-free). With "
-        "--reference: the rectified rBA, rF1, rAUC, recommended then (rM = cM(test) − (cM(R) − wM(R)): the "
-        "class-conditional score minus its error measured on the reference rows R).",
+        "--reference: the rectified rBA, rF1, rAUC, recommended then (rM = cM(test) − "
+        "(cM(R) − wM(R)): the class-conditional score minus its error measured on the "
+        "reference rows R).",
     )
     _input_arguments(p)
     _score_arguments(p)
