@@ -7,9 +7,10 @@ the same folds as ``python -m medeval.benchmark`` (correction ``none``):
 
 * ``cBA`` / ``cF1`` / ``cAUC``: class-conditional predicted weights (the package's recommended
   scores, computed by :func:`medeval.evaluate_predictions`);
-* ``rBA`` / ``rF1``: the per-predicted-label count correction *with* the class condition: for
-  each predicted label ŷ, ``A_ŷ[s', s]`` = mean of ``q̃_{s'}`` over R's minority instances of
-  subconcept s predicted ŷ, ``c_ŷ[s'] = Σ_i q̃_{s'}(x_i)`` over the test fold's minority instances
+* ``nBA`` / ``nF1`` (named ``n`` so as not to clash with the package's rectified ``rBA``): the
+  per-predicted-label count correction (NNLS) *with* the class condition: for each predicted
+  label ŷ, ``A_ŷ[s', s]`` = mean of ``q̃_{s'}`` over R's minority instances of subconcept s
+  predicted ŷ, ``c_ŷ[s'] = Σ_i q̃_{s'}(x_i)`` over the test fold's minority instances
   predicted ŷ, and ``n_ŷ = NNLS(A_ŷ, c_ŷ)`` estimates how many of them belong to each subconcept.
   Majority utilities are 1, so only the minority recall is estimated:
   ``Σ_s u_s n_1[s] / Σ_s u_s (n_1[s] + n_0[s])``. (It gives class-level counts, not instance
@@ -67,7 +68,7 @@ def count_correction(
     ref: dict[str, np.ndarray],
     u_min: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """rBA and rF1 for replicate count matrices ``ct (B, N)`` (test) and ``cr (B, R)`` (ref).
+    """nBA and nF1 for replicate count matrices ``ct (B, N)`` (test) and ``cr (B, R)`` (ref).
 
     ``test``: ``y, yp (N,)``, ``q (N, S1)``; ``ref``: ``yp (R,)``, ``sc (R,)`` minority codes,
     ``q (R, S1)`` (reference rows are minority instances only). Returns two ``(B,)`` arrays.
@@ -164,14 +165,14 @@ def run_dataset(collection, dataset: str, seed: int = 0) -> list[dict]:
         for name, m in subsets.items():
             t = {"y": y[test][m], "yp": yp[m], "q": _within_minority(proba[m], minority)}
             point = count_correction(np.ones((1, m.sum())), np.ones((1, ok.sum())), t, ref, u_min)
-            rows += [(name, "rBA", float(point[0][0])), (name, "rF1", float(point[1][0]))]
+            rows += [(name, "nBA", float(point[0][0])), (name, "nF1", float(point[1][0]))]
             if name == "full":
                 ct = _multinomial_within(rng, t["y"], B)
                 cr = _multinomial_within(rng, np.zeros(ok.sum(), int), B)
                 reps = count_correction(ct, cr, t, ref, u_min)
                 r_iv = {
                     n: [float(np.nanquantile(v, 0.025)), float(np.nanquantile(v, 0.975))]
-                    for n, v in zip(("rBA", "rF1"), reps, strict=True)
+                    for n, v in zip(("nBA", "nF1"), reps, strict=True)
                 }
         n_sub = len(subsets) - 1
         subset_rows = []

@@ -64,23 +64,14 @@ RECOMMENDED_RECTIFIED = dict(zip(FAMILIES, weighting("r").scores(), strict=True)
 #: Rectified label-free scores, computed only from reference rows.
 LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
 #: Every score of an :class:`Evaluation`: the rectified ones are NaN without reference rows.
-EVALUATION_SCORES = ALL_SCORES + LABEL_FREE_RECTIFIED
+EVALUATION_SCORES = ALL_SCORES  # medeval.scores.ALL_SCORES holds the rectified ones
 #: Why the rectified scores are missing when no reference rows were given.
 NO_REFERENCE = (
     "no reference rows (held-out rows with known subconcepts, scored by the same classifier and "
     "subconcept model); pass reference= (evaluate: --reference)"
 )
-#: :data:`medeval.scores.SCORE_DESCRIPTIONS` and the rectified scores (``metrics.json``,
-#: reports).
-EVALUATION_DESCRIPTIONS = {
-    **SCORE_DESCRIPTIONS,
-    "rBA": "balanced accuracy, label-free estimate of wBA: cBA minus its error on reference rows "
-    "(cBA − wBA there); recommended when reference rows are given",
-    "rF1": "F1, label-free estimate of wF1: cF1 minus its error on reference rows; recommended "
-    "when reference rows are given",
-    "rAUC": "ROC AUC, label-free estimate of wAUC: cAUC minus its error on reference rows; "
-    "recommended when reference rows are given",
-}
+#: :data:`medeval.scores.SCORE_DESCRIPTIONS` (it describes the rectified scores too).
+EVALUATION_DESCRIPTIONS = SCORE_DESCRIPTIONS
 
 
 @dataclass

@@ -8,10 +8,16 @@ Orders:
 
 * :data:`ALL_SCORES` is the canonical order, the one of every file and table a user reads: the
   paper's nine (:data:`PAPER_SCORES`, family by family: ``BA, wBA, pBA, F1, ...``), then each
-  added weighting's three scores (``cBA, cF1, cAUC``).
-* :data:`BY_FAMILY` holds the same names family by family (``BA, wBA, pBA, cBA, F1, ...``):
-  the order of :class:`medeval.streaming.SubconceptScores` and of the analyses' tables
-  (:func:`score_key`).
+  added weighting's three scores (``cBA, cF1, cAUC``, then the rectified ``rBA, rF1, rAUC``,
+  null where no reference rows were given).
+* :data:`BY_FAMILY` holds the same names family by family (``BA, wBA, pBA, cBA, rBA, F1,
+  ...``): the order of the analyses' tables (:func:`score_key`); :data:`INSTANCE_SCORES` is
+  that order without the rectified scores, the order of
+  :class:`medeval.streaming.SubconceptScores`.
+
+The rectified scores (prefix ``r``, SPEC §9) are not an instance weighting: ``rM = cM(test) −
+(cM(R) − wM(R))`` needs reference rows R (:mod:`medeval.rectified`), so the streaming metric and
+the scikit-learn scorers refuse them (:func:`instance_score`).
 
 Adding a weighting means one row of :data:`WEIGHTINGS` (and the code that computes its instance
 weights); the score names, their orders and what each needs follow from the row.
@@ -29,15 +35,19 @@ __all__ = [
     "ALL_SCORES",
     "BY_FAMILY",
     "FAMILIES",
+    "INSTANCE_SCORES",
     "LABEL_FREE_SCORES",
     "PAPER_SCORES",
     "RECOMMENDED",
+    "RECOMMENDED_RECTIFIED",
+    "REFERENCE_SCORES",
     "SCORED_WEIGHTINGS",
     "SCORE_DESCRIPTIONS",
     "TRUE_ONLY_SCORES",
     "WEAK_WITHIN_CLASS_BA",
     "WEIGHTINGS",
     "Weighting",
+    "instance_score",
     "labels_from_scores",
     "needs",
     "parse_score",
@@ -64,7 +74,7 @@ class Weighting:
         needs_posteriors: needs a subconcept model's posteriors.
         needs_reference: needs reference rows (held-out rows with known subconcept).
         paper: one of the paper's three weightings.
-        scored: computed by :func:`medeval.evaluate_predictions` and the streaming metric;
+        scored: computed by :func:`medeval.evaluate_predictions` (in :data:`ALL_SCORES`);
             ``False`` for a name the analyses know from measured estimators only.
     """
 
@@ -115,26 +125,33 @@ WEIGHTINGS: tuple[Weighting, ...] = (
         "c{f}: label-free, class-conditional predicted weights",
         needs_posteriors=True,
     ),
-    # Reference-corrected estimators were measured in RQ4 (analyses only, see docs/method.md);
-    # the package computes no r-score.
+    # Not a weighting of the instances: cM corrected by its error on reference rows (SPEC §9,
+    # medeval.rectified); computed by evaluate_predictions only when reference rows are given.
     Weighting(
         "r",
-        "reference-corrected",
-        "reference-corrected predicted weights",
-        "r{f}: label-free, reference-corrected predicted weights",
+        "rectified",
+        "label-free, rectified with reference rows (prediction-powered)",
+        "r{f}: label-free, c{f} rectified with reference rows (prediction-powered)",
         needs_posteriors=True,
         needs_reference=True,
-        scored=False,
     ),
 )
 _BY_PREFIX = {w.prefix: w for w in WEIGHTINGS}
-#: The weightings the package computes, in prefix order.
-SCORED_WEIGHTINGS = tuple(w for w in WEIGHTINGS if w.scored)
+#: The weightings computed from per-row instance weights, in prefix order: by
+#: :func:`medeval.evaluate_predictions`' batched bootstrap, the streaming metric and the
+#: scikit-learn scorers. A weighting that needs reference rows (``r``) is not among them: its
+#: scores combine the class-conditional ones on the test rows and on the reference rows.
+SCORED_WEIGHTINGS = tuple(w for w in WEIGHTINGS if w.scored and not w.needs_reference)
 
 #: The paper's nine scores (unweighted, true weights, predicted weights), kept for reproduction.
-PAPER_SCORES = tuple(f"{w.prefix}{f}" for f in FAMILIES for w in SCORED_WEIGHTINGS if w.paper)
-#: Every computed score in the canonical order: the paper's nine, then each added weighting's.
-ALL_SCORES = PAPER_SCORES + tuple(s for w in SCORED_WEIGHTINGS if not w.paper for s in w.scores())
+PAPER_SCORES = tuple(f"{w.prefix}{f}" for f in FAMILIES for w in WEIGHTINGS if w.paper)
+#: Every computed score in the canonical order: the paper's nine, then each added weighting's
+#: (``cBA, cF1, cAUC, rBA, rF1, rAUC``); the rectified ones are null without reference rows.
+ALL_SCORES = PAPER_SCORES + tuple(
+    s for w in WEIGHTINGS if w.scored and not w.paper for s in w.scores()
+)
+#: The scores that need reference rows (``rBA, rF1, rAUC``).
+REFERENCE_SCORES = tuple(s for w in WEIGHTINGS if w.needs_reference for s in w.scores())
 
 
 def parse_score(name: str) -> tuple[str, str]:
@@ -173,11 +190,17 @@ def score_key(name: str) -> tuple[int, int, str]:
 LABEL_FREE_SCORES = tuple(s for s in ALL_SCORES if _BY_PREFIX[parse_score(s)[0]].label_free)
 #: Scores that need the true test subconcepts (the oracle scores), in :data:`ALL_SCORES` order.
 TRUE_ONLY_SCORES = tuple(s for s in ALL_SCORES if s not in LABEL_FREE_SCORES)
-#: Every computed score, family by family (the streaming metric's order).
+#: Every computed score, family by family (the analyses' order).
 BY_FAMILY = tuple(sorted(ALL_SCORES, key=score_key))
+#: The scores computed from instance weights alone, family by family: those of the streaming
+#: metric and the scikit-learn scorers (every score but the rectified ones).
+INSTANCE_SCORES = tuple(s for s in BY_FAMILY if s not in REFERENCE_SCORES)
 
-#: The label-free score a reader should use for each family (never a true-weight oracle score).
+#: The label-free score a reader should use for each family without reference rows (never a
+#: true-weight oracle score).
 RECOMMENDED = {f: f"c{f}" for f in FAMILIES}
+#: The score to read per family when reference rows gave the rectified scores.
+RECOMMENDED_RECTIFIED = {f: f"r{f}" for f in FAMILIES}
 #: Below this within-class balanced accuracy the subconcept model is reported as weak (§8).
 WEAK_WITHIN_CLASS_BA = 0.7
 #: What each score is, for reports and ``metrics.json``.
@@ -196,6 +219,12 @@ SCORE_DESCRIPTIONS = {
     "cF1": "F1, label-free estimate of wF1: class-conditional predicted weights (recommended)",
     "cAUC": "ROC AUC, label-free estimate of wAUC: class-conditional predicted weights "
     "(recommended)",
+    "rBA": "balanced accuracy, label-free estimate of wBA: cBA minus its error on reference rows "
+    "(cBA − wBA there); recommended when reference rows are given",
+    "rF1": "F1, label-free estimate of wF1: cF1 minus its error on reference rows; recommended "
+    "when reference rows are given",
+    "rAUC": "ROC AUC, label-free estimate of wAUC: cAUC minus its error on reference rows; "
+    "recommended when reference rows are given",
 }
 
 
@@ -209,11 +238,32 @@ def split_score(name: str) -> tuple[str, str]:
 
 
 def needs(name: str) -> str | None:
-    """The input a score needs beyond y_true and y_score: ``"subconcept"``, ``"posteriors"``."""
+    """The input a score needs beyond y_true and y_score: ``"subconcept"``, ``"reference"``
+    (reference rows, besides posteriors) or ``"posteriors"``."""
     w = _BY_PREFIX[split_score(name)[0]]
     if w.needs_subconcept:
         return "subconcept"
+    if w.needs_reference:
+        return "reference"
     return "posteriors" if w.needs_posteriors else None
+
+
+def instance_score(name: str) -> tuple[str, str]:
+    """:func:`split_score` for the scores computed from instance weights alone (the streaming
+    metric, the scikit-learn scorers); a rectified score is refused with what it needs.
+
+    Raises:
+        ValueError: an unknown name, or a score that needs reference rows.
+    """
+    prefix, family = split_score(name)
+    if _BY_PREFIX[prefix].needs_reference:
+        raise ValueError(
+            f"{name} is a rectified score: it needs reference rows (held-out rows with known "
+            "subconcepts, scored by the same classifier and subconcept model) and cannot be "
+            "accumulated batch by batch; compute it with medeval.evaluate_predictions(..., "
+            f"reference=ReferenceRows(...)). Scores computed here: {', '.join(INSTANCE_SCORES)}"
+        )
+    return prefix, family
 
 
 def labels_from_scores(y_score: Any, threshold: float) -> Any:

@@ -31,7 +31,13 @@ from sklearn.utils.metadata_routing import MetadataRequest
 from sklearn.utils.validation import check_is_fitted
 
 from medeval.metrics import balanced_accuracy, f1, roc_auc
-from medeval.scores import SCORED_WEIGHTINGS, labels_from_scores, needs, split_score, weighting
+from medeval.scores import (
+    SCORED_WEIGHTINGS,
+    instance_score,
+    labels_from_scores,
+    needs,
+    weighting,
+)
 from medeval.streaming import SubconceptScores, instance_weights
 from medeval.weights import Utilities, utilities
 
@@ -139,7 +145,7 @@ class SubconceptScorer:
     :class:`SubconceptAware` on ``X`` (see :func:`make_subconcept_scorer`)."""
 
     def __init__(self, name: str, *, threshold: float = 0.5) -> None:
-        split_score(name)  # a clear error for an unknown name
+        instance_score(name)  # a clear error for an unknown or a rectified name
         self.name = name
         self.threshold = float(threshold)
 
@@ -181,7 +187,7 @@ class SubconceptScorer:
 
 
 def make_subconcept_scorer(name: str, *, threshold: float = 0.5) -> SubconceptScorer:
-    """A scikit-learn scorer for score ``name`` (one of :data:`medeval.scores.ALL_SCORES`).
+    """A scikit-learn scorer for score ``name`` (one of :data:`medeval.scores.INSTANCE_SCORES`).
 
     The predicted label is ``P(y=1 | x) >= threshold``. p- and c-scores use the subconcept
     model's posteriors and the training fold's utilities; w-scores (oracle) need the test
@@ -220,7 +226,7 @@ def pooled_cross_val_scores(
     """
     y = np.asarray(y)
     sc = np.asarray(subconcept)
-    parsed = [split_score(s) for s in scores]
+    parsed = [instance_score(s) for s in scores]
     keys = [w.prefix for w in SCORED_WEIGHTINGS if any(w.prefix == key for key, _ in parsed)]
     need_posteriors = any(weighting(k).needs_posteriors for k in keys)
     need_codes = any(weighting(k).needs_subconcept for k in keys)

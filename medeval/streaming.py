@@ -29,12 +29,12 @@ from medeval.metrics._checks import UndefinedMetricWarning, format_inputs
 from medeval.metrics.classification import ConfusionSums, ba_from_sums, confusion_sums, f1_from_sums
 from medeval.metrics.ranking import auc_from_sums, auc_sums
 from medeval.scores import (
-    BY_FAMILY,
     FAMILIES,
+    INSTANCE_SCORES,
     SCORED_WEIGHTINGS,
+    instance_score,
     labels_from_scores,
     needs,
-    split_score,
 )
 from medeval.weights import (
     Utilities,
@@ -45,8 +45,11 @@ from medeval.weights import (
 
 __all__ = ["SCORES", "SubconceptScores", "instance_weights", "needs", "split_score"]
 
-#: The scores, family by family (:data:`medeval.scores.BY_FAMILY`).
-SCORES = BY_FAMILY
+#: The scores, family by family (:data:`medeval.scores.INSTANCE_SCORES`: every score but the
+#: rectified ones, which need reference rows).
+SCORES = INSTANCE_SCORES
+#: Validates a name this metric computes (a rectified score is refused with what it needs).
+split_score = instance_score
 
 
 def _as_utilities(train_sizes: Mapping[str, Mapping[str, int]] | Utilities) -> Utilities:

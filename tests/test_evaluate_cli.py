@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from medeval.evaluate import main
-from medeval.evaluation import ALL_SCORES, EVALUATION_SCORES, LABEL_FREE_RECTIFIED, SCORES
+from medeval.evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, SCORES
+from medeval.scores import INSTANCE_SCORES
 
 NAMES = ["normal", "benign", "A", "B", "C"]
 SIDES = [0, 0, 1, 1, 1]
@@ -62,18 +63,18 @@ def test_writes_metrics_table_and_figure(files, capsys):
     metrics = json.loads((out / "metrics.json").read_text())
     assert list(metrics["scores"]) == list(EVALUATION_SCORES)
     assert metrics["recommended"] == {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
-    assert all(isinstance(metrics["scores"][k], float) for k in ALL_SCORES)
+    assert all(isinstance(metrics["scores"][k], float) for k in INSTANCE_SCORES)
     for k in LABEL_FREE_RECTIFIED:  # no reference rows: null, with the reason
         assert metrics["scores"][k] is None and "reference" in metrics["unavailable"][k]
     assert metrics["reference"] is None and metrics["rectification"] is None
-    for k in ALL_SCORES:
+    for k in INSTANCE_SCORES:  # the rectified ones need reference rows
         iv = metrics["intervals"][k]
         assert iv["low"] <= metrics["scores"][k] <= iv["high"]
     subsets = {r["subset"] for r in metrics["subsets"]}
     assert subsets == {"full", "sub_1", "sub_2", "sub_3", "largest", "smallest"}
     assert [r["subconcept"] for r in metrics["per_subconcept"]] == NAMES
     table = pd.read_csv(out / "metrics.csv")
-    assert set(table.score) == set(ALL_SCORES) and len(table) == 6 * len(ALL_SCORES)
+    assert set(table.score) == set(INSTANCE_SCORES) and len(table) == 6 * len(INSTANCE_SCORES)
     assert (out / "subconcepts.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert pd.read_csv(out / "per_subconcept.csv").subconcept.tolist() == NAMES
 
@@ -258,7 +259,7 @@ def test_memory_budget_changes_nothing_but_memory(files):
     assert main([*common, "--out", str(out / "b"), "--memory-budget", "64K", "--quiet"]) == 0
     a = json.loads((out / "a" / "metrics.json").read_text())["intervals"]
     b = json.loads((out / "b" / "metrics.json").read_text())["intervals"]
-    for k in ALL_SCORES:
+    for k in INSTANCE_SCORES:
         assert b[k]["low"] == pytest.approx(a[k]["low"], abs=1e-12)
         assert b[k]["high"] == pytest.approx(a[k]["high"], abs=1e-12)
 

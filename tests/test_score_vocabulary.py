@@ -12,12 +12,16 @@ from medeval.scores import (
     ALL_SCORES,
     BY_FAMILY,
     FAMILIES,
+    INSTANCE_SCORES,
     LABEL_FREE_SCORES,
     PAPER_SCORES,
     RECOMMENDED,
+    RECOMMENDED_RECTIFIED,
+    REFERENCE_SCORES,
     SCORE_DESCRIPTIONS,
     TRUE_ONLY_SCORES,
     WEIGHTINGS,
+    instance_score,
     labels_from_scores,
     needs,
     parse_score,
@@ -30,8 +34,11 @@ PACKAGE = Path(scores.__file__).parent
 
 def test_the_orders_of_the_vocabulary():
     assert PAPER_SCORES == ("BA", "wBA", "pBA", "F1", "wF1", "pF1", "AUC", "wAUC", "pAUC")
-    assert ALL_SCORES == (*PAPER_SCORES, "cBA", "cF1", "cAUC")
-    assert BY_FAMILY == tuple(f"{p}{f}" for f in FAMILIES for p in ("", "w", "p", "c"))
+    assert ALL_SCORES == (*PAPER_SCORES, "cBA", "cF1", "cAUC", "rBA", "rF1", "rAUC")
+    assert BY_FAMILY == tuple(f"{p}{f}" for f in FAMILIES for p in ("", "w", "p", "c", "r"))
+    assert INSTANCE_SCORES == tuple(f"{p}{f}" for f in FAMILIES for p in ("", "w", "p", "c"))
+    assert REFERENCE_SCORES == ("rBA", "rF1", "rAUC")
+    assert RECOMMENDED_RECTIFIED == {"BA": "rBA", "F1": "rF1", "AUC": "rAUC"}
     assert sorted(BY_FAMILY) == sorted(ALL_SCORES) and list(BY_FAMILY) == sorted(
         ALL_SCORES, key=score_key
     )
@@ -52,7 +59,7 @@ def test_every_module_takes_the_vocabulary_from_scores():
     assert evaluation.ALL_SCORES is ALL_SCORES and evaluation.SCORES is PAPER_SCORES
     assert evaluation.RECOMMENDED is RECOMMENDED
     assert evaluation.SCORE_DESCRIPTIONS is SCORE_DESCRIPTIONS
-    assert streaming.SCORES is BY_FAMILY and streaming.split_score is split_score
+    assert streaming.SCORES is INSTANCE_SCORES and streaming.split_score is instance_score
     assert analyses_scores.SCORE_COLUMNS is ALL_SCORES
     assert discovered.LABEL_FREE_SCORES is LABEL_FREE_SCORES
     assert common.WEIGHTING_OF == {w.prefix: w.name for w in WEIGHTINGS}
@@ -136,17 +143,35 @@ def test_parse_and_split_score():
     assert split_score("wF1") == ("w", "F1") and split_score("AUC") == ("", "AUC")
     with pytest.raises(ValueError, match="must end in one of BA, F1, AUC"):
         parse_score("MCC")
-    for bad in ("rBA", "xBA", "BAx"):  # r is a name of the analyses, not a computed score
+    assert split_score("rBA") == ("r", "BA")  # computed by evaluate_predictions with reference rows
+    for bad in ("xBA", "BAx"):
         with pytest.raises(ValueError, match=f"unknown score '{bad}'"):
             split_score(bad)
+    assert instance_score("cAUC") == ("c", "AUC")
+    for rectified in REFERENCE_SCORES:  # not computable from instance weights
+        with pytest.raises(ValueError, match=f"{rectified} is a rectified score: it needs"):
+            instance_score(rectified)
+
+
+def test_streaming_metric_and_scorers_refuse_rectified_scores():
+    from medeval.sklearn import make_subconcept_scorer
+    from medeval.streaming import SubconceptScores
+
+    sizes = {"neg": {"class": 0, "n": 10}, "a": {"class": 1, "n": 5}, "b": {"class": 1, "n": 2}}
+    with pytest.raises(ValueError, match="rBA is a rectified score.*evaluate_predictions"):
+        SubconceptScores(sizes, ["BA", "rBA"])
+    with pytest.raises(ValueError, match="rF1 is a rectified score"):
+        make_subconcept_scorer("rF1")
+    assert "rBA" not in SubconceptScores(sizes).scores
 
 
 def test_what_each_score_needs_follows_from_its_weighting():
-    assert [needs(s) for s in ("BA", "wBA", "pAUC", "cF1")] == [
+    assert [needs(s) for s in ("BA", "wBA", "pAUC", "cF1", "rBA")] == [
         None,
         "subconcept",
         "posteriors",
         "posteriors",
+        "reference",
     ]
     for w in WEIGHTINGS:
         assert w.label_free is not w.needs_subconcept

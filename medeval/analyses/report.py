@@ -5,6 +5,9 @@ Writes into ``--out`` (default ``DIR/analysis``): ``rq1.csv``, ``rq1.md``,
 ``rq2_scatter_<collection>.png``, ``rq3/<data set>.png``, ``rq3_sheet_<collection>_<i>.png``,
 ``agreement.csv``, ``agreement_by_method.csv``, ``agreement.png`` (RQ4, SPEC §8; one
 ``agreement_<kind>.png`` per subconcept kind when true and discovered subconcepts are mixed),
+``coverage_by_dataset.csv`` (per data set and method: error and interval coverage of cM and rM,
+flagged below 80 %), ``subconcept_model.csv`` (within-class balanced accuracy of the subconcept
+model per data set; weak ones flagged),
 ``scores.csv``, ``scores.md`` (the nine scores per data set and method: any number of data
 sets), ``timing.csv``, ``summary.md`` and ``report.html``; for records with discovered
 subconcepts also ``discovery.csv`` and ``discovery.md`` (discovered vs true subconcepts per
@@ -20,7 +23,15 @@ from typing import Any
 import pandas as pd
 
 from medeval.analyses.common import dataset_means, markdown_table, subset_frame
+from medeval.analyses.coverage import (
+    COVERAGE_INTRO,
+    coverage_by_dataset,
+    coverage_markdown,
+    coverage_view,
+    low_coverage_lines,
+)
 from medeval.analyses.discovery import discovery_markdown, discovery_table
+from medeval.analyses.quality import subconcept_model_quality, weak_markdown
 from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
 from medeval.analyses.rq2 import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
 from medeval.analyses.rq3 import rq3_sheets
@@ -105,15 +116,23 @@ def _write_analysis(
         for i, png in enumerate(sheets, start=1):
             write_bytes(out / f"rq3_sheet_{c}_{i}.png", png)
     agreement = write_agreement(records, out)
+    quality = subconcept_model_quality(records)
+    _csv(out / "subconcept_model.csv", quality)
+    coverage = coverage_by_dataset(records, quality)
+    _csv(out / "coverage_by_dataset.csv", coverage)
     disc = discovery_table(records)
     if not disc.empty:  # runs with --subconcepts discovered
         _csv(out / "discovery.csv", disc)
         write_text(out / "discovery.md", discovery_markdown(disc))
     timing = timing_table(records)
     _csv(out / "timing.csv", timing)
-    summary = _summary(records, scores, rq1, rq2, timing) + "\n" + rq4_markdown(agreement)
+    summary = _summary(records, scores, rq1, rq2, timing, quality)
+    summary += "\n" + rq4_markdown(agreement, quality) + "\n" + coverage_markdown(coverage)
     write_text(out / "summary.md", summary)
-    page = _report_html(results, out, records, scores, rq1, rq2, timing, agreement)
+    page = _report_html(
+        results, out, records, scores, rq1, rq2, timing, agreement, quality=quality,
+        coverage=coverage,
+    )  # fmt: skip
     write_text(out / "report.html", page)
 
 
@@ -125,8 +144,9 @@ def scores_markdown(scores: pd.DataFrame) -> str:
             markdown_table(scores),
             "",
             "w = true utility weights (oracle), p = predicted utility weights, c = "
-            "class-conditional predicted weights (label-free; recommended); pAUC is the "
-            "predicted-weight ROC AUC, not partial AUC.",
+            "class-conditional predicted weights (label-free; recommended without reference "
+            "rows), r = c rectified with reference rows (label-free, prediction-powered; "
+            "recommended where present); pAUC is the predicted-weight ROC AUC, not partial AUC.",
             "",
         ]
     )
@@ -146,8 +166,9 @@ def write_agreement(records: list[dict[str, Any]], out: Path) -> pd.DataFrame:
     return table
 
 
-def _agreement_section(out: Path, agreement: pd.DataFrame):
-    """Report section of RQ4: the reading, the table and the figure(s)."""
+def _agreement_section(out: Path, agreement: pd.DataFrame, quality=None, coverage=None):
+    """Report section of RQ4: the reading, the table, the figure(s), the weak subconcept
+    models and the per-data-set coverage."""
     from medeval.report.html import Section
 
     sec = Section("RQ4 — do the label-free scores agree with the true-weight scores?")
@@ -157,11 +178,35 @@ def _agreement_section(out: Path, agreement: pd.DataFrame):
     sec.table(agreement)
     for png in sorted(out.glob("agreement*.png")):
         sec.image(png.read_bytes(), caption=png.stem)
+    if quality is not None:
+        _text_lines(sec, weak_markdown(quality))
+    if coverage is not None and not coverage.empty:
+        sec.text("Coverage per data set. " + COVERAGE_INTRO)
+        sec.table(coverage_view(coverage))
+        _text_lines(sec, "\n".join(low_coverage_lines(coverage)))
     return sec
 
 
+def _text_lines(sec, md: str) -> None:
+    """Markdown prose (no tables) as paragraphs of a report section."""
+    for line in md.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("|", "#")):
+            sec.text(line.removeprefix("- ").replace("**", ""))
+
+
 def _report_html(
-    results: Path, out: Path, records, scores, rq1, rq2, timing, agreement=None
+    results: Path,
+    out: Path,
+    records,
+    scores,
+    rq1,
+    rq2,
+    timing,
+    agreement=None,
+    *,
+    quality=None,
+    coverage=None,
 ) -> str:
     """Self-contained benchmark report: RQ1–RQ3 tables and figures, settings, warnings."""
     import json
@@ -177,6 +222,8 @@ def _report_html(
     )
     if settings.is_file():
         head.pre(settings.read_text())
+    if quality is not None and quality["weak"].any():
+        _text_lines(head, weak_markdown(quality))
     head.table(scores)
     rq1_sec = Section("RQ1 — bias toward the largest subconcepts").text(
         "Pearson r across data sets between M(full) and M(largest) and M(smallest); the gap "
@@ -208,7 +255,7 @@ def _report_html(
         ]
     sections = [head, rq1_sec, rq2_sec, rq3_sec, time_sec]
     if agreement is not None:
-        sections.insert(4, _agreement_section(out, agreement))
+        sections.insert(4, _agreement_section(out, agreement, quality, coverage))
     if warnings:
         sections.append(
             Section("Warnings").notes(
@@ -223,13 +270,17 @@ def _report_html(
     return render(f"medeval benchmark: {results.name}", sections, subtitle=str(results))
 
 
-def _summary(records, scores, rq1, rq2, timing) -> str:
+def _summary(records, scores, rq1, rq2, timing, quality=None) -> str:
     total = timing[timing.dataset == "ALL"].iloc[0]
     lines = [
         "# Benchmark analyses\n",
         f"{len(records)} records; {len({r['dataset'] for r in records})} data sets; methods "
         f"{', '.join(sorted({r['method'] for r in records}))}.\n",
         "pAUC = ROC AUC with predicted utility weights (not partial AUC).\n",
+    ]
+    if quality is not None:
+        lines += ["### Subconcept model\n", weak_markdown(quality)]
+    lines += [
         scores_markdown(scores),
         rq1_markdown(rq1),
         rq2_markdown(rq2),

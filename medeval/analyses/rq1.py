@@ -42,7 +42,7 @@ BAR_COLORS = {
     "unweighted": "#555555",
     "predicted": "#1f77b4",
     "class-conditional": "#ff7f0e",
-    "reference-corrected": "#9467bd",
+    "rectified": "#9467bd",
     "true": "#2ca02c",
 }
 _OTHER_COLORS = ("#8c564b", "#e377c2", "#17becf", "#bcbd22")
@@ -64,16 +64,25 @@ def correlations(sub: pd.DataFrame) -> tuple[float, float, float, float, int]:
     return r_l, p_l, r_s, p_s, min(n_l, n_s)
 
 
+#: RQ1 is a correlation across data sets: undefined with fewer than this many.
+MIN_DATASETS = 3
+
+
 def pooled_gap(means: pd.DataFrame, measure: str) -> float:
     """Correlation gap of one measure over every (collection, data set, method) mean, pooled.
 
     With one correction method this is the RQ1 gap over data-set means; with several, each
-    (data set, method) pair is one point of the correlation.
+    (data set, method) pair is one point of the correlation. Only collections with at least
+    :data:`MIN_DATASETS` data sets count (RQ1 is undefined for the others, as in
+    :func:`rq1_table`): NaN when none has them, never a correlation across the correction
+    methods of one or two data sets.
 
     Args:
         means: :func:`~medeval.analyses.common.dataset_means` output (any subset of its rows).
     """
-    part = means[means.score == measure]
+    part = means[(means.score == measure) & means["value"].notna()]
+    n_sets = part.groupby("collection")["dataset"].transform("nunique")
+    part = part[n_sets >= MIN_DATASETS]
     if part.empty:
         return np.nan
     wide = part.pivot_table(
@@ -165,7 +174,7 @@ def _r_p(r: float, p: float) -> str:
 
 def rq1_figure(table: pd.DataFrame, collection: str) -> Figure:
     """Gap bars: panels AUC / BA / F1; per method, one bar per weighting present (unweighted,
-    true, predicted, class-conditional, reference-corrected, ...); the legend explains the names."""
+    true, predicted, class-conditional, rectified, ...); the legend explains the names."""
     part = table[table.collection == collection]
     if part["subconcepts"].nunique() > 1:  # records of both kinds: one bar group per kind
         part = part.assign(method=part["method"] + " (" + part["subconcepts"] + ")")

@@ -50,10 +50,13 @@ def rq3_panel_data(
         .reindex(order)
         .reset_index()
     )
-    scores = {
-        k: float(np.nanmean([np.nan if r["scores"][k] is None else r["scores"][k] for r in recs]))
-        for k in recs[0]["scores"]
-    }
+    scores = {}
+    for k in recs[0]["scores"]:
+        values = np.array([np.nan if r["scores"][k] is None else r["scores"][k] for r in recs])
+        # A score null in every split (e.g. a rectified score without reference rows) is NaN.
+        scores[k] = (
+            float(np.mean(values[np.isfinite(values)])) if np.isfinite(values).any() else np.nan
+        )
     return table, scores
 
 

@@ -3,8 +3,9 @@
 Every record of a results folder is one evaluation (data set × method × split). For each score
 family (BA, F1, AUC) the true-weight score (``w`` prefix, e.g. wBA) is the truth; every other
 score of the family is an estimate of it: the unweighted score (BA: what a reader has without
-any weighting), the paper's predicted-weight score (pBA), the class-conditional score (cBA), a
-reference-corrected score (rBA) and any other prefix present.
+any weighting), the paper's predicted-weight score (pBA), the class-conditional score (cBA), the
+rectified score (rBA: cBA corrected with reference rows, SPEC §9; a row only where the records
+carry it) and any other prefix present.
 
 Columns of :func:`agreement_table`, over the evaluations where both the estimate and the
 true-weight score are finite:
@@ -25,8 +26,12 @@ true-weight score are finite:
 - ``rq1_gap``: the estimator's RQ1 correlation gap r(full, largest) − r(full, smallest)
   (:mod:`medeval.analyses.rq1`) across data-set means; when the folder holds several correction
   methods, each (data set, method) mean is one point (pooled). Per-method tables use that
-  method's data-set means only.
-- ``recommended``: the row of :data:`medeval.scores.RECOMMENDED` for its family.
+  method's data-set means only. Empty where RQ1 is undefined: only collections with at least
+  three data sets count (as in ``rq1.csv``).
+- ``recommended``: the score to read for its family: the rectified one (rBA) where the records
+  carry it, else the class-conditional one (:data:`medeval.scores.RECOMMENDED`).
+- ``n_weak``: how many of the ``n`` evaluations come from data sets whose subconcept model is
+  weak within a class (:mod:`medeval.analyses.quality`).
 
 The true-weight score has a reference row too (``n``, ``mean_width`` of its own interval and
 its ``rq1_gap``; the agreement columns are NaN), so an estimator's gap and width can be read
@@ -51,8 +56,21 @@ from medeval.analyses.common import (
     markdown_table,
     subset_frame,
 )
+from medeval.analyses.quality import (
+    dataset_key,
+    subconcept_model_quality,
+    weak_datasets,
+    weak_markdown,
+)
 from medeval.analyses.rq1 import pooled_gap
-from medeval.scores import RECOMMENDED, parse_score, prefix_key, score_key
+from medeval.scores import (
+    RECOMMENDED,
+    RECOMMENDED_RECTIFIED,
+    parse_score,
+    prefix_key,
+    score_key,
+    weighting,
+)
 
 COLUMNS = [
     "estimator",
@@ -66,6 +84,7 @@ COLUMNS = [
     "mean_width",
     "rq1_gap",
     "recommended",
+    "n_weak",
 ]
 #: Differences within TOL count as exact zeros / ties (floating-point rounding of equal scores).
 TOL = 1e-12
@@ -77,9 +96,10 @@ def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
 
     Returns:
         one row per record × score: ``subconcepts, collection, dataset, method, split,
-        estimator, prefix, family, value, low, high`` (NaN where a score is null or its interval
-        is missing).
+        estimator, prefix, family, value, low, high, weak`` (NaN where a score is null or its
+        interval is missing; ``weak``: the record's data set has a weak subconcept model).
     """
+    weak = weak_datasets(subconcept_model_quality(records))
     rows = []
     for r in records:
         key = (
@@ -89,14 +109,15 @@ def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
             r["method"],
             r["split"],
         )
+        is_weak = dataset_key(r) in weak
         intervals = r.get("intervals") or {}
         for name, value in r["scores"].items():
             if not is_measure(name):  # RQ4 is defined per family (BA, F1, AUC)
                 continue
             prefix, family = parse_score(name)
             low, high = _interval(intervals.get(name), f"{key[2]} {key[3]} split {key[4]}: {name}")
-            rows.append((*key, name, prefix, family, _float(value), low, high))
-    cols = [*_KEYS, "estimator", "prefix", "family", "value", "low", "high"]
+            rows.append((*key, name, prefix, family, _float(value), low, high, is_weak))
+    cols = [*_KEYS, "estimator", "prefix", "family", "value", "low", "high", "weak"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -141,7 +162,7 @@ def _agreement(records: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
         for row in _rows(part, dataset_means(subset_frame(recs))):
             rows.append([*key, *row])
     out = pd.DataFrame(rows, columns=[*group, *COLUMNS])
-    return out.astype({"n": int, "recommended": bool})
+    return out.astype({"n": int, "recommended": bool, "n_weak": int})
 
 
 def _field(record: dict[str, Any], key: str) -> Any:
@@ -150,15 +171,41 @@ def _field(record: dict[str, Any], key: str) -> Any:
 
 def _rows(evals: pd.DataFrame, means: pd.DataFrame) -> list[list[Any]]:
     """Statistics of every estimator of every family in one group of evaluations."""
-    wide = _wide(evals, ["value", "low", "high"])
+    wide = _wide(evals, ["value", "low", "high", "weak"])
+    present = evals.groupby("estimator")["value"].apply(lambda v: bool(np.isfinite(v).any()))
     rows = []
     for name in sorted(evals["estimator"].unique(), key=score_key):
         prefix, family = parse_score(name)
+        if _needs_reference(prefix) and not present[name]:
+            continue  # records without reference rows: their rectified scores are all null
         stats = _stats(wide, name, prefix, family)
         gap = pooled_gap(means, name)
-        recommended = RECOMMENDED.get(family) == name
-        rows.append([name, family, *stats, gap, recommended])
+        rows.append([name, family, *stats, gap, name == _recommended(family, present)])
+        rows[-1].append(_n_weak(wide, name, family))
     return rows
+
+
+def _needs_reference(prefix: str) -> bool:
+    try:
+        return weighting(prefix).needs_reference
+    except KeyError:  # a prefix only the analyses see
+        return False
+
+
+def _recommended(family: str, present: pd.Series) -> str | None:
+    """The rectified score of the family where the evaluations carry it, else
+    :data:`~medeval.scores.RECOMMENDED`'s."""
+    r = RECOMMENDED_RECTIFIED.get(family)
+    return r if r is not None and bool(present.get(r, False)) else RECOMMENDED.get(family)
+
+
+def _n_weak(wide: pd.DataFrame, name: str, family: str) -> int:
+    """Evaluations counted in ``n`` whose data set has a weak subconcept model."""
+    ok = np.isfinite(_column(wide, "value", name)) & np.isfinite(
+        _column(wide, "value", "w" + family)
+    )
+    weak = _column(wide, "weak", name) > 0
+    return int(np.sum(ok & weak))
 
 
 def _wide(evals: pd.DataFrame, values: list[str]) -> pd.DataFrame:
@@ -210,8 +257,10 @@ def _pct(flags: np.ndarray) -> float:
     return 100.0 * float(np.mean(flags)) if len(flags) else math.nan
 
 
-def rq4_markdown(table: pd.DataFrame) -> str:
-    """The table with a short reading: per family, the recommended score against BA / pBA."""
+def rq4_markdown(table: pd.DataFrame, quality: pd.DataFrame | None = None) -> str:
+    """The table with a short reading: per family, the recommended score against BA / pBA /
+    cBA; with ``quality`` (:func:`~medeval.analyses.quality.subconcept_model_quality`), the
+    data sets whose subconcept model is weak."""
     out = ["### RQ4 — agreement of label-free scores with the true-weight scores\n"]
     out.append(
         "Per estimator and family, over every evaluation (data set × method × split): mean "
@@ -219,12 +268,16 @@ def rq4_markdown(table: pd.DataFrame) -> str:
         "the true-weight score than the unweighted score (ties are not closer), % moving from "
         "the unweighted score in the true direction (sign), % of 95 % intervals containing the "
         "true-weight score (coverage), mean interval width, and the RQ1 correlation gap "
-        "(the true-weight row gives the oracle's own width and gap for reference).\n"
+        "(the true-weight row gives the oracle's own width and gap for reference); n_weak = "
+        "evaluations from data sets whose subconcept model is weak within a class. rM "
+        "(rectified) rows appear where the records carry reference rows.\n"
     )
     out.append(markdown_table(table) + "\n")
     prefixes = sorted({parse_score(e)[0] for e in table["estimator"]}, key=prefix_key)
     out.append("Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike).\n")
     out += [line for line in _reading(table)]
+    if quality is not None:
+        out.append(weak_markdown(quality))
     return "\n".join(out)
 
 
@@ -237,7 +290,8 @@ def _reading(table: pd.DataFrame) -> list[str]:
         kind = f" ({key[0]} subconcepts)" if group else ""
         for family in dict.fromkeys(part["family"]):
             fam = part[part.family == family].set_index("estimator")
-            rec = RECOMMENDED.get(family)
+            flagged = fam.index[fam["recommended"]] if "recommended" in fam else []
+            rec = flagged[0] if len(flagged) else RECOMMENDED.get(family)
             if rec not in fam.index or fam.loc[rec, "n"] == 0:
                 lines.append(f"- {family}{kind}: no {rec} scores in these records.")
                 continue
@@ -251,9 +305,15 @@ def _reading(table: pd.DataFrame) -> list[str]:
             )
             compare = [
                 f"{e}: mae {_f(fam.loc[e, 'mae'])}, bias {_f(fam.loc[e, 'bias'], signed=True)}"
-                for e in (family, "p" + family)
-                if e in fam.index
+                + (f", coverage {_f(fam.loc[e, 'coverage_pct'], 0)} %" if e == "c" + family else "")
+                for e in (family, "p" + family, "c" + family)
+                if e in fam.index and e != rec
             ]
+            if "n_weak" in fam and r.n_weak:
+                text += (
+                    f" {r.n_weak} of these evaluations come from data sets with a weak "
+                    "subconcept model."
+                )
             lines.append(text + (" For comparison " + "; ".join(compare) + "." if compare else ""))
     return [*lines, ""]
 
@@ -279,6 +339,9 @@ def rq4_figure(records: list[dict[str, Any]], table: pd.DataFrame, *, kind: str 
         if "subconcepts" in table.columns:
             table = table[table.subconcepts == kind]
     families = [f for f in ("BA", "F1", "AUC") if (evals.family == f).any()]
+    recommended = set(table.estimator[table.recommended.astype(bool)])
+    shown = set(table.estimator)  # rectified scores that are null everywhere have no row
+    evals = evals[evals.estimator.isin(shown) | (evals.prefix == "w")]
     wide = _wide(evals, ["value"])["value"]
     fig = Figure(figsize=(4.2 * max(len(families), 1), 4.2), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, max(len(families), 1), sharey=True, squeeze=False)[0])
@@ -299,7 +362,7 @@ def rq4_figure(records: list[dict[str, Any]], table: pd.DataFrame, *, kind: str 
         for name, patch in zip(names, box["boxes"], strict=True):
             grey = parse_score(name)[0] == ""
             patch.set_facecolor("#cccccc" if grey else "#9ecae1")
-            if RECOMMENDED.get(family) == name:
+            if name in recommended:
                 patch.set_edgecolor("#d62728")
                 patch.set_linewidth(2)
         ax.axhline(0, color="black", linewidth=0.8)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,10 +125,13 @@ def thumbnail(base: Path, path: Any, size: int) -> np.ndarray | None:
 
     p = Path(str(path))
     p = p if p.is_absolute() else base / p
+    bomb = (Image.DecompressionBombError, Image.DecompressionBombWarning)
     try:
-        with Image.open(p) as im:
-            im = im.convert("L" if im.mode in ("L", "I", "I;16", "F") else "RGB")
-            im.thumbnail((size, size))
-            return np.asarray(im)
-    except (OSError, ValueError):
+        with warnings.catch_warnings():  # a possible decompression bomb is no thumbnail
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(p) as im:
+                im = im.convert("L" if im.mode in ("L", "I", "I;16", "F") else "RGB")
+                im.thumbnail((size, size))
+                return np.asarray(im)
+    except (OSError, ValueError, *bomb):
         return None

@@ -36,12 +36,26 @@ from medeval.protocol.forest import (
     subconcept_model_scores,
 )
 from medeval.reference import within_class_balanced_accuracy
-from medeval.scores import LABEL_FREE_SCORES, TRUE_ONLY_SCORES, labels_from_scores
+from medeval.scores import (
+    LABEL_FREE_SCORES,
+    REFERENCE_SCORES,
+    TRUE_ONLY_SCORES,
+    labels_from_scores,
+)
 from medeval.splits import Split
 from medeval.tasks import BinaryTask
 from medeval.weights import predicted_weights, train_utilities, utilities_from_train_sizes
 
 __all__ = ["LabelFreeFold", "label_free_fold", "label_free_scores", "run_fold_discovered"]
+
+#: The label-free scores of this path: the rectified ones are not computed here.
+DISCOVERED_SCORES = tuple(s for s in LABEL_FREE_SCORES if s not in REFERENCE_SCORES)
+#: Why the records of this path carry no rectified scores (their ``"reference"`` entry).
+NO_RECTIFIED = (
+    "discovered subconcepts: out-of-bag reference rows would carry discovered clusters, not true "
+    "subconcepts, so their correction would target the discovered-utility score, not the "
+    "true-weight one; the rectified scores are not computed on this path"
+)
 
 
 @dataclass
@@ -92,13 +106,14 @@ def label_free_fold(
     scores, fit_s = {}, {}
     for method in methods:
         tf = time.perf_counter()
-        scores[method] = _fit_binary(
+        scores[method], _ = _fit_binary(
             task,
             train,
             test,
             method,
             seed=derive_seed(seed, task.name, k, method),
             n_estimators=n_estimators,
+            oob=False,
         )
         fit_s[method] = time.perf_counter() - tf
     return LabelFreeFold(disc, posteriors, scores, fit_s, t_disc)
@@ -120,7 +135,8 @@ def label_free_scores(
         posteriors: ``(N, S)`` over the discovered subconcepts; train_sizes: their sizes.
 
     Returns:
-        ``{score: value}`` and ``{score: [low, high]}`` (empty without bootstrap).
+        ``{score: value}`` and ``{score: [low, high]}`` (empty without bootstrap) for
+        :data:`DISCOVERED_SCORES`.
     """
     kw = {
         "y_score": score,
@@ -130,8 +146,8 @@ def label_free_scores(
         "seed": seed,
     }
     ev = evaluate_predictions(y, posteriors=posteriors, **kw)
-    scores = {s: ev.scores[s] for s in LABEL_FREE_SCORES}
-    intervals = {s: list(ev.intervals[s]) for s in LABEL_FREE_SCORES if s in ev.intervals}
+    scores = {s: ev.scores[s] for s in DISCOVERED_SCORES}
+    intervals = {s: list(ev.intervals[s]) for s in DISCOVERED_SCORES if s in ev.intervals}
     return scores, intervals
 
 
@@ -282,7 +298,11 @@ def _score_method(
     a = truth["predicted_weights"]
     per_sc["predicted_weight_sum"] = [float(a[test_names == s].sum()) for s in per_sc.subconcept]
     return {
-        "scores": {**{s: ev_true.scores[s] for s in TRUE_ONLY_SCORES}, **free_scores[None]},
+        "scores": {
+            **{s: ev_true.scores[s] for s in TRUE_ONLY_SCORES},
+            **free_scores[None],
+            **dict.fromkeys(REFERENCE_SCORES, float("nan")),
+        },
         "intervals": intervals,
         "confidence": ev_true.confidence,
         "n_bootstrap": n_bootstrap,
@@ -290,4 +310,5 @@ def _score_method(
         "per_subconcept": per_sc,
         "subconcept_model": truth["subconcept_model"],
         "within_class": truth["within_class"],
+        "reference": {"source": None, "n": 0, "unavailable": NO_RECTIFIED},
     }

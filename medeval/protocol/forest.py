@@ -3,6 +3,15 @@
 Per fold the multiclass *subconcept* forest is fit once and shared by every correction method;
 each method fits its own binary forest on the (resampled) training fold. Only one forest is
 alive at a time, which keeps memory bounded on the large PMLB sets.
+
+Reference rows for the rectified scores (SPEC §9) come with no extra fit: the training rows'
+out-of-bag predictions of both forests (:mod:`medeval.protocol.oob`; each row scored only by the
+trees that saw neither it nor anything made from it), computed in the same pass over the trees
+as the test predictions. Under ROS a row copied into every tree's sample has no out-of-bag tree
+and is dropped (counted in the record's ``"reference"``); under RUS the rows the undersampler
+dropped are out of bag for every tree; under SMOTE the synthetic points are linked to no
+original row, a leak measured not to bias cBA − wBA on the reference rows
+(:data:`medeval.protocol.oob.SMOTE_LINKS`).
 """
 
 from __future__ import annotations
@@ -19,6 +28,14 @@ from sklearn.ensemble import RandomForestClassifier
 
 from medeval.atomic import json_ready
 from medeval.evaluation import PER_SUBCONCEPT_COLUMNS, evaluate_predictions
+from medeval.protocol.oob import (
+    class_score,
+    forest_oob,
+    full_posteriors,
+    reference_rows,
+    resample_with_origin,
+)
+from medeval.rectified import ReferenceDataError, ReferenceRows
 from medeval.scores import ALL_SCORES, RECOMMENDED
 from medeval.splits import Split, derive_seed
 from medeval.tasks import BinaryTask
@@ -47,6 +64,17 @@ SUBSET_FIELDS = ("subset", "subconcept", "score", "value")
 #: Bootstrap replicates per fold for the intervals of every score on the full test fold.
 N_BOOTSTRAP = 200
 
+#: Where a record's reference rows come from, and what "out of bag" means under each method.
+REFERENCE_SOURCE = "out-of-bag"
+OUT_OF_BAG = {
+    "none": "trees that did not draw the row",
+    "weight": "trees that did not draw the row",
+    "ros": "trees that drew no copy of the row (rows copied into every tree are dropped)",
+    "rus": "trees that did not draw the row (rows the undersampler dropped: every tree)",
+    "smote": "trees that did not draw the row; SMOTE's synthetic points are linked to no row "
+    "(a measured leak that leaves cBA − wBA unbiased)",
+}
+
 
 def check_methods(methods: list[str] | tuple[str, ...]) -> list[str]:
     """Validate method names; keep the given order, drop duplicates."""
@@ -59,23 +87,6 @@ def check_methods(methods: list[str] | tuple[str, ...]) -> list[str]:
 def _forest(n_estimators: int, seed: int, **kwargs: Any) -> RandomForestClassifier:
     # n_jobs=1: parallelism comes from the grid, not from the trees.
     return RandomForestClassifier(n_estimators=n_estimators, random_state=seed, n_jobs=1, **kwargs)
-
-
-def _resample(
-    method: str, X: np.ndarray, y: np.ndarray, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Training fold (N, F), (N,) after the method's sampler; the test fold is never touched."""
-    if method in ("none", "weight"):
-        return X, y
-    from imblearn.over_sampling import SMOTE, RandomOverSampler
-    from imblearn.under_sampling import RandomUnderSampler
-
-    sampler = {
-        "ros": lambda: RandomOverSampler(random_state=seed),
-        "rus": lambda: RandomUnderSampler(random_state=seed),
-        "smote": lambda: SMOTE(random_state=seed),
-    }[method]()
-    return sampler.fit_resample(X, y)
 
 
 def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, float]:
@@ -117,13 +128,16 @@ def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, f
 
 def _fit_subconcept_model(
     task: BinaryTask, train: np.ndarray, test: np.ndarray, *, seed: int, n_estimators: int
-) -> np.ndarray:
-    """(N_test, K) posteriors of the multiclass subconcept forest, column k = code k."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Posteriors of the multiclass subconcept forest, column k = code k: on the test rows
+    ``(N_test, K)`` (its ``predict_proba``) and out of bag on the training rows ``(N_train, K)``
+    (NaN rows where no tree is out of bag)."""
     X = task.data.X
     rf = _forest(n_estimators, seed).fit(X[train], task.subconcept[train])
-    proba = np.zeros((len(test), len(task.subconcepts)))
-    proba[:, rf.classes_] = rf.predict_proba(X[test])
-    return proba
+    out = forest_oob(rf, X[train], X_test=X[test])
+    k = len(task.subconcepts)
+    test_posteriors = full_posteriors(out.test_proba, rf.classes_, k)
+    return test_posteriors, full_posteriors(out.proba, rf.classes_, k)
 
 
 def _fit_binary(
@@ -134,14 +148,20 @@ def _fit_binary(
     *,
     seed: int,
     n_estimators: int,
-) -> np.ndarray:
-    """(N_test,) score for class 1 of the binary forest trained under ``method``."""
+    oob: bool = True,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Score for class 1 of the binary forest trained under ``method``: on the test rows
+    ``(N_test,)`` and, with ``oob``, out of bag on the original training rows ``(N_train,)``
+    (NaN where no tree is out of bag; else ``None``)."""
     X, y = task.data.X, task.y
-    Xtr, ytr = _resample(method, X[train], y[train], seed)
+    # The sampler's rows and seed are those the protocol has always used; origin maps them back.
+    Xtr, ytr, origin = resample_with_origin(X[train], y[train], method, seed)
     extra = {"class_weight": "balanced"} if method == "weight" else {}
     rf = _forest(n_estimators, seed, **extra).fit(Xtr, ytr)
-    proba = rf.predict_proba(X[test])
-    return proba[:, list(rf.classes_).index(1)] if 1 in rf.classes_ else np.zeros(len(test))
+    if not oob:
+        return class_score(rf.predict_proba(X[test]), rf.classes_), None
+    out = forest_oob(rf, X[train], origin, X_test=X[test])
+    return class_score(out.test_proba, rf.classes_), class_score(out.proba, rf.classes_)
 
 
 def run_fold(
@@ -168,9 +188,10 @@ def run_fold(
             (resampled within class; seeded from (seed, data set, fold, method)).
 
     Returns:
-        One JSON-ready record per method: scores (the nine of the paper and the label-free
-        ones), their 95 % intervals, subsets (long), per-subconcept rows, subconcept-model
-        scores and timings.
+        One JSON-ready record per method: scores (the nine of the paper, the label-free ones
+        and the rectified rBA, rF1, rAUC from the fold's out-of-bag reference rows), their 95 %
+        intervals, subsets (long), per-subconcept rows, subconcept-model scores, the reference
+        rows' description (``"reference"``: source, rows kept and dropped) and timings.
     """
     methods = check_methods(methods)
     if task.data.X is None:
@@ -180,7 +201,7 @@ def run_fold(
     records = []
     for method in methods:
         tf = time.perf_counter()
-        score = _fit_binary(
+        score, oob_score = _fit_binary(
             task,
             split["train"],
             split["test"],
@@ -190,14 +211,18 @@ def run_fold(
         )
         t_fit = time.perf_counter() - tf
         tm = time.perf_counter()
-        ev, caught = _evaluate_method(
-            task,
-            split,
-            shared,
-            score,
-            seed=derive_seed(seed, task.name, k, method, "bootstrap"),
-            n_bootstrap=n_bootstrap,
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            reference, ref_info = fold_reference(task, split["train"], shared, oob_score, method)
+            ev = _evaluate_method(
+                task,
+                split,
+                shared,
+                score,
+                seed=derive_seed(seed, task.name, k, method, "bootstrap"),
+                n_bootstrap=n_bootstrap,
+                reference=reference,
+            )
         timing = {
             "fit_s": t_fit,
             "shared_s": shared["fit_s"] / len(methods),
@@ -205,23 +230,84 @@ def run_fold(
         }
         records.append(
             _record(
-                task, split, k, method, seed, n_estimators, ev, shared["scores"], caught, timing
+                task,
+                split,
+                k,
+                method,
+                seed,
+                n_estimators,
+                ev,
+                shared["scores"],
+                caught,
+                timing,
+                ref_info,
             )
         )
     return records
+
+
+def fold_reference(
+    task: BinaryTask,
+    train: np.ndarray,
+    shared: dict[str, Any],
+    oob_score: np.ndarray,
+    method: str,
+) -> tuple[ReferenceRows | None, dict[str, Any]]:
+    """The fold's out-of-bag reference rows for one method's binary forest, checked against the
+    training utilities, and the record's ``"reference"`` entry (source, rows kept and dropped;
+    ``"unavailable"`` with the reason where the rows cannot be used, e.g. a minority subconcept
+    whose every row was dropped: the rectified scores are then null).
+
+    Args:
+        oob_score: ``(N_train,)`` out-of-bag class-1 scores of the binary forest (NaN = none).
+    """
+    oob = reference_rows(
+        task.y[train],
+        oob_score,
+        shared["train_names"],
+        shared["oob_posteriors"],
+        list(task.subconcept_names),
+        threshold=THRESHOLD,
+    )
+    t = oob.table
+    info: dict[str, Any] = {
+        "source": REFERENCE_SOURCE,
+        "n": len(t),
+        "n_dropped": dict(oob.n_dropped),
+        "dropped_by_subconcept": dict(oob.dropped_by_subconcept),
+        "out_of_bag": OUT_OF_BAG[method],
+    }
+    q = t[[c for c in t.columns if c.startswith("q_")]]
+    try:
+        ref = ReferenceRows.from_arrays(
+            shared["utilities"],
+            y_true=t["y_true"].to_numpy(),
+            subconcept=t["subconcept"].to_numpy(),
+            posteriors=q,
+            y_pred=t["y_pred"].to_numpy(),
+            y_score=t["y_score"].to_numpy(),
+            threshold=THRESHOLD,
+            source=REFERENCE_SOURCE,
+        )
+    except ReferenceDataError as e:
+        info["n"] = 0
+        info["unavailable"] = str(e)
+        return None, info
+    return ref, info
 
 
 def _shared_fold(
     task: BinaryTask, split: Split, k: int, *, seed: int, n_estimators: int
 ) -> dict[str, Any]:
     """What every method of a fold shares: training-fold utilities, the subconcept forest's
-    test posteriors ``(N_test, S)`` (as a DataFrame named by subconcept), its three test-fold
-    scores, and the time each took."""
+    test posteriors ``(N_test, S)`` (as a DataFrame named by subconcept) and out-of-bag
+    posteriors on the training rows ``(N_train, S)`` with those rows' subconcept names, its three
+    test-fold scores, and the time each took."""
     train, test = split["train"], split["test"]
     t0 = time.perf_counter()
     names = task.subconcept_names
     u = train_utilities(task, train)
-    proba = _fit_subconcept_model(
+    proba, oob_proba = _fit_subconcept_model(
         task,
         train,
         test,
@@ -235,6 +321,8 @@ def _shared_fold(
         "utilities": u,
         "posteriors": pd.DataFrame(proba, columns=names),
         "test_names": np.asarray(names, dtype=object)[task.subconcept[test]],
+        "oob_posteriors": oob_proba,
+        "train_names": np.asarray(names, dtype=object)[task.subconcept[train]],
         "scores": scores,
         "fit_s": fit_s,
         "metrics_s": time.perf_counter() - tm,
@@ -249,22 +337,23 @@ def _evaluate_method(
     *,
     seed: int,
     n_bootstrap: int,
-) -> tuple[Any, list]:
-    """evaluate_predictions on the test fold for one method's ``(N_test,)`` scores, with the
-    warnings it raised (recorded as notes, not shown)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        ev = evaluate_predictions(
-            task.y[split["test"]],
-            y_score=score,
-            threshold=THRESHOLD,
-            subconcept=shared["test_names"],
-            posteriors=shared["posteriors"],
-            train_sizes=shared["utilities"],
-            n_bootstrap=n_bootstrap,
-            seed=seed,
-        )
-    return ev, caught
+    reference: ReferenceRows | None = None,
+) -> Any:
+    """evaluate_predictions on the test fold for one method's ``(N_test,)`` scores, rectified
+    with the fold's out-of-bag ``reference`` rows where they exist (the caller records the
+    warnings as notes)."""
+    extra = {} if reference is None else {"reference": reference}
+    return evaluate_predictions(
+        task.y[split["test"]],
+        y_score=score,
+        threshold=THRESHOLD,
+        subconcept=shared["test_names"],
+        posteriors=shared["posteriors"],
+        train_sizes=shared["utilities"],
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        **extra,
+    )
 
 
 def fold_record(
@@ -287,7 +376,10 @@ def fold_record(
         results: ``scores`` and ``intervals`` (``{score: value}``, ``{score: [low, high]}``),
             the ``confidence`` and ``n_bootstrap`` that made the intervals, the long
             ``subsets`` and the ``per_subconcept`` tables (DataFrames), the subconcept model's
-            test-fold scores ``subconcept_model`` and ``within_class`` balanced accuracy.
+            test-fold scores ``subconcept_model`` and ``within_class`` balanced accuracy;
+            optionally ``recommended`` (``{family: score}``, default
+            :data:`~medeval.scores.RECOMMENDED`) and ``reference`` (the reference rows'
+            description: source, rows kept and dropped), recorded as ``"reference"``.
         notes: the warnings of the evaluation, as text.
         discovery: the discovered path's clustering description and quality; its record
             says ``"subconcepts": "discovered"``.
@@ -309,7 +401,7 @@ def fold_record(
         "intervals": results["intervals"],
         "confidence": results["confidence"],
         "n_bootstrap": int(results["n_bootstrap"]),
-        "recommended": dict(RECOMMENDED),
+        "recommended": dict(results.get("recommended") or RECOMMENDED),
     }
     within = {"subconcept_model_within_class": results["within_class"]}
     tables = {
@@ -324,12 +416,14 @@ def fold_record(
         body = {**within, **tables}
     else:
         body = {**tables, **within, "discovery": discovery}
+    if results.get("reference") is not None:
+        body["reference"] = results["reference"]
     return json_ready({**head, **body, "notes": notes, "timing": timing})
 
 
-def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, timing):
+def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, timing, ref_info):
     results = {
-        "scores": {s: ev.scores[s] for s in ALL_SCORES},
+        "scores": {s: ev.scores.get(s, math.nan) for s in ALL_SCORES},
         "intervals": {s: list(ev.intervals[s]) for s in ALL_SCORES if s in ev.intervals},
         "confidence": ev.confidence,
         "n_bootstrap": ev.bootstrap["n"],
@@ -337,6 +431,8 @@ def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, t
         "per_subconcept": ev.per_subconcept,
         "subconcept_model": sc_scores,
         "within_class": ev.subconcept_model,
+        "recommended": ev.recommended,
+        "reference": ref_info,
     }
     return fold_record(
         task,

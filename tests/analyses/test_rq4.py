@@ -17,7 +17,7 @@ from medeval.analyses.rq4 import (
     rq4_figure,
     rq4_markdown,
 )
-from medeval.evaluation import RECOMMENDED, SCORES
+from medeval.evaluation import SCORES
 from medeval.protocol.store import ResultsStore
 from medeval.scores import parse_score as split_prefix
 
@@ -151,8 +151,8 @@ def test_coverage_is_nan_without_any_interval_and_families_are_separate():
     assert table.set_index("estimator").recommended.to_dict() == {
         "F1": False,
         "wF1": False,
-        "cF1": RECOMMENDED["F1"] == "cF1",
-        "rF1": False,
+        "cF1": False,
+        "rF1": True,  # the records carry the rectified score: it is the one to read
         "AUC": False,
         "wAUC": False,
     }
@@ -250,7 +250,7 @@ def test_markdown_reads_the_recommended_row_and_figure_is_png():
 
 def test_split_measure_knows_the_new_prefixes():
     assert split_measure("cBA") == ("class-conditional", "BA")
-    assert split_measure("rAUC") == ("reference-corrected", "AUC")
+    assert split_measure("rAUC") == ("rectified", "AUC")
     assert split_measure("pAUC") == ("predicted", "AUC") and split_measure("F1") == (
         "unweighted",
         "F1",
@@ -275,14 +275,14 @@ def test_rq1_table_figure_and_markdown_show_the_new_weightings():
     ]  # fmt: skip
     row = table[table.measure == "cBA"].iloc[0]
     assert row.weighting == "class-conditional" and row.family == "BA" and row.n_datasets == 5
-    assert table[table.measure == "rBA"].weighting.item() == "reference-corrected"
+    assert table[table.measure == "rBA"].weighting.item() == "rectified"
     md = rq1_markdown(table)
     assert "| cBA |" in md and "| rBA |" in md
     assert "cBA: label-free, class-conditional predicted weights" in md
     fig = rq1_figure(table, "toy")
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "cBA: label-free, class-conditional predicted weights" in labels
-    assert "rBA: label-free, reference-corrected predicted weights" in labels
+    assert "rBA: label-free, cBA rectified with reference rows (prediction-powered)" in labels
     assert len(labels) == 5
     # BA panel: one bar per weighting (one method)
     assert len(fig.axes[1].patches) == 5

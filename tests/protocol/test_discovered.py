@@ -5,8 +5,9 @@ import dataclasses
 import numpy as np
 import pytest
 
+from medeval.protocol.discovered import DISCOVERED_SCORES as LABEL_FREE
 from medeval.protocol.discovered import run_fold_discovered
-from medeval.scores import LABEL_FREE_SCORES as LABEL_FREE
+from medeval.scores import INSTANCE_SCORES, REFERENCE_SCORES
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +33,9 @@ def test_label_free_outputs_do_not_depend_on_the_true_subconcepts(truth_and_corr
     for score in LABEL_FREE:
         assert honest["scores"][score] == corrupted["scores"][score], score
         assert honest["intervals"][score] == corrupted["intervals"][score], score
+    # no rectified scores on this path, and the record says why
+    assert all(honest["scores"][s] is None for s in REFERENCE_SCORES)
+    assert "discovered subconcepts" in honest["reference"]["unavailable"]
     strip = {k: v for k, v in honest["discovery"].items() if k != "quality"}
     assert strip == {k: v for k, v in corrupted["discovery"].items() if k != "quality"}
     assert honest["subconcept_model"] == corrupted["subconcept_model"]
@@ -52,9 +56,10 @@ def test_record_layout_matches_the_true_path(truth_and_corrupted, vehicle_task):
     subsets = {s["subset"] for s in rec["subsets"]}
     assert subsets == {"full", "largest", "smallest"} | {f"sub_{i + 1}" for i in range(n_minority)}
     scores_per_subset = {s["score"] for s in rec["subsets"] if s["subset"] == "smallest"}
-    assert scores_per_subset == set(rec["scores"])
+    assert scores_per_subset == set(INSTANCE_SCORES) == set(rec["scores"]) - set(REFERENCE_SCORES)
     full = {s["score"]: s["value"] for s in rec["subsets"] if s["subset"] == "full"}
-    assert full == pytest.approx(rec["scores"], nan_ok=True)
+    assert full == pytest.approx({s: rec["scores"][s] for s in INSTANCE_SCORES}, nan_ok=True)
+    assert set(rec["intervals"]) == set(INSTANCE_SCORES)
     for score, (low, high) in rec["intervals"].items():
         assert low <= rec["scores"][score] + 1e-12 and rec["scores"][score] <= high + 1e-12
     quality = rec["discovery"]["quality"]

@@ -8,11 +8,12 @@ from medeval.evaluation import ALL_SCORES
 from medeval.protocol.forest import (
     METHODS,
     N_BOOTSTRAP,
-    _resample,
     derive_seed,
     run_fold,
     subconcept_model_scores,
 )
+from medeval.protocol.oob import resample_with_origin
+from medeval.scores import INSTANCE_SCORES
 
 
 def _strip(records):
@@ -41,11 +42,11 @@ def test_one_record_per_method_with_all_scores_and_subsets(fold_records, vehicle
         assert set(r["intervals"]) == set(ALL_SCORES) and r["n_bootstrap"] == N_BOOTSTRAP
         for k, (lo, hi) in r["intervals"].items():
             assert lo <= r["scores"][k] <= hi, k
-        assert r["recommended"]["BA"] == "cBA"
+        assert r["recommended"]["BA"] == "rBA"  # out-of-bag reference rows rectify cBA
         subsets = {s["subset"] for s in r["subsets"]}
         expected = {"full", "largest", "smallest"} | {f"sub_{i + 1}" for i in range(n_minority)}
         assert subsets == expected
-        assert len(r["subsets"]) == len(expected) * len(ALL_SCORES)
+        assert len(r["subsets"]) == len(expected) * len(INSTANCE_SCORES)  # rM: full set only
         largest = [s for s in r["subsets"] if s["subset"] == "largest"]
         assert {s["subconcept"] for s in largest} == {vehicle_task.minority[0].name}
 
@@ -93,7 +94,7 @@ def test_samplers_balance_the_training_fold_only(method):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 3))
     y = np.r_[np.zeros(100, int), np.ones(20, int)]
-    Xr, yr = _resample(method, X, y, seed=0)
+    Xr, yr, _ = resample_with_origin(X, y, method, seed=0)
     assert np.bincount(yr)[0] == np.bincount(yr)[1]
     assert Xr.shape[1] == 3
 
