@@ -11,11 +11,12 @@ majority):
 * ``small nodule`` (minority, medium): a small soft blob, dimmer than a granuloma.
 * ``faint diffuse`` (minority, rare, hidden): a reticular haze over one lung whose contrast is
   a fifth of the pixel noise and which does not brighten the lung on average
-  (:data:`FAINT_CONTRAST`). Nothing a classifier trained on these images can reliably find
-  marks it: by construction these are the positives it misses, so BA looks better than the
-  utility-weighted wBA (the hidden failure on a rare subconcept the scores are built to show),
-  whatever the training path. A subconcept model can still point to it within the positive
-  class, as the positive image with no visible lesion.
+  (:data:`FAINT_CONTRAST`). That is too weak for a classifier trained on a few hundred such
+  images to find (the default run's classifier found none of them for every training seed
+  measured), so BA looks better than the utility-weighted wBA: the hidden failure on a rare
+  subconcept the scores are built to show, made by the data rather than by a training path. A
+  subconcept model can still point to it within the positive class, as the positive image with
+  no visible lesion.
 
 The minority subconcept sizes follow the SPEC §4 ladder from the smallest majority class, so the
 task keeps them all. Patients hold 1–3 images of the same finding, so splits are group-level.
