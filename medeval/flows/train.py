@@ -35,6 +35,7 @@ from torch import nn
 
 from medeval import atomic
 from medeval.atomic import check_out
+from medeval.datasets.cache import CachedImages
 from medeval.device import device_name, resolve_device
 from medeval.errors import OutputPathError
 from medeval.evaluation import Evaluation
@@ -46,7 +47,7 @@ from medeval.tasks.binary import BinaryTask
 from medeval.training.calibration import calibrate, softmax
 from medeval.training.checkpoint import load_checkpoint
 from medeval.training.config import Config, dump
-from medeval.training.data import build_task
+from medeval.training.data import build_task, task_images
 from medeval.training.distributed import DistInfo, barrier, cleanup, init_distributed
 from medeval.training.loop import Outputs, create_model, predict_part, train_split
 from medeval.weights import utilities
@@ -139,6 +140,7 @@ def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
         device = resolve_device(want, info)
         torch.manual_seed(cfg.train.seed)
         task = build_task(cfg.data)
+        images = task_images(cfg, task, progress=info.is_main)  # decoded once per run
         splits = _splits(cfg, task, out, resume=resume, info=info)
         if info.is_main:
             logger.info(
@@ -153,7 +155,9 @@ def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
                 out,
             )
         for split in splits:
-            _run_split(cfg, task, split, out, device=device, info=info, resume=resume)
+            _run_split(
+                cfg, task, split, out, device=device, info=info, resume=resume, images=images
+            )
         return summarize_run(out) if info.is_main else {}
     finally:
         cleanup(info)
@@ -183,6 +187,7 @@ def _run_split(
     device: torch.device,
     info: DistInfo,
     resume: bool,
+    images: CachedImages | None = None,
 ) -> None:
     """Train one split and, on the main process, evaluate its best checkpoint."""
     from medeval.report.tables import subconcept_table
@@ -194,9 +199,13 @@ def _run_split(
         if info.is_main:
             logger.info("split %s: finished earlier, skipped", split.seed)
         return
-    best = train_split(cfg, task, split, folder, device=device, dist_info=info, resume=resume)
+    best = train_split(
+        cfg, task, split, folder, device=device, dist_info=info, resume=resume, images=images
+    )
     if info.is_main:
-        ev, calib = evaluate_checkpoint(cfg, task, split, best, folder, device=device)
+        ev, calib = evaluate_checkpoint(
+            cfg, task, split, best, folder, device=device, images=images
+        )
         logger.info(
             "split %s: %s; subconcept ECE %.3f -> %.3f (T = %.2f)",
             split.seed,
@@ -217,6 +226,7 @@ def evaluate_checkpoint(
     folder: str | Path,
     *,
     device: torch.device,
+    images: CachedImages | None = None,
 ) -> tuple[Evaluation, dict]:
     """Calibrate, predict the test part and evaluate the model weights in ``checkpoint``.
 
@@ -235,9 +245,9 @@ def evaluate_checkpoint(
     folder = Path(folder)
     e = cfg.evaluation
     model = create_model_from(cfg, task, checkpoint, device)
-    val = predict_part(cfg, task, split["validation"], model, device)
-    cal = predict_part(cfg, task, split["calibration"], model, device)
-    test = predict_part(cfg, task, split["test"], model, device)
+    val = predict_part(cfg, task, split["validation"], model, device, images=images)
+    cal = predict_part(cfg, task, split["calibration"], model, device, images=images)
+    test = predict_part(cfg, task, split["test"], model, device, images=images)
     temperature, calib = calibrate(
         {
             "calibration": (cal.sub_logits, cal.subconcept),

@@ -128,10 +128,6 @@ def _store_state(store):
     return index.stat().st_mtime_ns, sorted(p.name for p in recipe.glob("shard-*.u8")), index
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs medeval/flows/train.py to pass images=task_images(...) (integration note)",
-)
 def test_train_cli_builds_the_store_once_and_predicts_the_same(folder, tmp_path):
     from medeval.train import main
 
