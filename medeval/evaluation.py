@@ -89,7 +89,9 @@ class Evaluation:
         unavailable: ``{score: reason}`` for scores that could not be computed at all.
         subsets: long table, one row per subset × score: ``subset, subconcept, score, value,
             low, high, n_undefined`` (``largest`` and ``smallest`` repeat ``sub_1`` and
-            ``sub_k``).
+            ``sub_k``). With reference rows the rectified scores follow the others, on
+            ``sub_i`` from the reference rows of ``sub_i`` too; their joint bootstrap runs on
+            the full set only, so their ``low`` / ``high`` are NaN on ``sub_i``.
         per_subconcept: one row per subconcept: class, training size, utility, test size,
             prevalence within its class, recall (with interval), true and predicted weight
             sums over its test instances, and the label-free recall estimate ``est_recall``
