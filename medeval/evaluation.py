@@ -31,7 +31,9 @@ from .rectified import (
     VARIANTS,
     RectifiedResult,
     ReferenceRows,
+    combine,
     rectified_scores,
+    reference_subset_scores,
 )
 from .reference import within_class_ba_from_codes
 from .scores import (
@@ -87,7 +89,9 @@ class Evaluation:
         unavailable: ``{score: reason}`` for scores that could not be computed at all.
         subsets: long table, one row per subset × score: ``subset, subconcept, score, value,
             low, high, n_undefined`` (``largest`` and ``smallest`` repeat ``sub_1`` and
-            ``sub_k``).
+            ``sub_k``). With reference rows the rectified scores follow the others, on
+            ``sub_i`` from the reference rows of ``sub_i`` too; their joint bootstrap runs on
+            the full set only, so their ``low`` / ``high`` are NaN on ``sub_i``.
         per_subconcept: one row per subconcept: class, training size, utility, test size,
             prevalence within its class, recall (with interval), true and predicted weight
             sums over its test instances, and the label-free recall estimate ``est_recall``
@@ -1016,7 +1020,69 @@ def _with_reference(
             ev.unavailable[name] = res.unavailable[name]
     # the test rows' fallback is already noted by the evaluation itself
     ev.notes += [n for n in res.notes if " test row(s) have zero posterior mass" not in n]
+    ev.subsets = _rectified_subsets(ev, reference, res, inputs.u)
     return ev
+
+
+def _rectified_subsets(
+    ev: Evaluation, reference: ReferenceRows, res: RectifiedResult, u: Utilities
+) -> pd.DataFrame:
+    """``ev.subsets`` with rBA, rF1, rAUC on every subset (SPEC §6), after the other scores.
+
+    On ``sub_i`` the point estimate is ``cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i))``
+    (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i; the
+    ``"ppi++"`` variant keeps the full set's λ). The joint bootstrap runs on the full set only,
+    so ``low`` / ``high`` are NaN on ``sub_i`` (and ``n_undefined`` 0: no replicates)."""
+    ref_scores = {
+        nm: reference_subset_scores(reference, u, nm)
+        for nm in ev.subsets["subconcept"].dropna().unique()
+    }
+    frames = [ev.subsets]
+    for family, name in RECOMMENDED_RECTIFIED.items():
+        if name in res.unavailable or family not in res.lam:
+            continue
+        rows = ev.subsets[ev.subsets["score"] == f"c{family}"].copy()
+        if rows.empty:
+            continue
+        rows["score"] = name
+        values, lows, highs, undef = [], [], [], []
+        for sub, nm in zip(rows["subset"], rows["subconcept"], strict=True):
+            if nm is None or (isinstance(nm, float) and math.isnan(nm)):  # full
+                lo, hi = res.intervals.get(name, (math.nan, math.nan))
+                values.append(res.scores[name])
+                undef.append(res.n_undefined.get(name, 0))
+            else:
+                lo = hi = math.nan
+                values.append(_rectified_on_subset(ev, res, ref_scores[nm], family, sub, nm))
+                undef.append(0)
+            lows.append(lo)
+            highs.append(hi)
+        rows["low"], rows["high"] = lows, highs
+        rows["value"] = values
+        if "n_undefined" in rows:
+            rows["n_undefined"] = np.asarray(undef, dtype=rows["n_undefined"].dtype)
+        frames.append(rows)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _rectified_on_subset(
+    ev: Evaluation, res: RectifiedResult, ref: dict, family: str, sub: str, nm: str
+) -> float:
+    """rM on ``sub_i`` from cM on its test rows (the subsets table) and cM, wM on its reference
+    rows ``ref``; NaN with a note and an :class:`UndefinedMetricWarning` where undefined."""
+    t = ev.subsets
+    tc = float(t.loc[(t["subset"] == sub) & (t["score"] == f"c{family}"), "value"].iloc[0])
+    rc, rw = ref.get(("c", family), math.nan), ref.get(("w", family), math.nan)
+    value = combine(tc, rc, rw, variant=res.variant, lam=res.lam[family])
+    if math.isnan(value) and sub not in ("largest", "smallest"):  # aliases: warned once
+        where = "its test rows" if math.isnan(tc) else "its reference rows"
+        msg = (
+            f"{RECOMMENDED_RECTIFIED[family]} on subset {sub} (subconcept {nm!r}) is undefined on "
+            f"{where}; NaN"
+        )
+        ev.notes.append(msg)
+        warnings.warn(msg, UndefinedMetricWarning, stacklevel=5)
+    return float(value)
 
 
 def _rectify(

@@ -347,6 +347,20 @@ def bootstrap_scores(
     return {k: v[:, 0].to("cpu", torch.float64) for k, v in reps.scores.items()}
 
 
+def reference_subset_scores(
+    reference: ReferenceRows, u: Utilities, subconcept: str
+) -> dict[tuple[str, str], float]:
+    """``{("c" | "w", family): score}`` on ``R ∩ sub_i``: the reference rows of the majority
+    class and those of minority subconcept ``subconcept`` (the subsets of SPEC §6); NaN where
+    undefined (warnings are the caller's). AUC only where the rows carry ``y_score``."""
+    m = (reference.y_true == 0) | (reference.subconcept == u.index(subconcept))
+    c_ref, _ = class_conditional(reference.y_true[m], reference.posteriors[m], u)
+    w_ref = u.values[reference.subconcept[m]]
+    yp = None if reference.y_pred is None else reference.y_pred[m]
+    s = None if reference.y_score is None else reference.y_score[m]
+    return point_scores(reference.y_true[m], yp, s, {"c": c_ref, "w": w_ref})
+
+
 @dataclass
 class RectifiedResult:
     """Result of :func:`rectified_scores`.

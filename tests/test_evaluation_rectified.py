@@ -22,7 +22,7 @@ from medeval.evaluation import (
 )
 from medeval.metrics.bootstrap import percentile_interval
 from medeval.metrics.proportion import DEFAULT_METHOD, soft_recall_interval
-from medeval.rectified import ReferenceRows, rectified_scores
+from medeval.rectified import FewReferenceRowsWarning, ReferenceRows, rectified_scores
 from medeval.scores import INSTANCE_SCORES
 from medeval.weights import class_posteriors, utilities_from_train_sizes
 
@@ -149,7 +149,10 @@ def test_reference_rows_change_no_other_number():
         assert plain.scores[k] == with_ref.scores[k] or math.isnan(plain.scores[k])
         assert plain.intervals.get(k) == with_ref.intervals.get(k)
         assert plain.unavailable.get(k) == with_ref.unavailable.get(k)
-    pd.testing.assert_frame_equal(plain.subsets, with_ref.subsets, rtol=0, atol=0)
+    # the rectified scores add their own subset rows after the others, which stay as they were
+    old_rows = with_ref.subsets[~with_ref.subsets.score.isin(LABEL_FREE_RECTIFIED)]
+    pd.testing.assert_frame_equal(plain.subsets, old_rows, rtol=0, atol=0)
+    assert list(with_ref.subsets.score.unique()[-3:]) == list(LABEL_FREE_RECTIFIED)
     pd.testing.assert_frame_equal(
         plain.per_subconcept.drop(columns="n_reference"),
         with_ref.per_subconcept.drop(columns="n_reference"),
@@ -224,3 +227,99 @@ def test_reference_rows_without_test_posteriors_say_why_and_bad_options_raise():
         evaluate(t, ref, reference_variant="ppi")
     with pytest.raises(ValueError, match="reference must be ReferenceRows"):
         evaluate(t, r)
+
+
+def _class_conditional_by_hand(y, q, names):
+    """c_i = Σ_{s of y_i's class} q_is u_s / Σ_{s of y_i's class} q_is (SPEC §8), row by row."""
+    u = {nm: float(U.values[U.index(nm)]) for nm in names}
+    side = {nm: int(sim.TRAIN_SIZES[nm]["class"]) for nm in names}
+    out = []
+    for yi, qi in zip(y, q, strict=True):
+        own = [j for j, nm in enumerate(names) if side[nm] == yi]
+        out.append(sum(qi[j] * u[names[j]] for j in own) / sum(qi[j] for j in own))
+    return np.asarray(out)
+
+
+@pytest.mark.parametrize("variant", ["rectified", "ppi++"])
+def test_rectified_scores_on_every_subset_by_hand(variant):
+    """rM(sub_i) = cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i)), R ∩ sub_i = R's majority
+    rows and its rows of minority subconcept i; weighted metrics from scikit-learn."""
+    from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
+
+    t, r = data(6)
+    ref = ReferenceRows.from_arrays(U, **r)
+    ev = evaluate(
+        t, ref, n_bootstrap=60, seed=3, subconcept=t["subconcept"], reference_variant=variant
+    )
+    names = list(sim.NAMES)
+    metric = {
+        "BA": lambda y, p, s, w: balanced_accuracy_score(y, p, sample_weight=w),
+        "F1": lambda y, p, s, w: f1_score(y, p, sample_weight=w),
+        "AUC": lambda y, p, s, w: roc_auc_score(y, s, sample_weight=w),
+    }
+    sub = ev.subsets.set_index(["subset", "score"])
+    c_ref = _class_conditional_by_hand(r["y_true"], r["posteriors"], names)
+    w_ref = np.array([U.values[U.index(nm)] for nm in r["subconcept"]])
+    y_ref, sc_ref = np.asarray(r["y_true"]), np.asarray(r["subconcept"])
+    for m, name in RECOMMENDED_RECTIFIED.items():
+        lam = ev.rectified.lam[m]
+        assert lam == 1.0 if variant == "rectified" else 0.0 <= lam <= 1.0
+        full = sub.loc[("full", name)]
+        assert full.value == ev.scores[name]
+        assert (full.low, full.high) == ev.intervals[name]
+        minority = ev.subsets[(ev.subsets.score == name) & ev.subsets.subset.str.startswith("sub_")]
+        assert len(minority) == 3  # c, d, e, largest first
+        for row in minority.itertuples():
+            keep = (y_ref == 0) | (sc_ref == row.subconcept)
+            args = (y_ref[keep], np.asarray(r["y_pred"])[keep], np.asarray(r["y_score"])[keep])
+            rc, rw = metric[m](*args, c_ref[keep]), metric[m](*args, w_ref[keep])
+            tc = sub.loc[(row.subset, "c" + m)].value
+            expected = rw + lam * (tc - rc) if variant == "ppi++" else tc - (rc - rw)
+            assert row.value == pytest.approx(expected, abs=1e-10)
+            assert math.isnan(row.low) and math.isnan(row.high) and row.n_undefined == 0
+        # largest / smallest repeat sub_1 / sub_3, as for every other score
+        assert sub.loc[("largest", name)].value == sub.loc[("sub_1", name)].value
+        assert sub.loc[("smallest", name)].value == sub.loc[("sub_3", name)].value
+    # the correction differs between subsets: each subset uses its own reference rows
+    r_ba = [sub.loc[(f"sub_{i}", "rBA")].value - sub.loc[(f"sub_{i}", "cBA")].value for i in (1, 3)]
+    assert abs(r_ba[0] - r_ba[1]) > 1e-3
+
+
+def test_rectified_subset_score_on_a_tiny_example_by_hand():
+    """Four test rows, five reference rows, BA worked out on paper."""
+    sizes = {
+        "maj": {"class": 0, "n": 40},
+        "big": {"class": 1, "n": 20},
+        "small": {"class": 1, "n": 4},
+    }
+    u = utilities_from_train_sizes(sizes)  # utilities: maj 1, big 40/20 = 2, small 40/4 = 10
+    cols = ["maj", "big", "small"]
+    ref = ReferenceRows.from_arrays(
+        u,
+        y_true=[0, 0, 1, 1, 1],
+        subconcept=["maj", "maj", "big", "small", "small"],
+        posteriors=pd.DataFrame(
+            [[1, 0, 0], [1, 0, 0], [0, 0.5, 0.5], [0, 1, 0], [0, 0, 1]], columns=cols
+        ),
+        y_pred=[0, 1, 1, 0, 1],
+    )
+    with pytest.warns(FewReferenceRowsWarning):  # one or two rows per minority subconcept
+        ev = evaluate_predictions(
+            [0, 0, 1, 1],
+            y_pred=[0, 0, 1, 0],
+            subconcept=["maj", "maj", "big", "small"],
+            posteriors=pd.DataFrame([[1, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], columns=cols),
+            train_sizes=sizes,
+            reference=ref,
+            n_bootstrap=0,
+        )
+    sub = ev.subsets.set_index(["subset", "score"]).value
+    # test ∩ sub_2 (small): rows 0, 1 (recall 1) and row 3 (missed): cBA = (1 + 0) / 2 = 0.5.
+    # R ∩ sub_2: majority rows (recall 1/2) and the two "small" rows, c weights 2 (q = [0, 1, 0])
+    # and 10, w weights 10 and 10; the second is found: cBA(R) = (1/2 + 10/12) / 2 = 2/3,
+    # wBA(R) = (1/2 + 1/2) / 2 = 1/2, so rBA(sub_2) = 0.5 − (2/3 − 1/2) = 1/3.
+    assert sub[("sub_2", "cBA")] == pytest.approx(0.5)
+    assert sub[("sub_2", "rBA")] == pytest.approx(1 / 3, abs=1e-12)
+    # R ∩ sub_1 (big): one row, found, c weight (2 + 10) / 2 = 6, w weight 2: both recalls 1, so
+    # the correction is 0 and rBA(sub_1) = cBA(test ∩ sub_1) = (1 + 1) / 2 = 1.
+    assert sub[("sub_1", "rBA")] == pytest.approx(1.0, abs=1e-12)

@@ -13,7 +13,6 @@ from medeval.protocol.forest import (
     subconcept_model_scores,
 )
 from medeval.protocol.oob import resample_with_origin
-from medeval.scores import INSTANCE_SCORES
 
 
 def _strip(records):
@@ -46,7 +45,9 @@ def test_one_record_per_method_with_all_scores_and_subsets(fold_records, vehicle
         subsets = {s["subset"] for s in r["subsets"]}
         expected = {"full", "largest", "smallest"} | {f"sub_{i + 1}" for i in range(n_minority)}
         assert subsets == expected
-        assert len(r["subsets"]) == len(expected) * len(INSTANCE_SCORES)  # rM: full set only
+        # every score on every subset, the rectified ones included (SPEC §6)
+        assert len(r["subsets"]) == len(expected) * len(ALL_SCORES)
+        assert {s["score"] for s in r["subsets"]} == set(ALL_SCORES)
         largest = [s for s in r["subsets"] if s["subset"] == "largest"]
         assert {s["subconcept"] for s in largest} == {vehicle_task.minority[0].name}
 
