@@ -152,7 +152,8 @@ def _normalised(path: Path, root: Path) -> bytes:
         if path.name == "summary.md":  # the analysis' wall-time section
             text = re.sub(r"### Time\n.*?(?=\n### |\Z)", "### Time <wall times>", text, flags=re.S)
         if path.name == "report.html":
-            text = re.sub(r"<h2>Time and memory</h2>.*?(?=<h2>|</body>)", "<time>", text, flags=re.S)
+            time_section = r"<h2>Time and memory</h2>.*?(?=<h2>|</body>)"
+            text = re.sub(time_section, "<time>", text, flags=re.S)
         data = text.encode()
     return data
 
