@@ -526,18 +526,13 @@ def evaluate_predictions(
         groups: ``(N,)`` cluster ids (e.g. patients): resample whole clusters.
         seed: bootstrap seed; the same seed gives the same intervals.
         device: where the bootstrap runs (``"cpu"``, ``"cuda"``…).
-        memory_budget: bytes the bootstrap's work buffers may take (replicates are processed
-            in chunks that fit); default from the machine
-            (:func:`~medeval.metrics.bootstrap.default_memory_budget`). It changes speed and
-            memory only, never the numbers.
+        memory_budget: bytes the bootstrap's work buffers may take (default from the machine,
+            :func:`~medeval.metrics.bootstrap.default_memory_budget`); never changes numbers.
         pos_label: the positive class (1, the minority class) when the labels are not {0, 1},
             booleans or {-1, 1}.
-        reference: reference rows (:class:`~medeval.rectified.ReferenceRows`: held-out rows
-            with true subconcepts, the classifier's outputs and the subconcept model's
-            posteriors, from the test rows' population) for the rectified scores rBA, rF1,
-            rAUC (SPEC §9; they also need ``posteriors`` and ``train_sizes``). Their test side
-            reuses this bootstrap's cBA / cF1 / cAUC replicates (same ``seed``: the intervals
-            are paired).
+        reference: :class:`~medeval.rectified.ReferenceRows` (held-out rows with true
+            subconcepts, from the test rows' population) for rBA, rF1, rAUC (SPEC §9; also needs
+            ``posteriors`` and ``train_sizes``); paired with cBA's replicates (same ``seed``).
         reference_variant: ``"rectified"`` (default) or ``"ppi++"``
             (:func:`~medeval.rectified.rectified_scores`).
 
@@ -561,13 +556,9 @@ def evaluate_predictions(
     reps = None
     if n_bootstrap > 0:
         boot = BatchedBootstrap(
-            y,
-            y_pred=yp,
-            y_score=s,
-            **_resampling(plan, stratify, groups, y),
-            device=device,
-            memory_budget=memory_budget,
-        )
+            y, y_pred=yp, y_score=s, **_resampling(plan, stratify, groups, y),
+            device=device, memory_budget=memory_budget,
+        )  # fmt: skip
         reps = boot.run(n_bootstrap, seed=seed, progress=progress)
     boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
     thr = float(threshold) if y_pred is None else None  # only when labels came from scores

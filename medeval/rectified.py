@@ -47,11 +47,13 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import torch
 
+from ._validation import Interval, StrOptions, validate_params
 from .metrics._checks import UndefinedMetricWarning
 from .metrics.bootstrap import BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
@@ -433,6 +435,36 @@ class RectifiedResult:
         }
 
 
+def _utilities_for(
+    reference: ReferenceRows, utilities: Utilities | Mapping[str, Mapping[str, int]]
+) -> Utilities:
+    """The utilities, checked to be those the reference rows were validated against."""
+    u = utilities if isinstance(utilities, Utilities) else utilities_from_train_sizes(utilities)
+    if tuple(reference.names) != tuple(u.names):
+        raise ReferenceDataError(
+            f"reference rows were checked against subconcepts {list(reference.names)}, "
+            f"not these training sizes' {list(u.names)}",
+            column="subconcept",
+        )
+    return u
+
+
+def _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref) -> dict[tuple, Any]:
+    """Exact point estimates: cM on the test rows, cM and wM (``ref_c``, ``ref_w``) on R."""
+    point = point_scores(y, yp, s_t, {"c": c_test})
+    ref = point_scores(reference.y_true, reference.y_pred, s_r, {"c": c_ref, "w": w_ref})
+    return point | {("ref_" + k, m): v for (k, m), v in ref.items()}
+
+
+@validate_params(
+    {
+        "variant": [StrOptions(VARIANTS)],
+        "n_bootstrap": [Interval(Integral, 0, None)],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "reference_stratify": [StrOptions(REFERENCE_STRATA)],
+        "seed": [Interval(Integral, 0, None)],
+    }
+)
 def rectified_scores(
     y_true: Any,
     *,
@@ -466,17 +498,13 @@ def rectified_scores(
             ``{name: {"class", "n"}}``.
         y_pred: ``(N,)`` predicted labels; default ``y_score >= threshold``.
         y_score: ``(N,)`` scores for class 1 (rAUC needs them here and in ``reference``).
-        variant: ``"rectified"`` (default) or ``"ppi++"``.
-        n_bootstrap: joint replicates B (0: no intervals).
+        variant: ``"rectified"`` (default) or ``"ppi++"``; n_bootstrap: replicates B (0: none).
         stratify: test-side strata: ``"class"`` (default), ``"none"`` or ``(N,)`` codes (the
             reference side: ``reference_stratify``).
         groups: ``(N,)`` test cluster ids (whole clusters are resampled).
-        reference_stratify: how the reference rows are resampled: ``"class"`` (default) or
-            ``"subconcept"``. Within class treats them as what they are in every path (out-of-bag
-            rows, a validation part, a user's file): a sample of the population, whose subconcept
-            mix varies from sample to sample. Within subconcept holds that mix fixed and left the
-            interval too narrow in simulation (coverage 86–92 % against 95–97 % within class for
-            rF1 / rAUC; ``benchmarks/bench_rectified.py``).
+        reference_stratify: how the reference rows are resampled: ``"class"`` (default: they
+            are a sample of the population, whose subconcept mix varies) or ``"subconcept"``
+            (that mix held fixed: too narrow in simulation, ``docs/method.md``).
         seed: test side ``seed``, reference side :func:`reference_seed` ``(seed)``.
         device, memory_budget, chunk_size: passed to the bootstraps; they change speed and
             memory only (on the CPU never the numbers).
@@ -484,26 +512,10 @@ def rectified_scores(
             ``seed`` (e.g. by ``evaluate_predictions``: ``reps.scores[("c", "BA")][:, 0]``);
             the test bootstrap is then skipped.
 
-    Raises:
-        ValueError: bad test inputs or options. ReferenceDataError: reference rows made for
-            other subconcepts.
+    Raises ``ValueError`` for bad inputs or options (``ReferenceDataError``: reference rows made
+    for other subconcepts).
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0, 1); got {confidence}")
-    if reference_stratify not in REFERENCE_STRATA:
-        raise ValueError(
-            f"reference_stratify must be one of {', '.join(REFERENCE_STRATA)}; "
-            f"got {reference_stratify!r}"
-        )
-    u = utilities if isinstance(utilities, Utilities) else utilities_from_train_sizes(utilities)
-    if tuple(reference.names) != tuple(u.names):
-        raise ReferenceDataError(
-            f"reference rows were checked against subconcepts {list(reference.names)}, "
-            f"not these training sizes' {list(u.names)}",
-            column="subconcept",
-        )
+    u = _utilities_for(reference, utilities)
     y, yp, s = _test_labels(y_true, y_pred, y_score, threshold)
     c_test, fb_test = class_conditional(y, posteriors, u, columns=posterior_columns)
     c_ref, fb_ref = class_conditional(reference.y_true, reference.posteriors, u)
@@ -511,13 +523,7 @@ def rectified_scores(
     auc = s is not None and reference.y_score is not None
     s_t, s_r = (s, reference.y_score) if auc else (None, None)
     unavailable = {} if auc else {"rAUC": "needs y_score on the test and the reference rows"}
-    point = point_scores(y, yp, s_t, {"c": c_test})
-    point |= {
-        ("ref_" + k, m): v
-        for (k, m), v in point_scores(
-            reference.y_true, reference.y_pred, s_r, {"c": c_ref, "w": w_ref}
-        ).items()
-    }
+    point = _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref)
     families = [m for m in FAMILIES if m != "AUC" or auc]
     comps = _components(
         families, y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, n_bootstrap, seed,
@@ -526,14 +532,12 @@ def rectified_scores(
     )  # fmt: skip
     notes = _fallback_notes(fb_test, fb_ref)
     result = _combine(families, point, comps, variant, confidence, notes)
-    counts = reference.counts()
-    few = _few_reference(counts, u, notes)
     n_boot = n_bootstrap if test_replicates is None else _length(test_replicates)
     return RectifiedResult(
         variant=variant,
         **result,
-        reference_counts=counts,
-        few_reference=few,
+        reference_counts=reference.counts(),
+        few_reference=_few_reference(reference.counts(), u, notes),
         components=comps,
         unavailable=unavailable,
         confidence=confidence,

@@ -201,13 +201,9 @@ def run_fold(
     records = []
     for method in methods:
         tf = time.perf_counter()
+        method_seed = derive_seed(seed, task.name, k, method)
         score, oob_score = _fit_binary(
-            task,
-            split["train"],
-            split["test"],
-            method,
-            seed=derive_seed(seed, task.name, k, method),
-            n_estimators=n_estimators,
+            task, split["train"], split["test"], method, seed=method_seed, n_estimators=n_estimators
         )
         t_fit = time.perf_counter() - tf
         tm = time.perf_counter()
@@ -228,21 +224,8 @@ def run_fold(
             "shared_s": shared["fit_s"] / len(methods),
             "metrics_s": time.perf_counter() - tm + shared["metrics_s"] / len(methods),
         }
-        records.append(
-            _record(
-                task,
-                split,
-                k,
-                method,
-                seed,
-                n_estimators,
-                ev,
-                shared["scores"],
-                caught,
-                timing,
-                ref_info,
-            )
-        )
+        record = (task, split, k, method, seed, n_estimators, ev, shared["scores"], caught)
+        records.append(_record(*record, timing, ref_info))
     return records
 
 
