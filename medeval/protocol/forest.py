@@ -36,6 +36,7 @@ from medeval.protocol.oob import (
     reference_rows,
     resample_with_origin,
 )
+from medeval.protocol.saved import save_fold
 from medeval.rectified import ReferenceDataError, ReferenceRows
 from medeval.scores import ALL_SCORES, RECOMMENDED
 from medeval.splits import Split, derive_seed
@@ -230,8 +231,6 @@ def run_fold(
                 reference=reference,
             )
         if save_predictions is not None:
-            from medeval.protocol.saved import save_fold
-
             bootstrap = {"n_bootstrap": n_bootstrap, "seed": boot_seed, "confidence": ev.confidence}
             save_fold(
                 save_predictions,
@@ -244,6 +243,7 @@ def run_fold(
                 oob_score,
                 usable=reference is not None,
                 bootstrap=bootstrap,
+                threshold=THRESHOLD,
             )
         timing = {
             "fit_s": t_fit,

@@ -29,6 +29,7 @@ import pandas as pd
 
 from medeval.atomic import json_text, write_files
 from medeval.io.predictions import POSTERIOR_PREFIX
+from medeval.protocol.oob import reference_rows
 from medeval.weights import Utilities
 
 __all__ = [
@@ -164,6 +165,7 @@ def save_fold(
     *,
     usable: bool,
     bootstrap: dict[str, Any],
+    threshold: float,
 ) -> Path:
     """Write one method's fold of :func:`medeval.protocol.forest.run_fold` under ``root``.
 
@@ -171,9 +173,8 @@ def save_fold(
         shared: the fold's shared part (utilities, test and out-of-bag posteriors, names).
         score: ``(N_test,)`` and oob_score: ``(N_train,)`` the binary forest's class-1 scores.
         usable: whether the record's reference rows were usable (else no ``reference.csv``).
+        threshold: the protocol's decision threshold (the reference rows' ``y_pred``).
     """
-    from medeval.protocol.forest import THRESHOLD
-    from medeval.protocol.oob import reference_rows
 
     train, test = split["train"], split["test"]
     reference = None
@@ -184,7 +185,7 @@ def save_fold(
             shared["train_names"],
             shared["oob_posteriors"],
             list(task.subconcept_names),
-            threshold=THRESHOLD,
+            threshold=threshold,
         )
         # the rows reference_rows keeps: those with an out-of-bag score and posteriors
         kept = ~(np.isnan(oob_score) | np.isnan(shared["oob_posteriors"]).any(axis=1))
