@@ -401,7 +401,7 @@ def lock_output(target: str | os.PathLike, *, what: str = "--out", tool: str | N
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            pid = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            pid = _holder_pid(fd)
             os.close(fd)
             _remove_empty(created)
             raise OutputPathError(
@@ -420,6 +420,17 @@ def lock_output(target: str | os.PathLike, *, what: str = "--out", tool: str | N
     os.write(fd, f"{os.getpid()}\n".encode())
     _HELD[key] = (fd, path, tool, created)
     return True
+
+
+def _holder_pid(fd: int, wait_s: float = 1.0) -> str:
+    """The pid the holder of a lock wrote into it; it writes it just after taking the lock,
+    so an empty file is read again for up to ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        pid = os.pread(fd, 32, 0).decode(errors="replace").strip()
+        if pid or time.monotonic() > deadline:
+            return pid or "unknown"
+        time.sleep(0.02)
 
 
 def unlock_output(target: str | os.PathLike) -> None:

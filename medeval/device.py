@@ -67,6 +67,8 @@ def check_device(name: str | None) -> None:
         device = torch.device(name)
     except RuntimeError as err:
         raise UserError(f"--device {name}: not a device name ({_one_line(err)})") from None
+    if device.type not in ("cpu", "cuda", "mps"):  # meta, xla, ...: no data, or not supported
+        raise UserError(f"--device {name}: medeval runs on cpu, cuda or mps, not {device.type}")
     if device.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if count == 0:

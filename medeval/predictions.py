@@ -81,6 +81,7 @@ def _numeric(path: Path, table, column: str) -> np.ndarray:
     import pyarrow as pa
 
     col = table.column(column)
+    _check_numeric_type(path, col.type, column, labels=column in ("y_true", "y_pred"))
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
         values = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
     elif pa.types.is_boolean(col.type) or pa.types.is_null(col.type):
@@ -96,7 +97,25 @@ def _numeric(path: Path, table, column: str) -> np.ndarray:
         missing = text.strip("'\"").strip() in ("", "nan", "None", "NA", "NaN", "null")
         problem = "missing value" if missing else f"{text} is not a number"
         raise InputError(path, problem, column=column, row=i + 1)
+    infinite = np.isinf(values)
+    if infinite.any():  # an overflowed score or posterior, never a usable value
+        i = int(np.argmax(infinite))
+        raise InputError(path, f"{values[i]} is not a finite number", column=column, row=i + 1)
     return values
+
+
+def _check_numeric_type(path: Path, dtype, column: str, *, labels: bool) -> None:
+    """Refuse by name a column whose stored type is not a number: a timestamp (it would read as
+    nanoseconds), a boolean score, or Parquet text (a CSV column of text names its bad cell)."""
+    import pyarrow as pa
+
+    if pa.types.is_temporal(dtype):
+        raise InputError(path, f"holds {dtype} timestamps, not numbers", column=column)
+    if pa.types.is_boolean(dtype) and not labels:
+        raise InputError(path, "holds booleans (true/false), not scores", column=column)
+    text = pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
+    if not _is_csv(path) and (text or pa.types.is_binary(dtype) or pa.types.is_nested(dtype)):
+        raise InputError(path, f"is stored as {dtype}, not as numbers", column=column)
 
 
 def _binary(path: Path, table, column: str) -> np.ndarray:
@@ -115,9 +134,12 @@ def _categories(path: Path, table, column: str) -> pd.Categorical:
     import pyarrow.compute as pc
 
     col = table.column(column)
-    if not pa.types.is_string(col.type) and not pa.types.is_large_string(col.type):
-        col = col.cast(pa.string())
-    col = pc.utf8_trim_whitespace(col)
+    try:
+        if not pa.types.is_string(col.type) and not pa.types.is_large_string(col.type):
+            col = col.cast(pa.string())
+        col = pc.utf8_trim_whitespace(col)
+    except pa.ArrowInvalid as err:  # a CSV saved as latin-1 / cp1252 rather than UTF-8
+        raise InputError(path, f"not UTF-8 text ({err}); save it as UTF-8", column=column) from err
     empty = pc.or_kleene(pc.is_null(col), pc.equal(col, ""))
     if pc.any(empty).as_py():
         i = int(np.argmax(empty.to_numpy(zero_copy_only=False)))
@@ -147,6 +169,11 @@ def read_predictions(path: str | Path, utilities: Utilities | None = None) -> Pr
     table = _read_table(path)
     table = table.rename_columns([str(c).strip() for c in table.column_names])
     columns = table.column_names
+    for name in columns:
+        if columns.count(name) > 1:
+            raise InputError(
+                path, f"appears {columns.count(name)} times in the header", column=name
+            )
     if "y_true" not in columns:
         raise InputError(
             path, f"missing column 'y_true' (columns: {', '.join(columns)})", column="y_true"
@@ -239,15 +266,19 @@ def read_train_sizes(path: str | Path) -> Utilities:
     if not path.is_file():
         raise InputError(path, "file not found")
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:
+        raise InputError(path, f"not UTF-8 JSON text ({err.reason} at byte {err.start})") from err
     except json.JSONDecodeError as err:
         raise InputError(path, f"not valid JSON: {err}") from err
     if not isinstance(data, dict) or not data:
         raise InputError(path, 'must be an object {"<subconcept>": {"class": 0|1, "n": count}}')
     for name, entry in data.items():
-        if not isinstance(entry, dict) or set(entry) < {"class", "n"}:
+        if name != name.strip() or not name:  # never matched by the stripped names of a table
+            raise InputError(path, f"subconcept {name!r}: a name with spaces around it or empty")
+        if not isinstance(entry, dict) or not {"class", "n"} <= set(entry):
             raise InputError(path, f'subconcept {name!r}: expected {{"class": 0|1, "n": count}}')
-        if entry["class"] not in (0, 1):
+        if entry["class"] not in (0, 1) or isinstance(entry["class"], bool):
             raise InputError(
                 path, f"subconcept {name!r}: class must be 0 or 1, got {entry['class']!r}"
             )

@@ -81,6 +81,7 @@ def analyze(
     """Run RQ1–RQ3 on a results folder; return a one-line summary."""
     store = ResultsStore(results)
     records = store.records()
+    store.tasks()  # every task file readable (or an error naming it) before any output
     if not records:
         raise FileNotFoundError(f"{results}: no records (records/<data set>/<method>-<k>.json)")
     out = Path(out) if out is not None else Path(results) / "analysis"

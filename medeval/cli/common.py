@@ -3,7 +3,10 @@
 Common options (one parent parser): ``--out``, ``--seed`` (each tool documents the one thing
 its seed controls), ``--device``, ``--quiet`` and ``-v/--verbose``. A :class:`~medeval.errors.
 UserError` (bad file, option, config key or output path) ends the tool with one line on stderr
-and exit code 2; ``-v`` adds the traceback. ``--out`` is checked before any work by
+and exit code 2; ``-v`` adds the traceback. A bad option value is refused at parse time in one
+line naming the option: every numeric option is range-checked by its flag in every tool
+(:data:`OPTION_TYPES`: counts >= 0 or >= 1, seeds in NumPy's range, finite numbers, interval
+levels in (0, 1)). ``--out`` is checked before any work by
 :func:`check_out` (what may be replaced: :mod:`medeval.atomic`); the lock it takes on the folder
 is released when the tool ends. Only the standard library is imported here, so
 ``--help`` is instant: each tool imports the library inside its run function.
@@ -12,11 +15,14 @@ is released when the tool ends. Only the standard library is imported here, so
 from __future__ import annotations
 
 import argparse
+import functools
+import math
 import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from medeval.device import check_device
 from medeval.errors import EXIT_BAD_INPUT, UserError
@@ -24,11 +30,17 @@ from medeval.errors import EXIT_BAD_INPUT, UserError
 __all__ = [
     "EXIT_BAD_INPUT",
     "check_out",
+    "check_writable_folder",
     "common_options",
     "default_out",
     "execute",
+    "finite_float",
+    "non_negative_int",
+    "parse_nested",
     "positive_int",
+    "probability",
     "say",
+    "seed_int",
 ]
 
 #: Exceptions that mean "the user gave something unusable", not a bug.
@@ -55,7 +67,7 @@ def common_options(
     g = p.add_argument_group("common options")
     g.add_argument("--out", type=Path, required=out_required, metavar=out_metavar, help=out_help)
     if seed_help is not None:
-        g.add_argument("--seed", type=int, default=None, metavar="S", help=seed_help)
+        g.add_argument("--seed", type=seed_int, default=None, metavar="S", help=seed_help)
     if device_help is not None:
         g.add_argument("--device", default=None, metavar="DEV", help=device_help)
     g.add_argument("--quiet", action="store_true", help="print only where the results are")
@@ -86,6 +98,60 @@ def _int(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+#: Largest seed: NumPy's legacy generators and scikit-learn take seeds below 2**32.
+MAX_SEED = 2**32 - 1
+
+
+def seed_int(text: str) -> int:
+    """argparse type: a seed, an integer in ``0..2**32-1``."""
+    value = _int(text)
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be in 0..{MAX_SEED}, got {text}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a finite number (no NaN, no infinity)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
+
+
+def probability(text: str) -> float:
+    """argparse type: a number strictly between 0 and 1 (an interval level)."""
+    value = finite_float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
+    return value
+
+
+#: Range of every numeric option, by its flag, in every tool: applied by :func:`execute` to an
+#: option declared with a plain ``int`` or ``float`` type, so a count is never negative, a seed
+#: never out of NumPy's range and a number never NaN or infinite, whichever tool declares it.
+OPTION_TYPES: dict[str, Callable[[str], object]] = {
+    "--seed": seed_int,
+    "--split-seed": seed_int,
+    "--phantom-seed": seed_int,
+    "--bootstrap": non_negative_int,
+    "--workers": non_negative_int,
+    "--jobs": positive_int,
+    "--n-estimators": positive_int,
+    "--n-seeds": positive_int,
+    "--n-normal": positive_int,
+    "--phantom-size": positive_int,
+    "--components": positive_int,
+    "--examples": positive_int,
+    "--threshold": finite_float,
+    "--confidence": probability,
+}
+#: What an option without an entry above must at least be.
+_PLAIN_TYPES: dict[object, Callable[[str], object]] = {int: _int, float: finite_float}
 
 
 def default_out(tool: str, name: str) -> Path:
@@ -146,6 +212,7 @@ def execute(
         user_errors: further exception types this tool reports as bad input.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
+    checked_options(parser)
     args = parser.parse_args(argv)
     args.argv = argv
     held = _held_outputs()
@@ -159,6 +226,56 @@ def execute(
         return EXIT_BAD_INPUT
     finally:
         _release_outputs(keep=held)
+
+
+def checked_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Range-check every numeric option of ``parser`` and its subcommands (:data:`OPTION_TYPES`)
+    and make a parse error one line, naming the option: ``PROG: error: argument --jobs: must
+    be >= 1, got 0`` (``--help`` shows the usage)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                checked_options(sub)
+            continue
+        if action.type in _PLAIN_TYPES or action.type in OPTION_TYPES.values():
+            wanted = [OPTION_TYPES[o] for o in action.option_strings if o in OPTION_TYPES]
+            action.type = wanted[0] if wanted else _PLAIN_TYPES.get(action.type, action.type)
+    parser.error = functools.partial(_parse_error, parser)  # type: ignore[method-assign]
+    return parser
+
+
+def _parse_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    parser.exit(EXIT_BAD_INPUT, f"{parser.prog}: error: {_one_line(ValueError(message))}\n")
+
+
+def parse_nested(parser: argparse.ArgumentParser, text: str, *, what: str) -> argparse.Namespace:
+    """Parse the arguments in ``text`` (shell-quoted, as in ``--benchmark-args``) with another
+    tool's ``parser``, before any work: a bad one is a :class:`UserError` naming ``what``."""
+    import shlex
+
+    try:
+        argv = shlex.split(text)
+    except ValueError as err:
+        raise UserError(f"{what} {text!r}: {err}") from None
+    checked_options(parser)
+
+    def refuse(message: str) -> NoReturn:
+        raise UserError(f"{what} {text!r}: {message}")
+
+    parser.error = refuse  # type: ignore[method-assign]
+    return parser.parse_args(argv)
+
+
+def check_writable_folder(path: Path, *, what: str) -> None:
+    """``path`` is a folder this process may create files in, or can be made as one (its nearest
+    existing parent is a writable folder): a :class:`UserError` naming ``what`` otherwise."""
+    existing = Path(os.path.abspath(path))
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UserError(f"{what} {path}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"{what} {path}: {existing} is not writable")
 
 
 def _held_outputs() -> set[str]:

@@ -29,8 +29,10 @@ from pathlib import Path
 from medeval.cli.common import (
     add_source_arguments,
     check_out,
+    check_writable_folder,
     common_options,
     execute,
+    parse_nested,
     positive_int,
     say,
     source_options,
@@ -108,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
     if args.random_init and args.weights:
         raise UserError("--random-init and --weights exclude each other")
     options = source_options(args, args.source)
+    _check_before_work(args)
     check_out(args.out, tool="embed", resumable=True)
     from medeval.atomic import claim_folder
     from medeval.datasets import load
@@ -115,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
     from medeval.io.embeddings import write_table
 
     data = load(args.source, args.path, name=args.name, **options)
+    if data.kind in ("image", "array_image"):
+        from medeval.models import check_backbone_name
+
+        check_backbone_name(args.model)
     settings = EmbedSettings(
         model=args.model,
         pretrained=not args.random_init,
@@ -148,6 +155,23 @@ def run(args: argparse.Namespace) -> int:
     bench = ["--collection", str(args.out), "--datasets", name, *shlex.split(args.benchmark_args)]
     say(args, "running: python -m medeval.benchmark " + " ".join(shlex.quote(b) for b in bench))
     return benchmark_main(bench)
+
+
+def _check_before_work(args: argparse.Namespace) -> None:
+    """What can be checked before the data are read and embedded: the weights file, the
+    feature cache folder and the arguments passed on to the benchmark."""
+    if args.weights is not None and not Path(args.weights).is_file():
+        raise UserError(f"--weights {args.weights}: no such file")
+    if not args.no_cache:
+        check_writable_folder(args.cache, what="--cache")
+    if not args.no_benchmark:
+        from medeval.cli.benchmark import build_parser as benchmark_parser
+
+        parse_nested(
+            benchmark_parser(),
+            f"--collection {shlex.quote(str(args.out))} {args.benchmark_args}",
+            what="--benchmark-args",
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

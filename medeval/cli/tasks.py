@@ -59,17 +59,21 @@ def cmd_describe(args: argparse.Namespace) -> int:
 
 def cmd_split(args: argparse.Namespace) -> int:
     from medeval.datasets import DataError
-    from medeval.splits import make_splits, write_json, write_manifest
+    from medeval.splits import make_splits, write_manifest
 
     if args.name == "all":
         raise DataError("split works on one data set at a time; give --name NAME")
-    check_out(args.out, kind="file", inputs=[args.path])
+    from pathlib import Path
+
+    from medeval.atomic import json_text, write_text
+
+    out = check_out(args.out, kind="file", inputs=[args.path])
+    record_path = check_out(Path(str(out) + ".json"), kind="file", what="--out (its record)")
     tasks, path = _tasks(args)
     task = tasks[0].require_kept()
     scheme, splits, seeds = make_splits(
         task, args.scheme, split_seed=args.split_seed, n_seeds=args.n_seeds
     )
-    out = write_manifest(args.out, task, splits)
     record = {
         "dataset": task.name,
         "source": task.source,
@@ -83,7 +87,13 @@ def cmd_split(args: argparse.Namespace) -> int:
         "loader": {k: v for k, v in task.data.meta.items() if _jsonable(v)},
         "command": [PROG, *args.argv],
     }
-    write_json(out.with_name(out.name + ".json"), record)
+    text = json_text(record)  # the record is complete before the manifest is written
+    write_manifest(out, task, splits)
+    try:
+        write_text(record_path, text)
+    except BaseException:  # never a manifest without its record
+        out.unlink(missing_ok=True)
+        raise
     if not args.quiet:
         print(f"wrote {len(splits)} {scheme} splits of {task.name} ({len(task)} rows) to {out}")
     else:

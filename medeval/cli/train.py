@@ -128,6 +128,8 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
     base = load_config(args.config, args.overrides, preset=preset)
     source = args.source or base.data.source
     cfg = load_config(args.config, _overrides(args, source), preset=preset)
+    if cfg.model.weights and not Path(cfg.model.weights).is_file():  # before the run folder
+        raise UserError(f"--weights {cfg.model.weights}: does not exist (model.weights)")
     out = args.out or (Path(cfg.out) if cfg.out else default_run_folder(cfg))
     if os.environ.get("RANK", "0") != "0":  # under torchrun rank 0 may already be writing
         return cfg, Path(out)

@@ -1,18 +1,24 @@
-"""One reader for user tables (CSV / TSV, optionally gzipped, and Parquet) as pandas frames.
+"""One reader for user tables (CSV / TSV, optionally gzipped, and Parquet) as pandas frames,
+and typed reading of their numeric columns.
 
-Errors are :class:`~medeval.errors.InputError` naming the file, so every tool reports an
-unreadable or unknown file the same way.
+Errors are :class:`~medeval.errors.InputError` naming the file (and the column and first bad
+row), so every tool reports an unreadable file, a duplicated column or a cell that is not a
+number the same way: a numeric column is never silently turned into text or category codes,
+and a timestamp, boolean or text column is never read as numbers.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from medeval.errors import InputError
 
-__all__ = ["CSV_SUFFIXES", "is_parquet", "read_frame"]
+__all__ = ["CSV_SUFFIXES", "check_header", "is_parquet", "numeric_column", "read_frame"]
 
 #: Suffixes read as delimited text (tab-separated when the name holds ``.tsv``).
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
@@ -39,12 +45,86 @@ def read_frame(
     name = path.name.lower()
     try:
         if is_parquet(path):
-            return pd.read_parquet(path)
+            frame = pd.read_parquet(path)
+            check_header(path, frame.columns)
+            return frame
         if name.endswith(csv_suffixes):
             sep = "\t" if ".tsv" in name else ","
+            header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str)
+            check_header(path, header.iloc[0].fillna("") if len(header) else [])
             if as_text:
                 return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
             return pd.read_csv(path, sep=sep)
+    except InputError:
+        raise
+    except UnicodeDecodeError as err:
+        raise InputError(
+            path, f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8"
+        ) from err
+    except pd.errors.EmptyDataError as err:
+        raise InputError(path, "empty file: no header and no rows") from err
     except Exception as err:  # the parser's own message is the useful part
-        raise InputError(path, f"cannot be read: {err}") from err
+        raise InputError(path, f"cannot be read: {' '.join(str(err).split())}") from err
     raise InputError(path, "unknown format: use .parquet, .csv or .tsv (optionally .gz)")
+
+
+def check_header(path: str | Path, names: Iterable[object]) -> None:
+    """Raise :class:`InputError` for a duplicated or padded column name (pandas would rename
+    the second ``x`` to ``x.1``, and ``" label"`` is not ``label``)."""
+    names = [str(n) for n in names]
+    counts = Counter(names)
+    for name in names:
+        if counts[name] > 1:
+            raise InputError(path, f"appears {counts[name]} times in the header", column=name)
+        if name != name.strip():
+            raise InputError(
+                path, f"the name has spaces around it (did you mean {name.strip()!r}?)", column=name
+            )
+
+
+def numeric_column(
+    path: str | Path,
+    frame: pd.DataFrame,
+    column: str,
+    *,
+    missing_ok: bool = False,
+    finite: bool = True,
+) -> np.ndarray:
+    """``frame[column]`` as float64, or an :class:`InputError` naming the file, the column and
+    the first bad row (1-based, after the header) with the cell as written.
+
+    Numbers stored as numbers pass; a timestamp, boolean or text column is refused by its type
+    (a Parquet timestamp would otherwise read as nanoseconds); in a CSV column read as text,
+    the first cell that is not a number is named. ``missing_ok``: empty cells become NaN;
+    ``finite``: infinite values are refused.
+    """
+    values = frame[column]
+    if isinstance(values, pd.DataFrame):
+        raise InputError(path, "appears several times in the header", column=column)
+    dtype = values.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        raise InputError(path, "holds booleans (true/false), not numbers", column=column)
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+        raise InputError(path, f"holds {dtype} timestamps, not numbers", column=column)
+    if is_parquet(path) and not pd.api.types.is_numeric_dtype(dtype):
+        raise InputError(path, f"is stored as {dtype} (text), not as numbers", column=column)
+    if pd.api.types.is_numeric_dtype(dtype):
+        out = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        bad_text = np.zeros(len(out), dtype=bool)
+    else:
+        text = values.astype("string").str.strip()
+        out = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad_text = np.isnan(out) & ~(text.isna() | (text == "")).to_numpy()
+        bad_text &= ~text.str.lower().isin(["nan", "na", "null", "none"]).to_numpy()
+    missing = np.isnan(out) & ~bad_text
+    problems = [(bad_text, "is not a number")]
+    if not missing_ok:
+        problems.append((missing, "missing value"))
+    if finite:
+        problems.append((np.isinf(out), "is not a finite number"))
+    found = [(int(np.argmax(mask)), problem) for mask, problem in problems if mask.any()]
+    if found:
+        row, problem = min(found)
+        shown = problem if problem == "missing value" else f"{str(values.iloc[row])!r} {problem}"
+        raise InputError(path, shown, column=column, row=row + 1)
+    return out

@@ -119,6 +119,9 @@ def run_benchmark(
         raise DataError("--save-predictions works with --subconcepts true only")
     collection = resolve_collection(s.collection, s.data, options=s.loader_options)
     datasets = select_datasets(s.datasets, collection.datasets(), collection.path)
+    check_tables(collection, datasets)
+    if s.backend == "dask" and s.scheduler:
+        check_scheduler(s.scheduler)
     store = ResultsStore(s.out)
     store.check_settings(
         {
@@ -155,6 +158,53 @@ def run_benchmark(
     run = BenchmarkRun(Path(s.out), collection.name, results, time.perf_counter() - t0)
     log_run(store, s, started, run, methods, datasets)
     return run
+
+
+#: Bad tables named in one error before the rest are counted.
+MAX_NAMED = 5
+
+
+def check_tables(collection, datasets: list[str]) -> None:
+    """Read every table of a folder collection before the grid starts (and before the results
+    folder is touched), so that a bad table is one error naming each bad file, column and row
+    (exit code 2), not one failed unit per split. KEEL / PMLB sets are read by their units."""
+    if collection.source != "csv":
+        return
+    problems = []
+    for name in datasets:
+        try:
+            if len(collection.load(name)) == 0:
+                problems.append(f"{dict(collection.files)[name]}: no rows")
+        except (DataError, FileNotFoundError) as exc:
+            problems.append(" ".join(str(exc).split()))
+    if problems:
+        more = len(problems) - MAX_NAMED
+        text = "; ".join(problems[:MAX_NAMED]) + (
+            f"; and {more} more bad tables" if more > 0 else ""
+        )
+        raise DataError(text)
+
+
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """A :class:`DataError` naming ``address`` when no Dask scheduler listens there, found in
+    seconds before the results folder is touched (Dask itself retries for 30 s, then fails with
+    a traceback)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        host, port = parts.hostname, parts.port or 8786
+    except ValueError as exc:
+        raise DataError(f"--scheduler {address}: not an address ({exc})") from None
+    if parts.scheme not in ("tcp", "tls") or not host:
+        raise DataError(f"--scheduler {address}: expected tcp://host:port")
+    if parts.scheme == "tls":  # a TLS handshake needs the certificates: left to Dask
+        return
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        raise DataError(f"--scheduler {address}: no Dask scheduler reachable ({exc})") from None
 
 
 def log_run(

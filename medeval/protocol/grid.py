@@ -102,9 +102,13 @@ class Collection:
 
 def _columns(path: Path) -> list[str]:
     if path.suffix in (".parquet", ".pq"):
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        return list(pq.read_schema(path).names)
+        try:
+            return list(pq.read_schema(path).names)
+        except (pa.ArrowException, OSError) as exc:  # junk or truncated: the file is named
+            raise DataError(f"{path}: cannot read table: {' '.join(str(exc).split())}") from exc
     return list(read_table(path, nrows=0).columns)
 
 

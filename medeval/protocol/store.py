@@ -46,7 +46,8 @@ def record_problem(path: Path, dataset: str, method: str, split: int) -> str | N
     """Why ``path`` is not a finished record of (``dataset``, ``method``, ``split``), or ``None``.
 
     A record is a JSON object naming its data set, method and split (those of its path) with a
-    ``scores`` object, as :func:`~medeval.protocol.forest.run_fold` writes it.
+    ``scores`` object of numbers (``null`` for an undefined score), as
+    :func:`~medeval.protocol.forest.run_fold` writes it.
     """
     try:
         rec = json.loads(path.read_text(encoding="utf-8"))
@@ -60,8 +61,12 @@ def record_problem(path: Path, dataset: str, method: str, split: int) -> str | N
             return f"not a record (no {key!r})"
         if rec[key] != value or type(rec[key]) is not type(value):
             return f"not the record of its file ({key}={rec[key]!r}, expected {value!r})"
-    if not isinstance(rec.get("scores"), dict):
+    scores = rec.get("scores")
+    if not isinstance(scores, dict):
         return "not a record (no 'scores' object)"
+    for name, value in scores.items():  # NaN is written as null
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            return f"not a record (score {name!r} is {value!r}, not a number)"
     return None
 
 

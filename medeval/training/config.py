@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import re
 import types
 import typing
@@ -168,6 +169,8 @@ _RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
     "train.batch_size": (lambda v: v >= 1, ">= 1"),
     "train.epochs": (lambda v: v >= 1, ">= 1"),
     "train.lr": (lambda v: v > 0, "> 0"),
+    "train.loss_weights.binary": (lambda v: v >= 0, ">= 0"),
+    "train.loss_weights.subconcept": (lambda v: v >= 0, ">= 0"),
     "train.weight_decay": (lambda v: v >= 0, ">= 0"),
     "train.grad_clip": (lambda v: v >= 0, ">= 0"),
     "train.patience": (lambda v: v >= 1, ">= 1"),
@@ -258,7 +261,21 @@ def _build(cls: type, values: Any, where: str) -> Any:
     return cls(**kwargs)
 
 
+def _check_finite(node: Any, key: str) -> None:
+    """Every number of the config is finite: a NaN or infinite rate, weight or threshold would
+    train (or evaluate) without a word and give NaN losses or meaningless scores."""
+    if isinstance(node, dict):
+        for name, value in node.items():
+            _check_finite(value, f"{key}.{name}" if key else str(name))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _check_finite(value, f"{key}[{i}]")
+    elif isinstance(node, float) and not math.isfinite(node):
+        raise ConfigError(f"{key}: must be a finite number, got {node!r}")
+
+
 def _check_ranges(cfg: dict) -> None:
+    _check_finite(cfg, "")
     for key, (ok, what) in _RANGES.items():
         node: Any = cfg
         for part in key.split("."):
@@ -346,7 +363,11 @@ def load_config(
         if not path.is_file():
             raise ConfigError(f"{path}: config file not found")
         try:
-            loaded = yaml.safe_load(path.read_text()) or {}
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"{path}: not a YAML text file ({exc.reason} at byte {exc.start})"
+            ) from exc
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
         if not isinstance(loaded, dict):
