@@ -150,12 +150,18 @@ def _categories(path: Path, table, column: str) -> pd.Categorical:
     )
 
 
-def read_predictions(path: str | Path, utilities: Utilities | None = None) -> PredictionTable:
+def read_predictions(
+    path: str | Path, utilities: Utilities | None = None, *, memory_budget: int | None = None
+) -> PredictionTable:
     """Read and validate a predictions file (see the module docstring for the columns).
 
-    CSV and Parquet are read with pyarrow (multi-threaded, columnar): labels become ``int8``,
-    scores and posteriors ``float64``, subconcept names a categorical, so millions of rows
-    take tens of bytes each rather than one Python object per cell.
+    CSV and Parquet are read with pyarrow in typed chunks (CSV blocks, Parquet record batches),
+    each turned into its final array at once: labels become ``int8``, scores and posteriors
+    ``float64``, subconcept names a categorical, so millions of rows take tens of bytes each and
+    the file is never held whole, nor as a second float64 copy. ``memory_budget`` (bytes, default
+    :data:`READ_BUDGET`) bounds one chunk's buffers. A file the typed reading cannot take as is
+    (a cell that is not a number, a missing value, text labels…) is read again whole, with types
+    inferred, to give the same values or the error that names the bad cell.
 
     With ``utilities`` (from the train sizes), subconcept names and posterior columns are
     checked against the known subconcepts and their classes.
@@ -166,6 +172,26 @@ def read_predictions(path: str | Path, utilities: Utilities | None = None) -> Pr
             file, column and first bad row (rows count from 1 after the header).
     """
     path = Path(path)
+    cols = _read_typed(path, memory_budget or READ_BUDGET)
+    if cols is None:  # the whole-table reading quotes the bad cell (or takes what typing can't)
+        cols = _read_whole(path)
+    y_true = cols["y_true"]
+    subconcept = cols.get("subconcept")
+    if subconcept is not None and utilities is not None:
+        _check_subconcepts(path, subconcept, y_true, utilities)
+    q_cols, q = cols["q_cols"], cols["q"]
+    posteriors = None
+    if q_cols:
+        names = [c[len(POSTERIOR_PREFIX) :] for c in q_cols]
+        _check_posteriors(path, q, q_cols, names, utilities)
+        posteriors = pd.DataFrame(q, columns=names, copy=False)
+    return PredictionTable(
+        path, y_true, cols.get("y_score"), cols.get("y_pred"), subconcept, posteriors
+    )
+
+
+def _read_whole(path: Path) -> dict:
+    """Every column of the file, types inferred; errors name the first bad cell."""
     table = _read_table(path)
     table = table.rename_columns([str(c).strip() for c in table.column_names])
     columns = table.column_names
@@ -182,24 +208,178 @@ def read_predictions(path: str | Path, utilities: Utilities | None = None) -> Pr
         raise InputError(path, "needs a 'y_score' or a 'y_pred' column", column="y_score")
     if table.num_rows == 0:
         raise InputError(path, "has no rows")
-    y_true = _binary(path, table, "y_true")
-    y_score = _numeric(path, table, "y_score") if "y_score" in columns else None
-    y_pred = _binary(path, table, "y_pred") if "y_pred" in columns else None
-    subconcept = None
+    out: dict = {"y_true": _binary(path, table, "y_true")}
+    if "y_score" in columns:
+        out["y_score"] = _numeric(path, table, "y_score")
+    if "y_pred" in columns:
+        out["y_pred"] = _binary(path, table, "y_pred")
     if "subconcept" in columns:
-        subconcept = _categories(path, table, "subconcept")
-        if utilities is not None:
-            _check_subconcepts(path, subconcept, y_true, utilities)
+        out["subconcept"] = _categories(path, table, "subconcept")
+    out["q_cols"] = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
+    out["q"] = np.empty((table.num_rows, len(out["q_cols"]))) if out["q_cols"] else None
+    for j, c in enumerate(out["q_cols"]):
+        out["q"][:, j] = _numeric(path, table, c)
+    return out
+
+
+#: Default bytes of one chunk's buffers while a predictions file is read.
+READ_BUDGET = 64 * 2**20
+
+_NUMERIC = ("y_true", "y_score", "y_pred")
+_LABELS = ("y_true", "y_pred")
+
+
+def _wanted(names: list[str]) -> dict[str, str]:
+    """``{name in the file: stripped name}`` of the columns a predictions file may hold."""
+    out = {}
+    for raw in names:
+        c = str(raw).strip()
+        if c in _NUMERIC or c == "subconcept" or c.startswith(POSTERIOR_PREFIX):
+            out[raw] = c
+    return out
+
+
+def _batches(path: Path, budget: int):
+    """``(columns {file name: stripped name}, iterator of record batches)`` read with explicit
+    types, or None when the file is not one the typed reading takes (format, missing columns,
+    duplicate names): the whole-table reading then gives the answer or the error."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    if path.name.lower().endswith((".parquet", ".pq")):
+        pf = pq.ParquetFile(path)
+        wanted = _wanted(pf.schema_arrow.names)
+        if not _complete(wanted) or pf.metadata.num_rows == 0:
+            return None
+        rows = max(64, budget // (16 * len(wanted)))  # the batch and its numpy copies
+        return wanted, pf.iter_batches(batch_size=rows, columns=list(wanted))
+    if not _is_csv(path):
+        return None
+    header = pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 16))
+    wanted = _wanted(header.schema.names)
+    if not _complete(wanted):
+        return None
+    types = {r: pa.string() if c == "subconcept" else pa.float64() for r, c in wanted.items()}
+    # Blocks of text: a few bytes of text per cell become 8 bytes of float64, plus the copies.
+    block = int(min(max(budget // 4, 1 << 10), 1 << 30))
+    reader = pcsv.open_csv(
+        path,
+        read_options=pcsv.ReadOptions(block_size=block),
+        convert_options=pcsv.ConvertOptions(include_columns=list(wanted), column_types=types),
+    )
+    return wanted, reader
+
+
+def _complete(wanted: dict[str, str]) -> bool:
+    names = list(wanted.values())
+    has = set(names)
+    return len(has) == len(names) and "y_true" in has and bool(has & {"y_score", "y_pred"})
+
+
+def _read_typed(path: Path, budget: int) -> dict | None:
+    """The columns as final arrays, chunk by chunk; None at the first cell that needs the
+    whole-table reading (a null, NaN, text, a label that is not 0/1, an empty name).
+
+    Each chunk's numbers go into one ``(rows, k)`` float64 block (large enough to be its own
+    mapping, see :mod:`medeval._memory`); the final arrays are then filled block by block, each
+    block freed once copied, so the data are held about once, never twice."""
+    import pyarrow as pa
+
+    if not path.is_file():
+        return None
+    try:
+        opened = _batches(path, budget)
+        if opened is None:
+            return None
+        wanted, batches = opened
+        numeric = [(r, c) for r, c in wanted.items() if c != "subconcept"]
+        blocks: list[np.ndarray] = []
+        codes: list[np.ndarray] = []
+        names: dict[str, int] = {}  # subconcept name → code, in order of first appearance
+        for batch in batches:
+            block = np.empty((batch.num_rows, len(numeric)))
+            for j, (raw, c) in enumerate(numeric):
+                if not _chunk(batch.column(raw), c, block[:, j]):
+                    return None
+            blocks.append(block)
+            if "subconcept" in wanted.values():
+                raw = next(r for r, c in wanted.items() if c == "subconcept")
+                part = _names_chunk(batch.column(raw), names)
+                if part is None:
+                    return None
+                codes.append(part)
+            del batch
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError):
+        return None  # the whole-table reading names the file and the parser's complaint
+    finally:
+        pa.default_memory_pool().release_unused()
+    n = sum(len(b) for b in blocks)
+    if n == 0:
+        return None
+    return _assemble(blocks, [c for _, c in numeric], codes, list(names), n)
+
+
+def _assemble(blocks: list[np.ndarray], columns: list[str], codes, names, n: int) -> dict:
+    """Final arrays from the chunks' blocks: labels ``int8``, scores ``(N,)``, posteriors one
+    ``(N, S)`` matrix (``"q"``, with their columns in ``"q_cols"``)."""
     q_cols = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
-    posteriors = None
-    if q_cols:
-        names = [c[len(POSTERIOR_PREFIX) :] for c in q_cols]
-        q = np.empty((table.num_rows, len(q_cols)))
-        for j, c in enumerate(q_cols):
-            q[:, j] = _numeric(path, table, c)
-        _check_posteriors(path, q, q_cols, names, utilities)
-        posteriors = pd.DataFrame(q, columns=names, copy=False)
-    return PredictionTable(path, y_true, y_score, y_pred, subconcept, posteriors)
+    out: dict = {c: np.empty(n, np.int8 if c in _LABELS else np.float64) for c in columns}
+    for c in q_cols:
+        del out[c]
+    q = np.empty((n, len(q_cols))) if q_cols else None
+    q_index = [columns.index(c) for c in q_cols]
+    start = 0
+    while blocks:
+        block = blocks.pop(0)  # freed as soon as its rows are copied
+        stop = start + len(block)
+        for j, c in enumerate(columns):
+            if c in out:
+                out[c][start:stop] = block[:, j]
+        if q is not None:
+            q[start:stop] = block[:, q_index]
+        start = stop
+        del block
+    if codes:
+        out["subconcept"] = pd.Categorical.from_codes(np.concatenate(codes), categories=names)
+    out["q_cols"], out["q"] = q_cols, q
+    return out
+
+
+def _chunk(col, name: str, into: np.ndarray) -> bool:
+    """Write one chunk of a numeric column into ``into`` (float64); False where the
+    whole-table reading must decide (see :func:`_read_typed`)."""
+    import pyarrow as pa
+
+    if col.null_count:
+        return False
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+        into[:] = col.to_numpy(zero_copy_only=False)
+    elif pa.types.is_boolean(col.type):
+        into[:] = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    else:
+        return False
+    if np.isnan(into).any():
+        return False
+    return name not in _LABELS or not ((into != 0) & (into != 1)).any()
+
+
+def _names_chunk(col, names: dict[str, int]) -> np.ndarray | None:
+    """Codes ``(rows,)`` of one chunk of subconcept names (stripped), new names appended to
+    ``names``; None at a missing or empty name."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if col.null_count:
+        return None
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        col = col.cast(pa.string())  # Parquet: numbers as names, as the whole reading does
+    col = pc.utf8_trim_whitespace(col)
+    if pc.any(pc.equal(col, "")).as_py():
+        return None
+    enc = col.dictionary_encode()
+    local = [names.setdefault(nm, len(names)) for nm in enc.dictionary.to_pylist()]
+    return np.asarray(local, dtype=np.int32)[enc.indices.to_numpy(zero_copy_only=False)]
 
 
 def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, u: Utilities) -> None:

@@ -165,12 +165,10 @@ def align_posteriors(
     if columns is None and hasattr(posteriors, "columns"):
         columns = [str(c) for c in posteriors.columns]
         posteriors = posteriors.to_numpy(dtype=np.float64)
-    q = (
-        posteriors
-        if isinstance(posteriors, torch.Tensor)
-        else torch.tensor(np.asarray(posteriors, dtype=np.float64))
-    )
-    q = q.to(default_dtype(q.device))
+    if isinstance(posteriors, torch.Tensor):
+        q = posteriors.to(default_dtype(posteriors.device))
+    else:  # an array: reordered and copied at once (one (N, S) copy, not two)
+        q = np.asarray(posteriors, dtype=np.float64)
     if q.ndim < 2:
         raise ValueError(f"posteriors must be (N, S); got shape {tuple(q.shape)}")
     if columns is not None:
@@ -183,6 +181,11 @@ def align_posteriors(
                 f"missing {missing}, unknown {extra}, expected exactly {list(u.names)}"
             )
         q = q[..., [columns.index(n) for n in u.names]]
+        if not isinstance(q, torch.Tensor):
+            q = torch.from_numpy(q)  # the reordering made a private copy
+    if not isinstance(q, torch.Tensor):
+        q = torch.tensor(q)
+    q = q.to(default_dtype(q.device))
     if q.shape[-1] != len(u.names):
         raise ValueError(
             f"posteriors have {q.shape[-1]} columns but there are {len(u.names)} subconcepts"

@@ -160,9 +160,10 @@ def _score_arguments(p: argparse.ArgumentParser) -> None:
         type=_bytes,
         default=None,
         metavar="SIZE",
-        help="memory the bootstrap's work buffers may take, e.g. 500M or 2G (default: from the "
-        "machine's free memory); replicates are processed in chunks that fit. Changes speed "
-        "and memory only, never the numbers",
+        help="memory the work buffers may take, e.g. 500M or 2G: the file is read in chunks "
+        "and the bootstrap's replicates processed in chunks that fit (default: 64M for the "
+        "reading, the bootstrap's from the machine's free memory). Changes speed and memory "
+        "only, never the numbers",
     )
     p.add_argument(
         "--stratify",
@@ -204,11 +205,13 @@ def run(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace, out: Path) -> int:
     import warnings
 
+    from medeval._memory import return_large_blocks
     from medeval.atomic import replace_folder, write_files
     from medeval.flows.evaluate import EvaluateSettings, evaluate_file
     from medeval.report.outputs import output_files
     from medeval.report.tables import scores_table, subconcept_table
 
+    return_large_blocks()  # freed column-sized arrays go back to the system between stages
     bootstrap = 1000 if args.bootstrap is None else args.bootstrap
     seed = 0 if args.seed is None else args.seed
     settings = EvaluateSettings(

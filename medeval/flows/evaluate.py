@@ -83,7 +83,7 @@ def evaluate_file(
         if u is None:
             raise InputError(reference, "reference data need --train-sizes (the subconcepts)")
         quality = reference_quality(reference, u)
-    table = read_predictions(predictions, u)
+    table = read_predictions(predictions, u, memory_budget=s.memory_budget)
     first = input_notes(table, float(s.threshold))
     ev = _evaluate_recorded(table, u, s)
     notes = [*first, *ev.notes]

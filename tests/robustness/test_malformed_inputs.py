@@ -883,14 +883,38 @@ def test_verbose_shows_the_traceback_of_the_same_error(root, capsys):
     assert "Traceback" in err and "nope.csv" in err.strip().splitlines()[-1], err
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
-def test_embed_refuses_a_read_only_cache_before_the_work(root, capsys):
+def test_embed_refuses_a_read_only_cache_before_the_work(root, capsys, monkeypatch):
+    # Root writes into a chmod-ed folder, so the folder is read-only to the check instead: it asks
+    # os.access, which here answers "no" for the cache folder alone.
     cache = root / "rocache"
     cache.mkdir()
     cache.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    real_access, asked = os.access, []
+
+    def access(path, mode, **kwargs):
+        if Path(path) == cache and mode & os.W_OK:
+            asked.append(path)
+            return False
+        return real_access(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
     before = tree_digest(root)
     argv = [*EMBED, "--no-benchmark", "--cache", str(cache), "--out", str(root / "prev/embed")]
     assert run_tool("embed", argv) == 2
     err = capsys.readouterr().err
+    assert asked, "the cache folder's writability was never checked"
     assert err.count("\n") == 1 and f"--cache {cache}" in err and "not writable" in err, err
+    assert tree_digest(root) == before
+
+
+def test_embed_refuses_a_cache_below_a_file_before_the_work(root, capsys):
+    blocker = root / "blocker"
+    blocker.write_text("a file, not a folder\n")
+    cache = blocker / "cache"
+    before = tree_digest(root)
+    argv = [*EMBED, "--no-benchmark", "--cache", str(cache), "--out", str(root / "prev/embed")]
+    assert run_tool("embed", argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--cache {cache}" in err, err
+    assert f"{blocker} is not a folder" in err, err
     assert tree_digest(root) == before

@@ -7,7 +7,7 @@ import torch
 
 from medeval.train import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # Same tiny run as tests/training/conftest.py: seconds on one core.
 TINY = [

@@ -17,7 +17,7 @@ from medeval.benchmark import main
 from medeval.datasets import load
 from medeval.protocol.store import ResultsStore
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SMALL = [
     "--datasets",
     "vehicle,segment",

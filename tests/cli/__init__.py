@@ -1,0 +1,1 @@
+"""Tests of ``medeval.cli``; a package because its module names repeat those of tests/flows."""

@@ -1,0 +1,1 @@
+"""Tests of ``medeval.flows``; a package because its module names repeat those of tests/cli."""
