@@ -80,10 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         description="Balanced accuracy, F1 and ROC AUC — unweighted (BA, F1, AUC), with true "
         "utility weights (wBA…, an oracle: needs test subconcept labels), label-free with "
-        "class-conditional predicted weights (cBA, cF1, cAUC: the recommended estimates of "
-        "wBA…, from q_<subconcept> posteriors and the known test classes) and with the "
-        "paper's predicted weights (pBA…, biased upward, kept for reproduction) — with "
-        "bootstrap intervals and per-subconcept recall (true and label-free).",
+        "class-conditional predicted weights (cBA, cF1, cAUC: estimates of wBA…, recommended "
+        "without reference rows, from q_<subconcept> posteriors and the known test classes) "
+        "and with the paper's predicted weights (pBA…, biased upward, kept for reproduction) — "
+        "with bootstrap intervals and per-subconcept recall (true and label-free). With "
+        "--reference: the rectified rBA, rF1, rAUC, recommended then (rM = cM(test) − "
+        "(cM(R) − wM(R)): the class-conditional score minus its error measured on the "
+        "reference rows R).",
     )
     _input_arguments(p)
     _score_arguments(p)
@@ -124,11 +127,15 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
         "--reference",
         type=Path,
         metavar="FILE",
-        help="reference data (CSV/Parquet): the predictions columns plus the true 'subconcept' "
-        "and every q_<subconcept> column, e.g. held-out or calibration-part predictions; used "
-        "to check how well the subconcept model tells each class's subconcepts apart when the "
-        "test set has no subconcept labels (the report warns when it is weak). Needs "
-        "--train-sizes",
+        help="reference rows R (CSV/Parquet): the predictions columns plus the true "
+        "'subconcept' and every q_<subconcept> column, e.g. a labelled validation set. They "
+        "rectify the label-free scores: rM = cM(test) − (cM(R) − wM(R)) for M = BA, F1, AUC, "
+        "with a joint bootstrap of test and reference rows, recommended over cM. R must come "
+        "from the same classifier and subconcept model and the same population as the test "
+        "rows, and must not have been used to fit either. Checked: columns, classes, "
+        "subconcept names, at least one row of every minority subconcept (else exit 2). Also "
+        "measure the subconcept model within each class when the test set has no subconcept "
+        "labels. Needs --train-sizes",
     )
 
 
@@ -176,12 +183,13 @@ def _score_arguments(p: argparse.ArgumentParser) -> None:
 def run_folder(args: argparse.Namespace) -> int:
     """``--run DIR``: re-evaluate each split of a training run and its summary."""
     from medeval.flows.rerun import RerunSettings, evaluate_run
-    from medeval.report.summary import summary_table
+    from medeval.report.summary import interval_lines, summary_table
 
     device = args.device or "cpu"
     settings = RerunSettings(n_bootstrap=args.bootstrap, seed=args.seed, device=device)
     summary = evaluate_run(args.run, settings)
-    say(args, summary_table(summary), *(f"note: {note}" for note in summary["notes"]))
+    notes = (f"note: {note}" for note in summary["notes"])
+    say(args, summary_table(summary), "", *interval_lines(summary), *notes)
     print(f"results: {args.run}")
     return 0
 
@@ -207,7 +215,7 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
 
     from medeval._memory import return_large_blocks
     from medeval.atomic import replace_folder, write_files
-    from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+    from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
     from medeval.report.outputs import output_files
     from medeval.report.tables import scores_table, subconcept_table
 
@@ -240,9 +248,13 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     files = output_files(ev, title=table.path.name, source=source)
     with replace_folder(out) as tmp:
         write_files(tmp, files)
-    lines = [f"note: {note}" for note in ev.notes[:1]] if ev.notes else []
+    # the paragraph on missing reference rows closes the output, after the tables it explains
+    notes = [n for n in ev.notes if n != NO_REFERENCE_NOTE]
+    lines = [f"note: {note}" for note in notes[:1]]
     lines += [scores_table(ev), "", subconcept_table(ev)]
-    lines += [f"note: {note}" for note in ev.notes[1:]]
+    lines += [f"note: {note}" for note in notes[1:]]
+    if NO_REFERENCE_NOTE in ev.notes:
+        lines += ["", f"note: {NO_REFERENCE_NOTE}"]
     if ev.per_subconcept.empty:
         lines.append("note: no figure: it needs the true test subconcepts (column 'subconcept')")
     lines += ["", "wrote " + ", ".join(str(out / name) for name in files)]

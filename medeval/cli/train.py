@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     cfg, out = _config(args)
     from medeval.cli.logs import show_progress
     from medeval.flows.train import run_notes, run_training
-    from medeval.report.summary import summary_table
+    from medeval.report.summary import interval_lines, summary_table
 
     notes = run_notes(cfg)
     main_rank = os.environ.get("RANK", "0") == "0"
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     with show_progress(PROGRESS_LOGGERS, enabled=not args.quiet):
         summary = run_training(cfg, out, resume=args.resume is not None)
     if summary:
-        say(args, "", summary_table(summary), *notes)
+        say(args, "", summary_table(summary), "", *interval_lines(summary), *notes)
         print(f"report: {out / 'report.html'}")
         print(f"run folder: {out}  (report.html, report.md, summary.csv, split_*/metrics.json)")
     return 0

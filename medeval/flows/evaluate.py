@@ -17,9 +17,29 @@ from medeval.errors import InputError
 from medeval.evaluation import Evaluation, evaluate_predictions
 from medeval.io.predictions import PredictionTable, input_notes, read_predictions, read_train_sizes
 from medeval.metrics import UndefinedMetricWarning
-from medeval.reference import reference_quality
+from medeval.rectified import FewReferenceRowsWarning, ReferenceDataError, ReferenceRows
+from medeval.reference import read_reference, within_class_balanced_accuracy
+from medeval.weights import Utilities
 
-__all__ = ["EvaluateSettings", "evaluate_file"]
+__all__ = [
+    "NO_REFERENCE_NOTE",
+    "EvaluateSettings",
+    "evaluate_file",
+    "load_reference",
+]
+
+#: Said when the label-free scores rest on the subconcept model alone (no test subconcepts, no
+#: reference rows).
+NO_REFERENCE_NOTE = (
+    "no test subconcepts and no reference rows: the intervals of cBA / cF1 / cAUC resample the "
+    "test rows and treat the subconcept model's posteriors as exact, so they cannot see that "
+    "model's error (a model miscalibrated within a class biases cBA, and its interval still "
+    "looks narrow). Give reference rows — held-out rows with the true 'subconcept', scored by "
+    "the same classifier and subconcept model, from the same population and used to fit "
+    "neither (e.g. a labelled validation set) — with --reference FILE (the predictions columns "
+    "plus 'subconcept' and every q_<subconcept>): evaluate then reports the rectified rBA / rF1 "
+    "/ rAUC, which correct that error, and recommends them."
+)
 
 _STRATA = ("class", "subconcept", "none")
 
@@ -58,11 +78,35 @@ class EvaluateSettings:
         return dataclasses.asdict(self)
 
 
+def load_reference(
+    path: str | Path, u: Utilities, *, threshold: float = 0.5, source: str | None = None
+) -> tuple[ReferenceRows, PredictionTable]:
+    """Read and check a reference file against the train sizes ``u``.
+
+    Checked: the predictions columns, the true ``subconcept`` (known names, on the side of
+    their class), every ``q_<subconcept>`` column, and at least one row of every minority
+    subconcept. ``y_pred`` defaults to ``y_score >= threshold`` (the test rows' rule).
+
+    Raises:
+        InputError: naming the file and the column or subconcept at fault.
+    """
+    table = read_reference(path, u)
+    try:
+        rows = ReferenceRows.from_table(
+            table, u, threshold=float(threshold), source=source or str(path)
+        )
+    except ReferenceDataError as e:
+        column = e.column if e.column in ("y_true", "y_pred", "y_score", "subconcept") else None
+        raise InputError(path, str(e), column=column) from None
+    return rows, table
+
+
 def evaluate_file(
     predictions: str | Path,
     train_sizes: str | Path | None = None,
     *,
     reference: str | Path | None = None,
+    reference_source: str | None = None,
     settings: EvaluateSettings | None = None,
 ) -> tuple[PredictionTable, Evaluation]:
     """Read a predictions file (and its train sizes) and evaluate it.
@@ -72,23 +116,34 @@ def evaluate_file(
     every other warning reaches the caller); notes about the inputs themselves (see
     :func:`~medeval.io.predictions.input_notes`) come first.
 
-    ``reference``: a file of reference data (the predictions columns plus the true
-    ``subconcept``); the subconcept model's within-class balanced accuracy is measured on it when
-    the test set has no subconcept labels (see :mod:`medeval.reference`).
+    ``reference``: a file of reference rows (the predictions columns plus the true
+    ``subconcept`` and every ``q_<subconcept>``, checked by :func:`load_reference`). They give
+    the rectified scores rBA / rF1 / rAUC (SPEC §9), which are then recommended, and the
+    subconcept model's within-class balanced accuracy when the test set has no subconcept
+    labels. ``reference_source`` names where the rows come from in the outputs (default: the
+    file's path). Without test subconcepts and without reference rows the notes say why the
+    label-free intervals cannot see the subconcept model's error (:data:`NO_REFERENCE_NOTE`).
     """
     s = settings or EvaluateSettings()
     u = read_train_sizes(train_sizes) if train_sizes else None
-    quality = None
+    rows = ref_table = None
     if reference is not None:
         if u is None:
             raise InputError(reference, "reference data need --train-sizes (the subconcepts)")
-        quality = reference_quality(reference, u)
+        rows, ref_table = load_reference(
+            reference, u, threshold=s.threshold, source=reference_source
+        )
     table = read_predictions(predictions, u, memory_budget=s.memory_budget)
     first = input_notes(table, float(s.threshold))
-    ev = _evaluate_recorded(table, u, s)
+    ev = _evaluate_recorded(table, u, s, rows)
     notes = [*first, *ev.notes]
+    if rows is None and table.subconcept is None and table.posteriors is not None and u is not None:
+        notes.append(NO_REFERENCE_NOTE)
     model, source = ev.subconcept_model, ev.subconcept_model_source
-    if quality is not None:
+    if ref_table is not None:
+        quality = within_class_balanced_accuracy(
+            ref_table.y_true, ref_table.subconcept, ref_table.posteriors, u
+        )
         text = (
             ", ".join(f"{c}: {v:.3f}" for c, v in quality.items()) or "no class has two subconcepts"
         )
@@ -100,9 +155,12 @@ def evaluate_file(
     )
 
 
-def _evaluate_recorded(table: PredictionTable, u: Any, s: EvaluateSettings) -> Evaluation:
-    """``evaluate_predictions`` on ``table``: its undefined-score warnings are recorded (the
-    evaluation's notes state them), every other warning is passed on to the caller."""
+def _evaluate_recorded(
+    table: PredictionTable, u: Any, s: EvaluateSettings, reference: ReferenceRows | None
+) -> Evaluation:
+    """``evaluate_predictions`` on ``table`` (and the reference rows): its undefined-score and
+    few-reference-rows warnings are recorded (the evaluation's notes state them), every other
+    warning is passed on to the caller."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ev = evaluate_predictions(
@@ -112,10 +170,11 @@ def _evaluate_recorded(table: PredictionTable, u: Any, s: EvaluateSettings) -> E
             subconcept=table.subconcept,
             posteriors=table.posteriors,
             train_sizes=u,
+            reference=reference,
             **s.options(),
         )
     for w in caught:
-        if issubclass(w.category, UndefinedMetricWarning):
-            continue  # the evaluation states every undefined score in its notes
+        if issubclass(w.category, UndefinedMetricWarning | FewReferenceRowsWarning):
+            continue  # the evaluation states these (undefined scores, few rows) in its notes
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     return ev

@@ -1,9 +1,11 @@
 """A run folder → its splits (re-)evaluated from their saved predictions → the run summary
 (``python -m medeval.evaluate --run`` and the end of every training run).
 
-Files in the run folder: ``summary.json``, ``summary.csv`` (one row per score: mean, sd,
-n_splits, then one column per split), ``report.md`` and ``report.html`` (rendered by
-:mod:`medeval.report.summary`).
+Files in the run folder: ``summary.json``, ``summary.csv`` (one row per score: whether it is
+recommended, mean, sd, n_splits, then per split its value and interval ``<split>_low`` /
+``<split>_high``), ``report.md`` and ``report.html`` (rendered by :mod:`medeval.report.summary`).
+A split folder with ``reference.csv`` (its validation and calibration parts) is evaluated with
+those reference rows, so its recommended scores are the rectified rBA / rF1 / rAUC.
 """
 
 from __future__ import annotations
@@ -17,16 +19,26 @@ import numpy as np
 import pandas as pd
 
 from medeval import atomic
-from medeval.evaluation import ALL_SCORES, Evaluation
+from medeval.errors import InputError
+from medeval.evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
 from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+from medeval.scores import RECOMMENDED
 
 __all__ = [
+    "REFERENCE_FILE",
+    "REFERENCE_SOURCE",
     "RerunSettings",
     "evaluate_run",
     "evaluate_split_folder",
     "split_folders",
+    "split_line",
     "summarize_run",
 ]
+
+#: A split's reference rows (its validation and calibration parts), in the predictions format.
+REFERENCE_FILE = "reference.csv"
+#: Where a split's reference rows come from (``metrics.json`` ``"reference"."source"``).
+REFERENCE_SOURCE = "validation+calibration"
 
 
 @dataclass(frozen=True)
@@ -72,7 +84,9 @@ def summarize_run(run: str | Path) -> dict:
     report.html.
 
     Returns:
-        The summary record: ``scores`` {name: {mean, sd, n_splits, per_split}} and more.
+        The summary record: ``scores`` {name: {mean, sd, n_splits, per_split}}, ``intervals``
+        {split: metrics.json intervals}, ``recommended`` {family: score} (the rectified one
+        where every split has it), ``reference`` {split: its reference rows} and more.
     """
     from medeval.report.summary import config_notes, report_html, report_markdown
 
@@ -80,27 +94,30 @@ def summarize_run(run: str | Path) -> dict:
     per_split: dict[str, dict[str, float]] = {}
     intervals: dict[str, dict] = {}
     calib: dict[str, dict] = {}
+    recommended: dict[str, dict] = {}
+    reference: dict[str, dict | None] = {}
     for folder in split_folders(run):
         if (folder / "metrics.json").is_file():
             m = _read(folder / "metrics.json")
-            per_split[folder.name] = {k: _num(m["scores"].get(k)) for k in ALL_SCORES}
+            per_split[folder.name] = {k: _num(m["scores"].get(k)) for k in EVALUATION_SCORES}
             intervals[folder.name] = m.get("intervals", {})
+            recommended[folder.name] = m.get("recommended", dict(RECOMMENDED))
+            reference[folder.name] = m.get("reference")
             if (folder / "calibration.json").is_file():
                 calib[folder.name] = _read(folder / "calibration.json")
-    scores = {k: _over_splits(per_split, k) for k in ALL_SCORES}
+    scores = {k: _over_splits(per_split, k) for k in EVALUATION_SCORES}
     config, cfg = _config(run)
     summary = {
         "run": str(run),
         "splits": list(per_split),
         "scores": scores,
         "intervals": intervals,
+        "recommended": _common_recommendation(recommended),
+        "reference": reference,
         "calibration": calib,
         "notes": config_notes(cfg),
     }
-    rows = [
-        {"score": k, "mean": v["mean"], "sd": v["sd"], "n_splits": v["n_splits"], **v["per_split"]}
-        for k, v in scores.items()
-    ]
+    rows = _summary_rows(summary)
     task = _read(run / "task.json") if (run / "task.json").is_file() else None
     page = report_html(
         f"medeval run {run.name}", str(run), summary, rows, config, task, _split_views(run)
@@ -110,6 +127,53 @@ def summarize_run(run: str | Path) -> dict:
     atomic.write_text(run / "report.md", report_markdown(summary))
     atomic.write_text(run / "report.html", page)
     return summary
+
+
+def _common_recommendation(per_split: dict[str, dict]) -> dict[str, str]:
+    """Per family the score every split recommends; the class-conditional one where they
+    differ (a split without reference rows) or there is no split."""
+    out = dict(RECOMMENDED)
+    for family in out:
+        names = {rec.get(family) for rec in per_split.values()}
+        if len(names) == 1 and None not in names:
+            out[family] = names.pop()
+    return out
+
+
+def _summary_rows(summary: dict) -> list[dict]:
+    """``summary.csv``: per score whether it is recommended, mean, sd, n_splits, then per
+    split the value and the interval."""
+    rows = []
+    recommended = set(summary["recommended"].values())
+    for k, v in summary["scores"].items():
+        row = {"score": k, "recommended": k in recommended}
+        row |= {"mean": v["mean"], "sd": v["sd"], "n_splits": v["n_splits"]}
+        for split, value in v["per_split"].items():
+            iv = summary["intervals"].get(split, {}).get(k) or {}
+            row[split] = value
+            row[f"{split}_low"] = _num(iv.get("low"))
+            row[f"{split}_high"] = _num(iv.get("high"))
+        rows.append(row)
+    return rows
+
+
+def split_line(ev: Evaluation) -> str:
+    """One line for a split's evaluation: BA, the recommended label-free scores with their
+    intervals (marked), wBA (oracle) and pBA."""
+
+    def with_interval(k: str) -> str:
+        lo, hi = ev.intervals.get(k, (math.nan, math.nan))
+        ci = "" if math.isnan(lo) else f" [{lo:.3f}, {hi:.3f}]"
+        return f"{k} {ev.scores[k]:.3f}{ci}"
+
+    rec = ev.recommended
+    kind = "rectified" if rec["BA"] in LABEL_FREE_RECTIFIED else "label-free"
+    parts = [f"test BA {ev.scores['BA']:.3f}", f"{with_interval(rec['BA'])} (recommended, {kind})"]
+    if rec["BA"] != "cBA":
+        parts.append(with_interval("cBA"))
+    parts += [f"wBA {ev.scores['wBA']:.3f} (oracle)", f"pBA {ev.scores['pBA']:.3f}"]
+    parts += [f"{with_interval(rec[m])} (recommended)" for m in ("F1", "AUC")]
+    return ", ".join(parts)
 
 
 def _over_splits(per_split: dict[str, dict[str, float]], k: str) -> dict:
@@ -179,7 +243,8 @@ def evaluate_run(run: str | Path, settings: RerunSettings | None = None) -> dict
 def evaluate_split_folder(
     folder: str | Path, settings: EvaluateSettings, *, title: str
 ) -> Evaluation:
-    """Evaluate ``folder/predictions.csv`` with ``folder/train_sizes.json``; write the outputs.
+    """Evaluate ``folder/predictions.csv`` with ``folder/train_sizes.json`` and, when present,
+    the reference rows ``folder/reference.csv``; write the outputs.
 
     Training and ``python -m medeval.evaluate --run`` both go through here, so a re-evaluation
     with the same settings reproduces the numbers exactly.
@@ -187,8 +252,24 @@ def evaluate_split_folder(
     from medeval.report.outputs import output_files
 
     folder = Path(folder)
-    _table, ev = evaluate_file(
-        folder / "predictions.csv", folder / "train_sizes.json", settings=settings
-    )
+    ref = folder / REFERENCE_FILE
+    files = (folder / "predictions.csv", folder / "train_sizes.json")
+    try:
+        _table, ev = evaluate_file(
+            *files,
+            reference=ref if ref.is_file() else None,
+            reference_source=REFERENCE_SOURCE,
+            settings=settings,
+        )
+    except InputError as e:
+        if e.path != str(ref):
+            raise
+        # e.g. a minority subconcept with no image in the validation and calibration parts:
+        # the split keeps its class-conditional scores and says why it has no rectified ones
+        _table, ev = evaluate_file(*files, settings=settings)
+        why = f"the split's reference rows ({REFERENCE_SOURCE}) cannot be used: {e}"
+        ev.notes.append(f"rectified scores not computed: {why}")
+        for k in LABEL_FREE_RECTIFIED:
+            ev.unavailable[k] = why
     atomic.write_files(folder, output_files(ev, title=title))
     return ev

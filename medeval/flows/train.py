@@ -8,7 +8,9 @@ whose ``metrics.json`` exists is finished; ``resume=True`` skips it and continue
 one from ``checkpoints/last.pt``.
 
 Into each split folder, after training: ``predictions.csv`` (y_true, y_score, subconcept,
-q_<name>: the format ``python -m medeval.evaluate --predictions`` reads), ``train_sizes.json``,
+q_<name>: the format ``python -m medeval.evaluate --predictions`` reads), ``reference.csv`` (the
+same columns for the validation and calibration parts, with their ``part``: the reference rows
+of the rectified scores, see :func:`evaluate_checkpoint`), ``train_sizes.json``,
 ``calibration.json`` (temperature, ECE before/after) and the files of
 :func:`medeval.report.outputs.output_files`. The same code serves one process and rank 0 of a
 DDP run, so both give the same evaluation of the same checkpoint.
@@ -37,7 +39,7 @@ from medeval.device import device_name, resolve_device
 from medeval.errors import OutputPathError
 from medeval.evaluation import Evaluation
 from medeval.flows.evaluate import EvaluateSettings
-from medeval.flows.rerun import evaluate_split_folder, summarize_run
+from medeval.flows.rerun import REFERENCE_FILE, evaluate_split_folder, split_line, summarize_run
 from medeval.sources import get_source
 from medeval.splits import Split, patient_splits, read_manifest, write_manifest
 from medeval.tasks.binary import BinaryTask
@@ -195,15 +197,10 @@ def _run_split(
     best = train_split(cfg, task, split, folder, device=device, dist_info=info, resume=resume)
     if info.is_main:
         ev, calib = evaluate_checkpoint(cfg, task, split, best, folder, device=device)
-        sc = ev.scores
         logger.info(
-            "split %s: test BA %.3f, cBA %.3f (label-free), wBA %.3f (oracle), pBA %.3f; "
-            "subconcept ECE %.3f -> %.3f (T = %.2f)",
+            "split %s: %s; subconcept ECE %.3f -> %.3f (T = %.2f)",
             split.seed,
-            sc["BA"],
-            sc["cBA"],
-            sc["wBA"],
-            sc["pBA"],
+            split_line(ev),
             calib["ece_test_before"],
             calib["ece_test_after"],
             calib["temperature"],
@@ -223,6 +220,14 @@ def evaluate_checkpoint(
 ) -> tuple[Evaluation, dict]:
     """Calibrate, predict the test part and evaluate the model weights in ``checkpoint``.
 
+    The validation and calibration parts are the split's reference rows (SPEC §9): their true
+    subconcepts are known and the network was not trained on them. They are predicted with the
+    same checkpoint (binary score; subconcept posteriors with the temperature fitted on the
+    calibration part) and written to ``reference.csv``; the evaluation rectifies cBA / cF1 /
+    cAUC with them (rBA / rF1 / rAUC). Two things tie them to the model, both small: the
+    validation part chose the checkpoint (best ``train.monitor`` score) and the calibration
+    part fitted one parameter, the temperature.
+
     Returns:
         The evaluation and the calibration record (temperature, ECE before/after on the
         calibration and the test part).
@@ -230,6 +235,7 @@ def evaluate_checkpoint(
     folder = Path(folder)
     e = cfg.evaluation
     model = create_model_from(cfg, task, checkpoint, device)
+    val = predict_part(cfg, task, split["validation"], model, device)
     cal = predict_part(cfg, task, split["calibration"], model, device)
     test = predict_part(cfg, task, split["test"], model, device)
     temperature, calib = calibrate(
@@ -240,8 +246,17 @@ def evaluate_checkpoint(
     )
     q = softmax(test.sub_logits / temperature)
     u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
+    ref_idx = np.concatenate([split["validation"], split["calibration"]])
+    ref = _concat(val, cal)
     files = {
         "predictions.csv": _predictions_csv(task, split["test"], test, q),
+        REFERENCE_FILE: _predictions_csv(
+            task,
+            ref_idx,
+            ref,
+            softmax(ref.sub_logits / temperature),
+            part=["validation"] * len(val.y) + ["calibration"] * len(cal.y),
+        ),
         "train_sizes.json": atomic.json_text(u.as_dict()).encode(),
         "calibration.json": atomic.json_text(calib).encode(),
     }
@@ -256,14 +271,30 @@ def evaluate_checkpoint(
     return ev, calib
 
 
-def _predictions_csv(task: BinaryTask, idx: np.ndarray, test: Outputs, q: np.ndarray) -> bytes:
-    """``predictions.csv`` for the test images ``idx`` ``(N,)``: ids, groups, labels, the
-    binary score and the calibrated posteriors ``q`` ``(N, S)`` as ``q_<name>`` columns."""
+def _concat(*parts: Outputs) -> Outputs:
+    """The outputs of several parts, one after the other."""
+    return Outputs(
+        *(np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(Outputs))
+    )
+
+
+def _predictions_csv(
+    task: BinaryTask,
+    idx: np.ndarray,
+    test: Outputs,
+    q: np.ndarray,
+    *,
+    part: list[str] | None = None,
+) -> bytes:
+    """``predictions.csv`` (or ``reference.csv``) for the images ``idx`` ``(N,)``: ids, groups,
+    the split part of each row (``part``, when given), labels, the binary score and the
+    calibrated posteriors ``q`` ``(N, S)`` as ``q_<name>`` columns."""
     names = task.subconcept_names
     frame = pd.DataFrame(
         {
             "id": np.asarray(task.ids)[idx],
             "group": np.asarray(task.groups)[idx],
+            **({"part": part} if part is not None else {}),
             "y_true": test.y,
             "y_score": 1.0 / (1.0 + np.exp(-test.logit.astype(np.float64))),
             "subconcept": np.asarray(names, dtype=object)[test.subconcept],

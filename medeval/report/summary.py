@@ -18,6 +18,7 @@ from medeval.sources import SOURCES as _SOURCES
 __all__ = [
     "SplitView",
     "config_notes",
+    "interval_lines",
     "report_html",
     "report_markdown",
     "summary_table",
@@ -66,6 +67,7 @@ def summary_table(summary: dict) -> str:
     one = summary["splits"][0] if n == 1 else None
     last = "95% interval (bootstrap)" if one else f"over {n} splits"
     lines = [f"{'score':<6} {'mean':>7} {'± sd':>8}   {last}"]
+    recommended = set(summary.get("recommended", RECOMMENDED).values())
     for k, v in summary["scores"].items():
         mean = "   NaN" if _nan(v["mean"]) else f"{v['mean']:.3f}"
         sd = "—" if _nan(v["sd"]) else f"{v['sd']:.3f}"
@@ -74,7 +76,9 @@ def summary_table(summary: dict) -> str:
             iv = summary.get("intervals", {}).get(one, {}).get(k) or {}
             lo, hi = iv.get("low"), iv.get("high")
             ci = "" if _nan(lo) or _nan(hi) else f"[{lo:.3f}, {hi:.3f}]"
-        mark = "  <- recommended, label-free" if k in RECOMMENDED.values() else ""
+        mark = ""
+        if k in recommended:
+            mark = "  <- recommended, label-free" + (", rectified" if k[0] == "r" else "")
         lines.append(f"{k:<6} {mean:>7} {sd:>8}   {ci:<16}{mark}".rstrip())
     lines.append(
         "BA/F1/AUC unweighted; w = true utility weights (oracle: needs test subconcept labels); "
@@ -82,7 +86,35 @@ def summary_table(summary: dict) -> str:
         "paper's predicted weights (biased upward; pAUC = predicted-weight ROC AUC, not partial "
         "AUC)."
     )
+    lines.append(RECTIFIED_RUN_LINE)
     return "\n".join(lines)
+
+
+#: One sentence on the rectified scores of a training run (printed table and reports).
+RECTIFIED_RUN_LINE = (
+    "r = rectified: the c score minus its error measured on each split's reference rows R (its "
+    "validation and calibration parts, not trained on; the validation part chose the "
+    "checkpoint and the calibration part fitted the temperature), rM = cM(test) − (cM(R) − "
+    "wM(R)), with a joint bootstrap interval of test and reference rows."
+)
+
+
+def interval_lines(summary: dict) -> list[str]:
+    """Per split the recommended scores with their intervals and the reference rows."""
+    out = []
+    for split in summary["splits"]:
+        parts = []
+        for k in summary.get("recommended", RECOMMENDED).values():
+            v = summary["scores"][k]["per_split"].get(split)
+            iv = summary.get("intervals", {}).get(split, {}).get(k) or {}
+            lo, hi = iv.get("low"), iv.get("high")
+            ci = "" if _nan(lo) or _nan(hi) else f" [{lo:.3f}, {hi:.3f}]"
+            parts.append(f"{k} {'NaN' if _nan(v) else f'{v:.3f}'}{ci}")
+        ref = (summary.get("reference") or {}).get(split)
+        if ref:
+            parts.append(f"reference rows: {ref['n']} ({ref['source']})")
+        out.append(f"{split}: " + ", ".join(parts))
+    return out
 
 
 def report_markdown(summary: dict) -> str:
@@ -91,6 +123,8 @@ def report_markdown(summary: dict) -> str:
     for note in summary["notes"]:
         out += [f"**{note}**", ""]
     out += ["", "## Scores, mean ± sd over splits", "", "```", summary_table(summary), "```"]
+    out += ["", "## Recommended scores per split (95% intervals)", ""]
+    out += [f"- {line}" for line in interval_lines(summary)]
     if summary["calibration"]:
         out += [
             "",
@@ -118,7 +152,8 @@ _HEAD_TEXT = (
     "{n} split(s). BA/F1/AUC unweighted; w = true utility weights "
     "(oracle: needs test subconcept labels); c = the label-free estimate of the w score, "
     "from the calibrated subconcept head's posteriors renormalised within each instance's "
-    "known class (recommended: cBA, cF1, cAUC); p = the paper's predicted utility weights, "
+    "known class (recommended without reference rows: cBA, cF1, cAUC); r = rectified (below); "
+    "p = the paper's predicted utility weights, "
     "kept for reproduction (biased upward; pAUC = predicted-weight ROC AUC, not partial "
     "AUC). When cBA lies below BA, the small subconcepts are the hard ones: look at the "
     "per-subconcept recalls."
@@ -142,6 +177,10 @@ def report_html(
     warn = list(summary["notes"])
     head = Section("Scores over the splits")
     head.text(_HEAD_TEXT.format(n=len(summary["splits"])))
+    head.text(RECTIFIED_RUN_LINE)
+    recommended = ", ".join(summary.get("recommended", RECOMMENDED).values())
+    head.text(f"Recommended (column 'recommended'): {recommended}. Per split, with intervals:")
+    head.pre("\n".join(interval_lines(summary)))
     head.table(pd.DataFrame(rows))
     sections.append(head)
     if summary["calibration"]:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..evaluation import Evaluation
-from ..scores import ALL_SCORES
+from ..evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
 
 
 def _fmt(x: float) -> str:
@@ -24,13 +23,21 @@ def scores_table(ev: Evaluation) -> str:
         head += f" (stratified by {boot['stratify']}, seed {boot['seed']})"
     lines = [head, "", f"{'score':<6} {'value':>6}   {pct + ' interval':<18}"]
     recommended = set(ev.recommended.values())
-    for k in ALL_SCORES:
+    rectified_missing = {ev.unavailable.get(k) for k in LABEL_FREE_RECTIFIED}
+    for k in EVALUATION_SCORES:
+        if k in LABEL_FREE_RECTIFIED and len(rectified_missing) == 1 and k in ev.unavailable:
+            if k == LABEL_FREE_RECTIFIED[0]:  # one line for the family that shares a reason
+                names = "/".join(LABEL_FREE_RECTIFIED)
+                lines.append(f"{names:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
+            continue
         if k in ev.unavailable:
             lines.append(f"{k:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
             continue
         lo, hi = ev.intervals.get(k, (math.nan, math.nan))
         ci = "" if math.isnan(lo) else f"[{_fmt(lo)}, {_fmt(hi)}]"
-        mark = "  <- recommended, label-free" if k in recommended else ""
+        mark = ""
+        if k in recommended:
+            mark = "  <- recommended, label-free" + (", rectified" if k[0] == "r" else "")
         lines.append(f"{k:<6} {_fmt(ev.scores[k]):>6}   {ci:<18}{mark}")
     lines.append(
         "w = true utility weights (oracle: needs test subconcept labels); c = label-free "
@@ -38,9 +45,18 @@ def scores_table(ev: Evaluation) -> str:
         "paper's predicted weights (biased upward; kept for reproduction). pAUC is the "
         "predicted-weight ROC AUC, not partial AUC."
     )
+    lines.append(RECTIFIED_LINE)
     for c in ev.weak_classes():
         lines.append(_weak_text(c, ev.subconcept_model[c]))
     return "\n".join(lines)
+
+
+#: One sentence on the rectified scores (the printed table and the run summary).
+RECTIFIED_LINE = (
+    "r = rectified: the c score minus its error measured on reference rows R, "
+    "rM = cM(test) − (cM(R) − wM(R)); R must come from the same classifier, subconcept model "
+    "and population as the test rows and must not have been used to fit either."
+)
 
 
 def _weak_text(cls: str, value: float) -> str:
@@ -57,11 +73,13 @@ def subconcept_table(ev: Evaluation) -> str:
     df = ev.per_subconcept
     if df.empty:
         return "(no test subconcept labels and no posteriors: no per-subconcept results)"
+    n_ref = df["n_reference"] if "n_reference" in df and df["n_reference"].notna().any() else None
     lines = [
         f"{'subconcept':<22} {'class':>5} {'n_test':>7} {'share':>6} {'utility':>8} "
         f"{'recall':>7} {'interval':<16} {'est.':>6} {'interval':<16}"
+        + (f" {'n_ref':>6}" if n_ref is not None else "")
     ]
-    for r in df.itertuples(index=False):
+    for i, r in enumerate(df.itertuples(index=False)):
         ci = "" if math.isnan(r.low) else f"[{_fmt(r.low)}, {_fmt(r.high)}]"
         est_ci = "" if math.isnan(r.est_low) else f"[{_fmt(r.est_low)}, {_fmt(r.est_high)}]"
         n_test = "—" if math.isnan(r.n_test) else f"{int(r.n_test):,}"
@@ -70,10 +88,12 @@ def subconcept_table(ev: Evaluation) -> str:
             f"{str(r.subconcept)[:22]:<22} {r[1]:>5} {n_test:>7} {share:>6} "
             f"{'' if math.isnan(r.utility) else f'{r.utility:.2f}':>8} {_fmt(r.recall):>7} "
             f"{ci:<16} {_fmt(r.est_recall):>6} {est_ci:<16}"
+            + (f" {int(n_ref.iloc[i]):>6,}" if n_ref is not None else "")
         )
     lines.append(
         "recall: from the true test subconcepts; est.: label-free estimate from the subconcept "
-        "model's posteriors renormalised within the class (no test subconcept labels needed)."
+        "model's posteriors renormalised within the class (no test subconcept labels needed)"
+        + ("; n_ref: reference rows of the subconcept." if n_ref is not None else ".")
     )
     from .html import interval_method_text
 

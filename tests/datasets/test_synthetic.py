@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from medeval.datasets.synthetic import SUBCONCEPTS, make_phantoms
+from medeval.datasets.synthetic import FAINT_CONTRAST, NOISE_SD, SUBCONCEPTS, make_phantoms
 from medeval.splits import check_no_group_leak, patient_splits
 from medeval.tasks import make_binary_task
 
@@ -48,6 +48,16 @@ def test_lesions_change_the_image():
     rng_images = make_phantoms(144, size=32, seed=0)
     mean = {lab: rng_images.images[rng_images.labels == lab].mean() for lab in SUBCONCEPTS}
     assert mean["large opacity"] > mean["normal"] + 1  # the easy lesion is bright and large
+
+
+def test_faint_diffuse_lies_below_the_noise():
+    """The hidden failure of the default run is structural: the faint finding adds no mean
+    brightness and its texture is a fifth of the pixel noise."""
+    assert FAINT_CONTRAST <= NOISE_SD / 5
+    data = make_phantoms(400, size=32, seed=0)
+    mean = {lab: data.images[data.labels == lab].astype(float).mean() for lab in SUBCONCEPTS}
+    assert abs(mean["faint diffuse"] - mean["normal"]) < 0.2  # grey levels of 255
+    assert mean["small nodule"] > mean["normal"] + 0.25  # the other minority findings show
 
 
 def test_too_small_a_set_is_refused():

@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from medeval.evaluation import ALL_SCORES as SCORES
+from medeval.evaluation import EVALUATION_SCORES as SCORES
 from medeval.flows.rerun import summarize_run
 from medeval.report.summary import summary_table
 
@@ -32,6 +32,9 @@ def test_mean_and_sd_over_splits(tmp_path):
     assert summary["scores"]["pAUC"]["mean"] == pytest.approx(0.65)
     table = pd.read_csv(tmp_path / "summary.csv")
     assert list(table["score"]) == list(SCORES)
+    # no split recommends the rectified scores (no reference rows): the class-conditional ones
+    assert summary["recommended"] == {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
+    assert list(table.loc[table.recommended, "score"]) == ["cBA", "cF1", "cAUC"]
     assert math.isnan(table.set_index("score").loc["pAUC", "split_1"])
     assert "over 3 splits" in summary_table(summary)
     assert "0.700    0.100" in summary_table(summary)

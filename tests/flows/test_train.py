@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from medeval.evaluate import main as evaluate_main
-from medeval.evaluation import ALL_SCORES
+from medeval.evaluation import EVALUATION_SCORES
 from medeval.flows.train import run_training
 from medeval.splits import read_manifest
 from medeval.training.checkpoint import load_checkpoint
@@ -38,6 +38,7 @@ def test_run_folder_holds_everything(finished):
     for name in (
         "log.csv",
         "predictions.csv",
+        "reference.csv",
         "train_sizes.json",
         "calibration.json",
         "metrics.json",
@@ -56,7 +57,7 @@ def test_run_folder_holds_everything(finished):
     assert len(preds) == len(manifest["test"])
     q = preds[[f"q_{n}" for n in task.subconcept_names]].to_numpy()
     np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-6)
-    assert set(summary["scores"]) == set(ALL_SCORES)
+    assert set(summary["scores"]) == set(EVALUATION_SCORES)
     report = (out / "report.md").read_text()
     assert "SYNTHETIC" in report and "randomly initialised" in report and "ECE" in report
     calib = json.loads((split / "calibration.json").read_text())
@@ -89,8 +90,65 @@ def test_evaluate_run_reproduces_the_metrics(finished, capsys):
     after = json.loads((out / "split_0" / "metrics.json").read_text())
     assert after["scores"] == before["scores"]
     assert after["intervals"] == before["intervals"]
+    assert after["reference"] == before["reference"] and np.isfinite(after["scores"]["rBA"])
     again = json.loads((out / "summary.json").read_text())
     assert again["scores"]["pBA"]["mean"] == pytest.approx(summary["scores"]["pBA"]["mean"])
+
+
+def test_validation_and_calibration_parts_are_the_reference_rows(finished, capsys):
+    cfg, out, summary = finished
+    split = out / "split_0"
+    ref = pd.read_csv(split / "reference.csv")
+    task = build_task(cfg.data)
+    (manifest,) = read_manifest(out / "splits.csv", task)
+    n_val, n_cal = len(manifest["validation"]), len(manifest["calibration"])
+    assert list(ref["part"]) == ["validation"] * n_val + ["calibration"] * n_cal
+    assert set(ref["id"]) == set(np.asarray(task.ids)[manifest["validation"]]) | set(
+        np.asarray(task.ids)[manifest["calibration"]]
+    )
+    q = ref[[f"q_{n}" for n in task.subconcept_names]].to_numpy()
+    np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-6)
+    m = json.loads((split / "metrics.json").read_text())
+    assert m["reference"]["source"] == "validation+calibration"
+    assert m["reference"]["n"] == n_val + n_cal
+    assert m["recommended"] == {"BA": "rBA", "F1": "rF1", "AUC": "rAUC"}
+    for k in ("rBA", "rF1", "rAUC"):
+        assert np.isfinite(m["scores"][k]), k
+        assert m["intervals"][k]["low"] <= m["scores"][k] <= m["intervals"][k]["high"]
+    assert summary["recommended"] == m["recommended"]
+    rows = pd.read_csv(out / "summary.csv").set_index("score")
+    assert bool(rows.loc["rBA", "recommended"]) and not bool(rows.loc["cBA", "recommended"])
+    assert rows.loc["rBA", "split_0_low"] == pytest.approx(m["intervals"]["rBA"]["low"])
+    assert "<- recommended, label-free, rectified" in (out / "report.md").read_text()
+    assert "validation and calibration parts" in (out / "report.html").read_text()
+    # the split's files reproduce its numbers through the evaluate command
+    again = out.parent / "again"
+    e = cfg.evaluation
+    args = ["--predictions", str(split / "predictions.csv"), "--train-sizes"]
+    args += [str(split / "train_sizes.json"), "--reference", str(split / "reference.csv")]
+    args += ["--bootstrap", str(e.n_bootstrap), "--seed", str(e.seed), "--out", str(again)]
+    assert evaluate_main([*args, "--threshold", str(e.threshold), "--quiet"]) == 0
+    other = json.loads((again / "metrics.json").read_text())
+    assert other["scores"] == m["scores"] and other["intervals"] == m["intervals"]
+    assert other["reference"]["per_subconcept"] == m["reference"]["per_subconcept"]
+
+
+def test_split_whose_reference_rows_lack_a_minority_subconcept_says_so(finished, tmp_path):
+    import shutil
+
+    from medeval.flows.evaluate import EvaluateSettings
+    from medeval.flows.rerun import evaluate_split_folder
+
+    _cfg, out, _ = finished
+    folder = tmp_path / "split_0"
+    shutil.copytree(out / "split_0", folder, ignore=shutil.ignore_patterns("checkpoints"))
+    ref = pd.read_csv(folder / "reference.csv")
+    rare = ref[ref.y_true == 1].subconcept.value_counts().index[-1]
+    ref[ref.subconcept != rare].to_csv(folder / "reference.csv", index=False)
+    ev = evaluate_split_folder(folder, EvaluateSettings(n_bootstrap=0), title="t")
+    assert ev.recommended == {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
+    assert np.isnan(ev.scores["rBA"]) and repr(rare) in ev.unavailable["rBA"]
+    assert any(n.startswith("rectified scores not computed") for n in ev.notes)
 
 
 def test_finished_run_is_not_overwritten_and_resume_skips_it(finished, caplog):
