@@ -4,7 +4,6 @@ and predictions files joined by image path."""
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 import shlex
@@ -17,12 +16,9 @@ import torch
 from PIL import Image
 
 from medeval.embed import main as embed_main
-from medeval.flows.evaluate import evaluate_file
 from medeval.subconcepts import main as subconcepts_main
 
 REPO = Path(__file__).resolve().parents[2]
-#: Whether evaluate passes reference files on as reference rows (then rBA is recommended).
-RECTIFIES = "reference_source" in inspect.signature(evaluate_file).parameters
 #: (subconcept, class, mean grey level): two subtypes per class, told apart by brightness.
 SUBCONCEPTS = (("clear", 0, 60), ("scarred", 0, 110), ("nodule", 1, 160), ("mass", 1, 210))
 PARTS = {"train": 10, "val": 6, "test": 6}  # images per subconcept
@@ -83,11 +79,9 @@ def test_images_recipe_runs_as_documented(tmp_path, monkeypatch, capsys):
     out = Path("runs/my-model")
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["n"] == len(tables["test"])
-    if RECTIFIES:  # the validation images are the reference rows of the rectified scores
-        assert metrics["reference"]["n"] == len(tables["val"])
-        assert metrics["recommended"]["BA"] == "rBA" and metrics["scores"]["rBA"] is not None
-    else:
-        assert metrics["recommended"]["BA"] == "cBA"
+    # the validation images are the reference rows of the rectified scores
+    assert metrics["reference"]["n"] == len(tables["val"])
+    assert metrics["recommended"]["BA"] == "rBA" and metrics["scores"]["rBA"] is not None
     # the predictions were joined by path: each test row kept its own score
     written = pd.read_csv(out / "predictions.csv")
     mine = tables["test"].set_index("path")["y_score"]

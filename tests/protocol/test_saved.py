@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import shlex
@@ -14,15 +13,9 @@ import pytest
 
 from medeval.benchmark import main as benchmark_main
 from medeval.evaluate import main as evaluate_main
-from medeval.flows.evaluate import evaluate_file
 from medeval.protocol.saved import FOLD_FILES, fold_folder, has_fold_files
 from medeval.protocol.store import ResultsStore
 from medeval.scores import ALL_SCORES, REFERENCE_SCORES
-
-#: Whether ``evaluate_file`` passes its reference file on as reference rows (the rectified
-#: scores); until it does, evaluate leaves rBA / rF1 / rAUC null and only the other scores are
-#: compared (the same test as ``tests/own_model_data.needs_reference_rows``).
-RECTIFIES = "reference_source" in inspect.signature(evaluate_file).parameters
 
 SETS, METHODS = ("vehicle",), ("none", "ros")
 
@@ -81,24 +74,21 @@ def test_evaluate_on_a_saved_fold_reproduces_the_record(saved, tmp_path, monkeyp
         out = tmp_path / f"{rec['method']}-{rec['split']}"
         assert evaluate_main([*argv[3:], "--out", str(out), "--quiet"]) == 0
         metrics = json.loads((out / "metrics.json").read_text())
-        rectified = [s for s in ALL_SCORES if s in REFERENCE_SCORES]
+        rectified = list(REFERENCE_SCORES)
         others = [s for s in ALL_SCORES if s not in REFERENCE_SCORES]
         for s in others:
             assert _same(metrics["scores"][s], rec["scores"][s]), (rec["method"], s)
             lo, hi = rec["intervals"][s]
             got = metrics["intervals"][s]
             assert _same(got["low"], lo) and _same(got["high"], hi), (rec["method"], s)
-        assert any(rec["scores"][s] is not None for s in rectified)
-        if RECTIFIES:
-            for s in rectified:
-                assert _same(metrics["scores"][s], rec["scores"][s]), (rec["method"], s)
-                lo, hi = rec["intervals"][s]
-                got = metrics["intervals"][s]
-                assert _same(got["low"], lo) and _same(got["high"], hi), (rec["method"], s)
-            assert metrics["recommended"] == rec["recommended"]
-        else:
-            # evaluate does not rectify yet: its r-scores are null, not some other number
-            assert all(metrics["scores"][s] is None for s in rectified)
+        # the rectified scores too: evaluate rectifies with the saved out-of-bag rows
+        assert all(rec["scores"][s] is not None for s in rectified)
+        for s in rectified:
+            assert _same(metrics["scores"][s], rec["scores"][s]), (rec["method"], s)
+            lo, hi = rec["intervals"][s]
+            got = metrics["intervals"][s]
+            assert _same(got["low"], lo) and _same(got["high"], hi), (rec["method"], s)
+        assert metrics["recommended"] == rec["recommended"]
 
 
 def test_resume_writes_the_folds_of_records_that_lack_them(shared_data, tmp_path):
