@@ -10,28 +10,18 @@ balanced accuracies differ (the weighting matters there).
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from medeval.datasets import load
-from medeval.flows.evaluate import evaluate_file
 from medeval.tasks import make_binary_task
-
-#: The rectified scores need ``evaluate_file`` to pass its reference file on to
-#: ``evaluate_predictions`` as reference rows (the version that names their source).
-needs_reference_rows = pytest.mark.skipif(
-    "reference_source" not in inspect.signature(evaluate_file).parameters,
-    reason="evaluate_file does not yet pass reference rows to evaluate_predictions",
-)
 
 
 @dataclass

@@ -34,13 +34,17 @@ collections:
   <folder>     a folder of tables, one data set per file (.csv, .tsv, .parquet,
                optionally .gz); the data set is named by the file name up to its first dot.
                Column "label" = multiclass label, optional column "group" = patient / lesion id
-               (then the 5x2 CV keeps groups together), every other column = a numeric feature.
+               (then the 5x2 CV keeps groups together), optional column "id" = row name,
+               every other column = a numeric feature.
                This is the contract of `python -m medeval.embed` output.
 
 methods: {", ".join(METHODS)} (none, random over-/under-sampling, SMOTE, class_weight="balanced")
 
 The results folder holds one JSON record per data set x method x split
 (records/<set>/<method>-<k>.json).
+With --save-predictions each record's fold is also written for python -m medeval.evaluate:
+predictions/<set>/<method>-<k>/{{predictions.csv, reference.csv, train_sizes.json, fold.json}}
+(fold.json holds the evaluate command that reproduces the record's scores).
 Rerunning the same command skips finished records; --force recomputes them.
 
 --subconcepts discovered: per training fold each class is clustered (PCA + Gaussian mixture,
@@ -107,6 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
         "training fold (the true subconcepts then only score the result). Default: true",
     )
     p.add_argument("--force", action="store_true", help="recompute existing records")
+    p.add_argument(
+        "--save-predictions",
+        action="store_true",
+        help="also write each record's test predictions, subconcept posteriors, out-of-bag "
+        "reference rows and train sizes (predictions/<set>/<method>-<k>/), in the format of "
+        "python -m medeval.evaluate; resumable like the records",
+    )
     p.add_argument("--no-analyze", action="store_true", help="skip the analyses at the end")
     add_source_arguments(p, sources=("keel", "pmlb", "csv"), with_source=False)
     return p
@@ -147,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         loader_options=options,
         subconcepts=args.subconcepts,
+        save_predictions=args.save_predictions,
     )
 
     def log(line: str) -> None:

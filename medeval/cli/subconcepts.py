@@ -81,7 +81,15 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="the test predictions columns in a file of their own, joined to TEST by 'id' "
-        "when both have one, else row by row",
+        "when both have one, else by a 'path' column that ends with TEST's 'id' (the image "
+        "names python -m medeval.embed writes), else row by row",
+    )
+    p.add_argument(
+        "--train-labels",
+        type=Path,
+        metavar="FILE",
+        help="TRAIN's y_true and subconcept in a file of their own (e.g. id, y_true, "
+        "subconcept), joined to TRAIN like --predictions",
     )
     p.add_argument(
         "--reference-predictions",
@@ -142,7 +150,14 @@ def run(args: argparse.Namespace) -> int:
     from medeval.report.tables import scores_table
 
     out = args.out or default_out("subconcepts", args.test.name.split(".")[0])
-    inputs = [args.train, args.test, args.reference, args.predictions, args.reference_predictions]
+    inputs = [
+        args.train,
+        args.test,
+        args.reference,
+        args.predictions,
+        args.reference_predictions,
+        args.train_labels,
+    ]
     check_out(out, tool="subconcepts", inputs=inputs)
     settings = SubconceptSettings(
         features=tuple(args.features) if args.features else None,
@@ -161,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
         args.reference,
         predictions=args.predictions,
         reference_predictions=args.reference_predictions,
+        train_labels=args.train_labels,
         settings=settings,
     )
     with replace_folder(out) as tmp:

@@ -1,8 +1,11 @@
 """A data set → one embedding table for the forest protocol.
 
-The table has columns ``f0000…`` (features), ``label`` (original class) and ``group`` when
-known: the contract of a folder collection of ``python -m medeval.benchmark``; it is written
-into a collection by :func:`medeval.io.embeddings.write_table`.
+The table has columns ``f0000…`` (features), ``label`` (original class), ``group`` when
+known and ``id`` (the loader's name of each image: its path below the folder of a folder or
+DICOM layout, the image name of NIH and HAM10000): the contract of a folder collection of
+``python -m medeval.benchmark`` (which reads ``id`` as the row name, never as a feature) and
+the input of ``python -m medeval.subconcepts``, which joins a user's files to the rows by it.
+It is written into a collection by :func:`medeval.io.embeddings.write_table`.
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ class EmbedSettings:
 def embed_table(
     data: LabelledData, settings: EmbedSettings, *, device: str = "cpu", progress: bool = True
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """(N, F + 2) table: features f0000…, ``label``, ``group`` (when known), and a record of
-    how it was made.
+    """(N, F + 2 or 3) table: features f0000…, ``label``, ``group`` (when known), ``id``, and
+    a record of how it was made.
 
     Raises:
         DataError: tabular data (nothing to embed) or data without images or text.
@@ -88,4 +91,5 @@ def embed_table(
     frame["label"] = data.labels
     if data.groups is not None:
         frame["group"] = data.groups
+    frame["id"] = data.ids  # names each image, to join a user's predictions (not a feature)
     return frame, info

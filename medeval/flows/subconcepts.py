@@ -4,11 +4,13 @@
 Inputs (CSV or Parquet; feature columns ``f0000…`` or named in the settings):
 
 - TRAIN: the training rows of the user's classifier: features, ``y_true`` and ``subconcept``
+  (the two labels may come from a file of their own, joined like the predictions)
   (or, with ``discover``, no ``subconcept``: the subconcepts are discovered per class as
   ``python -m medeval.discover`` does);
 - TEST: features, ``y_true``, ``y_score`` and/or ``y_pred`` (+ ``subconcept`` when known), one
   row per test prediction; the predictions columns may come from a separate file instead
-  (joined by ``id`` when both have one, else row by row);
+  (joined by ``id`` when both have one, else by the file's ``path`` against the table's ``id``,
+  else row by row — :func:`joined_rows`);
 - REF (optional, recommended): held-out labelled rows scored by the same classifier, e.g. the
   validation set: features, ``y_true``, ``y_score`` and/or ``y_pred`` and ``subconcept``.
 
@@ -34,7 +36,7 @@ import dataclasses
 import tempfile
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -52,7 +54,13 @@ from medeval.io.tables import read_frame
 from medeval.subconcept_model import SubconceptModel, subconcept_classes
 from medeval.weights import Utilities
 
-__all__ = ["OwnModel", "SubconceptSettings", "evaluate_own_model", "fit_and_evaluate"]
+__all__ = [
+    "OwnModel",
+    "SubconceptSettings",
+    "evaluate_own_model",
+    "fit_and_evaluate",
+    "joined_rows",
+]
 
 _CONSTRAINTS = {
     "features": [TypeOf(tuple, desc="a tuple of column names"), None],
@@ -137,6 +145,7 @@ def fit_and_evaluate(
     *,
     predictions: str | Path | None = None,
     reference_predictions: str | Path | None = None,
+    train_labels: str | Path | None = None,
     settings: SubconceptSettings | None = None,
     estimator: Any = None,
 ) -> OwnModel:
@@ -145,6 +154,8 @@ def fit_and_evaluate(
     Args:
         predictions: the test predictions columns in a file of their own (default: in TEST).
         reference_predictions: the same for REF.
+        train_labels: TRAIN's ``y_true`` and ``subconcept`` (and any other column) in a file of
+            their own, joined to TRAIN's rows like the predictions (default: in TRAIN).
         estimator: an unfitted scikit-learn classifier for the subconcept model (default: the
             random forest of :class:`~medeval.subconcept_model.SubconceptModel`).
 
@@ -158,6 +169,12 @@ def fit_and_evaluate(
     """
     s = settings or SubconceptSettings()
     tr = read_feature_table(train, s.features)
+    if train_labels is not None:
+        rest = joined_rows(tr, read_predictions_frame(train_labels), Path(train_labels))
+        rest = rest.reset_index(drop=True)
+        if tr.ids is not None:  # TRAIN's own names: the held-out check compares them
+            rest["id"] = tr.ids
+        tr = dataclasses.replace(tr, rest=rest)
     model, disc = _fit_model(tr, s, estimator)
     u = model.utilities_
     te = _scored(test, predictions, tr, u, s, role="test")
@@ -291,7 +308,7 @@ def _scored(
     if predictions is None:
         frame = table.rest
     else:
-        frame = _joined(table, read_predictions_frame(source), source)
+        frame = joined_rows(table, read_predictions_frame(source), source)
     _no_shared_ids(tr, table, role)
     return _Rows(table, frame.reset_index(drop=True).copy(), source)
 
@@ -300,9 +317,18 @@ def _columns(path: Path) -> list[str]:
     return [str(c).strip() for c in read_frame(path, as_text=True).columns]
 
 
-def _joined(table: FeatureTable, pred: pd.DataFrame, source: Path) -> pd.DataFrame:
-    """The predictions rows in the feature table's row order: by ``id`` when both have one,
-    else row by row."""
+def joined_rows(table: FeatureTable, pred: pd.DataFrame, source: Path) -> pd.DataFrame:
+    """The rows of ``pred`` (read from ``source``) in the feature table's row order.
+
+    By ``id`` when both have one; else, when ``pred`` has a ``path`` column and the table an
+    ``id`` (``python -m medeval.embed`` names each image so: its path below the layout's
+    folder, or the image name), a path joins the id it ends with (``/data/test/opel/a.png``
+    joins ``opel/a.png``; ``.../ISIC_0024306.jpg`` joins ``ISIC_0024306``); else row by row.
+
+    Raises:
+        InputError: row counts that differ, a repeated key, a table row without a match, or a
+            path matching two ids.
+    """
     if len(pred) != len(table):
         raise InputError(
             source,
@@ -310,23 +336,48 @@ def _joined(table: FeatureTable, pred: pd.DataFrame, source: Path) -> pd.DataFra
             "feature row",
         )
     ids = table.ids
-    if ids is None or "id" not in pred.columns:
+    if ids is None or not ({"id", "path"} & set(pred.columns)):
         return pred
-    pid = pred["id"].astype(str).to_numpy()
-    dup = pd.Series(pid).duplicated().to_numpy()
+    column = "id" if "id" in pred.columns else "path"
+    keys = pred[column].astype(str).to_numpy()
+    dup = pd.Series(keys).duplicated().to_numpy()
     if dup.any():
         i = int(np.argmax(dup))
-        raise InputError(source, f"id {pid[i]!r} appears twice", column="id", row=i + 1)
-    pos = {v: i for i, v in enumerate(pid)}
+        raise InputError(source, f"{column} {keys[i]!r} appears twice", column=column, row=i + 1)
+    pos = {v: i for i, v in enumerate(keys)} if column == "id" else _path_keys(keys, ids, source)
     missing = [i for i, v in enumerate(ids) if v not in pos]
     if missing:
         i = missing[0]
         raise InputError(
             source,
             f"no predictions row for id {ids[i]!r} (row {i + 1} of {table.path})",
-            column="id",
+            column=column,
         )
     return pred.iloc[[pos[v] for v in ids]]
+
+
+def _path_keys(paths: np.ndarray, ids: np.ndarray, source: Path) -> dict[str, int]:
+    """``{id: row of paths}`` for the ids a path ends with (whole path components; an id of one
+    component may also be the file name without its suffix)."""
+    wanted = {tuple(PurePosixPath(str(v).replace("\\", "/")).parts): str(v) for v in ids}
+    longest = max(len(k) for k in wanted)
+    out: dict[str, int] = {}
+    for row, text in enumerate(paths):
+        parts = PurePosixPath(text.replace("\\", "/")).parts
+        found = [wanted[parts[-n:]] for n in range(1, longest + 1) if parts[-n:] in wanted]
+        if not found and parts:
+            stem = (PurePosixPath(parts[-1]).stem,)
+            found = [wanted[stem]] if stem in wanted else []
+        for key in found:
+            if key in out:
+                raise InputError(
+                    source,
+                    f"paths {paths[out[key]]!r} and {text!r} both name the image {key!r}",
+                    column="path",
+                    row=row + 1,
+                )
+            out[key] = row
+    return out
 
 
 def _no_shared_ids(tr: FeatureTable, table: FeatureTable, role: str) -> None:

@@ -50,6 +50,7 @@ class BenchmarkSettings:
     force: bool = False
     loader_options: dict = field(default_factory=dict)
     subconcepts: str = "true"  # or "discovered" (medeval.protocol.discovered)
+    save_predictions: bool = False  # each fold's files for evaluate (medeval.protocol.saved)
 
 
 @dataclass
@@ -92,6 +93,7 @@ SETTINGS_CONSTRAINTS = {
     "scheduler": [str, None],
     "force": [TypeOf(bool, desc="a bool")],
     "subconcepts": [StrOptions(SUBCONCEPT_MODES)],
+    "save_predictions": [TypeOf(bool, desc="a bool")],
 }
 
 
@@ -113,6 +115,8 @@ def run_benchmark(
         methods = check_methods(list(s.methods))
     except ValueError as exc:
         raise DataError(str(exc)) from None
+    if s.save_predictions and s.subconcepts != "true":
+        raise DataError("--save-predictions works with --subconcepts true only")
     collection = resolve_collection(s.collection, s.data, options=s.loader_options)
     datasets = select_datasets(s.datasets, collection.datasets(), collection.path)
     check_tables(collection, datasets)
@@ -139,6 +143,7 @@ def run_benchmark(
         splits=range(s.max_splits),
         force=s.force,
         subconcepts=s.subconcepts,
+        save_predictions=s.save_predictions,
     )
     log(
         f"{collection.name}: {len(datasets)} data sets x {len(methods)} methods x "

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ from medeval.protocol.oob import (
     reference_rows,
     resample_with_origin,
 )
+from medeval.protocol.saved import save_fold
 from medeval.rectified import ReferenceDataError, ReferenceRows
 from medeval.scores import ALL_SCORES, RECOMMENDED
 from medeval.splits import Split, derive_seed
@@ -173,6 +175,7 @@ def run_fold(
     n_estimators: int = 100,
     split_index: int | None = None,
     n_bootstrap: int = N_BOOTSTRAP,
+    save_predictions: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """Fit and evaluate one 5×2 fold under every method (SPEC §5, §6).
 
@@ -186,6 +189,9 @@ def run_fold(
         split_index: position 0..9 of the split (default ``2·repeat + fold``).
         n_bootstrap: replicates for the 95 % interval of every score on the full test fold
             (resampled within class; seeded from (seed, data set, fold, method)).
+        save_predictions: a results folder; each method's test predictions, posteriors,
+            reference rows and train sizes are written under its ``predictions/``
+            (:mod:`medeval.protocol.saved`) before the record is returned.
 
     Returns:
         One JSON-ready record per method: scores (the nine of the paper, the label-free ones
@@ -207,6 +213,7 @@ def run_fold(
         )
         t_fit = time.perf_counter() - tf
         tm = time.perf_counter()
+        boot_seed = derive_seed(seed, task.name, k, method, "bootstrap")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             reference, ref_info = fold_reference(task, split["train"], shared, oob_score, method)
@@ -215,9 +222,24 @@ def run_fold(
                 split,
                 shared,
                 score,
-                seed=derive_seed(seed, task.name, k, method, "bootstrap"),
+                seed=boot_seed,
                 n_bootstrap=n_bootstrap,
                 reference=reference,
+            )
+        if save_predictions is not None:
+            bootstrap = {"n_bootstrap": n_bootstrap, "seed": boot_seed, "confidence": ev.confidence}
+            save_fold(
+                save_predictions,
+                task,
+                split,
+                k,
+                method,
+                shared,
+                score,
+                oob_score,
+                usable=reference is not None,
+                bootstrap=bootstrap,
+                threshold=THRESHOLD,
             )
         timing = {
             "fit_s": t_fit,

@@ -26,6 +26,7 @@ from medeval.datasets.base import DataError, data_root, read_table
 from medeval.progress import progress as progress_bar
 from medeval.protocol.discovered import run_fold_discovered
 from medeval.protocol.forest import check_methods, derive_seed, run_fold
+from medeval.protocol.saved import has_fold_files
 from medeval.protocol.store import ResultsStore
 from medeval.splits import Split, cv_5x2
 from medeval.tasks import BinaryTask, make_binary_task
@@ -82,7 +83,8 @@ class Collection:
         return path.stat().st_size if path.is_file() else 0
 
     def load(self, dataset: str) -> LabelledData:
-        """One data set; a folder table uses column ``label`` and, if present, ``group``."""
+        """One data set; a folder table uses column ``label`` and, if present, ``group`` and
+        ``id`` (row names, never features)."""
         options = dict(self.options)
         if self.source != "csv":
             return load(self.source, self.path, name=dataset, **options)
@@ -90,8 +92,11 @@ class Collection:
         if dataset not in files:
             raise DataError(f"{self.path}: no table for data set {dataset!r}")
         path = files[dataset]
+        columns = _columns(Path(path))
         if "group_column" not in options:
-            options["group_column"] = "group" if "group" in _columns(Path(path)) else None
+            options["group_column"] = "group" if "group" in columns else None
+        if "id_column" not in options:  # python -m medeval.embed's image names: not a feature
+            options["id_column"] = "id" if "id" in columns else None
         return load("csv", path, name=dataset, **{"label_column": "label", **options})
 
 
@@ -158,6 +163,7 @@ class Unit:
     out: str
     cost: int = 1  # relative cost for the progress bar's ETA (the data set's bytes on disk)
     subconcepts: str = "true"  # "true" or "discovered" (SUBCONCEPT_MODES)
+    save_predictions: bool = False  # write each fold's files (medeval.protocol.saved)
 
 
 @dataclass
@@ -186,17 +192,22 @@ def plan_units(
     splits: Iterable[int] = range(N_SPLITS),
     force: bool = False,
     subconcepts: str = "true",
+    save_predictions: bool = False,
 ) -> list[Unit]:
     """Units with at least one missing record (all units with ``force``), small sets first.
 
     Data sets whose task was already found rejected (``tasks/<name>.json``) are skipped.
     ``subconcepts="discovered"`` hides the true subconcepts from every model, utility and
-    estimator (:mod:`medeval.protocol.discovered`).
+    estimator (:mod:`medeval.protocol.discovered`). With ``save_predictions`` a record whose
+    saved fold (:mod:`medeval.protocol.saved`) is missing counts as missing too.
     """
     if subconcepts not in SUBCONCEPT_MODES:
         raise ValueError(f"subconcepts must be one of {SUBCONCEPT_MODES}; got {subconcepts!r}")
     methods = check_methods(methods)
+    if save_predictions and subconcepts != "true":
+        raise ValueError("saved predictions are written for the true subconcepts only")
     known = store.tasks()
+    out = store.root
     order = sorted(datasets, key=lambda d: (collection.file_size(d), d))
     units = []
     for name in order:
@@ -205,6 +216,8 @@ def plan_units(
         cost = max(collection.file_size(name), 1)
         for k in splits:
             todo = methods if force else store.missing(name, methods, k)
+            if save_predictions and not force:
+                todo = [m for m in methods if m in todo or not has_fold_files(out, name, m, k)]
             if todo:
                 units.append(
                     Unit(
@@ -217,6 +230,7 @@ def plan_units(
                         str(store.root),
                         cost * len(todo),
                         subconcepts,
+                        save_predictions,
                     )
                 )
     return units
@@ -276,6 +290,7 @@ def _run_unit(unit: Unit) -> UnitResult:
         if not (store.root / "tasks" / f"{unit.dataset}.json").is_file():
             store.write_task(unit.dataset, _task_info(task))
         fold = run_fold_discovered if unit.subconcepts == "discovered" else run_fold
+        extra = {"save_predictions": unit.out} if unit.save_predictions else {}
         records = fold(
             task,
             splits[unit.split],
@@ -283,6 +298,7 @@ def _run_unit(unit: Unit) -> UnitResult:
             seed=unit.seed,
             n_estimators=unit.n_estimators,
             split_index=unit.split,
+            **extra,
         )
     except Exception as exc:  # reported per unit so one bad data set does not stop the grid
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()

@@ -95,8 +95,8 @@ def test_cli_writes_the_collection_table_and_runs_the_benchmark(tmp_path, capsys
     ]
     assert main(args) == 0
     table = pd.read_parquet(out / "synthetic-cxr.parquet")
-    assert {"label", "group"} <= set(table.columns)
-    assert table.shape[1] == 512 + 2
+    assert {"label", "group", "id"} <= set(table.columns)
+    assert table.shape[1] == 512 + 3
     assert set(table["label"]) == {
         "normal",
         "calcified granuloma",

@@ -28,7 +28,6 @@ def _true_wba(test: pd.DataFrame, subconcept, sizes: dict) -> float:
     return ev.scores["wBA"]
 
 
-@own_model_data.needs_reference_rows
 def test_three_files_one_command(vehicle, tmp_path, capsys):
     train, ref, test = vehicle.write(tmp_path)
     out = tmp_path / "out"
@@ -61,7 +60,6 @@ def test_three_files_one_command(vehicle, tmp_path, capsys):
     assert [c for c in pred.columns if c.startswith("q_")] == ["q_bus", "q_saab", "q_opel", "q_van"]
 
 
-@own_model_data.needs_reference_rows
 def test_discovered_subconcepts(vehicle, tmp_path):
     train, ref, test = vehicle.write(tmp_path)
     vehicle.train.drop(columns="subconcept").to_csv(train, index=False)
@@ -241,7 +239,6 @@ def test_predictions_in_their_own_file_are_joined_by_id(tmp_path, capsys):
     assert "preds.csv" in err and "has 39 rows" in err and "has 40" in err
 
 
-@own_model_data.needs_reference_rows
 def test_a_minority_subconcept_without_reference_rows_names_the_users_file(tmp_path, capsys):
     p = _tiny(tmp_path, reference=lambda f: f[f["subconcept"] != "d"])
     argv = ["--train", str(p["train"]), "--test", str(p["test"]), "--reference"]

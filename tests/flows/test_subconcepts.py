@@ -85,7 +85,6 @@ def vehicle(shared_data):
     return own_model_data.vehicle(shared_data)
 
 
-@own_model_data.needs_reference_rows
 def test_rectified_ba_is_recommended_and_covers_the_true_wba(vehicle):
     """Logistic regression on KEEL vehicle: REF gives rBA, whose interval holds the wBA
     computed with the test rows' true subconcepts."""
