@@ -230,7 +230,10 @@ _LABELS = ("y_true", "y_pred")
 
 
 def _wanted(names: list[str]) -> dict[str, str]:
-    """``{name in the file: stripped name}`` of the columns a predictions file may hold."""
+    """``{name in the file: stripped name}`` of the columns a predictions file may hold;
+    empty when a name repeats (the whole-table reading names it)."""
+    if len(set(names)) != len(names):
+        return {}
     out = {}
     for raw in names:
         c = str(raw).strip()
@@ -355,11 +358,11 @@ def _chunk(col, name: str, into: np.ndarray) -> bool:
         return False
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
         into[:] = col.to_numpy(zero_copy_only=False)
-    elif pa.types.is_boolean(col.type):
+    elif pa.types.is_boolean(col.type) and name in _LABELS:
         into[:] = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
     else:
-        return False
-    if np.isnan(into).any():
+        return False  # boolean scores, text, timestamps: refused by the whole-table reading
+    if not np.isfinite(into).all():
         return False
     return name not in _LABELS or not ((into != 0) & (into != 1)).any()
 

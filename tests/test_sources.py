@@ -153,6 +153,6 @@ def test_a_declared_source_is_training_data(fake_source):
     assert cfg.data.source == "fake"
     with pytest.raises(ConfigError, match="data.options.size: source 'fake' takes no option"):
         validate({"data": {"source": "fake", "options": {"size": 8}}})
-    task = build_task({"source": "fake", "options": {"count": 144}})
+    task = build_task(cfg.data)
     assert fake_source == [144]
     assert task.source == "synthetic" and np.asarray(task.y).size > 0

@@ -218,29 +218,13 @@ def run_fold(
             warnings.simplefilter("always")
             reference, ref_info = fold_reference(task, split["train"], shared, oob_score, method)
             ev = _evaluate_method(
-                task,
-                split,
-                shared,
-                score,
-                seed=boot_seed,
-                n_bootstrap=n_bootstrap,
+                task, split, shared, score, seed=boot_seed, n_bootstrap=n_bootstrap,
                 reference=reference,
-            )
+            )  # fmt: skip
         if save_predictions is not None:
             bootstrap = {"n_bootstrap": n_bootstrap, "seed": boot_seed, "confidence": ev.confidence}
-            save_fold(
-                save_predictions,
-                task,
-                split,
-                k,
-                method,
-                shared,
-                score,
-                oob_score,
-                usable=reference is not None,
-                bootstrap=bootstrap,
-                threshold=THRESHOLD,
-            )
+            fold = (save_predictions, task, split, k, method, shared, score, oob_score)
+            save_fold(*fold, usable=reference is not None, bootstrap=bootstrap, threshold=THRESHOLD)
         timing = {
             "fit_s": t_fit,
             "shared_s": shared["fit_s"] / len(methods),
