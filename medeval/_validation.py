@@ -16,6 +16,7 @@ function's own input formatting.
 
 from __future__ import annotations
 
+import abc
 import contextvars
 import functools
 import inspect
@@ -45,14 +46,16 @@ class InvalidParameterError(UserError):
     """An option outside its allowed values; the message names the parameter."""
 
 
-class Constraint:
+class Constraint(abc.ABC):
     """One allowed kind of value: :meth:`accepts` and a description for error messages."""
 
+    @abc.abstractmethod
     def accepts(self, value: Any) -> bool:
-        raise NotImplementedError
+        """Whether ``value`` satisfies the constraint."""
 
+    @abc.abstractmethod
     def __str__(self) -> str:
-        raise NotImplementedError
+        """The allowed values in words, for the error message."""
 
 
 class Interval(Constraint):

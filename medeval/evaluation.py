@@ -515,8 +515,7 @@ def evaluate_predictions(
         y_score: ``(N,)`` scores for class 1 (needed for AUC).
         y_pred: ``(N,)`` predicted labels, encoded like ``y_true``; default
             ``y_score >= threshold`` (:func:`medeval.scores.labels_from_scores`).
-        subconcept: ``(N,)`` true test subconcept names (for wBA, subsets, per-subconcept
-            recall).
+        subconcept: ``(N,)`` true test subconcept names (wBA, subsets, per-subconcept recall).
         posteriors: ``(N, S)`` subconcept model posteriors (DataFrame with subconcept-named
             columns, or an array with ``posterior_columns``) for pBA.
         train_sizes: ``{name: {"class": 0/1, "n": count}}`` training subconcept sizes, or
@@ -536,9 +535,7 @@ def evaluate_predictions(
         reference_variant: ``"rectified"`` (default) or ``"ppi++"``
             (:func:`~medeval.rectified.rectified_scores`).
 
-    The per-subconcept recalls' intervals are Clopper–Pearson intervals (on the effective
-    number of rows over ``groups`` when given), not bootstrap ones: they are given with
-    ``n_bootstrap=0`` too.
+    Per-subconcept recalls get Clopper–Pearson intervals (also with ``n_bootstrap=0``).
     """
     y, s, yp = _labels(y_true, y_score, y_pred, threshold, pos_label)
     u = train_sizes

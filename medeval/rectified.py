@@ -508,12 +508,10 @@ def rectified_scores(
         seed: test side ``seed``, reference side :func:`reference_seed` ``(seed)``.
         device, memory_budget, chunk_size: passed to the bootstraps; they change speed and
             memory only (on the CPU never the numbers).
-        test_replicates: ``{family: (B,)}`` replicates of cM(test) already computed with
-            ``seed`` (e.g. by ``evaluate_predictions``: ``reps.scores[("c", "BA")][:, 0]``);
-            the test bootstrap is then skipped.
+        test_replicates: ``{family: (B,)}`` cM(test) replicates already drawn with ``seed``
+            (``evaluate_predictions`` passes its own); the test bootstrap is then skipped.
 
-    Raises ``ValueError`` for bad inputs or options (``ReferenceDataError``: reference rows made
-    for other subconcepts).
+    Raises ``ValueError`` (``ReferenceDataError``: rows made for other subconcepts).
     """
     u = _utilities_for(reference, utilities)
     y, yp, s = _test_labels(y_true, y_pred, y_score, threshold)
