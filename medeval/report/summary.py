@@ -182,6 +182,11 @@ def report_html(
     head.text(f"Recommended (column 'recommended'): {recommended}. Per split, with intervals:")
     head.pre("\n".join(interval_lines(summary)))
     head.table(pd.DataFrame(rows))
+    head.links(
+        [(f"{s}/report.html", f"{s}: scores, per-subconcept recalls and subsets of this split")
+         for s in summary["splits"]],
+        intro="Each split's own report:",
+    )  # fmt: skip
     sections.append(head)
     if summary["calibration"]:
         sections.append(_calibration_section(summary["calibration"]))
@@ -229,10 +234,11 @@ def _split_section(split: SplitView):
         sec.image(
             split.figure_png,
             caption="Subconcept prevalence and recall (solid: true; hatched: label-free "
-            "estimate); lines: BA, pBA, cBA, wBA.",
+            "estimate); lines: the full-test BA variants, labelled at the right.",
         )
     if split.per_subconcept is not None:
-        sec.table(split.per_subconcept)
+        sec.per_subconcept(split.per_subconcept, confidence=split.metrics.get("confidence", 0.95))
+    sec.links([(f"{split.name}/report.html", f"{split.name}: full report")])
     return sec
 
 

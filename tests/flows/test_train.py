@@ -74,6 +74,15 @@ def test_run_report_html_is_self_contained(finished):
     assert json.loads((out / "task.json").read_text())["description"]["kept"] is True
 
 
+def test_run_report_links_every_split_report_and_shows_its_intervals(finished):
+    _cfg, out, summary = finished
+    page = (out / "report.html").read_text()
+    for split in summary["splits"]:
+        assert f'href="{split}/report.html"' in page  # the split's own report, relative
+        assert (out / split / "report.html").is_file()
+    assert "true recall [95% CI]" in page  # the per-subconcept table with its intervals
+
+
 def test_parts_are_patient_disjoint_60_15_10_15(finished):
     _, out, _ = finished
     frame = pd.read_csv(out / "splits.csv")
