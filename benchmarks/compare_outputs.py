@@ -10,7 +10,7 @@ default ``python -m medeval.train`` itself (minutes). Differences that are not t
 bars on stderr) are normalised away; checkpoints are compared tensor by tensor::
 
     python benchmarks/compare_outputs.py main            # main against the working tree
-    python benchmarks/compare_outputs.py main h2 --train # two commits, with a training run
+    python benchmarks/compare_outputs.py b6e1d46 87de40a --train  # two commits, with training
 
 The KEEL files are read from ``$MEDEVAL_DATA`` (default ``../shared/data``). Wall times in the
 benchmark records (``timing``) and the ``timing.*`` tables are left out of the comparison.
