@@ -5,8 +5,8 @@ an imaging split, or a file a user supplies (``python -m medeval.evaluate --refe
 Reference data check what the label-free scores rest on: how well the subconcept model tells the
 subconcepts of each class apart. A model that is weak within a class gives class-conditional
 weights close to the class average, so cBA / cF1 / cAUC move toward BA / F1 / AUC and understate
-a hidden failure. (Estimators that *correct* the scores with reference data were measured against
-the class-conditional scores in RQ4 and are not part of the package: see docs/method.md.)
+a hidden failure. The rectified scores (:mod:`medeval.rectified`) use the same reference rows to
+measure and remove that error.
 """
 
 from __future__ import annotations

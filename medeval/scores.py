@@ -215,10 +215,11 @@ SCORE_DESCRIPTIONS = {
     "wAUC": "ROC AUC, true utility weights",
     "pAUC": "ROC AUC, predicted utility weights (not partial AUC)",
     "cBA": "balanced accuracy, label-free estimate of wBA: predicted utility weights given the "
-    "known class (recommended)",
-    "cF1": "F1, label-free estimate of wF1: class-conditional predicted weights (recommended)",
+    "known class (recommended without reference rows)",
+    "cF1": "F1, label-free estimate of wF1: class-conditional predicted weights (recommended "
+    "without reference rows)",
     "cAUC": "ROC AUC, label-free estimate of wAUC: class-conditional predicted weights "
-    "(recommended)",
+    "(recommended without reference rows)",
     "rBA": "balanced accuracy, label-free estimate of wBA: cBA minus its error on reference rows "
     "(cBA − wBA there); recommended when reference rows are given",
     "rF1": "F1, label-free estimate of wF1: cF1 minus its error on reference rows; recommended "
