@@ -24,32 +24,14 @@ from medeval.cli.common import (
     common_options,
     default_out,
     execute,
+    finite_float,
     non_negative_int,
+    probability,
     say,
 )
 from medeval.errors import UserError
 
 PROG = "python -m medeval.evaluate"
-
-
-def _probability_level(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
-    return value
-
-
-def _finite(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
-    return value
 
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
@@ -143,7 +125,7 @@ def _score_arguments(p: argparse.ArgumentParser) -> None:
     """The threshold and the bootstrap: replicates, level, memory and strata."""
     p.add_argument(
         "--threshold",
-        type=_finite,
+        type=finite_float,
         default=0.5,
         metavar="T",
         help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
@@ -157,7 +139,7 @@ def _score_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--confidence",
-        type=_probability_level,
+        type=probability,
         default=0.95,
         metavar="L",
         help="interval level in (0, 1) (default 0.95)",
