@@ -1021,45 +1021,50 @@ def _rectified_subsets(
     (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i; the
     ``"ppi++"`` variant keeps the full set's λ). The joint bootstrap runs on the full set only,
     so ``low`` / ``high`` are NaN on ``sub_i`` (and ``n_undefined`` 0: no replicates)."""
-    ref_scores = {
-        nm: reference_subset_scores(reference, u, nm)
-        for nm in ev.subsets["subconcept"].dropna().unique()
-    }
-    frames = [ev.subsets]
+    t = ev.subsets
+    subset, score = t["subset"].tolist(), t["score"].tolist()
+    # plain Python columns: this runs on every fold of the benchmark grid, and pandas'
+    # row-by-row lookups cost more than the rectification itself
+    subconcept = [None if _missing(nm) else nm for nm in t["subconcept"].tolist()]
+    value = dict(zip(zip(subset, score, strict=True), t["value"].tolist(), strict=True))
+    ref_scores = reference_subset_scores(
+        reference, u, list(dict.fromkeys(nm for nm in subconcept if nm is not None))
+    )
+    cols = {c: t[c].tolist() for c in t.columns}
+    new: dict[str, list] = {c: [] for c in t.columns}
     for family, name in RECOMMENDED_RECTIFIED.items():
         if name in res.unavailable or family not in res.lam:
             continue
-        rows = ev.subsets[ev.subsets["score"] == f"c{family}"].copy()
-        if rows.empty:
-            continue
-        rows["score"] = name
-        values, lows, highs, undef = [], [], [], []
-        for sub, nm in zip(rows["subset"], rows["subconcept"], strict=True):
-            if nm is None or (isinstance(nm, float) and math.isnan(nm)):  # full
-                lo, hi = res.intervals.get(name, (math.nan, math.nan))
-                values.append(res.scores[name])
-                undef.append(res.n_undefined.get(name, 0))
+        for i in (i for i, sc in enumerate(score) if sc == f"c{family}"):
+            sub, nm = subset[i], subconcept[i]
+            if nm is None:  # full
+                v, (lo, hi) = res.scores[name], res.intervals.get(name, (math.nan, math.nan))
+                undef = res.n_undefined.get(name, 0)
             else:
+                tc = value[(sub, f"c{family}")]
+                v = _rectified_on_subset(ev, res, ref_scores[nm], family, sub, nm, tc)
                 lo = hi = math.nan
-                values.append(_rectified_on_subset(ev, res, ref_scores[nm], family, sub, nm))
-                undef.append(0)
-            lows.append(lo)
-            highs.append(hi)
-        rows["low"], rows["high"] = lows, highs
-        rows["value"] = values
-        if "n_undefined" in rows:
-            rows["n_undefined"] = np.asarray(undef, dtype=rows["n_undefined"].dtype)
-        frames.append(rows)
-    return pd.concat(frames, ignore_index=True)
+                undef = 0
+            row = {"score": name, "value": v, "low": lo, "high": hi, "n_undefined": undef}
+            for c in t.columns:
+                new[c].append(row[c] if c in row else cols[c][i])
+    if not new["score"]:
+        return t
+    rows = pd.DataFrame(new).astype(t.dtypes.to_dict())
+    return pd.concat([t, rows], ignore_index=True)
+
+
+def _missing(nm: Any) -> bool:
+    return nm is None or (isinstance(nm, float) and math.isnan(nm)) or nm is pd.NA
 
 
 def _rectified_on_subset(
-    ev: Evaluation, res: RectifiedResult, ref: dict, family: str, sub: str, nm: str
+    ev: Evaluation, res: RectifiedResult, ref: dict, family: str, sub: str, nm: str, tc: float
 ) -> float:
-    """rM on ``sub_i`` from cM on its test rows (the subsets table) and cM, wM on its reference
-    rows ``ref``; NaN with a note and an :class:`UndefinedMetricWarning` where undefined."""
-    t = ev.subsets
-    tc = float(t.loc[(t["subset"] == sub) & (t["score"] == f"c{family}"), "value"].iloc[0])
+    """rM on ``sub_i`` from cM on its test rows ``tc`` (the subsets table) and cM, wM on its
+    reference rows ``ref``; NaN with a note and an :class:`UndefinedMetricWarning` where
+    undefined."""
+    tc = float(tc)
     rc, rw = ref.get(("c", family), math.nan), ref.get(("w", family), math.nan)
     value = combine(tc, rc, rw, variant=res.variant, lam=res.lam[family])
     if math.isnan(value) and sub not in ("largest", "smallest"):  # aliases: warned once

@@ -304,17 +304,28 @@ def point_scores(
 ) -> dict[tuple[str, str], float]:
     """Exact ``{(weighting, family): score}`` for each weighting ``(N,)``; NaN where undefined
     (warnings are the caller's, who knows which set it is)."""
+    keys = list(weights)
+    if not keys:
+        return {}
+    w = torch.stack([torch.as_tensor(weights[k], dtype=torch.float64) for k in keys])
+    batched = batched_point_scores(y, y_pred, y_score, w)
+    return {(k, m): float(v[i]) for m, v in batched.items() for i, k in enumerate(keys)}
+
+
+def batched_point_scores(
+    y: np.ndarray, y_pred: np.ndarray | None, y_score: np.ndarray | None, w: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """``{family: (K,)}`` scores of ``K`` weightings ``w`` ``(K, N)`` of the same rows (a row
+    weighted 0 is left out), from one pass: the scores are sorted once for every weighting."""
     yt = torch.as_tensor(y, dtype=torch.float64)
-    out: dict[tuple[str, str], float] = {}
-    for key, w in weights.items():
-        w_t = torch.as_tensor(w, dtype=torch.float64)
-        if y_pred is not None:
-            s = confusion_sums(yt, torch.as_tensor(y_pred, dtype=torch.float64), w_t)
-            out[(key, "BA")] = float(ba_from_sums(s))
-            out[(key, "F1")] = float(f1_from_sums(s))
-        if y_score is not None:
-            a = auc_sums(yt, torch.as_tensor(y_score, dtype=torch.float64), w_t)
-            out[(key, "AUC")] = float(auc_from_sums(a))
+    out: dict[str, torch.Tensor] = {}
+    if y_pred is not None:
+        s = confusion_sums(yt, torch.as_tensor(y_pred, dtype=torch.float64), w)
+        out["BA"], out["F1"] = ba_from_sums(s), f1_from_sums(s)
+    if y_score is not None:
+        s_sorted, order = torch.sort(torch.as_tensor(y_score, dtype=torch.float64), stable=True)
+        a = auc_sums(yt[order], s_sorted.expand(len(w), -1), w[:, order], presorted=True)
+        out["AUC"] = auc_from_sums(a)
     return out
 
 
@@ -350,17 +361,30 @@ def bootstrap_scores(
 
 
 def reference_subset_scores(
-    reference: ReferenceRows, u: Utilities, subconcept: str
-) -> dict[tuple[str, str], float]:
-    """``{("c" | "w", family): score}`` on ``R ∩ sub_i``: the reference rows of the majority
-    class and those of minority subconcept ``subconcept`` (the subsets of SPEC §6); NaN where
-    undefined (warnings are the caller's). AUC only where the rows carry ``y_score``."""
-    m = (reference.y_true == 0) | (reference.subconcept == u.index(subconcept))
-    c_ref, _ = class_conditional(reference.y_true[m], reference.posteriors[m], u)
-    w_ref = u.values[reference.subconcept[m]]
-    yp = None if reference.y_pred is None else reference.y_pred[m]
-    s = None if reference.y_score is None else reference.y_score[m]
-    return point_scores(reference.y_true[m], yp, s, {"c": c_ref, "w": w_ref})
+    reference: ReferenceRows, u: Utilities, subconcepts: Sequence[str]
+) -> dict[str, dict[tuple[str, str], float]]:
+    """``{subconcept: {("c" | "w", family): score}}`` on each ``R ∩ sub_i``: the reference rows
+    of the majority class and those of minority subconcept ``sub_i`` (the subsets of SPEC §6);
+    NaN where undefined (warnings are the caller's). AUC only where the rows carry ``y_score``.
+
+    The class-conditional weights are row-wise (each row's own posteriors renormalised within
+    its own class), so they are computed once on all reference rows; every subset is then one
+    row of a ``(2·K, R)`` weight matrix (0 outside the subset) scored in one batched pass.
+    """
+    if not subconcepts:
+        return {}
+    c_all, _ = class_conditional(reference.y_true, reference.posteriors, u)
+    w_all = u.values[reference.subconcept]
+    codes = np.array([u.index(nm) for nm in subconcepts])
+    member = (reference.y_true == 0) | (reference.subconcept == codes[:, None])  # (K, R)
+    w = torch.as_tensor(np.concatenate([member * c_all, member * w_all]), dtype=torch.float64)
+    scores = batched_point_scores(reference.y_true, reference.y_pred, reference.y_score, w)
+    k = len(subconcepts)
+    return {
+        nm: {("c", m): float(v[i]) for m, v in scores.items()}
+        | {("w", m): float(v[k + i]) for m, v in scores.items()}
+        for i, nm in enumerate(subconcepts)
+    }
 
 
 @dataclass
