@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from medeval.discovery import Discovery
 from medeval.evaluation import Evaluation
 
-__all__ = ["Example", "cluster_files", "cluster_table", "examples_figure"]
+__all__ = ["Example", "cluster_figure", "cluster_files", "cluster_table", "examples_figure"]
 
 
 @dataclass(frozen=True)
@@ -114,21 +114,27 @@ def cluster_table(per_subconcept: pd.DataFrame, y: np.ndarray) -> pd.DataFrame:
     return t.reset_index(drop=True)
 
 
+def cluster_figure(clusters: pd.DataFrame, scores: Mapping[str, float]) -> Figure:
+    """Soft prevalence and label-free recall of each discovered subconcept. The recall keeps
+    its ``est_*`` columns, so it is drawn (and named in the legend) as the label-free estimate,
+    hatched: discovered subconcepts have no true recall."""
+    from medeval.report.figures import subconcept_figure
+
+    title = "Discovered subconcepts: soft prevalence and label-free recall"
+    return subconcept_figure(clusters, scores, title=title)
+
+
 def cluster_files(
     clusters: pd.DataFrame, ev: Evaluation, examples_png: bytes, source: str
 ) -> dict[str, bytes]:
     """clusters.csv, clusters.png, examples.png, and a report.html that shows them (the
     evaluation's own per-subconcept figure needs true test subconcepts, so it is left out)."""
-    from medeval.report.figures import figure_png, subconcept_figure
+    from medeval.report.figures import figure_png
     from medeval.report.html import Section, evaluation_sections, render
 
     buf = io.StringIO()
     clusters.to_csv(buf, index=False)
-    drawn = clusters.rename(columns={"est_recall": "recall", "est_low": "low", "est_high": "high"})
-    fig = subconcept_figure(
-        drawn, ev.scores, title="Discovered subconcepts: soft prevalence and label-free recall"
-    )
-    bars = figure_png(fig)
+    bars = figure_png(cluster_figure(clusters, ev.scores))
     sections = evaluation_sections(ev, figure_png=bars)
     sections.append(
         Section("Discovered subconcepts")
