@@ -50,9 +50,9 @@ from .scores import (
 from .weights import (
     Utilities,
     align_posteriors,
-    class_posteriors,
     expected_class_utility,
-    predicted_weights,
+    expected_utility,
+    renormalise_within_class,
     utilities_from_train_sizes,
 )
 
@@ -318,10 +318,10 @@ def _posterior_weights(
     weights ``(N,)`` and the number of rows that fell back to the class mean."""
     n = len(y)
     q = align_posteriors(posteriors, u, columns=posterior_columns)  # validated once, in order
-    a = predicted_weights(q, u)
+    a = expected_utility(q, u)  # q is checked once; the weightings below reuse it
     if a.shape != (n,):
         raise ValueError(f"posteriors must have one row per instance ({n}); got {a.shape}")
-    cp = class_posteriors(q, u, y)
+    cp = renormalise_within_class(q, u, y)
     q_class = cp.q.cpu().numpy()
     c = expected_class_utility(cp, u, y).cpu().numpy()
     return a.cpu().numpy(), q_class, c, int(cp.fallback.sum())

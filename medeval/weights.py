@@ -215,7 +215,12 @@ def predicted_weights(
     Soft on purpose: an instance split between a large and a small subconcept gets an
     intermediate weight (SPEC §3).
     """
-    q = align_posteriors(posteriors, u, columns=columns, atol=atol)
+    return expected_utility(align_posteriors(posteriors, u, columns=columns, atol=atol), u)
+
+
+def expected_utility(q: torch.Tensor, u: Utilities) -> torch.Tensor:
+    """``Σ_s q_s u_s`` of posteriors already checked by :func:`align_posteriors` ``(..., N, S)``
+    (callers that need several weightings of one posterior matrix check it once)."""
     return q @ torch.tensor(u.values, dtype=q.dtype, device=q.device)
 
 
@@ -250,6 +255,12 @@ def class_posteriors(
         y_true: ``(N,)`` or ``(..., N)`` true classes in {0, 1}.
     """
     q = align_posteriors(posteriors, u, columns=columns, atol=atol)
+    return renormalise_within_class(q, u, y_true)
+
+
+def renormalise_within_class(q: torch.Tensor, u: Utilities, y_true: Any) -> ClassPosteriors:
+    """:func:`class_posteriors` of posteriors already checked by :func:`align_posteriors`
+    ``(..., N, S)`` (not checked again; ``y_true`` is)."""
     y = y_true if isinstance(y_true, torch.Tensor) else torch.tensor(np.array(y_true))
     y = y.to(device=q.device)
     if y.shape != q.shape[:-1]:
