@@ -562,7 +562,7 @@ def evaluate_predictions(
     ev = _assemble(
         y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot_info, threshold=thr
     )
-    inputs = _RectifyInputs(y, yp, s, posteriors, posterior_columns, u, plan)
+    inputs = _RectifyInputs(y, yp, s, posteriors, posterior_columns, u, plan, point)
     opts = dict(seed=seed, device=device, memory_budget=memory_budget)
     return _with_reference(ev, reference, reference_variant, inputs, reps, **opts)
 
@@ -955,6 +955,7 @@ class _RectifyInputs:
     posterior_columns: Sequence[str] | None
     u: Utilities | None
     plan: _Plan
+    point: dict[tuple, np.ndarray]  # the exact scores on every subset (``_point_scores``)
 
 
 def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInputs) -> str:
@@ -1008,54 +1009,49 @@ def _with_reference(
             ev.unavailable[name] = res.unavailable[name]
     # the test rows' fallback is already noted by the evaluation itself
     ev.notes += [n for n in res.notes if " test row(s) have zero posterior mass" not in n]
-    ev.subsets = _rectified_subsets(ev, reference, res, inputs.u)
+    ev.subsets = _rectified_subsets(ev, reference, res, inputs)
     return ev
 
 
 def _rectified_subsets(
-    ev: Evaluation, reference: ReferenceRows, res: RectifiedResult, u: Utilities
+    ev: Evaluation, reference: ReferenceRows, res: RectifiedResult, inputs: _RectifyInputs
 ) -> pd.DataFrame:
     """``ev.subsets`` with rBA, rF1, rAUC on every subset (SPEC §6), after the other scores.
 
     On ``sub_i`` the point estimate is ``cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i))``
     (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i; the
     ``"ppi++"`` variant keeps the full set's λ). The joint bootstrap runs on the full set only,
-    so ``low`` / ``high`` are NaN on ``sub_i`` (and ``n_undefined`` 0: no replicates)."""
-    t = ev.subsets
-    subset, score = t["subset"].tolist(), t["score"].tolist()
-    # plain Python columns: this runs on every fold of the benchmark grid, and pandas'
-    # row-by-row lookups cost more than the rectification itself
-    subconcept = [None if _missing(nm) else nm for nm in t["subconcept"].tolist()]
-    value = dict(zip(zip(subset, score, strict=True), t["value"].tolist(), strict=True))
+    so ``low`` / ``high`` are NaN on ``sub_i`` (and ``n_undefined`` 0: no replicates).
+
+    Built from the exact subset scores and plain lists, not from the subsets table: this runs on
+    every fold of the benchmark grid, where pandas' lookups cost more than the scores."""
+    plan, t = inputs.plan, ev.subsets
+    names = list(plan.subsets)
+    aliases = [(label, j, plan.subset_subconcept[names[j]]) for label, j in _aliases(names)]
     ref_scores = reference_subset_scores(
-        reference, u, list(dict.fromkeys(nm for nm in subconcept if nm is not None))
+        reference, inputs.u, list(dict.fromkeys(nm for _, _, nm in aliases if nm is not None))
     )
-    cols = {c: t[c].tolist() for c in t.columns}
-    new: dict[str, list] = {c: [] for c in t.columns}
+    new: dict[str, list] = {c: [] for c in ("subset", "subconcept", "score", "value", "low")}
+    new |= {"high": [], "n_undefined": []}
     for family, name in RECOMMENDED_RECTIFIED.items():
-        if name in res.unavailable or family not in res.lam:
+        if name in res.unavailable or family not in res.lam or ("c", family) not in inputs.point:
             continue
-        for i in (i for i, sc in enumerate(score) if sc == f"c{family}"):
-            sub, nm = subset[i], subconcept[i]
+        for label, j, nm in aliases:
             if nm is None:  # full
                 v, (lo, hi) = res.scores[name], res.intervals.get(name, (math.nan, math.nan))
                 undef = res.n_undefined.get(name, 0)
             else:
-                tc = value[(sub, f"c{family}")]
-                v = _rectified_on_subset(ev, res, ref_scores[nm], family, sub, nm, tc)
+                tc = inputs.point[("c", family)][j]
+                v = _rectified_on_subset(ev, res, ref_scores[nm], family, label, nm, tc)
                 lo = hi = math.nan
                 undef = 0
-            row = {"score": name, "value": v, "low": lo, "high": hi, "n_undefined": undef}
-            for c in t.columns:
-                new[c].append(row[c] if c in row else cols[c][i])
+            for c, x in zip(new, (label, nm, name, v, lo, hi, undef), strict=True):
+                new[c].append(x)
     if not new["score"]:
         return t
-    rows = pd.DataFrame(new).astype(t.dtypes.to_dict())
-    return pd.concat([t, rows], ignore_index=True)
-
-
-def _missing(nm: Any) -> bool:
-    return nm is None or (isinstance(nm, float) and math.isnan(nm)) or nm is pd.NA
+    rows = pd.DataFrame({c: new[c] for c in t.columns})
+    differ = {c: d for c, d in t.dtypes.items() if rows[c].dtype != d}
+    return pd.concat([t, rows.astype(differ) if differ else rows], ignore_index=True)
 
 
 def _rectified_on_subset(

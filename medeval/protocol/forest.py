@@ -258,23 +258,22 @@ def fold_reference(
         list(task.subconcept_names),
         threshold=THRESHOLD,
     )
-    t = oob.table
     info: dict[str, Any] = {
         "source": REFERENCE_SOURCE,
-        "n": len(t),
+        "n": len(oob.rows),
         "n_dropped": dict(oob.n_dropped),
         "dropped_by_subconcept": dict(oob.dropped_by_subconcept),
         "out_of_bag": OUT_OF_BAG[method],
     }
-    q = t[[c for c in t.columns if c.startswith("q_")]]
     try:
         ref = ReferenceRows.from_arrays(
             shared["utilities"],
-            y_true=t["y_true"].to_numpy(),
-            subconcept=t["subconcept"].to_numpy(),
-            posteriors=q,
-            y_pred=t["y_pred"].to_numpy(),
-            y_score=t["y_score"].to_numpy(),
+            y_true=oob.y_true,
+            subconcept=oob.subconcept,
+            posteriors=oob.posteriors,
+            posterior_columns=oob.names,
+            y_pred=oob.y_pred,
+            y_score=oob.y_score,
             threshold=THRESHOLD,
             source=REFERENCE_SOURCE,
         )

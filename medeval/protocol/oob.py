@@ -28,6 +28,7 @@ that fitted row j was made from, ``-1`` for none. A row with no out-of-bag tree 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -86,21 +87,43 @@ class OutOfBag:
 
 @dataclass(frozen=True)
 class ReferenceRows:
-    """Reference rows in the predictions-table format of ``evaluate`` (columns ``y_true``,
-    ``y_score``, ``y_pred``, ``subconcept``, ``q_<name>``), with the rows left out.
+    """Reference rows of a fold, kept training rows only, with the rows left out.
 
     Attributes:
-        table: one row per kept training row.
-        rows: ``(len(table),)`` positions of the kept rows within the training part.
+        y_true, y_score, y_pred: ``(R,)`` class, out-of-bag score for class 1 and its label.
+        subconcept: ``(R,)`` true subconcept names (object array).
+        posteriors: ``(R, S)`` out-of-bag subconcept posteriors, column k = ``names[k]``.
+        names: ``(S,)`` subconcept names.
+        rows: ``(R,)`` positions of the kept rows within the training part.
         n_dropped: rows without an out-of-bag tree, per forest (``"binary"``, ``"subconcept"``)
             and in all (``"total"``; a row can miss both).
         dropped_by_subconcept: rows dropped per subconcept name (every name, 0 included).
     """
 
-    table: pd.DataFrame
+    y_true: np.ndarray
+    y_score: np.ndarray
+    y_pred: np.ndarray
+    subconcept: np.ndarray
+    posteriors: np.ndarray
+    names: tuple[str, ...]
     rows: np.ndarray
     n_dropped: dict[str, int]
     dropped_by_subconcept: dict[str, int]
+
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        """The rows in the predictions-table format of ``evaluate`` (columns ``y_true``,
+        ``y_score``, ``y_pred``, ``subconcept``, ``q_<name>``); built only when written."""
+        table = pd.DataFrame(
+            {
+                "y_true": self.y_true,
+                "y_score": self.y_score,
+                "y_pred": self.y_pred,
+                "subconcept": self.subconcept,
+            }
+        )
+        q = pd.DataFrame(self.posteriors, columns=[POSTERIOR_PREFIX + n for n in self.names])
+        return pd.concat([table, q], axis=1)
 
 
 def resample_with_origin(
@@ -344,21 +367,22 @@ def reference_rows(
     bad_binary = np.isnan(y_score)
     bad_sub = np.isnan(posteriors).any(axis=1)
     rows = np.flatnonzero(~(bad_binary | bad_sub))
-    table = pd.DataFrame(
-        {
-            "y_true": np.asarray(y_true)[rows].astype(np.int64),
-            "y_score": y_score[rows],
-            "y_pred": labels_from_scores(y_score[rows], threshold),
-            "subconcept": np.asarray(subconcept, dtype=object)[rows],
-        }
-    )
-    q = pd.DataFrame(posteriors[rows], columns=[POSTERIOR_PREFIX + n for n in names])
-    table = pd.concat([table, q], axis=1)
+    names_all = np.asarray(subconcept, dtype=object)
     n_dropped = {
         "binary": int(bad_binary.sum()),
         "subconcept": int(bad_sub.sum()),
         "total": int(len(y_score) - len(rows)),
     }
-    dropped = pd.Series(np.asarray(subconcept, dtype=object)[bad_binary | bad_sub]).value_counts()
-    by_subconcept = {n: int(dropped.get(n, 0)) for n in names}
-    return ReferenceRows(table, rows, n_dropped, by_subconcept)
+    dropped, counts = np.unique(names_all[bad_binary | bad_sub].astype(str), return_counts=True)
+    lost = dict(zip(dropped.tolist(), counts.tolist(), strict=True))
+    return ReferenceRows(
+        y_true=np.asarray(y_true)[rows].astype(np.int64),
+        y_score=y_score[rows],
+        y_pred=labels_from_scores(y_score[rows], threshold),
+        subconcept=names_all[rows],
+        posteriors=posteriors[rows],
+        names=tuple(names),
+        rows=rows,
+        n_dropped=n_dropped,
+        dropped_by_subconcept={n: int(lost.get(n, 0)) for n in names},
+    )
