@@ -31,8 +31,9 @@ from .rectified import (
     VARIANTS,
     RectifiedResult,
     ReferenceRows,
+    TestSide,
     combine,
-    rectified_scores,
+    rectify_test_side,
     reference_subset_scores,
 )
 from .reference import within_class_ba_from_codes
@@ -559,12 +560,18 @@ def evaluate_predictions(
         reps = boot.run(n_bootstrap, seed=seed, progress=progress)
     boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
     thr = float(threshold) if y_pred is None else None  # only when labels came from scores
+    inputs = _RectifyInputs(y, yp, s, u, plan, point)
+    why = _rectified_unavailable(reference, inputs)
+    res, rows, row_notes = None, None, []
+    if not why:  # before the tables, so that the rectified subset rows are built with them
+        opts = dict(seed=seed, device=device, memory_budget=memory_budget)
+        res = _rectify(reference, reference_variant, inputs, reps, confidence, boot_info, **opts)
+        rows = _rectified_rows(reference, res, inputs, row_notes)
     ev = _assemble(
-        y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot_info, threshold=thr
-    )
-    inputs = _RectifyInputs(y, yp, s, posteriors, posterior_columns, u, plan, point)
-    opts = dict(seed=seed, device=device, memory_budget=memory_budget)
-    return _with_reference(ev, reference, reference_variant, inputs, reps, **opts)
+        y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot_info, threshold=thr,
+        extra_rows=rows,
+    )  # fmt: skip
+    return _with_reference(ev, reference, res, why, inputs, row_notes)
 
 
 def _fallback_notes(plan: _Plan) -> list[str]:
@@ -681,8 +688,9 @@ def _subset_frame(columns: dict[str, list], parts: list[list[np.ndarray]], reps)
     return subsets
 
 
-def _score_tables(plan: _Plan, point, reps, confidence, notes) -> tuple:
-    """Full-test scores, their intervals, unavailable scores and the long subsets table."""
+def _score_tables(plan: _Plan, point, reps, confidence, notes, extra_rows=None) -> tuple:
+    """Full-test scores, their intervals, unavailable scores and the long subsets table (with
+    ``extra_rows``, columns of further rows such as the rectified scores', after the others)."""
     subset_names = list(plan.subsets)
     aliases = _aliases(subset_names)
     idx = [j for _, j in aliases]
@@ -715,13 +723,21 @@ def _score_tables(plan: _Plan, point, reps, confidence, notes) -> tuple:
             columns["score"] += [score] * len(idx)
             for part, a in zip(parts, (vals, lo, hi, nu), strict=True):
                 part.append(a[idx])
+    if extra_rows:
+        for c in columns:
+            columns[c] += extra_rows[c]
+        for part, c in zip(parts, ("value", "low", "high", "n_undefined"), strict=True):
+            part.append(np.asarray(extra_rows[c], dtype=np.float64))
     return scores, intervals, unavailable, _subset_frame(columns, parts, reps)
 
 
 def _assemble(
-    y, yp, plan: _Plan, u, point, reps, confidence, notes, *, bootstrap: dict, threshold
-) -> Evaluation:
-    scores, intervals, unavailable, subsets = _score_tables(plan, point, reps, confidence, notes)
+    y, yp, plan: _Plan, u, point, reps, confidence, notes, *, bootstrap: dict, threshold,
+    extra_rows: dict[str, list] | None = None,
+) -> Evaluation:  # fmt: skip
+    scores, intervals, unavailable, subsets = _score_tables(
+        plan, point, reps, confidence, notes, extra_rows
+    )
     per_sc = _per_subconcept(y, yp, plan, u, confidence, notes)
     return Evaluation(
         scores=scores,
@@ -946,16 +962,15 @@ def _binomial_where(
 # -- rectified scores (SPEC §9) --------------------------------------------------------------
 @dataclass
 class _RectifyInputs:
-    """The checked test inputs the rectified scores need (``y``, ``yp``, ``s``: ``(N,)``)."""
+    """The checked test inputs the rectified scores need (``y``, ``yp``, ``s``: ``(N,)``), the
+    plan (its class-conditional weights) and the exact scores on every subset."""
 
     y: np.ndarray
     yp: np.ndarray
     s: np.ndarray | None
-    posteriors: Any
-    posterior_columns: Sequence[str] | None
     u: Utilities | None
     plan: _Plan
-    point: dict[tuple, np.ndarray]  # the exact scores on every subset (``_point_scores``)
+    point: dict[tuple, np.ndarray]
 
 
 def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInputs) -> str:
@@ -972,15 +987,12 @@ def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInpu
 def _with_reference(
     ev: Evaluation,
     reference: ReferenceRows | None,
-    variant: str,
+    res: RectifiedResult | None,
+    why: str,
     inputs: _RectifyInputs,
-    reps: Any,
-    *,
-    seed: int,
-    device: str | torch.device,
-    memory_budget: int | None,
+    row_notes: list[str],
 ) -> Evaluation:
-    """``ev`` with rBA, rF1, rAUC (or why not) and each subconcept's reference rows."""
+    """``ev`` with rBA, rF1, rAUC (or ``why`` not) and each subconcept's reference rows."""
     if reference is not None:
         counts = reference.counts()
         ev.per_subconcept["n_reference"] = [
@@ -993,13 +1005,11 @@ def _with_reference(
             "per_subconcept": counts,
             "few_rows": [nm for nm in minority if counts.get(nm, 0) < FEW_REFERENCE_ROWS],
         }
-    why = _rectified_unavailable(reference, inputs)
-    if why:
+    if res is None:
         for name in LABEL_FREE_RECTIFIED:
             ev.scores[name] = math.nan
             ev.unavailable[name] = why
         return ev
-    res = _rectify(reference, variant, inputs, reps, ev, seed, device, memory_budget)
     ev.rectified = res
     for name in LABEL_FREE_RECTIFIED:
         ev.scores[name] = float(res.scores[name])
@@ -1009,23 +1019,23 @@ def _with_reference(
             ev.unavailable[name] = res.unavailable[name]
     # the test rows' fallback is already noted by the evaluation itself
     ev.notes += [n for n in res.notes if " test row(s) have zero posterior mass" not in n]
-    ev.subsets = _rectified_subsets(ev, reference, res, inputs)
+    ev.notes += row_notes
     return ev
 
 
-def _rectified_subsets(
-    ev: Evaluation, reference: ReferenceRows, res: RectifiedResult, inputs: _RectifyInputs
-) -> pd.DataFrame:
-    """``ev.subsets`` with rBA, rF1, rAUC on every subset (SPEC §6), after the other scores.
+def _rectified_rows(
+    reference: ReferenceRows, res: RectifiedResult, inputs: _RectifyInputs, notes: list[str]
+) -> dict[str, list]:
+    """The subsets table's rows of rBA, rF1, rAUC on every subset (SPEC §6), as columns.
 
     On ``sub_i`` the point estimate is ``cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i))``
     (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i; the
     ``"ppi++"`` variant keeps the full set's λ). The joint bootstrap runs on the full set only,
     so ``low`` / ``high`` are NaN on ``sub_i`` (and ``n_undefined`` 0: no replicates).
 
-    Built from the exact subset scores and plain lists, not from the subsets table: this runs on
+    Built from the exact subset scores and plain lists, with the rest of the table: this runs on
     every fold of the benchmark grid, where pandas' lookups cost more than the scores."""
-    plan, t = inputs.plan, ev.subsets
+    plan = inputs.plan
     names = list(plan.subsets)
     aliases = [(label, j, plan.subset_subconcept[names[j]]) for label, j in _aliases(names)]
     ref_scores = reference_subset_scores(
@@ -1042,20 +1052,16 @@ def _rectified_subsets(
                 undef = res.n_undefined.get(name, 0)
             else:
                 tc = inputs.point[("c", family)][j]
-                v = _rectified_on_subset(ev, res, ref_scores[nm], family, label, nm, tc)
+                v = _rectified_on_subset(notes, res, ref_scores[nm], family, label, nm, tc)
                 lo = hi = math.nan
                 undef = 0
             for c, x in zip(new, (label, nm, name, v, lo, hi, undef), strict=True):
                 new[c].append(x)
-    if not new["score"]:
-        return t
-    rows = pd.DataFrame({c: new[c] for c in t.columns})
-    differ = {c: d for c, d in t.dtypes.items() if rows[c].dtype != d}
-    return pd.concat([t, rows.astype(differ) if differ else rows], ignore_index=True)
+    return new
 
 
 def _rectified_on_subset(
-    ev: Evaluation, res: RectifiedResult, ref: dict, family: str, sub: str, nm: str, tc: float
+    notes: list[str], res: RectifiedResult, ref: dict, family: str, sub: str, nm: str, tc: float
 ) -> float:
     """rM on ``sub_i`` from cM on its test rows ``tc`` (the subsets table) and cM, wM on its
     reference rows ``ref``; NaN with a note and an :class:`UndefinedMetricWarning` where
@@ -1069,8 +1075,8 @@ def _rectified_on_subset(
             f"{RECOMMENDED_RECTIFIED[family]} on subset {sub} (subconcept {nm!r}) is undefined on "
             f"{where}; NaN"
         )
-        ev.notes.append(msg)
-        warnings.warn(msg, UndefinedMetricWarning, stacklevel=5)
+        notes.append(msg)
+        warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
     return float(value)
 
 
@@ -1079,41 +1085,33 @@ def _rectify(
     variant: str,
     inputs: _RectifyInputs,
     reps: Any,
-    ev: Evaluation,
+    confidence: float,
+    boot_info: dict,
     seed: int,
     device: str | torch.device,
     memory_budget: int | None,
 ) -> RectifiedResult:
-    """:func:`~medeval.rectified.rectified_scores` on the test side's replicates of cM from
-    this evaluation's bootstrap (``reps``; none when ``n_bootstrap`` is 0), so that rM and cM
-    intervals are paired."""
+    """The rectified scores from this evaluation's class-conditional weights, its exact cM on
+    the full test set and its bootstrap's replicates of cM (``reps``; none when
+    ``n_bootstrap`` is 0), so that nothing is computed twice and rM and cM are paired."""
     test_reps = None
     if reps is not None:
         test_reps = {
             m: reps.scores[("c", m)][:, 0] for m in ("BA", "F1", "AUC") if ("c", m) in reps.scores
         }
-    res = rectified_scores(
-        inputs.y,
-        posteriors=inputs.posteriors,
-        posterior_columns=inputs.posterior_columns,
-        reference=reference,
-        utilities=inputs.u,
-        y_pred=inputs.yp,
-        y_score=inputs.s,
-        variant=variant,
-        n_bootstrap=0 if reps is None else reps.n,
-        confidence=ev.confidence,
-        stratify="class",  # unused: the test side's replicates are this evaluation's
-        seed=seed,
-        device=device,
-        memory_budget=memory_budget,
-        test_replicates=test_reps,
-    )
+    p = inputs.plan
+    point = {m: float(v[0]) for (k, m), v in inputs.point.items() if k == "c"}
+    test = TestSide(inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None)
+    test.point = point
+    res = rectify_test_side(
+        test, reference, inputs.u, variant=variant, n_bootstrap=0 if reps is None else reps.n,
+        confidence=confidence, stratify=boot_info["stratify"], reference_stratify="class",
+        seed=seed, device=device, memory_budget=memory_budget, test_replicates=test_reps,
+    )  # fmt: skip
     # the test side was resampled as this evaluation's bootstrap says
-    res.bootstrap["stratify"] = ev.bootstrap["stratify"]
     res.bootstrap["method"] = (
         f"percentile; joint: test rows as the evaluation's bootstrap "
-        f"(within {ev.bootstrap['stratify']}), reference rows within "
+        f"(within {boot_info['stratify']}), reference rows within "
         f"{res.bootstrap['reference_stratify']}, drawn independently"
     )
     return res

@@ -473,9 +473,13 @@ def _utilities_for(
     return u
 
 
-def _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref) -> dict[tuple, Any]:
-    """Exact point estimates: cM on the test rows, cM and wM (``ref_c``, ``ref_w``) on R."""
-    point = point_scores(y, yp, s_t, {"c": c_test})
+def _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, test) -> dict[tuple, Any]:
+    """Exact point estimates: cM on the test rows (``test``: given, else computed), cM and wM
+    (``ref_c``, ``ref_w``) on R."""
+    if test is None:
+        point = point_scores(y, yp, s_t, {"c": c_test})
+    else:  # the families the test side can score
+        point = {("c", m): float(v) for m, v in test.items() if m != "AUC" or s_t is not None}
     ref = point_scores(reference.y_true, reference.y_pred, s_r, {"c": c_ref, "w": w_ref})
     return point | {("ref_" + k, m): v for (k, m), v in ref.items()}
 
@@ -540,19 +544,65 @@ def rectified_scores(
     u = _utilities_for(reference, utilities)
     y, yp, s = _test_labels(y_true, y_pred, y_score, threshold)
     c_test, fb_test = class_conditional(y, posteriors, u, columns=posterior_columns)
+    test = TestSide(y, yp, s, c_test, fb_test, _strata(stratify, y), _clusters(groups, len(y)))
+    opts = {"device": device, "memory_budget": memory_budget, "chunk_size": chunk_size}
+    return rectify_test_side(
+        test, reference, u, variant=variant, n_bootstrap=n_bootstrap, confidence=confidence,
+        stratify=stratify, reference_stratify=reference_stratify, seed=seed,
+        test_replicates=test_replicates, **opts,
+    )  # fmt: skip
+
+
+@dataclass
+class TestSide:
+    """The checked test rows of a rectification: classes, labels, scores ``(N,)`` (``s`` may
+    be ``None``), class-conditional weights ``(N,)`` and how many rows fell back to the class
+    mean, bootstrap strata and clusters ``(N,)`` (``clusters`` may be ``None``), and, where the
+    caller has them, the exact ``{family: cM(test)}`` (``point``; computed when ``None``)."""
+
+    y: np.ndarray
+    yp: np.ndarray
+    s: np.ndarray | None
+    c: np.ndarray
+    fallback: int
+    strata: np.ndarray
+    clusters: np.ndarray | None
+    point: Mapping[str, float] | None = None
+
+
+def rectify_test_side(
+    test: TestSide,
+    reference: ReferenceRows,
+    u: Utilities,
+    *,
+    variant: str,
+    n_bootstrap: int,
+    confidence: float,
+    stratify: Any,
+    reference_stratify: str,
+    seed: int,
+    device: str | torch.device = "cpu",
+    memory_budget: int | None = None,
+    chunk_size: int | None = None,
+    test_replicates: Mapping[str, torch.Tensor] | None = None,
+) -> RectifiedResult:
+    """:func:`rectified_scores` from a checked :class:`TestSide` (``evaluate_predictions``
+    passes the class-conditional weights, point estimates and replicates it already has, so
+    that nothing is computed twice and cM and rM are paired)."""
+    y, yp, s, c_test = test.y, test.yp, test.s, test.c
     c_ref, fb_ref = class_conditional(reference.y_true, reference.posteriors, u)
     w_ref = u.values[reference.subconcept]
     auc = s is not None and reference.y_score is not None
     s_t, s_r = (s, reference.y_score) if auc else (None, None)
     unavailable = {} if auc else {"rAUC": "needs y_score on the test and the reference rows"}
-    point = _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref)
+    point = _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, test.point)
     families = [m for m in FAMILIES if m != "AUC" or auc]
     comps = _components(
         families, y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, n_bootstrap, seed,
-        _strata(stratify, y), _clusters(groups, len(y)), reference_stratify, device,
-        memory_budget, chunk_size, test_replicates,
+        test.strata, test.clusters, reference_stratify, device, memory_budget, chunk_size,
+        test_replicates,
     )  # fmt: skip
-    notes = _fallback_notes(fb_test, fb_ref)
+    notes = _fallback_notes(test.fallback, fb_ref)
     result = _combine(families, point, comps, variant, confidence, notes)
     n_boot = n_bootstrap if test_replicates is None else _length(test_replicates)
     return RectifiedResult(
