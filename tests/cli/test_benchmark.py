@@ -180,8 +180,15 @@ def test_folder_of_tables_collection(shared_data, tmp_path):
 
 
 def _children(pid):
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    return [int(c) for c in path.read_text().split()] if path.exists() else []
+    """Child processes of ``pid``, whichever of its threads started them (loky starts its
+    workers from a manager thread, whose children the main thread's list does not show)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:  # the thread ended meanwhile
+            continue
+    return sorted(set(out))
 
 
 def _alive(pid):
