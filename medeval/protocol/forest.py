@@ -29,6 +29,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 from medeval.atomic import json_ready
 from medeval.evaluation import PER_SUBCONCEPT_COLUMNS, evaluate_predictions
+from medeval.protocol.oob import ReferenceRows as OobRows
 from medeval.protocol.oob import (
     class_score,
     forest_oob,
@@ -216,15 +217,18 @@ def run_fold(
         boot_seed = derive_seed(seed, task.name, k, method, "bootstrap")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            reference, ref_info = fold_reference(task, split["train"], shared, oob_score, method)
+            kept = oob_rows(task, split["train"], shared, oob_score)
+            reference, ref_info = fold_reference(
+                task, split["train"], shared, oob_score, method, rows=kept
+            )
             ev = _evaluate_method(
                 task, split, shared, score, seed=boot_seed, n_bootstrap=n_bootstrap,
                 reference=reference,
             )  # fmt: skip
         if save_predictions is not None:
             bootstrap = {"n_bootstrap": n_bootstrap, "seed": boot_seed, "confidence": ev.confidence}
-            fold = (save_predictions, task, split, k, method, shared, score, oob_score)
-            save_fold(*fold, usable=reference is not None, bootstrap=bootstrap, threshold=THRESHOLD)
+            fold = (save_predictions, task, split, k, method, shared, score)
+            save_fold(*fold, reference=kept if reference is not None else None, bootstrap=bootstrap)
         timing = {
             "fit_s": t_fit,
             "shared_s": shared["fit_s"] / len(methods),
@@ -235,12 +239,28 @@ def run_fold(
     return records
 
 
+def oob_rows(
+    task: BinaryTask, train: np.ndarray, shared: dict[str, Any], oob_score: np.ndarray
+) -> OobRows:
+    """The training rows that both forests scored out of bag (``oob_score``: ``(N_train,)``
+    class-1 scores of the binary forest, NaN = none), with the protocol's threshold."""
+    return reference_rows(
+        task.y[train],
+        oob_score,
+        shared["train_names"],
+        shared["oob_posteriors"],
+        list(task.subconcept_names),
+        threshold=THRESHOLD,
+    )
+
+
 def fold_reference(
     task: BinaryTask,
     train: np.ndarray,
     shared: dict[str, Any],
     oob_score: np.ndarray,
     method: str,
+    rows: OobRows | None = None,
 ) -> tuple[ReferenceRows | None, dict[str, Any]]:
     """The fold's out-of-bag reference rows for one method's binary forest, checked against the
     training utilities, and the record's ``"reference"`` entry (source, rows kept and dropped;
@@ -249,15 +269,9 @@ def fold_reference(
 
     Args:
         oob_score: ``(N_train,)`` out-of-bag class-1 scores of the binary forest (NaN = none).
+        rows: :func:`oob_rows` of these, where the caller has them already.
     """
-    oob = reference_rows(
-        task.y[train],
-        oob_score,
-        shared["train_names"],
-        shared["oob_posteriors"],
-        list(task.subconcept_names),
-        threshold=THRESHOLD,
-    )
+    oob = rows if rows is not None else oob_rows(task, train, shared, oob_score)
     info: dict[str, Any] = {
         "source": REFERENCE_SOURCE,
         "n": len(oob.rows),

@@ -29,7 +29,7 @@ import pandas as pd
 
 from medeval.atomic import json_text, write_files
 from medeval.io.predictions import POSTERIOR_PREFIX
-from medeval.protocol.oob import reference_rows
+from medeval.protocol.oob import ReferenceRows as OobRows
 from medeval.weights import Utilities
 
 __all__ = [
@@ -161,36 +161,24 @@ def save_fold(
     method: str,
     shared: dict[str, Any],
     score: np.ndarray,
-    oob_score: np.ndarray,
     *,
-    usable: bool,
+    reference: OobRows | None,
     bootstrap: dict[str, Any],
-    threshold: float,
 ) -> Path:
     """Write one method's fold of :func:`medeval.protocol.forest.run_fold` under ``root``.
 
     Args:
         shared: the fold's shared part (utilities, test and out-of-bag posteriors, names).
-        score: ``(N_test,)`` and oob_score: ``(N_train,)`` the binary forest's class-1 scores.
-        usable: whether the record's reference rows were usable (else no ``reference.csv``).
-        threshold: the protocol's decision threshold (the reference rows' ``y_pred``).
+        score: ``(N_test,)`` the binary forest's class-1 scores on the test rows.
+        reference: the fold's out-of-bag rows (:func:`medeval.protocol.forest.oob_rows`)
+            where the record could use them, else ``None`` (no ``reference.csv``).
     """
 
     train, test = split["train"], split["test"]
-    reference = None
-    if usable:
-        oob = reference_rows(
-            task.y[train],
-            oob_score,
-            shared["train_names"],
-            shared["oob_posteriors"],
-            list(task.subconcept_names),
-            threshold=threshold,
-        )
-        # the rows reference_rows keeps: those with an out-of-bag score and posteriors
-        kept = ~(np.isnan(oob_score) | np.isnan(shared["oob_posteriors"]).any(axis=1))
-        reference = oob.table.copy()
-        reference.insert(0, "id", np.asarray(train)[kept].astype(np.int64))
+    table = None
+    if reference is not None:
+        table = reference.table.copy()
+        table.insert(0, "id", np.asarray(train)[reference.rows].astype(np.int64))
     files = fold_files(
         dataset=task.name,
         method=method,
@@ -201,7 +189,7 @@ def save_fold(
         subconcept=shared["test_names"],
         posteriors=shared["posteriors"],
         utilities=shared["utilities"],
-        reference=reference,
+        reference=table,
         bootstrap=bootstrap,
     )
     return write_fold_files(root, task.name, method, k, files)
