@@ -73,6 +73,7 @@ class FoldResult:
     key: tuple[str, str, int]
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)
     lam: dict[str, float] = field(default_factory=dict)
+    ref_w: dict[str, float] = field(default_factory=dict)
     same_replicates: bool = True
     min_reference: int | None = None
     warnings: list[str] = field(default_factory=list)
@@ -140,6 +141,8 @@ def evaluate_fold(folder: str | Path) -> FoldResult:
     out.warnings = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     out.variants = {v: _rectified_part(ev) for v, ev in evs.items()}
     out.lam = {m: float(x) for m, x in evs["ppi++"].rectified.lam.items()}
+    ref = evs["rectified"].rectified.reference_scores
+    out.ref_w = {m: float(v["w"]) for m, v in ref.items()}
     out.same_replicates = _same_components(evs["rectified"], evs["ppi++"])
     counts = reference.counts()
     out.min_reference = min(counts[nm] for nm in u.minority)
@@ -341,6 +344,31 @@ def low_coverage(rect: list[dict], ppi: list[dict], below: float = 80.0) -> pd.D
     return both[low].reset_index()
 
 
+def level_table(records: list[dict], results: list[FoldResult]) -> pd.DataFrame:
+    """Per method and family, why PPI++ errs where rM does not.
+
+    PPI++ = (1 − λ)·wM(R) + λ·rM, so its error against the test fold's wM is
+    (1 − λ)·(wM(R) − wM) + λ·(rM − wM): it inherits part of the *level* gap between the
+    reference rows' own true-weight score and the test fold's, which rM (using only the
+    difference cM(R) − wM(R)) does not. Columns: mean and mean |.| of that gap, mean λ,
+    and the two errors' means (bias)."""
+    rows = []
+    for rec, res in zip(records, results, strict=True):
+        for m, lam in res.lam.items():
+            w = _num(rec["scores"].get("w" + m))
+            r = res.variants["rectified"]["scores"][RECTIFIED[m]]
+            ppi = res.variants["ppi++"]["scores"][RECTIFIED[m]]
+            gap = res.ref_w.get(m, math.nan) - w
+            rows.append((rec["method"], m, gap, abs(gap), lam, r - w, ppi - w))
+    cols = ["method", "family", "level_gap", "abs_level_gap", "lambda", "r_bias", "ppi_bias"]
+    frame = pd.DataFrame(rows, columns=cols).dropna()
+    frame["_f"] = frame.family.map(FAMILIES.index)
+    out = frame.groupby(["method", "_f", "family"]).agg(
+        n=("level_gap", "size"), **{c: (c, "mean") for c in cols[2:]}
+    )
+    return out.reset_index().drop(columns="_f")
+
+
 def lambda_table(results: list[FoldResult]) -> pd.DataFrame:
     """Per family: how λ of PPI++ is distributed over the folds (1 = the rectified score)."""
     rows = []
@@ -371,9 +399,11 @@ def _cell(v: Any, col: str) -> str:
             return "–"
         if col.endswith("pct") or col.startswith("pct"):
             return f"{v:.1f} %"
-        if col.endswith("bias") or col.startswith("mean_diff"):
+        if col == "level_gap" or col.endswith("bias") or col.startswith("mean_diff"):
             return f"{v:+.4f}".replace("-", "−")
-        if col in ("width_vs_c", "mean", "median") or col.startswith(("lambda", "within")):
+        if col in ("width_vs_c", "mean", "median", "lambda") or col.startswith(
+            ("lambda_", "within")
+        ):
             return f"{v:.2f}"
         if col == "min_ref_rows":
             return f"{v:.0f}"
@@ -431,6 +461,7 @@ def report(root: str | Path, jobs: int = 1) -> tuple[str, dict[str, pd.DataFrame
     tables["head_to_head"] = head_to_head(rect, ppi)
     tables["low_coverage"] = low_coverage(rect, ppi)
     tables["lambda"] = lambda_table([r for r in results if r.variants])
+    tables["level_gap"] = level_table(records, results)
     n_ref = sum(bool(r.variants) for r in results)
     n_warn = sum(bool(r.warnings) for r in results)
     head = (
@@ -447,7 +478,8 @@ def report(root: str | Path, jobs: int = 1) -> tuple[str, dict[str, pd.DataFrame
     parts += [markdown(tables["head_to_head"])]
     parts += ["\n### Coverage below 80 % (data set × method × family)\n"]
     parts += [markdown(tables["low_coverage"]) if len(tables["low_coverage"]) else "none"]
-    parts += ["\n### λ of PPI++\n", markdown(tables["lambda"]), ""]
+    parts += ["\n### λ of PPI++\n", markdown(tables["lambda"])]
+    parts += ["\n### PPI++'s level gap wM(R) − wM\n", markdown(tables["level_gap"]), ""]
     parts += [f"- mismatch: {p}" for p in mismatches[:20]]
     warned = sorted({w for r in results for w in r.warnings})
     parts += [f"- warning: {w}" for w in warned[:10]]

@@ -72,6 +72,11 @@ def test_rectified_figures_are_the_records_and_the_librarys(rq4, saved):
     assert any(lam < 1 for lam in res.lam.values())
     assert res.variants["ppi++"]["scores"] != res.variants["rectified"]["scores"]
     assert res.same_replicates
+    # the level-gap table's identity: PPI++ = (1 − λ)·wM(R) + λ·rM
+    for family, name in zip(("BA", "F1", "AUC"), NAMES, strict=True):
+        lam, r = res.lam[family], res.variants["rectified"]["scores"][name]
+        ppi = res.variants["ppi++"]["scores"][name]
+        assert ppi == pytest.approx((1 - lam) * res.ref_w[family] + lam * r, abs=1e-12)
 
 
 def test_a_differing_record_is_reported(rq4, saved):
@@ -106,3 +111,9 @@ def test_tables_hold_each_variants_errors(rq4, saved):
     lam = rq4.lambda_table(results).set_index("family")
     assert lam.loc["BA", "n"] == 1 and math.isclose(lam.loc["BA", "mean"], results[0].lam["BA"])
     assert np.isfinite(per_set["BA_ppi_coverage_pct"].iloc[0])
+    level = rq4.level_table(records, results).set_index("family")
+    gap = results[0].ref_w["BA"] - w
+    assert level.loc["BA", "level_gap"] == pytest.approx(gap, abs=1e-15)
+    assert level.loc["BA", "ppi_bias"] == pytest.approx(
+        results[0].variants["ppi++"]["scores"]["rBA"] - w, abs=1e-15
+    )
