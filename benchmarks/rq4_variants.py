@@ -59,7 +59,7 @@ from medeval.protocol.store import ResultsStore
 from medeval.rectified import RECTIFIED, VARIANTS
 from medeval.scores import FAMILIES
 
-#: Display names of the compared estimators, by prefix ("r+" marks the PPI++ variant's rows).
+#: The compared estimators by prefix, in table order ("r+" marks the PPI++ variant's rows).
 LABELS = {"": "unweighted", "w": "wM (truth)", "c": "cM", "r": "rM (rectified)", "r+": "PPI++"}
 #: The protocol's decision threshold (``y_pred = y_score >= 0.5``, :mod:`medeval.protocol.forest`).
 THRESHOLD = 0.5
@@ -255,7 +255,7 @@ def evaluate_root(root: str | Path, jobs: int = 1) -> tuple[list[dict], list[Fol
 
 def _label(prefix: str, family: str) -> str:
     return {"": family, "w": f"w{family}", "c": f"c{family}", "r": f"r{family}"}.get(
-        prefix, f"{family} PPI++"
+        prefix, f"r{family} PPI++"
     )
 
 

@@ -98,7 +98,7 @@ def test_tables_hold_each_variants_errors(rq4, saved):
     assert ppi[0]["scores"]["cBA"] == records[0]["scores"]["cBA"]
     table = rq4.comparison_table(rect, ppi).set_index("estimator")
     w = records[0]["scores"]["wBA"]
-    for name, recs in (("rBA", rect), ("BA PPI++", ppi)):
+    for name, recs in (("rBA", rect), ("rBA PPI++", ppi)):
         est = recs[0]["scores"]["rBA"]
         assert table.loc[name, "mae"] == pytest.approx(abs(est - w), abs=1e-15)
         lo, hi = recs[0]["intervals"]["rBA"]
