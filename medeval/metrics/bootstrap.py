@@ -25,7 +25,8 @@ threads each draw and compute whole chunks (each with its own count buffer), and
 scratch is processed in row groups of bounded size. On the CPU, count statistics that are
 constant on cells of instances come from per-cell counts, and so do weightings that vary within
 cells where their dense columns would be large; the rest (and soft memberships) use a dense
-``(N, k')`` matrix, stored column-major and built column by column.
+``(N, k')`` matrix, stored column-major and filled in place a block of rows at a time (the
+blocks' temporaries are bounded by the memory budget too).
 """
 
 from __future__ import annotations
