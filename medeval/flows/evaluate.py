@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation, evaluate_predictions
@@ -81,6 +82,8 @@ class EvaluateSettings:
             raise ValueError(f"threshold must be a number, got {self.threshold!r}")
         if not isinstance(self.progress, bool | np.bool_):
             raise ValueError(f"progress must be a bool, got {self.progress!r}")
+        if not isinstance(self.device, str | torch.device):
+            raise ValueError(f"device must be a name or a torch.device, got {self.device!r}")
 
     def options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`~medeval.evaluation.evaluate_predictions`."""

@@ -164,3 +164,23 @@ def test_evaluate_file_hands_the_posteriors_over_and_every_setting_on(files, mon
     expected = evaluate_predictions(t.y_true, train_sizes=u, **kw, **s.options())
     assert ev.scores == expected.scores and ev.intervals == expected.intervals
     assert not np.isnan(ev.scores["cBA"])  # the posteriors were used
+
+
+def test_evaluate_file_passes_every_setting_to_the_evaluation(files, monkeypatch):
+    """evaluate_file spells the settings out (no ** dict): none may be left behind."""
+    from types import SimpleNamespace
+
+    import medeval.flows.evaluate as flow
+
+    _df, pred, sizes, _out = files
+    real, seen = flow.evaluate_predictions.__wrapped__, {}
+
+    def record(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(flow, "evaluate_predictions", SimpleNamespace(__wrapped__=record))
+    s = EvaluateSettings(threshold=0.3, n_bootstrap=5, stratify="subconcept", seed=2)
+    evaluate_file(pred, sizes, settings=s)
+    assert set(s.options()) <= set(seen)
+    assert {k: seen[k] for k in s.options()} == s.options()

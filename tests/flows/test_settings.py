@@ -22,6 +22,7 @@ from medeval.flows.rerun import RerunSettings
         ("seed", 1.5),
         ("threshold", "0.5"),
         ("progress", "yes"),
+        ("device", 0),
     ],
 )
 def test_bad_evaluate_settings_name_the_field(field, value):
