@@ -543,6 +543,7 @@ def evaluate_predictions(
     if u is not None and not isinstance(u, Utilities):
         u = utilities_from_train_sizes(u)
     plan = _plan(y, subconcept, posteriors, posterior_columns, u)
+    posteriors = posteriors if reference is not None else None  # only rectifying reads them
     plan.groups = None if groups is None else _codes(groups, len(y), "groups")
     if s is None:
         for w in SCORED_WEIGHTINGS:
@@ -558,6 +559,7 @@ def evaluate_predictions(
             device=device, memory_budget=memory_budget,
         )  # fmt: skip
         reps = boot.run(n_bootstrap, seed=seed, progress=progress)
+        del boot  # its statistics (0.4 GB at 2M rows) are not needed by what follows
     boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
     thr = float(threshold) if y_pred is None else None  # only when labels came from scores
     inputs = _RectifyInputs(y, yp, s, u, plan, point)

@@ -10,8 +10,12 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass
+from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import torch
 
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation, evaluate_predictions
@@ -72,6 +76,14 @@ class EvaluateSettings:
             raise ValueError(f"stratify must be one of {', '.join(_STRATA)}, got {self.stratify!r}")
         if self.memory_budget is not None and self.memory_budget <= 0:
             raise ValueError(f"memory_budget must be positive, got {self.memory_budget}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, Integral) or self.seed < 0:
+            raise ValueError(f"seed must be an int >= 0, got {self.seed!r}")
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, Real):
+            raise ValueError(f"threshold must be a number, got {self.threshold!r}")
+        if not isinstance(self.progress, bool | np.bool_):
+            raise ValueError(f"progress must be a bool, got {self.progress!r}")
+        if not isinstance(self.device, str | torch.device):
+            raise ValueError(f"device must be a name or a torch.device, got {self.device!r}")
 
     def options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`~medeval.evaluation.evaluate_predictions`."""
@@ -123,6 +135,10 @@ def evaluate_file(
     labels. ``reference_source`` names where the rows come from in the outputs (default: the
     file's path). Without test subconcepts and without reference rows the notes say why the
     label-free intervals cannot see the subconcept model's error (:data:`NO_REFERENCE_NOTE`).
+
+    The returned table's ``posteriors`` are ``None``: they are handed to the evaluation, which
+    frees them once it has made its weights (without reference rows), so that they are not
+    held twice on millions of rows.
     """
     s = settings or EvaluateSettings()
     u = read_train_sizes(train_sizes) if train_sizes else None
@@ -135,9 +151,14 @@ def evaluate_file(
         )
     table = read_predictions(predictions, u, memory_budget=s.memory_budget)
     first = input_notes(table, float(s.threshold))
-    ev = _evaluate_recorded(table, u, s, rows)
+    has_posteriors = table.posteriors is not None
+    # Handed over, not kept: the evaluation frees them once it has its weights (the largest
+    # input at millions of rows, 8 bytes per row and subconcept).
+    handed = {"posteriors": table.posteriors}
+    table = dataclasses.replace(table, posteriors=None)
+    ev = _evaluate_recorded(table, handed, u, s, rows)
     notes = [*first, *ev.notes]
-    if rows is None and table.subconcept is None and table.posteriors is not None and u is not None:
+    if rows is None and table.subconcept is None and has_posteriors and u is not None:
         notes.append(NO_REFERENCE_NOTE)
     model, source = ev.subconcept_model, ev.subconcept_model_source
     if ref_table is not None:
@@ -156,22 +177,36 @@ def evaluate_file(
 
 
 def _evaluate_recorded(
-    table: PredictionTable, u: Any, s: EvaluateSettings, reference: ReferenceRows | None
+    table: PredictionTable,
+    handed: dict[str, Any],
+    u: Any,
+    s: EvaluateSettings,
+    reference: ReferenceRows | None,
 ) -> Evaluation:
-    """``evaluate_predictions`` on ``table`` (and the reference rows): its undefined-score and
-    few-reference-rows warnings are recorded (the evaluation's notes state them), every other
-    warning is passed on to the caller."""
+    """``evaluate_predictions`` on ``table`` and the ``posteriors`` of ``handed`` (taken out
+    of it, so that no frame but the evaluation's holds them), and the reference rows: its
+    undefined-score and few-reference-rows warnings are recorded (the evaluation's notes
+    state them), every other warning is passed on to the caller."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ev = evaluate_predictions(
+        # Unchecked, with every keyword spelled out: the checking wrapper, or a ** dict, would
+        # hold the posteriors until the evaluation returns. EvaluateSettings checked them.
+        ev = evaluate_predictions.__wrapped__(  # type: ignore[attr-defined]
             table.y_true,
             y_score=table.y_score,
             y_pred=table.y_pred,
             subconcept=table.subconcept,
-            posteriors=table.posteriors,
+            posteriors=handed.pop("posteriors"),
             train_sizes=u,
             reference=reference,
-            **s.options(),
+            threshold=s.threshold,
+            n_bootstrap=s.n_bootstrap,
+            confidence=s.confidence,
+            stratify=s.stratify,
+            seed=s.seed,
+            device=s.device,
+            progress=s.progress,
+            memory_budget=s.memory_budget,
         )
     for w in caught:
         if issubclass(w.category, UndefinedMetricWarning | FewReferenceRowsWarning):

@@ -25,7 +25,8 @@ threads each draw and compute whole chunks (each with its own count buffer), and
 scratch is processed in row groups of bounded size. On the CPU, count statistics that are
 constant on cells of instances come from per-cell counts, and so do weightings that vary within
 cells where their dense columns would be large; the rest (and soft memberships) use a dense
-``(N, k')`` matrix, stored column-major and built column by column.
+``(N, k')`` matrix, stored column-major and filled in place a block of rows at a time (the
+blocks' temporaries are bounded by the memory budget too).
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ from .ranking import AucSums, auc_from_sums
 
 _CHUNK_BYTES = 2**25  # ~32 MiB per (chunk, N) float64 tensor: fewer page faults
 _AUC_BYTES = 2**26  # AUC scratch: rows of a chunk are processed in groups of at most this
+# Rows of one (rows, N)-sized scratch of a row-wise step (a cumsum and its gathers, the
+# weighted counts of the per-cell sums) made at once: on millions of rows one at a time (each
+# row is computed alone, so the grouping changes no number).
+_ROW_STEP_BYTES = 2**24
 _SCATTER_DRAW = 2**16  # strata of at least this many units: counts by a torch scatter-add
 _CELL_LANES = 8  # accumulators per cell (see _build_statistics)
 # Per-cell counts cost one scatter-add of the counts, about as much as a product with ten dense
@@ -224,29 +229,30 @@ def _cells(
     y: np.ndarray, hit: np.ndarray | None, masks: np.ndarray, sc: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each instance's cell ``(N,)`` (equal class, hit, subset memberships and subconcept) and
-    one instance of each cell ``(G,)``."""
-    parts = [np.asarray(y, dtype=np.int64)]
-    sizes = [2]
-    if hit is not None:
-        parts.append(hit.astype(np.int64))
-        sizes.append(2)
-    for m in masks.T:
-        parts.append(m.astype(np.int64))
-        sizes.append(2)
+    one instance of each cell ``(G,)``. The parts of the key are made one at a time (on
+    millions of rows, a list of them as int64 columns took more memory than the cells)."""
+    sizes = [2] + [2] * (hit is not None) + [2] * masks.shape[1]
     if sc is not None:
-        parts.append(sc - sc.min() if len(sc) else sc)
         sizes.append(int(sc.max() - sc.min()) + 1 if len(sc) else 1)
+
+    def parts() -> Iterator[np.ndarray]:
+        yield y
+        if hit is not None:
+            yield hit
+        yield from masks.T
+        if sc is not None:
+            yield sc - sc.min() if len(sc) else sc
+
     if float(np.prod(np.asarray(sizes, dtype=np.float64))) < 2.0**62:  # one integer key
         key = np.zeros(len(y), dtype=np.int64)
         mult = 1
-        for part, size in zip(parts, sizes, strict=True):
-            key += part * mult
+        for part, size in zip(parts(), sizes, strict=True):
+            key += part.astype(np.int64) * mult
             mult *= size
         _, first, cell = np.unique(key, return_index=True, return_inverse=True)
     else:
-        _, first, cell = np.unique(
-            np.stack(parts, axis=1), axis=0, return_index=True, return_inverse=True
-        )
+        stacked = np.stack([part.astype(np.int64) for part in parts()], axis=1)
+        _, first, cell = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
     return cell.reshape(-1), first
 
 
@@ -326,16 +332,11 @@ class BatchedBootstrap:
         y_p = y[perm]
         strata_p = (y if strata is None else np.asarray(strata))[perm]
         self._set_units(*_units(strata_p, clusters, perm), clusters is None)
+        masks = masks[perm]
+        del y, key, strata_p  # input-order copies: not held while the statistics are built
         with _few_threads(self.device, 16 * n):  # a few (N,) columns each
             self._build_statistics(
-                y_p,
-                y_pred,
-                y_score,
-                weights,
-                masks[perm],
-                subconcept,
-                n_subconcepts,
-                soft_subconcept,
+                y_p, y_pred, y_score, weights, masks, subconcept, n_subconcepts, soft_subconcept
             )
         if n >= 2**20:
             _return_freed_memory()  # the build's temporaries
@@ -375,21 +376,46 @@ class BatchedBootstrap:
     def _t(self, a: np.ndarray | torch.Tensor) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
 
-    def _stack_columns(self, cols: list[np.ndarray]) -> torch.Tensor:
-        """``(1 + N, k)`` with a zero first row, column j = ``cols[j]``.
+    def _permuted(self, v: np.ndarray | torch.Tensor) -> np.ndarray:
+        """``(1 + N,)`` float64: 0, then ``v`` ``(N,)`` in column order (one copy; its tail
+        is the weighting in column order, and the whole the zero-padded weights of a replicate's
+        counts)."""
+        v = np.asarray(torch.as_tensor(v).cpu(), dtype=np.float64)
+        out = np.empty(1 + len(self.perm))
+        out[0] = 0.0
+        np.take(v, self.perm, out=out[1:], mode="clip")  # in range; "clip" writes in place
+        return out
 
-        Stored column-major (the transpose of a contiguous ``(k, 1 + N)``; BLAS reads it as
-        it is), so each column is written to its own pages and released at once: building
-        it takes about one matrix of memory, not two or three.
+    def _build_rows(self, k: int) -> int:
+        """Rows of the dense matrix (``k`` columns) filled at once: the block's temporaries
+        (about ``8·(k + 2)`` bytes a row) take at most 32 MiB and a quarter of the budget."""
+        cap = min(_CHUNK_BYTES, self.memory_budget // 4)
+        return max(2**12, cap // (8 * (k + 2)))
+
+    def _dense_matrix(self, specs, cell, w_np, q, hit) -> torch.Tensor:
+        """The dense ``(1 + N, k')`` matrix with a zero first row: a column ``w·f`` for each
+        ``(weighting or None, indicator over cells)`` of ``specs``, then, for each soft
+        membership s (column of ``q`` ``(N, S)``, input order), ``q_s`` and ``q_s·hit``.
+
+        Stored column-major (the transpose of a contiguous ``(k', 1 + N)``; BLAS reads it as
+        it is) and filled in place a block of rows at a time (:meth:`_build_rows`), so that
+        building it takes the matrix and one block's temporaries, not a list of its columns.
         """
-        Vt = torch.empty(len(cols), 1 + len(self.perm), dtype=self.dtype)  # pages on write
+        n, n_soft = len(self.perm), 0 if q is None else q.shape[1]
+        Vt = torch.empty(len(specs) + 2 * n_soft, 1 + n, dtype=self.dtype)  # pages on write
         Vn = Vt.numpy()
-        for j in range(len(cols)):
-            Vn[j, 0] = 0.0
-            Vn[j, 1:] = cols[j]
-            cols[j] = None  # type: ignore[call-overload]
-            if Vn.shape[1] >= 2**20:
-                _return_freed_memory()
+        Vn[:, 0] = 0.0
+        step = self._build_rows(Vn.shape[0])
+        for a in range(0, n, step):
+            rows, cells = slice(1 + a, 1 + min(n, a + step)), cell[a : a + step]
+            for j, (name, f) in enumerate(specs):
+                w = 1.0 if name is None else w_np[name][a : a + step]
+                np.multiply(w, f[cells], out=Vn[j, rows])
+            if n_soft:
+                qb = q[self.perm[a : a + step]].T  # (S, rows)
+                soft = Vn[len(specs) :, rows]
+                soft[0::2] = qb
+                np.multiply(qb, hit[a : a + step], out=soft[1::2])
         return Vt.to(self.device).t()
 
     def _build_statistics(
@@ -398,14 +424,13 @@ class BatchedBootstrap:
         """The fixed inputs of every replicate: the statistics columns (per-cell and dense)
         and the AUC layout. Arrays are in column order (``perm``) except the inputs'."""
         perm = self.perm
-        w_np = {
-            k: np.asarray(torch.as_tensor(v).cpu(), dtype=np.float64)[perm]
-            for k, v in weights.items()
-        }
+        w_ext = {k: self._permuted(v) for k, v in weights.items()}
+        w_np = {k: v[1:] for k, v in w_ext.items()}
         hit = None
         if y_pred is not None:
             yp = np.asarray(y_pred)[perm]
             hit = np.where(y == 1, yp == 1, yp != 1)  # correctly classified
+            del yp
         sc = None
         self.n_subconcepts = 0
         if subconcept is not None and hit is not None:
@@ -413,21 +438,22 @@ class BatchedBootstrap:
             self.n_subconcepts = n_sc if n_sc is not None else int(sc.max()) + 1 if len(sc) else 0
         cell, first = _cells(y, hit, masks, sc)
         specs = self._column_specs(y, hit, masks, sc, first, w_np)
+        del sc
         M0, M_w, dense_cols, dense, by_cell = self._split_columns(specs, cell, first, w_np)
         k = len(specs)
-        self.n_soft = 0
+        self.n_soft, q = 0, None
         if soft is not None and hit is not None:
-            q = np.asarray(soft, dtype=np.float64)[perm]
+            q = np.asarray(soft, dtype=np.float64)  # rows gathered block by block
             self.n_soft = q.shape[1]
             self._soft_start = k
-            for s in range(self.n_soft):
-                dense_cols += [k + 2 * s, k + 2 * s + 1]
-                dense += [q[:, s], q[:, s] * hit]
+            dense_cols += list(range(k, k + 2 * self.n_soft))  # per s: Σ q_s, Σ q_s·hit
         self.n_columns = k + 2 * self.n_soft
-        self._store_columns(cell, len(first), M0 if by_cell else None, M_w, w_np, dense_cols, dense)
+        self._store_columns(cell, len(first), M0 if by_cell else None, M_w, w_ext, dense_cols)
+        self._V = self._dense_matrix(dense, cell, w_np, q, hit) if dense_cols else None
+        del cell, hit, q
         self._auc: list[tuple[torch.Tensor | None, list[str], torch.Tensor]] = []
         if y_score is not None:
-            self._auc_layout(y_score, w_np, masks)
+            self._auc_layout(y_score, w_ext, masks)
 
     def _column_specs(self, y, hit, masks, sc, first, w_np) -> list[tuple[str | None, np.ndarray]]:
         """``(weighting or None, indicator over cells)`` for each column of S, in
@@ -455,7 +481,8 @@ class BatchedBootstrap:
 
     def _split_columns(self, specs, cell, first, w_np) -> tuple:
         """Which columns come from per-cell counts (``M0`` ``(G, k)``), from per-cell sums of
-        a weighting (``M_w``) or from dense ``(N,)`` columns; and whether ``M0`` is used."""
+        a weighting (``M_w``) or from dense ``(N,)`` columns (their specs, with their column
+        indices); and whether ``M0`` is used."""
         G, k = len(first), len(specs)
         # weightings constant on cells fold into M0; the others get dense columns (all of
         # them on devices where a product with dense columns beats a scatter-add)
@@ -487,42 +514,56 @@ class BatchedBootstrap:
                 M_w[name][:, j] = f
             else:
                 dense_cols.append(j)
-                dense.append((w_np[name] if name is not None else 1.0) * f[cell])
+                dense.append((name, f))  # filled into the dense matrix by _dense_matrix
         return M0, M_w, dense_cols, dense, by_cell
 
-    def _store_columns(self, cell, G, M0, M_w, w_np, dense_cols, dense) -> None:
-        """The statistics on the device: cell indices, ``M0`` (or None), per-cell weightings
-        and the dense ``(1 + N, k')`` matrix."""
+    def _store_columns(self, cell, G, M0, M_w, w_ext, dense_cols) -> None:
+        """The statistics on the device: cell indices, ``M0`` (or None) and the per-cell
+        weightings (``w_ext``: each weighting as :meth:`_permuted` made it)."""
         # Long runs of one cell (the columns are in score order) would chain every add on one
         # accumulator: instance i adds to lane i mod L of its cell, and the lanes are summed.
         self._cells = (G, _CELL_LANES)
-        lane = np.arange(1 + len(cell)) % _CELL_LANES
-        self._cell = torch.as_tensor(np.r_[0, cell] * _CELL_LANES + lane, device=self.device)
+        index = np.empty(1 + len(cell), dtype=np.int64)
+        index[0] = 0
+        np.multiply(cell, _CELL_LANES, out=index[1:])
+        for lane in range(1, _CELL_LANES):  # in place: no (N,) temporaries
+            index[lane::_CELL_LANES] += lane
+        self._cell = torch.as_tensor(index, device=self.device)
         pad = ((0, 0), (0, 2 * self.n_soft))  # soft memberships: dense columns only
         self._M0 = self._t(np.pad(M0, pad)) if M0 is not None else None
-        self._per_cell = [
-            (self._t(np.r_[0.0, w_np[name]]), self._t(np.pad(M_w[name], pad))) for name in M_w
-        ]
+        self._per_cell = [(self._t(w_ext[name]), self._t(np.pad(M_w[name], pad))) for name in M_w]
         self._dense_cols = torch.as_tensor(dense_cols, dtype=torch.long, device=self.device)
-        self._V = self._stack_columns(dense) if dense else None
 
-    def _auc_layout(self, y_score, w_np, masks) -> None:
+    def _auc_layout(self, y_score, w_ext, masks) -> None:
         """AUC: each positive's two positions among the sorted negatives, and one cumsum per
-        distinct negative weighting."""
+        distinct negative weighting (bit for bit; the first weighting of each group stands for
+        it)."""
         perm, nn = self.perm, self.n_neg
         s = np.asarray(y_score, dtype=np.float64)[perm]
-        s_neg, s_pos = s[:nn], s[nn:]
-        lo = np.searchsorted(s_neg, s_pos, side="left")
-        hi = np.searchsorted(s_neg, s_pos, side="right")
-        self._lo = torch.as_tensor(lo, device=self.device)
-        self._hi = torch.as_tensor(hi, device=self.device)
-        groups: dict[bytes, list[str]] = {}
-        for name, w in w_np.items():
-            groups.setdefault(w[:nn].tobytes(), []).append(name)
-        for names in groups.values():
-            w_neg = w_np[names[0]][:nn]
-            w_neg_t = None if np.all(w_neg == 1) else self._t(np.r_[0.0, w_neg])
-            pw = 0.5 * np.concatenate([w_np[k][nn:, None] * masks[nn:] for k in names], axis=1)
+        self._lo = torch.as_tensor(np.searchsorted(s[:nn], s[nn:], side="left"), device=self.device)
+        self._hi = torch.as_tensor(
+            np.searchsorted(s[:nn], s[nn:], side="right"), device=self.device
+        )
+        del s
+        groups: list[list[str]] = []
+        for name, w in w_ext.items():
+            bits = w[1 : 1 + nn].view(np.int64)
+            same = (
+                g for g in groups if np.array_equal(w_ext[g[0]][1 : 1 + nn].view(np.int64), bits)
+            )
+            group = next(same, None)
+            if group is None:
+                groups.append([name])
+            else:
+                group.append(name)
+        k = masks.shape[1]
+        for names in groups:
+            w_neg = w_ext[names[0]][: 1 + nn]  # a view: no copy of the negatives' weights
+            w_neg_t = None if np.all(w_neg[1:] == 1) else self._t(w_neg)
+            pw = np.empty((len(perm) - nn, k * len(names)))
+            for i, name in enumerate(names):
+                np.multiply(w_ext[name][1 + nn :, None], masks[nn:], out=pw[:, i * k : (i + 1) * k])
+            pw *= 0.5
             self._auc.append((w_neg_t, names, self._t(pw)))
 
     # -- counts --------------------------------------------------------------------------
@@ -531,35 +572,45 @@ class BatchedBootstrap:
     # across chunks: on the CPU, fresh large tensors cost more in page faults than the
     # arithmetic done on them. The counts are never held for all B replicates at once: a
     # chunk of b rows, with b set by the memory budget.
-    def _buffer_shapes(self, b: int, work: bool) -> dict[str, tuple[int, int]]:
+    def _buffer_shapes(self, b: int, work: bool) -> list[dict[str, tuple[int, int]]]:
+        """One worker's buffers by region: the counts, then (``work``) the scratch of the AUC
+        and that of the per-cell weighted counts, which share one region (a chunk's weighted
+        counts are summed before its AUC is computed, in the same worker)."""
         n, nn = len(self.perm), self.n_neg
-        shapes = {"C": (b, 1 + n)}
+        counts = {"C": (b, 1 + n)}
         if not self.identity:
-            shapes["U"] = (b, 1 + self.n_units)
-        if self._auc and work:
+            counts["U"] = (b, 1 + self.n_units)
+        regions = [counts]
+        if self._auc and work:  # the negatives' weighted counts are made in "ext"
             r = self._auc_rows(b)
-            shapes |= {"cn": (r, 1 + nn), "ext": (r, 1 + nn), "g1": (r, n - nn), "g2": (r, n - nn)}
+            e = self._scratch_rows(r, 1 + nn, _ROW_STEP_BYTES)  # cumsum rows at once
+            regions.append({"ext": (e, 1 + nn), "g1": (r, n - nn), "g2": (e, n - nn)})
         if self._per_cell and work:
-            shapes["cw"] = (self._cw_rows(b), 1 + n)
-        return shapes
+            regions.append({"cw": (self._cw_rows(b), 1 + n)})
+        return regions
 
-    def _scratch_rows(self, b: int, row_elements: int) -> int:
+    def _scratch_rows(self, b: int, row_elements: int, cpu_cap: int = _AUC_BYTES) -> int:
         """Rows of a ``b``-row chunk whose scratch (``row_elements`` per row) is held at once:
-        on the CPU at most :data:`_AUC_BYTES`, and never over a quarter of the budget."""
-        cap = min(_AUC_BYTES if self.device.type == "cpu" else 2**62, self.memory_budget // 4)
+        on the CPU at most ``cpu_cap`` bytes, and never over a quarter of the budget."""
+        cap = min(cpu_cap if self.device.type == "cpu" else 2**62, self.memory_budget // 4)
         return max(1, min(b, cap // (self.dtype.itemsize * row_elements)))
 
     def _auc_rows(self, b: int) -> int:
-        """Rows of AUC scratch (cumsums and gathers) held at once (0 without AUC)."""
+        """Rows of AUC scratch (cumsums and gathers) held at once (0 without AUC). A row is
+        counted as ``2·(1 + n_neg) + 2·n_pos`` elements, more than its buffers take (the
+        weighted counts share the cumsum's): the row groups, which set the shapes of the AUC
+        products and so their last bits, are those of the layout with a separate buffer."""
         n, nn = len(self.perm), self.n_neg
         return self._scratch_rows(b, 2 * (1 + nn) + 2 * (n - nn)) if self._auc else 0
 
     def _cw_rows(self, b: int) -> int:
         """Rows of c·w scratch held at once for the weightings summed per cell (0: none)."""
-        return self._scratch_rows(b, 1 + len(self.perm)) if self._per_cell else 0
+        n = len(self.perm)
+        return self._scratch_rows(b, 1 + n, _ROW_STEP_BYTES) if self._per_cell else 0
 
     def _buffer_numel(self, b: int, work: bool = True) -> int:
-        return sum(r * k for r, k in self._buffer_shapes(b, work).values())
+        sizes = [sum(r * k for r, k in s.values()) for s in self._buffer_shapes(b, work)]
+        return sizes[0] + max(sizes[1:], default=0)
 
     def _buffers(
         self, b: int, *, work: bool = True, storage: torch.Tensor | None = None
@@ -568,10 +619,14 @@ class BatchedBootstrap:
         ``U`` for clusters), ``b`` rows, whose column 0 stays 0, and the AUC scratch."""
         if storage is None:
             storage = torch.empty(self._buffer_numel(b, work), device=self.device, dtype=self.dtype)
-        buf, at = {}, 0
-        for name, (r, k) in self._buffer_shapes(b, work).items():
-            buf[name] = storage[at : at + r * k].view(r, k)
-            at += r * k
+        buf: dict[str, torch.Tensor] = {}
+        regions = self._buffer_shapes(b, work)
+        scratch = sum(r * k for r, k in regions[0].values())  # where every scratch begins
+        for i, region in enumerate(regions):
+            at = 0 if i == 0 else scratch
+            for name, (r, k) in region.items():
+                buf[name] = storage[at : at + r * k].view(r, k)
+                at += r * k
         buf["C"][:, 0] = 0
         if self.identity:
             buf["U"] = buf["C"]
@@ -797,20 +852,25 @@ class BatchedBootstrap:
     def _auc_numerators(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor):
         """``out (b, Σk)`` ← 2 × AUC numerators of each weighting group and subset, for
         groups of rows that fit the AUC scratch buffers."""
-        step = buf["ext"].shape[0]
+        step = buf["g1"].shape[0]
         for r in range(0, c.shape[0], step):
             self._auc_block(c[r : r + step], buf, out[r : r + step])
 
     def _auc_block(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor):
-        b, nn, col = c.shape[0], self.n_neg, 0
+        """One row group: each row's positives' terms into ``g1`` (the cumsums a few rows at
+        a time, see :data:`_ROW_STEP_BYTES`), then one product per weighting group."""
+        b, nn, col, step = c.shape[0], self.n_neg, 0, buf["ext"].shape[0]
+        g1 = buf["g1"][:b]
         for w_neg, _, pw in self._auc:
-            src = c[:, : 1 + nn]
-            if w_neg is not None:
-                src = torch.mul(src, w_neg, out=buf["cn"][:b])
-            ext = torch.cumsum(src, 1, out=buf["ext"][:b])
-            g1 = torch.gather(ext, 1, self._lo.expand(b, -1), out=buf["g1"][:b])
-            g2 = torch.gather(ext, 1, self._hi.expand(b, -1), out=buf["g2"][:b])
-            g1.add_(g2).mul_(c[:, 1 + nn :])  # 2 × (negatives below + ½ tied) × count
+            for r in range(0, b, step):
+                rows, m = slice(r, min(b, r + step)), min(step, b - r)
+                src = c[rows, : 1 + nn]
+                if w_neg is not None:  # weighted in the cumsum's buffer, then summed in place
+                    src = torch.mul(src, w_neg, out=buf["ext"][:m])
+                ext = torch.cumsum(src, 1, out=buf["ext"][:m])
+                torch.gather(ext, 1, self._lo.expand(m, -1), out=g1[rows])
+                g2 = torch.gather(ext, 1, self._hi.expand(m, -1), out=buf["g2"][:m])
+                g1[rows].add_(g2).mul_(c[rows, 1 + nn :])  # 2 × (below + ½ tied) × count
             k = pw.shape[1]
             torch.matmul(g1, pw, out=out[:, col : col + k])
             col += k

@@ -126,3 +126,61 @@ def test_a_blocked_report_leaves_the_previous_run_whole(files, capsys, monkeypat
     assert main([*args, "--bootstrap", "20", "--quiet"]) == 2
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert "Permission denied" in capsys.readouterr().err
+
+
+def test_evaluate_file_hands_the_posteriors_over_and_every_setting_on(files, monkeypatch):
+    """The evaluation alone holds the posteriors (freed once its weights are made, before the
+    bootstrap), the returned table has none, and every setting reaches the evaluation."""
+    import weakref
+
+    import medeval.flows.evaluate as flow
+    from medeval.evaluation import evaluate_predictions
+    from medeval.metrics import bootstrap
+
+    _df, pred, sizes, _out = files
+    read, held = flow.read_predictions, []
+
+    def reading(*args, **kwargs):
+        table = read(*args, **kwargs)
+        held.append(weakref.ref(table.posteriors))
+        return table
+
+    alive_at_bootstrap = []
+    init = bootstrap.BatchedBootstrap.__init__
+
+    def plan(self, *args, **kwargs):
+        alive_at_bootstrap.append(held[0]() is not None)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(flow, "read_predictions", reading)
+    monkeypatch.setattr(bootstrap.BatchedBootstrap, "__init__", plan)
+    s = EvaluateSettings(threshold=0.4, n_bootstrap=30, confidence=0.9, seed=3, memory_budget=2**24)
+    table, ev = evaluate_file(pred, sizes, settings=s)
+    assert alive_at_bootstrap == [False] and table.posteriors is None
+    monkeypatch.undo()
+    t = flow.read_predictions(pred, flow.read_train_sizes(sizes))
+    kw = dict(y_score=t.y_score, subconcept=t.subconcept, posteriors=t.posteriors)
+    u = flow.read_train_sizes(sizes)
+    expected = evaluate_predictions(t.y_true, train_sizes=u, **kw, **s.options())
+    assert ev.scores == expected.scores and ev.intervals == expected.intervals
+    assert not np.isnan(ev.scores["cBA"])  # the posteriors were used
+
+
+def test_evaluate_file_passes_every_setting_to_the_evaluation(files, monkeypatch):
+    """evaluate_file spells the settings out (no ** dict): none may be left behind."""
+    from types import SimpleNamespace
+
+    import medeval.flows.evaluate as flow
+
+    _df, pred, sizes, _out = files
+    real, seen = flow.evaluate_predictions.__wrapped__, {}
+
+    def record(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(flow, "evaluate_predictions", SimpleNamespace(__wrapped__=record))
+    s = EvaluateSettings(threshold=0.3, n_bootstrap=5, stratify="subconcept", seed=2)
+    evaluate_file(pred, sizes, settings=s)
+    assert set(s.options()) <= set(seen)
+    assert {k: seen[k] for k in s.options()} == s.options()

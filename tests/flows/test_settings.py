@@ -18,6 +18,11 @@ from medeval.flows.rerun import RerunSettings
         ("confidence", 0.0),
         ("stratify", "bogus"),
         ("memory_budget", 0),
+        ("seed", -1),
+        ("seed", 1.5),
+        ("threshold", "0.5"),
+        ("progress", "yes"),
+        ("device", 0),
     ],
 )
 def test_bad_evaluate_settings_name_the_field(field, value):

@@ -306,3 +306,71 @@ def test_cells_group_equal_class_hit_memberships_and_subconcept(n_masks):
     assert len(first) == len(set(rows))
     for i in range(n):  # same cell <=> same attributes; first[c] is an instance of cell c
         assert rows[first[cell[i]]] == rows[i]
+
+
+def _soft(y, seed):
+    rng = np.random.default_rng(seed)
+    sides = np.array([0, 0, 1, 1, 1])
+    q = rng.dirichlet(np.ones(5), len(y)) * (sides[None, :] == y[:, None])
+    return q / q.sum(1, keepdims=True)
+
+
+def _same_replicates(a, b) -> None:
+    assert a.scores.keys() == b.scores.keys()
+    for key in a.scores:  # bit for bit, NaN where either is NaN
+        assert torch.equal(a.scores[key].nan_to_num(-1.0), b.scores[key].nan_to_num(-1.0)), key
+    assert torch.equal(a.subconcept_recall.nan_to_num(-1.0), b.subconcept_recall.nan_to_num(-1.0))
+    assert torch.equal(a.estimated_recall, b.estimated_recall)
+
+
+@pytest.mark.filterwarnings(ALLOW_UNDEFINED)
+@pytest.mark.parametrize("by_cell", [False, True])
+def test_dense_matrix_built_in_row_blocks_equals_built_at_once(by_cell, monkeypatch):
+    """The dense statistics (weightings varying within cells, soft memberships) are filled a
+    block of rows at a time into their column-major storage: any block gives the same matrix
+    and the same replicates as one block."""
+    from medeval.metrics import bootstrap
+
+    monkeypatch.setattr(bootstrap, "_counts_by_cell", lambda device: by_cell)
+    y, yp, s, sc, weights, subsets = _problem(11, n=300)
+    kw = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc)
+    kw["soft_subconcept"] = _soft(y, 12)
+    monkeypatch.setattr(BatchedBootstrap, "_build_rows", lambda self, k: 10**9)
+    whole = BatchedBootstrap(y, **kw)
+    monkeypatch.setattr(BatchedBootstrap, "_build_rows", lambda self, k: 7)  # 43 blocks
+    blocks = BatchedBootstrap(y, **kw)
+    # dense: p's 10 columns with cells, else all 30 weighted and 10 recall ones; then 10 soft
+    assert whole._V.shape == (1 + len(y), 20 if by_cell else 50)
+    assert torch.equal(whole._V, blocks._V) and not blocks._V.is_contiguous()  # column-major
+    hit = (yp == y).astype(float)[whole.perm]
+    q = kw["soft_subconcept"][whole.perm]
+    expected = np.zeros((1 + len(y), 10))
+    expected[1:, 0::2], expected[1:, 1::2] = q, q * hit[:, None]
+    assert np.array_equal(whole._V[:, -10:].numpy(), expected)  # zero row, then q_s, q_s·hit
+    _same_replicates(whole.run(20, seed=3), blocks.run(20, seed=3))
+
+
+@pytest.mark.filterwarnings(ALLOW_UNDEFINED)
+def test_row_steps_and_shared_scratch_change_no_number(monkeypatch):
+    """The cumsums of the AUC and the weighted counts of the per-cell sums are made a few rows
+    at a time in one scratch region that they share; one row at a time gives the very same
+    replicates as whole row groups."""
+    from medeval.metrics import bootstrap
+
+    monkeypatch.setattr(bootstrap, "_CELL_MIN_BYTES", 0)  # "p": per-cell sums of c·p
+    y, yp, s, sc, weights, subsets = _problem(13, n=400)
+    kw = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc)
+    kw["soft_subconcept"] = _soft(y, 14)
+    grouped = BatchedBootstrap(y, **kw)
+    assert grouped._per_cell and grouped._auc
+    monkeypatch.setattr(bootstrap, "_ROW_STEP_BYTES", 1)  # one row at a time
+    single = BatchedBootstrap(y, **kw)
+    buf = single._buffers(16)
+    assert buf["ext"].shape[0] == buf["g2"].shape[0] == buf["cw"].shape[0] == 1
+    assert buf["g1"].shape[0] == 16  # the AUC products keep their row groups
+    assert buf["ext"].data_ptr() == buf["cw"].data_ptr()  # one region for both scratches
+    regions = single._buffer_shapes(16, work=True)
+    sizes = [sum(r * k for r, k in region.values()) for region in regions]
+    assert single._buffer_numel(16) == sizes[0] + max(sizes[1:]) < sum(sizes)
+    a, b = grouped.run(30, seed=5, chunk_size=16), single.run(30, seed=5, chunk_size=16)
+    _same_replicates(a, b)
