@@ -543,7 +543,7 @@ def evaluate_predictions(
     if u is not None and not isinstance(u, Utilities):
         u = utilities_from_train_sizes(u)
     plan = _plan(y, subconcept, posteriors, posterior_columns, u)
-    posteriors = posteriors if reference is not None else None  # only rectifying reads them
+    posteriors = None  # what follows reads the plan's weights: the matrix can be freed
     plan.groups = None if groups is None else _codes(groups, len(y), "groups")
     if s is None:
         for w in SCORED_WEIGHTINGS:
