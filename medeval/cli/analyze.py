@@ -8,10 +8,9 @@ to the true-weight score (wBA…), with interval coverage. The library side is
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
-from medeval.cli.common import check_out, common_options, execute
+from medeval.cli.common import check_out, common_options, execute, run_command
 from medeval.errors import UserError
 
 PROG = "python -m medeval.analyze"
@@ -57,4 +56,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -21,6 +21,7 @@ from medeval.cli.common import (
     default_out,
     execute,
     positive_int,
+    run_command,
     source_options,
 )
 
@@ -192,4 +193,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -15,6 +15,7 @@ is released when the tool ends. Only the standard library is imported here, so
 from __future__ import annotations
 
 import argparse
+import atexit
 import functools
 import math
 import os
@@ -197,6 +198,36 @@ def say(args: argparse.Namespace, *lines: str) -> None:
 def _one_line(err: BaseException) -> str:
     text = str(err) if not isinstance(err, KeyError) else str(err.args[0])
     return " ".join(text.split()) or type(err).__name__
+
+
+def run_command(main: Callable[[], int]) -> NoReturn:
+    """Run a tool's ``main()`` as the whole process (``python -m medeval.<tool>`` and the
+    console scripts) and end the process with its exit code, without the interpreter's
+    teardown.
+
+    After a run that imported torch, the interpreter's shutdown (tearing down every module and
+    collecting torch's object graph) takes 0.4–0.6 s of a 3.6 s ``evaluate`` run and does
+    nothing a finished command needs: its outputs are written, closed and renamed into place
+    by then. So the exit handlers still run (logging, temporary folders, worker processes),
+    the standard streams are flushed, and the process ends there. An exception out of
+    ``main`` (a bug: user errors are exit codes) takes Python's normal path with its traceback.
+    """
+    code = main()
+    exit_now(code)
+
+
+def exit_now(code: int) -> NoReturn:
+    """Run the exit handlers, flush the standard streams and end the process with ``code``
+    (see :func:`run_command`)."""
+    try:
+        atexit._run_exitfuncs()  # the handlers os._exit would skip: logging, finalizers, pools
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe or stream: nothing left to say
+                pass
+        os._exit(code if isinstance(code, int) else 1)
 
 
 def execute(

@@ -15,11 +15,18 @@ The library side is :func:`medeval.flows.discovery.discover_and_evaluate`.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from medeval.cli.common import check_out, common_options, default_out, execute, positive_int, say
+from medeval.cli.common import (
+    check_out,
+    common_options,
+    default_out,
+    execute,
+    positive_int,
+    run_command,
+    say,
+)
 
 PROG = "python -m medeval.discover"
 
@@ -168,4 +175,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

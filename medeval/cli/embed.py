@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from medeval.cli.common import (
     execute,
     parse_nested,
     positive_int,
+    run_command,
     say,
     source_options,
 )
@@ -179,4 +179,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -27,6 +27,7 @@ from medeval.cli.common import (
     finite_float,
     non_negative_int,
     probability,
+    run_command,
     say,
 )
 from medeval.errors import UserError
@@ -195,13 +196,15 @@ def run(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace, out: Path) -> int:
     import warnings
 
-    from medeval._memory import return_large_blocks
+    from medeval._memory import freeze_imported, return_large_blocks
     from medeval.atomic import replace_folder, write_files
     from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
+    from medeval.report import figures  # noqa: F401  (imported now, so that it is frozen too)
     from medeval.report.outputs import output_files
     from medeval.report.tables import scores_table, subconcept_table
 
     return_large_blocks()  # freed column-sized arrays go back to the system between stages
+    freeze_imported()  # the libraries just imported stay out of the collector's passes
     bootstrap = 1000 if args.bootstrap is None else args.bootstrap
     seed = 0 if args.seed is None else args.seed
     settings = EvaluateSettings(
@@ -252,4 +255,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

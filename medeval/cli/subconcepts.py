@@ -15,7 +15,6 @@ The library side is :func:`medeval.flows.subconcepts.fit_and_evaluate`.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from medeval.cli.common import (
     execute,
     non_negative_int,
     positive_int,
+    run_command,
     say,
 )
 
@@ -206,4 +206,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 
 from medeval.cli.common import (
@@ -23,6 +22,7 @@ from medeval.cli.common import (
     common_options,
     execute,
     positive_int,
+    run_command,
     source_options,
 )
 
@@ -151,4 +151,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +28,7 @@ from medeval.cli.common import (
     common_options,
     execute,
     positive_int,
+    run_command,
     say,
     source_options,
 )
@@ -160,4 +160,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -164,3 +164,56 @@ def test_a_device_this_machine_lacks_exits_2_before_any_work(
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err and f"--device {device}" in err
     assert not out.exists()
+
+
+RUN_COMMAND = """
+import atexit, sys
+from pathlib import Path
+from medeval.cli.common import run_command
+
+def main():
+    atexit.register(lambda: Path(sys.argv[1]).write_text("handler ran"))
+    sys.stdout.write("buffered, no newline")  # still in the buffer when the process ends
+    if sys.argv[2] == "raise":
+        raise RuntimeError("a bug")
+    return int(sys.argv[2])
+
+run_command(main)
+"""
+
+
+@pytest.mark.parametrize("code", [0, 2, 3])
+def test_run_command_ends_the_process_with_main_s_code_after_its_exit_handlers(code, tmp_path):
+    marker = tmp_path / "atexit.txt"
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_COMMAND, str(marker), str(code)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert proc.returncode == code
+    assert proc.stdout == "buffered, no newline"
+    assert marker.read_text() == "handler ran"
+
+
+def test_run_command_lets_a_bug_show_its_traceback(tmp_path):
+    marker = tmp_path / "atexit.txt"
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_COMMAND, str(marker), "raise"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert proc.returncode == 1
+    assert "RuntimeError: a bug" in proc.stderr
+    assert marker.read_text() == "handler ran"
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_every_python_dash_m_entry_ends_through_run_command(tool):
+    text = (
+        (REPO / "medeval" / f"{tool}.py").read_text()
+        if tool != "tasks"
+        else (REPO / "medeval" / "tasks" / "__main__.py").read_text()
+    )
+    assert 'if __name__ == "__main__":\n    run_command(main)' in text
