@@ -240,3 +240,16 @@ def test_help_documents_the_folder_contract(capsys):
     text = capsys.readouterr().out
     for needle in ('Column "label"', 'column "group"', "medeval.embed", "--scheduler", "--force"):
         assert needle in text
+
+
+def test_a_parallel_grid_from_the_shell_exits_when_done(shared_data, tmp_path):
+    """With --jobs 2 the worker pool is still alive when the grid ends; the command must stop
+    it and exit with 0 (ending the process early there once left it waiting forever)."""
+    out = tmp_path / "jobs2"
+    env = {**os.environ, "MEDEVAL_DATA": str(shared_data), "MPLBACKEND": "Agg"}
+    cmd = [sys.executable, "-m", "medeval.benchmark", *_args(shared_data, out, "--no-analyze")]
+    proc = subprocess.run(
+        [*cmd, "--jobs", "2", "--quiet"], cwd=REPO, env=env, capture_output=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert len(ResultsStore(out).records()) > 0
