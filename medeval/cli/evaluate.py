@@ -199,12 +199,13 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     from medeval._memory import freeze_imported, return_large_blocks
     from medeval.atomic import replace_folder, write_files
     from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
-    from medeval.report import figures  # noqa: F401  (imported now, so that it is frozen too)
     from medeval.report.outputs import output_files
     from medeval.report.tables import scores_table, subconcept_table
 
     return_large_blocks()  # freed column-sized arrays go back to the system between stages
-    freeze_imported()  # the libraries just imported stay out of the collector's passes
+    # the libraries just imported (torch, pandas, scipy) stay out of the collector's passes;
+    # matplotlib is imported only after the bootstrap, where the run's memory peaks
+    freeze_imported()
     bootstrap = 1000 if args.bootstrap is None else args.bootstrap
     seed = 0 if args.seed is None else args.seed
     settings = EvaluateSettings(
@@ -230,6 +231,9 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     for w in caught:  # input warnings are already the first notes
         if str(w.message) not in ev.notes:
             print(f"warning: {w.message}", file=sys.stderr)
+    from medeval.report import figures  # noqa: F401  (matplotlib, past the memory peak)
+
+    freeze_imported()  # ... and out of the collector's passes while the figure is drawn
     files = output_files(ev, title=table.path.name, source=source)
     with replace_folder(out) as tmp:
         write_files(tmp, files)
