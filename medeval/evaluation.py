@@ -59,6 +59,8 @@ from .weights import (
 
 # Importers that take the vocabulary from this module keep working; it lives in medeval.scores.
 SCORES = PAPER_SCORES
+#: Why the AUC family is unavailable without scores.
+NO_SCORES = "no y_score (scores are needed for ROC AUC)"
 #: Named strata of ``evaluate_predictions(stratify=...)`` (besides per-instance codes).
 STRATIFY = ("class", "subconcept", "none")
 #: The rectified score per family (SPEC §9; the ``r`` weighting of :mod:`medeval.scores`): cM
@@ -547,33 +549,37 @@ def evaluate_predictions(
     plan.groups = None if groups is None else _codes(groups, len(y), "groups")
     if s is None:
         for w in SCORED_WEIGHTINGS:
-            plan.unavailable.setdefault(
-                f"{w.prefix}AUC", "no y_score (scores are needed for ROC AUC)"
-            )
+            plan.unavailable.setdefault(f"{w.prefix}AUC", NO_SCORES)
     notes = _fallback_notes(plan)
     point = _point_scores(y, yp, s, plan, notes)
-    reps = None
-    if n_bootstrap > 0:
-        boot = BatchedBootstrap(
-            y, y_pred=yp, y_score=s, **_resampling(plan, stratify, groups, y),
-            device=device, memory_budget=memory_budget,
-        )  # fmt: skip
-        reps = boot.run(n_bootstrap, seed=seed, progress=progress)
-        del boot  # its statistics (0.4 GB at 2M rows) are not needed by what follows
+    reps = _replicates(
+        y, yp, s, plan, stratify, groups, n_bootstrap, seed=seed, device=device,
+        memory_budget=memory_budget, progress=progress,
+    )  # fmt: skip
     boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
     thr = float(threshold) if y_pred is None else None  # only when labels came from scores
     inputs = _RectifyInputs(y, yp, s, u, plan, point)
-    why = _rectified_unavailable(reference, inputs)
-    res, rows, row_notes = None, None, []
-    if not why:  # before the tables, so that the rectified subset rows are built with them
-        opts = dict(seed=seed, device=device, memory_budget=memory_budget)
-        res = _rectify(reference, reference_variant, inputs, reps, confidence, boot_info, **opts)
-        rows = _rectified_rows(reference, res, inputs, row_notes)
+    opts = dict(seed=seed, device=device, memory_budget=memory_budget)
+    res, why, rows, row_notes = _rectified_parts(
+        reference, reference_variant, inputs, reps, confidence, boot_info, **opts
+    )
     ev = _assemble(
         y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot_info, threshold=thr,
         extra_rows=rows,
     )  # fmt: skip
     return _with_reference(ev, reference, res, why, inputs, row_notes)
+
+
+def _replicates(y, yp, s, plan: _Plan, stratify, groups, n_bootstrap: int, **opts: Any) -> Any:
+    """Every score's bootstrap replicates (``None`` for ``n_bootstrap`` 0). The bootstrap's
+    statistics (0.4 GB at 2M rows) are freed on return: nothing after needs them."""
+    if n_bootstrap <= 0:
+        return None
+    seed, progress = opts.pop("seed"), opts.pop("progress")
+    boot = BatchedBootstrap(
+        y, y_pred=yp, y_score=s, **_resampling(plan, stratify, groups, y), **opts
+    )
+    return boot.run(n_bootstrap, seed=seed, progress=progress)
 
 
 def _fallback_notes(plan: _Plan) -> list[str]:
@@ -986,6 +992,25 @@ def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInpu
     return ""
 
 
+def _rectified_parts(
+    reference: ReferenceRows | None,
+    variant: str,
+    inputs: _RectifyInputs,
+    reps: Any,
+    confidence: float,
+    boot_info: dict,
+    **opts: Any,
+) -> tuple[RectifiedResult | None, str, dict[str, list] | None, list[str]]:
+    """The rectified scores (or why not), their rows of the subsets table and the notes those
+    rows raise; computed before the tables, so that the rows are built with them."""
+    why = _rectified_unavailable(reference, inputs)
+    if why:
+        return None, why, None, []
+    res = _rectify(reference, variant, inputs, reps, confidence, boot_info, **opts)
+    notes: list[str] = []
+    return res, why, _rectified_rows(reference, res, inputs, notes), notes
+
+
 def _with_reference(
     ev: Evaluation,
     reference: ReferenceRows | None,
@@ -1078,7 +1103,7 @@ def _rectified_on_subset(
             f"{where}; NaN"
         )
         notes.append(msg)
-        warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
+        warnings.warn(msg, UndefinedMetricWarning, stacklevel=5)
     return float(value)
 
 
