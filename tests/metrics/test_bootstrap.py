@@ -242,11 +242,9 @@ def test_run_leaves_torch_thread_count_as_it_found_it():
     assert torch.get_num_threads() == before
 
 
-def test_counts_do_not_depend_on_how_they_are_tallied_or_on_the_threads(monkeypatch):
-    """Large strata are tallied by a torch scatter-add, small ones by numpy's bincount; chunks
-    run on several threads. Neither changes a single count."""
-    from medeval.metrics import bootstrap
-
+def test_counts_do_not_depend_on_the_chunks_or_the_threads_and_resample_each_stratum():
+    """Chunks run on several threads; neither changes a single count, and every replicate
+    draws each stratum's (here each class's) size of units from it, in whole numbers."""
     y, yp, s, sc, weights, subsets = _problem(4)
     kw = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc)
     before = torch.get_num_threads()
@@ -254,7 +252,6 @@ def test_counts_do_not_depend_on_how_they_are_tallied_or_on_the_threads(monkeypa
         torch.set_num_threads(1)
         ref = BatchedBootstrap(y, **kw).run(40, seed=3, chunk_size=7)
         torch.set_num_threads(2)
-        monkeypatch.setattr(bootstrap, "_SCATTER_DRAW", 1)
         boot = BatchedBootstrap(y, **kw)
         assert boot._workers() == 2
         got = boot.run(40, seed=3, chunk_size=7)
@@ -263,8 +260,11 @@ def test_counts_do_not_depend_on_how_they_are_tallied_or_on_the_threads(monkeypa
     for k, v in ref.scores.items():
         torch.testing.assert_close(got.scores[k], v, rtol=0, atol=1e-13, equal_nan=True)
     counts = torch.cat(list(boot.iter_counts(40, seed=3, chunk_size=11)))
-    monkeypatch.setattr(bootstrap, "_SCATTER_DRAW", 2**40)
     assert torch.equal(counts, torch.cat(list(boot.iter_counts(40, seed=3, chunk_size=40))))
+    assert torch.equal(counts, counts.round()) and bool((counts >= 0).all())
+    for c in (0, 1):
+        per_class = counts[:, torch.as_tensor(np.asarray(y) == c)].sum(1)
+        assert torch.equal(per_class, torch.full_like(per_class, float((np.asarray(y) == c).sum())))
 
 
 def test_an_error_in_one_chunk_stops_the_others_and_restores_the_threads(monkeypatch):
