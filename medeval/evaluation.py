@@ -31,7 +31,7 @@ from .rectified import (
     VARIANTS,
     RectifiedResult,
     ReferenceRows,
-    TestSide,
+    TargetRows,
     combine,
     rectify_test_side,
     reference_subset_scores,
@@ -1128,7 +1128,7 @@ def _rectify(
         }
     p = inputs.plan
     point = {m: float(v[0]) for (k, m), v in inputs.point.items() if k == "c"}
-    test = TestSide(inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None)
+    test = TargetRows(inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None)
     test.point = point
     res = rectify_test_side(
         test, reference, inputs.u, variant=variant, n_bootstrap=0 if reps is None else reps.n,

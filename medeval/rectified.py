@@ -544,7 +544,7 @@ def rectified_scores(
     u = _utilities_for(reference, utilities)
     y, yp, s = _test_labels(y_true, y_pred, y_score, threshold)
     c_test, fb_test = class_conditional(y, posteriors, u, columns=posterior_columns)
-    test = TestSide(y, yp, s, c_test, fb_test, _strata(stratify, y), _clusters(groups, len(y)))
+    test = TargetRows(y, yp, s, c_test, fb_test, _strata(stratify, y), _clusters(groups, len(y)))
     opts = {"device": device, "memory_budget": memory_budget, "chunk_size": chunk_size}
     return rectify_test_side(
         test, reference, u, variant=variant, n_bootstrap=n_bootstrap, confidence=confidence,
@@ -554,8 +554,8 @@ def rectified_scores(
 
 
 @dataclass
-class TestSide:
-    """The checked test rows of a rectification: classes, labels, scores ``(N,)`` (``s`` may
+class TargetRows:
+    """The checked test rows a rectification scores: classes, labels, scores ``(N,)`` (``s`` may
     be ``None``), class-conditional weights ``(N,)`` and how many rows fell back to the class
     mean, bootstrap strata and clusters ``(N,)`` (``clusters`` may be ``None``), and, where the
     caller has them, the exact ``{family: cM(test)}`` (``point``; computed when ``None``)."""
@@ -571,7 +571,7 @@ class TestSide:
 
 
 def rectify_test_side(
-    test: TestSide,
+    test: TargetRows,
     reference: ReferenceRows,
     u: Utilities,
     *,
@@ -586,7 +586,7 @@ def rectify_test_side(
     chunk_size: int | None = None,
     test_replicates: Mapping[str, torch.Tensor] | None = None,
 ) -> RectifiedResult:
-    """:func:`rectified_scores` from a checked :class:`TestSide` (``evaluate_predictions``
+    """:func:`rectified_scores` from a checked :class:`TargetRows` (``evaluate_predictions``
     passes the class-conditional weights, point estimates and replicates it already has, so
     that nothing is computed twice and cM and rM are paired)."""
     y, yp, s, c_test = test.y, test.yp, test.s, test.c
