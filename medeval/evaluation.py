@@ -595,13 +595,14 @@ def _fallback_notes(plan: _Plan) -> list[str]:
 
 def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndarray) -> dict:
     """:class:`BatchedBootstrap` keyword arguments from the plan: weights, subsets,
-    subconcepts, strata ``(N,)`` and clusters ``(N,)``."""
+    subconcepts, strata ``(N,)`` and clusters ``(N,)``. The soft memberships are not passed:
+    the per-subconcept intervals are binomial (:func:`_recall_intervals`), so replicates of the
+    label-free recalls would be dense columns (2 per subconcept) that nothing reads."""
     return dict(
         weights=plan.weights,
         subsets=plan.subsets,
         subconcept=plan.sc_codes,
         n_subconcepts=len(plan.sc_names),
-        soft_subconcept=plan.q_class,
         strata=_strata(stratify, y, plan),
         clusters=None if groups is None else _codes(groups, len(y), "groups"),
     )
