@@ -1,6 +1,6 @@
-"""The benchmark grid's wall time and metric share, against a baseline version run in the same
-session: by default the last version before the rectified scores (no reference rows, no
-out-of-bag predictions), so the ratio is what the reference rows cost.
+"""The benchmark grid's wall time and metric share, against a baseline version run beside it
+(alternating, on the same machine): by default the last version before the rectified scores
+(no reference rows, no out-of-bag predictions), so the ratio is what the reference rows cost.
 
 Each round runs ``python -m medeval.benchmark --collection keel --jobs 2 --no-analyze`` (every
 data set, every correction, 10 splits, B = 200 intervals per fold) once with each version,
