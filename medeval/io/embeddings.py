@@ -19,7 +19,7 @@ import pandas as pd
 
 from medeval import atomic
 from medeval.errors import InputError
-from medeval.io.tables import read_frame
+from medeval.io.tables import finite_matrix, read_frame
 
 __all__ = [
     "FEATURE",
@@ -61,16 +61,7 @@ def read_embeddings(path: str | Path) -> EmbeddingTable:
         raise InputError(path, "no feature columns f0000… (the python -m medeval.embed format)")
     if len(frame) == 0:
         raise InputError(path, "has no rows")
-    X = np.empty((len(frame), len(features)))
-    for j, c in enumerate(features):
-        values = pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=np.float64)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InputError(
-                path, f"{frame[c].iloc[i]!r} is not a finite number", column=c, row=i + 1
-            )
-        X[:, j] = values
+    X = finite_matrix(frame, features, path)
     rest = frame[[c for c in frame.columns if c not in features]].reset_index(drop=True)
     return EmbeddingTable(path, X, features, rest)
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from medeval.errors import InputError
 from medeval.io.embeddings import FEATURE
-from medeval.io.tables import read_frame
+from medeval.io.tables import finite_matrix, read_frame
 
 __all__ = ["FeatureTable", "binary_column", "read_feature_table"]
 
@@ -74,19 +74,7 @@ def read_feature_table(path: str | Path, features: Sequence[str] | None = None) 
             )
     if len(frame) == 0:
         raise InputError(path, "has no rows")
-    X = np.empty((len(frame), len(cols)))
-    for j, c in enumerate(cols):
-        values = pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=np.float64)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InputError(
-                path,
-                f"{frame[c].iloc[i]!r} is not a finite number (features must be numeric)",
-                column=c,
-                row=i + 1,
-            )
-        X[:, j] = values
+    X = finite_matrix(frame, cols, path, hint=" (features must be numeric)")
     rest = frame[[c for c in frame.columns if c not in set(cols)]].reset_index(drop=True)
     table = FeatureTable(path, X, cols, rest)
     _check_ids(table)

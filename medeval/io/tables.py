@@ -128,3 +128,21 @@ def numeric_column(
         shown = problem if problem == "missing value" else f"{str(values.iloc[row])!r} {problem}"
         raise InputError(path, shown, column=column, row=row + 1)
     return out
+
+
+def finite_matrix(
+    frame: pd.DataFrame, columns: list[str], path: str | Path, *, hint: str = ""
+) -> np.ndarray:
+    """``(N, len(columns))`` float64 values of ``columns``; :class:`InputError` naming the
+    column and row (1-based) of the first cell that is not a finite number (``hint`` follows
+    the message, e.g. ``" (features must be numeric)"``)."""
+    X = np.empty((len(frame), len(columns)))
+    for j, c in enumerate(columns):
+        values = pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            i = int(np.argmax(bad))
+            msg = f"{frame[c].iloc[i]!r} is not a finite number{hint}"
+            raise InputError(path, msg, column=c, row=i + 1)
+        X[:, j] = values
+    return X
