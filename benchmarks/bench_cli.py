@@ -13,6 +13,14 @@ train sizes into a temporary folder, then times in fresh processes:
 
     python benchmarks/bench_cli.py                      # N = 100,000, B = 1,000, CSV
     python benchmarks/bench_cli.py --n 2000000 --subconcepts 8 --format parquet --bootstrap 1000
+    python benchmarks/bench_cli.py --reference 20000    # and a 20,000-row --reference file
+
+``--reference N`` writes N more rows of the same population (another seed) as a reference
+file and passes it with ``--reference``: the run then computes the rectified scores too (their
+joint bootstrap draws the reference rows as well). The ratio is then printed twice: against
+the loop of nine test scores alone, and against a loop that also resamples the reference rows
+and computes what the rectified scores need from them (BA, F1, AUC with class-conditional and
+with true weights), the same replicates on both sides.
 """
 
 from __future__ import annotations
@@ -31,7 +39,9 @@ from pathlib import Path
 import numpy as np
 
 
-def write_inputs(folder: Path, n: int, n_sc: int, fmt: str, seed: int = 0) -> tuple[Path, Path]:
+def write_inputs(
+    folder: Path, n: int, n_sc: int, fmt: str, seed: int = 0, stem: str = "predictions"
+) -> tuple[Path, Path]:
     """Predictions (y_true, y_score, subconcept, q_*) and train sizes; 2 majority subconcepts."""
     import pandas as pd
 
@@ -49,7 +59,7 @@ def write_inputs(folder: Path, n: int, n_sc: int, fmt: str, seed: int = 0) -> tu
     df = pd.DataFrame({"y_true": y, "y_score": score, "subconcept": np.array(names)[sc]})
     for i, nm in enumerate(names):
         df[f"q_{nm}"] = q[:, i]
-    path = folder / f"predictions.{fmt}"
+    path = folder / f"{stem}.{fmt}"
     df.to_parquet(path) if fmt == "parquet" else df.to_csv(path, index=False)
     sizes = {
         nm: {"class": int(c), "n": int(k)} for nm, c, k in zip(names, side, p * 10_000, strict=True)
@@ -65,32 +75,60 @@ def _run(cmd: list[str]) -> float:
     return time.perf_counter() - t0
 
 
-def sklearn_seconds_per_replicate(path: Path, sizes: Path, k: int, seed: int) -> float:
-    """The nine full-test scores with scikit-learn on ``k`` multinomial replicates."""
+def _sklearn_arrays(path: Path, u, *, reference: bool = False) -> dict:
+    """Labels, predictions, scores and weightings of a predictions file: unweighted, true and
+    predicted weights (the test side's nine scores) or, for reference rows, class-conditional
+    and true weights (the rectified scores' reference side)."""
     import pandas as pd
-    from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
-    from medeval.predictions import read_predictions, read_train_sizes
-    from medeval.weights import predicted_weights
+    from medeval.predictions import read_predictions
+    from medeval.weights import class_conditional_weights, predicted_weights
 
-    u = read_train_sizes(sizes)
     t = read_predictions(path, u)
     y, s = t.y_true.astype(int), t.y_score
-    pred = (s >= 0.5).astype(int)
     w_true = u.values[np.array([u.index(nm) for nm in t.subconcept.categories])][t.subconcept.codes]
-    w_pred = predicted_weights(pd.DataFrame(t.posteriors), u).cpu().numpy()
+    q = pd.DataFrame(t.posteriors)
+    if reference:
+        weights = (class_conditional_weights(q, u, y).cpu().numpy(), w_true)
+    else:
+        weights = (np.ones(len(y)), w_true, predicted_weights(q, u).cpu().numpy())
+    return {"y": y, "s": s, "pred": (s >= 0.5).astype(int), "weights": weights}
+
+
+def _sklearn_replicate(a: dict, rng: np.random.Generator) -> None:
+    """One replicate: counts drawn within class (as medeval resamples), then BA, F1 and AUC
+    with scikit-learn under every weighting."""
+    from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
+
+    y = a["y"]
+    c = np.zeros(len(y))
+    for cls in (0, 1):
+        idx = np.flatnonzero(y == cls)
+        c[idx] = np.bincount(rng.integers(0, len(idx), len(idx)), minlength=len(idx))
+    for w in a["weights"]:
+        sw = c * w
+        balanced_accuracy_score(y, a["pred"], sample_weight=sw)
+        f1_score(y, a["pred"], sample_weight=sw)
+        roc_auc_score(y, a["s"], sample_weight=sw)
+
+
+def sklearn_seconds_per_replicate(
+    path: Path, sizes: Path, k: int, seed: int, reference: Path | None = None
+) -> float:
+    """The nine full-test scores with scikit-learn on ``k`` multinomial replicates; with
+    ``reference``, each replicate also resamples the reference rows and scores them as the
+    rectified scores do (BA, F1, AUC with class-conditional and with true weights)."""
+    from medeval.predictions import read_train_sizes
+
+    u = read_train_sizes(sizes)
+    sides = [_sklearn_arrays(path, u)]
+    if reference is not None:
+        sides.append(_sklearn_arrays(reference, u, reference=True))
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     for _ in range(k):
-        c = np.zeros(len(y))
-        for cls in (0, 1):  # multinomial within class, as medeval resamples
-            idx = np.flatnonzero(y == cls)
-            c[idx] = np.bincount(rng.integers(0, len(idx), len(idx)), minlength=len(idx))
-        for w in (np.ones(len(y)), w_true, w_pred):
-            sw = c * w
-            balanced_accuracy_score(y, pred, sample_weight=sw)
-            f1_score(y, pred, sample_weight=sw)
-            roc_auc_score(y, s, sample_weight=sw)
+        for a in sides:
+            _sklearn_replicate(a, rng)
     return (time.perf_counter() - t0) / k
 
 
@@ -103,6 +141,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="--help timings")
     ap.add_argument("--sklearn-replicates", type=int, default=5)
     ap.add_argument("--skip-sklearn", action="store_true")
+    ap.add_argument("--reference", type=int, default=0, help="rows of a --reference file (0: none)")
     args = ap.parse_args()
     py = [sys.executable, "-m", "medeval.evaluate"]
     print(f"{os.cpu_count()} cores, load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
@@ -114,11 +153,18 @@ def main() -> None:
         mb = path.stat().st_size / 2**20
         cmd = [*py, "--predictions", str(path), "--train-sizes", str(sizes), "--quiet"]
         cmd += ["--out", str(folder / "out"), "--bootstrap", str(args.bootstrap)]
+        if args.reference:
+            ref, _ = write_inputs(
+                folder, args.reference, args.subconcepts, args.format, seed=1, stem="reference"
+            )
+            cmd += ["--reference", str(ref)]
         t_cli = _run(cmd)
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(
             f"CLI end to end  : {t_cli:.2f} s  (N = {args.n:,}, {args.subconcepts} subconcepts, "
-            f"B = {args.bootstrap:,}, {args.format} {mb:.0f} MB; peak RSS of the largest child "
+            f"B = {args.bootstrap:,}, {args.format} {mb:.0f} MB"
+            + (f", {args.reference:,} reference rows" if args.reference else "")
+            + f"; peak RSS of the largest child "
             f"{rss:.0f} MB)"
         )
         if not args.skip_sklearn:
@@ -129,6 +175,16 @@ def main() -> None:
                 f"{args.sklearn_replicates}, scaled to {args.bootstrap}; 9 full-test scores only)"
             )
             print(f"ratio           : {t_sk / t_cli:.1f}x  (goal: >= 40x at N = 100k, B = 1,000)")
+            if args.reference:
+                per = sklearn_seconds_per_replicate(
+                    path, sizes, args.sklearn_replicates, seed=0, reference=ref
+                )
+                t_sk = per * args.bootstrap
+                print(
+                    f"sklearn + ref   : {t_sk:.1f} s  ({per * 1000:.0f} ms per replicate: the 9 "
+                    "scores and the reference rows' 6 (c- and w-weighted BA, F1, AUC))"
+                )
+                print(f"ratio with ref  : {t_sk / t_cli:.1f}x  (the same replicates on both sides)")
     print("load average at the end: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 

@@ -8,21 +8,23 @@ medeval.benchmark`` builds them) and compares, per correction,
 
     d_test = cBA − wBA on the test fold        d_oob = cBA − wBA on the out-of-bag rows
 
-(and the same for F1): their mean and sd, and of ``d_test − d_oob`` — the rectified score's
+(and the same for F1 and AUC): their mean and sd, and of ``d_test − d_oob`` — the rectified score's
 error against the test fold's wBA — next to cBA's own error ``d_test``. Variants that differ
 only in what counts as "seen" by a tree (no refit):
 
 * ``ros-leak``: a tree that drew a copy of a row other than the first still scores the row;
 * ``smote`` (synthetic points linked to no row, the default) and ``smote-parents`` (a tree that
   drew a synthetic point has seen both rows it was interpolated from);
-* ``smote-xfit``: 2-fold cross-fitting instead of out-of-bag (two extra SMOTE + forest fits on
-  halves of the training part; the subconcept posteriors stay out of bag).
+* ``<method>-xfit`` for each correction in ``--xfit`` (default ``smote``): k-fold
+  cross-fitting instead of out-of-bag (``--folds`` extra fits of that correction's forest, each
+  on the other folds of the training part; the subconcept posteriors stay out of bag).
 
 It also times the out-of-bag pass against one ``predict_proba`` of the same forest on the test
 fold.
 
     python benchmarks/oob_reference.py --data /work/shared/data/keel
     python benchmarks/oob_reference.py --datasets vehicle,segment --splits 0,1,2,3 --trees 100
+    python benchmarks/oob_reference.py --collection pmlb --datasets allbp,dna,ecoli --xfit ros
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ from medeval.tasks import make_binary_task
 from medeval.weights import utilities
 
 METHODS = ("none", "ros", "rus", "smote", "weight")
-SCORES = ("BA", "cBA", "wBA", "F1", "cF1", "wF1")
+FAMILIES = ("BA", "F1", "AUC")
+SCORES = tuple(f"{w}{m}" for m in FAMILIES for w in ("", "c", "w"))
 
 
 def _forest(n_trees: int, seed: int, method: str) -> RandomForestClassifier:
@@ -82,19 +85,20 @@ def _timed(fn, *args, clock=time.perf_counter):
     return out, clock() - t
 
 
-def _cross_fit_smote(X, y, strata, seed: int, n_trees: int) -> np.ndarray:
-    """(N,) class-1 scores, each from a SMOTE forest fitted on the other half."""
+def _cross_fit(X, y, strata, seed: int, n_trees: int, method: str, k: int = 2) -> np.ndarray:
+    """(N,) class-1 scores, each from a forest (with ``method``'s correction) fitted on the
+    other folds of a ``k``-fold split stratified by subconcept."""
     out = np.full(len(y), np.nan)
-    halves = StratifiedKFold(2, shuffle=True, random_state=seed).split(X, strata)
+    halves = StratifiedKFold(k, shuffle=True, random_state=seed).split(X, strata)
     for h, (fit, held) in enumerate(halves):
         s = derive_seed(seed, "xfit", h)
-        Xr, yr, _ = resample_with_origin(X[fit], y[fit], "smote", s)
-        rf = _forest(n_trees, s, "smote").fit(Xr, yr)
+        Xr, yr, _ = resample_with_origin(X[fit], y[fit], method, s)
+        rf = _forest(n_trees, s, method).fit(Xr, yr)
         out[held] = class_score(rf.predict_proba(X[held]), rf.classes_)
     return out
 
 
-def run_fold(task, split, k: int, seed: int, n_trees: int, methods) -> tuple[list, list]:
+def run_fold(task, split, k: int, seed: int, n_trees: int, methods, xfit=("smote",), folds=2):
     X, y, sc = task.data.X, task.y, task.subconcept
     train, test = split["train"], split["test"]
     names = task.subconcept_names
@@ -130,11 +134,13 @@ def run_fold(task, split, k: int, seed: int, n_trees: int, methods) -> tuple[lis
                 _row(task, k, variant, ytr, sc[train], score, q_oob, names, u, test_scores)
                 | {"trees_min": float(oob.n_trees[ytr == 1].mean())}
             )
-        if method == "smote":
+        if method in xfit:
             score, t_x = _timed(
-                _cross_fit_smote, X[train], ytr, sc[train], s, n_trees, clock=time.process_time
-            )
-            row = _row(task, k, "smote-xfit", ytr, sc[train], score, q_oob, names, u, test_scores)
+                _cross_fit, X[train], ytr, sc[train], s, n_trees, method, folds,
+                clock=time.process_time,
+            )  # fmt: skip
+            name = f"{method}-xfit"
+            row = _row(task, k, name, ytr, sc[train], score, q_oob, names, u, test_scores)
             rows.append(row | {"trees_min": float(n_trees), "xfit/fit": t_x / fit_s})
     return rows, timings
 
@@ -147,7 +153,7 @@ def _row(task, k, variant, ytr, sctr, score, q_oob, names, u, test_scores) -> di
     q = t[[f"q_{n}" for n in names]].to_numpy()
     r = _scores(t["y_true"].to_numpy(), t["y_score"].to_numpy(), t["subconcept"], q, names, u)
     out = {"dataset": task.name, "split": k, "variant": variant}
-    for fam in ("BA", "F1"):
+    for fam in FAMILIES:
         out[f"d_test_{fam}"] = test_scores[f"c{fam}"] - test_scores[f"w{fam}"]
         out[f"d_oob_{fam}"] = r[f"c{fam}"] - r[f"w{fam}"]
         out[f"{fam}_test"], out[f"{fam}_oob"] = test_scores[fam], r[fam]
@@ -187,7 +193,7 @@ def _summary(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
     for variant, g in rows.groupby("variant", sort=False):
         rec = {"variant": variant, "n": len(g)}
-        for fam in ("BA", "F1"):
+        for fam in FAMILIES:
             dt, do = g[f"d_test_{fam}"], g[f"d_oob_{fam}"]
             diff = dt - do
             rec[f"d_test_{fam}"] = f"{dt.mean():+.4f}±{dt.std():.4f}"
@@ -205,22 +211,31 @@ def _summary(rows: pd.DataFrame) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    data = Path(os.environ.get("MEDEVAL_DATA", "../shared/data")) / "keel"
-    p.add_argument("--data", default=str(data), help="KEEL folder (default $MEDEVAL_DATA/keel)")
+    p.add_argument("--collection", default="keel", choices=("keel", "pmlb"))
+    p.add_argument("--data", default=None, help="its folder (default $MEDEVAL_DATA/<collection>)")
     p.add_argument("--datasets", default="vehicle,segment,satimage,optdigits")
     p.add_argument("--splits", default="0,1", help="which of the ten 5×2 splits")
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--trees", type=int, default=100)
+    p.add_argument("--xfit", default="smote", help="corrections also cross-fitted (comma list)")
+    p.add_argument("--folds", type=int, default=2, help="folds of the cross-fitting")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=None, help="write the per-fold rows as CSV")
     a = p.parse_args(argv)
+    data = a.data or Path(os.environ.get("MEDEVAL_DATA", "../shared/data")) / a.collection
     rows, timings = [], []
     t0 = time.perf_counter()
     for dataset in a.datasets.split(","):
-        task = make_binary_task(load("keel", a.data, name=dataset), seed=a.seed)
+        task = make_binary_task(load(a.collection, data, name=dataset), seed=a.seed)
+        if not task.kept:
+            print(f"{dataset}: no task ({task.reason})", flush=True)
+            continue
         splits = cv_5x2(task, derive_seed(a.seed, dataset, "split"))
         for k in (int(s) for s in a.splits.split(",")):
-            r, t = run_fold(task, splits[k], k, a.seed, a.trees, a.methods.split(","))
+            xfit = tuple(a.xfit.split(",")) if a.xfit else ()
+            r, t = run_fold(
+                task, splits[k], k, a.seed, a.trees, a.methods.split(","), xfit, a.folds
+            )
             rows += r
             timings += t
         print(f"{dataset}: done at {time.perf_counter() - t0:.0f} s", flush=True)
@@ -231,9 +246,10 @@ def main(argv: list[str] | None = None) -> None:
     pd.set_option("display.max_columns", 30)
     print("\nd = cM − wM; diff = d_test − d_oob (the rectified score's error); mean±sd")
     print(_summary(frame).to_string(index=False))
-    print("\nmean diff_BA per data set (d_test − d_oob)")
-    pivot = frame.assign(diff=frame["d_test_BA"] - frame["d_oob_BA"])
-    print(pivot.pivot_table("diff", "dataset", "variant", sort=False).round(4).to_string())
+    for fam in FAMILIES:
+        print(f"\nmean |diff_{fam}| per data set (|d_test − d_oob|, the rectified error)")
+        pivot = frame.assign(diff=(frame[f"d_test_{fam}"] - frame[f"d_oob_{fam}"]).abs())
+        print(pivot.pivot_table("diff", "dataset", "variant", sort=False).round(4).to_string())
     tm = pd.DataFrame(timings)
     tm["oob/predict"] = tm["oob_s"] / tm["predict_s"]
     tm["extra/predict"] = (tm["both_s"] - tm["predict_s"]) / tm["predict_s"]

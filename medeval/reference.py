@@ -37,8 +37,17 @@ def within_class_balanced_accuracy(
     Returns:
         ``{"class 0": ba, "class 1": ba}`` (classes with one subconcept omitted).
     """
+    names, inverse = np.unique(np.asarray(subconcept).astype(str), return_inverse=True)
+    codes = np.array([u.index(nm) for nm in names], dtype=np.int64)[inverse.reshape(-1)]
+    return within_class_ba_from_q(y_true, codes, posteriors, u)
+
+
+def within_class_ba_from_q(
+    y_true: np.ndarray, codes: np.ndarray, posteriors, u: Utilities
+) -> dict[str, float]:
+    """:func:`within_class_balanced_accuracy` from subconcept codes ``(N,)`` into ``u.names``
+    (e.g. checked :class:`~medeval.rectified.ReferenceRows`)."""
     q = class_posteriors(posteriors, u, y_true).q.cpu().numpy()
-    codes = np.array([u.index(str(s)) for s in subconcept])
     return within_class_ba_from_codes(y_true, codes, q)
 
 

@@ -22,7 +22,7 @@ from medeval.evaluation import Evaluation, evaluate_predictions
 from medeval.io.predictions import PredictionTable, input_notes, read_predictions, read_train_sizes
 from medeval.metrics import UndefinedMetricWarning
 from medeval.rectified import FewReferenceRowsWarning, ReferenceDataError, ReferenceRows
-from medeval.reference import read_reference, within_class_balanced_accuracy
+from medeval.reference import read_reference, within_class_ba_from_q
 from medeval.weights import Utilities
 
 __all__ = [
@@ -142,11 +142,11 @@ def evaluate_file(
     """
     s = settings or EvaluateSettings()
     u = read_train_sizes(train_sizes) if train_sizes else None
-    rows = ref_table = None
+    rows = None
     if reference is not None:
         if u is None:
             raise InputError(reference, "reference data need --train-sizes (the subconcepts)")
-        rows, ref_table = load_reference(
+        rows, _ = load_reference(
             reference, u, threshold=s.threshold, source=reference_source
         )
     table = read_predictions(predictions, u, memory_budget=s.memory_budget)
@@ -161,10 +161,8 @@ def evaluate_file(
     if rows is None and table.subconcept is None and has_posteriors and u is not None:
         notes.append(NO_REFERENCE_NOTE)
     model, source = ev.subconcept_model, ev.subconcept_model_source
-    if ref_table is not None:
-        quality = within_class_balanced_accuracy(
-            ref_table.y_true, ref_table.subconcept, ref_table.posteriors, u
-        )
+    if rows is not None:
+        quality = within_class_ba_from_q(rows.y_true, rows.subconcept, rows.posteriors, u)
         text = (
             ", ".join(f"{c}: {v:.3f}" for c, v in quality.items()) or "no class has two subconcepts"
         )

@@ -106,7 +106,7 @@ def label_free_fold(
     scores, fit_s = {}, {}
     for method in methods:
         tf = time.perf_counter()
-        scores[method], _ = _fit_binary(
+        scores[method], _, _ = _fit_binary(
             task,
             train,
             test,

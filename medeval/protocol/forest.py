@@ -29,6 +29,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 from medeval.atomic import json_ready
 from medeval.evaluation import PER_SUBCONCEPT_COLUMNS, evaluate_predictions
+from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores
 from medeval.protocol.oob import ReferenceRows as OobRows
 from medeval.protocol.oob import (
     class_score,
@@ -67,8 +68,14 @@ SUBSET_FIELDS = ("subset", "subconcept", "score", "value")
 #: Bootstrap replicates per fold for the intervals of every score on the full test fold.
 N_BOOTSTRAP = 200
 
-#: Where a record's reference rows come from, and what "out of bag" means under each method.
+#: Where a record's reference rows come from: out of bag, or cross-fitted for the corrections
+#: in :data:`~medeval.protocol.crossfit.CROSS_FIT`; and what "out of bag" means under each method.
 REFERENCE_SOURCE = "out-of-bag"
+CROSS_FIT_SOURCE = "cross-fitted"
+CROSS_FITTED = (
+    f"{FOLDS}-fold cross-fitting of the binary forest: each training row scored by a forest with "
+    "the same correction fitted on the other fold(s); subconcept posteriors out of bag"
+)
 OUT_OF_BAG = {
     "none": "trees that did not draw the row",
     "weight": "trees that did not draw the row",
@@ -152,19 +159,35 @@ def _fit_binary(
     seed: int,
     n_estimators: int,
     oob: bool = True,
-) -> tuple[np.ndarray, np.ndarray | None]:
+) -> tuple[np.ndarray, np.ndarray | None, str | None]:
     """Score for class 1 of the binary forest trained under ``method``: on the test rows
-    ``(N_test,)`` and, with ``oob``, out of bag on the original training rows ``(N_train,)``
-    (NaN where no tree is out of bag; else ``None``)."""
+    ``(N_test,)`` and, with ``oob``, on the original training rows ``(N_train,)`` for the
+    reference rows (else ``None``), and where those come from: :data:`REFERENCE_SOURCE` (out of
+    bag; NaN where no tree is) or, for the corrections of
+    :data:`~medeval.protocol.crossfit.CROSS_FIT`, :data:`CROSS_FIT_SOURCE` (out of bag only if
+    a cross-fitting fold would lack a class)."""
     X, y = task.data.X, task.y
     # The sampler's rows and seed are those the protocol has always used; origin maps them back.
     Xtr, ytr, origin = resample_with_origin(X[train], y[train], method, seed)
     extra = {"class_weight": "balanced"} if method == "weight" else {}
     rf = _forest(n_estimators, seed, **extra).fit(Xtr, ytr)
     if not oob:
-        return class_score(rf.predict_proba(X[test]), rf.classes_), None
+        return class_score(rf.predict_proba(X[test]), rf.classes_), None, None
+    if method in CROSS_FIT:
+        score = class_score(rf.predict_proba(X[test]), rf.classes_)
+        held_out = cross_fit_scores(
+            X[train], y[train], task.subconcept[train], method, seed=seed,
+            make_forest=lambda s: _forest(n_estimators, s, **extra),
+            groups=task.groups[train] if task.has_groups else None,
+        )  # fmt: skip
+        if held_out is not None:
+            return score, held_out, CROSS_FIT_SOURCE
     out = forest_oob(rf, X[train], origin, X_test=X[test])
-    return class_score(out.test_proba, rf.classes_), class_score(out.proba, rf.classes_)
+    test_score, oob_score = (
+        class_score(out.test_proba, rf.classes_),
+        class_score(out.proba, rf.classes_),
+    )
+    return test_score, oob_score, REFERENCE_SOURCE
 
 
 def run_fold(
@@ -209,7 +232,7 @@ def run_fold(
     for method in methods:
         tf = time.perf_counter()
         method_seed = derive_seed(seed, task.name, k, method)
-        score, oob_score = _fit_binary(
+        score, oob_score, how = _fit_binary(
             task, split["train"], split["test"], method, seed=method_seed, n_estimators=n_estimators
         )
         t_fit = time.perf_counter() - tf
@@ -219,7 +242,7 @@ def run_fold(
             warnings.simplefilter("always")
             kept = oob_rows(task, split["train"], shared, oob_score)
             reference, ref_info = fold_reference(
-                task, split["train"], shared, oob_score, method, rows=kept
+                task, split["train"], shared, oob_score, method, rows=kept, source=how
             )
             ev = _evaluate_method(
                 task, split, shared, score, seed=boot_seed, n_bootstrap=n_bootstrap,
@@ -261,6 +284,7 @@ def fold_reference(
     oob_score: np.ndarray,
     method: str,
     rows: OobRows | None = None,
+    source: str = REFERENCE_SOURCE,
 ) -> tuple[ReferenceRows | None, dict[str, Any]]:
     """The fold's out-of-bag reference rows for one method's binary forest, checked against the
     training utilities, and the record's ``"reference"`` entry (source, rows kept and dropped;
@@ -268,16 +292,18 @@ def fold_reference(
     whose every row was dropped: the rectified scores are then null).
 
     Args:
-        oob_score: ``(N_train,)`` out-of-bag class-1 scores of the binary forest (NaN = none).
+        oob_score: ``(N_train,)`` out-of-bag (or cross-fitted) class-1 scores of the binary
+            forest (NaN = none).
         rows: :func:`oob_rows` of these, where the caller has them already.
+        source: :data:`REFERENCE_SOURCE` or :data:`CROSS_FIT_SOURCE` (see :func:`_fit_binary`).
     """
     oob = rows if rows is not None else oob_rows(task, train, shared, oob_score)
     info: dict[str, Any] = {
-        "source": REFERENCE_SOURCE,
+        "source": source,
         "n": len(oob.rows),
         "n_dropped": dict(oob.n_dropped),
         "dropped_by_subconcept": dict(oob.dropped_by_subconcept),
-        "out_of_bag": OUT_OF_BAG[method],
+        "out_of_bag": CROSS_FITTED if source == CROSS_FIT_SOURCE else OUT_OF_BAG[method],
     }
     try:
         ref = ReferenceRows.from_arrays(
@@ -289,7 +315,7 @@ def fold_reference(
             y_pred=oob.y_pred,
             y_score=oob.y_score,
             threshold=THRESHOLD,
-            source=REFERENCE_SOURCE,
+            source=source,
         )
     except ReferenceDataError as e:
         info["n"] = 0

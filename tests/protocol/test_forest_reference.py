@@ -1,5 +1,6 @@
-"""Out-of-bag reference rows in the forest protocol: they reach the record, give finite
-rectified scores on a KEEL fold, and leave everything else of the record as it was."""
+"""Out-of-bag (and cross-fitted) reference rows in the forest protocol: they reach the record,
+give finite rectified scores on a KEEL fold, and leave everything else of the record as it
+was."""
 
 import math
 
@@ -10,6 +11,7 @@ from imblearn.over_sampling import SMOTE
 from sklearn.ensemble import RandomForestClassifier
 
 from medeval.evaluation import evaluate_predictions
+from medeval.protocol.crossfit import CROSS_FIT
 from medeval.protocol.forest import (
     METHODS,
     N_BOOTSTRAP,
@@ -35,7 +37,8 @@ def test_out_of_bag_reference_rows_reach_the_record(records, vehicle_task, vehic
     n_train = len(vehicle_splits[SPLIT]["train"])
     for r in records:
         ref = r["reference"]
-        assert ref["source"] == "out-of-bag" and "unavailable" not in ref, r["method"]
+        source = "cross-fitted" if r["method"] in CROSS_FIT else "out-of-bag"
+        assert ref["source"] == source and "unavailable" not in ref, r["method"]
         assert ref["n"] + ref["n_dropped"]["total"] == n_train
         assert set(ref["dropped_by_subconcept"]) == set(vehicle_task.subconcept_names)
         assert sum(ref["dropped_by_subconcept"].values()) == ref["n_dropped"]["total"]
@@ -45,8 +48,9 @@ def test_out_of_bag_reference_rows_reach_the_record(records, vehicle_task, vehic
     assert by["none"]["n_dropped"]["binary"] == 0
     # RUS: the rows the undersampler left out are out of bag for every tree, none dropped
     assert by["rus"]["n_dropped"]["binary"] == 0
-    # ROS: rows copied many times can be in every tree's sample; the subconcept forest is the
-    # same for every method, so its dropped rows are too
+    # ROS and class weights: cross-fitted, every training row has a binary score
+    assert by["ros"]["n_dropped"]["binary"] == by["weight"]["n_dropped"]["binary"] == 0
+    # the subconcept forest is the same for every method, so its dropped rows are too
     assert len({ref["n_dropped"]["subconcept"] for ref in by.values()}) == 1
 
 
@@ -63,11 +67,11 @@ def test_rectified_scores_finite_and_equal_to_cm_minus_its_reference_error(
             assert math.isfinite(r["scores"][name]), (method, name)
             lo, hi = r["intervals"][name]
             assert lo <= r["scores"][name] <= hi
-        _, oob = _fit_binary(
+        _, oob, how = _fit_binary(
             vehicle_task, split["train"], split["test"], method,
             seed=derive_seed(0, vehicle_task.name, SPLIT, method), n_estimators=TREES,
         )  # fmt: skip
-        ref, info = fold_reference(vehicle_task, split["train"], shared, oob, method)
+        ref, info = fold_reference(vehicle_task, split["train"], shared, oob, method, source=how)
         assert info["n"] == len(ref) == r["reference"]["n"]
         on_ref = evaluate_predictions(
             ref.y_true,
