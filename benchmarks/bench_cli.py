@@ -118,6 +118,8 @@ def sklearn_seconds_per_replicate(
     """The nine full-test scores with scikit-learn on ``k`` multinomial replicates; with
     ``reference``, each replicate also resamples the reference rows and scores them as the
     rectified scores do (BA, F1, AUC with class-conditional and with true weights)."""
+    import sklearn.metrics  # noqa: F401  (imported before the clock starts)
+
     from medeval.predictions import read_train_sizes
 
     u = read_train_sizes(sizes)

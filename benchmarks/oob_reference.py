@@ -38,10 +38,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
-from sklearn.model_selection import StratifiedKFold
 
 from medeval.datasets import load
 from medeval.evaluation import evaluate_predictions
+from medeval.protocol.crossfit import cross_fit_scores
 from medeval.protocol.forest import THRESHOLD, derive_seed
 from medeval.protocol.oob import (
     class_score,
@@ -86,19 +86,19 @@ def _timed(fn, *args, clock=time.perf_counter):
 
 
 def _cross_fit(X, y, strata, seed: int, n_trees: int, method: str, k: int = 2) -> np.ndarray:
-    """(N,) class-1 scores, each from a forest (with ``method``'s correction) fitted on the
-    other folds of a ``k``-fold split stratified by subconcept."""
-    out = np.full(len(y), np.nan)
-    halves = StratifiedKFold(k, shuffle=True, random_state=seed).split(X, strata)
-    for h, (fit, held) in enumerate(halves):
-        s = derive_seed(seed, "xfit", h)
-        Xr, yr, _ = resample_with_origin(X[fit], y[fit], method, s)
-        rf = _forest(n_trees, s, method).fit(Xr, yr)
-        out[held] = class_score(rf.predict_proba(X[held]), rf.classes_)
-    return out
+    """(N,) class-1 scores from the protocol's cross-fitting
+    (:func:`medeval.protocol.crossfit.cross_fit_scores`): ``k`` forests of ``n_trees`` trees
+    under ``method``'s correction, each scoring the fold it was not fitted on."""
+    out = cross_fit_scores(
+        X, y, strata, method, seed=seed, folds=k,
+        make_forest=lambda s: _forest(n_trees, s, method),
+    )  # fmt: skip
+    return np.full(len(y), np.nan) if out is None else out
 
 
-def run_fold(task, split, k: int, seed: int, n_trees: int, methods, xfit=("smote",), folds=2):
+def run_fold(
+    task, split, k: int, seed: int, n_trees: int, methods, xfit=("smote",), folds=2, xfit_trees=None
+):
     X, y, sc = task.data.X, task.y, task.subconcept
     train, test = split["train"], split["test"]
     names = task.subconcept_names
@@ -136,12 +136,12 @@ def run_fold(task, split, k: int, seed: int, n_trees: int, methods, xfit=("smote
             )
         if method in xfit:
             score, t_x = _timed(
-                _cross_fit, X[train], ytr, sc[train], s, n_trees, method, folds,
+                _cross_fit, X[train], ytr, sc[train], s, xfit_trees or n_trees, method, folds,
                 clock=time.process_time,
             )  # fmt: skip
             name = f"{method}-xfit"
             row = _row(task, k, name, ytr, sc[train], score, q_oob, names, u, test_scores)
-            rows.append(row | {"trees_min": float(n_trees), "xfit/fit": t_x / fit_s})
+            rows.append(row | {"trees_min": float(xfit_trees or n_trees), "xfit/fit": t_x / fit_s})
     return rows, timings
 
 
@@ -219,6 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--trees", type=int, default=100)
     p.add_argument("--xfit", default="smote", help="corrections also cross-fitted (comma list)")
     p.add_argument("--folds", type=int, default=2, help="folds of the cross-fitting")
+    p.add_argument("--xfit-trees", type=int, default=None, help="trees per cross-fitted forest")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=None, help="write the per-fold rows as CSV")
     a = p.parse_args(argv)
@@ -234,8 +235,9 @@ def main(argv: list[str] | None = None) -> None:
         for k in (int(s) for s in a.splits.split(",")):
             xfit = tuple(a.xfit.split(",")) if a.xfit else ()
             r, t = run_fold(
-                task, splits[k], k, a.seed, a.trees, a.methods.split(","), xfit, a.folds
-            )
+                task, splits[k], k, a.seed, a.trees, a.methods.split(","), xfit, a.folds,
+                a.xfit_trees,
+            )  # fmt: skip
             rows += r
             timings += t
         print(f"{dataset}: done at {time.perf_counter() - t0:.0f} s", flush=True)

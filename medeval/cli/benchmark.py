@@ -115,9 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--save-predictions",
         action="store_true",
-        help="also write each record's test predictions, subconcept posteriors, out-of-bag "
-        "reference rows and train sizes (predictions/<set>/<method>-<k>/), in the format of "
-        "python -m medeval.evaluate; resumable like the records",
+        help="also write each record's test predictions, subconcept posteriors, reference "
+        "rows (out of bag; cross-fitted under ros and weight) and train sizes "
+        "(predictions/<set>/<method>-<k>/), in the format of python -m medeval.evaluate; "
+        "resumable like the records",
     )
     p.add_argument("--no-analyze", action="store_true", help="skip the analyses at the end")
     add_source_arguments(p, sources=("keel", "pmlb", "csv"), with_source=False)

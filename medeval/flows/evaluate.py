@@ -146,9 +146,7 @@ def evaluate_file(
     if reference is not None:
         if u is None:
             raise InputError(reference, "reference data need --train-sizes (the subconcepts)")
-        rows, _ = load_reference(
-            reference, u, threshold=s.threshold, source=reference_source
-        )
+        rows, _ = load_reference(reference, u, threshold=s.threshold, source=reference_source)
     table = read_predictions(predictions, u, memory_budget=s.memory_budget)
     first = input_notes(table, float(s.threshold))
     has_posteriors = table.posteriors is not None

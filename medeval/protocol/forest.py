@@ -29,7 +29,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 from medeval.atomic import json_ready
 from medeval.evaluation import PER_SUBCONCEPT_COLUMNS, evaluate_predictions
-from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores
+from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores, trees_per_fold
 from medeval.protocol.oob import ReferenceRows as OobRows
 from medeval.protocol.oob import (
     class_score,
@@ -74,7 +74,8 @@ REFERENCE_SOURCE = "out-of-bag"
 CROSS_FIT_SOURCE = "cross-fitted"
 CROSS_FITTED = (
     f"{FOLDS}-fold cross-fitting of the binary forest: each training row scored by a forest with "
-    "the same correction fitted on the other fold(s); subconcept posteriors out of bag"
+    f"the same correction and 1/{FOLDS} of its trees, fitted on the other fold(s); subconcept "
+    "posteriors out of bag"
 )
 OUT_OF_BAG = {
     "none": "trees that did not draw the row",
@@ -177,17 +178,14 @@ def _fit_binary(
         score = class_score(rf.predict_proba(X[test]), rf.classes_)
         held_out = cross_fit_scores(
             X[train], y[train], task.subconcept[train], method, seed=seed,
-            make_forest=lambda s: _forest(n_estimators, s, **extra),
+            make_forest=lambda s: _forest(trees_per_fold(n_estimators), s, **extra),
             groups=task.groups[train] if task.has_groups else None,
         )  # fmt: skip
         if held_out is not None:
             return score, held_out, CROSS_FIT_SOURCE
     out = forest_oob(rf, X[train], origin, X_test=X[test])
-    test_score, oob_score = (
-        class_score(out.test_proba, rf.classes_),
-        class_score(out.proba, rf.classes_),
-    )
-    return test_score, oob_score, REFERENCE_SOURCE
+    test_score = class_score(out.test_proba, rf.classes_)
+    return test_score, class_score(out.proba, rf.classes_), REFERENCE_SOURCE
 
 
 def run_fold(

@@ -21,6 +21,9 @@ Under a resampling correction the binary forest is fitted on resampled rows, and
   measured leak that does not bias cM − wM; see :data:`SMOTE_LINKS`); the strict link is
   available (``smote_links="parents"``).
 
+Under ROS and class weights the protocol does not use these rows for the binary forest: it
+cross-fits instead (:mod:`medeval.protocol.crossfit`, where the measurements are).
+
 ``origin`` describes this link: ``origin[j]`` (or row ``origin[j, :]``) lists the original rows
 that fitted row j was made from, ``-1`` for none. A row with no out-of-bag tree gets NaN.
 """

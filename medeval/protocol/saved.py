@@ -7,7 +7,7 @@ Next to ``records/<set>/<method>-<k>.json`` the run then writes
 - ``predictions.csv``: the test fold — ``id`` (the row of the task), ``y_true``, ``y_score`` (the
   binary forest's class-1 score; the predicted label is ``y_score >= 0.5``), ``subconcept`` (the
   true test subconcept) and ``q_<subconcept>`` (the subconcept forest's posteriors);
-- ``reference.csv``: the fold's out-of-bag reference rows (absent when the record's
+- ``reference.csv``: the fold's reference rows, out of bag or cross-fitted (absent when the record's
   ``"reference"`` says they are unavailable);
 - ``train_sizes.json``: the training fold's subconcept counts and classes;
 - ``fold.json``: the record it belongs to and the bootstrap that made its intervals (replicates,
@@ -77,7 +77,8 @@ def fold_files(
         y_true, y_score, subconcept: ``(N,)`` the test fold's classes, class-1 scores and true
             subconcept names.
         posteriors: ``(N, S)`` subconcept posteriors, columns named by subconcept.
-        reference: the out-of-bag reference rows table, or ``None`` when unusable.
+        reference: the reference rows table (out of bag or cross-fitted), or ``None`` when
+            unusable.
         bootstrap: ``{"n_bootstrap", "seed", "confidence"}`` of the record's intervals.
     """
     test = pd.DataFrame(
@@ -170,7 +171,7 @@ def save_fold(
     Args:
         shared: the fold's shared part (utilities, test and out-of-bag posteriors, names).
         score: ``(N_test,)`` the binary forest's class-1 scores on the test rows.
-        reference: the fold's out-of-bag rows (:func:`medeval.protocol.forest.oob_rows`)
+        reference: the fold's reference rows (:func:`medeval.protocol.forest.oob_rows`)
             where the record could use them, else ``None`` (no ``reference.csv``).
     """
 

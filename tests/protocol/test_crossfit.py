@@ -83,3 +83,10 @@ def test_records_name_their_reference_rows(vehicle_task, vehicle_splits):
         else:
             assert ref["source"] == "out-of-bag", r["method"]
         assert np.isfinite(r["scores"]["rBA"]), r["method"]
+
+
+def test_cross_fitted_forests_fit_as_many_trees_together_as_the_forest():
+    from medeval.protocol.crossfit import trees_per_fold
+
+    assert [trees_per_fold(n) for n in (100, 30, 7, 1)] == [50, 15, 3, 1]
+    assert trees_per_fold(100, folds=4) == 25
