@@ -53,3 +53,30 @@ def test_reference_file_needs_subconcept_and_posteriors(tmp_path):
     frame.drop(columns=[f"q_{n}" for n in NAMES]).to_csv(tmp_path / "no_q.csv", index=False)
     with pytest.raises(InputError, match="no_q.csv, column 'q_normal'"):
         read_reference(tmp_path / "no_q.csv", u)
+
+
+def test_evaluate_file_reports_the_reference_quality_of_the_file(tmp_path):
+    """The note and the subconcept-model scores ``evaluate --reference`` reports come from the
+    checked reference rows; they equal the file's within-class BA computed from its names."""
+    import json
+    import re
+
+    from medeval.flows.evaluate import evaluate_file
+
+    y, _, q = _data(1)
+    frame = pd.DataFrame({"y_true": y, "y_score": np.linspace(0, 1, len(y))})
+    frame = pd.concat([frame, q.add_prefix("q_")], axis=1)  # test rows: no subconcepts
+    frame.to_csv(tmp_path / "test.csv", index=False)
+    y2, sc2, q2 = _data(2)
+    ref = pd.DataFrame({"y_true": y2, "y_score": np.linspace(1, 0, len(y2)), "subconcept": sc2})
+    pd.concat([ref, q2.add_prefix("q_")], axis=1).to_csv(tmp_path / "ref.csv", index=False)
+    (tmp_path / "sizes.json").write_text(json.dumps(SIZES))
+    u = utilities_from_train_sizes(SIZES)
+    want = reference_quality(tmp_path / "ref.csv", u)
+    _, ev = evaluate_file(
+        tmp_path / "test.csv", tmp_path / "sizes.json", reference=tmp_path / "ref.csv"
+    )
+    assert ev.subconcept_model == pytest.approx(want)
+    note = next(n for n in ev.notes if "subconcept model on the reference data" in n)
+    shown = dict(re.findall(r"(class \d): ([0-9.]+)", note))
+    assert {k: float(v) for k, v in shown.items()} == pytest.approx(want, abs=5e-4)
