@@ -132,3 +132,19 @@ def test_rejected_sets_are_recorded_and_skipped_and_errors_reported(tmp_path):
         store, col, ["two", "gone"], ["none"], seed=0, n_estimators=5, splits=range(1)
     )
     assert [u.dataset for u in again] == ["gone"]
+
+
+def test_grouped_task_cross_fits_ros_and_weight_with_whole_groups(tmp_path, shared_data):
+    """A table collection with a group column: ROS and class weights take cross-fitted
+    reference rows on it (the grouped split itself: ``test_crossfit.py``) and give finite
+    rectified scores."""
+    from medeval.protocol.forest import run_fold
+
+    col = resolve_collection(str(_table_folder(shared_data, tmp_path / "emb", groups=True)))
+    task = make_binary_task(col.load("vehicle"), seed=0)
+    split = cv_5x2(task, 0)[0]
+    records = run_fold(task, split, ["ros", "weight"], seed=0, n_estimators=10)
+    for r in records:
+        assert r["reference"]["source"] == "cross-fitted", r["method"]
+        assert r["reference"]["n_dropped"]["binary"] == 0
+        assert np.isfinite([r["scores"][k] for k in ("rBA", "rF1", "rAUC")]).all()
