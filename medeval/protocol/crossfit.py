@@ -3,9 +3,10 @@
 it and say so").
 
 Under ROS every minority row is copied into most trees, and under ``weight`` scikit-learn's
-bootstrap draws rows in proportion to their class weight (so a minority row is drawn into most
-trees too): the minority training rows keep 6–9 of 100 out-of-bag trees on average (ROS drops
-29 % of them, with no tree left), and their coarse scores give the reference rows a
+bootstrap (1.9.1 when this was measured) draws rows in proportion to their class weight (so a
+minority row is drawn into most trees too): the minority training rows keep 6–9 of 100
+out-of-bag trees on average (ROS drops 29 % of them, with no tree left), and their coarse
+scores give the reference rows a
 class-conditional error unlike the test fold's. Measured on KEEL (8 sets × 10 folds,
 ``benchmarks/oob_reference.py``), the mean |error| of the rectified AUC against the test
 fold's true-weight score: ROS 0.0074 out of bag, 0.0034 cross-fitted (cAUC's own 0.0033);
