@@ -26,7 +26,6 @@ is not resampled).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -74,14 +73,15 @@ def cross_fit_scores(
         make_forest: ``seed -> unfitted forest`` with the method's settings (e.g. class weights).
         groups: ``(N,)`` group ids kept within one fold, or ``None``.
     """
+    y = np.asarray(y)
+    if min(np.sum(y == 0), np.sum(y == 1)) < folds:
+        return None  # some fold's fitting rows would lack a class
     split_seed = derive_seed(seed, "xfit", "folds")
     if groups is None:
         splitter = StratifiedKFold(folds, shuffle=True, random_state=split_seed)
     else:
         splitter = StratifiedGroupKFold(folds, shuffle=True, random_state=split_seed)
-    with warnings.catch_warnings():  # a subconcept with fewer rows than folds sits in one fold
-        warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
-        parts = list(splitter.split(X, strata, groups))
+    parts = list(splitter.split(X, _pooled(strata, y, folds), groups))
     if any(len(np.unique(y[fit])) < 2 for fit, _ in parts):
         return None
     out = np.full(len(y), np.nan)
@@ -90,4 +90,20 @@ def cross_fit_scores(
         X_fit, y_fit, _ = resample_with_origin(X[fit], y[fit], method, s)
         forest = make_forest(s).fit(X_fit, y_fit)
         out[held] = class_score(forest.predict_proba(X[held]), forest.classes_)
+    return out
+
+
+def _pooled(strata: np.ndarray, y: np.ndarray, folds: int) -> np.ndarray:
+    """Stratum codes ``(N,)`` for the folds: each subconcept, except that a subconcept with
+    fewer rows than ``folds`` (it could not be spread over every fold) joins the largest
+    subconcept of its class, or, where every subconcept of the class is that rare, one pool of
+    the class (which has at least ``folds`` rows: checked by the caller)."""
+    _, inverse, counts = np.unique(strata, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    out = inverse.copy()
+    rare = counts[inverse] < folds
+    for c in (0, 1):
+        pool, common = rare & (y == c), ~rare & (y == c)
+        if pool.any():
+            out[pool] = np.bincount(inverse[common]).argmax() if common.any() else -1 - c
     return out

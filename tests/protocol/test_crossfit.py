@@ -90,3 +90,15 @@ def test_cross_fitted_forests_fit_as_many_trees_together_as_the_forest():
 
     assert [trees_per_fold(n) for n in (100, 30, 7, 1)] == [50, 15, 3, 1]
     assert trees_per_fold(100, folds=4) == 25
+
+
+def test_a_subconcept_rarer_than_the_folds_is_pooled_within_its_class_without_a_warning():
+    import warnings
+
+    X, y, strata = _noise(120, 4)
+    strata = strata.copy()
+    strata[np.flatnonzero(y == 1)[0]] = 9  # one row of its own subconcept
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scikit-learn's "least populated class" would raise
+        s = cross_fit_scores(X, y, strata, "none", seed=1, make_forest=_memoriser)
+    assert s is not None and np.isfinite(s).all()
