@@ -74,8 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         description="Random-forest benchmark (5x2 CV, corrections, subconcept forest) with "
         "utility-weighted scores and their 95 % bootstrap intervals on every fold — BA/F1/AUC "
-        "unweighted, true-weight wBA… (oracle), label-free cBA… (recommended) and the paper's "
-        "pBA… — then the analyses (RQ1–RQ4).",
+        "unweighted, true-weight wBA… (oracle), label-free cBA…, rBA… (recommended: cBA… "
+        "rectified with the fold's reference rows, its training part scored out of bag, "
+        "cross-fitted under ros and weight) and the paper's pBA… — then the analyses "
+        "(RQ1–RQ4).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
