@@ -48,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[_common()],
         description="Train a two-headed image model on patient-level splits, calibrate its "
         "subconcept posteriors and evaluate BA, F1, AUC with intervals: unweighted, label-free "
-        "(cBA, cF1, cAUC: recommended), true-weight (wBA…, oracle) and the paper's pBA….",
+        "(cBA, cF1, cAUC), rectified with each split's validation and calibration parts as "
+        "reference rows (rBA, rF1, rAUC: recommended), true-weight (wBA…, oracle) and the "
+        "paper's pBA….",
     )
     _run_arguments(p)
     # --source/--path/--name set data.source/data.path/data.dataset; loader flags data.options.
