@@ -35,7 +35,13 @@ from medeval.analyses.quality import subconcept_model_quality, weak_markdown
 from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
 from medeval.analyses.rq2 import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
 from medeval.analyses.rq3 import rq3_sheets
-from medeval.analyses.rq4 import agreement_by_method, agreement_table, rq4_figure, rq4_markdown
+from medeval.analyses.rq4 import (
+    agreement_by_method,
+    agreement_table,
+    reference_sources,
+    rq4_figure,
+    rq4_markdown,
+)
 from medeval.analyses.scores import score_table
 from medeval.atomic import replace_folder, write_bytes, write_text
 from medeval.protocol.store import ResultsStore
@@ -128,11 +134,12 @@ def _write_analysis(
     timing = timing_table(records)
     _csv(out / "timing.csv", timing)
     summary = _summary(records, scores, rq1, rq2, timing, quality)
-    summary += "\n" + rq4_markdown(agreement, quality) + "\n" + coverage_markdown(coverage)
+    sources = reference_sources(records)
+    summary += "\n" + rq4_markdown(agreement, quality, sources) + "\n" + coverage_markdown(coverage)
     write_text(out / "summary.md", summary)
     page = _report_html(
         results, out, records, scores, rq1, rq2, timing, agreement, quality=quality,
-        coverage=coverage,
+        coverage=coverage, sources=sources,
     )  # fmt: skip
     write_text(out / "report.html", page)
 
@@ -167,13 +174,15 @@ def write_agreement(records: list[dict[str, Any]], out: Path) -> pd.DataFrame:
     return table
 
 
-def _agreement_section(out: Path, agreement: pd.DataFrame, quality=None, coverage=None):
+def _agreement_section(
+    out: Path, agreement: pd.DataFrame, quality=None, coverage=None, sources: str = ""
+):
     """Report section of RQ4: the reading, the table, the figure(s), the weak subconcept
     models and the per-data-set coverage."""
     from medeval.report.html import Section
 
     sec = Section("RQ4 — do the label-free scores agree with the true-weight scores?")
-    for line in rq4_markdown(agreement).splitlines()[1:]:
+    for line in rq4_markdown(agreement, sources=sources).splitlines()[1:]:
         if line.strip() and not line.startswith("|"):
             sec.text(line.removeprefix("- "))
     sec.table(agreement)
@@ -208,8 +217,10 @@ def _report_html(
     *,
     quality=None,
     coverage=None,
+    sources: str = "",
 ) -> str:
-    """Self-contained benchmark report: RQ1–RQ3 tables and figures, settings, warnings."""
+    """Self-contained benchmark report: RQ1–RQ3 tables and figures, settings, warnings
+    (``sources``: where the reference rows came from, :func:`reference_sources`)."""
     import json
 
     from medeval.report.html import Section, render
@@ -256,7 +267,7 @@ def _report_html(
         ]
     sections = [head, rq1_sec, rq2_sec, rq3_sec, time_sec]
     if agreement is not None:
-        sections.insert(4, _agreement_section(out, agreement, quality, coverage))
+        sections.insert(4, _agreement_section(out, agreement, quality, coverage, sources))
     if warnings:
         sections.append(
             Section("Warnings").notes(

@@ -257,10 +257,35 @@ def _pct(flags: np.ndarray) -> float:
     return 100.0 * float(np.mean(flags)) if len(flags) else math.nan
 
 
-def rq4_markdown(table: pd.DataFrame, quality: pd.DataFrame | None = None) -> str:
+def reference_sources(records: list[dict[str, Any]]) -> str:
+    """Where the records' reference rows came from, per method (``""`` without any), e.g.
+    "Reference rows of the rectified scores: out-of-bag for none, rus, smote (240 records);
+    cross-fitted for ros, weight (160 records)." Records whose rows were unavailable are
+    counted apart."""
+    by: dict[str, set[str]] = {}
+    n: dict[str, int] = {}
+    for r in records:
+        ref = r.get("reference")
+        if not ref:
+            continue
+        source = "unavailable" if "unavailable" in ref else str(ref.get("source", "?"))
+        by.setdefault(source, set()).add(str(r.get("method", "?")))
+        n[source] = n.get(source, 0) + 1
+    if not by:
+        return ""
+    parts = [
+        f"{src} for {', '.join(sorted(methods))} ({n[src]} record{'s' * (n[src] != 1)})"
+        for src, methods in sorted(by.items(), key=lambda kv: (kv[0] == "unavailable", kv[0]))
+    ]
+    return "Reference rows of the rectified scores: " + "; ".join(parts) + "."
+
+
+def rq4_markdown(
+    table: pd.DataFrame, quality: pd.DataFrame | None = None, sources: str = ""
+) -> str:
     """The table with a short reading: per family, the recommended score against BA / pBA /
     cBA; with ``quality`` (:func:`~medeval.analyses.quality.subconcept_model_quality`), the
-    data sets whose subconcept model is weak."""
+    data sets whose subconcept model is weak; ``sources``: :func:`reference_sources`."""
     out = ["### RQ4 — agreement of label-free scores with the true-weight scores\n"]
     out.append(
         "Per estimator and family, over every evaluation (data set × method × split): mean "
@@ -275,6 +300,8 @@ def rq4_markdown(table: pd.DataFrame, quality: pd.DataFrame | None = None) -> st
     out.append(markdown_table(table) + "\n")
     prefixes = sorted({parse_score(e)[0] for e in table["estimator"]}, key=prefix_key)
     out.append("Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike).\n")
+    if sources:
+        out.append(sources + "\n")
     out += [line for line in _reading(table)]
     if quality is not None:
         out.append(weak_markdown(quality))

@@ -328,3 +328,23 @@ def test_analyze_writes_agreement_tables_figure_and_report_sections(tmp_path):
     assert "### RQ4" in summary and "cBA (recommended) is off" in summary
     page = (out / "report.html").read_text()
     assert "RQ4" in page and "cBA (recommended) is off" in page
+
+
+def test_reference_sources_names_each_source_with_its_methods_and_counts():
+    from medeval.analyses.rq4 import reference_sources
+
+    records = (
+        [{"method": "none", "reference": {"source": "out-of-bag", "n": 5}}] * 3
+        + [{"method": "ros", "reference": {"source": "cross-fitted", "n": 5}}] * 2
+        + [{"method": "smote", "reference": {"source": "out-of-bag", "n": 0, "unavailable": "x"}}]
+        + [{"method": "none"}]  # an older record without reference rows
+    )
+    text = reference_sources(records)
+    assert text == (
+        "Reference rows of the rectified scores: cross-fitted for ros (2 records); "
+        "out-of-bag for none (3 records); unavailable for smote (1 record)."
+    )
+    assert reference_sources([{"method": "none"}]) == ""
+    table = agreement_table([_rec("d", 0, _ba(0.8, 0.7, 0.75, 0.72))])
+    assert text in rq4_markdown(table, sources=text)
+    assert "Reference rows" not in rq4_markdown(table)
