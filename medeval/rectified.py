@@ -65,6 +65,7 @@ from .weights import (
     align_posteriors,
     class_posteriors,
     expected_class_utility,
+    renormalise_within_class,
     utilities_from_train_sizes,
 )
 
@@ -144,9 +145,22 @@ class ReferenceRows:
     y_pred: np.ndarray | None = None
     y_score: np.ndarray | None = None
     source: str = "reference"
+    _weights: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.y_true)
+
+    def class_weights(self, u: Utilities) -> tuple[np.ndarray, int]:
+        """Class-conditional weights ``(R,)`` of the rows under the utilities ``u`` (SPEC §8)
+        and how many rows fell back to their class's mean utility: :func:`class_conditional`
+        of the checked posteriors, computed once per utilities (the rectification and the
+        per-subset correction both need them)."""
+        key = (tuple(u.names), u.values.tobytes(), u.sides.tobytes())
+        if key not in self._weights:
+            cp = renormalise_within_class(torch.from_numpy(self.posteriors), u, self.y_true)
+            c = expected_class_utility(cp, u, self.y_true).cpu().numpy()
+            self._weights[key] = (c, int(cp.fallback.sum()))
+        return self._weights[key]
 
     def counts(self) -> dict[str, int]:
         """``{subconcept: reference rows}`` for every subconcept (0 where absent)."""
@@ -373,7 +387,7 @@ def reference_subset_scores(
     """
     if not subconcepts:
         return {}
-    c_all, _ = class_conditional(reference.y_true, reference.posteriors, u)
+    c_all, _ = reference.class_weights(u)
     w_all = u.values[reference.subconcept]
     codes = np.array([u.index(nm) for nm in subconcepts])
     member = (reference.y_true == 0) | (reference.subconcept == codes[:, None])  # (K, R)
@@ -590,7 +604,7 @@ def rectify_test_side(
     passes the class-conditional weights, point estimates and replicates it already has, so
     that nothing is computed twice and cM and rM are paired)."""
     y, yp, s, c_test = test.y, test.yp, test.s, test.c
-    c_ref, fb_ref = class_conditional(reference.y_true, reference.posteriors, u)
+    c_ref, fb_ref = reference.class_weights(u)
     w_ref = u.values[reference.subconcept]
     auc = s is not None and reference.y_score is not None
     s_t, s_r = (s, reference.y_score) if auc else (None, None)
@@ -764,13 +778,16 @@ def _combine(families, point, comps, variant, confidence, notes) -> dict[str, An
             _warn_undefined(name, tc, rc, rw, notes)
         reps = combine(parts["test_c"], parts["ref_c"], parts["ref_w"], variant=variant, lam=lam)
         out["replicates"][name] = reps
-        if len(reps):
-            lo, hi, nu = percentile_interval(reps, confidence)
-            out["intervals"][name] = (float(lo), float(hi))
-            out["n_undefined"][name] = int(nu)
+    names = [RECTIFIED[m] for m in families if len(out["replicates"][RECTIFIED[m]])]
+    if names:  # one percentile computation for every family (each column on its own)
+        stacked = torch.stack([out["replicates"][nm] for nm in names], 1)
+        bounds = [v.tolist() for v in percentile_interval(stacked, confidence)]
+        for nm, lo, hi, nu in zip(names, *bounds, strict=True):
+            out["intervals"][nm] = (float(lo), float(hi))
+            out["n_undefined"][nm] = int(nu)
             if int(nu):
                 notes.append(
-                    f"{name}: {int(nu)} of {len(reps)} joint bootstrap replicates undefined "
+                    f"{nm}: {int(nu)} of {len(stacked)} joint bootstrap replicates undefined "
                     "(a class or subconcept drawn with zero weight), excluded"
                 )
     return out

@@ -18,6 +18,7 @@ from medeval.rectified import (
     FewReferenceRowsWarning,
     ReferenceDataError,
     ReferenceRows,
+    class_conditional,
     combine,
     point_scores,
     ppi_lambda,
@@ -280,6 +281,24 @@ def test_reference_posteriors_by_q_columns_are_reordered():
     cols = [f"q_{n}" for n in reversed(sim.NAMES)]
     frame = pd.DataFrame(r["posteriors"][:, ::-1], columns=cols)
     np.testing.assert_array_equal(reference(r, posteriors=frame).posteriors, r["posteriors"])
+
+
+def test_reference_class_weights_follow_the_utilities_they_are_asked_for():
+    """The reference rows' class-conditional weights are kept per utilities: other training
+    sizes for the same subconcepts give their own weights, never the first ones again."""
+    _, r = data()
+    ref = reference(r)
+    for sizes in (
+        sim.TRAIN_SIZES,
+        {k: {**v, "n": 3 * v["n"] + 7 * i} for i, (k, v) in enumerate(sim.TRAIN_SIZES.items())},
+    ):
+        u = utilities_from_train_sizes(sizes)
+        expected, fallback = class_conditional(r["y_true"], r["posteriors"], u)
+        got, got_fallback = ref.class_weights(u)
+        np.testing.assert_array_equal(got, expected)
+        assert got_fallback == fallback
+    first = ref.class_weights(U)[0]
+    assert not np.array_equal(first, ref.class_weights(u)[0])  # the sizes do change them
 
 
 def test_reference_for_other_subconcepts_and_bad_options_are_refused():

@@ -48,8 +48,7 @@ def confusion_sums(y_true: torch.Tensor, y_pred: torch.Tensor, w: torch.Tensor) 
 
 def _ratio(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
     """num / den, NaN where den == 0 (never a silent 0 or 1)."""
-    nan = torch.full_like(num, float("nan"))
-    return torch.where(den > 0, num / torch.where(den > 0, den, 1), nan)
+    return torch.where(den > 0, num / den, float("nan"))  # den is a sum of weights: >= 0
 
 
 def recalls_from_sums(s: ConfusionSums) -> tuple[torch.Tensor, torch.Tensor]:
