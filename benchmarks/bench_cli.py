@@ -6,7 +6,8 @@ train sizes into a temporary folder, then times in fresh processes:
 
 * ``python -m medeval.evaluate --help`` (best and median of ``--repeat`` runs);
 * the evaluation end to end (read, nine scores on every subset, bootstrap, tables, figure,
-  HTML report, files written), with the child's peak RSS;
+  HTML report, files written), ``--cli-repeat`` times (the ratios use the median), with the
+  largest child's peak RSS;
 * in this process, a scikit-learn loop computing the nine full-test scores per replicate on a few
   replicates (``--sklearn-replicates``), scaled to B (arrays prepared once, as in
   ``bench_metrics.py``; it does no subsets, reading or reporting, so the ratio favours it).
@@ -141,6 +142,9 @@ def main() -> None:
     ap.add_argument("--format", choices=("csv", "parquet"), default="csv")
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=5, help="--help timings")
+    ap.add_argument(
+        "--cli-repeat", type=int, default=3, help="end-to-end runs (the ratio uses their median)"
+    )
     ap.add_argument("--sklearn-replicates", type=int, default=5)
     ap.add_argument("--skip-sklearn", action="store_true")
     ap.add_argument("--reference", type=int, default=0, help="rows of a --reference file (0: none)")
@@ -160,10 +164,13 @@ def main() -> None:
                 folder, args.reference, args.subconcepts, args.format, seed=1, stem="reference"
             )
             cmd += ["--reference", str(ref)]
-        t_cli = _run(cmd)
+        runs = [_run(cmd) for _ in range(max(1, args.cli_repeat))]
+        t_cli = statistics.median(runs)
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(
-            f"CLI end to end  : {t_cli:.2f} s  (N = {args.n:,}, {args.subconcepts} subconcepts, "
+            f"CLI end to end  : median {t_cli:.2f} s of {len(runs)} runs "
+            f"({', '.join(f'{t:.2f}' for t in runs)} s; N = {args.n:,}, "
+            f"{args.subconcepts} subconcepts, "
             f"B = {args.bootstrap:,}, {args.format} {mb:.0f} MB"
             + (f", {args.reference:,} reference rows" if args.reference else "")
             + f"; peak RSS of the largest child "
