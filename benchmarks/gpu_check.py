@@ -8,6 +8,13 @@
   step time spent waiting for the DataLoader.
 * ``embed``: the frozen VGG16 backbone, 224 px, bf16 autocast, channels_last, images per
   second; and :func:`medeval.embeddings.images.embed_images` end to end.
+* ``files``: an NIH-like folder of PNGs (1024 × 1024 grey, written by
+  ``bench_image_cache.write_folder``) decoded once into the decoded-image store
+  (:mod:`medeval.datasets.cache`; the first pass's images per second), then the ``train``
+  section's steps fed from the store by the training data path (``ResizedImageDataset`` and
+  ``make_loader``: images per second and their ratio to the in-memory rate of ``train``), and
+  :func:`~medeval.embeddings.images.embed_images` end to end over the store (model building
+  included) on ``--embed-rows`` rows (the files, repeated).
 * ``ddp``: a 1-GPU nccl DistributedDataParallel smoke run (a few steps, one all-reduce).
 
 Without CUDA it stops at once with exit code 3 and a message on stderr (nothing on stdout).
@@ -124,7 +131,9 @@ class _TrainItems:
 
         from medeval.embeddings.images import _Rows
 
-        self.rows = _Rows(data, np.arange(len(data.labels)), size)
+        self.rows = _Rows(
+            data, np.arange(len(data.labels)), size, image_cache=None, workers=0, progress=False
+        )
         self.sc = np.unique(data.labels, return_inverse=True)[1]
 
     def __len__(self) -> int:
@@ -137,18 +146,11 @@ class _TrainItems:
 def _model(device):
     import torch
 
+    from medeval.training.config import Config, ModelConfig
     from medeval.training.loop import create_model
 
     torch.manual_seed(0)
-    cfg = {
-        "model": {
-            "backbone": "vgg16",
-            "pretrained": False,
-            "weights": None,
-            "features": "head",
-            "dropout": 0.0,
-        }
-    }
+    cfg = Config(model=ModelConfig(backbone="vgg16", pretrained=False, features="head"))
     return create_model(cfg, 4, device)  # channels_last on CUDA
 
 
@@ -257,6 +259,107 @@ def embed_figures(device, *, size: int, batch: int, steps: int, workers: int) ->
     }
 
 
+def _batches(loader):
+    """Batches of ``loader`` epoch after epoch (the sampler's epoch set as training does)."""
+    epoch = 0
+    while True:
+        if hasattr(loader.sampler, "set_epoch"):
+            loader.sampler.set_epoch(epoch)
+        yield from loader
+        epoch += 1
+
+
+def files_figures(
+    device, *, files: int, side: int, size: int, batch: int, steps: int, workers: int,
+    embed_rows: int, in_memory_rate: float | None, work: str | None,
+) -> dict:  # fmt: skip
+    """Training and embedding fed from the decoded-image store of PNG files (see the module's
+    docstring); ``in_memory_rate``: the ``train`` section's images per second."""
+    import contextlib
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_image_cache import write_folder
+
+    from medeval.datasets.base import LabelledData
+    from medeval.datasets.cache import ImageCache, ResizedImageDataset
+    from medeval.embeddings.images import embed_images
+    from medeval.training.data import make_loader
+
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        root = Path(tmp)
+        t0 = time.perf_counter()
+        with contextlib.redirect_stdout(sys.stderr):  # stdout carries the JSON alone
+            paths = write_folder(root / "png", files, side)
+        t_write = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        reader = ImageCache(root / "store", size=size).ensure(
+            paths, workers=workers, progress=False
+        )
+        t_build = time.perf_counter() - t0
+        sc = np.random.default_rng(0).integers(0, 4, len(paths))
+        dataset = ResizedImageDataset(
+            paths, (sc >= 2).astype(np.int64), sc, size=size, cache=reader
+        )
+        loader = make_loader(
+            dataset, batch_size=batch, workers=workers, shuffle=True, seed=0,
+            cuda=device.type == "cuda",
+        )  # fmt: skip
+        model = _model(device).train()
+        opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+        it = _batches(loader)
+        for _ in range(3):  # warm-up: cuDNN autotuning, workers starting
+            _step(model, opt, next(it), device)
+        _sync(device)
+        wait = 0.0
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            tw = time.perf_counter()
+            b = next(it)
+            wait += time.perf_counter() - tw
+            loss = _step(model, opt, b, device)
+        _sync(device)
+        total = time.perf_counter() - t0
+        rate = batch * steps / total
+        del it, loader, model, opt
+        rows = np.resize(np.asarray(paths, dtype=object), embed_rows)
+        data = LabelledData(
+            labels=np.array(["a", "b", "c", "d"])[np.resize(sc, embed_rows)],
+            source="folder", name="gpu_check_files", files=rows,
+        )  # fmt: skip
+        t0 = time.perf_counter()
+        feats, _info = embed_images(
+            data, pretrained=False, size=size, batch_size=batch, workers=workers,
+            device=device, progress=False, image_cache=root / "store",
+        )  # fmt: skip
+        t_embed = time.perf_counter() - t0
+        store_mb = sum(p.stat().st_size for p in reader.folder.glob("shard-*")) / 2**20
+    return {
+        "files": len(paths),
+        "file_px": side,
+        "image_px": size,
+        "write_s": round(t_write, 2),
+        "store_first_pass_images_per_s": round(len(paths) / t_build, 1),
+        "store_mb": round(store_mb, 1),
+        "train_batch": batch,
+        "train_steps": steps,
+        "workers": workers,
+        "train_from_store_images_per_s": round(rate, 1),
+        "train_from_store_over_in_memory": None
+        if not in_memory_rate
+        else round(rate / in_memory_rate, 3),
+        "train_dataloader_wait_share": round(wait / total, 3),
+        "train_final_loss_finite": bool(torch.isfinite(loss).item()),
+        "embed_rows": len(feats),
+        "embed_end_to_end_from_store_images_per_s": round(len(feats) / t_embed, 1),
+        "embed_note": "embed_images over the built store: model building and reading included",
+    }
+
+
 def ddp_smoke(device, *, size: int, batch: int) -> dict:
     import socket
 
@@ -310,6 +413,14 @@ def main(argv: list[str] | None = None) -> int:
         help="tiny sizes on the CPU with gloo: checks the code paths, measures nothing useful",
     )
     ap.add_argument("--workers", type=int, default=min(8, os.cpu_count() or 1))
+    ap.add_argument("--files", type=int, default=2000, help="PNGs of the files section")
+    ap.add_argument(
+        "--embed-rows",
+        type=int,
+        default=20000,
+        help="rows embedded from the store (files repeated)",
+    )
+    ap.add_argument("--work", metavar="DIR", help="folder for the files section's temporary PNGs")
     ap.add_argument(
         "--json",
         metavar="FILE",
@@ -325,10 +436,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.cpu_dry_run:
         device = torch.device("cpu")
         sizes = dict(n=2000, B=20, size=32, batch=4, steps=2, workers=0)
+        files = dict(files=12, side=64, embed_rows=20)
     else:
         device = torch.device("cuda", 0)
         torch.backends.cudnn.benchmark = True
         sizes = dict(n=1_000_000, B=10_000, size=224, batch=128, steps=30, workers=args.workers)
+        files = dict(files=args.files, side=1024, embed_rows=args.embed_rows)
     out = {
         "dry_run": args.cpu_dry_run,
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
@@ -341,6 +454,13 @@ def main(argv: list[str] | None = None) -> int:
         "bootstrap": lambda: bootstrap_figures(device, sizes["n"], sizes["B"]),
         "train": lambda: train_figures(device, **kw),
         "embed": lambda: embed_figures(device, **kw),
+        "files": lambda: files_figures(
+            device,
+            **files,
+            **kw,
+            work=args.work,
+            in_memory_rate=out.get("train", {}).get("images_per_s"),
+        ),
         "ddp": lambda: ddp_smoke(device, size=sizes["size"], batch=min(sizes["batch"], 32)),
     }
     for name, section in sections.items():

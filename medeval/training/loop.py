@@ -9,7 +9,8 @@ image of the task has one); they use validation labels only, never test labels.
 
 Files in the split folder: ``checkpoints/epoch_<k>.pt`` (full state), ``checkpoints/last.pt``
 (same as the newest epoch), ``checkpoints/best.pt`` (model weights at the best monitored score),
-``best.json`` (which score chose ``best.pt``, its epoch and the validation scores there),
+``best.json`` (which score chose ``best.pt``, its epoch and the validation scores there, and
+where it was trained: ``trained_on`` device, its name, processes, torch and CUDA versions),
 ``log.csv`` (one row per epoch, ``val_<score>`` for every score). After training,
 :mod:`medeval.flows.train` calibrates, predicts and evaluates. Progress goes to this module's
 logger (``medeval.training.loop``, level INFO), on the main process only.
@@ -24,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -353,6 +355,19 @@ def _record_epoch(
     return improved
 
 
+def _environment(device: torch.device, world_size: int) -> dict[str, Any]:
+    """Where a checkpoint was trained: the numbers of a run depend on the device's kernels
+    (bf16 autocast and cuDNN on a GPU take another training path than the CPU)."""
+    cuda = device.type == "cuda"
+    return {
+        "device": str(device),
+        "device_name": torch.cuda.get_device_name(device) if cuda else "cpu",
+        "processes": int(world_size),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda if cuda else None,
+    }
+
+
 def _save_best(folder: Path, model: nn.Module, best: dict) -> None:
     """``checkpoints/best.pt`` (weights and ``best``) and ``best.json`` (NaN as null);
     ``best`` holds ``monitor``, ``epoch``, ``value`` and the validation ``scores``."""
@@ -528,6 +543,7 @@ def _run_epoch(
     improved = _record_epoch(state, epoch, value, val, stats, info.world_size)
     if info.is_main:
         result = {"monitor": run.monitor, "epoch": epoch, "value": value, "scores": val}
+        result["trained_on"] = _environment(run.device, info.world_size)
         keep = train.keep_checkpoints
         _checkpoint_epoch(run.folder, run.model, run.opt, state, keep, result, improved)
         row = state["log"][-1]

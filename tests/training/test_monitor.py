@@ -45,6 +45,9 @@ def test_monitor_chooses_best_checkpoint_and_stops_early(tiny_overrides, tmp_pat
     assert record["monitor"] == "cBA" and record["epoch"] == best_epoch
     assert record["value"] == pytest.approx(best_value, rel=1e-12)
     assert set(record["scores"]) >= {"BA", "pBA", "cBA", "wBA", "AUC", "cAUC"}
+    trained_on = record["trained_on"]  # the numbers depend on the device: it is recorded
+    assert trained_on["device"] == "cpu" and trained_on["device_name"] == "cpu"
+    assert trained_on["processes"] == 1 and trained_on["torch"] == torch.__version__
     best = load_checkpoint(best_path)
     chosen = load_checkpoint(tmp_path / "checkpoints" / f"epoch_{best_epoch}.pt")
     assert best["monitor"] == "cBA" and best["epoch"] == best_epoch
