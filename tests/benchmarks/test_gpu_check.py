@@ -43,7 +43,8 @@ def test_cpu_dry_run_exercises_every_section(tmp_path):
     assert files["files"] == 12 and files["embed_rows"] == 20
     assert files["train_final_loss_finite"] and figures["train"]["final_loss_finite"]
     ratio = files["train_from_store_images_per_s"] / figures["train"]["images_per_s"]
-    assert files["train_from_store_over_in_memory"] == pytest.approx(ratio, rel=0.01)
+    # the rates are rounded to 0.1 image/s, the ratio is not: a few images/s here
+    assert files["train_from_store_over_in_memory"] == pytest.approx(ratio, rel=0.05)
     assert files["store_first_pass_images_per_s"] > 0
     assert figures["ddp"]["all_reduce_ok"] and figures["ddp"]["loss_finite"]
     assert list(work.iterdir()) == []
