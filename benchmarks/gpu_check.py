@@ -173,6 +173,28 @@ def _step(model, opt, batch, device):
     return loss
 
 
+def _timed_steps(batches, device, steps: int):
+    """``steps`` training steps of a fresh model on ``batches`` after 3 warm-up steps (cuDNN
+    autotuning, workers starting): their seconds, the seconds spent waiting for batches, and
+    the last loss."""
+    import torch
+
+    model = _model(device).train()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    for _ in range(3):
+        _step(model, opt, next(batches), device)
+    _sync(device)
+    wait = 0.0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        tw = time.perf_counter()
+        b = next(batches)
+        wait += time.perf_counter() - tw
+        loss = _step(model, opt, b, device)
+    _sync(device)
+    return time.perf_counter() - t0, wait, loss
+
+
 def train_figures(device, *, size: int, batch: int, steps: int, workers: int) -> dict:
     import torch
 
@@ -187,21 +209,7 @@ def train_figures(device, *, size: int, batch: int, steps: int, workers: int) ->
         seed=0,
         cuda=device.type == "cuda",
     )
-    model = _model(device).train()
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-    it = iter(loader)
-    for _ in range(3):  # warm-up: cuDNN autotuning, workers starting
-        _step(model, opt, next(it), device)
-    _sync(device)
-    wait = 0.0
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        tw = time.perf_counter()
-        b = next(it)
-        wait += time.perf_counter() - tw
-        loss = _step(model, opt, b, device)
-    _sync(device)
-    total = time.perf_counter() - t0
+    total, wait, loss = _timed_steps(iter(loader), device, steps)
     return {
         "image_px": size,
         "batch": batch,
@@ -309,23 +317,9 @@ def files_figures(
             dataset, batch_size=batch, workers=workers, shuffle=True, seed=0,
             cuda=device.type == "cuda",
         )  # fmt: skip
-        model = _model(device).train()
-        opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-        it = _batches(loader)
-        for _ in range(3):  # warm-up: cuDNN autotuning, workers starting
-            _step(model, opt, next(it), device)
-        _sync(device)
-        wait = 0.0
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            tw = time.perf_counter()
-            b = next(it)
-            wait += time.perf_counter() - tw
-            loss = _step(model, opt, b, device)
-        _sync(device)
-        total = time.perf_counter() - t0
+        total, wait, loss = _timed_steps(_batches(loader), device, steps)
         rate = batch * steps / total
-        del it, loader, model, opt
+        del loader
         rows = np.resize(np.asarray(paths, dtype=object), embed_rows)
         data = LabelledData(
             labels=np.array(["a", "b", "c", "d"])[np.resize(sc, embed_rows)],

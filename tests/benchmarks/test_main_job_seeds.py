@@ -14,16 +14,6 @@ import torch
 from medeval.train import main as train_main
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "main_job_seeds.py"
-TINY = [
-    "data.synthetic.n_normal=144",
-    "data.synthetic.size=32",
-    "model.backbone=vgg11",
-    "train.image_size=32",
-    "train.batch_size=16",
-    "train.epochs=1",
-    "train.max_steps_per_epoch=2",
-    "evaluation.n_bootstrap=20",
-]
 
 
 @pytest.fixture(scope="module")
@@ -35,13 +25,15 @@ def seeds():
     return module
 
 
-def test_the_row_of_a_run_holds_its_figures_and_checks(seeds, tmp_path, monkeypatch):
+def test_the_row_of_a_run_holds_its_figures_and_checks(
+    seeds, tiny_overrides, tmp_path, monkeypatch
+):
     import huggingface_hub.constants
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     torch.set_num_threads(1)
     out = tmp_path / "run"
-    assert train_main(["--out", str(out), "--quiet", *TINY]) == 0
+    assert train_main(["--out", str(out), "--quiet", *tiny_overrides, "train.epochs=1"]) == 0
     row = seeds.read_run(3, out, wall=12.0, load=(0.5, 0.75))
     metrics = json.loads(next(out.glob("split_*/metrics.json")).read_text())
     s, rec = metrics["scores"], metrics["recommended"]["BA"]
