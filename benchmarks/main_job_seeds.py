@@ -95,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="FILE", help="also write the rows, ranges and checks")
     args = ap.parse_args(argv)
     seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
+    if not seeds:
+        ap.error("--seeds: give at least one seed, e.g. 0,1,2,3,4")
     with tempfile.TemporaryDirectory() as tmp:
         root = args.out or Path(tmp)
         rows = []

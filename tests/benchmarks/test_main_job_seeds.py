@@ -76,3 +76,6 @@ def test_exit_code_says_whether_every_check_held(seeds, tmp_path, monkeypatch, c
 
     monkeypatch.setattr(seeds, "run_seed", broken)
     assert seeds.main(["--seeds", "0", "--out", str(tmp_path)]) == 2
+    with pytest.raises(SystemExit) as exc:
+        seeds.main(["--seeds", ","])
+    assert exc.value.code == 2
