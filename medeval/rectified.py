@@ -790,7 +790,29 @@ def _combine(families, point, comps, variant, confidence, notes) -> dict[str, An
                     f"{nm}: {int(nu)} of {len(stacked)} joint bootstrap replicates undefined "
                     "(a class or subconcept drawn with zero weight), excluded"
                 )
+    for name in (RECTIFIED[m] for m in families):
+        _note_out_of_range(name, out["scores"][name], out["intervals"].get(name), notes)
     return out
+
+
+def _note_out_of_range(
+    name: str, value: float, interval: tuple[float, float] | None, notes: list[str]
+) -> None:
+    """A note where the score or a bound of its interval lies outside [0, 1], the range of the
+    scores it estimates. The rectified score is a difference (SPEC §9), so near 0 or 1 the
+    correction measured on the reference rows can carry it past the end; it is reported as
+    computed, not clipped."""
+    outside = [
+        f"{what} {x:.4f}"
+        for what, x in [("the score", value), *zip(("low", "high"), interval or (), strict=False)]
+        if not math.isnan(x) and not 0.0 <= x <= 1.0
+    ]
+    if outside:
+        notes.append(
+            f"{name}: {', '.join(outside)} outside [0, 1], the range of the score: the correction "
+            "measured on the reference rows is larger than the room the class-conditional score "
+            "leaves (a score near 0 or 1, few reference rows); reported as computed, not clipped"
+        )
 
 
 def _warn_undefined(name: str, tc: float, rc: float, rw: float, notes: list[str]) -> None:

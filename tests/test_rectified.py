@@ -352,3 +352,34 @@ def test_reference_rows_from_a_reference_file(tmp_path):
     with pytest.raises(ReferenceDataError, match="'d' has no reference row") as err:
         ReferenceRows.from_table(read_reference(tmp_path / "no_d.csv", U), U)
     assert err.value.subconcept == "d"
+
+
+def test_a_rectified_score_outside_0_1_is_reported_as_computed_with_a_note():
+    """A perfect test fold (cBA = 1) and reference rows on which cBA is below wBA give
+    rBA = 1 − (cBA(R) − wBA(R)) > 1: SPEC §9's difference, not clipped, and a note says so."""
+    sizes = {"m": {"class": 0, "n": 100}, "a": {"class": 1, "n": 80}, "b": {"class": 1, "n": 20}}
+    u = utilities_from_train_sizes(sizes)
+    names = list(u.names)
+    y = np.r_[np.zeros(20, int), np.ones(20, int)]
+    sub = ["m"] * 20 + ["a"] * 10 + ["b"] * 10
+    onehot = np.eye(3)[[names.index(s) for s in sub]]
+    ref_pred = y.copy()
+    ref_pred[20:25] = 0  # half of subconcept a missed, every b row found
+    ref_q = onehot.copy()
+    ref_q[30:] = np.eye(3)[names.index("a")]  # b's rows taken for a: their weight too low
+    ref = ReferenceRows.from_arrays(
+        u, y_true=y, subconcept=sub, posteriors=ref_q, posterior_columns=names, y_pred=ref_pred
+    )
+    res = rectified_scores(
+        y, y_pred=y, posteriors=onehot, posterior_columns=names, reference=ref, utilities=u,
+        n_bootstrap=50,
+    )  # fmt: skip
+    rc, rw = res.reference_scores["BA"]["c"], res.reference_scores["BA"]["w"]
+    assert res.class_conditional["BA"] == 1.0 and rc < rw
+    assert res.scores["rBA"] == pytest.approx(1.0 - (rc - rw)) and res.scores["rBA"] > 1
+    note = next(n for n in res.notes if n.startswith("rBA:"))
+    assert f"the score {res.scores['rBA']:.4f}" in note and "not clipped" in note
+    for name in ("rBA", "rF1"):  # a note exactly where a value leaves [0, 1]
+        values = [res.scores[name], *res.intervals[name]]
+        noted = any(n.startswith(f"{name}:") and "outside [0, 1]" in n for n in res.notes)
+        assert noted == any(not 0 <= v <= 1 for v in values)
