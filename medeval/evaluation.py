@@ -433,14 +433,9 @@ _POINT_BLOCK = 2**22  # elements of one (subsets, N) weight block for the point 
 
 
 def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tuple, np.ndarray]:
-    """``{(weighting, metric): (n_subsets,)}`` exact point estimates. Every (weighting, subset)
-    pair is one row of a weight matrix, scored in blocks of at most :data:`_POINT_BLOCK` weights
-    (bounded memory on millions of rows; each row's sums are those of the row alone)."""
-    masks = torch.as_tensor(np.stack(list(plan.subsets.values())), dtype=torch.float64)
-    keys = list(plan.weights)
-    w_all = torch.stack([torch.as_tensor(plan.weights[k], dtype=torch.float64) for k in keys])
-    n_sub = len(masks)
-    pairs = torch.arange(len(keys) * n_sub)  # row r: weighting r // n_sub, subset r % n_sub
+    """``{(weighting, metric): (n_subsets,)}`` exact point estimates, batched over subsets in
+    blocks of at most :data:`_POINT_BLOCK` weights (bounded memory on millions of rows)."""
+    masks = np.stack(list(plan.subsets.values()))
     step = max(1, _POINT_BLOCK // max(1, len(y)))
     yt = torch.as_tensor(y, dtype=torch.float64)
     yp = torch.as_tensor(y_pred, dtype=torch.float64) if y_pred is not None else None
@@ -448,23 +443,23 @@ def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tup
         order = torch.as_tensor(np.argsort(y_score, kind="stable"))
         s_sorted = torch.as_tensor(y_score, dtype=torch.float64)[order]
         y_sorted = yt[order]
-    parts: dict[str, list[np.ndarray]] = {}
-    for a in range(0, len(pairs), step):
-        r = pairs[a : a + step]
-        ws = masks[r % n_sub] * w_all[r // n_sub]
-        if yp is not None:
-            s = confusion_sums(yt, yp, ws)
-            parts.setdefault("BA", []).append(ba_from_sums(s).numpy())
-            parts.setdefault("F1", []).append(f1_from_sums(s).numpy())
-        if y_score is not None:
-            ws_o = ws[:, order]
-            del ws
-            a_s = auc_sums(y_sorted, s_sorted.expand_as(ws_o), ws_o, presorted=True)
-            parts.setdefault("AUC", []).append(auc_from_sums(a_s).numpy())
     out: dict[tuple, np.ndarray] = {}
-    for key_i, key in enumerate(keys):  # the keys in the order they have always come
+    for key, w in plan.weights.items():
+        w_t = torch.as_tensor(w, dtype=torch.float64)
+        parts: dict[str, list[np.ndarray]] = {}
+        for a in range(0, len(masks), step):
+            ws = torch.as_tensor(masks[a : a + step], dtype=torch.float64) * w_t
+            if yp is not None:
+                s = confusion_sums(yt, yp, ws)
+                parts.setdefault("BA", []).append(ba_from_sums(s).numpy())
+                parts.setdefault("F1", []).append(f1_from_sums(s).numpy())
+            if y_score is not None:
+                ws_o = ws[:, order]
+                del ws
+                a_s = auc_sums(y_sorted, s_sorted.expand_as(ws_o), ws_o, presorted=True)
+                parts.setdefault("AUC", []).append(auc_from_sums(a_s).numpy())
         for metric, vals in parts.items():
-            out[(key, metric)] = np.concatenate(vals)[key_i * n_sub : (key_i + 1) * n_sub]
+            out[(key, metric)] = np.concatenate(vals)
     names = list(plan.subsets)
     for (key, metric), vals in out.items():
         for j in np.flatnonzero(np.isnan(vals)):
