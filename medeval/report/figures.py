@@ -233,7 +233,21 @@ def _legend(fig: Figure, ax: Any, *, classes: list[int], kinds: list[str]) -> No
                 Patch(facecolor=CLASS_COLORS.get(c, "grey"), **RECALL_BARS[kind]["style"])
             )
             labels.append(f"{_CLASS_NAMES.get(c, f'class {c}')}: {RECALL_BARS[kind]['label']}")
-    fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    ncols = 2 if 2 * _legend_column_inches(labels) <= fig.get_figwidth() else 1
+    fig.legend(
+        handles, labels, loc="outside lower center", ncols=ncols, fontsize=_LEGEND_PT, frameon=False
+    )
+
+
+_LEGEND_PT = 8
+
+
+def _legend_column_inches(labels: list[str]) -> float:
+    """A generous estimate of one legend column's width: the longest label at
+    :data:`_LEGEND_PT` points (about 0.6 em a character) and the swatch with its padding. A
+    narrow figure (few subconcepts) takes its legend in one column instead of cutting it off."""
+    longest = max((len(label) for label in labels), default=0)
+    return longest * _LEGEND_PT * 0.6 / 72 + 0.8
 
 
 def _err(df: pd.DataFrame, value: str, low: str, high: str) -> np.ndarray | None:

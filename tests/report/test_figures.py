@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgba
 from matplotlib.patches import Rectangle
 
@@ -121,3 +122,34 @@ def test_discovered_subconcepts_are_drawn_as_label_free_recalls():
     assert sum("label-free estimate" in t for t in texts) == 2  # one swatch per class
     gids = {p.get_gid() for p in fig.axes[1].patches if p.get_gid()}
     assert gids == {"recall-est"}
+
+
+@pytest.mark.parametrize("n_minority", [1, 2, 4, 8])  # 4: the main job's 5 subconcepts
+def test_legend_and_labels_lie_inside_the_figure_whatever_the_number_of_subconcepts(n_minority):
+    """With few subconcepts the figure is narrow; its legend (every weighting's line and every
+    kind of bar) and the line labels must still fit inside it, not be cut at its edges."""
+    names = ["M"] + [f"minority subconcept {i}" for i in range(n_minority)]
+    df = pd.DataFrame(
+        {
+            "subconcept": names,
+            "class": [0] + [1] * n_minority,
+            "prevalence": [1.0] + [1 / n_minority] * n_minority,
+            "recall": [0.98] + [0.7] * n_minority,
+            "low": [0.96] + [0.5] * n_minority,
+            "high": [0.99] + [0.9] * n_minority,
+            "est_recall": [0.97] + [0.72] * n_minority,
+            "est_low": [0.95] + [0.5] * n_minority,
+            "est_high": [0.99] + [0.9] * n_minority,
+        }
+    )
+    scores = {f"{w.prefix}BA": 0.9 - 0.02 * i for i, w in enumerate(WEIGHTINGS)}
+    fig = subconcept_figure(df, scores)
+    canvas = FigureCanvasAgg(fig)  # what figure_png saves with
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    inside = fig.bbox.padded(1)  # a pixel of rounding
+    legend = fig.legends[0].get_window_extent(renderer)
+    assert inside.contains(legend.x0, legend.y0) and inside.contains(legend.x1, legend.y1)
+    for t in _line_labels(fig):
+        box = t.get_window_extent(renderer)
+        assert inside.contains(box.x0, box.y0) and inside.contains(box.x1, box.y1), t.get_text()
