@@ -44,6 +44,7 @@ _CLASS_NAMES = {0: "majority (class 0)", 1: "minority (class 1)"}
 #: Vertical gap between two line labels, in data units of the recall axis (0–1.05): one line of
 #: 8-point text at the figure's height, with a little air.
 LABEL_GAP = 0.055
+_LEGEND_PT = 8  # the legend's font size
 
 
 def subconcept_figure(
@@ -237,9 +238,6 @@ def _legend(fig: Figure, ax: Any, *, classes: list[int], kinds: list[str]) -> No
     fig.legend(
         handles, labels, loc="outside lower center", ncols=ncols, fontsize=_LEGEND_PT, frameon=False
     )
-
-
-_LEGEND_PT = 8
 
 
 def _legend_column_inches(labels: list[str]) -> float:
