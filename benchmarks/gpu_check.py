@@ -325,26 +325,19 @@ def files_figures(
         )
         t_build = time.perf_counter() - t0
         sc = np.random.default_rng(0).integers(0, 4, len(paths))
-        dataset = ResizedImageDataset(
-            paths, (sc >= 2).astype(np.int64), sc, size=size, cache=reader
-        )
-        loader = make_loader(
-            dataset, batch_size=batch, workers=workers, shuffle=True, seed=0,
-            cuda=device.type == "cuda",
-        )  # fmt: skip
-        total, wait, loss = _timed_steps(_batches(loader), device, steps)
-        rate = batch * steps / total
-        del loader
-        raw = ResizedImageDataset(
-            paths, (sc >= 2).astype(np.int64), sc, size=size, cache=reader, as_uint8=True
-        )
-        loader = make_loader(
-            raw, batch_size=batch, workers=workers, shuffle=True, seed=0,
-            cuda=device.type == "cuda",
-        )  # fmt: skip
-        total_u8, wait_u8, loss_u8 = _timed_steps(_batches(loader), device, steps)
-        rate_u8 = batch * steps / total_u8
-        del loader
+        timed = {}  # item format → (seconds, waiting seconds, last loss) of the steps
+        for as_uint8 in (False, True):
+            dataset = ResizedImageDataset(
+                paths, (sc >= 2).astype(np.int64), sc, size=size, cache=reader, as_uint8=as_uint8
+            )
+            loader = make_loader(
+                dataset, batch_size=batch, workers=workers, shuffle=True, seed=0,
+                cuda=device.type == "cuda",
+            )  # fmt: skip
+            timed[as_uint8] = _timed_steps(_batches(loader), device, steps)
+            del loader
+        (total, wait, loss), (total_u8, wait_u8, loss_u8) = timed[False], timed[True]
+        rate, rate_u8 = batch * steps / total, batch * steps / total_u8
         rows = np.resize(np.asarray(paths, dtype=object), embed_rows)
         data = LabelledData(
             labels=np.array(["a", "b", "c", "d"])[np.resize(sc, embed_rows)],
