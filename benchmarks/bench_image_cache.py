@@ -8,8 +8,10 @@ already holds them), then measures in one process:
   decode, resize, normalise every epoch) on ``--uncached`` files;
 * the first pass of the cache (:meth:`ImageCache.ensure`: decode + resize + store) on all files;
 * the same decode without a store (``ResizedImageDataset``: grey images resized as one plane);
-* cached passes (``ResizedImageDataset`` over the store, shuffled as a training epoch), with
-  float32 normalised items and with uint8 items (for normalising on the device);
+* cached passes (``ResizedImageDataset`` over the store, shuffled as a training epoch): uint8
+  items with each batch normalised by :func:`~medeval.models.inputs.model_input` on the CPU
+  (what training reads; on a GPU the normalisation runs there), float32 normalised items (what
+  training read before) and uint8 items from the loader alone;
 
 for 224 and 32 px, batch 32, DataLoader workers 0 and 2. Each figure is taken ``--repeats``
 times; the ratio is cached / uncached images/s. The load average is printed with every row.
@@ -37,8 +39,10 @@ from torch.utils.data import DataLoader, RandomSampler
 
 from medeval.datasets.cache import ImageCache, ResizedImageDataset
 from medeval.datasets.images import ImageDataset, default_transform
+from medeval.models.inputs import model_input
 
 SIDE = 1024
+CPU = torch.device("cpu")
 
 
 def _write_one(args: tuple[str, int, int]) -> None:
@@ -91,8 +95,10 @@ def _load() -> str:
     return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
 
 
-def _epoch(dataset, workers: int, seed: int) -> float:
-    """Images/s of one shuffled pass of a training-style loader (batch 32)."""
+def _epoch(dataset, workers: int, seed: int, *, to_model: bool = False) -> float:
+    """Images/s of one shuffled pass of a training-style loader (batch 32); ``to_model``:
+    each batch also through :func:`model_input` on the CPU, as training does before the model
+    (for uint8 items: the normalisation, here on the CPU instead of a GPU)."""
     loader = DataLoader(
         dataset,
         batch_size=32,
@@ -100,7 +106,10 @@ def _epoch(dataset, workers: int, seed: int) -> float:
         num_workers=workers,
     )
     t0 = time.perf_counter()
-    n = sum(len(batch[0]) for batch in loader)
+    n = 0
+    for batch in loader:
+        x = model_input(batch[0], CPU) if to_model else batch[0]
+        n += len(x)
     return n / (time.perf_counter() - t0)
 
 
@@ -140,19 +149,22 @@ def measure(files: list[str], work: Path, size: int, args) -> dict[str, float]:
     t0 = time.perf_counter()
     reader = ImageCache(root, size=size).ensure(files, progress=False)
     print(f"  opening the complete store (stat of {n} files): {time.perf_counter() - t0:.2f} s")
-    cached = ResizedImageDataset(files, y, y, size=size, cache=reader)
-    for workers in (0, 2):
-        rates = [_epoch(cached, workers, seed) for seed in range(args.repeats + 1)]
-        best = max(rates)
-        ratio = best / out[f"uncached w{workers}"]
-        out[f"cached w{workers}"] = _row(
-            f"cached, workers {workers} ({n})", rates, f"  = {ratio:.0f}× uncached"
-        )
-    raw = ResizedImageDataset(files, y, y, size=size, cache=reader, as_uint8=True)
-    for workers in (0, 2):
-        rates = [_epoch(raw, workers, seed) for seed in range(args.repeats + 1)]
-        ratio = max(rates) / out[f"uncached w{workers}"]
-        _row(f"cached uint8 out, workers {workers}", rates, f"  = {ratio:.0f}× uncached")
+    floats = ResizedImageDataset(files, y, y, size=size, cache=reader)
+    pixels = ResizedImageDataset(files, y, y, size=size, cache=reader, as_uint8=True)
+    for what, dataset, to_model in (
+        ("cached, uint8 + model_input", pixels, True),  # what training reads
+        ("cached, float32 items", floats, False),  # what training read before
+        ("cached, uint8, loader alone", pixels, False),
+    ):
+        for workers in (0, 2):
+            rates = [
+                _epoch(dataset, workers, seed, to_model=to_model)
+                for seed in range(args.repeats + 1)
+            ]
+            ratio = max(rates) / out[f"uncached w{workers}"]
+            out[f"{what} w{workers}"] = _row(
+                f"{what}, workers {workers}", rates, f"  = {ratio:.0f}× uncached"
+            )
     store_mb = sum(p.stat().st_size for p in reader.folder.glob("shard-*")) / 2**20
     print(f"  store: {store_mb:.1f} MB for {n} images ({store_mb * 2**10 / n:.0f} KB each)")
     return out

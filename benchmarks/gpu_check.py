@@ -11,9 +11,10 @@
 * ``files``: an NIH-like folder of PNGs (1024 × 1024 grey, written by
   ``bench_image_cache.write_folder``) decoded once into the decoded-image store
   (:mod:`medeval.datasets.cache`; the first pass's images per second), then the ``train``
-  section's steps fed from the store by the training data path (``ResizedImageDataset`` and
-  ``make_loader``: images per second and their ratio to the in-memory rate of ``train``; and
-  again with uint8 items normalised on the device, a quarter of the bytes per item), and
+  section's steps fed from the store by the training data path (``ResizedImageDataset`` with
+  uint8 items, ``make_loader``, ``model_input`` normalising on the device: images per second
+  and their ratio to the in-memory rate of ``train``; and again with the float32 items the
+  training path read before, four times the bytes per item, for comparison), and
   :func:`~medeval.embeddings.images.embed_images` end to end over the store (model building
   included) on ``--embed-rows`` rows (the files, repeated).
 * ``ddp``: a 1-GPU nccl DistributedDataParallel smoke run (a few steps, one all-reduce).
@@ -155,29 +156,14 @@ def _model(device):
     return create_model(cfg, 4, device)  # channels_last on CUDA
 
 
-def _normalise(x):
-    """uint8 ``(B, 3, S, S)`` → float32 ``x / 255`` then ImageNet ``Normalize``, the float32
-    operations whose results ``ResizedImageDataset``'s look-up table holds."""
-    import torch
-
-    from medeval.datasets.images import IMAGENET_MEAN, IMAGENET_STD
-
-    mean = torch.tensor(IMAGENET_MEAN, device=x.device).view(1, 3, 1, 1)
-    std = torch.tensor(IMAGENET_STD, device=x.device).view(1, 3, 1, 1)
-    return x.float().div_(255.0).sub_(mean).div_(std)
-
-
 def _step(model, opt, batch, device):
-    import torch
     import torch.nn.functional as F
 
     from medeval.device import autocast
+    from medeval.models.inputs import model_input
 
-    x, y, sc = (t.to(device, non_blocking=True) for t in batch)
-    if x.dtype == torch.uint8:  # uint8 items: to [0, 1] and ImageNet-normalised on the device
-        x = _normalise(x)
-    if device.type == "cuda":
-        x = x.contiguous(memory_format=torch.channels_last)
+    x = model_input(batch[0], device)  # uint8 items normalised there, as training does
+    y, sc = (t.to(device, non_blocking=True) for t in batch[1:])
     with autocast(device):
         logit, sub = model(x)
         loss = F.binary_cross_entropy_with_logits(logit.float(), y.float())
@@ -325,8 +311,8 @@ def files_figures(
         )
         t_build = time.perf_counter() - t0
         sc = np.random.default_rng(0).integers(0, 4, len(paths))
-        timed = {}  # item format → (seconds, waiting seconds, last loss) of the steps
-        for as_uint8 in (False, True):
+        timed = {}  # uint8 items? → (seconds, waiting seconds, last loss) of the steps
+        for as_uint8 in (True, False):
             dataset = ResizedImageDataset(
                 paths, (sc >= 2).astype(np.int64), sc, size=size, cache=reader, as_uint8=as_uint8
             )
@@ -336,8 +322,8 @@ def files_figures(
             )  # fmt: skip
             timed[as_uint8] = _timed_steps(_batches(loader), device, steps)
             del loader
-        (total, wait, loss), (total_u8, wait_u8, loss_u8) = timed[False], timed[True]
-        rate, rate_u8 = batch * steps / total, batch * steps / total_u8
+        (total, wait, loss), (total_f, wait_f, loss_f) = timed[True], timed[False]
+        rate, rate_f = batch * steps / total, batch * steps / total_f
         rows = np.resize(np.asarray(paths, dtype=object), embed_rows)
         data = LabelledData(
             labels=np.array(["a", "b", "c", "d"])[np.resize(sc, embed_rows)],
@@ -366,14 +352,14 @@ def files_figures(
         else round(rate / in_memory_rate, 3),
         "train_dataloader_wait_share": round(wait / total, 3),
         "train_final_loss_finite": bool(torch.isfinite(loss).item()),
-        "train_from_store_uint8_images_per_s": round(rate_u8, 1),
-        "train_from_store_uint8_over_in_memory": None
+        "train_note": "the package's training path: uint8 items, normalised on the device",
+        "train_from_store_float32_images_per_s": round(rate_f, 1),
+        "train_from_store_float32_over_in_memory": None
         if not in_memory_rate
-        else round(rate_u8 / in_memory_rate, 3),
-        "train_uint8_dataloader_wait_share": round(wait_u8 / total_u8, 3),
-        "train_uint8_note": "uint8 items normalised on the device (what the package's training "
-        "loop does not do yet: it reads float32 items)",
-        "train_uint8_final_loss_finite": bool(torch.isfinite(loss_u8).item()),
+        else round(rate_f / in_memory_rate, 3),
+        "train_float32_dataloader_wait_share": round(wait_f / total_f, 3),
+        "train_float32_note": "float32 items normalised in the workers (the path before)",
+        "train_float32_final_loss_finite": bool(torch.isfinite(loss_f).item()),
         "embed_rows": len(feats),
         "embed_end_to_end_from_store_images_per_s": round(len(feats) / t_embed, 1),
         "embed_note": "embed_images over the built store: model building and reading included",

@@ -185,3 +185,12 @@ def test_train_split_on_cuda_with_bf16_autocast(tmp_path):
     params = [v for v in ckpt["model"].values() if v.is_floating_point()]
     assert params and all(torch.isfinite(p).all() for p in params)
     assert all(p.device.type == "cpu" for p in params)  # loadable on a CPU-only machine
+
+
+def test_model_input_on_cuda_gives_the_cpu_bits():
+    from medeval.models.inputs import model_input
+
+    x = torch.randint(0, 256, (4, 3, 32, 32), dtype=torch.uint8)
+    on_gpu = model_input(x, CUDA)
+    assert on_gpu.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(on_gpu.cpu(), model_input(x, torch.device("cpu")))

@@ -45,7 +45,7 @@ from torchvision import transforms
 
 from medeval import atomic
 from medeval.datasets.base import DataError, LabelledData
-from medeval.datasets.images import IMAGENET_MEAN, IMAGENET_STD, to_tensor
+from medeval.datasets.images import pixel_table, to_tensor
 from medeval.datasets.pixels import FRAME_KEY, read_image_array
 from medeval.errors import UserError
 from medeval.progress import progress as progress_bar
@@ -376,8 +376,10 @@ class ResizedImageDataset(Dataset):
     """``(image (3, S, S), y, subconcept)`` items from a store or, without one, decoded now.
 
     Both ways give the same bits (:func:`prepare_image`). Images are float32 in [0, 1],
-    ImageNet-normalised when ``normalize``; ``as_uint8`` returns the uint8 (3, S, S) tensor
-    instead, for a loop that converts and normalises on the device (4× less to copy).
+    ImageNet-normalised when ``normalize`` (looked up in :func:`pixel_table`); ``as_uint8``
+    returns the uint8 (3, S, S) tensor instead, a quarter of the bytes to copy, which
+    :func:`medeval.models.inputs.model_input` turns into the same float32 bits on the device
+    (what training, prediction and embedding do).
 
     Args:
         files: (N,) image files.
@@ -414,7 +416,7 @@ class ResizedImageDataset(Dataset):
             raise ValueError("the cache reader must hold one image per file, in order")
         self.size, self.cache, self.frame = size, cache, frame
         self.normalize, self.as_uint8 = normalize, as_uint8
-        self._lut = _float_table(normalize)
+        self._lut = pixel_table(normalize).numpy()  # numpy's gather: no per-item torch kernels
 
     def __len__(self) -> int:
         return len(self.y)
@@ -438,16 +440,3 @@ class ResizedImageDataset(Dataset):
         else:
             image = torch.from_numpy(np.stack([self._lut[c][u8[..., c]] for c in range(3)]))
         return image, int(self.y[i]), int(self.subconcept[i])
-
-
-def _float_table(normalize: bool) -> np.ndarray:
-    """(3, 256) float32: grey level → the value ``x / 255`` (then ``Normalize``) gives.
-
-    Computed by the same float32 torch operations as ``ToTensor``-style scaling and
-    ``transforms.Normalize``, so a look-up gives their bits; numpy's gather then spares the
-    per-item torch kernels, whose thread pool is slow for small tensors on a busy machine.
-    """
-    levels = torch.arange(256, dtype=torch.float32).div(255.0).expand(3, 1, 256).clone()
-    if normalize:
-        levels = transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD)(levels)
-    return levels[:, 0, :].contiguous().numpy()

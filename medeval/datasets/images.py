@@ -24,6 +24,7 @@ __all__ = [
     "check_files_exist",
     "default_transform",
     "load_image",
+    "pixel_table",
     "read_image_array",
     "to_tensor",
     "verify_files",
@@ -45,6 +46,20 @@ def to_tensor(array: np.ndarray) -> torch.Tensor:
     elif tensor.shape[0] == 4:
         tensor = tensor[:3]
     return tensor
+
+
+def pixel_table(normalize: bool = True) -> torch.Tensor:
+    """(3, 256) float32: grey level ``v`` of channel ``c`` → the value ``v / 255`` gives, then
+    ImageNet ``Normalize`` (when ``normalize``).
+
+    Computed by the same float32 torch operations as ``ToTensor``-style scaling and
+    ``transforms.Normalize``, so looking a uint8 image up in it gives their bits on any device
+    (a look-up copies values; arithmetic on a GPU may round differently).
+    """
+    levels = torch.arange(256, dtype=torch.float32).div(255.0).expand(3, 1, 256).clone()
+    if normalize:
+        levels = transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD)(levels)
+    return levels[:, 0, :].contiguous()
 
 
 def load_image(path: str | Path, *, frame: int | None = None) -> torch.Tensor:

@@ -32,6 +32,7 @@ from medeval.datasets.pixels import FRAME_KEY
 from medeval.device import autocast
 from medeval.models import create_backbone
 from medeval.models.backbone import weights_id
+from medeval.models.inputs import model_input
 from medeval.progress import progress as progress_bar
 
 __all__ = ["FeatureCache", "embed_images", "row_keys"]
@@ -95,7 +96,9 @@ def row_keys(data: LabelledData) -> list[str]:
 
 
 class _Rows(Dataset):
-    """Rows ``rows`` of ``data`` as normalised (3, S, S) images."""
+    """Rows ``rows`` of ``data`` as (3, S, S) images: uint8 pixels of image files (normalised
+    on the device by :func:`~medeval.models.inputs.model_input`), normalised float32 images
+    from memory."""
 
     def __init__(
         self,
@@ -119,7 +122,7 @@ class _Rows(Dataset):
                 )
             zeros = np.zeros(len(rows), dtype=np.int64)
             self.files = ResizedImageDataset(
-                files, zeros, zeros, size=size, cache=reader, frame=frame, rows=rows
+                files, zeros, zeros, size=size, cache=reader, frame=frame, rows=rows, as_uint8=True
             )
 
     def __len__(self) -> int:
@@ -149,15 +152,11 @@ def _run_backbone(
     net: torch.nn.Module, loader: DataLoader, device: torch.device, *, desc: str, progress: bool
 ):
     """Yield the (B, F) float32 features of each batch of ``loader``, in order."""
-    channels_last = device.type == "cuda"  # faster convolutions on GPUs
-    if channels_last:
+    if device.type == "cuda":  # faster convolutions on GPUs
         net = net.to(memory_format=torch.channels_last)
     for x in progress_bar(loader, desc=desc, disable=not progress):
-        x = x.to(device, non_blocking=True)
-        if channels_last:
-            x = x.contiguous(memory_format=torch.channels_last)
         with autocast(device):
-            yield net(x).float().cpu().numpy()
+            yield net(model_input(x, device)).float().cpu().numpy()
 
 
 def embed_images(

@@ -60,11 +60,13 @@ def task_images(cfg: Config, task: BinaryTask, *, progress: bool = True) -> Cach
 def part_dataset(
     task: BinaryTask, idx: np.ndarray, image_size: int, *, images: CachedImages | None = None
 ) -> Dataset:
-    """Rows ``idx`` as ``(image (3, S, S), y, subconcept)`` items, ImageNet-normalised.
+    """Rows ``idx`` as ``(image (3, S, S), y, subconcept)`` items.
 
     Image files go through :class:`ResizedImageDataset`, read from ``images`` (the reader of
     every row of ``task``, from :func:`task_images`) or, without it, decoded now: both give the
-    same bits. In-memory images are resized as floats and never use a store.
+    same bits. Their items are uint8 pixels, ImageNet-normalised on the model's device by
+    :func:`~medeval.models.inputs.model_input` (the bits of float32 items, a quarter of the
+    bytes). In-memory images are resized as floats, normalised, and never use a store.
     """
     idx = np.asarray(idx, dtype=np.intp)
     if task.data.files is None:
@@ -84,6 +86,7 @@ def part_dataset(
         cache=None if images is None else images.take(idx),
         frame=task.data.meta.get(FRAME_KEY),
         rows=idx,
+        as_uint8=True,
     )
 
 

@@ -38,6 +38,7 @@ from medeval import atomic
 from medeval.datasets.cache import CachedImages
 from medeval.device import autocast, resolve_device
 from medeval.models import TwoHeadModel, build_model
+from medeval.models.inputs import model_input
 from medeval.progress import progress as progress_bar
 from medeval.splits import Split
 from medeval.streaming import SCORES, SubconceptScores, split_score
@@ -95,11 +96,8 @@ def predict(model: nn.Module, loader, device: torch.device, *, progress: bool = 
     model.eval()
     logits, subs, ys, scs = [], [], [], []
     for x, y, sc in progress_bar(loader, desc="predict", leave=False, disable=not progress):
-        x = x.to(device, non_blocking=True)
-        if device.type == "cuda":
-            x = x.contiguous(memory_format=torch.channels_last)
         with autocast(device):
-            logit, sub = model(x)
+            logit, sub = model(model_input(x, device))
         logits.append(logit.float().cpu())
         subs.append(sub.float().cpu())
         ys.append(y)
@@ -124,11 +122,8 @@ def validation_scores(
     model.eval()
     metric.reset()
     for x, y, sc in loader:
-        x = x.to(device, non_blocking=True)
-        if device.type == "cuda":
-            x = x.contiguous(memory_format=torch.channels_last)
         with autocast(device):
-            logit, sub = model(x)
+            logit, sub = model(model_input(x, device))
         metric.update(
             torch.sigmoid(logit.double()),
             y.to(device),
@@ -305,9 +300,7 @@ def _train_epoch(
     for _ in range(total):
         t0 = time.perf_counter()
         x, y, sc = next(it)
-        x, y, sc = x.to(device, non_blocking=True), y.to(device), sc.to(device)
-        if device.type == "cuda":
-            x = x.contiguous(memory_format=torch.channels_last)
+        x, y, sc = model_input(x, device), y.to(device), sc.to(device)
         data_s += time.perf_counter() - t0
         with autocast(device):
             logit, sub = train_model(x)

@@ -11,9 +11,10 @@ from PIL import Image
 
 from medeval.datasets import DataError
 from medeval.datasets.cache import ResizedImageDataset
+from medeval.models.inputs import model_input
 from medeval.training.config import SYNTHETIC, load_config
 from medeval.training.data import build_task, make_loader, part_dataset, task_images
-from medeval.training.loop import create_model, predict_part
+from medeval.training.loop import create_model, predict, predict_part
 
 # Tiny: 100 PNGs of 40 × 40 (grey and RGB) trained at 32 px; a run is seconds on one core.
 SMALL = [
@@ -87,8 +88,39 @@ def test_training_batches_are_the_same_bits_with_and_without_the_store(folder, t
     ]
     assert len(batches[0]) == len(batches[1]) == 6
     for (xa, ya, sa), (xb, yb, sb) in zip(*batches, strict=True):
-        assert xa.dtype == torch.float32 and xa.shape[1:] == (3, 32, 32)
+        assert xa.dtype == torch.uint8 and xa.shape[1:] == (3, 32, 32)  # normalised on device
         assert torch.equal(xa, xb) and torch.equal(ya, yb) and torch.equal(sa, sb)
+
+
+def test_uint8_items_reach_the_model_as_the_float_items_bits(folder, tmp_path):
+    # What training and prediction feed the model (uint8 items through model_input) against
+    # the float32 ImageNet-normalised items of the same files (grey and RGB PNGs).
+    cfg = _config(folder, tmp_path / "store")
+    task = build_task(cfg.data)
+    images = task_images(cfg, task, progress=False)
+    rows = np.arange(len(task))
+    pixels = part_dataset(task, rows, 32, images=images)
+    floats = ResizedImageDataset(
+        np.asarray(task.data.files, dtype=object), task.y, task.subconcept, size=32,
+        cache=images, rows=rows,
+    )  # fmt: skip
+    assert {pixels.image(i).ndim for i in rows} == {2, 3}  # grey and RGB files
+    for a, b in zip(
+        make_loader(pixels, batch_size=32, workers=0, shuffle=False, seed=0, cuda=False),
+        make_loader(floats, batch_size=32, workers=0, shuffle=False, seed=0, cuda=False),
+        strict=True,
+    ):
+        x = model_input(a[0], torch.device("cpu"))
+        assert x.dtype == torch.float32 and torch.equal(x, b[0])
+    # the float path's bits are what training read before the uint8 items: a model's outputs
+    # over a loader of float items equal predict_part's
+    torch.manual_seed(0)
+    model = create_model(cfg, len(task.subconcepts), torch.device("cpu")).eval()
+    loader = make_loader(floats, batch_size=16, workers=0, shuffle=False, seed=0, cuda=False)
+    before = predict(model, loader, torch.device("cpu"))
+    now = predict_part(cfg, task, rows, model, torch.device("cpu"), images=images)
+    np.testing.assert_array_equal(now.logit, before.logit)
+    np.testing.assert_array_equal(now.sub_logits, before.sub_logits)
 
 
 def test_predictions_read_the_store_and_match_decoding(folder, tmp_path):
