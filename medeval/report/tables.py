@@ -83,10 +83,11 @@ def subconcept_table(ev: Evaluation) -> str:
         ci = "" if math.isnan(r.low) else f"[{_fmt(r.low)}, {_fmt(r.high)}]"
         est_ci = "" if math.isnan(r.est_low) else f"[{_fmt(r.est_low)}, {_fmt(r.est_high)}]"
         n_test = "—" if math.isnan(r.n_test) else f"{int(r.n_test):,}"
+        recall = "—" if math.isnan(r.n_test) else _fmt(r.recall)  # no test labels: not computed
         share = "—" if math.isnan(r.prevalence) else f"{r.prevalence:.1%}"
         lines.append(
             f"{str(r.subconcept)[:22]:<22} {r[1]:>5} {n_test:>7} {share:>6} "
-            f"{'' if math.isnan(r.utility) else f'{r.utility:.2f}':>8} {_fmt(r.recall):>7} "
+            f"{'' if math.isnan(r.utility) else f'{r.utility:.2f}':>8} {recall:>7} "
             f"{ci:<16} {_fmt(r.est_recall):>6} {est_ci:<16}"
             + (f" {int(n_ref.iloc[i]):>6,}" if n_ref is not None else "")
         )
