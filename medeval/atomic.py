@@ -12,11 +12,14 @@
 Output folders and what may be replaced
 ----------------------------------------
 Every folder medeval writes carries a marker file, :data:`MARKER` (the tool, medeval's version,
-the time, and whether the folder is complete). A folder is replaced, or resumed, only when it is
-absent, empty, or carries the marker of the same tool (folders of earlier versions, which had no
-marker, are recognised by the files of that tool, :data:`LEGACY`). Anything else — a folder of the
-user's files, a folder holding an input, the current folder or one above it, ``.``, ``..``, a
-symbolic link, a name too long for the temporary names beside it — is refused before any work.
+the time, whether the folder is complete and, for a replaced folder, the files written). A folder
+is replaced, or resumed, only when it is absent, empty, or carries the marker of the same tool
+(folders of earlier versions, which had no marker, are recognised by the files of that tool,
+:data:`LEGACY`); a replaced folder must also hold no file its tool did not write (the user's
+notes, another run saved inside it), which replacing it would delete. Anything else — a folder
+of the user's files, a folder holding an input, the current folder or one above it, ``.``,
+``..``, a symbolic link, a name too long for the temporary names beside it — is refused before
+any work.
 
 Replacing a folder ``out`` takes these steps, each a single rename or removal::
 
@@ -277,15 +280,49 @@ def read_marker(folder: str | os.PathLike) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and isinstance(data.get("tool"), str) else None
 
 
-def _marker_record(tool: str | None, *, complete: bool) -> dict[str, Any]:
+def _marker_record(
+    tool: str | None, *, complete: bool, files: list[str] | None = None
+) -> dict[str, Any]:
     from medeval import __version__
 
-    return {
+    record = {
         "tool": tool or "medeval",
         "version": __version__,
         "written_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "complete": complete,
     }
+    if files is not None:
+        record["files"] = files
+    return record
+
+
+def _files_in(folder: Path) -> list[str]:
+    """Every file below ``folder`` (links included, not followed) but the marker, as sorted
+    POSIX paths relative to it."""
+    found = []
+    for root, dirs, names in os.walk(folder):
+        here = Path(root)
+        names += [d for d in dirs if (here / d).is_symlink()]  # os.walk does not enter them
+        found += [(here / n).relative_to(folder).as_posix() for n in names]
+    return sorted(f for f in found if f != MARKER)
+
+
+#: Files a file browser leaves in any folder it shows; they hold nothing of the user's.
+BROWSER_LITTER = (".DS_Store", "Thumbs.db", "desktop.ini")
+
+
+def _foreign_files(path: Path, mark: dict[str, Any]) -> list[str]:
+    """Files in a replaced output folder that its tool did not write (the marker lists what it
+    wrote; a marker without the list — earlier versions — names none), except file-browser
+    litter (:data:`BROWSER_LITTER`, macOS ``._*``)."""
+    written = mark.get("files")
+    if not isinstance(written, list):
+        return []
+    return sorted(
+        f
+        for f in set(_files_in(path)) - set(written)
+        if not (Path(f).name in BROWSER_LITTER or Path(f).name.startswith("._"))
+    )
 
 
 def _check_content(path: Path, tool: str | None, what: str) -> None:
@@ -295,6 +332,16 @@ def _check_content(path: Path, tool: str | None, what: str) -> None:
     mark = read_marker(path)
     if mark is not None:
         if tool is None or mark["tool"] == tool:
+            foreign = _foreign_files(path, mark)
+            if foreign:
+                named = ", ".join(foreign[:5]) + (
+                    f", … ({len(foreign)} in all)" * (len(foreign) > 5)
+                )
+                raise OutputPathError(
+                    f"{what} {path}: holds files medeval {mark['tool']} did not write ({named}); "
+                    f"replacing the folder would delete them: move them out or choose another "
+                    f"{what}"
+                )
             return
         raise OutputPathError(
             f"{what} {path}: holds the output of medeval {mark['tool']}, not {tool}; "
@@ -584,7 +631,7 @@ def replace_folder(
         try:
             yield tmp
             # Last, so that a .new folder with a complete marker is a complete folder.
-            write_json(tmp / MARKER, _marker_record(tool, complete=True))
+            write_json(tmp / MARKER, _marker_record(tool, complete=True, files=_files_in(tmp)))
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

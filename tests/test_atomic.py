@@ -54,6 +54,34 @@ def test_replace_folder_drops_files_of_the_previous_run(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
+def test_replace_folder_refuses_to_delete_files_its_tool_did_not_write(tmp_path):
+    # The marker lists what the tool wrote; a file added later (the user's notes, another
+    # tool's output written inside) stops the replacement, which would delete it.
+    out = tmp_path / "out"
+    with replace_folder(out, tool="evaluate") as tmp:
+        (tmp / "metrics.json").write_text("first")
+        (tmp / "figures").mkdir()
+        (tmp / "figures" / "a.png").write_text("first")
+    mark = json.loads((out / MARKER).read_text())
+    assert mark["files"] == ["figures/a.png", "metrics.json"] and mark["tool"] == "evaluate"
+    with replace_folder(out, tool="evaluate") as tmp:  # its own files only: replaced
+        (tmp / "metrics.json").write_text("second")
+    (out / "notes.txt").write_text("the user's notes")
+    (out / "runs" / "evaluate-x").mkdir(parents=True)
+    (out / "runs" / "evaluate-x" / "metrics.json").write_text("another run")
+    with pytest.raises(OutputPathError) as err, replace_folder(out, tool="evaluate") as tmp:
+        (tmp / "metrics.json").write_text("third")
+    assert "did not write (notes.txt, runs/evaluate-x/metrics.json)" in str(err.value)
+    assert (out / "metrics.json").read_text() == "second"
+    assert (out / "notes.txt").read_text() == "the user's notes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    # a marker without the list (written by an earlier version) is replaced as before
+    (out / MARKER).write_text(json.dumps({"tool": "evaluate", "complete": True}))
+    with replace_folder(out, tool="evaluate") as tmp:
+        (tmp / "metrics.json").write_text("fourth")
+    assert not (out / "notes.txt").exists() and (out / "metrics.json").read_text() == "fourth"
+
+
 def test_json_ready_makes_strict_json_of_nan_and_numpy():
     value = {
         1: np.float64("nan"),

@@ -26,11 +26,19 @@ def test_evaluate_marks_its_folder_and_replaces_it_on_a_rerun(tmp_path, capsys):
     marker = json.loads((out / MARKER).read_text())
     assert marker["tool"] == "evaluate" and marker["complete"] is True
     assert {"version", "written_utc"} <= set(marker)
-    (out / "stale.csv").write_text("from a run long ago")  # replaced with the whole folder
+    assert marker["files"] == sorted(p.name for p in out.iterdir() if p.name != MARKER)
+    (out / "report.html").write_text("edited")  # a file of the run: replaced with the folder
+    (out / ".DS_Store").write_bytes(b"\0")  # a file browser's litter: replaced too
     assert _evaluate(out) == 0
-    assert not (out / "stale.csv").exists() and (out / "report.html").is_file()
+    assert "edited" not in (out / "report.html").read_text()
+    assert not (out / ".DS_Store").exists()
     assert held_outputs() == locks and not (tmp_path / ".out.lock").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    (out / "stale.csv").write_text("the user's")  # not the tool's: it would be deleted, so
+    assert _evaluate(out) == 2  # the rerun is refused, naming it
+    assert "did not write (stale.csv)" in capsys.readouterr().err
+    assert (out / "stale.csv").read_text() == "the user's"
+    assert held_outputs() == locks
 
 
 def test_an_empty_folder_and_an_earlier_versions_output_are_replaced(tmp_path, capsys):

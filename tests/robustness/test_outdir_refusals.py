@@ -119,6 +119,17 @@ def _case_other_tool(root: Path, tool: str) -> tuple[str, str]:
     return str(root / "prev"), f"output of medeval {other}"
 
 
+def _case_added_file(root: Path, tool: str) -> tuple[str, str]:
+    # An earlier output of the same tool into which the user put a file of their own.
+    prev = root / "prev"
+    prev.mkdir()
+    (prev / "report.html").write_text("<html>")
+    marker = {"tool": tool, "complete": True, "files": ["report.html"]}
+    (prev / MARKER).write_text(json.dumps(marker))
+    (prev / "notes.txt").write_text("the user's notes on this run")
+    return str(prev), "did not write (notes.txt)"
+
+
 def _case_holds_input(root: Path, tool: str) -> tuple[str, str]:
     # An earlier output of the same tool into which the inputs were put: replacing it would
     # delete them. analyze: --out is the --results folder itself.
@@ -152,6 +163,7 @@ CASES = {
     "user-folder": (_case_user_folder, TOOLS),
     "other-tool": (_case_other_tool, TOOLS),
     "holds-input": (_case_holds_input, REPLACED),
+    "added-file": (_case_added_file, REPLACED),
     "dot": (_case_dot, TOOLS),
     "dotdot": (_case_dotdot, TOOLS),
     "empty": (_case_empty, TOOLS),
