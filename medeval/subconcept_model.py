@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from medeval.weights import Utilities, utilities_from_train_sizes
 
-__all__ = ["SubconceptModel"]
+__all__ = ["SubconceptModel", "subconcept_classes", "train_sizes"]
 
 
 class SubconceptModel(BaseEstimator):
@@ -129,6 +129,22 @@ class SubconceptModel(BaseEstimator):
     def utilities_(self) -> Utilities:
         """The utilities of the training subconcepts (:mod:`medeval.weights`)."""
         return utilities_from_train_sizes(self.train_sizes_)
+
+
+def train_sizes(names: Any, y: Any) -> dict[str, dict[str, int]]:
+    """``{name: {"class": 0|1, "n": count}}`` of training rows with subconcept ``names`` and
+    classes ``y`` (``(N,)`` each), in the model's column order (class 0's subconcepts, then
+    class 1's, each by name): the :attr:`SubconceptModel.train_sizes_` a fit on them gives.
+
+    Raises:
+        ValueError: a subconcept found in both classes (see :func:`subconcept_classes`).
+    """
+    names = np.asarray(names).astype(str)
+    y = np.asarray(y).astype(np.int64)
+    sides = subconcept_classes(names, y)
+    counts = pd.Series(names).value_counts()
+    order = sorted(sides, key=lambda n: (sides[n], n))
+    return {n: {"class": sides[n], "n": int(counts[n])} for n in order}
 
 
 def subconcept_classes(names: np.ndarray, y: np.ndarray) -> dict[str, int]:

@@ -48,11 +48,12 @@ from medeval.discovery import METHODS, REDUCERS, discover_subconcepts
 from medeval.errors import InputError, UserError
 from medeval.evaluation import Evaluation
 from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+from medeval.io.embeddings import FEATURE
 from medeval.io.features import FeatureTable, binary_column, read_feature_table
 from medeval.io.predictions import POSTERIOR_PREFIX, read_predictions, read_predictions_frame
 from medeval.io.tables import read_frame
-from medeval.subconcept_model import SubconceptModel, subconcept_classes
-from medeval.weights import Utilities
+from medeval.subconcept_model import SubconceptModel, subconcept_classes, train_sizes
+from medeval.weights import Utilities, utilities_from_train_sizes
 
 __all__ = [
     "OwnModel",
@@ -162,7 +163,8 @@ def fit_and_evaluate(
     Files: ``predictions.csv``, ``reference.csv`` (with REF), ``train_sizes.json``,
     ``subconcept_model.json``, ``discovery.json`` (with ``discover``) and the evaluation
     outputs of ``python -m medeval.evaluate`` (``metrics.json``, ``metrics.csv``,
-    ``per_subconcept.csv`` and ``subconcepts.png`` when TEST has subconcepts, ``report.html``).
+    ``per_subconcept.csv``, ``subconcepts.png``, ``report.html``). Every input is read and
+    checked before the subconcept model is fitted (or the subconcepts discovered).
 
     Raises:
         InputError: a bad input, naming the file, column and row where known.
@@ -171,19 +173,29 @@ def fit_and_evaluate(
     tr = read_feature_table(train, s.features)
     if train_labels is not None:
         rest = joined_rows(tr, read_predictions_frame(train_labels), Path(train_labels))
-        rest = rest.reset_index(drop=True)
+        rest = _agreeing(tr.rest, rest.reset_index(drop=True), tr.path, Path(train_labels))
         if tr.ids is not None:  # TRAIN's own names: the held-out check compares them
             rest["id"] = tr.ids
         tr = dataclasses.replace(tr, rest=rest)
-    model, disc = _fit_model(tr, s, estimator)
-    u = model.utilities_
+    # Every input is checked before any model is fitted: a typo in REF shows at once.
+    y = _train_classes(tr)
+    if s.discover and tr.has("subconcept"):
+        raise InputError(
+            tr.path,
+            "has a 'subconcept' column but discovery was asked for (--discover): drop one",
+            column="subconcept",
+        )
+    names = None if s.discover else _train_subconcepts(tr, y)
+    u = None if names is None else utilities_from_train_sizes(train_sizes(names, y))
     te = _scored(test, predictions, tr, u, s, role="test")
     ref = None
     if reference is not None:
         ref = _scored(reference, reference_predictions, tr, u, s, role="reference")
-        if disc is not None:  # discovered subconcepts: the clustering names each labelled row
-            y_ref = read_predictions(ref.source).y_true
-            ref.predictions["subconcept"] = disc.assign(ref.table.X, y_ref)
+        _no_shared_ids(te.table, ref.table, "reference", other="TEST")
+    model, disc = _fit_model(tr, y, names, s, estimator)
+    if ref is not None and disc is not None:  # discovered: the clustering names each REF row
+        y_ref = read_predictions(ref.source).y_true
+        ref.predictions["subconcept"] = disc.assign(ref.table.X, y_ref)
     files = _posterior_files(model, te, ref)
     ev = _evaluate(files, s, te, ref)
     files["subconcept_model.json"] = json_text(_describe(model, tr, s, estimator)).encode()
@@ -193,22 +205,22 @@ def fit_and_evaluate(
     return OwnModel(files, ev, model, disc)
 
 
-def _fit_model(
-    tr: FeatureTable, s: SubconceptSettings, estimator: Any
-) -> tuple[SubconceptModel, Any]:
-    """The subconcept model fitted on TRAIN's subconcepts (given or discovered)."""
+def _train_classes(tr: FeatureTable) -> np.ndarray:
+    """TRAIN's ``y_true``, checked: both classes present."""
     y = binary_column(tr, "y_true")
     for c in (0, 1):
         if (y == c).sum() == 0:
             raise InputError(tr.path, f"no row of class {c}: TRAIN needs both", column="y_true")
+    return y
+
+
+def _fit_model(
+    tr: FeatureTable, y: np.ndarray, names: np.ndarray | None, s: SubconceptSettings, estimator
+) -> tuple[SubconceptModel, Any]:
+    """The subconcept model fitted on TRAIN's subconcepts: ``names`` (checked), or discovered
+    when ``names`` is ``None``."""
     disc = None
-    if s.discover:
-        if tr.has("subconcept"):
-            raise InputError(
-                tr.path,
-                "has a 'subconcept' column but discovery was asked for (--discover): drop one",
-                column="subconcept",
-            )
+    if names is None:
         disc = discover_subconcepts(
             tr.X,
             y,
@@ -221,8 +233,6 @@ def _fit_model(
             seed=s.seed,
         )
         names = np.asarray(disc.labels).astype(str)
-    else:
-        names = _train_subconcepts(tr, y)
     model = SubconceptModel(estimator, n_estimators=s.n_estimators, random_state=s.seed)
     return model.fit(tr.X, names, y), disc
 
@@ -270,19 +280,21 @@ def _scored(
     path: str | Path,
     predictions: str | Path | None,
     tr: FeatureTable,
-    u: Utilities,
+    u: Utilities | None,
     s: SubconceptSettings,
     *,
     role: str,
 ) -> _Rows:
     """TEST or REF: features like TRAIN's, predictions checked against the train sizes."""
     table = read_feature_table(path, tr.features)
-    if s.features is None and table.features != tr.features:
-        extra = sorted(set(table.features) ^ set(tr.features))[:3]
+    extra = [c for c in table.rest.columns if FEATURE.match(str(c))]
+    if s.features is None and extra:  # the model would silently leave them out
         raise InputError(
             table.path,
-            f"feature columns differ from TRAIN {tr.path} ({len(table.features)} vs "
-            f"{len(tr.features)}; e.g. {', '.join(extra)})",
+            f"has feature column {extra[0]!r} that TRAIN {tr.path} lacks ({len(tr.features)} "
+            f"feature columns there, {len(tr.features) + len(extra)} here): give both the same "
+            "features, or name the ones to use with --features",
+            column=extra[0],
         )
     source = Path(predictions) if predictions is not None else table.path
     if s.discover and "subconcept" in _columns(source):
@@ -309,6 +321,7 @@ def _scored(
         frame = table.rest
     else:
         frame = joined_rows(table, read_predictions_frame(source), source)
+        frame = _agreeing(table.rest, frame.reset_index(drop=True), table.path, source)
     _no_shared_ids(tr, table, role)
     return _Rows(table, frame.reset_index(drop=True).copy(), source)
 
@@ -380,17 +393,49 @@ def _path_keys(paths: np.ndarray, ids: np.ndarray, source: Path) -> dict[str, in
     return out
 
 
-def _no_shared_ids(tr: FeatureTable, table: FeatureTable, role: str) -> None:
-    """A row of TRAIN must not be a test or reference row: the subconcept model has seen it."""
+def _agreeing(rest: pd.DataFrame, given: pd.DataFrame, table: Path, source: Path) -> pd.DataFrame:
+    """``given``, the file of a feature table's labels or predictions (in the table's row
+    order), checked against the table's own non-feature columns ``rest``: a column in both
+    must hold the same values, since which of the two is meant cannot be guessed.
+
+    Raises:
+        InputError: a column in both whose values differ, naming the column, the first such
+            row and both files.
+    """
+    for col in (c for c in given.columns if c in rest.columns and c not in ("id", "path")):
+        a, b = rest[col].astype(str).str.strip(), given[col].astype(str).str.strip()
+        differ = np.flatnonzero(a.to_numpy() != b.to_numpy())
+        if len(differ):
+            i = int(differ[0])
+            raise InputError(
+                source,
+                f"column {col!r} is also in {table} and the two differ in {len(differ)} rows "
+                f"(row {i + 1} of {table}: {a.iloc[i]!r} there, {b.iloc[i]!r} here); keep the "
+                "column in one of the files",
+                column=col,
+            )
+    return given
+
+
+def _no_shared_ids(tr: FeatureTable, table: FeatureTable, role: str, other: str = "TRAIN") -> None:
+    """A row of TRAIN must not be a test or reference row: the subconcept model has seen it;
+    nor a test row a reference row (``other="TEST"``): the joint bootstrap takes the two as
+    independent samples."""
     if tr.ids is None or table.ids is None:
         return
     shared = np.flatnonzero(np.isin(table.ids, tr.ids))
     if len(shared):
         i = int(shared[0])
+        why = (
+            "must be held out from the subconcept model's training data"
+            if other == "TRAIN"
+            else "must be other rows than the test rows (the rectification measures the "
+            "subconcept model's error on rows it does not evaluate)"
+        )
         raise InputError(
             table.path,
-            f"id {table.ids[i]!r} is also a TRAIN row ({len(shared)} shared ids): {role} rows "
-            "must be held out from the subconcept model's training data",
+            f"id {table.ids[i]!r} is also a {other} row ({len(shared)} shared ids): {role} rows "
+            + why,
             column="id",
             row=i + 1,
         )

@@ -179,6 +179,16 @@ BAD = {
         [],
         ["reference.csv", "column 'id'", "row 3", "held out"],
     ),
+    "TEST row reused as REF": (
+        {"reference": _set("id", 4, "test7")},
+        [],
+        ["reference.csv", "column 'id'", "row 5", "'test7' is also a TEST row"],
+    ),
+    "feature TRAIN lacks, in TEST": (  # the model would leave it out without a word
+        {"train": lambda f: f.drop(columns="f0002")},
+        [],
+        ["test.csv", "column 'f0002'", "that TRAIN", "train.csv lacks", "--features"],
+    ),
 }
 
 
@@ -246,3 +256,48 @@ def test_a_minority_subconcept_without_reference_rows_names_the_users_file(tmp_p
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(p["reference"]) in err and "'d'" in err, err
+
+
+def test_every_input_is_checked_before_the_subconcept_model_is_fitted(
+    tmp_path, capsys, monkeypatch
+):
+    import medeval.flows.subconcepts as flow
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the inputs were checked")
+
+    monkeypatch.setattr(flow.SubconceptModel, "fit", no_fit)
+    monkeypatch.setattr(flow, "discover_subconcepts", no_fit)
+    for changes, extra, expected in (
+        ({"reference": _set("subconcept", 6, "zz")}, [], "'zz'"),
+        ({"test": _set("y_score", 2, "nan")}, [], "column 'y_score'"),
+        ({"reference": lambda f: f.drop(columns="f0001")}, [], "missing feature column"),
+        ({"train": lambda f: f.drop(columns="subconcept"),
+          "reference": lambda f: _set("id", 4, "test7")(f.drop(columns="subconcept"))},
+         ["--discover"], "'test7' is also a TEST row"),
+    ):  # fmt: skip
+        p = _tiny(tmp_path, **changes)
+        argv = ["--train", str(p["train"]), "--test", str(p["test"]), "--reference"]
+        argv += [str(p["reference"]), "--out", str(tmp_path / "out"), "--bootstrap", "0"]
+        assert main([*argv, *extra]) == 2
+        err = capsys.readouterr().err
+        assert expected in err and "fitted before" not in err, err
+
+
+def test_a_column_in_both_test_and_its_predictions_file_must_agree(tmp_path, capsys):
+    p = _tiny(tmp_path)
+    test = pd.read_csv(p["test"])
+    preds = test[["id", "y_true", "y_score"]]
+    preds.to_csv(tmp_path / "preds.csv", index=False)
+    test.drop(columns="y_score").to_csv(p["test"], index=False)  # y_true in both, the same
+    argv = ["--train", str(p["train"]), "--test", str(p["test"]), "--predictions"]
+    argv += [str(tmp_path / "preds.csv"), "--bootstrap", "0", "--quiet"]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 0
+    flipped = test.assign(y_true=1 - test["y_true"])  # y_true in both, every row differs
+    flipped.to_csv(p["test"], index=False)
+    assert main([*argv, "--out", str(tmp_path / "out2")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    for part in ("preds.csv", "column 'y_true'", str(p["test"]), "differ in 40 rows", "row 1"):
+        assert part in err, (part, err)
+    assert not (tmp_path / "out2").exists()

@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 
 from medeval.evaluation import evaluate_predictions
 from medeval.flows.subconcepts import SubconceptSettings, evaluate_own_model, fit_and_evaluate
-from medeval.subconcept_model import SubconceptModel
+from medeval.subconcept_model import SubconceptModel, train_sizes
 from medeval.weights import class_posteriors
 
 
@@ -38,6 +38,9 @@ def test_columns_are_stable_whatever_the_row_order():
     q = a.predict_proba(X)
     np.testing.assert_allclose(q.sum(axis=1), 1.0)
     assert list(a.posteriors(X).columns) == ["bus", "saab", "opel", "van"]
+    # the sizes known before any fit (what the flow checks TEST and REF against) are the fit's,
+    # in the same order
+    assert list(train_sizes(names[perm], y[perm]).items()) == list(a.train_sizes_.items())
 
 
 def test_any_sklearn_classifier_matches_it_fitted_alone():
