@@ -550,7 +550,7 @@ def evaluate_predictions(
     if s is None:
         for w in SCORED_WEIGHTINGS:
             plan.unavailable.setdefault(f"{w.prefix}AUC", NO_SCORES)
-    notes = _fallback_notes(plan)
+    notes = _first_notes(plan, u)
     point = _point_scores(y, yp, s, plan, notes)
     reps = _replicates(
         y, yp, s, plan, stratify, groups, n_bootstrap, seed=seed, device=device,
@@ -582,9 +582,18 @@ def _replicates(y, yp, s, plan: _Plan, stratify, groups, n_bootstrap: int, **opt
     return boot.run(n_bootstrap, seed=seed, progress=progress)
 
 
-def _fallback_notes(plan: _Plan) -> list[str]:
-    """The first notes: how many rows fell back to their class's mean utility."""
+def _first_notes(plan: _Plan, u: Utilities | None) -> list[str]:
+    """The first notes: a single class-1 subconcept (nothing is weighted), and how many rows
+    fell back to their class's mean utility."""
     notes: list[str] = []
+    if u is not None and len(u.minority) == 1:
+        notes.append(
+            f"the training sizes hold a single class-1 subconcept ({u.minority[0]!r}): every "
+            "class-1 row has the same utility, so wBA, cBA and rBA equal BA (and wAUC, cAUC, "
+            "rAUC equal AUC; the weighted F1s only rescale class 1 against class 0): no "
+            "weighting can show a failure hidden within class 1; give two or more class-1 "
+            "subconcepts"
+        )
     if plan.n_fallback:
         notes.append(
             f"{plan.n_fallback} instance(s) have zero posterior mass on the subconcepts of their "

@@ -254,3 +254,28 @@ def test_weak_subconcept_model_is_flagged_only_where_utilities_differ():
     assert all(v < 0.7 for v in ev.subconcept_model.values())
     assert ev.weak_classes() == ["class 1"]
     assert ev.to_dict()["weighted_classes"] == ["class 1"]
+
+
+def test_a_single_class_1_subconcept_is_named_and_nothing_is_weighted():
+    rng = np.random.default_rng(0)
+    n = 600
+    sc = rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2])
+    y = (sc == "c").astype(int)
+    s = np.clip(0.5 * y + rng.normal(0.3, 0.2, n), 0, 1)
+    q = pd.DataFrame(rng.dirichlet(np.ones(3), n), columns=["a", "b", "c"])
+    sizes = {"a": {"class": 0, "n": 50}, "b": {"class": 0, "n": 30}, "c": {"class": 1, "n": 20}}
+    ev = evaluate_predictions(
+        y, y_score=s, subconcept=sc, posteriors=q, train_sizes=sizes, n_bootstrap=0
+    )
+    assert any("single class-1 subconcept ('c')" in note for note in ev.notes)
+    for w in ("wBA", "cBA"):  # what the note says
+        assert ev.scores[w] == pytest.approx(ev.scores["BA"], abs=1e-12)
+    for w in ("wAUC", "cAUC"):
+        assert ev.scores[w] == pytest.approx(ev.scores["AUC"], abs=1e-12)
+    two = {**sizes, "d": {"class": 1, "n": 10}}  # two class-1 subconcepts: no such note
+    sc2 = np.where((sc == "c") & (rng.random(n) < 0.3), "d", sc)
+    q2 = pd.DataFrame(rng.dirichlet(np.ones(4), n), columns=["a", "b", "c", "d"])
+    ev2 = evaluate_predictions(
+        y, y_score=s, subconcept=sc2, posteriors=q2, train_sizes=two, n_bootstrap=0
+    )
+    assert not any("single class-1 subconcept" in note for note in ev2.notes)

@@ -15,6 +15,8 @@ The library side is :func:`medeval.flows.subconcepts.fit_and_evaluate`.
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from medeval.cli.common import (
     run_command,
     say,
 )
+from medeval.errors import UserError
 
 PROG = "python -m medeval.subconcepts"
 
@@ -120,10 +123,13 @@ def _model_arguments(g: argparse._ArgumentGroup) -> None:
         "medeval.discover does (PCA + Gaussian mixture by BIC)",
     )
     g.add_argument(
-        "--method", choices=("gmm", "kmeans"), default="gmm", help="with --discover (default gmm)"
+        "--method", choices=("gmm", "kmeans"), default=None, help="with --discover (default gmm)"
     )
     g.add_argument(
-        "--k-max", type=positive_int, default=8, help="with --discover: largest k per class"
+        "--k-max",
+        type=positive_int,
+        default=None,
+        help="with --discover: largest k per class (default 8)",
     )
 
 
@@ -149,6 +155,9 @@ def run(args: argparse.Namespace) -> int:
     from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
     from medeval.report.tables import scores_table
 
+    for option, value in (("--method", args.method), ("--k-max", args.k_max)):
+        if value is not None and not args.discover:
+            raise UserError(f"{option} sets the discovery: it needs --discover")
     out = args.out or default_out("subconcepts", args.test.name.split(".")[0])
     inputs = [
         args.train,
@@ -167,18 +176,23 @@ def run(args: argparse.Namespace) -> int:
         n_bootstrap=args.bootstrap,
         seed=0 if args.seed is None else args.seed,
         device=args.device or "cpu",
-        method=args.method,
-        k_max=args.k_max,
+        method=args.method or "gmm",
+        k_max=args.k_max or 8,
     )
-    result = fit_and_evaluate(
-        args.train,
-        args.test,
-        args.reference,
-        predictions=args.predictions,
-        reference_predictions=args.reference_predictions,
-        train_labels=args.train_labels,
-        settings=settings,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fit_and_evaluate(
+            args.train,
+            args.test,
+            args.reference,
+            predictions=args.predictions,
+            reference_predictions=args.reference_predictions,
+            train_labels=args.train_labels,
+            settings=settings,
+        )
+    for w in caught:  # as evaluate: one line each; input warnings are the first notes already
+        if not any(str(w.message) in n for n in result.evaluation.notes):
+            print(f"warning: {w.message}", file=sys.stderr)
     with replace_folder(out) as tmp:
         write_files(tmp, result.files)
     ev = result.evaluation

@@ -47,7 +47,7 @@ from medeval.atomic import json_text
 from medeval.discovery import METHODS, REDUCERS, discover_subconcepts
 from medeval.errors import InputError, UserError
 from medeval.evaluation import Evaluation
-from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
 from medeval.io.embeddings import FEATURE
 from medeval.io.features import FeatureTable, binary_column, read_feature_table
 from medeval.io.predictions import POSTERIOR_PREFIX, read_predictions, read_predictions_frame
@@ -62,6 +62,24 @@ __all__ = [
     "fit_and_evaluate",
     "joined_rows",
 ]
+
+#: The note of a run with ``discover`` and REF: what its rectification can and cannot correct.
+DISCOVERED_REFERENCE = (
+    "the subconcepts were discovered (--discover), so the reference rows' subconcepts are the "
+    "clustering's assignments, not true subtypes: the rectification corrects only the "
+    "subconcept forest's disagreement with the clusters (rBA stays close to cBA by "
+    "construction) and, like cBA, cannot see a failure the clusters do not separate"
+)
+
+#: :data:`~medeval.flows.evaluate.NO_REFERENCE_NOTE` for this flow, whose REF is a table
+#: with features (the subconcept model writes the posteriors).
+OWN_NO_REFERENCE = NO_REFERENCE_NOTE.split(" Give reference rows")[0] + (
+    " Give reference rows — held-out rows of the same population that neither your classifier "
+    "nor the subconcept model was fitted on (e.g. your validation set), with the features, "
+    "y_true, your classifier's y_score and/or y_pred and the true 'subconcept' — with "
+    "--reference REF: the command then reports the rectified rBA / rF1 / rAUC, which correct "
+    "that error, and recommends them."
+)
 
 _CONSTRAINTS = {
     "features": [TypeOf(tuple, desc="a tuple of column names"), None],
@@ -172,7 +190,8 @@ def fit_and_evaluate(
     s = settings or SubconceptSettings()
     tr = read_feature_table(train, s.features)
     if train_labels is not None:
-        rest = joined_rows(tr, read_predictions_frame(train_labels), Path(train_labels))
+        labels = read_predictions_frame(train_labels)
+        rest = joined_rows(tr, labels, Path(train_labels), what="labels")
         rest = _agreeing(tr.rest, rest.reset_index(drop=True), tr.path, Path(train_labels))
         if tr.ids is not None:  # TRAIN's own names: the held-out check compares them
             rest["id"] = tr.ids
@@ -198,6 +217,8 @@ def fit_and_evaluate(
         ref.predictions["subconcept"] = disc.assign(ref.table.X, y_ref)
     files = _posterior_files(model, te, ref)
     ev = _evaluate(files, s, te, ref)
+    if ref is not None and disc is not None:
+        ev = dataclasses.replace(ev, notes=[*ev.notes, DISCOVERED_REFERENCE])
     files["subconcept_model.json"] = json_text(_describe(model, tr, s, estimator)).encode()
     if disc is not None:
         files["discovery.json"] = json_text(disc.describe()).encode()
@@ -330,7 +351,9 @@ def _columns(path: Path) -> list[str]:
     return [str(c).strip() for c in read_frame(path, as_text=True).columns]
 
 
-def joined_rows(table: FeatureTable, pred: pd.DataFrame, source: Path) -> pd.DataFrame:
+def joined_rows(
+    table: FeatureTable, pred: pd.DataFrame, source: Path, what: str = "predictions"
+) -> pd.DataFrame:
     """The rows of ``pred`` (read from ``source``) in the feature table's row order.
 
     By ``id`` when both have one; else, when ``pred`` has a ``path`` column and the table an
@@ -345,7 +368,7 @@ def joined_rows(table: FeatureTable, pred: pd.DataFrame, source: Path) -> pd.Dat
     if len(pred) != len(table):
         raise InputError(
             source,
-            f"has {len(pred)} rows but {table.path} has {len(table)}; one predictions row per "
+            f"has {len(pred)} rows but {table.path} has {len(table)}; one {what} row per "
             "feature row",
         )
     ids = table.ids
@@ -363,7 +386,7 @@ def joined_rows(table: FeatureTable, pred: pd.DataFrame, source: Path) -> pd.Dat
         i = missing[0]
         raise InputError(
             source,
-            f"no predictions row for id {ids[i]!r} (row {i + 1} of {table.path})",
+            f"no {what} row for id {ids[i]!r} (row {i + 1} of {table.path})",
             column=column,
         )
     return pred.iloc[[pos[v] for v in ids]]
@@ -476,7 +499,7 @@ def _evaluate(
             )
         except UserError as err:  # e.g. no reference row of a minority subconcept
             raise UserError(_named(str(err), copies)) from err
-    notes = [_named(n, copies) for n in ev.notes]
+    notes = [OWN_NO_REFERENCE if n == NO_REFERENCE_NOTE else _named(n, copies) for n in ev.notes]
     if ev.reference is not None and ref is not None:  # name the user's file, not the copy
         return dataclasses.replace(
             ev, notes=notes, reference={**ev.reference, "source": str(ref.table.path)}

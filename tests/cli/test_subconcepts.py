@@ -76,6 +76,7 @@ def test_discovered_subconcepts(vehicle, tmp_path):
     assert sum(found.values()) == len(vehicle.train)
     ref_out = pd.read_csv(out / "reference.csv")
     assert set(ref_out["subconcept"]) <= set(found)  # the clustering names the reference rows
+    assert any("clustering's assignments, not true subtypes" in n for n in metrics["notes"])
 
 
 def _tiny(tmp_path, **changes):
@@ -183,6 +184,11 @@ BAD = {
         {"reference": _set("id", 4, "test7")},
         [],
         ["reference.csv", "column 'id'", "row 5", "'test7' is also a TEST row"],
+    ),
+    "discovery option without --discover": (
+        {},
+        ["--k-max", "3"],
+        ["--k-max", "needs --discover"],
     ),
     "feature TRAIN lacks, in TEST": (  # the model would leave it out without a word
         {"train": lambda f: f.drop(columns="f0002")},
@@ -301,3 +307,15 @@ def test_a_column_in_both_test_and_its_predictions_file_must_agree(tmp_path, cap
     for part in ("preds.csv", "column 'y_true'", str(p["test"]), "differ in 40 rows", "row 1"):
         assert part in err, (part, err)
     assert not (tmp_path / "out2").exists()
+
+
+def test_a_warning_about_the_inputs_is_a_note_not_a_python_warning(tmp_path, capsys):
+    # scores in percent with the default threshold 0.5: said once, as evaluate says it
+    p = _tiny(tmp_path, test=lambda f: f.assign(y_score=f["y_score"] * 100))
+    argv = ["--train", str(p["train"]), "--test", str(p["test"]), "--reference"]
+    argv += [str(p["reference"]), "--out", str(tmp_path / "out"), "--bootstrap", "0"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    said = [line for line in captured.out.splitlines() if "y_score lies in" in line]
+    assert len(said) == 1 and said[0].startswith("note: "), captured.out
+    assert "ScoreRangeWarning" not in captured.err and ".py:" not in captured.err, captured.err

@@ -113,6 +113,9 @@ def test_without_reference_the_class_conditional_ba_is_recommended(vehicle, tmp_
     out = fit_and_evaluate(train, test, settings=SubconceptSettings(n_bootstrap=0))
     assert out.evaluation.recommended["BA"] == "cBA"
     assert "reference.csv" not in out.files
+    notes = out.evaluation.notes  # how to give reference rows, for this command's REF
+    assert any("--reference REF" in n and "the features" in n for n in notes), notes
+    assert not any("q_<subconcept>" in n for n in notes)
     pred = pd.read_csv(pd.io.common.BytesIO(out.files["predictions.csv"]))
     q = [c for c in pred.columns if c.startswith("q_")]
     assert q == ["q_bus", "q_saab", "q_opel", "q_van"]
