@@ -64,6 +64,7 @@ __all__ = [
     "MARKER",
     "OutputRecoveredWarning",
     "check_out",
+    "check_outside",
     "claim_folder",
     "held_outputs",
     "json_ready",
@@ -253,6 +254,24 @@ def _check_length(path: Path, what: str) -> None:
 
 def _inside(folder: Path, path: Path) -> bool:
     return path == folder or folder in path.parents
+
+
+def check_outside(path: str | os.PathLike, folders: Iterable[Any], *, what: str = "--out") -> None:
+    """Refuse an output folder inside one of the input ``folders`` (a data set read by
+    walking it): the run's files would become part of the data the next time it is read.
+
+    Raises:
+        OutputPathError: naming both.
+    """
+    target = Path(os.path.realpath(path))
+    for folder in folders:
+        if folder is None or not os.path.isdir(folder):
+            continue
+        if _inside(Path(os.path.realpath(folder)), target):
+            raise OutputPathError(
+                f"{what} {path}: is inside the data folder {folder}; the run's files would "
+                f"become part of the data the next time it is read; choose another {what}"
+            )
 
 
 def _check_inputs(path: Path, inputs: Iterable[Any], what: str) -> None:

@@ -25,6 +25,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from medeval.atomic import check_outside
 from medeval.cli.common import (
     add_source_arguments,
     check_out,
@@ -112,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     options = source_options(args, args.source)
     _check_before_work(args)
     check_out(args.out, tool="embed", resumable=True)
+    check_outside(args.out, [args.path, getattr(args, "images", None)])
     from medeval.atomic import claim_folder
     from medeval.datasets import load
     from medeval.embeddings.table import EmbedSettings, embed_table

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from medeval.atomic import check_outside
 from medeval.cli.common import (
     add_source_arguments,
     common_options,
@@ -32,6 +33,7 @@ from medeval.cli.common import (
     say,
     source_options,
 )
+from medeval.device import check_device
 from medeval.errors import UserError
 
 if TYPE_CHECKING:
@@ -132,7 +134,12 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
     cfg = load_config(args.config, _overrides(args, source), preset=preset)
     if cfg.model.weights and not Path(cfg.model.weights).is_file():  # before the run folder
         raise UserError(f"--weights {cfg.model.weights}: does not exist (model.weights)")
+    check_device(cfg.train.device)  # train.device given as an override is checked too
+    from medeval.models import check_backbone_name
+
+    check_backbone_name(cfg.model.backbone)
     out = args.out or (Path(cfg.out) if cfg.out else default_run_folder(cfg))
+    check_outside(out, [cfg.data.path, cfg.data.options.get("images")])
     if os.environ.get("RANK", "0") != "0":  # under torchrun rank 0 may already be writing
         return cfg, Path(out)
     return cfg, check_run_folder(out, resume=False)

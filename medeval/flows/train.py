@@ -53,6 +53,7 @@ from medeval.training.loop import Outputs, create_model, predict_part, train_spl
 from medeval.weights import utilities
 
 __all__ = [
+    "absolute_paths",
     "check_run_folder",
     "create_model_from",
     "default_run_folder",
@@ -87,19 +88,60 @@ def run_notes(cfg: Config) -> list[str]:
     return notes
 
 
+#: What a fresh run writes before its first epoch. A run folder holding nothing else is a start
+#: that failed (an unknown backbone, unreadable weights, ...): it has nothing to resume, and a
+#: new command starts over in it.
+START_FILES = frozenset({atomic.MARKER, "config.yaml", "splits.csv", "task.json"})
+
+
+def _never_trained(out: Path) -> bool:
+    """``out`` is a run folder of ``train`` holding :data:`START_FILES` (and empty folders) only."""
+    mark = atomic.read_marker(out)
+    if mark is None or mark["tool"] != "train":
+        return False
+    files = [p for p in out.rglob("*") if not p.is_dir()]
+    return all(p.parent == out and p.name in START_FILES for p in files)
+
+
+#: Loader options that name files or folders (made absolute in a run's ``config.yaml``).
+PATH_OPTIONS = ("images", "csv")
+
+
+def absolute_paths(cfg: Config) -> Config:
+    """``cfg`` with its relative file and folder paths made absolute (``data.path``, the
+    loader's path options, ``data.cache_dir``, ``model.weights``): the run folder's
+    ``config.yaml`` then names the same files whatever folder ``--resume`` is run from."""
+
+    def resolved(value):
+        return str(Path(value).expanduser().absolute()) if isinstance(value, str) else value
+
+    options = {k: resolved(v) if k in PATH_OPTIONS else v for k, v in cfg.data.options.items()}
+    data = dataclasses.replace(
+        cfg.data, path=resolved(cfg.data.path), cache_dir=resolved(cfg.data.cache_dir),
+        options=options,
+    )  # fmt: skip
+    model = dataclasses.replace(cfg.model, weights=resolved(cfg.model.weights))
+    return dataclasses.replace(cfg, data=data, model=model)
+
+
 def check_run_folder(out: str | Path, *, resume: bool) -> Path:
     """Before any computation: ``out`` can hold a run, and a fresh run does not land in the
-    folder of another one (a run folder is resumable, so it is written in place).
+    folder of another one (a run folder is resumable, so it is written in place). A folder
+    whose run never trained (:data:`START_FILES` only) is started over.
 
     Raises:
         OutputPathError: a file, a path under a file, an unwritable folder, a folder that
             already holds a run (fresh run) or one that holds none (``resume``).
     """
-    out = check_out(out, tool="train", resumable=True)
+    what = "--resume" if resume else "--out"
+    out = check_out(out, what=what, tool="train", resumable=True)
     holds_run = (out / "config.yaml").is_file()
     if resume and not holds_run:
         raise OutputPathError(f"--resume {out}: no run here (no config.yaml)")
     if not resume and out.is_dir() and any(out.iterdir()):
+        if _never_trained(out):
+            logger.info("%s: its run stopped before training; starting over there", out)
+            return out
         what = "holds a run" if holds_run else "is not empty"
         raise OutputPathError(f"--out {out}: {what}; use --resume {out} or another --out")
     return out
@@ -172,7 +214,7 @@ def _splits(cfg: Config, task: BinaryTask, out: Path, *, resume: bool, info: Dis
     splits = patient_splits(task, seeds=split_seeds(cfg), fractions=(0.6, 0.15, 0.1, 0.15))
     if info.is_main:
         atomic.claim_folder(out, tool="train")
-        atomic.write_text(out / "config.yaml", dump(cfg))
+        atomic.write_text(out / "config.yaml", dump(absolute_paths(cfg)))
         write_manifest(manifest, task, splits)
         atomic.write_json(out / "task.json", _task_record(task))
     return splits

@@ -61,8 +61,8 @@ def _unavailable(name: str, why: str) -> WeightsUnavailableError:
     return WeightsUnavailableError(
         f"pretrained weights for {name!r} are not available: {why}. "
         "Pass --weights PATH (a .pth/.safetensors state dict, e.g. model.weights=PATH in a "
-        "config) to load them from a local file, or pretrained=false "
-        "(model.pretrained=false) for an explicit random initialisation."
+        "config) to load them from a local file, or ask for an explicit random "
+        "initialisation (train: model.pretrained=false; embed: --random-init)."
     )
 
 
@@ -132,8 +132,11 @@ def create_backbone(
                 num_classes=0,
                 pretrained_cfg_overlay={"file": str(path), "hf_hub_id": None, "url": None},
             )
-        except (RuntimeError, KeyError, ValueError, OSError) as exc:
-            raise _unavailable(name, f"cannot load {str(path)!r}: {exc}") from exc
+        except Exception as exc:  # torch.load, safetensors and timm raise many types
+            why = f"{type(exc).__name__}: {exc}"
+            raise _unavailable(
+                name, f"cannot load {str(path)!r} as its weights (not a state dict of it? {why})"
+            ) from exc
     elif pretrained:
         try:
             model = timm.create_model(name, pretrained=True, num_classes=0)

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import yaml
 
 from medeval.errors import UserError
+from medeval.scores import INSTANCE_SCORES
 
 __all__ = [
     "DEFAULTS",
@@ -174,7 +175,10 @@ _RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
     "train.weight_decay": (lambda v: v >= 0, ">= 0"),
     "train.grad_clip": (lambda v: v >= 0, ">= 0"),
     "train.patience": (lambda v: v >= 1, ">= 1"),
-    "train.monitor": (lambda v: bool(v.strip()), "a score name"),
+    "train.monitor": (
+        lambda v: v in INSTANCE_SCORES,
+        "a validation score: " + ", ".join(INSTANCE_SCORES),
+    ),
     "train.workers": (lambda v: v >= 0, ">= 0"),
     "train.keep_checkpoints": (lambda v: v >= 0, ">= 0"),
     "train.max_steps_per_epoch": (lambda v: v >= 0, ">= 0"),

@@ -106,3 +106,79 @@ def test_a_fresh_run_into_a_run_folder_exits_2_before_training(tmp_path, capsys)
     (tmp_path / "r" / "config.yaml").write_text("name: x\n")
     assert main(["--out", str(tmp_path / "r"), *TINY]) == 2
     assert "holds a run; use --resume" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("override", "says"),
+    [
+        ("train.monitor=XYZ", "train.monitor: must be a validation score"),
+        ("train.device=tpu", "--device tpu: not a device name"),
+        ("model.backbone=notamodel", "unknown backbone 'notamodel'"),
+    ],
+)
+def test_a_bad_setting_exits_2_before_the_run_folder(tmp_path, capsys, override, says):
+    assert main(["--out", str(tmp_path / "r"), *TINY, override]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_start_that_failed_before_training_is_started_over(tmp_path, capsys):
+    # Unreadable weights fail when the model is built, after the run folder got its start
+    # files; the corrected command starts over there instead of asking for --resume.
+    junk = tmp_path / "bad.pth"
+    junk.write_bytes(b"not a state dict")
+    out = tmp_path / "r"
+    assert main(["--out", str(out), *TINY, "--weights", str(junk)]) == 2
+    assert "cannot load" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [".medeval-output.json", "config.yaml", "splits.csv", "task.json"]
+    )
+    assert main(["--out", str(out), *TINY, "train.epochs=1", "model.pretrained=false"]) == 0
+    assert (out / "split_0" / "metrics.json").is_file()
+    capsys.readouterr()
+    # a folder whose run trained is still refused
+    assert main(["--out", str(out), *TINY, "train.epochs=1", "model.pretrained=false"]) == 2
+    assert "holds a run; use --resume" in capsys.readouterr().err
+
+
+def _png_folder(root: Path) -> Path:
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for cls, n in (("normal", 60), ("benign", 50), ("effusion", 30), ("nodule", 25)):
+        (root / cls).mkdir(parents=True)
+        for i in range(n):
+            Image.fromarray(rng.integers(0, 256, (20, 20), dtype=np.uint8)).save(
+                root / cls / f"{i}.png"
+            )
+    return root
+
+
+def test_a_run_folder_inside_the_data_folder_is_refused(tmp_path, capsys):
+    data = _png_folder(tmp_path / "data")
+    before = sorted(p.relative_to(data) for p in data.rglob("*"))
+    argv = ["--source", "folder", "--path", str(data), *TINY, "model.pretrained=false"]
+    assert main([*argv, "--out", str(data / "myrun")]) == 2
+    err = capsys.readouterr().err
+    assert f"is inside the data folder {data}" in err, err
+    assert sorted(p.relative_to(data) for p in data.rglob("*")) == before
+
+
+def test_the_run_config_names_absolute_paths_so_resume_reads_the_same_data(
+    tmp_path, capsys, monkeypatch
+):
+    import yaml
+
+    _png_folder(tmp_path / "work" / "data")
+    monkeypatch.chdir(tmp_path / "work")
+    argv = ["--source", "folder", "--path", "data", *TINY, "model.pretrained=false"]
+    assert main([*argv, "train.epochs=1", "--out", "run"]) == 0
+    cfg = yaml.safe_load((tmp_path / "work" / "run" / "config.yaml").read_text())
+    assert cfg["data"]["path"] == str(tmp_path / "work" / "data")
+    assert cfg["data"]["cache_dir"] == str(tmp_path / "work" / ".medeval-cache" / "images")
+    (tmp_path / "other").mkdir()
+    monkeypatch.chdir(tmp_path / "other")  # no data/ here: the absolute path is used
+    (tmp_path / "work" / "run" / "summary.json").unlink()
+    assert main(["--resume", str(tmp_path / "work" / "run")]) == 0
