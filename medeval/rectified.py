@@ -795,6 +795,11 @@ def _combine(families, point, comps, variant, confidence, notes) -> dict[str, An
     return out
 
 
+#: How far past 0 or 1 a score may lie from floating-point round-off alone (1.0000000000000007
+#: is 1): below it, no note.
+_ROUND_OFF = 1e-9
+
+
 def _note_out_of_range(
     name: str, value: float, interval: tuple[float, float] | None, notes: list[str]
 ) -> None:
@@ -805,7 +810,7 @@ def _note_out_of_range(
     outside = [
         f"{what} {x:.4f}"
         for what, x in [("the score", value), *zip(("low", "high"), interval or (), strict=False)]
-        if not math.isnan(x) and not 0.0 <= x <= 1.0
+        if not math.isnan(x) and not -_ROUND_OFF <= x <= 1.0 + _ROUND_OFF
     ]
     if outside:
         notes.append(

@@ -382,4 +382,15 @@ def test_a_rectified_score_outside_0_1_is_reported_as_computed_with_a_note():
     for name in ("rBA", "rF1"):  # a note exactly where a value leaves [0, 1]
         values = [res.scores[name], *res.intervals[name]]
         noted = any(n.startswith(f"{name}:") and "outside [0, 1]" in n for n in res.notes)
-        assert noted == any(not 0 <= v <= 1 for v in values)
+        assert noted == any(not -1e-9 <= v <= 1 + 1e-9 for v in values)
+
+
+def test_round_off_past_one_is_no_note():
+    from medeval.rectified import _note_out_of_range
+
+    notes: list[str] = []
+    _note_out_of_range("rAUC", 0.97, (0.91, 1.0000000000000007), notes)
+    _note_out_of_range("rBA", -2e-16, (-4e-16, 0.2), notes)
+    assert notes == []
+    _note_out_of_range("rAUC", 0.97, (0.91, 1.0004), notes)
+    assert len(notes) == 1 and "high 1.0004 outside [0, 1]" in notes[0]

@@ -116,8 +116,9 @@ def run(args: argparse.Namespace) -> int:
     check_outside(args.out, [args.path, getattr(args, "images", None)])
     from medeval.atomic import claim_folder
     from medeval.datasets import load
+    from medeval.datasets.base import bad_files_text
     from medeval.embeddings.table import EmbedSettings, embed_table
-    from medeval.io.embeddings import write_table
+    from medeval.io.embeddings import FEATURE, write_table
 
     data = load(args.source, args.path, name=args.name, **options)
     if data.kind in ("image", "array_image"):
@@ -141,12 +142,21 @@ def run(args: argparse.Namespace) -> int:
     frame, info = embed_table(data, settings, device=_device(args.device), progress=not args.quiet)
     name = args.name or data.name
     claim_folder(args.out, tool="embed")
-    table = write_table(args.out, name, frame, {"source": args.source, **info})
+    skipped = [{"path": str(f.path), "row": f.row, "reason": f.reason} for f in data.skipped]
+    record = {"source": args.source, **info, **({"skipped": skipped} if skipped else {})}
+    table = write_table(args.out, name, frame, record)
+    if data.skipped:  # --skip-unreadable: said, not only recorded
+        n_files = len(frame) + len(data.skipped)
+        say(
+            args,
+            f"left out ({name}.embedding.json lists them): "
+            + bad_files_text(data.skipped, n_files),
+        )
     if data.meta.get("synthetic"):
         say(args, "NOTE: the data are SYNTHETIC phantoms (medeval.synthetic), not real images.")
     if args.random_init:
         say(args, f"NOTE: the {args.model} backbone is RANDOMLY INITIALISED (--random-init).")
-    n_features = frame.shape[1] - 1 - ("group" in frame)
+    n_features = sum(bool(FEATURE.match(str(c))) for c in frame.columns)
     say(args, f"{name}: {len(frame)} rows x {n_features} features ({json.dumps(info)})")
     say(args, f"wrote {table}")
     if args.no_benchmark:

@@ -63,14 +63,16 @@ class SkippedFile:
     reason: str
 
 
-def bad_files_text(bad: list[SkippedFile], n_files: int) -> str:
+def bad_files_text(bad: list[SkippedFile], n_files: int | None = None) -> str:
     """'k of n image files cannot be used: row r: path: why; ...': every bad file (the first
-    :data:`N_NAMED`, then a count), so that a whole export is fixed in one pass."""
+    :data:`N_NAMED`, then a count), so that a whole export is fixed in one pass (without
+    ``n_files``: 'k image files …')."""
     named = "; ".join(
         f"{'' if s.row is None else f'row {s.row}: '}{s.path}: {s.reason}" for s in bad[:N_NAMED]
     )
     more = f"; and {len(bad) - N_NAMED} more" if len(bad) > N_NAMED else ""
-    return f"{len(bad)} of {n_files} image files cannot be used: {named}{more}"
+    of = "" if n_files is None else f" of {n_files}"
+    return f"{len(bad)}{of} image files cannot be used: {named}{more}"
 
 
 def bad_files_error(where: str, bad: list[SkippedFile], n_files: int) -> DataError:

@@ -124,3 +124,28 @@ def test_text_tfidf_and_sentence_model():
     assert y.shape == (4, 384) and used == "all-MiniLM-L6-v2"
     z, used = embed_text(texts, model="/no/such/model", n_components=8)
     assert z.shape == (30, 8) and used.startswith("tfidf (sentence-transformers model")
+
+
+def test_cli_says_which_files_it_left_out_and_counts_only_feature_columns(tmp_path, capsys):
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for cls, n in (("normal", 12), ("benign", 8), ("effusion", 6), ("nodule", 5)):
+        (tmp_path / "data" / cls).mkdir(parents=True)
+        for i in range(n):
+            Image.fromarray(rng.integers(0, 256, (16, 16), dtype=np.uint8)).save(
+                tmp_path / "data" / cls / f"{i}.png"
+            )
+    (tmp_path / "data" / "nodule" / "2.png").write_text("not a png")
+    out = tmp_path / "emb"
+    argv = ["--source", "folder", "--path", str(tmp_path / "data"), "--skip-unreadable"]
+    argv += ["--model", "vgg11", "--random-init", "--size", "32", "--no-cache"]
+    assert main([*argv, "--no-benchmark", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "left out (data.embedding.json lists them): 1 of 31 image files" in text, text
+    assert "nodule/2.png" in text
+    record = json.loads((out / "data.embedding.json").read_text())
+    assert [s["path"].endswith("nodule/2.png") for s in record["skipped"]] == [True]
+    table = pd.read_parquet(out / "data.parquet")
+    n_features = sum(c.startswith("f") and c[1:].isdigit() for c in table.columns)
+    assert f"data: 30 rows x {n_features} features" in text and "id" in table.columns
