@@ -250,15 +250,18 @@ def execute(
     argv: Sequence[str] | None = None,
     *,
     user_errors: tuple[type[BaseException], ...] = (),
+    intermixed: bool = False,
 ) -> int:
     """Parse ``argv``, run ``body(args)`` and turn user errors into exit code 2.
 
     Args:
         user_errors: further exception types this tool reports as bad input.
+        intermixed: positional arguments may stand between options (``train``'s
+            ``key=value`` overrides), as :meth:`argparse.ArgumentParser.parse_intermixed_args`.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     checked_options(parser)
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv) if intermixed else parser.parse_args(argv)
     args.argv = argv
     held = _held_outputs()
     try:

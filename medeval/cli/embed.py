@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     check_outside(args.out, [args.path, getattr(args, "images", None)])
     from medeval.atomic import claim_folder
     from medeval.datasets import load
-    from medeval.datasets.base import bad_files_text
+    from medeval.datasets.base import load_notes
     from medeval.embeddings.table import EmbedSettings, embed_table
     from medeval.io.embeddings import FEATURE, write_table
 
@@ -145,13 +145,8 @@ def run(args: argparse.Namespace) -> int:
     skipped = [{"path": str(f.path), "row": f.row, "reason": f.reason} for f in data.skipped]
     record = {"source": args.source, **info, **({"skipped": skipped} if skipped else {})}
     table = write_table(args.out, name, frame, record)
-    if data.skipped:  # --skip-unreadable: said, not only recorded
-        n_files = len(frame) + len(data.skipped)
-        say(
-            args,
-            f"left out ({name}.embedding.json lists them): "
-            + bad_files_text(data.skipped, n_files),
-        )
+    for line in load_notes(data, f"{name}.embedding.json"):  # said, not only recorded
+        say(args, line)
     if data.meta.get("synthetic"):
         say(args, "NOTE: the data are SYNTHETIC phantoms (medeval.synthetic), not real images.")
     if args.random_init:

@@ -131,7 +131,11 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
     preset = None if args.config else SYNTHETIC
     base = load_config(args.config, args.overrides, preset=preset)
     source = args.source or base.data.source
-    cfg = load_config(args.config, _overrides(args, source), preset=preset)
+    overrides = _overrides(args, source)
+    if base.name == "synthetic" and source != "synthetic":  # the preset's name, not the data's
+        where = args.name or (Path(args.path).name if args.path else None)
+        overrides.insert(0, f"name={source}" + (f"-{where}" if where else ""))
+    cfg = load_config(args.config, overrides, preset=preset)
     if cfg.model.weights and not Path(cfg.model.weights).is_file():  # before the run folder
         raise UserError(f"--weights {cfg.model.weights}: does not exist (model.weights)")
     check_device(cfg.train.device)  # train.device given as an override is checked too
@@ -165,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return execute(build_parser(), run, argv)
+    return execute(build_parser(), run, argv, intermixed=True)
 
 
 if __name__ == "__main__":

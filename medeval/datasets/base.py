@@ -20,6 +20,7 @@ __all__ = [
     "bad_files_error",
     "bad_files_text",
     "data_root",
+    "load_notes",
     "read_table",
 ]
 
@@ -71,8 +72,29 @@ def bad_files_text(bad: list[SkippedFile], n_files: int | None = None) -> str:
         f"{'' if s.row is None else f'row {s.row}: '}{s.path}: {s.reason}" for s in bad[:N_NAMED]
     )
     more = f"; and {len(bad) - N_NAMED} more" if len(bad) > N_NAMED else ""
-    of = "" if n_files is None else f" of {n_files}"
-    return f"{len(bad)}{of} image files cannot be used: {named}{more}"
+    if n_files is None:
+        return f"{len(bad)} image file{'s' * (len(bad) != 1)} cannot be used: {named}{more}"
+    return f"{len(bad)} of {n_files} image files cannot be used: {named}{more}"
+
+
+#: ``LabelledData.meta`` key: class folders that hold no image (not classes of the data set).
+EMPTY_CLASS_FOLDERS = "empty_class_folders"
+
+
+def load_notes(data: LabelledData, listed_in: str) -> list[str]:
+    """What a tool says about the files it read, besides the data themselves: files left out
+    with ``skip_unreadable`` (listed in the file ``listed_in``) and class folders holding no
+    image (so not classes of the task)."""
+    notes = []
+    if data.skipped:
+        notes.append(f"left out ({listed_in} lists them): {bad_files_text(data.skipped)}")
+    empty = data.meta.get(EMPTY_CLASS_FOLDERS)
+    if empty:
+        named = ", ".join(empty[:N_NAMED]) + (
+            f", and {len(empty) - N_NAMED} more" * (len(empty) > N_NAMED)
+        )
+        notes.append(f"class folder(s) without any image, so not classes here: {named}")
+    return notes
 
 
 def bad_files_error(where: str, bad: list[SkippedFile], n_files: int) -> DataError:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from medeval.datasets.base import DataError, LabelledData
+from medeval.datasets.base import EMPTY_CLASS_FOLDERS, DataError, LabelledData
 from medeval.datasets.files import IMAGE_SUFFIXES
 from medeval.datasets.pixels import verify_files, verify_level
 
@@ -19,14 +19,17 @@ __all__ = ["load_image_folder"]
 SPLIT_NAMES = {"train": "train", "val": "val", "valid": "val", "validation": "val", "test": "test"}
 
 
-def _class_files(folder: Path) -> list[tuple[str, str]]:
-    """(label, file) for every image in ``folder/<label>/`` (recursively below the label)."""
+def _class_files(folder: Path, empty: list[str] | None = None) -> list[tuple[str, str]]:
+    """(label, file) for every image in ``folder/<label>/`` (recursively below the label);
+    class folders without any image are appended to ``empty``."""
     out = []
     for class_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
         files = sorted(
             f for f in class_dir.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES
         )
         out += [(class_dir.name, str(f)) for f in files]
+        if not files and empty is not None:
+            empty.append(str(class_dir))
     return out
 
 
@@ -55,6 +58,8 @@ def load_image_folder(
         relative to ``path``; ``presplit`` (N,) with ``splits="respect"``.
     """
     root = Path(path)
+    if root.is_file():
+        raise DataError(f"{root}: is a file; the folder source reads a folder of class folders")
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such image folder")
     if splits not in ("merge", "respect"):
@@ -62,14 +67,17 @@ def load_image_folder(
     sub = {p.name.lower(): p for p in root.iterdir() if p.is_dir()}
     split_dirs = {SPLIT_NAMES[k]: p for k, p in sub.items() if k in SPLIT_NAMES}
     rows: list[tuple[str, str, str]] = []
+    empty: list[str] = []
     if split_dirs:
         for part in ("train", "val", "test"):
             if part in split_dirs:
-                rows += [(lab, f, part) for lab, f in _class_files(split_dirs[part])]
+                rows += [(lab, f, part) for lab, f in _class_files(split_dirs[part], empty)]
     else:
         if splits == "respect":
             raise DataError(f"{root}: splits='respect' but no train/val/test subfolders")
-        rows = [(lab, f, "") for lab, f in _class_files(root)]
+        rows = [(lab, f, "") for lab, f in _class_files(root, empty)]
+    found = {lab for lab, _, _ in rows}
+    empty = [e for e in empty if Path(e).name not in found]  # empty in every part
     if not rows:
         raise DataError(f"{root}: no images found in class subfolders")
     labels, files, parts = (np.asarray(col) for col in zip(*rows, strict=True))
@@ -80,7 +88,11 @@ def load_image_folder(
         files=files.astype(object),
         ids=np.asarray([str(Path(f).relative_to(root)) for f in files]),
         presplit=parts if splits == "respect" else None,
-        meta={"path": str(root), "had_split_folders": bool(split_dirs)},
+        meta={
+            "path": str(root),
+            "had_split_folders": bool(split_dirs),
+            **({EMPTY_CLASS_FOLDERS: sorted(set(empty))} if empty else {}),
+        },
     )
     level = verify_level(verify) or ("header" if skip_unreadable else None)
     if level is not None:

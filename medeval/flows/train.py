@@ -35,7 +35,7 @@ from torch import nn
 
 from medeval import atomic
 from medeval.atomic import check_out
-from medeval.datasets.base import bad_files_text
+from medeval.datasets.base import load_notes
 from medeval.datasets.cache import CachedImages
 from medeval.device import device_name, resolve_device
 from medeval.errors import OutputPathError
@@ -183,8 +183,9 @@ def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
         device = resolve_device(want, info)
         torch.manual_seed(cfg.train.seed)
         task = build_task(cfg.data)
-        if task.data.skipped and info.is_main:  # --skip-unreadable: said, not only recorded
-            logger.info("left out (task.json lists them): %s", bad_files_text(task.data.skipped))
+        if info.is_main:  # files left out, empty class folders: said, not only recorded
+            for line in load_notes(task.data, "task.json"):
+                logger.info("%s", line)
         images = task_images(cfg, task, progress=info.is_main)  # decoded once per run
         splits = _splits(cfg, task, out, resume=resume, info=info)
         if info.is_main:

@@ -137,13 +137,16 @@ def test_cli_says_which_files_it_left_out_and_counts_only_feature_columns(tmp_pa
                 tmp_path / "data" / cls / f"{i}.png"
             )
     (tmp_path / "data" / "nodule" / "2.png").write_text("not a png")
+    (tmp_path / "data" / "pneumonia").mkdir()  # an empty class folder: said, not a class
     out = tmp_path / "emb"
     argv = ["--source", "folder", "--path", str(tmp_path / "data"), "--skip-unreadable"]
     argv += ["--model", "vgg11", "--random-init", "--size", "32", "--no-cache"]
     assert main([*argv, "--no-benchmark", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "left out (data.embedding.json lists them): 1 of 31 image files" in text, text
+    assert "left out (data.embedding.json lists them): 1 image file cannot be used" in text, text
     assert "nodule/2.png" in text
+    assert "class folder(s) without any image, so not classes here: " in text
+    assert str(tmp_path / "data" / "pneumonia") in text
     record = json.loads((out / "data.embedding.json").read_text())
     assert [s["path"].endswith("nodule/2.png") for s in record["skipped"]] == [True]
     table = pd.read_parquet(out / "data.parquet")

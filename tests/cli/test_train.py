@@ -182,3 +182,28 @@ def test_the_run_config_names_absolute_paths_so_resume_reads_the_same_data(
     monkeypatch.chdir(tmp_path / "other")  # no data/ here: the absolute path is used
     (tmp_path / "work" / "run" / "summary.json").unlink()
     assert main(["--resume", str(tmp_path / "work" / "run")]) == 0
+
+
+def test_a_run_on_files_is_named_after_its_data_not_the_synthetic_preset(
+    tmp_path, capsys, monkeypatch
+):
+    import yaml
+
+    data = _png_folder(tmp_path / "scans")
+    monkeypatch.setenv("MEDEVAL_RUNS", str(tmp_path / "runs"))
+    argv = ["--source", "folder", "--path", str(data), *TINY, "model.pretrained=false"]
+    assert main([*argv, "train.epochs=1"]) == 0
+    (run,) = (tmp_path / "runs").iterdir()
+    assert run.name.startswith("folder-scans-")
+    assert yaml.safe_load((run / "config.yaml").read_text())["name"] == "folder-scans"
+
+
+def test_overrides_may_stand_between_options(tmp_path, capsys):
+    # "key=value" overrides before, between and after options, as a user types them
+    argv = [TINY[0], "--out", str(tmp_path / "r"), *TINY[1:4], "--seed", "3", *TINY[4:]]
+    assert main([*argv, "train.epochs=1"]) == 0
+    import yaml
+
+    cfg = yaml.safe_load((tmp_path / "r" / "config.yaml").read_text())
+    assert cfg["train"]["seed"] == 3 and cfg["train"]["epochs"] == 1
+    assert cfg["model"]["backbone"] == "vgg11" and cfg["data"]["synthetic"]["n_normal"] == 144

@@ -55,3 +55,24 @@ def test_unreadable_file_named_or_skipped_and_listed(tmp_path):
     data = load_image_folder(tmp_path, skip_unreadable=True)
     assert len(data) == 6
     assert [s.path for s in data.skipped] == [str(tmp_path / "NORMAL" / "broken.png")]
+
+
+def test_empty_class_folders_are_recorded_and_a_file_path_is_named(tmp_path):
+    from medeval.datasets.base import EMPTY_CLASS_FOLDERS, load_notes
+
+    _tree(tmp_path / "flat")
+    (tmp_path / "flat" / "EMPTY").mkdir()
+    data = load_image_folder(tmp_path / "flat")
+    assert data.meta[EMPTY_CLASS_FOLDERS] == [str(tmp_path / "flat" / "EMPTY")]
+    assert "EMPTY" not in set(data.labels)
+    assert load_notes(data, "x.json") == [
+        f"class folder(s) without any image, so not classes here: {tmp_path / 'flat' / 'EMPTY'}"
+    ]
+    # split folders: a class empty in one part but not in another is a class, not empty
+    _tree(tmp_path / "parts", parts=("train", "test"))
+    (tmp_path / "parts" / "test" / "COVID19").rename(tmp_path / "gone")
+    (tmp_path / "parts" / "test" / "COVID19").mkdir()
+    assert EMPTY_CLASS_FOLDERS not in load_image_folder(tmp_path / "parts").meta
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(DataError, match="is a file; the folder source reads a folder"):
+        load_image_folder(tmp_path / "file.txt")
