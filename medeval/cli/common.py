@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import errno
 import functools
 import math
 import os
@@ -45,6 +46,9 @@ __all__ = [
 ]
 
 #: Exceptions that mean "the user gave something unusable", not a bug.
+#: ``errno`` values of a full disk or quota (ENOSPC, EDQUOT).
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
 USER_ERRORS: tuple[type[BaseException], ...] = (
     UserError,
     FileNotFoundError,
@@ -271,6 +275,18 @@ def execute(
         if getattr(args, "verbose", False):
             traceback.print_exc()
         print(f"{parser.prog}: error: {_one_line(err)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as err:  # a full disk: one line the user can act on, not a traceback
+        if err.errno not in _NO_SPACE:
+            raise
+        if getattr(args, "verbose", False):
+            traceback.print_exc()
+        where = f" writing {err.filename}" if err.filename else ""
+        print(
+            f"{parser.prog}: error: no space left on the device{where}; free space (or choose "
+            "another --out) and run again: files are written whole, a run resumes",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     finally:
         _release_outputs(keep=held)

@@ -129,7 +129,9 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
         out = check_run_folder(args.resume, resume=True)
         return load_config(out / "config.yaml"), out
     preset = None if args.config else SYNTHETIC
-    base = load_config(args.config, args.overrides, preset=preset)
+    # the given --source first: data.options overrides are checked against its loader
+    given_source = [f"data.source={args.source}"] if args.source is not None else []
+    base = load_config(args.config, [*args.overrides, *given_source], preset=preset)
     source = args.source or base.data.source
     overrides = _overrides(args, source)
     if base.name == "synthetic" and source != "synthetic":  # the preset's name, not the data's

@@ -217,3 +217,27 @@ def test_every_python_dash_m_entry_ends_through_run_command(tool):
         else (REPO / "medeval" / "tasks" / "__main__.py").read_text()
     )
     assert 'if __name__ == "__main__":\n    run_command(main)' in text
+
+
+def test_a_full_disk_is_one_line_and_exit_2_other_os_errors_still_raise(capsys):
+    import argparse
+    import errno
+
+    import pytest
+
+    from medeval.cli.common import execute
+
+    def full(args):
+        raise OSError(errno.ENOSPC, "No space left on device", "/runs/r/split_0/last.pt")
+
+    parser = argparse.ArgumentParser(prog="python -m medeval.train")
+    assert execute(parser, full, []) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "no space left on the device writing /runs/r/split_0/last.pt" in err
+
+    def broken(args):
+        raise OSError(errno.EIO, "Input/output error")
+
+    with pytest.raises(OSError, match="Input/output error"):
+        execute(parser, broken, [])

@@ -207,3 +207,16 @@ def test_overrides_may_stand_between_options(tmp_path, capsys):
     cfg = yaml.safe_load((tmp_path / "r" / "config.yaml").read_text())
     assert cfg["train"]["seed"] == 3 and cfg["train"]["epochs"] == 1
     assert cfg["model"]["backbone"] == "vgg11" and cfg["data"]["synthetic"]["n_normal"] == 144
+
+
+def test_loader_option_overrides_are_checked_against_the_given_source(tmp_path, capsys):
+    data = _png_folder(tmp_path / "scans")
+    argv = ["--source", "folder", "--path", str(data), *TINY, "model.pretrained=false"]
+    assert (
+        main([*argv, "train.epochs=1", "data.options.splits=merge", "--out", str(tmp_path / "a")])
+        == 0
+    )
+    capsys.readouterr()
+    assert main([*argv, "data.options.parts=merge", "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "source 'folder' takes no option 'parts'" in err and "splits" in err, err
