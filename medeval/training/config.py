@@ -183,6 +183,10 @@ _RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
     "train.keep_checkpoints": (lambda v: v >= 0, ">= 0"),
     "train.max_steps_per_epoch": (lambda v: v >= 0, ">= 0"),
     "splits.n": (lambda v: v >= 1, ">= 1"),
+    "splits.seeds": (
+        lambda v: v is None or (len(v) > 0 and min(v) >= 0 and len(set(v)) == len(v)),
+        "null or a non-empty list of distinct seeds >= 0",
+    ),
     "evaluation.n_bootstrap": (lambda v: v >= 0, ">= 0"),
     "evaluation.threshold": (lambda v: 0 <= v <= 1, "in [0, 1]"),
 }

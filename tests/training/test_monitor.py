@@ -55,6 +55,6 @@ def test_monitor_chooses_best_checkpoint_and_stops_early(tiny_overrides, tmp_pat
 
 
 def test_unknown_monitor_is_refused_before_training(tiny_overrides, tmp_path):
-    with pytest.raises(ValueError, match="train.monitor is 'accuracy'; choose one of BA, wBA"):
+    with pytest.raises(ValueError, match="train.monitor: must be a validation score: BA, wBA"):
         _train([*tiny_overrides, "train.monitor=accuracy"], tmp_path)
     assert not (tmp_path / "checkpoints").exists()
