@@ -407,7 +407,8 @@ def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, u: Utiliti
         name = cats[codes[i]]
         raise InputError(
             path,
-            f"subconcept {name!r} belongs to class {side[name]} but y_true is {y[i]}",
+            f"subconcept {name!r} belongs to class {side[name]} in the train sizes but y_true "
+            f"is {y[i]} here (one of the two files has the wrong class)",
             column="subconcept",
             row=i + 1,
         )
