@@ -117,10 +117,17 @@ def run(args: argparse.Namespace) -> int:
     from medeval.atomic import claim_folder
     from medeval.datasets import load
     from medeval.datasets.base import load_notes
+    from medeval.datasets.cache import DEFAULT_CACHE_DIR as IMAGE_CACHE
+    from medeval.datasets.cache import skip_undecodable
     from medeval.embeddings.table import EmbedSettings, embed_table
     from medeval.io.embeddings import FEATURE, write_table
 
     data = load(args.source, args.path, name=args.name, **options)
+    if options.get("skip_unreadable") and not args.no_image_cache:  # undecodable files too
+        data = skip_undecodable(
+            data, size=args.size, cache_dir=IMAGE_CACHE, workers=args.workers,
+            progress=not args.quiet,
+        )  # fmt: skip
     if data.kind in ("image", "array_image"):
         from medeval.models import check_backbone_name
 
@@ -134,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         workers=args.workers,
         cache=None if args.no_cache else args.cache,
-        image_cache=None if args.no_image_cache else ".medeval-cache/images",
+        image_cache=None if args.no_image_cache else IMAGE_CACHE,
         text_model=args.text_model,
         svd_components=args.svd_components,
         seed=0 if args.seed is None else args.seed,

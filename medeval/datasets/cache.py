@@ -194,6 +194,41 @@ class ImageCache:
                     index = self.read_index()
         return CachedImages(self.folder, self.size, [_index_row(index, s) for s in stats])
 
+    def undecodable(
+        self, files, *, workers: int = 0, progress: bool = True, desc: str | None = None
+    ) -> dict[int, str]:
+        """Decode into the store every file of ``files`` it lacks, past the ones that fail:
+        ``{position in files: why}`` of those (files it holds already are not read again).
+        What ``skip_unreadable`` needs of image files that pass the header check but cannot
+        be decoded (:func:`skip_undecodable`).
+
+        Raises:
+            CacheFolderError: the store needs images and its folder cannot be written.
+        """
+        stats = [_stat(f) if os.path.exists(f) else None for f in files]
+        failed: dict[int, str] = {i: "missing" for i, st in enumerate(stats) if st is None}
+        index = self.read_index()
+        present = [st for st in stats if st is not None]
+        if self._stale(present, index):
+            self._make_folder()
+            from filelock import FileLock
+
+            with FileLock(self.folder / _LOCK):
+                todo = self._stale(present, self.read_index())
+                if todo:
+                    by_todo: dict[int, str] = {}
+                    self._build(
+                        todo, self.read_index(), workers=workers, progress=progress,
+                        desc=desc, failed=by_todo,
+                    )  # fmt: skip
+                    bad_keys = {todo[p].key: why for p, why in by_todo.items()}
+                    failed |= {
+                        i: bad_keys[st.key]
+                        for i, st in enumerate(stats)
+                        if st is not None and st.key in bad_keys
+                    }
+        return dict(sorted(failed.items()))
+
     @staticmethod
     def _stale(stats: list[_Stat], index: dict[str, list]) -> list[_Stat]:
         """Distinct files absent from ``index`` or changed since (size or mtime)."""
@@ -220,9 +255,17 @@ class ImageCache:
             atomic.write_json(self.folder / _RECIPE, self.recipe)
 
     def _build(
-        self, todo: list[_Stat], index: dict, *, workers: int, progress: bool, desc: str | None
+        self,
+        todo: list[_Stat],
+        index: dict,
+        *,
+        workers: int,
+        progress: bool,
+        desc: str | None,
+        failed: dict[int, str] | None = None,
     ) -> None:
-        """Decode ``todo`` into one new shard, then publish shard and index (under the lock)."""
+        """Decode ``todo`` into one new shard, then publish shard and index (under the lock);
+        ``failed``: see :meth:`_write_shard`."""
         name = f"shard-{uuid.uuid4().hex}.u8"
         tmp = self.folder / f".{name}.tmp"
         loader = DataLoader(
@@ -235,7 +278,7 @@ class ImageCache:
             total=len(todo), desc=desc or f"image cache {self.size}px", disable=not progress
         )
         try:
-            added, failure = self._write_shard(tmp, name, todo, loader, bar)
+            added, failure = self._write_shard(tmp, name, todo, loader, bar, failed)
             if added:
                 os.replace(tmp, self.folder / name)
                 self._publish({**index, **added})
@@ -250,8 +293,10 @@ class ImageCache:
             raise DataError(f"image cache {self.folder}: {failure}")
 
     @staticmethod
-    def _write_shard(tmp: Path, name: str, todo: list[_Stat], loader, bar):
-        """Images from ``loader`` appended to ``tmp``; stops at the first file that fails.
+    def _write_shard(tmp: Path, name: str, todo: list[_Stat], loader, bar, failed=None):
+        """Images from ``loader`` appended to ``tmp``; stops at the first file that fails,
+        unless ``failed`` (a dict) collects every failure (its position in ``todo`` → the
+        error text) and the others are written.
 
         Returns:
             The index entries written, and the error text of the failing file (or ``None``).
@@ -260,6 +305,10 @@ class ImageCache:
         failure, offset = None, 0
         with open(tmp, "wb") as out:
             for pos, image in loader:
+                if isinstance(image, str) and failed is not None:
+                    failed[pos] = image
+                    bar.update(1)
+                    continue
                 if isinstance(image, str):
                     failure = image  # what was decoded before it is still published
                     break
@@ -311,6 +360,38 @@ def data_images(
     return store.ensure(
         data.files, workers=workers, progress=progress, desc=f"decode {data.name} once"
     )
+
+
+def skip_undecodable(
+    data: LabelledData,
+    *,
+    size: int,
+    cache_dir: str | Path = DEFAULT_CACHE_DIR,
+    workers: int = 0,
+    progress: bool = True,
+) -> LabelledData:
+    """``data`` less the image files that cannot be decoded, recorded in ``data.skipped``
+    (``skip_unreadable``: the loaders' header check lets through a file whose pixel data are
+    broken; decoding it is the store's first pass, so it is done once here, over every file of
+    the data set, before the task is made from the rest)."""
+    from medeval.datasets.base import SkippedFile
+    from medeval.datasets.pixels import without_unreadable
+
+    if data.files is None:
+        return data
+    store = ImageCache(cache_dir, size=size, frame=data.meta.get(FRAME_KEY))
+    failed = store.undecodable(
+        data.files, workers=workers, progress=progress, desc=f"decode {data.name} once"
+    )
+    bad = {
+        i: SkippedFile(str(data.files[i]), i, _why(why, data.files[i])) for i, why in failed.items()
+    }
+    return without_unreadable(data, bad, skip_unreadable=True, where=f"{data.source}/{data.name}")
+
+
+def _why(message: str, file: str) -> str:
+    """The reason alone, without the file (and row) the decode error names."""
+    return message.split(f"{file}: ", 1)[-1]
 
 
 class CachedImages:

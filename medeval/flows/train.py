@@ -36,7 +36,7 @@ from torch import nn
 from medeval import atomic
 from medeval.atomic import check_out
 from medeval.datasets.base import load_notes
-from medeval.datasets.cache import CachedImages
+from medeval.datasets.cache import CachedImages, skip_undecodable
 from medeval.device import device_name, resolve_device
 from medeval.errors import OutputPathError
 from medeval.evaluation import Evaluation
@@ -48,7 +48,7 @@ from medeval.tasks.binary import BinaryTask
 from medeval.training.calibration import calibrate, softmax
 from medeval.training.checkpoint import load_checkpoint
 from medeval.training.config import Config, dump
-from medeval.training.data import build_task, task_images
+from medeval.training.data import build_task, load_data, task_images
 from medeval.training.distributed import DistInfo, barrier, cleanup, init_distributed
 from medeval.training.loop import Outputs, create_model, predict_part, train_split
 from medeval.weights import utilities
@@ -182,7 +182,14 @@ def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
     try:
         device = resolve_device(want, info)
         torch.manual_seed(cfg.train.seed)
-        task = build_task(cfg.data)
+        data = load_data(cfg.data)
+        if cfg.data.cache and cfg.data.options.get("skip_unreadable"):
+            # files whose pixels cannot be decoded are left out too, found by the store's pass
+            data = skip_undecodable(
+                data, size=cfg.train.image_size, cache_dir=cfg.data.cache_dir,
+                workers=cfg.train.workers, progress=info.is_main,
+            )  # fmt: skip
+        task = build_task(cfg.data, data)
         if info.is_main:  # files left out, empty class folders: said, not only recorded
             for line in load_notes(task.data, "task.json"):
                 logger.info("%s", line)

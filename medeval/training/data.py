@@ -10,6 +10,7 @@ from torch.utils.data import DataLoader, Dataset
 from torch.utils.data.distributed import DistributedSampler
 
 from medeval.datasets import DataError, load
+from medeval.datasets.base import LabelledData
 from medeval.datasets.cache import CachedImages, ResizedImageDataset, data_images
 from medeval.datasets.images import ImageDataset, check_files_exist, default_transform
 from medeval.datasets.pixels import FRAME_KEY
@@ -19,18 +20,24 @@ from medeval.tasks.binary import BinaryTask
 from medeval.training.config import Config, DataConfig
 from medeval.training.distributed import DistInfo
 
-__all__ = ["build_task", "make_loader", "part_dataset", "task_images"]
+__all__ = ["build_task", "load_data", "make_loader", "part_dataset", "task_images"]
 
 
-def build_task(data_cfg: DataConfig) -> BinaryTask:
-    """Load the data set named by ``data_cfg`` and make its SPEC §4 binary task.
+def load_data(data_cfg: DataConfig) -> LabelledData:
+    """The data set named by ``data_cfg``, as its loader reads it."""
+    source = data_cfg.source
+    options = get_source(source).config_options(dataclasses.asdict(data_cfg))
+    return load(source, data_cfg.path, name=data_cfg.dataset, **options)
+
+
+def build_task(data_cfg: DataConfig, data: LabelledData | None = None) -> BinaryTask:
+    """Make the SPEC §4 binary task of ``data`` (default: the data set named by ``data_cfg``,
+    loaded now).
 
     Raises:
         DataError: the task is rejected (§4.5) or carries no images.
     """
-    source = data_cfg.source
-    options = get_source(source).config_options(dataclasses.asdict(data_cfg))
-    data = load(source, data_cfg.path, name=data_cfg.dataset, **options)
+    data = load_data(data_cfg) if data is None else data
     if data.kind not in ("image", "array_image"):
         raise DataError(
             f"{data.source}/{data.name}: no images (kind {data.kind!r}); "

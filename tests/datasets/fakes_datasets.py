@@ -23,6 +23,29 @@ def write_corrupt(path: Path) -> Path:
     return path
 
 
+def write_broken_pixels(path: Path, side: int = 48) -> Path:
+    """A PNG whose header and chunk checksums are valid but whose compressed pixel data are
+    scrambled: it passes the loaders' header check and fails only when decoded."""
+    import struct
+    import zlib
+
+    rng = np.random.default_rng(0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(rng.integers(0, 256, (side, side), dtype=np.uint8)).save(path)
+    raw = path.read_bytes()
+    out, i = bytearray(raw[:8]), 8
+    while i < len(raw):
+        (n,) = struct.unpack(">I", raw[i : i + 4])
+        kind, data = raw[i + 4 : i + 8], bytearray(raw[i + 8 : i + 8 + n])
+        if kind == b"IDAT":
+            for k in range(10, len(data) - 10):
+                data[k] ^= 0x5A
+        out += struct.pack(">I", n) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        i += 12 + n
+    path.write_bytes(bytes(out))
+    return path
+
+
 def write_dicom(
     path: Path,
     pixels: np.ndarray,

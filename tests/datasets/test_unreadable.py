@@ -153,3 +153,59 @@ def test_verify_files_names_every_bad_row_of_a_labelled_set(tmp_path):
     data = LabelledData(labels=list("abab"), source="s", name="n", files=files)
     with pytest.raises(DataError, match=r"^s/n: 2 of 4 .*row 1: .*x\.png: .*; row 3: .*y\.png"):
         verify_files(data, skip_unreadable=False, rows=np.arange(4))
+
+
+def _classes_with_broken_pixels(root):
+    """Four class folders of small PNGs, one of which decodes to nothing."""
+    from fakes_datasets import write_broken_pixels
+
+    rng = np.random.default_rng(0)
+    for cls, n in (("normal", 60), ("benign", 50), ("effusion", 30), ("nodule", 25)):
+        for i in range(n):
+            write_png(root / cls / f"{i}.png", value=int(rng.integers(0, 256)), size=20)
+    return write_broken_pixels(root / "nodule" / "7.png", side=20)
+
+
+def test_skip_undecodable_leaves_out_what_passes_the_header_check_but_cannot_be_decoded(
+    tmp_path,
+):
+    from medeval.datasets.cache import ImageCache, skip_undecodable
+
+    broken = _classes_with_broken_pixels(tmp_path / "data")
+    data = load_image_folder(tmp_path / "data", skip_unreadable=True)  # the header check
+    assert str(broken) in set(data.files) and not data.skipped
+    kept = skip_undecodable(data, size=16, cache_dir=tmp_path / "store", progress=False)
+    assert len(kept) == len(data) - 1 and str(broken) not in set(kept.files)
+    (skipped,) = kept.skipped
+    assert skipped.path == str(broken) and "cannot read image" in skipped.reason
+    assert str(broken) not in skipped.reason  # the reason alone; the record names the file
+    # every other file is in the store now: the reader of the rest decodes nothing
+    reader = ImageCache(tmp_path / "store", size=16).ensure(kept.files, progress=False)
+    assert len(reader) == len(kept)
+
+
+def test_train_and_embed_leave_an_undecodable_file_out_with_skip_unreadable(tmp_path, capsys):
+    import json
+
+    from medeval.embed import main as embed
+    from medeval.train import main as train
+
+    broken = _classes_with_broken_pixels(tmp_path / "data")
+    tiny = ["model.backbone=vgg11", "model.pretrained=false", "train.image_size=32",
+            "train.epochs=1", "train.max_steps_per_epoch=1", "train.workers=0",
+            "evaluation.n_bootstrap=10", f"data.cache_dir={tmp_path / 'store'}"]  # fmt: skip
+    argv = ["--source", "folder", "--path", str(tmp_path / "data"), *tiny]
+    assert train([*argv, "--out", str(tmp_path / "stops")]) == 2  # without: named, one error
+    err = capsys.readouterr().err
+    assert str(broken) in err and "cannot read image" in err, err
+    assert train([*argv, "--skip-unreadable", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert "left out (task.json lists them): 1 image file cannot be used: row" in out, out
+    task = json.loads((tmp_path / "run" / "task.json").read_text())
+    assert [s["path"] for s in task["skipped"]] == [str(broken)]
+    emb = ["--source", "folder", "--path", str(tmp_path / "data"), "--skip-unreadable"]
+    emb += ["--model", "vgg11", "--random-init", "--size", "32", "--no-cache", "--no-benchmark"]
+    assert embed([*emb, "--out", str(tmp_path / "emb")]) == 0
+    record = json.loads((tmp_path / "emb" / "data.embedding.json").read_text())
+    assert [s["path"] for s in record["skipped"]] == [str(broken)]
+    assert record["rows"] == 164
