@@ -92,6 +92,28 @@ class Backbone(nn.Module):
         return self.model(x)
 
 
+def check_input_size(model: nn.Module, size: int, *, what: str) -> None:
+    """A forward pass of one blank ``size`` px image (eval mode, no gradients, on the model's
+    device), so that an image size the network cannot take stops before any work.
+
+    Raises:
+        UserError: naming ``what`` (the option that set the size) and torch's reason.
+    """
+    param = next(model.parameters(), None)
+    device = param.device if param is not None else torch.device("cpu")
+    was_training = model.training
+    try:
+        with torch.no_grad():
+            model.eval()(torch.zeros(1, 3, size, size, device=device))
+    except (RuntimeError, ValueError) as exc:
+        reason = " ".join(str(exc).split())
+        raise UserError(
+            f"{what}={size}: the model cannot take {size} px images ({reason}); use a larger size"
+        ) from None
+    finally:
+        model.train(was_training)
+
+
 def weights_id(*, pretrained: bool, weights: str | Path | None, seed: int | None = None) -> str:
     """A short text naming where the weights come from (part of the embedding cache key)."""
     if weights is not None:

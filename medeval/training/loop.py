@@ -38,6 +38,7 @@ from medeval import atomic
 from medeval.datasets.cache import CachedImages
 from medeval.device import autocast, resolve_device
 from medeval.models import TwoHeadModel, build_model
+from medeval.models.backbone import check_input_size
 from medeval.models.inputs import model_input
 from medeval.progress import progress as progress_bar
 from medeval.splits import Split
@@ -65,7 +66,8 @@ __all__ = [
 
 
 def create_model(cfg: Config, n_subconcepts: int, device: torch.device) -> TwoHeadModel:
-    """The configured model on ``device`` (channels_last on CUDA)."""
+    """The configured model on ``device`` (channels_last on CUDA), checked to take
+    ``train.image_size`` px images."""
     m = cfg.model
     model = build_model(
         m.backbone,
@@ -77,6 +79,7 @@ def create_model(cfg: Config, n_subconcepts: int, device: torch.device) -> TwoHe
     ).to(device)
     if device.type == "cuda":
         model = model.to(memory_format=torch.channels_last)
+    check_input_size(model, cfg.train.image_size, what="train.image_size")
     return model
 
 

@@ -152,3 +152,10 @@ def test_cli_says_which_files_it_left_out_and_counts_only_feature_columns(tmp_pa
     table = pd.read_parquet(out / "data.parquet")
     n_features = sum(c.startswith("f") and c[1:].isdigit() for c in table.columns)
     assert f"data: 30 rows x {n_features} features" in text and "id" in table.columns
+
+
+def test_an_image_size_the_backbone_cannot_take_is_one_line_not_a_traceback(tmp_path, capsys):
+    argv = [*SMALL[:-3], "--size", "16", "--random-init", "--no-benchmark"]  # vgg11 needs 32
+    assert main([*argv, "--out", str(tmp_path / "e")]) == 2
+    err = capsys.readouterr().err
+    assert "size=16: the model cannot take 16 px images" in err and "Traceback" not in err, err

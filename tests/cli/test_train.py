@@ -220,3 +220,13 @@ def test_loader_option_overrides_are_checked_against_the_given_source(tmp_path, 
     assert main([*argv, "data.options.parts=merge", "--out", str(tmp_path / "b")]) == 2
     err = capsys.readouterr().err
     assert "source 'folder' takes no option 'parts'" in err and "splits" in err, err
+
+
+def test_an_image_size_the_model_cannot_take_exits_2_and_the_fixed_command_starts_over(
+    tmp_path, capsys
+):
+    out = tmp_path / "r"
+    assert main(["--out", str(out), *TINY, "train.image_size=16", "model.pretrained=false"]) == 2
+    err = capsys.readouterr().err
+    assert "train.image_size=16: the model cannot take 16 px images" in err, err
+    assert main(["--out", str(out), *TINY, "train.epochs=1", "model.pretrained=false"]) == 0
