@@ -25,6 +25,7 @@ from medeval.cli.common import (
     run_command,
     source_options,
 )
+from medeval.errors import UserError
 
 PROG = "python -m medeval.tasks"
 SEED_HELP = "task seed: the minority down-sampling of SPEC §4 (default 0)"
@@ -69,6 +70,7 @@ def cmd_split(args: argparse.Namespace) -> int:
 
     out = check_out(args.out, kind="file", inputs=[args.path])
     record_path = check_out(Path(str(out) + ".json"), kind="file", what="--out (its record)")
+    _check_replaceable(out, record_path)
     tasks, path = _tasks(args)
     task = tasks[0].require_kept()
     scheme, splits, seeds = make_splits(
@@ -99,6 +101,29 @@ def cmd_split(args: argparse.Namespace) -> int:
     else:
         print(out)
     return 0
+
+
+def _check_replaceable(out, record_path) -> None:
+    """An existing ``--out`` is replaced only when it is a manifest this command wrote (its
+    record beside it names it); any other file — the data, a table of the user's — is refused.
+
+    Raises:
+        UserError: naming the file.
+    """
+    if not out.exists() and not record_path.exists():
+        return
+    try:
+        record = json.loads(record_path.read_text())
+        ours = isinstance(record, dict) and record.get("manifest") == str(out)
+        ours = ours and list(record.get("command", []))[:1] == [PROG]
+    except (OSError, ValueError):
+        ours = False
+    if not ours:
+        which = out if out.exists() else record_path
+        raise UserError(
+            f"--out {out}: {which} exists and is not a split manifest written by {PROG} (no "
+            "record of it beside it); choose a new file"
+        )
 
 
 def _jsonable(value: object) -> bool:

@@ -186,3 +186,24 @@ def test_verify_flag_names_the_unreadable_file(capsys, tmp_path):
         capsys, "describe", "--source", "folder", "--path", str(tmp_path), "--verify"
     )
     assert code == 2 and "row 2:" in err and "b/1.png: cannot read image" in err
+
+
+def test_split_replaces_its_own_manifest_but_no_other_file(capsys, shared_data, tmp_path):
+    import shutil
+
+    data = tmp_path / "keel"
+    data.mkdir()
+    shutil.copy(shared_data / "keel" / "vehicle.dat", data / "vehicle.dat")
+    (tmp_path / "mine.csv").write_text("the user's table\n")
+    args = ["split", "--source", "keel", "--path", str(data), "--name", "vehicle", "--out"]
+    for victim in (data / "vehicle.dat", tmp_path / "mine.csv"):  # the data, a user's file
+        before = victim.read_bytes()
+        code, _, err = run(capsys, *args, str(victim))
+        assert code == 2 and "exists and is not a split manifest" in err, err
+        assert (
+            victim.read_bytes() == before and not victim.with_name(victim.name + ".json").exists()
+        )
+    manifest = tmp_path / "splits.csv"
+    assert run(capsys, *args, str(manifest))[0] == 0
+    assert run(capsys, *args, str(manifest), "--split-seed", "3")[0] == 0  # its own: replaced
+    assert json.loads((tmp_path / "splits.csv.json").read_text())["split_seeds"][0] == 3
