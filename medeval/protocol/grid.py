@@ -260,22 +260,27 @@ def _peak_rss_mb() -> float:
 
 
 @contextmanager
-def _torch_single_thread() -> Iterator[None]:
-    """Metrics on one thread: the grid already uses every core, and torch's intra-op pool on
-    fold-sized tensors only adds overhead (measured 2.4x slower metrics with 2 threads)."""
+def _single_thread() -> Iterator[None]:
+    """A unit on one thread, whichever process runs it: torch's intra-op pool (the grid
+    already uses every core, and on fold-sized tensors that pool only adds overhead: measured
+    2.4x slower metrics with 2 threads) and the BLAS / OpenMP pools (``threadpoolctl``): with
+    several threads, sums in another order give SMOTE's neighbours other last bits, so a unit
+    run in the main process (``--jobs 1``) gave other records than in a worker."""
     import torch
+    from threadpoolctl import threadpool_limits
 
     old = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        yield
+        with threadpool_limits(limits=1):
+            yield
     finally:
         torch.set_num_threads(old)
 
 
 def run_unit(unit: Unit) -> UnitResult:
     """Compute and store the records of one unit; never raises (errors are reported)."""
-    with _torch_single_thread():
+    with _single_thread():
         return _run_unit(unit)
 
 

@@ -148,3 +148,18 @@ def test_grouped_task_cross_fits_ros_and_weight_with_whole_groups(tmp_path, shar
         assert r["reference"]["source"] == "cross-fitted", r["method"]
         assert r["reference"]["n_dropped"]["binary"] == 0
         assert np.isfinite([r["scores"][k] for k in ("rBA", "rF1", "rAUC")]).all()
+
+
+def test_a_unit_runs_on_one_thread_whichever_process_runs_it():
+    # --jobs 1 runs units in the main process: BLAS/OpenMP pools with several threads there
+    # gave SMOTE's neighbours other last bits than in a (single-threaded) worker
+    import torch
+    from threadpoolctl import threadpool_info
+
+    from medeval.protocol.grid import _single_thread
+
+    before = torch.get_num_threads()
+    with _single_thread():
+        assert torch.get_num_threads() == 1
+        assert all(pool["num_threads"] == 1 for pool in threadpool_info())
+    assert torch.get_num_threads() == before
