@@ -132,6 +132,7 @@ def run_benchmark(
             "subconcepts": s.subconcepts,
         },
         force=s.force,
+        selection={(d, m, k) for d in datasets for m in methods for k in range(s.max_splits)},
     )
     units = plan_units(
         store,

@@ -109,6 +109,15 @@ class ResultsStore:
         folder = self.root / "tasks"
         return {p.stem: _read(p) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
 
+    def _record_files(self) -> list[tuple[Path, tuple[str, str, int]]]:
+        """Every record file with its (data set, method, split), read from its name."""
+        out = []
+        for path in sorted((self.root / "records").glob("*/*.json")):
+            method, _, split = path.stem.rpartition("-")
+            if split.isdigit() and not path.name.startswith("."):
+                out.append((path, (path.parent.name, method, int(split))))
+        return out
+
     def records(self) -> list[dict[str, Any]]:
         """Every finished record, sorted by data set, method, split."""
         folder = self.root / "records"
@@ -133,10 +142,18 @@ class ResultsStore:
         path = self.root / "run.json"
         return _read(path) if path.is_file() else None
 
-    def check_settings(self, settings: dict[str, Any], *, force: bool = False) -> None:
+    def check_settings(
+        self,
+        settings: dict[str, Any],
+        *,
+        force: bool = False,
+        selection: set[tuple[str, str, int]] | None = None,
+    ) -> None:
         """Record ``settings`` in ``run.json``; refuse a folder made with other settings.
 
-        With ``force`` the old settings are replaced (every record is then recomputed).
+        With ``force`` the old settings are replaced and the records of ``selection`` (data
+        set, method, split; default all) recomputed; a record outside it, made with other
+        protocol settings, would stay and mix them, so that is refused.
 
         Raises:
             SettingsMismatch: naming the differing setting and both values.
@@ -148,15 +165,28 @@ class ResultsStore:
             unlock_output(self.root)
         claim_folder(self.root, tool="benchmark")
         old = self.settings()
-        if old is not None and not force:
-            for key in PROTOCOL_KEYS:
-                was, now = old.get(key, DEFAULTS.get(key)), settings.get(key, DEFAULTS.get(key))
-                if was != now:
-                    raise SettingsMismatch(
-                        f"{self.root}: results were made with {key}={was!r}, this run "
-                        f"asks for {key}={now!r}; use --force to recompute them "
-                        "or choose another --out folder"
-                    )
+        for key in PROTOCOL_KEYS if old is not None else ():
+            was, now = old.get(key, DEFAULTS.get(key)), settings.get(key, DEFAULTS.get(key))
+            if was == now:
+                continue
+            if not force:
+                raise SettingsMismatch(
+                    f"{self.root}: results were made with {key}={was!r}, this run "
+                    f"asks for {key}={now!r}; use --force to recompute them "
+                    "or choose another --out folder"
+                )
+            kept = [
+                p
+                for p, unit in self._record_files()
+                if selection is not None and unit not in selection
+            ]
+            if kept:
+                raise SettingsMismatch(
+                    f"{self.root}: --force with {key}={now!r} recomputes only the records this "
+                    f"run selects; {len(kept)} other record(s) (e.g. {kept[0]}) were made with "
+                    f"{key}={was!r} and would stay beside them: select them too (every data set, "
+                    "method and split of the folder) or choose another --out folder"
+                )
         write_json(self.root / "run.json", {**(old or {}), **settings})
 
 

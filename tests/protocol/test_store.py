@@ -47,3 +47,21 @@ def test_settings_guard(tmp_path):
         store.check_settings({**settings, "n_estimators": 10})
     store.check_settings({**settings, "n_estimators": 10}, force=True)
     assert json.loads((tmp_path / "run.json").read_text())["n_estimators"] == 10
+
+
+def test_force_with_other_settings_may_not_leave_records_of_the_old_ones(tmp_path):
+    store = ResultsStore(tmp_path)
+    settings = {"collection": "keel", "seed": 3, "n_estimators": 100}
+    store.check_settings(settings)
+    for method in ("none", "ros"):
+        path = store.record_path("vehicle", method, 0)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    only_none = {("vehicle", "none", 0)}
+    with pytest.raises(SettingsMismatch, match=r"seed=7.*ros-0\.json.*seed=3"):
+        store.check_settings({**settings, "seed": 7}, force=True, selection=only_none)
+    assert json.loads((tmp_path / "run.json").read_text())["seed"] == 3  # nothing changed
+    store.check_settings(settings, force=True, selection=only_none)  # same settings: fine
+    both = {*only_none, ("vehicle", "ros", 0)}
+    store.check_settings({**settings, "seed": 7}, force=True, selection=both)
+    assert json.loads((tmp_path / "run.json").read_text())["seed"] == 7
