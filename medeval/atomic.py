@@ -65,6 +65,7 @@ __all__ = [
     "OutputRecoveredWarning",
     "check_out",
     "check_outside",
+    "check_replaceable",
     "claim_folder",
     "held_outputs",
     "json_ready",
@@ -372,6 +373,17 @@ def _check_content(path: Path, tool: str | None, what: str) -> None:
         f"{what} {path}: is not empty and was not written by medeval {tool or ''} "
         f"(no {MARKER}); choose an empty or new folder".replace("  ", " ")
     )
+
+
+def check_replaceable(path: str | os.PathLike, *, tool: str, what: str = "--out") -> None:
+    """The content rule of :func:`check_out` alone (no lock, nothing written): ``path`` is
+    absent, empty or an earlier output of ``tool`` holding only its own files, for a folder
+    that a later step of the same run replaces (``benchmark``'s ``analysis/``).
+
+    Raises:
+        OutputPathError: naming ``path`` and why.
+    """
+    _check_content(Path(path), tool, what)
 
 
 def check_out(

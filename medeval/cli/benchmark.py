@@ -145,6 +145,10 @@ def run(args: argparse.Namespace) -> int:
     name = args.collection if source != "csv" else Path(args.collection).name
     out = args.out or default_out("benchmark", name)
     check_out(out, tool="benchmark", resumable=True)
+    if not args.no_analyze:  # before the work, not after it
+        from medeval.atomic import check_replaceable
+
+        check_replaceable(Path(out) / "analysis", what="--out's analysis folder", tool="analyze")
     from medeval.protocol.benchmark import BenchmarkSettings, run_benchmark
 
     settings = BenchmarkSettings(
@@ -170,9 +174,9 @@ def run(args: argparse.Namespace) -> int:
 
     done = run_benchmark(settings, progress=not args.quiet, log=log)
     for r in done.errors:
-        log(f"error: {r.message}")
+        print(f"error: {r.message}", file=sys.stderr)
     if done.rejected:
-        log(f"rejected (SPEC §4.5): {', '.join(done.rejected)}")
+        print(f"rejected (SPEC §4.5): {', '.join(done.rejected)}", file=sys.stderr)
     log(f"done in {done.wall_s:.1f} s; records in {out / 'records'}")
     if not args.no_analyze:
         from medeval.analyses.report import analyze

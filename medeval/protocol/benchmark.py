@@ -75,10 +75,14 @@ def select_datasets(names: tuple[str, ...] | None, available: list[str], where: 
     """``names`` checked against the collection (all of it when ``None``)."""
     if names is None:
         return available
+    if not names:
+        raise DataError(
+            f"no data set named; choose from {', '.join(available)} (or leave out --datasets)"
+        )
     unknown = [n for n in names if n not in available]
     if unknown:
         raise DataError(f"data set(s) {unknown} not in {where}; available: {', '.join(available)}")
-    return list(names)
+    return list(dict.fromkeys(names))  # each once, in the order given
 
 
 #: The allowed values of each :class:`BenchmarkSettings` field (the methods are checked by

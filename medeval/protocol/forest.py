@@ -89,8 +89,10 @@ OUT_OF_BAG = {
 
 def check_methods(methods: list[str] | tuple[str, ...]) -> list[str]:
     """Validate method names; keep the given order, drop duplicates."""
+    if not methods:
+        raise ValueError(f"no method named; choose from {', '.join(METHODS)}")
     unknown = [m for m in methods if m not in METHODS]
-    if unknown or not methods:
+    if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
     return list(dict.fromkeys(methods))
 

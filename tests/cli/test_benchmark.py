@@ -253,3 +253,31 @@ def test_a_parallel_grid_from_the_shell_exits_when_done(shared_data, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     assert len(ResultsStore(out).records()) > 0
+
+
+def test_a_bad_analysis_folder_or_an_empty_selection_stops_before_any_work(
+    shared_data, tmp_path, capsys, monkeypatch
+):
+    import medeval.protocol.benchmark as bench
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the work started before the input was refused")
+
+    monkeypatch.setattr(bench, "plan_units", no_work)
+    import json
+
+    from medeval.atomic import MARKER
+
+    out = tmp_path / "res"  # an earlier benchmark's folder, into whose analysis/ a file was put
+    (out / "analysis").mkdir(parents=True)
+    (out / MARKER).write_text(json.dumps({"tool": "benchmark", "complete": False}))
+    (out / "analysis" / "mine.txt").write_text("the user's")
+    assert main(_args(shared_data, out)) == 2
+    err = capsys.readouterr().err
+    assert "--out's analysis folder" in err and "not written by medeval analyze" in err, err
+    assert (out / "analysis" / "mine.txt").read_text() == "the user's"
+    for option in ("--datasets", "--methods"):
+        assert main(_args(shared_data, tmp_path / "e", "--no-analyze", option, "")) == 2
+        err = capsys.readouterr().err
+        assert "named; choose from" in err, err
+        assert not (tmp_path / "e" / "run.json").exists()
