@@ -62,7 +62,13 @@ def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = Fa
                 convert.column_types = dict.fromkeys(columns or [], pa.string())
                 convert.strings_can_be_null = False
                 convert.null_values = []
-            return pcsv.read_csv(path, convert_options=convert)
+            table = pcsv.read_csv(path, convert_options=convert)
+            table.column_names  # noqa: B018 - names that are not UTF-8 fail here, not later
+            return table
+    except UnicodeDecodeError as err:
+        raise InputError(
+            path, f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8"
+        ) from err
     except Exception as err:  # the parser's own message is the useful part
         raise InputError(path, f"cannot be read: {err}") from err
     raise InputError(path, "unknown format: use .csv, .csv.gz or .parquet")
@@ -313,7 +319,10 @@ def _read_typed(path: Path, budget: int) -> dict | None:
                     return None
                 codes.append(part)
             del batch
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError):
+    except (
+        pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError,
+        UnicodeDecodeError,  # a header that is not UTF-8 text
+    ):  # fmt: skip
         return None  # the whole-table reading names the file and the parser's complaint
     finally:
         pa.default_memory_pool().release_unused()

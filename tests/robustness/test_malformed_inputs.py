@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import random
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -263,6 +264,13 @@ EVALUATE_FILES = [
 ]
 for id_, argv, name, files in EVALUATE_FILES:
     case("evaluate", id_, argv, name, files)
+# bytes that are not UTF-8 from the first one (the header), as predictions and as reference rows
+for id_, extra, pred in (
+    ("binary-predictions", (), "{r}/bad/bin.csv"),
+    ("binary-reference", ("--reference", "{r}/bad/bin.csv"), "{r}/in/preds.csv"),
+):
+    case("evaluate", id_, ev(*extra, pred=pred), "bad/bin.csv: ",
+         write("bad/bin.csv", random.Random(3).randbytes(300)))  # fmt: skip
 
 SZ = "{r}/bad/sizes.json"
 SIZES_FILES = [
