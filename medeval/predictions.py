@@ -440,7 +440,9 @@ def _check_posteriors(path, q, q_cols, names, u: Utilities | None, atol: float =
     bad = q < 0
     if bad.any():
         r, c = np.argwhere(bad)[0]
-        raise InputError(path, f"negative posterior {q[r, c]!r}", column=q_cols[c], row=int(r) + 1)
+        raise InputError(
+            path, f"negative posterior {float(q[r, c])!r}", column=q_cols[c], row=int(r) + 1
+        )
     sums = q.sum(axis=1)
     off = np.abs(sums - 1) > atol
     if off.any():

@@ -58,7 +58,7 @@ the discovery quality (ARI / NMI per class, in each record and analysis/discover
 def _max_splits(text: str) -> int:
     value = positive_int(text)
     if value > N_SPLITS:
-        raise argparse.ArgumentTypeError(f"--max-splits must be in 1..{N_SPLITS}, got {text}")
+        raise argparse.ArgumentTypeError(f"must be in 1..{N_SPLITS}, got {text}")
     return value
 
 

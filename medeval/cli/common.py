@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import errno
 import functools
 import math
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -248,6 +250,26 @@ def exit_now(code: int) -> NoReturn:
         os._exit(code if isinstance(code, int) else 1)
 
 
+@contextlib.contextmanager
+def _plain_warnings(*, enabled: bool):
+    """Warnings that reach stderr as one line each, ``warning: <message>``, without Python's
+    file, line and source (``-v`` keeps them). Only the text changes (``formatwarning``): a
+    caller that records warnings (``warnings.catch_warnings(record=True)``) still gets them."""
+    if not enabled:
+        yield
+        return
+    old = warnings.formatwarning
+
+    def plain(message, category, filename, lineno, line=None) -> str:
+        return f"warning: {' '.join(str(message).split())}\n"
+
+    warnings.formatwarning = plain
+    try:
+        yield
+    finally:
+        warnings.formatwarning = old
+
+
 def execute(
     parser: argparse.ArgumentParser,
     body: Callable[[argparse.Namespace], int],
@@ -270,7 +292,11 @@ def execute(
     held = _held_outputs()
     try:
         check_device(getattr(args, "device", None))
-        return body(args)
+        with _plain_warnings(enabled=not getattr(args, "verbose", False)):
+            return body(args)
+    except KeyboardInterrupt:  # Ctrl-C: what is written is whole, a rerun resumes or redoes
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        return 130
     except (*USER_ERRORS, *user_errors) as err:
         if getattr(args, "verbose", False):
             traceback.print_exc()

@@ -131,7 +131,11 @@ def _jsonable(value: object) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Binary tasks with subconcepts from data sets (describe) and split "
+        "manifests (split).",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     describe_common = common_options(out_help="(not used by describe)", seed_help=SEED_HELP)
     d = sub.add_parser(

@@ -241,3 +241,37 @@ def test_a_full_disk_is_one_line_and_exit_2_other_os_errors_still_raise(capsys):
 
     with pytest.raises(OSError, match="Input/output error"):
         execute(parser, broken, [])
+
+
+def test_warnings_are_one_line_and_ctrl_c_is_one_line_with_exit_130(tmp_path, capsys):
+    import argparse
+    import subprocess
+    import sys
+
+    from medeval.cli.common import execute
+
+    script = tmp_path / "tool.py"  # outside the test runner, which records warnings itself
+    script.write_text(
+        "import argparse, sys, warnings\n"
+        "from medeval.cli.common import execute\n"
+        "p = argparse.ArgumentParser(prog='tool')\n"
+        "p.add_argument('-v', '--verbose', action='store_true')\n"
+        "def body(args):\n"
+        "    warnings.warn('records/x/none-0.json: not a record;\\n it is recomputed', "
+        "stacklevel=1)\n"
+        "    return 0\n"
+        "sys.exit(execute(p, body, sys.argv[1:]))\n"
+    )
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert plain.returncode == 0
+    assert plain.stderr == "warning: records/x/none-0.json: not a record; it is recomputed\n"
+    verbose = subprocess.run([sys.executable, str(script), "-v"], capture_output=True, text=True)
+    assert "UserWarning" in verbose.stderr and "tool.py" in verbose.stderr  # -v: Python's form
+
+    parser = argparse.ArgumentParser(prog="python -m medeval.benchmark")
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    assert execute(parser, interrupted, []) == 130
+    assert capsys.readouterr().err == "python -m medeval.benchmark: interrupted\n"
