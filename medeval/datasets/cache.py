@@ -181,6 +181,21 @@ class ImageCache:
             CacheFolderError: the store needs images and its folder cannot be written.
         """
         stats = [_stat(f) for f in files]
+        index = self._add(stats, workers=workers, progress=progress, desc=desc)
+        return CachedImages(self.folder, self.size, [_index_row(index, s) for s in stats])
+
+    def _add(
+        self,
+        stats: list[_Stat],
+        *,
+        workers: int,
+        progress: bool,
+        desc: str | None,
+        failed: dict[str, str] | None = None,
+    ) -> dict[str, list]:
+        """Decode the files of ``stats`` the store lacks (under its lock) and return the index;
+        ``failed``: collect ``{resolved path: why}`` of the files that fail and go on, instead
+        of stopping at the first (:meth:`_write_shard`)."""
         index = self.read_index()
         if self._stale(stats, index):
             self._make_folder()
@@ -190,9 +205,15 @@ class ImageCache:
                 index = self.read_index()  # another builder may have added them meanwhile
                 todo = self._stale(stats, index)
                 if todo:
-                    self._build(todo, index, workers=workers, progress=progress, desc=desc)
+                    by_todo: dict[int, str] | None = None if failed is None else {}
+                    self._build(
+                        todo, index, workers=workers, progress=progress, desc=desc,
+                        failed=by_todo,
+                    )  # fmt: skip
+                    if failed is not None:
+                        failed.update({todo[p].key: why for p, why in by_todo.items()})
                     index = self.read_index()
-        return CachedImages(self.folder, self.size, [_index_row(index, s) for s in stats])
+        return index
 
     def undecodable(
         self, files, *, workers: int = 0, progress: bool = True, desc: str | None = None
@@ -206,28 +227,16 @@ class ImageCache:
             CacheFolderError: the store needs images and its folder cannot be written.
         """
         stats = [_stat(f) if os.path.exists(f) else None for f in files]
-        failed: dict[int, str] = {i: "missing" for i, st in enumerate(stats) if st is None}
-        index = self.read_index()
-        present = [st for st in stats if st is not None]
-        if self._stale(present, index):
-            self._make_folder()
-            from filelock import FileLock
-
-            with FileLock(self.folder / _LOCK):
-                todo = self._stale(present, self.read_index())
-                if todo:
-                    by_todo: dict[int, str] = {}
-                    self._build(
-                        todo, self.read_index(), workers=workers, progress=progress,
-                        desc=desc, failed=by_todo,
-                    )  # fmt: skip
-                    bad_keys = {todo[p].key: why for p, why in by_todo.items()}
-                    failed |= {
-                        i: bad_keys[st.key]
-                        for i, st in enumerate(stats)
-                        if st is not None and st.key in bad_keys
-                    }
-        return dict(sorted(failed.items()))
+        bad: dict[str, str] = {}
+        self._add(
+            [st for st in stats if st is not None], workers=workers, progress=progress,
+            desc=desc, failed=bad,
+        )  # fmt: skip
+        return {
+            i: "missing" if st is None else bad[st.key]
+            for i, st in enumerate(stats)
+            if st is None or st.key in bad
+        }
 
     @staticmethod
     def _stale(stats: list[_Stat], index: dict[str, list]) -> list[_Stat]:

@@ -126,9 +126,12 @@ def test_text_tfidf_and_sentence_model():
     assert z.shape == (30, 8) and used.startswith("tfidf (sentence-transformers model")
 
 
-def test_cli_says_which_files_it_left_out_and_counts_only_feature_columns(tmp_path, capsys):
+def test_cli_says_which_files_it_left_out_and_counts_only_feature_columns(
+    tmp_path, capsys, monkeypatch
+):
     from PIL import Image
 
+    monkeypatch.chdir(tmp_path)  # the image store (.medeval-cache) lands here
     rng = np.random.default_rng(0)
     for cls, n in (("normal", 12), ("benign", 8), ("effusion", 6), ("nodule", 5)):
         (tmp_path / "data" / cls).mkdir(parents=True)

@@ -184,8 +184,12 @@ def test_skip_undecodable_leaves_out_what_passes_the_header_check_but_cannot_be_
     assert len(reader) == len(kept)
 
 
-def test_train_and_embed_leave_an_undecodable_file_out_with_skip_unreadable(tmp_path, capsys):
+def test_train_and_embed_leave_an_undecodable_file_out_with_skip_unreadable(
+    tmp_path, capsys, monkeypatch
+):
     import json
+
+    monkeypatch.chdir(tmp_path)  # embed's image store (.medeval-cache) lands here
 
     from medeval.embed import main as embed
     from medeval.train import main as train
