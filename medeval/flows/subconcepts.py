@@ -440,13 +440,15 @@ def _agreeing(rest: pd.DataFrame, given: pd.DataFrame, table: Path, source: Path
     return given
 
 
-def _no_shared_ids(tr: FeatureTable, table: FeatureTable, role: str, other: str = "TRAIN") -> None:
+def _no_shared_ids(
+    held: FeatureTable, table: FeatureTable, role: str, other: str = "TRAIN"
+) -> None:
     """A row of TRAIN must not be a test or reference row: the subconcept model has seen it;
     nor a test row a reference row (``other="TEST"``): the joint bootstrap takes the two as
-    independent samples."""
-    if tr.ids is None or table.ids is None:
+    independent samples. ``held``: the table whose rows ``table`` must not repeat."""
+    if held.ids is None or table.ids is None:
         return
-    shared = np.flatnonzero(np.isin(table.ids, tr.ids))
+    shared = np.flatnonzero(np.isin(table.ids, held.ids))
     if len(shared):
         i = int(shared[0])
         why = (
