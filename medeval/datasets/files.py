@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -15,19 +16,76 @@ from medeval.datasets.base import (
     bad_files_text,
     row_text,
 )
-from medeval.datasets.pixels import unreadable_files, verify_level, without_unreadable
+from medeval.datasets.pixels import (
+    IMAGE_SUFFIXES,
+    is_image_name,
+    unreadable_files,
+    verify_level,
+    without_unreadable,
+)
 
-__all__ = ["check_listed_files", "index_files", "missing_files_text", "resolve_files"]
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "NotImageFilesWarning",
+    "check_listed_files",
+    "image_files_below",
+    "index_files",
+    "is_hidden",
+    "missing_files_text",
+    "resolve_files",
+    "warn_not_images",
+]
 
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".dcm")
+
+class NotImageFilesWarning(UserWarning):
+    """Files where images are looked for whose suffix is not an image suffix: not read."""
+
+
+def is_hidden(name: str) -> bool:
+    """A hidden file or folder (its name starts with a dot: ``.ipynb_checkpoints``, ``.git``,
+    macOS's ``._x.png`` and ``.DS_Store``): never part of a data set, wherever it lies."""
+    return name.startswith(".")
+
+
+def image_files_below(folder: str | Path) -> tuple[list[Path], list[Path]]:
+    """Every image file below ``folder`` (recursively; :data:`IMAGE_SUFFIXES`), and every other
+    file there, each sorted; hidden files and folders (:func:`is_hidden`) are skipped.
+
+    A symbolic link counts by its name even when its target is gone, so that a broken link is
+    checked and named like any unreadable file instead of vanishing from the data set.
+    """
+    images: list[Path] = []
+    others: list[Path] = []
+    for top, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not is_hidden(d)]
+        for name in names:
+            if not is_hidden(name):
+                (images if is_image_name(name) else others).append(Path(top) / name)
+    return sorted(images), sorted(others)
+
+
+def warn_not_images(where: str | Path, others: list[Path]) -> None:
+    """One warning naming the files that are not images by their suffix (the first
+    :data:`N_NAMED`, then a count), so that an unsupported format is never dropped unseen."""
+    if not others:
+        return
+    named = ", ".join(str(p) for p in others[:N_NAMED])
+    more = f", and {len(others) - N_NAMED} more" if len(others) > N_NAMED else ""
+    warnings.warn(
+        f"{where}: {len(others)} file(s) are not read: not an image suffix "
+        f"({', '.join(IMAGE_SUFFIXES)}): {named}{more}",
+        NotImageFilesWarning,
+        stacklevel=3,
+    )
 
 
 def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) -> dict[str, str]:
     """File name → full path for every file under ``root`` with one of ``suffixes``.
 
     Walks the tree once (``os.scandir``), so ``images_001/images/*.png`` and one flat folder
-    are both found. A name seen twice keeps the first path met (a folder's files before its
-    subfolders, subfolders in sorted order).
+    are both found; hidden files and folders (:func:`is_hidden`) are skipped. A name seen
+    twice keeps the first path met (a folder's files before its subfolders, subfolders in
+    sorted order).
     """
     found: dict[str, str] = {}
     stack = [str(root)]
@@ -39,6 +97,8 @@ def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) ->
             continue
         subfolders = []
         for entry in entries:
+            if is_hidden(entry.name):
+                continue
             if entry.is_dir():
                 subfolders.append(entry.path)
             elif entry.name.lower().endswith(suffixes):

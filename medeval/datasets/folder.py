@@ -2,6 +2,12 @@
 
 Pre-made ``train/val/test`` subfolders are merged (``splits="merge"``, the default, so medeval
 makes its own splits) or respected (``splits="respect"``: ``presplit`` holds each file's part).
+
+Which files count: images by their suffix (:data:`~medeval.datasets.pixels.IMAGE_SUFFIXES`,
+the rule every source shares); hidden files and folders (``.ipynb_checkpoints/``, ``._x.png``)
+are ignored wherever they lie; other files in the class folders are named in one warning; a
+broken symbolic link is an image file that cannot be read (named by the check, or left out and
+listed with ``skip_unreadable``).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from medeval.datasets.base import EMPTY_CLASS_FOLDERS, DataError, LabelledData
-from medeval.datasets.files import IMAGE_SUFFIXES
+from medeval.datasets.files import image_files_below, is_hidden, warn_not_images
 from medeval.datasets.pixels import verify_files, verify_level
 
 __all__ = ["load_image_folder"]
@@ -19,18 +25,25 @@ __all__ = ["load_image_folder"]
 SPLIT_NAMES = {"train": "train", "val": "val", "valid": "val", "validation": "val", "test": "test"}
 
 
-def _class_files(folder: Path, empty: list[str] | None = None) -> list[tuple[str, str]]:
-    """(label, file) for every image in ``folder/<label>/`` (recursively below the label);
-    class folders without any image are appended to ``empty``."""
+def _class_files(folder: Path, empty: list[str], others: list[Path]) -> list[tuple[str, str]]:
+    """(label, file) for every image in ``folder/<label>/`` (recursively below the label).
+
+    Hidden folders are no classes and hidden files no images (:func:`is_hidden`); class
+    folders without any image are appended to ``empty``, files that are not images by their
+    suffix to ``others``.
+    """
     out = []
-    for class_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
-        files = sorted(
-            f for f in class_dir.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES
-        )
+    for class_dir in sorted(_subfolders(folder)):
+        files, not_images = image_files_below(class_dir)
         out += [(class_dir.name, str(f)) for f in files]
-        if not files and empty is not None:
+        others += not_images
+        if not files:
             empty.append(str(class_dir))
     return out
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    return [p for p in folder.iterdir() if p.is_dir() and not is_hidden(p.name)]
 
 
 def load_image_folder(
@@ -64,18 +77,21 @@ def load_image_folder(
         raise FileNotFoundError(f"{root}: no such image folder")
     if splits not in ("merge", "respect"):
         raise ValueError(f"splits must be 'merge' or 'respect', got {splits!r}")
-    sub = {p.name.lower(): p for p in root.iterdir() if p.is_dir()}
+    sub = {p.name.lower(): p for p in _subfolders(root)}
     split_dirs = {SPLIT_NAMES[k]: p for k, p in sub.items() if k in SPLIT_NAMES}
     rows: list[tuple[str, str, str]] = []
     empty: list[str] = []
+    others: list[Path] = []
     if split_dirs:
         for part in ("train", "val", "test"):
             if part in split_dirs:
-                rows += [(lab, f, part) for lab, f in _class_files(split_dirs[part], empty)]
+                found = _class_files(split_dirs[part], empty, others)
+                rows += [(lab, f, part) for lab, f in found]
     else:
         if splits == "respect":
             raise DataError(f"{root}: splits='respect' but no train/val/test subfolders")
-        rows = [(lab, f, "") for lab, f in _class_files(root, empty)]
+        rows = [(lab, f, "") for lab, f in _class_files(root, empty, others)]
+    warn_not_images(root, others)
     found = {lab for lab, _, _ in rows}
     empty = [e for e in empty if Path(e).name not in found]  # empty in every part
     if not rows:

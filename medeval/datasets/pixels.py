@@ -21,6 +21,7 @@ PIL's decompression-bomb limit are refused, never decoded with a warning.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -33,13 +34,17 @@ from PIL import Image, UnidentifiedImageError
 from medeval.datasets.base import DataError, LabelledData, SkippedFile, bad_files_error
 
 __all__ = [
+    "DICOM_SUFFIXES",
     "FRAME_KEY",
+    "IMAGE_SUFFIXES",
     "PIL_SUFFIXES",
     "VERIFY_LEVELS",
     "DicomHeader",
     "check_image",
     "dicom_frame",
     "is_dicom",
+    "is_image_name",
+    "not_found_reason",
     "read_dicom_header",
     "read_dicom_image",
     "read_image_array",
@@ -50,6 +55,11 @@ __all__ = [
 ]
 
 PIL_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp")
+DICOM_SUFFIXES = (".dcm", ".dicom")
+#: THE rule for which files are images, for every source that finds image files by name (the
+#: folder source, the image-table source): one of these suffixes, in any letter case. A file
+#: with another suffix is not read (and the folder source names it in a warning).
+IMAGE_SUFFIXES = PIL_SUFFIXES + DICOM_SUFFIXES
 FRAME_KEY = "dicom_frame"  # ``LabelledData.meta`` key: the frame picked from multi-frame files
 _HEADER_ERRORS = (OSError, ValueError, EOFError, KeyError, AttributeError, TypeError)
 #: What a check of the files does: ``"header"`` (PIL ``verify()``: the header and, for PNG, every
@@ -67,10 +77,23 @@ _PIL_ERRORS = (
 )
 
 
+def is_image_name(name: str | Path) -> bool:
+    """Whether a file name has an image suffix (:data:`IMAGE_SUFFIXES`, any letter case)."""
+    return Path(name).suffix.lower() in IMAGE_SUFFIXES
+
+
+def not_found_reason(path: Path) -> str:
+    """Why an absent file cannot be read: a broken symbolic link says where it points, since
+    the link itself is there to see."""
+    if path.is_symlink():
+        return f"broken symbolic link (its target {os.readlink(path)} does not exist)"
+    return "image file not found"
+
+
 def is_dicom(path: Path) -> bool:
     """A ``.dcm`` / ``.dicom`` file, or any non-image file with the DICOM part-10 magic."""
     suffix = path.suffix.lower()
-    if suffix in (".dcm", ".dicom"):
+    if suffix in DICOM_SUFFIXES:
         return True
     if suffix in PIL_SUFFIXES:
         return False
@@ -136,7 +159,7 @@ def read_image_array(path: str | Path, *, frame: int | None = None) -> np.ndarra
     except DataError:
         raise
     except FileNotFoundError as exc:
-        raise DataError(f"{path}: image file not found") from exc
+        raise DataError(f"{path}: {not_found_reason(path)}") from exc
     except _PIL_ERRORS as exc:
         raise DataError(f"{path}: {_pil_reason(exc)}") from exc
 
@@ -176,7 +199,7 @@ def check_image(path: str | Path, *, level: str = "header", frame: int | None = 
     except DataError:
         raise
     except FileNotFoundError as exc:
-        raise DataError(f"{path}: image file not found") from exc
+        raise DataError(f"{path}: {not_found_reason(path)}") from exc
     except _PIL_ERRORS as exc:
         raise DataError(f"{path}: {_pil_reason(exc)}") from exc
 

@@ -19,7 +19,8 @@ def _tree(root, parts=("",)):
 def test_flat_class_folders(tmp_path):
     _tree(tmp_path)
     (tmp_path / "NORMAL" / "notes.txt").write_text("not an image")
-    data = load_image_folder(tmp_path)
+    with pytest.warns(UserWarning, match=r"1 file\(s\) are not read: not an image .*notes\.txt"):
+        data = load_image_folder(tmp_path)
     assert sorted(data.labels) == ["COVID19"] * 2 + ["NORMAL"] * 3 + ["PNEUMONIA"]
     assert data.presplit is None
     assert all(not f.endswith(".txt") for f in data.files)
