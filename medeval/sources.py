@@ -135,7 +135,7 @@ LABEL = Option("label-column", "column with the multiclass label")
 GROUP = Option("group-column", "patient / group id column (rows of a group stay together)")
 TEXT = Option("text-column", "column with the text")
 ID = Option("id-column", "row id column")
-IMAGES = Option("images", "image folder when not next to the metadata")
+IMAGES = Option("images", "image folder when not next to the metadata table")
 REQUIRE = Option("require-images", "fail when image files are absent", type=bool)
 VERIFY = Option(
     "verify",
@@ -218,6 +218,24 @@ for _source in (
         "image",
         _D + "folder:load_image_folder",
         (Option("parts", PARTS.help, choices=PARTS.choices, keyword="splits"), VERIFY, SKIP),
+    ),
+    Source(
+        "images",
+        "a table of image files (.csv, .tsv, .parquet): image + label [+ group] columns",
+        "image",
+        _D + "imagetable:load_image_table",
+        (
+            IMAGES,
+            Option(
+                "image-column",
+                "image table's column naming each file: a name with or without suffix, or a "
+                "path relative to --images",
+            ),
+            LABEL,
+            GROUP,
+            VERIFY,
+            SKIP,
+        ),
     ),
     Source(
         "dicom",

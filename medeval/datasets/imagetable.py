@@ -1,0 +1,206 @@
+"""The user's own image table: one row per image, an image column, a label column and
+optionally a group (patient, lesion) column; CSV, TSV or Parquet.
+
+The image column names each file relative to the image folder (``images``; default the table's
+folder): a file name with or without its suffix (``ISIC_0000000`` finds
+``ISIC_0000000.jpg``), or a path below the folder (``part1/x.png``, also without suffix). A
+bare name is looked for anywhere below the folder, as the HAM10000 and NIH loaders do; two
+files that fit one name are refused as ambiguous. Which files are images is the one suffix rule
+of :data:`~medeval.datasets.pixels.IMAGE_SUFFIXES`; hidden files and folders are never read.
+An empty group cell makes the row its own group: unknown patients are never merged into one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+import pandas as pd
+
+from medeval.datasets.base import (
+    N_NAMED,
+    DataError,
+    LabelledData,
+    SkippedFile,
+    check_labels_present,
+    label_strings,
+    read_table,
+    require_columns,
+    row_text,
+)
+from medeval.datasets.files import check_listed_files, is_hidden
+from medeval.datasets.pixels import IMAGE_SUFFIXES, is_image_name
+
+__all__ = ["find_table", "load_image_table"]
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq", ".csv.gz", ".tsv.gz")
+#: Preferred table names when ``path`` is a folder holding several tables.
+TABLE_NAMES = ("metadata", "labels")
+
+
+def find_table(path: str | Path) -> Path:
+    """The table itself, or the one table inside folder ``path`` (``metadata.*`` or
+    ``labels.*`` first when there are several)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: no such image table or folder")
+    tables = sorted(
+        p for p in path.iterdir() if p.is_file() and p.name.lower().endswith(TABLE_SUFFIXES)
+    )
+    preferred = [p for p in tables if p.name.split(".")[0].lower() in TABLE_NAMES]
+    if len(preferred) == 1 or len(tables) == 1:
+        return (preferred or tables)[0]
+    names = ", ".join(p.name for p in tables) or "none"
+    raise DataError(
+        f"{path}: expected one table ({', '.join(TABLE_SUFFIXES)}) in the folder, found "
+        f"{len(tables)} ({names}); give the table itself as --path"
+    )
+
+
+class _Index:
+    """Every image file below a folder, found in one walk: by relative path and by name, each
+    also without its suffix."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.by_path: dict[str, list[str]] = {}
+        self.by_name: dict[str, list[str]] = {}
+        for top, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not is_hidden(d))
+            for name in sorted(names):
+                if is_hidden(name) or not is_image_name(name):
+                    continue
+                full = os.path.join(top, name)
+                rel = PurePosixPath(Path(full).relative_to(root)).as_posix()
+                for key, table in ((rel, self.by_path), (name, self.by_name)):
+                    table.setdefault(key, []).append(full)
+                    table.setdefault(_stem(key), []).append(full)
+
+    def find(self, value: str) -> tuple[str | None, str]:
+        """The file of one image cell and, when none or several fit, why."""
+        rel = PurePosixPath(value.replace("\\", "/")).as_posix()
+        if Path(value).is_absolute():
+            return value, ""
+        hits = self.by_path.get(rel) or ([] if "/" in rel else self.by_name.get(rel, []))
+        hits = sorted(set(hits))
+        if len(hits) == 1:
+            return hits[0], ""
+        if hits:
+            shown = ", ".join(str(Path(h).relative_to(self.root)) for h in hits[:4])
+            return None, f"ambiguous: {len(hits)} image files fit it ({shown})"
+        if (self.root / rel).is_file() and not is_image_name(rel):
+            return None, f"not an image by its suffix ({', '.join(IMAGE_SUFFIXES)})"
+        return None, "no such image file"
+
+
+def _stem(name: str) -> str:
+    """``name`` without an image suffix (unchanged when it has none)."""
+    return name[: -len(Path(name).suffix)] if is_image_name(name) else name
+
+
+def _cells(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    """A column as stripped strings; an empty cell is an error naming its row."""
+    check_labels_present(frame[column], path, column)
+    return pd.Series(label_strings(frame[column]), index=frame.index)
+
+
+def _groups(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """(N,) group ids; an empty cell is its own group, ``row:<n>`` (its data row), never one
+    group named 'nan' for every row without an id."""
+    values = frame[column]
+    present = ~(values.isna() | (values.astype(str).str.strip() == "")).to_numpy()
+    groups = np.asarray("row:" + pd.Series(frame.index.astype(str)), dtype=object)
+    if present.any():
+        groups[present] = label_strings(values[present])
+    return groups.astype(str)
+
+
+def load_image_table(
+    path: str | Path,
+    *,
+    images: str | Path | None = None,
+    image_column: str = "image",
+    label_column: str = "label",
+    group_column: str | None = None,
+    verify: bool | str = True,
+    skip_unreadable: bool = False,
+    name: str | None = None,
+) -> LabelledData:
+    """Read an image table.
+
+    Args:
+        path: the table (``.csv``, ``.tsv``, optionally ``.gz``, ``.parquet``) or the folder
+            holding it (its one table, ``metadata.*`` / ``labels.*`` first).
+        images: the image folder (default: the table's folder); see the module docstring for
+            how a cell names a file.
+        image_column, label_column: the columns with the image and the multiclass label.
+        group_column: patient / lesion id column (rows of a group stay in one split part);
+            default none, every image its own group.
+        verify: check every image now (``True``: a header check, see
+            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode): one error then
+            names every missing, ambiguous and unreadable file with its row. ``False``:
+            unreadable files fail when first read (missing ones are named now all the same).
+        skip_unreadable: leave out (and record) missing or unreadable images instead.
+        name: the data set's name (default: the folder's name, or the table's without suffix).
+
+    Returns:
+        ``LabelledData`` with ``files`` (N,), ``labels``, ``groups`` (when a column is given),
+        ``ids`` = the image cells.
+    """
+    table_path = find_table(path)
+    frame = read_table(table_path, dtype=str)  # (Parquet keeps its own column types)
+    columns = [image_column, label_column, *([group_column] if group_column else [])]
+    require_columns(frame, columns, table_path)
+    frame = frame.reset_index(drop=True)
+    cells = _cells(frame, image_column, table_path)
+    labels = _cells(frame, label_column, table_path)
+    root = Path(images) if images is not None else table_path.parent
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such image folder (--images)")
+    files, missing = _resolve(cells, _Index(root), root)
+    keep = np.ones(len(frame), dtype=bool)
+    keep[[m.row for m in missing]] = False
+    rows = frame.index.to_numpy()
+    data = LabelledData(
+        labels=labels.to_numpy(dtype=str)[keep],
+        source="images",
+        name=name or (Path(path).name if Path(path).is_dir() else table_path.name.split(".")[0]),
+        files=np.asarray(files, dtype=object)[keep],
+        groups=None if group_column is None else _groups(frame, group_column)[keep],
+        ids=cells.to_numpy(dtype=str)[keep],
+        meta={"path": str(table_path), "images": str(root)},
+    )
+    return check_listed_files(
+        data,
+        missing=missing,
+        missing_text=_missing_text(table_path, root, missing, len(frame)),
+        verify=verify,
+        skip_unreadable=skip_unreadable,
+        rows=rows[keep],
+        where=str(table_path),
+    )
+
+
+def _resolve(cells: pd.Series, index: _Index, root: Path) -> tuple[list[str], list[SkippedFile]]:
+    """(N,) file paths (where expected, for missing ones) and a record per cell that names no
+    single image file."""
+    files, missing = [], []
+    for row, value in enumerate(cells):
+        found, why = index.find(value)
+        files.append(found or str(root / value))
+        if found is None or (why == "" and not os.path.lexists(found)):
+            missing.append(SkippedFile(str(root / value), row, why or "no such image file"))
+    return files, missing
+
+
+def _missing_text(table: Path, root: Path, missing: list[SkippedFile], n: int) -> str:
+    """'table: k of n images listed there cannot be found under root: row r (line l): x: why'."""
+    named = "; ".join(f"{row_text(m.row)}: {m.path}: {m.reason}" for m in missing[:N_NAMED])
+    more = f"; and {len(missing) - N_NAMED} more" if len(missing) > N_NAMED else ""
+    return (
+        f"{table}: {len(missing)} of {n} images listed there cannot be found under {root}: "
+        f"{named}{more}"
+    )
