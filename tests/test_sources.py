@@ -19,6 +19,7 @@ LOADERS = {
     "nih": "medeval.datasets.nih.load_nih",
     "ham10000": "medeval.datasets.ham10000.load_ham10000",
     "folder": "medeval.datasets.folder.load_image_folder",
+    "images": "medeval.datasets.imagetable.load_image_table",
     "dicom": "medeval.datasets.dicom.load_dicom",
     "medmnist": "medeval.datasets.medmnist.load_named",
     "mmhs150k": "medeval.datasets.mmhs150k.load_mmhs150k",

@@ -33,6 +33,7 @@ from medeval.errors import EXIT_BAD_INPUT, UserError
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "add_task_arguments",
     "check_out",
     "check_writable_folder",
     "common_options",
@@ -43,8 +44,10 @@ __all__ = [
     "parse_nested",
     "positive_int",
     "probability",
+    "refuse_repeats",
     "say",
     "seed_int",
+    "task_spec",
 ]
 
 #: Exceptions that mean "the user gave something unusable", not a bug.
@@ -334,6 +337,29 @@ def checked_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+class _StoreOnce(argparse._StoreAction):
+    """A single-value option given a second time is refused (argparse keeps the last one
+    silently: ``--predictions a.csv --predictions b.csv`` would evaluate ``b.csv`` alone)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = namespace.__dict__.setdefault("_given_once", {})
+        if self.dest in given:
+            raise argparse.ArgumentError(
+                self, f"given twice ({given[self.dest]}, then {values}); give it once"
+            )
+        given[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
+
+
+def refuse_repeats(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` with each of its single-value options refused when given twice (one line
+    naming the option, exit code 2, at parse time)."""
+    for action in parser._actions:
+        if type(action) is argparse._StoreAction:
+            action.__class__ = _StoreOnce
+    return parser
+
+
 def _parse_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
     parser.exit(EXIT_BAD_INPUT, f"{parser.prog}: error: {_one_line(ValueError(message))}\n")
 
@@ -426,6 +452,45 @@ def add_source_arguments(
                 else ("N" if opt.type is int else flag.split("-")[-1].upper()),
                 help=help_text,
             )
+
+
+def add_task_arguments(parser: argparse.ArgumentParser) -> None:
+    """The user's own binary task (SPEC §11): ``--positive``, ``--negative``, ``--drop``,
+    ``--downsample`` (a config's ``task.*``). Without ``--positive`` the paper's ladder (§4)."""
+    g = parser.add_argument_group(
+        "the task (default: the paper's ladder, SPEC §4; with --positive: your own, SPEC §11)"
+    )
+    g.add_argument(
+        "--positive",
+        metavar="LABELS",
+        help="comma-separated labels of class 1 (e.g. MEL,BCC,SCC,AK); the rest are class 0; "
+        "each label is a subconcept and every row is kept",
+    )
+    g.add_argument(
+        "--negative",
+        metavar="LABELS",
+        help="comma-separated labels of class 0; then any other label is an error unless "
+        "given to --drop",
+    )
+    g.add_argument(
+        "--drop", metavar="LABELS", help="comma-separated labels whose rows are left out"
+    )
+    g.add_argument(
+        "--downsample",
+        action="store_true",
+        default=None,
+        help="down-sample class 1's subconcepts along the paper's ladder (SPEC §4.4); default: "
+        "every row kept",
+    )
+
+
+def task_spec(args: argparse.Namespace):
+    """The ``TaskSpec`` of the task flags, or ``None`` (the paper's ladder); a definition
+    that makes no task (a label in two lists, ``--negative`` without ``--positive``) is a
+    :class:`~medeval.errors.UserError`."""
+    from medeval.tasks.user import TaskSpec
+
+    return TaskSpec.build(args.positive, args.negative, args.drop, downsample=bool(args.downsample))
 
 
 def source_options(args: argparse.Namespace, source: str) -> dict:

@@ -28,6 +28,7 @@ from pathlib import Path
 from medeval.atomic import check_outside
 from medeval.cli.common import (
     add_source_arguments,
+    add_task_arguments,
     check_out,
     check_writable_folder,
     common_options,
@@ -37,6 +38,7 @@ from medeval.cli.common import (
     run_command,
     say,
     source_options,
+    task_spec,
 )
 from medeval.device import device_name as _device
 from medeval.errors import UserError
@@ -59,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         "→ the random-forest protocol (python -m medeval.benchmark).",
     )
     add_source_arguments(p)
+    add_task_arguments(p)  # recorded with the table: the benchmark builds that task
     g = p.add_argument_group("images")
     g.add_argument("--model", default="vgg16", help="timm backbone (default vgg16)")
     g.add_argument("--weights", help="local weights file (.pth/.safetensors)")
@@ -111,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.random_init and args.weights:
         raise UserError("--random-init and --weights exclude each other")
     options = source_options(args, args.source)
+    spec = task_spec(args)
     _check_before_work(args)
     check_out(args.out, tool="embed", resumable=True)
     check_outside(args.out, [args.path, getattr(args, "images", None)])
@@ -123,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     from medeval.io.embeddings import FEATURE, write_table
 
     data = load(args.source, args.path, name=args.name, **options)
+    if spec is not None:
+        data = _task_rows(data, spec)
     if options.get("skip_unreadable") and not args.no_image_cache:  # undecodable files too
         data = skip_undecodable(
             data, size=args.size, cache_dir=IMAGE_CACHE, workers=args.workers,
@@ -151,6 +157,8 @@ def run(args: argparse.Namespace) -> int:
     claim_folder(args.out, tool="embed")
     skipped = [{"path": str(f.path), "row": f.row, "reason": f.reason} for f in data.skipped]
     record = {"source": args.source, **info, **({"skipped": skipped} if skipped else {})}
+    if spec is not None:  # the benchmark of this table builds the user's task, not the ladder
+        record["task"] = spec.to_dict()
     table = write_table(args.out, name, frame, record)
     for line in load_notes(data, f"{name}.embedding.json"):  # said, not only recorded
         say(args, line)
@@ -169,6 +177,18 @@ def run(args: argparse.Namespace) -> int:
     bench = ["--collection", str(args.out), "--datasets", name, *shlex.split(args.benchmark_args)]
     say(args, "running: python -m medeval.benchmark " + " ".join(shlex.quote(b) for b in bench))
     return benchmark_main(bench)
+
+
+def _task_rows(data, spec):
+    """The rows of ``data`` the user's task uses (``--drop`` labels left out), after checking
+    that the task can be made (a label it names is not in the data: exit 2 before any
+    embedding)."""
+    import numpy as np
+
+    from medeval.tasks.user import make_task
+
+    make_task(data, spec, seed=0)
+    return data.subset(np.flatnonzero(~np.isin(data.labels, list(spec.drop))))
 
 
 def _check_before_work(args: argparse.Namespace) -> None:

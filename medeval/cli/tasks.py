@@ -18,30 +18,34 @@ from collections.abc import Sequence
 
 from medeval.cli.common import (
     add_source_arguments,
+    add_task_arguments,
     check_out,
     common_options,
     execute,
     positive_int,
     run_command,
     source_options,
+    task_spec,
 )
 from medeval.errors import UserError
 
 PROG = "python -m medeval.tasks"
-SEED_HELP = "task seed: the minority down-sampling of SPEC §4 (default 0)"
+SEED_HELP = "task seed: the minority down-sampling of SPEC §4 (default 0; your own task: only "
+"with --downsample)"
 
 
 def _tasks(args: argparse.Namespace) -> list:
     from medeval.datasets import dataset_names, load
     from medeval.datasets.base import data_root
-    from medeval.tasks.binary import make_binary_task
+    from medeval.tasks.user import make_task
 
+    spec = task_spec(args)  # checked before any data are read
     path = args.path if args.path is not None else data_root(args.source)
     options = source_options(args, args.source)
     names = list(dataset_names(args.source, path)) if args.name == "all" else [args.name]
     seed = 0 if args.seed is None else args.seed
     return [
-        make_binary_task(load(args.source, path, name=name, **options), seed=seed) for name in names
+        make_task(load(args.source, path, name=name, **options), spec, seed=seed) for name in names
     ], path
 
 
@@ -142,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
         "describe", parents=[describe_common], help="describe the binary task(s) of a data set"
     )
     add_source_arguments(d)
+    add_task_arguments(d)
     d.add_argument("--json", action="store_true", help="machine-readable output")
     split_common = common_options(
         out_help="manifest CSV path (its record goes beside it as <out>.json)",
@@ -155,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a split manifest (CSV) and its record (.json)",
     )
     add_source_arguments(s)
+    add_task_arguments(s)
     s.add_argument(
         "--scheme",
         choices=("auto", "patient", "cv5x2", "presplit"),

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from medeval.atomic import check_outside
 from medeval.cli.common import (
     add_source_arguments,
+    add_task_arguments,
     common_options,
     execute,
     positive_int,
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     _run_arguments(p)
     # --source/--path/--name set data.source/data.path/data.dataset; loader flags data.options.
     add_source_arguments(p, required=False)
+    add_task_arguments(p)  # task.positive, task.negative, task.drop, task.downsample
     return p
 
 
@@ -98,6 +100,8 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
     """Command-line options as config overrides (after the positional ``key=value`` ones)."""
     import json
 
+    from medeval.tasks.user import split_labels
+
     out = list(args.overrides)
     if args.source is not None:
         out.append(f"data.source={args.source}")
@@ -107,6 +111,12 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
         out.append(f"data.dataset={args.name}")
     for key, value in source_options(args, source).items():
         out.append(f"data.options.{key}={json.dumps(value)}")  # JSON is YAML: types survive
+    for key in ("positive", "negative", "drop"):
+        labels = split_labels(getattr(args, key))
+        if labels is not None:
+            out.append(f"task.{key}={json.dumps(list(labels))}")
+    if args.downsample:
+        out.append("task.downsample=true")
     if args.splits is not None:
         out.append(f"splits.n={args.splits}")
     if args.weights is not None:
@@ -124,6 +134,7 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
 
     if args.resume is not None:
         given = [args.config, args.source, args.path, args.name, args.seed, args.device]
+        given += [args.positive, args.negative, args.drop, args.downsample]
         if any(v is not None for v in given) or args.overrides or args.out is not None:
             raise UserError("--resume uses the run's own config.yaml; drop the other options")
         out = check_run_folder(args.resume, resume=True)

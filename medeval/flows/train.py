@@ -41,17 +41,18 @@ from medeval.device import device_name, resolve_device
 from medeval.errors import OutputPathError
 from medeval.evaluation import Evaluation
 from medeval.flows.evaluate import EvaluateSettings
-from medeval.flows.rerun import REFERENCE_FILE, evaluate_split_folder, split_line, summarize_run
+from medeval.flows.rerun import REFERENCE_FILE, evaluate_split, split_line, summarize_run
+from medeval.predictions import POSTERIOR_PREFIX, PredictionTable
 from medeval.sources import get_source
 from medeval.splits import Split, patient_splits, read_manifest, write_manifest
 from medeval.tasks.binary import BinaryTask
 from medeval.training.calibration import calibrate, softmax
 from medeval.training.checkpoint import load_checkpoint
-from medeval.training.config import Config, dump
+from medeval.training.config import Config, dump, task_spec
 from medeval.training.data import build_task, load_data, task_images
 from medeval.training.distributed import DistInfo, barrier, cleanup, init_distributed
 from medeval.training.loop import Outputs, create_model, predict_part, train_split
-from medeval.weights import utilities
+from medeval.weights import utilities, utilities_from_train_sizes
 
 __all__ = [
     "absolute_paths",
@@ -189,7 +190,7 @@ def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
                 data, size=cfg.train.image_size, cache_dir=cfg.data.cache_dir,
                 workers=cfg.train.workers, progress=info.is_main,
             )  # fmt: skip
-        task = build_task(cfg.data, data)
+        task = build_task(cfg.data, data, task=task_spec(cfg))
         if info.is_main:  # files left out, empty class folders: said, not only recorded
             for line in load_notes(task.data, "task.json"):
                 logger.info("%s", line)
@@ -311,21 +312,26 @@ def evaluate_checkpoint(
     u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
     ref_idx = np.concatenate([split["validation"], split["calibration"]])
     ref = _concat(val, cal)
-    files = {
-        "predictions.csv": _predictions_csv(task, split["test"], test, q),
-        REFERENCE_FILE: _predictions_csv(
+    tables = {
+        "predictions.csv": _predictions_frame(task, split["test"], test, q),
+        REFERENCE_FILE: _predictions_frame(
             task,
             ref_idx,
             ref,
             softmax(ref.sub_logits / temperature),
             part=["validation"] * len(val.y) + ["calibration"] * len(cal.y),
         ),
-        "train_sizes.json": atomic.json_text(u.as_dict()).encode(),
-        "calibration.json": atomic.json_text(calib).encode(),
     }
+    files = {name: _csv(frame) for name, frame in tables.items()}
+    files["train_sizes.json"] = atomic.json_text(u.as_dict()).encode()
+    files["calibration.json"] = atomic.json_text(calib).encode()
     atomic.write_files(folder, files)
-    ev = evaluate_split_folder(
+    # The very tables just written, evaluated in memory: reading the files back gives the same.
+    ev = evaluate_split(
         folder,
+        _table(folder / "predictions.csv", tables["predictions.csv"], task.subconcept_names),
+        utilities_from_train_sizes(u.as_dict()),
+        _table(folder / REFERENCE_FILE, tables[REFERENCE_FILE], task.subconcept_names),
         EvaluateSettings(
             n_bootstrap=e.n_bootstrap, threshold=e.threshold, seed=e.seed, device=device
         ),
@@ -341,17 +347,27 @@ def _concat(*parts: Outputs) -> Outputs:
     )
 
 
-def _predictions_csv(
+#: How the scores and posteriors of a split's predictions files are written.
+FLOAT_FORMAT = "%.10g"
+
+
+def _as_written(x: np.ndarray) -> np.ndarray:
+    """``x`` as its ``FLOAT_FORMAT`` text reads back: the in-memory table holds the numbers the
+    file does."""
+    return np.char.mod(FLOAT_FORMAT, np.asarray(x, dtype=np.float64)).astype(np.float64)
+
+
+def _predictions_frame(
     task: BinaryTask,
     idx: np.ndarray,
     test: Outputs,
     q: np.ndarray,
     *,
     part: list[str] | None = None,
-) -> bytes:
+) -> pd.DataFrame:
     """``predictions.csv`` (or ``reference.csv``) for the images ``idx`` ``(N,)``: ids, groups,
     the split part of each row (``part``, when given), labels, the binary score and the
-    calibrated posteriors ``q`` ``(N, S)`` as ``q_<name>`` columns."""
+    calibrated posteriors ``q`` ``(N, S)`` as ``q_<name>`` columns, numbers as written."""
     names = task.subconcept_names
     frame = pd.DataFrame(
         {
@@ -359,15 +375,32 @@ def _predictions_csv(
             "group": np.asarray(task.groups)[idx],
             **({"part": part} if part is not None else {}),
             "y_true": test.y,
-            "y_score": 1.0 / (1.0 + np.exp(-test.logit.astype(np.float64))),
+            "y_score": _as_written(1.0 / (1.0 + np.exp(-test.logit.astype(np.float64)))),
             "subconcept": np.asarray(names, dtype=object)[test.subconcept],
         }
     )
     for j, name in enumerate(names):
-        frame[f"q_{name}"] = q[:, j]
+        frame[f"{POSTERIOR_PREFIX}{name}"] = _as_written(q[:, j])
+    return frame
+
+
+def _csv(frame: pd.DataFrame) -> bytes:
     buf = io.StringIO()
-    frame.to_csv(buf, index=False, float_format="%.10g")
+    frame.to_csv(buf, index=False, float_format=FLOAT_FORMAT)
     return buf.getvalue().encode()
+
+
+def _table(path: Path, frame: pd.DataFrame, names) -> PredictionTable:
+    """The evaluation's table of a predictions frame (``path``: the file it is written to)."""
+    q = frame[[f"{POSTERIOR_PREFIX}{n}" for n in names]].to_numpy(dtype=np.float64)
+    return PredictionTable(
+        path,
+        frame["y_true"].to_numpy().astype(np.int8),
+        frame["y_score"].to_numpy(dtype=np.float64),
+        None,
+        pd.Categorical(frame["subconcept"].astype(str).str.strip()),
+        pd.DataFrame(q, columns=[str(n) for n in names]),
+    )
 
 
 def create_model_from(

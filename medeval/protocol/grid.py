@@ -29,7 +29,8 @@ from medeval.protocol.forest import check_methods, derive_seed, run_fold
 from medeval.protocol.saved import has_fold_files
 from medeval.protocol.store import ResultsStore
 from medeval.splits import Split, cv_5x2
-from medeval.tasks import BinaryTask, make_binary_task
+from medeval.tasks import BinaryTask
+from medeval.tasks.user import TaskSpec, make_task
 
 __all__ = [
     "SUBCONCEPT_MODES",
@@ -97,7 +98,28 @@ class Collection:
             options["group_column"] = "group" if "group" in columns else None
         if "id_column" not in options:  # python -m medeval.embed's image names: not a feature
             options["id_column"] = "id" if "id" in columns else None
-        return load("csv", path, name=dataset, **{"label_column": "label", **options})
+        data = load("csv", path, name=dataset, **{"label_column": "label", **options})
+        data.meta[TASK_KEY] = _recorded_task(Path(path), dataset)
+        return data
+
+
+#: ``LabelledData.meta`` key: the user's task recorded with an embedding table (or ``None``).
+TASK_KEY = "task"
+
+
+def _recorded_task(table: Path, dataset: str) -> dict | None:
+    """The user's task (``TaskSpec.to_dict()``) that ``python -m medeval.embed --positive``
+    recorded beside its table, ``<name>.embedding.json``; ``None``: the paper's ladder."""
+    import json
+
+    record = table.with_name(f"{dataset}.embedding.json")
+    if not record.is_file():
+        return None
+    try:
+        task = json.loads(record.read_text(encoding="utf-8")).get("task")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise DataError(f"{record}: cannot read the embedding record: {exc}") from exc
+    return task if isinstance(task, dict) else None
 
 
 def _columns(path: Path) -> list[str]:
@@ -247,7 +269,8 @@ def _task_and_splits(unit: Unit) -> tuple[BinaryTask, list[Split]]:
         if _CACHE.get("key") == key:
             return _CACHE["task"], _CACHE["splits"]
         _CACHE.clear()  # drop the previous data set before loading the next one
-    task = make_binary_task(unit.collection.load(unit.dataset), seed=unit.seed)
+    data = unit.collection.load(unit.dataset)
+    task = make_task(data, TaskSpec.from_dict(data.meta.get(TASK_KEY)), seed=unit.seed)
     splits = cv_5x2(task, derive_seed(unit.seed, unit.dataset, "split")) if task.kept else []
     with _CACHE_LOCK:
         _CACHE.update(key=key, task=task, splits=splits)

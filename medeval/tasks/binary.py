@@ -48,10 +48,12 @@ class BinaryTask:
         y: (N,) int 0/1, 1 = minority.
         subconcept: (N,) int code into ``subconcepts``.
         subconcepts: ordered subconcept info.
-        dropped: labels beyond the 8 largest classes, not used.
+        dropped: labels not used: beyond the 8 largest classes (§4), or dropped by the user.
         n_classes: C, number of classes in the source data.
         seed: seed of the down-sampling draw.
-        kept: whether the task passes SPEC §4.5; ``reason`` says why (not).
+        kept: whether the task passes SPEC §4.5; ``reason`` says why (not). The user's own
+            task (``definition``, :mod:`medeval.tasks.user`) is always kept.
+        definition: the user's task (positive, negative, drop, downsample), or ``None``.
     """
 
     data: LabelledData
@@ -66,6 +68,8 @@ class BinaryTask:
     reason: str
     min_minority: int = 8
     extra: dict = field(default_factory=dict)
+    #: The user's task definition (``TaskSpec.to_dict()``, SPEC §11); ``None``: §4's ladder.
+    definition: dict | None = None
 
     def __len__(self) -> int:
         return len(self.y)
@@ -146,7 +150,13 @@ class BinaryTask:
             "imbalance_ratio": None if math.isnan(ratio) else round(ratio, 4),
             "kept": self.kept,
             "reason": self.reason,
+            **({"task": self.definition, "dropped": list(self.dropped)} if self.user else {}),
         }
+
+    @property
+    def user(self) -> bool:
+        """Whether this is the user's own task (SPEC §11) rather than §4's ladder."""
+        return self.definition is not None
 
     def record(self) -> dict:
         """:meth:`describe` plus the skipped files: never silently dropped, listed wherever
@@ -160,18 +170,25 @@ class BinaryTask:
 
     def describe_text(self) -> str:
         """Readable form of :meth:`describe`."""
-        lines = [f"{self.source}/{self.name}: {'KEPT' if self.kept else 'REJECTED'}"]
+        if self.user:
+            lines = [f"{self.source}/{self.name}: the user's task (SPEC §11)"]
+            names = ("class 0 (negative)", "class 1 (positive)", "dropped (--drop)")
+        else:
+            lines = [f"{self.source}/{self.name}: {'KEPT' if self.kept else 'REJECTED'}"]
+            names = ("majority (class 0)", "minority (class 1)", "dropped (beyond the 8 largest)")
         lines.append(f"  reason: {self.reason}")
         lines.append(f"  classes in data: {self.n_classes}; seed: {self.seed}")
-        lines.append("  majority (class 0):")
+        lines.append(f"  {names[0]}: n={sum(s.n for s in self.majority)}")
         lines += [f"    {s.name:<24} n={s.n}" for s in self.majority]
-        lines.append("  minority (class 1), largest first: n_original -> n")
+        lines.append(
+            f"  {names[1]}: n={sum(s.n for s in self.minority)}; largest first: n_original -> n"
+        )
         lines += [
             f"    sub_{i} {s.name:<18} {s.n_original} -> {s.n}"
             for i, s in enumerate(self.minority, start=1)
         ]
         if self.dropped:
-            lines.append(f"  dropped (beyond the 8 largest): {', '.join(self.dropped)}")
+            lines.append(f"  {names[2]}: {', '.join(self.dropped)}")
         ratio = self.imbalance_ratio
         lines.append(f"  imbalance ratio: {'n/a' if math.isnan(ratio) else f'{ratio:.2f}'}")
         if self.data.skipped:

@@ -39,6 +39,7 @@ __all__ = [
     "dump",
     "load_config",
     "merge",
+    "task_spec",
     "validate",
 ]
 
@@ -67,6 +68,17 @@ class DataConfig:
     # In-memory images (the synthetic phantoms) never use it.
     cache: bool = True
     cache_dir: str = ".medeval-cache/images"
+
+
+@dataclass
+class TaskConfig:
+    """The user's own binary task (SPEC §11; :class:`medeval.tasks.user.TaskSpec`); without
+    ``positive`` the paper's ladder (§4)."""
+
+    positive: list[str | int] | None = None  # labels of class 1, e.g. [MEL, BCC, SCC, AK]
+    negative: list[str | int] | None = None  # labels of class 0 (default: every other label)
+    drop: list[str | int] = field(default_factory=list)  # labels whose rows are left out
+    downsample: bool = False  # class 1 down-sampled along the §4.4 ladder (default: all rows)
 
 
 @dataclass
@@ -122,6 +134,7 @@ class Config:
 
     name: str = "synthetic"
     data: DataConfig = field(default_factory=DataConfig)
+    task: TaskConfig = field(default_factory=TaskConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     splits: SplitsConfig = field(default_factory=SplitsConfig)
@@ -313,7 +326,23 @@ def validate(config: dict) -> Config:
         check_options(source, cfg.data.options, where="data.options")
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    task_spec(cfg)  # a definition that makes no task fails here, naming task.<key>
     return cfg
+
+
+def task_spec(cfg: Config):
+    """The user's task of ``cfg.task`` (a ``TaskSpec``), or ``None`` for the paper's ladder.
+
+    Raises:
+        ConfigError: a label in two lists, an empty list, task keys without ``task.positive``.
+    """
+    from medeval.tasks.user import TaskSpec, TaskSpecError
+
+    t = cfg.task
+    try:
+        return TaskSpec.build(t.positive, t.negative, t.drop, downsample=t.downsample)
+    except TaskSpecError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def merge(base: dict, update: dict, *, where: str = "") -> dict:

@@ -15,8 +15,8 @@ from medeval.datasets.cache import CachedImages, ResizedImageDataset, data_image
 from medeval.datasets.images import ImageDataset, check_files_exist, default_transform
 from medeval.datasets.pixels import FRAME_KEY
 from medeval.sources import get_source
-from medeval.tasks import make_binary_task
 from medeval.tasks.binary import BinaryTask
+from medeval.tasks.user import TaskSpec, make_task
 from medeval.training.config import Config, DataConfig
 from medeval.training.distributed import DistInfo
 
@@ -30,12 +30,16 @@ def load_data(data_cfg: DataConfig) -> LabelledData:
     return load(source, data_cfg.path, name=data_cfg.dataset, **options)
 
 
-def build_task(data_cfg: DataConfig, data: LabelledData | None = None) -> BinaryTask:
-    """Make the SPEC §4 binary task of ``data`` (default: the data set named by ``data_cfg``,
-    loaded now).
+def build_task(
+    data_cfg: DataConfig, data: LabelledData | None = None, *, task: TaskSpec | None = None
+) -> BinaryTask:
+    """Make the binary task of ``data`` (default: the data set named by ``data_cfg``, loaded
+    now): the user's ``task`` (SPEC §11; :func:`medeval.training.config.task_spec` of a
+    config), else the paper's ladder (§4).
 
     Raises:
-        DataError: the task is rejected (§4.5) or carries no images.
+        DataError: the task is rejected (§4.5) or makes no task (a label it names is not in
+            the data...), or the data carry no images.
     """
     data = load_data(data_cfg) if data is None else data
     if data.kind not in ("image", "array_image"):
@@ -43,7 +47,7 @@ def build_task(data_cfg: DataConfig, data: LabelledData | None = None) -> Binary
             f"{data.source}/{data.name}: no images (kind {data.kind!r}); "
             "use python -m medeval.embed for text or tables"
         )
-    return make_binary_task(data, seed=data_cfg.task_seed).require_kept()
+    return make_task(data, task, seed=data_cfg.task_seed).require_kept()
 
 
 def task_images(cfg: Config, task: BinaryTask, *, progress: bool = True) -> CachedImages | None:

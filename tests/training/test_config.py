@@ -79,6 +79,11 @@ data:
     seed: 0
   cache: true
   cache_dir: .medeval-cache/images
+task:
+  positive: null
+  negative: null
+  drop: []
+  downsample: false
 model:
   backbone: vgg16
   pretrained: false
