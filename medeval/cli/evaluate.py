@@ -27,6 +27,7 @@ from medeval.cli.common import (
     finite_float,
     non_negative_int,
     probability,
+    refuse_repeats,
     run_command,
     say,
 )
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _input_arguments(p)
     _score_arguments(p)
-    return p
+    return refuse_repeats(p)
 
 
 def _input_arguments(p: argparse.ArgumentParser) -> None:
@@ -127,7 +128,7 @@ def _score_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--threshold",
         type=finite_float,
-        default=0.5,
+        default=None,
         metavar="T",
         help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
     )
@@ -141,7 +142,7 @@ def _score_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--confidence",
         type=probability,
-        default=0.95,
+        default=None,
         metavar="L",
         help="interval level in (0, 1) (default 0.95)",
     )
@@ -158,7 +159,7 @@ def _score_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--stratify",
         choices=("class", "subconcept", "none"),
-        default="class",
+        default=None,
         help="resample within these strata (default: class)",
     )
 
@@ -177,11 +178,25 @@ def run_folder(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Options ``--run`` does not take: each split is evaluated with its own files and the run's
+#: ``evaluation`` config (only ``--bootstrap``, ``--seed`` and ``--device`` change it).
+NOT_WITH_RUN = {
+    "--out": "--run rewrites the run folder itself",
+    "--train-sizes": "each split is evaluated with its own train_sizes.json",
+    "--reference": "each split is evaluated with its own reference.csv",
+    "--threshold": "each split is evaluated with the run's evaluation.threshold",
+    "--confidence": "the run's intervals are 95 %",
+    "--stratify": "the run's bootstrap resamples within classes",
+    "--memory-budget": "the run's splits are evaluated with the default buffers",
+}
+
+
 def run(args: argparse.Namespace) -> int:
     """Evaluate one predictions file into ``--out`` (checked first, replaced as a whole)."""
     if args.run is not None:
-        if args.out is not None:
-            raise UserError("--run rewrites the run folder itself; drop --out")
+        for option, why in NOT_WITH_RUN.items():
+            if getattr(args, option[2:].replace("-", "_")) is not None:
+                raise UserError(f"{option} is not used with --run ({why}); drop it")
         return run_folder(args)
     if args.example:
         from medeval.io.predictions import example_paths
@@ -208,11 +223,12 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     freeze_imported()
     bootstrap = 1000 if args.bootstrap is None else args.bootstrap
     seed = 0 if args.seed is None else args.seed
+    threshold = 0.5 if args.threshold is None else args.threshold
     settings = EvaluateSettings(
-        threshold=args.threshold,
+        threshold=threshold,
         n_bootstrap=bootstrap,
-        confidence=args.confidence,
-        stratify=args.stratify,
+        confidence=0.95 if args.confidence is None else args.confidence,
+        stratify=args.stratify or "class",
         seed=seed,
         device=args.device or "cpu",
         progress=not args.quiet,
@@ -226,8 +242,14 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     source = (
         f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n"
         + (f"reference: {args.reference}\n" if args.reference else "")
-        + (f"threshold: {args.threshold}\nbootstrap: {bootstrap} (seed {seed})")
+        + (f"threshold: {threshold}\nbootstrap: {bootstrap} (seed {seed})")
     )
+    if args.threshold is not None and table.y_pred is not None:
+        print(
+            f"warning: --threshold {args.threshold:g} is not used: {table.path} has a y_pred "
+            "column, whose labels are taken as they are (drop y_pred to threshold y_score)",
+            file=sys.stderr,
+        )
     for w in caught:  # input warnings are already the first notes
         if str(w.message) not in ev.notes:
             print(f"warning: {w.message}", file=sys.stderr)

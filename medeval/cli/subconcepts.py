@@ -15,6 +15,7 @@ The library side is :func:`medeval.flows.subconcepts.fit_and_evaluate`.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import warnings
 from collections.abc import Sequence
@@ -208,7 +209,8 @@ def _recommended(ev) -> list[str]:
     for family, name in ev.recommended.items():
         lo, hi = ev.intervals.get(name, (float("nan"), float("nan")))
         why = ev.unavailable.get(name, "")
-        value = f"{ev.scores[name]:.3f} [{lo:.3f}, {hi:.3f}]" if not why else f"— ({why})"
+        interval = "" if math.isnan(lo) else f" [{lo:.3f}, {hi:.3f}]"  # none with --bootstrap 0
+        value = f"{ev.scores[name]:.3f}{interval}" if not why else f"— ({why})"
         lines.append(f"recommended for {family}: {name} = {value}")
     return lines
 

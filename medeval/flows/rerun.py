@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,12 +23,15 @@ from medeval import atomic
 from medeval.errors import InputError
 from medeval.evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
 from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+from medeval.io.tables import read_frame
 from medeval.scores import RECOMMENDED
 
 __all__ = [
     "REFERENCE_FILE",
     "REFERENCE_SOURCE",
+    "MissingReferenceWarning",
     "RerunSettings",
+    "check_split_predictions",
     "evaluate_run",
     "evaluate_split_folder",
     "split_folders",
@@ -39,6 +43,8 @@ __all__ = [
 REFERENCE_FILE = "reference.csv"
 #: Where a split's reference rows come from (``metrics.json`` ``"reference"."source"``).
 REFERENCE_SOURCE = "validation+calibration"
+#: The parts of a split (``splits.csv`` ``part``) that are its reference rows.
+REFERENCE_PARTS = ("validation", "calibration")
 
 
 @dataclass(frozen=True)
@@ -229,6 +235,7 @@ def evaluate_run(run: str | Path, settings: RerunSettings | None = None) -> dict
     folders = [f for f in split_folders(run) if (f / "predictions.csv").is_file()]
     if not folders:
         raise FileNotFoundError(f"{run}: no split_*/predictions.csv (unfinished run?)")
+    check_split_predictions(run, folders)
     evaluation = EvaluateSettings(
         n_bootstrap=ecfg.n_bootstrap if s.n_bootstrap is None else s.n_bootstrap,
         threshold=ecfg.threshold,
@@ -238,6 +245,76 @@ def evaluate_run(run: str | Path, settings: RerunSettings | None = None) -> dict
     for folder in folders:
         evaluate_split_folder(folder, evaluation, title=f"{run.name}/{folder.name}")
     return summarize_run(run)
+
+
+#: The run's manifest, one line per split and row (:func:`medeval.splits.write_manifest`).
+MANIFEST_FILE = "splits.csv"
+
+
+class MissingReferenceWarning(UserWarning):
+    """A split of a run lost its ``reference.csv``: it is re-evaluated without rectified scores."""
+
+
+def check_split_predictions(run: Path, folders: list[Path]) -> None:
+    """Each split's ``predictions.csv`` holds the test rows the run's ``splits.csv`` lists for
+    that split: as many, with the same ids, none cut short. Checked for every split before any
+    is re-evaluated, so a damaged file stops the run before a split or the summary is
+    overwritten with scores of a part of the test set. A split whose ``reference.csv`` is gone
+    while the manifest lists its validation and calibration rows is named in a
+    :class:`MissingReferenceWarning` (its recommended scores become the class-conditional ones).
+
+    Raises:
+        InputError: naming the split's predictions file and what is missing or extra.
+    """
+    manifest = run / MANIFEST_FILE
+    if not manifest.is_file():  # nothing to check against (a folder not made by train)
+        return
+    plan = read_frame(manifest, as_text=True)
+    require = [c for c in ("split_seed", "part", "id") if c not in plan.columns]
+    if require:
+        raise InputError(manifest, "missing (the run's manifest)", column=require[0])
+    for folder in folders:
+        seed = folder.name.split("_", 1)[1]
+        rows = plan.loc[plan["split_seed"] == seed]
+        _check_test_rows(
+            folder / "predictions.csv", list(rows.loc[rows["part"] == "test", "id"]), seed
+        )
+    for folder in folders:
+        seed = folder.name.split("_", 1)[1]
+        n_ref = int(((plan["split_seed"] == seed) & plan["part"].isin(REFERENCE_PARTS)).sum())
+        if n_ref and not (folder / REFERENCE_FILE).is_file():
+            warnings.warn(
+                f"{folder / REFERENCE_FILE} is missing (split {seed}'s {n_ref} validation and "
+                "calibration rows): the split gets no rectified scores, and the run recommends "
+                "cBA, cF1, cAUC instead of rBA, rF1, rAUC",
+                MissingReferenceWarning,
+                stacklevel=3,
+            )
+
+
+def _check_test_rows(path: Path, expected: list[str], seed: str) -> None:
+    """``path`` holds exactly the ids ``expected`` (split ``seed``'s test rows), whole."""
+    listed = f"the run's {MANIFEST_FILE} lists {len(expected)} test rows of split {seed}"
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        raise InputError(path, f"ends mid-row (the file was cut short); {listed}")
+    frame = read_frame(path, as_text=True)
+    if "id" not in frame.columns:
+        if len(frame) != len(expected):
+            raise InputError(path, f"holds {len(frame)} rows but {listed}")
+        return
+    ids = list(frame["id"])
+    missing = sorted(set(expected) - set(ids))
+    extra = sorted(set(ids) - set(expected))
+    if missing:
+        raise InputError(
+            path,
+            f"holds {len(ids)} rows but {listed}; {len(missing)} missing, first "
+            f"{missing[0]!r} (the file was cut short?)",
+        )
+    if extra or len(ids) != len(expected):
+        what = f"id {extra[0]!r} is not one of them" if extra else "some ids appear twice"
+        raise InputError(path, f"holds {len(ids)} rows but {listed}; {what}")
 
 
 def evaluate_split_folder(

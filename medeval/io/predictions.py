@@ -77,7 +77,8 @@ def input_notes(table: PredictionTable, threshold: float) -> list[str]:
             raise InputError(
                 table.path,
                 f"every y_score is a probability in [0, 1] but the threshold {threshold:g} is "
-                f"outside [0, 1]: every prediction would be class {int(threshold < 0)}",
+                f"outside [0, 1] (option --threshold; evaluation.threshold in a training "
+                f"config): every prediction would be class {int(threshold < 0)}",
                 column="y_score",
             )
         if not probabilities and 0 <= threshold <= 1:

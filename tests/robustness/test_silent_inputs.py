@@ -1,0 +1,211 @@
+"""Inputs that were taken silently and gave wrong or empty results (a cut-off predictions file,
+numbers written with a decimal comma, an option that does nothing): each is now refused with exit
+code 2 and one line naming it, or goes on with one ``warning:`` line, and a refusal writes
+nothing (see :mod:`test_malformed_inputs` for the table of plain malformed inputs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from malformed_fixtures import SIZES, embeddings, predictions, tree_digest
+from test_malformed_inputs import run_tool
+
+from medeval.flows.rerun import MissingReferenceWarning
+
+
+# --- evaluate --run: a split's predictions against the run's splits.csv ---------------------
+def make_run(root: Path, n_splits: int = 2, *, reference: bool = False) -> Path:
+    """A run folder as ``train`` leaves it, without the training: ``splits.csv`` (the test
+    rows of every split) and per split its predictions (with ids) and train sizes;
+    ``reference``: also the validation rows, as ``reference.csv``."""
+    run = root / "run"
+    plan = []
+    for seed in range(n_splits):
+        folder = run / f"split_{seed}"
+        folder.mkdir(parents=True)
+        preds = predictions(seed=seed + 1)
+        preds.insert(0, "id", [f"img{seed}{i:04d}" for i in range(len(preds))])
+        preds.to_csv(folder / "predictions.csv", index=False)
+        (folder / "train_sizes.json").write_text(json.dumps(SIZES))
+        plan.append(pd.DataFrame({"split_seed": seed, "id": preds["id"], "part": "test"}))
+        if reference:
+            ref = predictions(n=120, seed=seed + 10)
+            ref.insert(0, "id", [f"ref{seed}{i:04d}" for i in range(len(ref))])
+            ref.to_csv(folder / "reference.csv", index=False)
+            plan.append(pd.DataFrame({"split_seed": seed, "id": ref["id"], "part": "validation"}))
+    pd.concat(plan).to_csv(run / "splits.csv", index=False)
+    return run
+
+
+def cut(path: Path, keep: float) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+
+
+def drop_last_rows(path: Path, n: int) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-n]))
+
+
+def test_an_intact_run_is_re_evaluated(tmp_path, capsys):
+    run = make_run(tmp_path)
+    assert run_tool("evaluate", ["--run", str(run), "--bootstrap", "0", "--quiet"]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["splits"] == ["split_0", "split_1"]
+
+
+@pytest.mark.parametrize(
+    ("spoil", "names"),
+    [
+        (lambda p: cut(p, 0.5), "ends mid-row"),
+        (lambda p: drop_last_rows(p, 3), "3 missing"),
+        (lambda p: drop_last_rows(p, 89), "holds 1 rows"),
+    ],
+    ids=["cut-mid-row", "cut-at-a-row-boundary", "header-and-one-row"],
+)
+@pytest.mark.parametrize("split", ["split_0", "split_1"])
+def test_a_cut_split_predictions_file_is_refused_before_anything_is_rewritten(
+    tmp_path, capsys, spoil, names, split
+):
+    run = make_run(tmp_path)
+    assert run_tool("evaluate", ["--run", str(run), "--bootstrap", "0", "--quiet"]) == 0
+    capsys.readouterr()
+    spoil(run / split / "predictions.csv")
+    before = tree_digest(run)
+    assert run_tool("evaluate", ["--run", str(run), "--bootstrap", "0", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"{run / split / 'predictions.csv'}" in err and names in err, err
+    assert "splits.csv lists 90 test rows" in err, err
+    assert tree_digest(run) == before  # no split and no summary rewritten
+
+
+def test_a_predictions_row_of_another_split_is_refused(tmp_path, capsys):
+    run = make_run(tmp_path)
+    path = run / "split_1" / "predictions.csv"
+    frame = pd.read_csv(path)
+    frame.loc[5, "id"] = "img00007"  # a row of split 0
+    frame.to_csv(path, index=False)
+    assert run_tool("evaluate", ["--run", str(run), "--bootstrap", "0", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "'img10005'" in err and str(path) in err, err
+    assert not (run / "summary.json").exists()
+
+
+def test_a_split_without_its_reference_rows_is_named_in_one_warning(tmp_path, capsys):
+    run = make_run(tmp_path, reference=True)
+    argv = ["--run", str(run), "--bootstrap", "0", "--quiet"]
+    assert run_tool("evaluate", argv) == 0
+    assert json.loads((run / "summary.json").read_text())["recommended"]["BA"] == "rBA"
+    capsys.readouterr()
+    (run / "split_0" / "reference.csv").unlink()
+    with pytest.warns(MissingReferenceWarning) as caught:  # the tool shows it as one line
+        assert run_tool("evaluate", argv) == 0
+    (message,) = [str(w.message) for w in caught]
+    assert f"{run / 'split_0' / 'reference.csv'} is missing" in message and "cBA" in message
+    assert json.loads((run / "summary.json").read_text())["recommended"]["BA"] == "cBA"
+
+
+# --- evaluate: options that did nothing -----------------------------------------------------
+def write_inputs(root: Path, frame: pd.DataFrame | None = None) -> tuple[Path, Path]:
+    """A predictions file (``frame``, default the fixture's) and its train sizes."""
+    root.mkdir(parents=True, exist_ok=True)
+    (predictions() if frame is None else frame).to_csv(root / "preds.csv", index=False)
+    (root / "sizes.json").write_text(json.dumps(SIZES))
+    return root / "preds.csv", root / "sizes.json"
+
+
+def test_predictions_given_twice_is_refused(tmp_path, capsys):
+    preds, sizes = write_inputs(tmp_path / "in")
+    other = tmp_path / "in" / "other.csv"
+    other.write_text("y_true,y_score\n1,0.9\n0,0.1\n")
+    argv = ["--predictions", str(other), "--predictions", str(preds), "--train-sizes", str(sizes)]
+    out = tmp_path / "out"
+    code = run_tool("evaluate", [*argv, "--bootstrap", "0", "--quiet", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "argument --predictions: given twice" in err and str(other) in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--train-sizes", "sizes.json"),
+        ("--reference", "preds.csv"),
+        ("--threshold", "0.3"),
+        ("--confidence", "0.9"),
+        ("--stratify", "subconcept"),
+    ],
+)
+def test_an_option_run_does_not_use_is_refused(tmp_path, capsys, option, value):
+    run = make_run(tmp_path)
+    write_inputs(tmp_path)
+    value = str(tmp_path / value) if value.endswith((".json", ".csv")) else value
+    before = tree_digest(run)
+    assert run_tool("evaluate", ["--run", str(run), option, value, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{option} is not used with --run" in err, err
+    assert tree_digest(run) == before
+
+
+def test_a_threshold_the_y_pred_column_overrides_is_named_in_a_warning(tmp_path, capsys):
+    frame = predictions()
+    frame["y_pred"] = (frame["y_score"] >= 0.5).astype(int)
+    preds, sizes = write_inputs(tmp_path / "in", frame)
+    argv = ["--predictions", str(preds), "--train-sizes", str(sizes), "--bootstrap", "0"]
+    argv += ["--quiet", "--out", str(tmp_path / "out")]
+    assert run_tool("evaluate", [*argv, "--threshold", "0.3"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("warning: --threshold 0.3 is not used"), err
+    assert f"{preds} has a y_pred column" in err, err
+    assert run_tool("evaluate", argv) == 0  # the default threshold: nothing to say
+    assert capsys.readouterr().err == ""
+
+
+# --- discover and subconcepts ---------------------------------------------------------------
+def test_discover_names_the_threshold_option(tmp_path, capsys):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    embeddings(60, 0).to_parquet(folder / "train.parquet", index=False)
+    test = embeddings(30, 1)
+    test.to_parquet(folder / "test.parquet", index=False)
+    scores = np.random.default_rng(2).uniform(size=len(test)).round(3)
+    pd.DataFrame({"y_true": test["y"], "y_score": scores}).to_csv(folder / "p.csv", index=False)
+    argv = ["--train", str(folder / "train.parquet"), "--test", str(folder / "test.parquet")]
+    argv += ["--predictions", str(folder / "p.csv"), "--bootstrap", "0", "--quiet"]
+    code = run_tool("discover", [*argv, "--threshold", "1.5", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "--threshold" in err and "1.5" in err and str(folder / "p.csv") in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def own_model_table(n: int, seed: int) -> pd.DataFrame:
+    """Rows of an own classifier: two features, the class, its score and the subconcept."""
+    rng = np.random.default_rng(seed)
+    sc = rng.choice(3, n, p=[0.6, 0.3, 0.1])
+    y = (sc > 0).astype(int)
+    frame = pd.DataFrame({"f0": rng.normal(size=n) + sc, "f1": rng.normal(size=n) - sc})
+    frame["y_true"] = y
+    frame["y_score"] = np.clip(0.5 * y + rng.normal(0.25, 0.2, n), 0, 1).round(3)
+    frame["subconcept"] = np.array(["normal", "A", "B"])[sc]
+    return frame
+
+
+def test_subconcepts_without_bootstrap_prints_no_interval(tmp_path, capsys):
+    own_model_table(300, 0).to_csv(tmp_path / "train.csv", index=False)
+    own_model_table(150, 1).to_csv(tmp_path / "ref.csv", index=False)
+    own_model_table(150, 2).drop(columns="subconcept").to_csv(tmp_path / "test.csv", index=False)
+    argv = [f"--{k}={tmp_path / f}" for k, f in
+            (("train", "train.csv"), ("test", "test.csv"), ("reference", "ref.csv"))]  # fmt: skip
+    assert run_tool("subconcepts", [*argv, "--bootstrap", "0", "--out", str(tmp_path / "o")]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("recommended for")]
+    assert len(lines) == 3, lines
+    for line in lines:
+        assert "nan" not in line and "[" not in line, line
+    assert lines[0].startswith("recommended for BA: rBA = 0."), lines
