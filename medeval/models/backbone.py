@@ -7,8 +7,13 @@ without ``weights`` is an explicit random initialisation.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import timm
 import torch
@@ -23,6 +28,7 @@ __all__ = [
     "WeightsUnavailableError",
     "check_backbone_name",
     "create_backbone",
+    "hub_reachable",
     "weights_id",
 ]
 
@@ -64,6 +70,61 @@ def _unavailable(name: str, why: str) -> WeightsUnavailableError:
         "config) to load them from a local file, or ask for an explicit random "
         "initialisation (train: model.pretrained=false; embed: --random-init)."
     )
+
+
+#: Seconds the one connection check to the weights hub may take (name look-up included).
+HUB_TIMEOUT_S = 3.0
+
+
+def _hub_endpoint() -> str:
+    from huggingface_hub import constants  # the endpoint timm downloads from (HF_ENDPOINT)
+
+    return constants.ENDPOINT
+
+
+def hub_reachable(timeout: float = HUB_TIMEOUT_S) -> bool:
+    """Whether the weights hub answers one TCP connection within ``timeout`` seconds.
+
+    Without this check an offline machine waits through the hub client's retries (about a
+    minute, with back-off) before the weights are reported unavailable. ``HF_HUB_OFFLINE=1``
+    counts as unreachable without trying.
+    """
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return False
+    url = urlsplit(_hub_endpoint())
+    if not url.hostname:
+        return False
+    port = url.port or (443 if url.scheme == "https" else 80)
+    result: list[bool] = []
+
+    def connect() -> None:
+        try:
+            with socket.create_connection((url.hostname, port), timeout=timeout):
+                result.append(True)
+        except OSError:
+            result.append(False)
+
+    # A thread bounds the name look-up too, which the socket timeout does not cover.
+    worker = threading.Thread(target=connect, daemon=True, name="medeval-hub-check")
+    worker.start()
+    worker.join(timeout)
+    return bool(result and result[0])
+
+
+@contextlib.contextmanager
+def _hub_offline() -> Iterator[None]:
+    """The hub client in offline mode: a cached copy of the weights is still found, and an
+    absent one fails at once instead of after retries."""
+    from huggingface_hub import constants
+
+    old = constants.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE = old
 
 
 class Backbone(nn.Module):
@@ -160,10 +221,19 @@ def create_backbone(
                 name, f"cannot load {str(path)!r} as its weights (not a state dict of it? {why})"
             ) from exc
     elif pretrained:
+        online = hub_reachable()
         try:
-            model = timm.create_model(name, pretrained=True, num_classes=0)
+            with contextlib.nullcontext() if online else _hub_offline():
+                model = timm.create_model(name, pretrained=True, num_classes=0)
         except Exception as exc:  # hub/URL errors have many types (offline, 404, SSL...)
-            raise _unavailable(name, f"{type(exc).__name__}: {exc}") from exc
+            why = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+            if not online:
+                why = (
+                    f"the weights hub ({_hub_endpoint()}) cannot be reached (one connection "
+                    f"tried, {HUB_TIMEOUT_S:g} s; HF_HUB_OFFLINE=1 skips it) and no copy is "
+                    f"cached on this machine ({why})"
+                )
+            raise _unavailable(name, why) from exc
     else:
         model = timm.create_model(name, pretrained=False, num_classes=0)
     return Backbone(model, features=features)
