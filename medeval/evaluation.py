@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral, Real
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,7 @@ from .rectified import (
     rectify_test_side,
     reference_subset_scores,
 )
-from .reference import within_class_ba_from_codes
+from .reference import within_class_ba_from_codes, within_class_ba_from_q
 from .scores import (
     ALL_SCORES,
     FAMILIES,
@@ -540,6 +541,42 @@ def evaluate_predictions(
 
     Per-subconcept recalls get Clopper–Pearson intervals (also with ``n_bootstrap=0``).
     """
+    return evaluate_core(
+        y_true, y_score=y_score, y_pred=y_pred, threshold=threshold, subconcept=subconcept,
+        posteriors=posteriors, posterior_columns=posterior_columns, train_sizes=train_sizes,
+        n_bootstrap=n_bootstrap, confidence=confidence, stratify=stratify, groups=groups,
+        seed=seed, device=device, progress=progress, memory_budget=memory_budget,
+        pos_label=pos_label, reference=reference, reference_variant=reference_variant,
+    )  # fmt: skip
+
+
+def evaluate_core(
+    y_true: Any,
+    *,
+    y_score: Any = None,
+    y_pred: Any = None,
+    threshold: float = 0.5,
+    subconcept: Sequence[str] | None = None,
+    posteriors: Any = None,
+    posterior_columns: Sequence[str] | None = None,
+    train_sizes: Mapping[str, Mapping[str, int]] | Utilities | None = None,
+    n_bootstrap: int = 1000,
+    confidence: float = 0.95,
+    stratify: str | np.ndarray = "class",
+    groups: Any = None,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: bool = False,
+    memory_budget: int | None = None,
+    pos_label: Any = None,
+    reference: ReferenceRows | None = None,
+    reference_variant: str = "rectified",
+) -> Evaluation:
+    """:func:`evaluate_predictions` without its declared checks of the options: the core both
+    fronts share, the array one (:func:`evaluate_predictions`) and the table one of every tool
+    (:func:`medeval.flows.evaluate.evaluate_table`, whose settings object checked them when it
+    was built). It holds ``posteriors`` only until it has made its weights, so a caller that
+    hands them over (and keeps no reference) lets them be freed before the bootstrap."""
     y, s, yp = _labels(y_true, y_score, y_pred, threshold, pos_label)
     u = train_sizes
     if u is not None and not isinstance(u, Utilities):
@@ -567,7 +604,8 @@ def evaluate_predictions(
         y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot_info, threshold=thr,
         extra_rows=rows,
     )  # fmt: skip
-    return _with_reference(ev, reference, res, why, inputs, row_notes)
+    ev = _with_reference(ev, reference, res, why, inputs, row_notes)
+    return _with_quality(ev, reference, u)
 
 
 def _replicates(y, yp, s, plan: _Plan, stratify, groups, n_bootstrap: int, **opts: Any) -> Any:
@@ -1022,6 +1060,26 @@ def _rectified_parts(
     res = _rectify(reference, variant, inputs, reps, confidence, boot_info, **opts)
     notes: list[str] = []
     return res, why, _rectified_rows(reference, res, inputs, notes), notes
+
+
+def _with_quality(ev: Evaluation, reference: ReferenceRows | None, u: Any) -> Evaluation:
+    """``ev`` with the subconcept model's within-class balanced accuracy on the reference rows
+    (a note) and, when the test set has no subconcepts to measure it on, as
+    ``subconcept_model`` itself (source: the reference rows), so that
+    :meth:`Evaluation.weak_classes` can warn on every road."""
+    if reference is None or u is None:
+        return ev
+    quality = within_class_ba_from_q(
+        reference.y_true, reference.subconcept, reference.posteriors, u
+    )
+    text = ", ".join(f"{c}: {v:.3f}" for c, v in quality.items()) or "no class has two subconcepts"
+    ev.notes.append(
+        f"subconcept model on the reference data {reference.source}: within-class BA {text}"
+    )
+    if not ev.subconcept_model:
+        ev.subconcept_model = quality
+        ev.subconcept_model_source = f"reference data ({PurePath(reference.source).name})"
+    return ev
 
 
 def _with_reference(

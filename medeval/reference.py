@@ -76,18 +76,27 @@ def read_reference(path: str | Path, u: Utilities) -> PredictionTable:
         InputError: naming the file and the missing or bad column (and row).
     """
     table = read_predictions(path, u)
+    check_reference(table, u)
+    return table
+
+
+def check_reference(table: PredictionTable, u: Utilities) -> None:
+    """Reference rows need the true subconcept and the posteriors of every subconcept.
+
+    Raises:
+        InputError: naming the table's file and the missing column.
+    """
     if table.subconcept is None:
         raise InputError(
-            path, "reference data need the true subconcept of each row", column="subconcept"
+            table.path, "reference data need the true subconcept of each row", column="subconcept"
         )
     if table.posteriors is None:
         raise InputError(
-            path,
+            table.path,
             "reference data need the subconcept model's posteriors "
             f"({', '.join(POSTERIOR_PREFIX + n for n in u.names)})",
             column=POSTERIOR_PREFIX + u.names[0],
         )
-    return table
 
 
 def reference_quality(path: str | Path, u: Utilities) -> dict[str, float]:

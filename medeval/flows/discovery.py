@@ -16,16 +16,17 @@ predictions have an ``id`` column, the test rows must match the predictions row 
 
 The training part's classes are clustered (:func:`medeval.discovery.discover_subconcepts`); the
 predictions gain posterior columns ``q_c<class>_k<j>`` and the cluster sizes become
-``train_sizes.json``; both are evaluated by :func:`medeval.flows.evaluate.evaluate_file`
-(label-free scores with intervals), and each discovered subconcept gets a label-free recall with
+``train_sizes.json``; that very table is evaluated in memory by
+:func:`medeval.flows.evaluate.evaluate_table` (label-free scores with intervals; evaluating the
+written files gives the same numbers), and each discovered subconcept gets a label-free recall with
 an interval (``clusters.csv``, ``clusters.png``) and a sheet of its most typical training
 instances (``examples.png``) so that a clinician can name it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,9 +37,15 @@ from medeval.atomic import json_text
 from medeval.discovery import METHODS, REDUCERS, Discovery, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation
-from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+from medeval.flows.evaluate import EvaluateSettings, evaluate_table
 from medeval.io.embeddings import EmbeddingTable, class_of_rows, read_embeddings, thumbnail
-from medeval.io.predictions import POSTERIOR_PREFIX, read_predictions, read_predictions_frame
+from medeval.io.predictions import (
+    POSTERIOR_PREFIX,
+    PredictionTable,
+    read_predictions,
+    read_predictions_frame,
+)
+from medeval.weights import utilities_from_train_sizes
 
 __all__ = ["DiscoverySettings", "discover_and_evaluate", "typical_examples"]
 
@@ -101,7 +108,7 @@ def discover_and_evaluate(
 
     s = settings or DiscoverySettings()
     pred_path = Path(predictions)
-    tr, y_tr, te, raw = _read_inputs(Path(train), Path(test), pred_path, s.positive)
+    tr, y_tr, te, (checked, raw) = _read_inputs(Path(train), Path(test), pred_path, s.positive)
     disc = discover_subconcepts(
         tr.X,
         y_tr,
@@ -113,9 +120,13 @@ def discover_and_evaluate(
         n_estimators=s.n_estimators,
         seed=s.seed,
     )
-    files = _discovered_files(disc, raw, te)
-    y_test, ev = _evaluate_discovered(files, s)
-    clusters = cluster_table(ev.per_subconcept, y_test)
+    table, files = _discovered(disc, checked, raw, te)
+    ev = evaluate_table(
+        table,
+        utilities_from_train_sizes(disc.train_sizes),
+        settings=EvaluateSettings(threshold=s.threshold, n_bootstrap=s.n_bootstrap, seed=s.seed),
+    )
+    clusters = cluster_table(ev.per_subconcept, table.y_true)
     source = (
         f"train embeddings: {tr.path}\ntest embeddings: {te.path}\npredictions: {pred_path}\n"
         f"discovery: {json.dumps(disc.settings)}\nbootstrap: {s.n_bootstrap} (seed {s.seed})"
@@ -130,9 +141,9 @@ def discover_and_evaluate(
 
 def _read_inputs(
     train: Path, test: Path, pred_path: Path, positive: str | None
-) -> tuple[EmbeddingTable, np.ndarray, EmbeddingTable, pd.DataFrame]:
-    """Both embedding tables, the training classes and the predictions as given, checked
-    against each other."""
+) -> tuple[EmbeddingTable, np.ndarray, EmbeddingTable, tuple[PredictionTable, pd.DataFrame]]:
+    """Both embedding tables, the training classes and the predictions (checked, and as
+    given), checked against each other."""
     tr, te = read_embeddings(train), read_embeddings(test)
     if tr.features != te.features:
         raise InputError(
@@ -141,44 +152,30 @@ def _read_inputs(
             f"{len(tr.features)} columns, first {te.features[0]!r} vs {tr.features[0]!r})",
         )
     y_tr = class_of_rows(tr, positive)
-    raw = _read_raw_predictions(pred_path)
+    checked, raw = _read_raw_predictions(pred_path)
     _check_alignment(te, raw, pred_path)
     for c in (0, 1):
         if (y_tr == c).sum() < 2:
             raise InputError(tr.path, f"class {c} has {(y_tr == c).sum()} rows; discovery needs 2+")
-    return tr, y_tr, te, raw
+    return tr, y_tr, te, (checked, raw)
 
 
-def _discovered_files(disc: Discovery, raw: pd.DataFrame, te: EmbeddingTable) -> dict[str, bytes]:
-    """predictions.csv (the input predictions + ``q_`` columns), train_sizes.json and
+def _discovered(
+    disc: Discovery, checked: PredictionTable, raw: pd.DataFrame, te: EmbeddingTable
+) -> tuple[PredictionTable, dict[str, bytes]]:
+    """The test table with the discovered posteriors, and from the same posteriors the files
+    predictions.csv (the input predictions + ``q_`` columns), train_sizes.json and
     discovery.json."""
     q = disc.predict_proba(te.X)
     out_pred = raw.copy()
     for name in disc.names:
         out_pred[f"{POSTERIOR_PREFIX}{name}"] = q[name].to_numpy()
-    return {
+    table = dataclasses.replace(checked, posteriors=q[list(disc.names)].reset_index(drop=True))
+    return table, {
         "predictions.csv": out_pred.to_csv(index=False).encode(),
         "train_sizes.json": json_text(disc.train_sizes).encode(),
         "discovery.json": json_text(disc.describe()).encode(),
     }
-
-
-def _evaluate_discovered(
-    files: dict[str, bytes], s: DiscoverySettings
-) -> tuple[np.ndarray, Evaluation]:
-    """The test classes and the evaluation of the discovered predictions, read back from the
-    very files a user gets."""
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in ("predictions.csv", "train_sizes.json"):
-            (Path(tmp) / name).write_bytes(files[name])
-        table, ev = evaluate_file(
-            Path(tmp) / "predictions.csv",
-            Path(tmp) / "train_sizes.json",
-            settings=EvaluateSettings(
-                threshold=s.threshold, n_bootstrap=s.n_bootstrap, seed=s.seed
-            ),
-        )
-    return table.y_true, ev
 
 
 def typical_examples(disc: Discovery, table: EmbeddingTable, y: np.ndarray, n_examples: int):
@@ -226,8 +223,9 @@ def _check_alignment(test: EmbeddingTable, predictions: pd.DataFrame, pred_path:
             )
 
 
-def _read_raw_predictions(path: Path) -> pd.DataFrame:
-    """The predictions file as given (kept column for column in the output predictions)."""
+def _read_raw_predictions(path: Path) -> tuple[PredictionTable, pd.DataFrame]:
+    """The predictions file checked, and as given (kept column for column in the output
+    predictions)."""
     table = read_predictions(path)  # validates y_true, y_score / y_pred
     if table.posteriors is not None or table.subconcept is not None:
         raise InputError(
@@ -236,4 +234,4 @@ def _read_raw_predictions(path: Path) -> pd.DataFrame:
             "subconcepts for predictions without them (evaluate it with python -m "
             "medeval.evaluate, or drop those columns)",
         )
-    return read_predictions_frame(path)
+    return table, read_predictions_frame(path)

@@ -1,8 +1,9 @@
-"""A predictions file → its :class:`~medeval.evaluation.Evaluation` (the library side of
-``python -m medeval.evaluate``, also used for every split of a training run and by discovery).
+"""Test predictions → their :class:`~medeval.evaluation.Evaluation`: the one evaluation of every
+tool (``evaluate``, ``subconcepts``, ``discover``, ``train`` and ``evaluate --run``).
 
-:func:`evaluate_file` reads and checks the inputs and evaluates them; the files a user reads are
-rendered by :func:`medeval.report.outputs.output_files`.
+:func:`evaluate_table` evaluates a table in memory; :func:`evaluate_file` reads and checks the
+files, then evaluates them so. The files a user reads are rendered by
+:func:`medeval.report.outputs.output_files`.
 """
 
 from __future__ import annotations
@@ -18,18 +19,20 @@ import numpy as np
 import torch
 
 from medeval.errors import InputError
-from medeval.evaluation import Evaluation, evaluate_predictions
+from medeval.evaluation import Evaluation, evaluate_core
 from medeval.io.predictions import PredictionTable, input_notes, read_predictions, read_train_sizes
 from medeval.metrics import UndefinedMetricWarning
 from medeval.rectified import FewReferenceRowsWarning, ReferenceDataError, ReferenceRows
-from medeval.reference import read_reference, within_class_ba_from_q
+from medeval.reference import check_reference
 from medeval.weights import Utilities
 
 __all__ = [
     "NO_REFERENCE_NOTE",
     "EvaluateSettings",
     "evaluate_file",
+    "evaluate_table",
     "load_reference",
+    "reference_rows",
 ]
 
 #: Said when the label-free scores rest on the subconcept model alone (no test subconcepts, no
@@ -90,27 +93,39 @@ class EvaluateSettings:
         return dataclasses.asdict(self)
 
 
-def load_reference(
-    path: str | Path, u: Utilities, *, threshold: float = 0.5, source: str | None = None
-) -> tuple[ReferenceRows, PredictionTable]:
-    """Read and check a reference file against the train sizes ``u``.
+def reference_rows(
+    table: PredictionTable, u: Utilities, *, threshold: float = 0.5, source: str | None = None
+) -> ReferenceRows:
+    """Check a table of reference rows (read from a file, or built in memory by a tool)
+    against the train sizes ``u``.
 
     Checked: the predictions columns, the true ``subconcept`` (known names, on the side of
     their class), every ``q_<subconcept>`` column, and at least one row of every minority
     subconcept. ``y_pred`` defaults to ``y_score >= threshold`` (the test rows' rule).
 
     Raises:
-        InputError: naming the file and the column or subconcept at fault.
+        InputError: naming the table's file and the column or subconcept at fault.
     """
-    table = read_reference(path, u)
+    check_reference(table, u)
     try:
-        rows = ReferenceRows.from_table(
-            table, u, threshold=float(threshold), source=source or str(path)
+        return ReferenceRows.from_table(
+            table, u, threshold=float(threshold), source=source or str(table.path)
         )
     except ReferenceDataError as e:
         column = e.column if e.column in ("y_true", "y_pred", "y_score", "subconcept") else None
-        raise InputError(path, str(e), column=column) from None
-    return rows, table
+        raise InputError(table.path, str(e), column=column) from None
+
+
+def load_reference(
+    path: str | Path, u: Utilities, *, threshold: float = 0.5, source: str | None = None
+) -> tuple[ReferenceRows, PredictionTable]:
+    """Read a reference file and check it (:func:`reference_rows`).
+
+    Raises:
+        InputError: naming the file and the column or subconcept at fault.
+    """
+    table = read_predictions(path, u)
+    return reference_rows(table, u, threshold=threshold, source=source or str(path)), table
 
 
 def evaluate_file(
@@ -121,24 +136,15 @@ def evaluate_file(
     reference_source: str | None = None,
     settings: EvaluateSettings | None = None,
 ) -> tuple[PredictionTable, Evaluation]:
-    """Read a predictions file (and its train sizes) and evaluate it.
-
-    Undefined scores are reported in ``Evaluation.notes`` (their
-    :class:`~medeval.metrics.UndefinedMetricWarning` is recorded, not repeated to the caller;
-    every other warning reaches the caller); notes about the inputs themselves (see
-    :func:`~medeval.io.predictions.input_notes`) come first.
+    """Read a predictions file (and its train sizes and reference rows), then evaluate it
+    with :func:`evaluate_table`.
 
     ``reference``: a file of reference rows (the predictions columns plus the true
-    ``subconcept`` and every ``q_<subconcept>``, checked by :func:`load_reference`). They give
-    the rectified scores rBA / rF1 / rAUC (SPEC §9), which are then recommended, and the
-    subconcept model's within-class balanced accuracy when the test set has no subconcept
-    labels. ``reference_source`` names where the rows come from in the outputs (default: the
-    file's path). Without test subconcepts and without reference rows the notes say why the
-    label-free intervals cannot see the subconcept model's error (:data:`NO_REFERENCE_NOTE`).
+    ``subconcept`` and every ``q_<subconcept>``, checked by :func:`load_reference`);
+    ``reference_source`` names where the rows come from in the outputs (default: the file's
+    path).
 
-    The returned table's ``posteriors`` are ``None``: they are handed to the evaluation, which
-    frees them once it has made its weights (without reference rows), so that they are not
-    held twice on millions of rows.
+    The returned table's ``posteriors`` are ``None``: :func:`evaluate_table` takes them.
     """
     s = settings or EvaluateSettings()
     u = read_train_sizes(train_sizes) if train_sizes else None
@@ -148,28 +154,51 @@ def evaluate_file(
             raise InputError(reference, "reference data need --train-sizes (the subconcepts)")
         rows, _ = load_reference(reference, u, threshold=s.threshold, source=reference_source)
     table = read_predictions(predictions, u, memory_budget=s.memory_budget)
+    return table, evaluate_table(table, u, reference=rows, settings=s)
+
+
+def evaluate_table(
+    table: PredictionTable,
+    train_sizes: Utilities | None = None,
+    *,
+    reference: ReferenceRows | None = None,
+    settings: EvaluateSettings | None = None,
+) -> Evaluation:
+    """The evaluation of every tool (``evaluate``, ``subconcepts``, ``discover``, ``train`` and
+    its re-evaluation): a table of test predictions in memory, the train sizes' utilities, the
+    checked reference rows and one settings object. :func:`evaluate_file` is reading, then
+    this; a tool that makes its table in memory hands the same table here and to its file
+    writer, so that evaluating its written files gives the same numbers.
+
+    Undefined scores are reported in ``Evaluation.notes`` (their
+    :class:`~medeval.metrics.UndefinedMetricWarning` is recorded, not repeated to the caller;
+    every other warning reaches the caller); notes about the inputs themselves (see
+    :func:`~medeval.io.predictions.input_notes`) come first. With reference rows the
+    evaluation gives the rectified scores rBA / rF1 / rAUC (SPEC §9), which are then
+    recommended, and the subconcept model's within-class balanced accuracy on them (also its
+    quality when the test set has no subconcept labels). Without test subconcepts and
+    without reference rows the notes say why the label-free intervals cannot see the
+    subconcept model's error (:data:`NO_REFERENCE_NOTE`).
+
+    The table's ``posteriors`` are handed over: ``table.posteriors`` is ``None`` afterwards,
+    and the evaluation frees them once it has made its weights, so that they are not held
+    twice on millions of rows.
+
+    Raises:
+        InputError: probability scores with a threshold outside [0, 1], naming the file.
+    """
+    s = settings or EvaluateSettings()
+    if not isinstance(s, EvaluateSettings):
+        raise TypeError(f"settings must be EvaluateSettings, got {type(s).__name__}")
     first = input_notes(table, float(s.threshold))
     has_posteriors = table.posteriors is not None
-    # Handed over, not kept: the evaluation frees them once it has its weights (the largest
-    # input at millions of rows, 8 bytes per row and subconcept).
     handed = {"posteriors": table.posteriors}
-    table = dataclasses.replace(table, posteriors=None)
-    ev = _evaluate_recorded(table, handed, u, s, rows)
+    table.posteriors = None  # handed over, not kept (the largest input at millions of rows)
+    ev = _evaluate_recorded(table, handed, train_sizes, s, reference)
     notes = [*first, *ev.notes]
-    if rows is None and table.subconcept is None and has_posteriors and u is not None:
+    if reference is None and table.subconcept is None and has_posteriors and train_sizes:
         notes.append(NO_REFERENCE_NOTE)
-    model, source = ev.subconcept_model, ev.subconcept_model_source
-    if rows is not None:
-        quality = within_class_ba_from_q(rows.y_true, rows.subconcept, rows.posteriors, u)
-        text = (
-            ", ".join(f"{c}: {v:.3f}" for c, v in quality.items()) or "no class has two subconcepts"
-        )
-        notes.append(f"subconcept model on the reference data {reference}: within-class BA {text}")
-        if not model:
-            model, source = quality, f"reference data ({Path(reference).name})"
-    return table, dataclasses.replace(
-        ev, notes=notes, subconcept_model=model, subconcept_model_source=source
-    )
+    return dataclasses.replace(ev, notes=notes)
 
 
 def _evaluate_recorded(
@@ -179,15 +208,15 @@ def _evaluate_recorded(
     s: EvaluateSettings,
     reference: ReferenceRows | None,
 ) -> Evaluation:
-    """``evaluate_predictions`` on ``table`` and the ``posteriors`` of ``handed`` (taken out
-    of it, so that no frame but the evaluation's holds them), and the reference rows: its
+    """The evaluation core on ``table`` and the ``posteriors`` of ``handed`` (taken out of
+    it, so that no frame but the evaluation's holds them), and the reference rows: its
     undefined-score and few-reference-rows warnings are recorded (the evaluation's notes
     state them), every other warning is passed on to the caller."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        # Unchecked, with every keyword spelled out: the checking wrapper, or a ** dict, would
-        # hold the posteriors until the evaluation returns. EvaluateSettings checked them.
-        ev = evaluate_predictions.__wrapped__(  # type: ignore[attr-defined]
+        # Every keyword spelled out: a ** dict would hold the posteriors until the evaluation
+        # returns. EvaluateSettings checked the options when it was built.
+        ev = evaluate_core(
             table.y_true,
             y_score=table.y_score,
             y_pred=table.y_pred,

@@ -22,9 +22,11 @@ import pandas as pd
 from medeval import atomic
 from medeval.errors import InputError
 from medeval.evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
-from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+from medeval.flows.evaluate import EvaluateSettings, evaluate_table, reference_rows
+from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
 from medeval.io.tables import read_frame
 from medeval.scores import RECOMMENDED
+from medeval.weights import Utilities
 
 __all__ = [
     "REFERENCE_FILE",
@@ -33,6 +35,7 @@ __all__ = [
     "RerunSettings",
     "check_split_predictions",
     "evaluate_run",
+    "evaluate_split",
     "evaluate_split_folder",
     "split_folders",
     "split_line",
@@ -320,33 +323,51 @@ def _check_test_rows(path: Path, expected: list[str], seed: str) -> None:
 def evaluate_split_folder(
     folder: str | Path, settings: EvaluateSettings, *, title: str
 ) -> Evaluation:
-    """Evaluate ``folder/predictions.csv`` with ``folder/train_sizes.json`` and, when present,
-    the reference rows ``folder/reference.csv``; write the outputs.
+    """Read ``folder/predictions.csv`` with ``folder/train_sizes.json`` and, when present, the
+    reference rows ``folder/reference.csv``, then :func:`evaluate_split` them (``python -m
+    medeval.evaluate --run``; training evaluates the same tables before it writes them, so a
+    re-evaluation with the same settings reproduces the numbers exactly)."""
+    folder = Path(folder)
+    u = read_train_sizes(folder / "train_sizes.json")
+    ref_path, reference = folder / REFERENCE_FILE, None
+    if ref_path.is_file():
+        try:
+            reference = read_predictions(ref_path, u)
+        except InputError as e:  # kept: the split is evaluated without it, saying why
+            reference = e
+    table = read_predictions(folder / "predictions.csv", u, memory_budget=settings.memory_budget)
+    return evaluate_split(folder, table, u, reference, settings, title=title)
 
-    Training and ``python -m medeval.evaluate --run`` both go through here, so a re-evaluation
-    with the same settings reproduces the numbers exactly.
-    """
+
+def evaluate_split(
+    folder: str | Path,
+    table: PredictionTable,
+    u: Utilities,
+    reference: PredictionTable | InputError | None,
+    settings: EvaluateSettings,
+    *,
+    title: str,
+) -> Evaluation:
+    """Evaluate a split's test table with its reference rows (the table of its validation and
+    calibration parts, or the error that made them unreadable) and write the outputs into
+    ``folder``. Reference rows that cannot be used (e.g. a minority subconcept with no image
+    in the validation and calibration parts) leave the split its class-conditional scores,
+    and the notes say why it has no rectified ones."""
     from medeval.report.outputs import output_files
 
-    folder = Path(folder)
-    ref = folder / REFERENCE_FILE
-    files = (folder / "predictions.csv", folder / "train_sizes.json")
-    try:
-        _table, ev = evaluate_file(
-            *files,
-            reference=ref if ref.is_file() else None,
-            reference_source=REFERENCE_SOURCE,
-            settings=settings,
-        )
-    except InputError as e:
-        if e.path != str(ref):
-            raise
-        # e.g. a minority subconcept with no image in the validation and calibration parts:
-        # the split keeps its class-conditional scores and says why it has no rectified ones
-        _table, ev = evaluate_file(*files, settings=settings)
-        why = f"the split's reference rows ({REFERENCE_SOURCE}) cannot be used: {e}"
+    rows, unusable = None, reference if isinstance(reference, InputError) else None
+    if isinstance(reference, PredictionTable):
+        try:
+            rows = reference_rows(
+                reference, u, threshold=settings.threshold, source=REFERENCE_SOURCE
+            )
+        except InputError as e:
+            unusable = e
+    ev = evaluate_table(table, u, reference=rows, settings=settings)
+    if unusable is not None:
+        why = f"the split's reference rows ({REFERENCE_SOURCE}) cannot be used: {unusable}"
         ev.notes.append(f"rectified scores not computed: {why}")
         for k in LABEL_FREE_RECTIFIED:
             ev.unavailable[k] = why
-    atomic.write_files(folder, output_files(ev, title=title))
+    atomic.write_files(Path(folder), output_files(ev, title=title))
     return ev

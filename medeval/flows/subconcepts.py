@@ -16,9 +16,10 @@ Inputs (CSV or Parquet; feature columns ``f0000…`` or named in the settings):
 
 The subconcept model (:class:`~medeval.subconcept_model.SubconceptModel`) is fitted on TRAIN;
 TEST and REF gain ``q_<subconcept>`` columns (``predictions.csv``, ``reference.csv``, feature
-columns left out), TRAIN's subconcept counts become ``train_sizes.json``, and those very files
-are evaluated by :func:`medeval.flows.evaluate.evaluate_file` — with REF as its reference rows,
-so that the rectified scores rBA / rF1 / rAUC are computed and recommended. The output folder
+columns left out), TRAIN's subconcept counts become ``train_sizes.json``, and the very tables
+those files hold are evaluated in memory by :func:`medeval.flows.evaluate.evaluate_table` —
+with REF as its reference rows, so that the rectified scores rBA / rF1 / rAUC are computed and
+recommended (evaluating the written files gives the same numbers). The output folder
 can be re-evaluated with ``python -m medeval.evaluate --predictions predictions.csv
 --train-sizes train_sizes.json --reference reference.csv``.
 
@@ -45,12 +46,22 @@ import pandas as pd
 from medeval._validation import Interval, StrOptions, TypeOf, check_params
 from medeval.atomic import json_text
 from medeval.discovery import METHODS, REDUCERS, discover_subconcepts
-from medeval.errors import InputError, UserError
+from medeval.errors import InputError
 from medeval.evaluation import Evaluation
-from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
+from medeval.flows.evaluate import (
+    NO_REFERENCE_NOTE,
+    EvaluateSettings,
+    evaluate_table,
+    reference_rows,
+)
 from medeval.io.embeddings import FEATURE
 from medeval.io.features import FeatureTable, binary_column, read_feature_table
-from medeval.io.predictions import POSTERIOR_PREFIX, read_predictions, read_predictions_frame
+from medeval.io.predictions import (
+    POSTERIOR_PREFIX,
+    PredictionTable,
+    read_predictions,
+    read_predictions_frame,
+)
 from medeval.io.tables import read_frame
 from medeval.subconcept_model import SubconceptModel, subconcept_classes, train_sizes
 from medeval.weights import Utilities, utilities_from_train_sizes
@@ -155,6 +166,7 @@ class _Rows:
     table: FeatureTable
     predictions: pd.DataFrame  # non-feature columns, one row per table row, in table order
     source: Path  # the file the predictions columns were read from
+    checked: PredictionTable  # the same columns checked, in table order (path: source)
 
 
 def fit_and_evaluate(
@@ -213,10 +225,11 @@ def fit_and_evaluate(
         _no_shared_ids(te.table, ref.table, "reference", other="TEST")
     model, disc = _fit_model(tr, y, names, s, estimator)
     if ref is not None and disc is not None:  # discovered: the clustering names each REF row
-        y_ref = read_predictions(ref.source).y_true
-        ref.predictions["subconcept"] = disc.assign(ref.table.X, y_ref)
-    files = _posterior_files(model, te, ref)
-    ev = _evaluate(files, s, te, ref)
+        found = disc.assign(ref.table.X, ref.checked.y_true)
+        ref.predictions["subconcept"] = found
+        ref.checked.subconcept = pd.Categorical(np.asarray(found).astype(str))
+    tables, files = _posterior_files(model, te, ref)
+    ev = _evaluate(tables, model, s, ref)
     if ref is not None and disc is not None:
         ev = dataclasses.replace(ev, notes=[*ev.notes, DISCOVERED_REFERENCE])
     files["subconcept_model.json"] = json_text(_describe(model, tr, s, estimator)).encode()
@@ -342,9 +355,17 @@ def _scored(
         frame = table.rest
     else:
         frame = joined_rows(table, read_predictions_frame(source), source)
+        checked = _in_order(checked, frame.index.to_numpy())
         frame = _agreeing(table.rest, frame.reset_index(drop=True), table.path, source)
     _no_shared_ids(tr, table, role)
-    return _Rows(table, frame.reset_index(drop=True).copy(), source)
+    return _Rows(table, frame.reset_index(drop=True).copy(), source, checked)
+
+
+def _in_order(table: PredictionTable, order: np.ndarray) -> PredictionTable:
+    """``table``'s rows ``order`` ``(N,)`` (the feature table's row order)."""
+    pick = [None if a is None else a[order] for a in (table.y_true, table.y_score, table.y_pred)]
+    sc = None if table.subconcept is None else table.subconcept[order]
+    return PredictionTable(table.path, *pick, sc, None)
 
 
 def _columns(path: Path) -> list[str]:
@@ -466,9 +487,13 @@ def _no_shared_ids(
         )
 
 
-def _posterior_files(model: SubconceptModel, te: _Rows, ref: _Rows | None) -> dict[str, bytes]:
-    """predictions.csv, reference.csv and train_sizes.json."""
+def _posterior_files(
+    model: SubconceptModel, te: _Rows, ref: _Rows | None
+) -> tuple[dict[str, PredictionTable], dict[str, bytes]]:
+    """The test (and reference) tables with the subconcept model's posteriors, and from the
+    same posteriors the files predictions.csv, reference.csv and train_sizes.json."""
     files = {"train_sizes.json": json_text(model.train_sizes_).encode()}
+    tables = {}
     for name, rows in (("predictions.csv", te), ("reference.csv", ref)):
         if rows is None:
             continue
@@ -477,42 +502,28 @@ def _posterior_files(model: SubconceptModel, te: _Rows, ref: _Rows | None) -> di
         for j, sc in enumerate(model.classes_):
             out[f"{POSTERIOR_PREFIX}{sc}"] = q[:, j]
         files[name] = out.to_csv(index=False).encode()
-    return files
+        posteriors = pd.DataFrame(q, columns=[str(c) for c in model.classes_])
+        tables[name] = dataclasses.replace(rows.checked, posteriors=posteriors)
+    return tables, files
 
 
 def _evaluate(
-    files: dict[str, bytes], s: SubconceptSettings, te: _Rows, ref: _Rows | None
+    tables: dict[str, PredictionTable],
+    model: SubconceptModel,
+    s: SubconceptSettings,
+    ref: _Rows | None,
 ) -> Evaluation:
-    """The evaluation of the very files a user gets, REF as the reference rows; messages
-    name the user's files, not the copies evaluated."""
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in ("predictions.csv", "reference.csv", "train_sizes.json"):
-            if name in files:
-                (Path(tmp) / name).write_bytes(files[name])
-        copies = {str(Path(tmp) / "predictions.csv"): str(te.source)}
-        if ref is not None:
-            copies[str(Path(tmp) / "reference.csv")] = str(ref.source)
-        try:
-            _, ev = evaluate_file(
-                Path(tmp) / "predictions.csv",
-                Path(tmp) / "train_sizes.json",
-                reference=Path(tmp) / "reference.csv" if ref is not None else None,
-                settings=s.evaluate_settings(),
-            )
-        except UserError as err:  # e.g. no reference row of a minority subconcept
-            raise UserError(_named(str(err), copies)) from err
-    notes = [OWN_NO_REFERENCE if n == NO_REFERENCE_NOTE else _named(n, copies) for n in ev.notes]
-    if ev.reference is not None and ref is not None:  # name the user's file, not the copy
-        return dataclasses.replace(
-            ev, notes=notes, reference={**ev.reference, "source": str(ref.table.path)}
-        )
+    """The evaluation of the tables the files a user gets hold, REF as the reference rows;
+    messages name the user's files (the tables were read from them)."""
+    u = utilities_from_train_sizes(model.train_sizes_)
+    es = s.evaluate_settings()
+    rows = None
+    if ref is not None:  # e.g. no reference row of a minority subconcept: naming REF's file
+        source = str(ref.table.path)
+        rows = reference_rows(tables["reference.csv"], u, threshold=es.threshold, source=source)
+    ev = evaluate_table(tables["predictions.csv"], u, reference=rows, settings=es)
+    notes = [OWN_NO_REFERENCE if n == NO_REFERENCE_NOTE else n for n in ev.notes]
     return dataclasses.replace(ev, notes=notes)
-
-
-def _named(text: str, copies: dict[str, str]) -> str:
-    for copy, original in copies.items():
-        text = text.replace(copy, original)
-    return text
 
 
 def _describe(

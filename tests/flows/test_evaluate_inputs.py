@@ -2,6 +2,7 @@
 the previous run as a whole."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -167,20 +168,20 @@ def test_evaluate_file_hands_the_posteriors_over_and_every_setting_on(files, mon
 
 
 def test_evaluate_file_passes_every_setting_to_the_evaluation(files, monkeypatch):
-    """evaluate_file spells the settings out (no ** dict): none may be left behind."""
-    from types import SimpleNamespace
-
+    """evaluate_file spells the settings out (no ** dict) to the evaluation core, and never
+    past a declared check (no __wrapped__): none may be left behind."""
     import medeval.flows.evaluate as flow
 
     _df, pred, sizes, _out = files
-    real, seen = flow.evaluate_predictions.__wrapped__, {}
+    real, seen = flow.evaluate_core, {}
 
     def record(*args, **kwargs):
         seen.update(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(flow, "evaluate_predictions", SimpleNamespace(__wrapped__=record))
+    monkeypatch.setattr(flow, "evaluate_core", record)
     s = EvaluateSettings(threshold=0.3, n_bootstrap=5, stratify="subconcept", seed=2)
     evaluate_file(pred, sizes, settings=s)
     assert set(s.options()) <= set(seen)
     assert {k: seen[k] for k in s.options()} == s.options()
+    assert "__wrapped__" not in Path(flow.__file__).read_text()
