@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 
 from medeval.datasets.base import DataError, LabelledData, check_labels_present, label_strings
+from medeval.errors import InputError
+from medeval.io.tables import feature_matrix
 
 __all__ = ["dataset_names", "keel_names", "load_keel"]
 
@@ -68,8 +70,9 @@ def load_keel(path: str | Path, *, name: str | None = None) -> LabelledData:
         name: data-set name when ``path`` is a folder.
 
     Returns:
-        ``LabelledData`` with ``X`` (N, F) float (non-numeric inputs become category codes,
-        ``?`` becomes NaN) and ``labels`` (N,) from the last column.
+        ``LabelledData`` with ``X`` (N, F) float (columns of text only become category codes,
+        ``?`` becomes NaN; see :func:`numeric_features`) and ``labels`` (N,) from the last
+        column.
     """
     file = _resolve(path, name)
     names, body = _split_header(file.read_text(), file)
@@ -94,7 +97,7 @@ def load_keel(path: str | Path, *, name: str | None = None) -> LabelledData:
     frame.columns = columns
     label_col = columns[-1]
     check_labels_present(frame[label_col], file, label_col)
-    X, feature_names = numeric_features(frame.drop(columns=label_col))
+    X, feature_names = numeric_features(file, frame.drop(columns=label_col))
     return LabelledData(
         labels=label_strings(frame[label_col]),
         source="keel",
@@ -105,18 +108,15 @@ def load_keel(path: str | Path, *, name: str | None = None) -> LabelledData:
     )
 
 
-def numeric_features(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    """(N, F) float array; a column that is not numeric becomes integer category codes.
-
-    Codes (not one-hot) keep F unchanged, which is what a random forest needs; missing stays NaN.
+def numeric_features(path: str | Path, frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """(N, F) float array of the feature columns by the rule of every tabular loader
+    (:func:`medeval.io.tables.feature_matrix`): numbers, or integer category codes for a
+    column of text only (codes, not one-hot, keep F unchanged, which is what a random forest
+    needs; missing stays NaN); a stray text cell in a column of numbers is a ``DataError``
+    naming the file, column and row.
     """
-    out = np.empty(frame.shape, dtype=np.float64)
-    for j, column in enumerate(frame.columns):
-        values = frame[column]
-        numeric = pd.to_numeric(values, errors="coerce")
-        if numeric.notna().sum() == values.notna().sum():
-            out[:, j] = numeric.to_numpy(dtype=np.float64)
-        else:
-            codes = pd.Categorical(values.astype("string").str.strip()).codes
-            out[:, j] = np.where(codes < 0, np.nan, codes)
-    return out, [str(c) for c in frame.columns]
+    try:
+        X = feature_matrix(path, frame, list(frame.columns))
+    except InputError as err:
+        raise DataError(str(err)) from err
+    return X, [str(c) for c in frame.columns]

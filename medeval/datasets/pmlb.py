@@ -53,7 +53,8 @@ def load_pmlb(name: str, *, cache_dir: str | Path | None) -> LabelledData:
         ) from exc
     where = f"pmlb:{name}" if cache_dir is None else str(Path(cache_dir) / name)
     check_labels_present(frame[LABEL_COLUMN], where, LABEL_COLUMN)
-    X, feature_names = numeric_features(frame.drop(columns=LABEL_COLUMN))
+    file = where if cache_dir is None else Path(where) / f"{name}.tsv.gz"
+    X, feature_names = numeric_features(file, frame.drop(columns=LABEL_COLUMN))
     return LabelledData(
         labels=label_strings(frame[LABEL_COLUMN]),
         source="pmlb",

@@ -9,6 +9,7 @@ and a timestamp, boolean or text column is never read as numbers.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,7 +19,15 @@ import pandas as pd
 
 from medeval.errors import InputError
 
-__all__ = ["CSV_SUFFIXES", "check_header", "is_parquet", "numeric_column", "read_frame"]
+__all__ = [
+    "CSV_SUFFIXES",
+    "check_header",
+    "feature_matrix",
+    "is_parquet",
+    "not_a_number",
+    "numeric_column",
+    "read_frame",
+]
 
 #: Suffixes read as delimited text (tab-separated when the name holds ``.tsv``).
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
@@ -125,9 +134,85 @@ def numeric_column(
     found = [(int(np.argmax(mask)), problem) for mask, problem in problems if mask.any()]
     if found:
         row, problem = min(found)
-        shown = problem if problem == "missing value" else f"{str(values.iloc[row])!r} {problem}"
+        if problem == "is not a number":
+            shown = not_a_number(values.iloc[row])
+        elif problem == "missing value":
+            shown = problem
+        else:
+            shown = f"{str(values.iloc[row])!r} {problem}"
         raise InputError(path, shown, column=column, row=row + 1)
     return out
+
+
+#: A number written with a decimal comma (``0,714``, ``1.234,5``) or thousands separators
+#: (``1,234``, ``12,345.6``): read as text, it is no number to pandas.
+_COMMA_NUMBER = re.compile(r"[+-]?(\d{1,3}(,\d{3})+(\.\d*)?|\d*,\d+|\d{1,3}(\.\d{3})+,\d*)")
+
+
+def not_a_number(cell: object) -> str:
+    """What is wrong with a cell that is not a number, for an :class:`InputError`: a number
+    written with a decimal comma or thousands separators is named as such."""
+    text = str(cell).strip()
+    if _COMMA_NUMBER.fullmatch(text):
+        return (
+            f"{text!r} is a number written with a decimal comma or a thousands separator: "
+            "write numbers with a decimal point and no separators (e.g. 0.714, 1234)"
+        )
+    return f"{str(cell)!r} is not a number"
+
+
+def feature_matrix(path: str | Path, frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """The feature columns of a data-set table as an ``(N, F)`` float array: the one rule of
+    every tabular loader (``csv``, ``keel``, ``pmlb``) for which column is numbers and which
+    is categories.
+
+    * a column of numbers (empty cells allowed: NaN) is numbers; booleans are 0 / 1;
+    * a column of text only is categorical and becomes integer codes (empty cells NaN);
+    * a column of numbers with a cell that is not one is an :class:`InputError` naming the
+      file, the column and the first such row with the cell (never category codes: one stray
+      cell would turn every number of the column into a code);
+    * a cell that is a number written with a decimal comma or a thousands separator
+      (``"0,714"``, ``"1,234"``) is an error saying so, wherever it stands: such a column holds
+      numbers the reader could not parse, not categories;
+    * a timestamp column, or an infinite number, is refused.
+    """
+    X = np.empty((len(frame), len(columns)), dtype=np.float64)
+    for j, column in enumerate(columns):
+        values = frame[column]
+        if pd.api.types.is_bool_dtype(values.dtype):
+            X[:, j] = values.to_numpy(dtype=np.float64)
+        elif pd.api.types.is_numeric_dtype(values.dtype) or not _is_text(values):
+            X[:, j] = numeric_column(path, frame, column, missing_ok=True)
+        else:
+            X[:, j] = _text_feature(path, values, str(column))
+    return X
+
+
+def _is_text(values: pd.Series) -> bool:
+    return pd.api.types.is_object_dtype(values.dtype) or pd.api.types.is_string_dtype(values.dtype)
+
+
+def _text_feature(path: str | Path, values: pd.Series, column: str) -> np.ndarray:
+    """A column read as text: its numbers, or the category codes of a column of text only."""
+    text = values.astype("string").str.strip()
+    given = (text.notna() & (text != "")).to_numpy()
+    parsed = pd.to_numeric(text, errors="coerce")
+    numbers = parsed.notna().to_numpy()
+    comma = given & text.fillna("").str.fullmatch(_COMMA_NUMBER.pattern).to_numpy(dtype=bool)
+    if comma.any():
+        bad = comma
+    elif (given & numbers).any():
+        bad = given & ~numbers
+    else:  # text only: categories
+        codes = pd.Categorical(text.where(pd.Series(given, index=text.index))).codes
+        return np.where(codes < 0, np.nan, codes).astype(np.float64)
+    if bad.any():
+        row = int(np.argmax(bad))
+        problem = not_a_number(values.iloc[row])
+        if not comma.any():
+            problem += " (the column's other cells are)"
+        raise InputError(path, problem, column=column, row=row + 1)
+    return parsed.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def finite_matrix(
@@ -142,7 +227,9 @@ def finite_matrix(
         bad = ~np.isfinite(values)
         if bad.any():
             i = int(np.argmax(bad))
-            msg = f"{frame[c].iloc[i]!r} is not a finite number{hint}"
+            cell = frame[c].iloc[i]
+            comma = _COMMA_NUMBER.fullmatch(str(cell).strip()) is not None
+            msg = not_a_number(cell) if comma else f"{cell!r} is not a finite number{hint}"
             raise InputError(path, msg, column=c, row=i + 1)
         X[:, j] = values
     return X

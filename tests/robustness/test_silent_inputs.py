@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from malformed_fixtures import SIZES, embeddings, predictions, tree_digest
+from malformed_fixtures import SIZES, collection_table, embeddings, predictions, tree_digest
 from test_malformed_inputs import run_tool
 
 from medeval.flows.rerun import MissingReferenceWarning
@@ -209,3 +209,85 @@ def test_subconcepts_without_bootstrap_prints_no_interval(tmp_path, capsys):
     for line in lines:
         assert "nan" not in line and "[" not in line, line
     assert lines[0].startswith("recommended for BA: rBA = 0."), lines
+
+
+# --- numbers coded as categories: one rule for every tabular loader --------------------------
+COMMA_TABLES = [
+    ("decimal-comma", "x1", lambda f: f["x1"].map(lambda v: f"{v:.3f}".replace(".", ","))),
+    ("thousands", "x2", lambda f: (f["x2"] * 1000).round().astype(int).map(lambda v: f"{v:,}")),
+    ("thousands-and-point", "x0", lambda f: (f["x0"] * 1e4).map(lambda v: f"{v:,.1f}")),
+]
+
+
+@pytest.mark.parametrize(("column", "make"), [c[1:] for c in COMMA_TABLES],
+                         ids=[c[0] for c in COMMA_TABLES])  # fmt: skip
+def test_numbers_with_a_decimal_comma_or_separators_are_refused(tmp_path, capsys, column, make):
+    frame = collection_table()
+    frame[column] = make(frame).astype(str)
+    frame.loc[0, column] = "12,5"  # a cell with a comma even where the rest are thousands
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    assert '"12,5"' in path.read_text()  # quoted, as a spreadsheet writes it
+    assert run_tool("tasks", ["describe", "--source", "csv", "--path", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert (
+        f"{path}, column '{column}', row 1: '12,5' is a number written with a decimal comma" in err
+    )
+
+
+def test_a_benchmark_collection_with_decimal_commas_is_refused(tmp_path, capsys):
+    (tmp_path / "coll").mkdir()
+    frame = collection_table()
+    frame["x1"] = frame["x1"].map(lambda v: f"{v:.3f}".replace(".", ","))
+    frame.to_csv(tmp_path / "coll" / "t.csv", index=False)
+    argv = ["--collection", str(tmp_path / "coll"), "--max-splits", "1", "--n-estimators", "5"]
+    argv += ["--methods", "none", "--quiet", "--no-analyze", "--out", str(tmp_path / "out")]
+    assert run_tool("benchmark", argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "column 'x1', row 1" in err and "decimal comma" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+KEEL = """@relation toy
+@attribute a real [0, 200]
+@attribute b real [0, 9]
+@attribute Class {p, q, r}
+@inputs a, b
+@outputs Class
+@data
+"""
+
+
+def test_a_stray_text_cell_in_a_keel_column_of_numbers_is_refused(tmp_path, capsys):
+    rows = [f"{90 + i % 7}, {i % 5}, {'pqr'[i % 3]}" for i in range(60)]
+    rows[6] = "95x, 3, q"
+    path = tmp_path / "toy.dat"
+    path.write_text(KEEL + "\n".join(rows) + "\n")
+    assert run_tool("tasks", ["describe", "--source", "keel", "--path", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"{path}, column 'a', row 7: '95x' is not a number" in err, err
+
+
+def test_a_keel_column_of_text_only_is_still_categories(tmp_path):
+    from medeval.datasets import load
+
+    rows = [f"{'uvw'[i % 3]}, {i % 5}, {'pqr'[i % 3]}" for i in range(60)]
+    path = tmp_path / "toy.dat"
+    path.write_text(KEEL + "\n".join(rows) + "\n")
+    data = load("keel", path)
+    assert sorted(set(data.X[:, 0])) == [0.0, 1.0, 2.0]
+
+
+def test_a_stray_text_cell_in_a_pmlb_column_of_numbers_is_refused(tmp_path):
+    from medeval.datasets import load
+    from medeval.datasets.base import DataError
+
+    frame = collection_table().rename(columns={"label": "target"})
+    frame["x0"] = frame["x0"].astype(object)
+    frame.loc[11, "x0"] = "95x"
+    (tmp_path / "allbp").mkdir()
+    frame.to_csv(tmp_path / "allbp" / "allbp.tsv.gz", sep="\t", index=False)
+    with pytest.raises(DataError, match=r"allbp\.tsv\.gz, column 'x0', row 12: '95x' is not"):
+        load("pmlb", tmp_path, name="allbp")
