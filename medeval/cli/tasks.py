@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 from medeval.cli.common import (
     add_source_arguments,
@@ -118,7 +119,9 @@ def _check_replaceable(out, record_path) -> None:
         return
     try:
         record = json.loads(record_path.read_text())
-        ours = isinstance(record, dict) and record.get("manifest") == str(out)
+        # the record lies beside the manifest and names it as the command wrote it: relative
+        # to the folder it was run from, so only the file name can be compared
+        ours = isinstance(record, dict) and Path(str(record.get("manifest"))).name == out.name
         ours = ours and list(record.get("command", []))[:1] == [PROG]
     except (OSError, ValueError):
         ours = False

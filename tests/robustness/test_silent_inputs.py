@@ -291,3 +291,24 @@ def test_a_stray_text_cell_in_a_pmlb_column_of_numbers_is_refused(tmp_path):
     frame.to_csv(tmp_path / "allbp" / "allbp.tsv.gz", sep="\t", index=False)
     with pytest.raises(DataError, match=r"allbp\.tsv\.gz, column 'x0', row 12: '95x' is not"):
         load("pmlb", tmp_path, name="allbp")
+
+
+# --- tasks split: its own manifest, named from another folder ------------------------------
+def test_tasks_split_replaces_its_own_manifest_named_from_another_folder(
+    tmp_path, monkeypatch, capsys
+):
+    collection_table().to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    argv = ["split", "--source", "csv", "--quiet"]
+    assert run_tool("tasks", [*argv, "--path", "t.csv", "--out", "m.csv"]) == 0
+    (tmp_path / "m.csv").write_text("stale\n")  # so that a replacement shows
+    monkeypatch.chdir(tmp_path / "sub")
+    code = run_tool("tasks", [*argv, "--path", "../t.csv", "--out", "../m.csv", "--seed", "1"])
+    assert code == 0, capsys.readouterr().err
+    assert (tmp_path / "m.csv").read_text().startswith("dataset,")
+    record = json.loads((tmp_path / "m.csv.json").read_text())
+    assert record["manifest"] == "../m.csv"
+    (tmp_path / "other.csv").write_text("x\n")  # a file of the user's is still refused
+    assert run_tool("tasks", [*argv, "--path", "../t.csv", "--out", "../other.csv"]) == 2
+    assert (tmp_path / "other.csv").read_text() == "x\n"
