@@ -188,3 +188,23 @@ def test_resume_after_interruption_equals_uninterrupted(tiny_config, tmp_path, c
     pa = pd.read_csv(straight / "split_0" / "predictions.csv")
     pb = pd.read_csv(broken / "split_0" / "predictions.csv")
     pd.testing.assert_frame_equal(pa, pb)
+
+
+def test_split_evaluated_in_memory_equals_its_written_files(finished, tmp_path):
+    """Training evaluates the tables it writes in memory; re-reading the split's files (what
+    evaluate --run does) gives every number of its metrics.json again."""
+    import shutil
+
+    from medeval.flows.evaluate import EvaluateSettings
+    from medeval.flows.rerun import evaluate_split_folder
+
+    cfg, out, _ = finished
+    folder = tmp_path / "split_0"
+    shutil.copytree(out / "split_0", folder, ignore=shutil.ignore_patterns("checkpoints"))
+    e = cfg.evaluation
+    s = EvaluateSettings(n_bootstrap=e.n_bootstrap, threshold=e.threshold, seed=e.seed)
+    evaluate_split_folder(folder, s, title="t")
+    keys = ("scores", "intervals", "subsets", "per_subconcept", "subconcept_model", "reference")
+    written = json.loads((out / "split_0" / "metrics.json").read_text())
+    again = json.loads((folder / "metrics.json").read_text())
+    assert {k: again[k] for k in keys} == {k: written[k] for k in keys}

@@ -1,0 +1,149 @@
+"""One evaluator: every tool evaluates its tables in memory (``evaluate_table``), and evaluating
+the files it wrote gives the same numbers; the subconcept model's quality on reference rows is
+the evaluation's own (so the library's array road has it too)."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import make_blobs
+
+from medeval.evaluation import evaluate_predictions
+from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate
+from medeval.flows.evaluate import EvaluateSettings, evaluate_file, evaluate_table
+from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
+from medeval.io.predictions import read_predictions, read_train_sizes
+from medeval.rectified import ReferenceRows
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from compare_outputs import blobs
+
+#: metrics.json fields that hold numbers (the notes name files, which differ by design).
+NUMBERS = ("scores", "intervals", "subsets", "per_subconcept", "subconcept_model", "n")
+
+
+def _numbers(metrics: bytes | str) -> dict:
+    m = json.loads(metrics)
+    return {k: m[k] for k in NUMBERS}
+
+
+def _own_tables(folder: Path) -> tuple[Path, Path, Path]:
+    """TRAIN, TEST (no subconcept) and REF of four blob subconcepts, a noisy score."""
+    X, t = make_blobs([80, 60, 50, 30], n_features=4, cluster_std=2.0, random_state=0)
+    names = np.array(["bus", "saab", "opel", "van"])[t]
+    y = (t >= 2).astype(int)
+    rng = np.random.default_rng(0)
+    score = np.clip(0.35 * y + 0.3 + rng.normal(0, 0.2, len(y)), 0, 1)
+    frame = pd.DataFrame(X, columns=[f"f{j:04d}" for j in range(4)])
+    frame.insert(0, "id", [f"r{i:03d}" for i in range(len(y))])
+    frame["y_true"], frame["y_score"], frame["subconcept"] = y, score, names
+    part = rng.permutation(len(y)) % 3
+    paths = folder / "train.csv", folder / "test.csv", folder / "ref.csv"
+    frame[part == 0].drop(columns=["y_score"]).to_csv(paths[0], index=False)
+    frame[part == 1].drop(columns=["subconcept"]).to_csv(paths[1], index=False)
+    frame[part == 2].to_csv(paths[2], index=False)
+    return paths
+
+
+def test_subconcepts_in_memory_equals_its_written_files(tmp_path):
+    train, test, ref = _own_tables(tmp_path)
+    s = SubconceptSettings(n_estimators=20, n_bootstrap=40)
+    own = fit_and_evaluate(train, test, ref, settings=s)
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("predictions.csv", "reference.csv", "train_sizes.json"):
+        (out / name).write_bytes(own.files[name])
+    _, again = evaluate_file(
+        out / "predictions.csv",
+        out / "train_sizes.json",
+        reference=out / "reference.csv",
+        settings=s.evaluate_settings(),
+    )
+    assert _numbers(json.dumps(again.to_dict())) == _numbers(own.files["metrics.json"])
+    # no test subconcepts: the quality is the reference rows', named after the user's file
+    m = json.loads(own.files["metrics.json"])
+    assert m["subconcept_model_source"] == "reference data (ref.csv)"
+    assert m["subconcept_model"] and all(v is not None for v in m["subconcept_model"].values())
+    assert str(ref) in " ".join(m["notes"]) and str(tmp_path / "out") not in " ".join(m["notes"])
+
+
+def test_subconcepts_error_names_the_users_file_not_a_copy(tmp_path):
+    train, test, ref = _own_tables(tmp_path)
+    r = pd.read_csv(ref)
+    r[r.subconcept != "van"].to_csv(ref, index=False)  # a minority subconcept without rows
+    with pytest.raises(Exception, match="van") as err:
+        fit_and_evaluate(train, test, ref, settings=SubconceptSettings(n_estimators=5))
+    assert str(ref) in str(err.value) and "tmp" not in str(err.value).replace(str(tmp_path), "")
+
+
+def test_discover_in_memory_equals_its_written_files(tmp_path):
+    blobs(tmp_path / "in")
+    s = DiscoverySettings(positive="effusion", n_estimators=20, n_bootstrap=40)
+    files, _ev = discover_and_evaluate(
+        tmp_path / "in" / "train.parquet",
+        tmp_path / "in" / "test.parquet",
+        tmp_path / "in" / "preds.csv",
+        s,
+    )
+    for name in ("predictions.csv", "train_sizes.json"):
+        (tmp_path / name).write_bytes(files[name])
+    _, again = evaluate_file(
+        tmp_path / "predictions.csv",
+        tmp_path / "train_sizes.json",
+        settings=EvaluateSettings(threshold=s.threshold, n_bootstrap=s.n_bootstrap, seed=s.seed),
+    )
+    assert _numbers(json.dumps(again.to_dict())) == _numbers(files["metrics.json"])
+
+
+def test_evaluate_table_is_what_evaluate_file_does(tmp_path):
+    from medeval.io.predictions import example_paths
+
+    pred, sizes = example_paths()
+    s = EvaluateSettings(n_bootstrap=30)
+    u = read_train_sizes(sizes)
+    table, ev = evaluate_file(pred, sizes, settings=s)
+    assert table.posteriors is None  # handed over
+    again = evaluate_table(read_predictions(pred, u), u, settings=s)
+    assert again.to_dict() == ev.to_dict()
+
+
+def test_reference_quality_is_the_evaluations_own_on_the_array_road():
+    """evaluate_predictions (the benchmark's road) falls back to the reference rows for the
+    subconcept model's quality, as every tool does, so weak_classes() can speak."""
+    rng = np.random.default_rng(0)
+    names = ("a", "b", "c", "d")
+    sizes = {"a": {"class": 0, "n": 50}, "b": {"class": 0, "n": 50}}
+    sizes |= {"c": {"class": 1, "n": 40}, "d": {"class": 1, "n": 10}}
+    n = 200
+    y = rng.integers(0, 2, n)
+    q = rng.dirichlet(np.ones(4), n)  # an uninformative subconcept model
+    from medeval.weights import utilities_from_train_sizes
+
+    u = utilities_from_train_sizes(sizes)
+    yr = rng.integers(0, 2, 120)
+    sc = np.where(yr == 1, rng.choice(["c", "d"], 120), rng.choice(["a", "b"], 120))
+    rows = ReferenceRows.from_arrays(
+        u,
+        y_true=yr,
+        subconcept=sc,
+        posteriors=pd.DataFrame(rng.dirichlet(np.ones(4), 120), columns=names),
+        y_score=rng.uniform(size=120),
+        source="held-out rows",
+    )
+    ev = evaluate_predictions(
+        y,
+        y_score=rng.uniform(size=n),
+        posteriors=pd.DataFrame(q, columns=names),
+        train_sizes=u,
+        reference=rows,
+        n_bootstrap=0,
+    )
+    assert set(ev.subconcept_model) == {"class 0", "class 1"}
+    assert ev.subconcept_model_source == "reference data (held-out rows)"
+    assert ev.weak_classes() == ["class 1"]  # argmax of noise: about 0.5 within class 1
+    assert any(
+        n.startswith("subconcept model on the reference data held-out rows") for n in ev.notes
+    )
