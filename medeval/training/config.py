@@ -38,6 +38,7 @@ __all__ = [
     "apply_overrides",
     "dump",
     "load_config",
+    "load_yaml",
     "merge",
     "task_spec",
     "validate",
@@ -386,6 +387,39 @@ def apply_overrides(config: dict, overrides: list[str]) -> dict:
     return out
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader refusing a key given twice in one mapping (it keeps the last one
+    silently, so ``lr`` written twice would train with the second without a word)."""
+
+    where: str = "config"
+
+    def construct_mapping(self, node, deep=False):
+        first: dict[object, int] = {}
+        for key_node, _value in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *base" may be overridden
+                continue
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, typing.Hashable) and key in first:
+                raise ConfigError(
+                    f"{self.where}: line {line}: key {key!r} is given twice in one mapping "
+                    f"(first on line {first[key]}); keep one"
+                )
+            first[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str, where: str | Path = "config") -> Any:
+    """``yaml.safe_load`` of a config text, refusing duplicated keys (:class:`ConfigError`
+    naming ``where``, the key and its line)."""
+    loader = _UniqueKeyLoader(text)
+    loader.where = str(where)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def load_config(
     path: str | Path | None = None,
     overrides: list[str] | None = None,
@@ -400,7 +434,7 @@ def load_config(
         if not path.is_file():
             raise ConfigError(f"{path}: config file not found")
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            loaded = load_yaml(path.read_text(encoding="utf-8"), path) or {}
         except UnicodeDecodeError as exc:
             raise ConfigError(
                 f"{path}: not a YAML text file ({exc.reason} at byte {exc.start})"

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from malformed_fixtures import SIZES, collection_table, embeddings, predictions, tree_digest
-from test_malformed_inputs import run_tool
+from test_malformed_inputs import _no_work, run_tool
 
 from medeval.flows.rerun import MissingReferenceWarning
 
@@ -312,3 +312,25 @@ def test_tasks_split_replaces_its_own_manifest_named_from_another_folder(
     (tmp_path / "other.csv").write_text("x\n")  # a file of the user's is still refused
     assert run_tool("tasks", [*argv, "--path", "../t.csv", "--out", "../other.csv"]) == 2
     assert (tmp_path / "other.csv").read_text() == "x\n"
+
+
+# --- train: a key written twice in the config -----------------------------------------------
+def test_a_config_key_given_twice_is_refused_naming_key_and_line(tmp_path, capsys, monkeypatch):
+    import medeval.flows.train
+
+    monkeypatch.setattr(medeval.flows.train, "run_training", _no_work)
+    config = tmp_path / "cfg.yaml"
+    config.write_text("train:\n  lr: 0.001\n  epochs: 1\n  lr: 0.1\nmodel:\n  dropout: 0.2\n")
+    out = tmp_path / "runs" / "r"
+    assert run_tool("train", ["--config", str(config), "--quiet", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"{config}: line 4: key 'lr' is given twice" in err and "line 2" in err, err
+    assert not out.exists()
+
+
+def test_a_yaml_merge_key_may_still_be_overridden():
+    from medeval.training.config import load_yaml
+
+    text = "base: &b {lr: 1, epochs: 2}\ntrain:\n  <<: *b\n  lr: 3\n"
+    assert load_yaml(text)["train"] == {"lr": 3, "epochs": 2}
