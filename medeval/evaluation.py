@@ -25,7 +25,6 @@ from ._validation import ArrayLike, Interval, StrOptions, TypeOf, validate_param
 from .metrics._checks import UndefinedMetricWarning, binary_labels
 from .metrics.bootstrap import MEMORY_BUDGET, BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
-from .metrics.proportion import DEFAULT_METHOD, binomial_interval, soft_recall_interval
 from .metrics.ranking import auc_from_sums, auc_sums
 from .rectified import (
     FEW_REFERENCE_ROWS,
@@ -35,6 +34,7 @@ from .rectified import (
     TargetRows,
     combine,
     rectify_test_side,
+    reference_seed,
     reference_subset_scores,
 )
 from .reference import within_class_ba_from_codes, within_class_ba_from_q
@@ -48,6 +48,14 @@ from .scores import (
     WEAK_WITHIN_CLASS_BA,
     labels_from_scores,
     weighting,
+)
+from .subconcept_recall import (
+    SubconceptRecall,
+    class_indicators,
+    per_subconcept,
+    recommended_column,
+    reference_side,
+    subconcept_recall_frame,
 )
 from .weights import (
     Utilities,
@@ -129,6 +137,24 @@ class Evaluation:
     weighted_classes: list[str] = field(default_factory=lambda: ["class 1"])
     rectified: RectifiedResult | None = None
     reference: dict[str, Any] | None = None
+    worst_subconcepts: list[dict[str, Any]] = field(default_factory=list)
+    class_recall: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def recommended_per_subconcept(self) -> str | None:
+        """The per-subconcept column to read: ``"recall"`` (true test subconcepts known), else
+        ``"r_recall"`` (rectified by reference rows), else ``"est_recall"`` (label-free: it
+        shrinks toward the class's recall where the subconcept model is unsure)."""
+        return recommended_column(self.per_subconcept)
+
+    def by_subconcept(self) -> SubconceptRecall:
+        """The recommended per-subconcept recall shaped like fairlearn's ``MetricFrame``:
+        ``overall`` (each class's recall), ``by_group`` (per subconcept, with interval and
+        source), ``worst`` (per class: the worst subconcept and its gap with intervals),
+        ``group_min()`` and ``difference()``."""
+        return subconcept_recall_frame(
+            self.per_subconcept, self.class_recall, self.worst_subconcepts
+        )
 
     @property
     def recommended(self) -> dict[str, str]:
@@ -159,7 +185,7 @@ class Evaluation:
         the size of the correction."""
         return {
             "scores": {k: _num(self.scores[k]) for k in EVALUATION_SCORES},
-            "recommended": self.recommended,
+            "recommended": {**self.recommended, "per_subconcept": self.recommended_per_subconcept},
             "intervals": {
                 k: {"low": _num(lo), "high": _num(hi), "n_undefined": self._n_undef(k)}
                 for k, (lo, hi) in self.intervals.items()
@@ -179,6 +205,10 @@ class Evaluation:
             "notes": list(self.notes),
             "reference": self.reference,
             "rectification": _rectification_block(self.rectified),
+            "worst_subconcepts": [
+                {k: _num(v) if isinstance(v, float) else v for k, v in w.items()}
+                for w in self.worst_subconcepts
+            ],
         }
 
     def _n_undef(self, score: str) -> int | None:
@@ -600,9 +630,15 @@ def evaluate_core(
     res, why, rows, row_notes = _rectified_parts(
         reference, reference_variant, inputs, reps, confidence, boot_info, **opts
     )
+    ref_side = None
+    if not why:  # the rectified per-subconcept recalls need what the rectified scores need
+        ref_side = reference_side(
+            reference, u, n_bootstrap=0 if reps is None else reps.n,
+            seed=reference_seed(seed), device=device, memory_budget=memory_budget,
+        )  # fmt: skip
     ev = _assemble(
         y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot_info, threshold=thr,
-        extra_rows=rows,
+        extra_rows=rows, reference=ref_side, seed=seed,
     )  # fmt: skip
     ev = _with_reference(ev, reference, res, why, inputs, row_notes)
     return _with_quality(ev, reference, u)
@@ -642,14 +678,21 @@ def _first_notes(plan: _Plan, u: Utilities | None) -> list[str]:
 
 def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndarray) -> dict:
     """:class:`BatchedBootstrap` keyword arguments from the plan: weights, subsets,
-    subconcepts, strata ``(N,)`` and clusters ``(N,)``. The soft memberships are not passed:
-    the per-subconcept intervals are binomial (:func:`_recall_intervals`), so replicates of the
-    label-free recalls would be dense columns (2 per subconcept) that nothing reads."""
+    subconcepts, strata ``(N,)`` and clusters ``(N,)``; with subconcepts, the soft columns
+    ``[q̃ (S) | class indicators (2)]`` (the label-free recalls' and the classes' replicates,
+    which the rectified recalls and the worst subconcept's gap read:
+    :func:`medeval.subconcept_recall.per_subconcept`)."""
+    soft = None
+    if plan.sc_names:
+        soft = class_indicators(y)
+        if plan.q_class is not None:
+            soft = np.concatenate([plan.q_class, soft], axis=1)
     return dict(
         weights=plan.weights,
         subsets=plan.subsets,
         subconcept=plan.sc_codes,
         n_subconcepts=len(plan.sc_names),
+        soft_subconcept=soft,
         strata=_strata(stratify, y, plan),
         clusters=None if groups is None else _codes(groups, len(y), "groups"),
     )
@@ -792,18 +835,22 @@ def _score_tables(plan: _Plan, point, reps, confidence, notes, extra_rows=None) 
 
 def _assemble(
     y, yp, plan: _Plan, u, point, reps, confidence, notes, *, bootstrap: dict, threshold,
-    extra_rows: dict[str, list] | None = None,
+    extra_rows: dict[str, list] | None = None, reference=None, seed: int = 0,
 ) -> Evaluation:  # fmt: skip
     scores, intervals, unavailable, subsets = _score_tables(
         plan, point, reps, confidence, notes, extra_rows
     )
-    per_sc = _per_subconcept(y, yp, plan, u, confidence, notes)
+    per_sc = per_subconcept(
+        y, yp, plan, u, confidence, notes, reps=reps, reference=reference, seed=seed
+    )
     return Evaluation(
         scores=scores,
         intervals=intervals,
         unavailable=unavailable,
         subsets=subsets,
-        per_subconcept=per_sc,
+        per_subconcept=per_sc.table,
+        worst_subconcepts=per_sc.worst,
+        class_recall=per_sc.class_recall,
         confidence=confidence,
         bootstrap=bootstrap,
         n=len(y),
@@ -834,188 +881,6 @@ def _within_class_ba(y: np.ndarray, plan: _Plan) -> dict[str, float]:
     if plan.q_class is None or plan.sc_codes is None:
         return {}
     return within_class_ba_from_codes(y, plan.sc_codes, plan.q_class)
-
-
-PER_SUBCONCEPT_COLUMNS = (
-    "subconcept",
-    "class",
-    "n_train",
-    "utility",
-    "n_test",
-    "prevalence",
-    "recall",
-    "low",
-    "high",
-    "true_weight_sum",
-    "predicted_weight_sum",
-    "est_n_test",
-    "est_recall",
-    "est_low",
-    "est_high",
-    "interval_method",
-    "n_reference",
-)
-
-
-def _true_recall(
-    plan: _Plan, i: int, nm: str, hit: np.ndarray, n_class: int
-) -> tuple[dict[str, Any], list[str]]:
-    """Row fields of subconcept ``i`` from the true test subconcepts (``hit``: ``(N,)``
-    1.0 where correct), and the messages to warn."""
-    m = plan.sc_codes == i
-    n_test = int(m.sum())
-    fields: dict[str, Any] = {
-        "n_test": n_test,
-        "prevalence": n_test / n_class if n_class else math.nan,
-        "recall": float(hit[m].mean()) if n_test else math.nan,
-    }
-    if "w" in plan.weights:
-        fields["true_weight_sum"] = float(plan.weights["w"][m].sum())
-    if "p" in plan.weights:
-        fields["predicted_weight_sum"] = float(plan.weights["p"][m].sum())
-    msgs = []
-    if n_test == 0:
-        msgs.append(f"recall of subconcept {nm!r} is undefined: it has no test instances; NaN")
-    return fields, msgs
-
-
-def _estimated_recall(
-    q: np.ndarray, i: int, nm: str, hit: np.ndarray
-) -> tuple[dict[str, Any], list[str]]:
-    """Label-free fields of subconcept ``i`` from the class-renormalised posteriors ``q``
-    ``(N, S)`` (``hit``: ``(N,)``), and the messages to warn."""
-    mass = float(q[:, i].sum())
-    fields = {
-        "est_n_test": mass,
-        "est_recall": float(q[:, i] @ hit / mass) if mass > 0 else math.nan,
-    }
-    msgs = []
-    if mass <= 0:
-        msgs.append(
-            f"label-free recall of subconcept {nm!r} is undefined: the subconcept model "
-            "gives it no posterior mass on the test set; NaN"
-        )
-    return fields, msgs
-
-
-def _per_subconcept(y, yp, plan: _Plan, u, confidence, notes) -> pd.DataFrame:
-    """One row per subconcept: true results where test subconcepts are known, and the
-    label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` (SPEC §8) where posteriors are."""
-    cols = list(PER_SUBCONCEPT_COLUMNS)
-    if not plan.sc_names:
-        return pd.DataFrame(columns=cols)
-    hit = (yp == y).astype(np.float64)
-    lo, hi, est_lo, est_hi, method = _recall_intervals(plan, hit, confidence)
-    rows = []
-    for i, nm in enumerate(plan.sc_names):
-        side = plan.sc_side[nm]
-        row = dict.fromkeys(cols, math.nan)
-        row |= {
-            "subconcept": nm,
-            "class": side,
-            "n_train": int(u.counts[u.index(nm)]) if u is not None else math.nan,
-            "utility": float(u.values[u.index(nm)]) if u is not None else math.nan,
-            "low": float(lo[i]),
-            "high": float(hi[i]),
-            "est_low": float(est_lo[i]),
-            "est_high": float(est_hi[i]),
-            "interval_method": method,
-        }
-        msgs: list[str] = []
-        if plan.sc_codes is not None:
-            fields, msgs = _true_recall(plan, i, nm, hit, int((y == side).sum()))
-            row |= fields
-        if plan.q_class is not None:
-            fields, est_msgs = _estimated_recall(plan.q_class, i, nm, hit)
-            row |= fields
-            msgs += est_msgs
-        for msg in msgs:
-            notes.append(msg)
-            warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
-        rows.append(row)
-    order = sorted(
-        range(len(rows)),
-        key=lambda i: (
-            rows[i]["class"],
-            -(rows[i]["n_train"] if u is not None else rows[i]["n_test"]),
-            rows[i]["subconcept"],
-        ),
-    )
-    return pd.DataFrame([rows[i] for i in order], columns=cols)
-
-
-# -- per-subconcept recall intervals (SPEC §9) ------------------------------------------------
-#: ``interval_method`` with ``groups``: the binomial interval on each subconcept's effective
-#: number of rows over its clusters.
-CLUSTER_INTERVAL_SUFFIX = " (effective n over groups)"
-
-
-def _recall_intervals(
-    plan: _Plan, hit: np.ndarray, confidence: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
-    """Bounds ``(S,)`` of the true recall (lo, hi) and of the label-free recall (est_lo,
-    est_hi), and the method's name.
-
-    A percentile bootstrap over a few rows covers badly and gives ``[1, 1]`` when all were
-    found (SPEC §9); these are Clopper–Pearson intervals
-    (:data:`~medeval.metrics.proportion.DEFAULT_METHOD`, coverage ≥ 93 % by exact enumeration):
-    on the hits of the subconcept's test rows, and for the label-free recall on its soft counts
-    (:func:`~medeval.metrics.proportion.soft_recall_interval`). With groups (``plan.groups``:
-    ``(N,)`` cluster codes) the rows of a cluster are not independent: the interval uses the
-    effective number ``(Σ_g m_g)² / Σ_g m_g²`` of the subconcept's per-cluster (soft) counts
-    ``m_g``, exact when a cluster's rows are all hits or all misses, conservative otherwise.
-    NaN where a subconcept has no rows (its recall is NaN and warned about by the caller)."""
-    k = len(plan.sc_names)
-    lo, hi, est_lo, est_hi = (np.full(k, math.nan) for _ in range(4))
-    g = plan.groups
-    if plan.sc_codes is not None:
-        member = np.bincount(plan.sc_codes, minlength=k).astype(np.float64)
-        found = np.bincount(plan.sc_codes, weights=hit, minlength=k)
-        if g is None:
-            lo, hi = _binomial_where(found, member, member, confidence, plan.sc_names)
-        else:
-            per = _per_cluster(g, plan.sc_codes[:, None] == np.arange(k)[None, :])
-            lo, hi = _binomial_where(found, member, (per**2).sum(0), confidence, plan.sc_names)
-    if plan.q_class is not None:
-        q = plan.q_class
-        pos = q.sum(0) > 0
-        if g is None and pos.any():
-            names = tuple(nm for nm, p in zip(plan.sc_names, pos, strict=True) if p)
-            ci = soft_recall_interval(q[:, pos], hit, confidence=confidence, names=names)
-            est_lo[pos], est_hi[pos] = ci.low, ci.high
-        elif g is not None:
-            mass2 = (_per_cluster(g, q) ** 2).sum(0)
-            est_lo, est_hi = _binomial_where(q.T @ hit, q.sum(0), mass2, confidence, plan.sc_names)
-    method = DEFAULT_METHOD + ("" if g is None else CLUSTER_INTERVAL_SUFFIX)
-    return lo, hi, est_lo, est_hi, method
-
-
-def _per_cluster(g: np.ndarray, member: np.ndarray) -> np.ndarray:
-    """Per-cluster sums ``(G, S)`` of the memberships ``member`` ``(N, S)`` (0/1 or soft)."""
-    n_groups = int(g.max()) + 1 if len(g) else 0
-    return np.stack(
-        [np.bincount(g, weights=member[:, j], minlength=n_groups) for j in range(member.shape[1])],
-        axis=1,
-    )
-
-
-def _binomial_where(
-    found: np.ndarray, mass: np.ndarray, mass2: np.ndarray, confidence: float, names
-) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds ``(S,)`` from the hits ``found``, the rows ``mass`` and the sum of squared
-    (per-row or per-cluster) counts ``mass2``: the interval of ``found / mass`` on the
-    effective number ``mass² / mass2`` (``mass`` itself for independent rows); NaN where
-    ``mass`` is 0."""
-    lo, hi = np.full(len(mass), math.nan), np.full(len(mass), math.nan)
-    pos = mass > 0
-    if pos.any():
-        exact = np.array_equal(mass2[pos], mass[pos])  # independent 0/1 rows: integer counts
-        n_eff = mass[pos] if exact else mass[pos] ** 2 / mass2[pos]
-        k_eff = found[pos] if exact else found[pos] / mass[pos] * n_eff
-        names_pos = tuple(nm for nm, p in zip(names, pos, strict=True) if p)
-        ci = binomial_interval(k_eff, n_eff, confidence=confidence, names=names_pos)
-        lo[pos], hi[pos] = ci.low, ci.high
-    return lo, hi
 
 
 # -- rectified scores (SPEC §9) --------------------------------------------------------------

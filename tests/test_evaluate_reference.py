@@ -48,7 +48,12 @@ def test_reference_rows_rectify_and_are_recommended(example, capsys):
     assert main(_args(f, f["reference"])) == 0
     out = capsys.readouterr().out
     m = json.loads((f["out"] / "metrics.json").read_text())
-    assert m["recommended"] == {"BA": "rBA", "F1": "rF1", "AUC": "rAUC"}
+    assert m["recommended"] == {
+        "BA": "rBA",
+        "F1": "rF1",
+        "AUC": "rAUC",
+        "per_subconcept": "r_recall",
+    }
     assert m["reference"]["source"] == str(f["reference"])
     assert m["reference"]["n"] == int(ref.sum())
     counts = df[ref].subconcept.value_counts().to_dict()
@@ -89,7 +94,12 @@ def test_without_subconcepts_or_reference_says_why_the_interval_is_blind(example
     assert main(_args(f, bootstrap="20")) == 0
     out = capsys.readouterr().out
     m = json.loads((f["out"] / "metrics.json").read_text())
-    assert m["recommended"] == {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
+    assert m["recommended"] == {
+        "BA": "cBA",
+        "F1": "cF1",
+        "AUC": "cAUC",
+        "per_subconcept": "est_recall",
+    }
     assert m["scores"]["rBA"] is None and m["reference"] is None
     assert NO_REFERENCE_NOTE in m["notes"]
     assert "cannot see that model's error" in NO_REFERENCE_NOTE

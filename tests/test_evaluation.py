@@ -98,7 +98,8 @@ def test_intervals_bracket_points_and_are_reproducible():
         lo, hi = a.intervals[k]
         assert lo <= a.scores[k] <= hi and hi - lo < 0.5
     d = a.to_dict()
-    assert list(d["scores"]) == list(EVALUATION_SCORES) and d["recommended"] == RECOMMENDED
+    assert list(d["scores"]) == list(EVALUATION_SCORES)
+    assert d["recommended"] == {**RECOMMENDED, "per_subconcept": "recall"}
     assert d["intervals"]["BA"]["n_undefined"] == 0
 
 

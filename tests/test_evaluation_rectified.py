@@ -28,6 +28,11 @@ from medeval.weights import class_posteriors, utilities_from_train_sizes
 
 U = utilities_from_train_sizes(sim.TRAIN_SIZES)
 COUNTS = {"a": 230, "b": 170, "c": 60, "d": 25, "e": 9}  # about the population's mix
+# e's 9 reference rows are under the rectified recall's warning count; its warning has its own
+# tests (tests/test_subconcept_recall.py)
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:fewer than \d+ reference rows:medeval.rectified.FewReferenceRowsWarning"
+)
 
 
 def data(seed=0, temperature=2.0, n_test=400):
@@ -102,7 +107,7 @@ def test_to_dict_holds_the_rectified_scores_reference_rows_and_correction():
     ev = evaluate(t, ref, n_bootstrap=100, seed=2, reference_variant="ppi++")
     d = json.loads(json.dumps(ev.to_dict(), allow_nan=False))  # strict JSON: no NaN
     assert list(d["scores"]) == list(EVALUATION_SCORES)
-    assert d["recommended"] == RECOMMENDED_RECTIFIED
+    assert d["recommended"] == {**RECOMMENDED_RECTIFIED, "per_subconcept": "r_recall"}
     for name in LABEL_FREE_RECTIFIED:
         assert d["scores"][name] == pytest.approx(ev.scores[name])
         iv = d["intervals"][name]
@@ -153,14 +158,23 @@ def test_reference_rows_change_no_other_number():
     old_rows = with_ref.subsets[~with_ref.subsets.score.isin(LABEL_FREE_RECTIFIED)]
     pd.testing.assert_frame_equal(plain.subsets, old_rows, rtol=0, atol=0)
     assert list(with_ref.subsets.score.unique()[-3:]) == list(LABEL_FREE_RECTIFIED)
+    # the reference rows' own columns and the rectified recall are added; nothing else changes
+    added = ["n_reference", "ref_recall", "ref_low", "ref_high", "r_recall", "r_low", "r_high"]
+    added += ["r_interval_method"]
+    assert plain.per_subconcept[added].isna().all().all()
+    assert with_ref.per_subconcept[added].notna().all().all()
     pd.testing.assert_frame_equal(
-        plain.per_subconcept.drop(columns="n_reference"),
-        with_ref.per_subconcept.drop(columns="n_reference"),
+        plain.per_subconcept.drop(columns=added),
+        with_ref.per_subconcept.drop(columns=added),
         rtol=0,
         atol=0,
     )
     assert with_ref.per_subconcept.set_index("subconcept").n_reference.to_dict() == COUNTS
-    assert plain.notes == with_ref.notes
+    assert plain.worst_subconcepts == with_ref.worst_subconcepts  # true recalls: unchanged
+    recall_notes = [n for n in with_ref.notes if "rectified recall" in n]
+    quality = [n for n in with_ref.notes if n.startswith("subconcept model on the reference")]
+    assert [n for n in with_ref.notes if n not in recall_notes + quality] == plain.notes
+    assert recall_notes == [] or "'e' (9)" in recall_notes[0]
 
 
 def test_per_subconcept_intervals_are_clopper_pearson_and_never_one_one():

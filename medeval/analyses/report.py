@@ -43,6 +43,7 @@ from medeval.analyses.rq4 import (
     rq4_markdown,
 )
 from medeval.analyses.scores import score_table
+from medeval.analyses.subconcepts import subconcept_agreement, subconcept_agreement_markdown
 from medeval.atomic import replace_folder, write_bytes, write_text
 from medeval.protocol.store import ResultsStore
 from medeval.report.figures import figure_png
@@ -127,6 +128,13 @@ def _write_analysis(
     _csv(out / "subconcept_model.csv", quality)
     coverage = coverage_by_dataset(records, quality)
     _csv(out / "coverage_by_dataset.csv", coverage)
+    per_sc = subconcept_agreement(records)
+    if not per_sc.empty:
+        _csv(out / "subconcept_agreement.csv", per_sc)
+        _csv(
+            out / "subconcept_agreement_by_dataset.csv",
+            subconcept_agreement(records, by_dataset=True),
+        )
     disc = discovery_table(records)
     if not disc.empty:  # runs with --subconcepts discovered
         _csv(out / "discovery.csv", disc)
@@ -136,6 +144,7 @@ def _write_analysis(
     summary = _summary(records, scores, rq1, rq2, timing, quality)
     sources = reference_sources(records)
     summary += "\n" + rq4_markdown(agreement, quality, sources) + "\n" + coverage_markdown(coverage)
+    summary += "\n" + subconcept_agreement_markdown(per_sc)
     write_text(out / "summary.md", summary)
     page = _report_html(
         results, out, records, scores, rq1, rq2, timing, agreement, quality=quality,

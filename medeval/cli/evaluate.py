@@ -215,7 +215,7 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     from medeval.atomic import replace_folder, write_files
     from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
     from medeval.report.outputs import output_files
-    from medeval.report.tables import scores_table, subconcept_table
+    from medeval.report.tables import scores_table, subconcept_table, worst_lines
 
     return_large_blocks()  # freed column-sized arrays go back to the system between stages
     # the libraries just imported (torch, pandas, scipy) stay out of the collector's passes;
@@ -262,7 +262,7 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     # the paragraph on missing reference rows closes the output, after the tables it explains
     notes = [n for n in ev.notes if n != NO_REFERENCE_NOTE]
     lines = [f"note: {note}" for note in notes[:1]]
-    lines += [scores_table(ev), "", subconcept_table(ev)]
+    lines += [*worst_lines(ev), "", scores_table(ev), "", subconcept_table(ev)]
     lines += [f"note: {note}" for note in notes[1:]]
     if NO_REFERENCE_NOTE in ev.notes:
         lines += ["", f"note: {NO_REFERENCE_NOTE}"]

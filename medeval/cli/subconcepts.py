@@ -154,7 +154,7 @@ def _score_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from medeval.atomic import replace_folder, write_files
     from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
-    from medeval.report.tables import scores_table
+    from medeval.report.tables import scores_table, worst_lines
 
     for option, value in (("--method", args.method), ("--k-max", args.k_max)):
         if value is not None and not args.discover:
@@ -197,7 +197,13 @@ def run(args: argparse.Namespace) -> int:
     with replace_folder(out) as tmp:
         write_files(tmp, result.files)
     ev = result.evaluation
-    say(args, scores_table(ev), *_recommended(ev), *(f"note: {n}" for n in ev.notes))
+    say(
+        args,
+        *worst_lines(ev),
+        scores_table(ev),
+        *_recommended(ev),
+        *(f"note: {n}" for n in ev.notes),
+    )
     print(f"report: {out / 'report.html'}")
     print(f"results: {out}")
     return 0

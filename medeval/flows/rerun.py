@@ -105,13 +105,16 @@ def summarize_run(run: str | Path) -> dict:
     calib: dict[str, dict] = {}
     recommended: dict[str, dict] = {}
     reference: dict[str, dict | None] = {}
+    worst: dict[str, list] = {}
     for folder in split_folders(run):
         if (folder / "metrics.json").is_file():
             m = _read(folder / "metrics.json")
             per_split[folder.name] = {k: _num(m["scores"].get(k)) for k in EVALUATION_SCORES}
             intervals[folder.name] = m.get("intervals", {})
-            recommended[folder.name] = m.get("recommended", dict(RECOMMENDED))
+            rec = m.get("recommended", dict(RECOMMENDED))  # per family; not per_subconcept
+            recommended[folder.name] = {k: v for k, v in rec.items() if k in RECOMMENDED}
             reference[folder.name] = m.get("reference")
+            worst[folder.name] = m.get("worst_subconcepts") or []
             if (folder / "calibration.json").is_file():
                 calib[folder.name] = _read(folder / "calibration.json")
     scores = {k: _over_splits(per_split, k) for k in EVALUATION_SCORES}
@@ -123,6 +126,7 @@ def summarize_run(run: str | Path) -> dict:
         "intervals": intervals,
         "recommended": _common_recommendation(recommended),
         "reference": reference,
+        "worst_subconcepts": worst,
         "calibration": calib,
         "notes": config_notes(cfg),
     }

@@ -244,7 +244,7 @@ def _run_split(
     images: CachedImages | None = None,
 ) -> None:
     """Train one split and, on the main process, evaluate its best checkpoint."""
-    from medeval.report.tables import subconcept_table
+    from medeval.report.tables import subconcept_table, worst_lines
 
     folder = out / f"split_{split.seed}"
     if (folder / "metrics.json").is_file():
@@ -268,7 +268,7 @@ def _run_split(
             calib["ece_test_after"],
             calib["temperature"],
         )
-        logger.info("%s", subconcept_table(ev))
+        logger.info("%s", "\n".join([*worst_lines(ev), subconcept_table(ev)]))
     barrier(info)
 
 

@@ -28,7 +28,7 @@ from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
 from medeval.atomic import json_ready
-from medeval.evaluation import PER_SUBCONCEPT_COLUMNS, evaluate_predictions
+from medeval.evaluation import evaluate_predictions
 from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores, trees_per_fold
 from medeval.protocol.oob import ReferenceRows as OobRows
 from medeval.protocol.oob import (
@@ -42,6 +42,7 @@ from medeval.protocol.saved import save_fold
 from medeval.rectified import ReferenceDataError, ReferenceRows
 from medeval.scores import ALL_SCORES, RECOMMENDED
 from medeval.splits import Split, derive_seed
+from medeval.subconcept_recall import PER_SUBCONCEPT_COLUMNS
 from medeval.tasks import BinaryTask
 from medeval.weights import train_utilities
 
@@ -446,6 +447,8 @@ def fold_record(
         body = {**tables, **within, "discovery": discovery}
     if results.get("reference") is not None:
         body["reference"] = results["reference"]
+    if results.get("worst_subconcepts") is not None:
+        body["worst_subconcepts"] = results["worst_subconcepts"]
     return json_ready({**head, **body, "notes": notes, "timing": timing})
 
 
@@ -461,6 +464,7 @@ def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, t
         "within_class": ev.subconcept_model,
         "recommended": ev.recommended,
         "reference": ref_info,
+        "worst_subconcepts": ev.worst_subconcepts,
     }
     return fold_record(
         task,

@@ -39,6 +39,10 @@ RECALL_BARS = {
         "label": "recall, label-free estimate (posteriors)",
         "style": {"alpha": 0.55, "hatch": "//", "edgecolor": "#333333", "linewidth": 0.5},
     },
+    "rect": {
+        "label": "recall, rectified on reference rows",
+        "style": {"alpha": 0.8, "hatch": "..", "edgecolor": "#333333", "linewidth": 0.5},
+    },
 }
 _CLASS_NAMES = {0: "majority (class 0)", 1: "minority (class 1)"}
 #: Vertical gap between two line labels, in data units of the recall axis (0–1.05): one line of
@@ -202,7 +206,11 @@ def _class_colors(df: pd.DataFrame) -> list[str]:
 def _recall_bars(ax: Any, df: pd.DataFrame, x: np.ndarray) -> list[str]:
     """Bottom panel's bars: true recall (solid) and label-free recall (hatched), side by side
     when both exist; returns the kinds drawn (keys of :data:`RECALL_BARS`)."""
-    columns = {"true": ("recall", "low", "high"), "est": ("est_recall", "est_low", "est_high")}
+    columns = {
+        "true": ("recall", "low", "high"),
+        "est": ("est_recall", "est_low", "est_high"),
+        "rect": ("r_recall", "r_low", "r_high"),
+    }
     kinds = [k for k, (v, _, _) in columns.items() if v in df.columns and df[v].notna().any()]
     width = 0.8 / max(len(kinds), 1)
     for j, kind in enumerate(kinds):

@@ -222,6 +222,10 @@ INTERVAL_METHOD_NAMES = {
     "clopper-pearson": "Clopper–Pearson (exact binomial)",
     "wilson": "Wilson score",
     "jeffreys": "Jeffreys",
+    "jeffreys-realised": "joint bootstrap of test and reference rows, the reference recall drawn "
+    "from its Jeffreys posterior, plus the test rows' own noise where the posteriors are diffuse",
+    "jeffreys-draw": "joint bootstrap, the reference recall drawn from its Jeffreys posterior",
+    "percentile": "percentile joint bootstrap",
 }
 
 
@@ -333,7 +337,8 @@ def run_scores_frame(
 
 def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Section]:
     """Sections for one :class:`~medeval.evaluation.Evaluation`: scores, subsets, subconcepts."""
-    out = [_scores_section(ev), _per_subconcept_section(ev, figure_png)]
+    out = [_worst_section(ev), _scores_section(ev), _per_subconcept_section(ev, figure_png)]
+    out = [sec for sec in out if sec is not None]
     wide = ev.subsets.pivot_table(index=["subset"], columns="score", values="value", sort=False)
     wide = wide[ordered_scores(wide.columns)]
     out.append(
@@ -350,6 +355,22 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
         warn.notes(ev.notes)
         out.append(warn)
     return out
+
+
+def _worst_section(ev: Any) -> Section | None:
+    """First section: the worst subconcept of each class in words, and which recall it is."""
+    if not ev.worst_subconcepts:
+        return None
+    from medeval.report.tables import worst_lines
+
+    sec = Section("Which subconcept fails?")
+    for line in worst_lines(ev):
+        sec.text(line)
+    sec.text(
+        "gap: the class's recall minus the subconcept's (positive = below its class), with an "
+        "interval from the same bootstrap replicates as the subconcept's recall."
+    )
+    return sec
 
 
 def _scores_section(ev: Any) -> Section:
@@ -432,8 +453,9 @@ def _per_subconcept_section(ev: Any, figure_png: bytes | None) -> Section:
         sub.image(
             figure_png,
             caption="Top: each subconcept's share of its class. Bottom: its recall (solid: from "
-            "the true test subconcepts; hatched: label-free estimate from the posteriors), "
-            "with the full-test BA variants as lines, labelled at the right.",
+            "the true test subconcepts; hatched: label-free estimate from the posteriors; "
+            "dotted: rectified on the reference rows, where given), with the full-test BA "
+            "variants as lines, labelled at the right.",
         )
     sub.per_subconcept(ev.per_subconcept, confidence=ev.confidence)
     return sub

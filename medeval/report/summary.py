@@ -117,11 +117,27 @@ def interval_lines(summary: dict) -> list[str]:
     return out
 
 
+def worst_run_lines(summary: dict) -> list[str]:
+    """Per split, the worst subconcept of each class in words (class 1 first)."""
+    from medeval.subconcept_recall import describe_worst
+
+    out = []
+    for split, entries in (summary.get("worst_subconcepts") or {}).items():
+        for w in sorted(entries, key=lambda w: -w["class"]):
+            clean = {k: (math.nan if v is None else v) for k, v in w.items()}
+            out.append(f"{split}, worst of class {w['class']}: {describe_worst(clean)}")
+    return out
+
+
 def report_markdown(summary: dict) -> str:
-    """``report.md``: notes, the headline table and the calibration per split."""
+    """``report.md``: notes, which subconcept fails, the headline table and the calibration
+    per split."""
     out = [f"# medeval run `{summary['run']}`", ""]
     for note in summary["notes"]:
         out += [f"**{note}**", ""]
+    worst = worst_run_lines(summary)
+    if worst:
+        out += ["## Which subconcept fails?", ""] + [f"- {line}" for line in worst] + [""]
     out += ["", "## Scores, mean ± sd over splits", "", "```", summary_table(summary), "```"]
     out += ["", "## Recommended scores per split (95% intervals)", ""]
     out += [f"- {line}" for line in interval_lines(summary)]
@@ -175,6 +191,12 @@ def report_html(
 
     sections = []
     warn = list(summary["notes"])
+    worst = worst_run_lines(summary)
+    if worst:
+        sec = Section("Which subconcept fails?")
+        for line in worst:
+            sec.text(line)
+        sections.append(sec)
     head = Section("Scores over the splits")
     head.text(_HEAD_TEXT.format(n=len(summary["splits"])))
     head.text(RECTIFIED_RUN_LINE)

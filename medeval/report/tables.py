@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
+from ..subconcept_recall import describe_worst
 
 
 def _fmt(x: float) -> str:
@@ -67,6 +68,22 @@ def _weak_text(cls: str, value: float) -> str:
     )
 
 
+def worst_lines(ev: Evaluation, class_names: dict[int, str] | None = None) -> list[str]:
+    """The decision in words, class 1 first: ``"worst subconcept of class 1 — e: recall 0.31
+    [0.14, 0.52], 0.51 below class 1 as a whole (gap [0.34, 0.68]); true recall"``."""
+    out = []
+    for w in sorted(ev.worst_subconcepts, key=lambda w: -w["class"]):
+        name = (class_names or {}).get(w["class"], f"class {w['class']}")
+        out.append(f"worst subconcept of {name} — {describe_worst(w, class_names)}")
+    if any(w["source"] == "label-free" for w in ev.worst_subconcepts):
+        out.append(
+            "label-free per-subconcept recall: it shrinks toward the class's recall where the "
+            "subconcept model is unsure, and its interval does not see that; reference rows "
+            "(--reference) give the rectified recall"
+        )
+    return out
+
+
 def subconcept_table(ev: Evaluation) -> str:
     """Per-subconcept test size, prevalence within class, utility, recall (true where test
     subconcepts are known) and the label-free recall estimate, with intervals."""
@@ -74,9 +91,11 @@ def subconcept_table(ev: Evaluation) -> str:
     if df.empty:
         return "(no test subconcept labels and no posteriors: no per-subconcept results)"
     n_ref = df["n_reference"] if "n_reference" in df and df["n_reference"].notna().any() else None
+    rect = "r_recall" in df and df["r_recall"].notna().any()
     lines = [
         f"{'subconcept':<22} {'class':>5} {'n_test':>7} {'share':>6} {'utility':>8} "
         f"{'recall':>7} {'interval':<16} {'est.':>6} {'interval':<16}"
+        + (f" {'rect.':>6} {'interval':<16}" if rect else "")
         + (f" {'n_ref':>6}" if n_ref is not None else "")
     ]
     for i, r in enumerate(df.itertuples(index=False)):
@@ -89,11 +108,13 @@ def subconcept_table(ev: Evaluation) -> str:
             f"{str(r.subconcept)[:22]:<22} {r[1]:>5} {n_test:>7} {share:>6} "
             f"{'' if math.isnan(r.utility) else f'{r.utility:.2f}':>8} {recall:>7} "
             f"{ci:<16} {_fmt(r.est_recall):>6} {est_ci:<16}"
+            + (f" {_fmt(r.r_recall):>6} {_interval(r.r_low, r.r_high):<16}" if rect else "")
             + (f" {int(n_ref.iloc[i]):>6,}" if n_ref is not None else "")
         )
     lines.append(
         "recall: from the true test subconcepts; est.: label-free estimate from the subconcept "
         "model's posteriors renormalised within the class (no test subconcept labels needed)"
+        + ("; rect.: est. corrected by its error on the reference rows" if rect else "")
         + ("; n_ref: reference rows of the subconcept." if n_ref is not None else ".")
     )
     from .html import interval_method_text
@@ -101,4 +122,23 @@ def subconcept_table(ev: Evaluation) -> str:
     methods = df["interval_method"].dropna().unique() if "interval_method" in df.columns else []
     named = "; ".join(interval_method_text(m) for m in methods) or "method not recorded"
     lines.append(f"intervals: {ev.confidence:.0%} {named}.")
+    if rect:
+        r_methods = df["r_interval_method"].dropna().unique()
+        r_named = "; ".join(interval_method_text(m) for m in r_methods)
+        lines.append(f"rect. intervals: {ev.confidence:.0%} {r_named}.")
+    column = ev.recommended_per_subconcept
+    if column:
+        lines.append(f"per subconcept, read: {READ_COLUMN[column]}.")
     return "\n".join(lines)
+
+
+#: What the recommended per-subconcept column is, in words.
+READ_COLUMN = {
+    "recall": "recall (the true test subconcepts are known)",
+    "r_recall": "rect. (rectified on the reference rows)",
+    "est_recall": "est. (label-free; no reference rows to correct it)",
+}
+
+
+def _interval(lo: float, hi: float) -> str:
+    return "" if lo is None or math.isnan(lo) else f"[{_fmt(lo)}, {_fmt(hi)}]"
