@@ -28,7 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
         "true-weight score (wBA…), with interval coverage.",
     )
     p.add_argument("--results", required=True, help="results folder of python -m medeval.benchmark")
-    p.add_argument("--rq3-method", default="none", help="correction method drawn in RQ3")
+    p.add_argument(
+        "--rq3-method",
+        default=None,
+        help="correction method drawn in RQ3, one the results hold (default: none, or the "
+        "first method of a data set without it)",
+    )
     p.add_argument("--metric", default="BA", choices=("BA", "F1", "AUC"), help="RQ3 score family")
     return p
 
@@ -42,12 +47,21 @@ def run(args: argparse.Namespace) -> int:
     from medeval.protocol.forest import METHODS
     from medeval.protocol.store import ResultsStore
 
-    if args.rq3_method not in METHODS:
+    if args.rq3_method is not None and args.rq3_method not in METHODS:
         raise UserError(f"--rq3-method {args.rq3_method!r}: choose from {', '.join(METHODS)}")
-    if not ResultsStore(args.results).root.is_dir():
+    store = ResultsStore(args.results)
+    if not store.root.is_dir():
         raise UserError(f"--results {args.results}: no such results folder")
+    if args.rq3_method is not None:  # asked for: drawn as asked, never another one instead
+        present = sorted({method for _path, (_ds, method, _split) in store._record_files()})
+        if present and args.rq3_method not in present:
+            raise UserError(
+                f"--rq3-method {args.rq3_method}: {args.results} holds no record of it "
+                f"(methods present: {', '.join(present)})"
+            )
 
-    line = analyze(args.results, out, rq3_method=args.rq3_method, metric=args.metric)
+    method = args.rq3_method or "none"
+    line = analyze(args.results, out, rq3_method=method, metric=args.metric)
     if not args.quiet:
         print((out / "scores.md").read_text())
     print(line)

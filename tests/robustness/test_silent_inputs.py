@@ -6,12 +6,20 @@ nothing (see :mod:`test_malformed_inputs` for the table of plain malformed input
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from malformed_fixtures import SIZES, collection_table, embeddings, predictions, tree_digest
+from malformed_fixtures import (
+    SIZES,
+    build_results,
+    collection_table,
+    embeddings,
+    predictions,
+    tree_digest,
+)
 from test_malformed_inputs import _no_work, run_tool
 
 from medeval.flows.rerun import MissingReferenceWarning
@@ -334,3 +342,28 @@ def test_a_yaml_merge_key_may_still_be_overridden():
 
     text = "base: &b {lr: 1, epochs: 2}\ntrain:\n  <<: *b\n  lr: 3\n"
     assert load_yaml(text)["train"] == {"lr": 3, "epochs": 2}
+
+
+# --- analyze: an RQ3 method the results do not hold -----------------------------------------
+@pytest.fixture(scope="module")
+def bench_results(tmp_path_factory) -> Path:
+    """A finished tiny benchmark results folder (method ``none`` only)."""
+    base = tmp_path_factory.mktemp("bench")
+    (base / "coll").mkdir()
+    collection_table().to_csv(base / "coll" / "t.csv", index=False)
+    build_results(base / "res", base / "coll")
+    return base / "res"
+
+
+def test_analyze_refuses_an_rq3_method_the_results_lack(bench_results, tmp_path, capsys):
+    results = tmp_path / "res"
+    shutil.copytree(bench_results, results)
+    before = tree_digest(results)
+    argv = ["--results", str(results), "--quiet", "--out", str(tmp_path / "a")]
+    assert run_tool("analyze", [*argv, "--rq3-method", "ros"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--rq3-method ros" in err, err
+    assert "methods present: none" in err, err
+    assert tree_digest(results) == before and not (tmp_path / "a").exists()
+    assert run_tool("analyze", [*argv, "--rq3-method", "none"]) == 0
+    assert (tmp_path / "a" / "report.html").is_file()
