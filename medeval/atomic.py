@@ -13,13 +13,22 @@ Output folders and what may be replaced
 ----------------------------------------
 Every folder medeval writes carries a marker file, :data:`MARKER` (the tool, medeval's version,
 the time, whether the folder is complete and, for a replaced folder, the files written). A folder
-is replaced, or resumed, only when it is absent, empty, or carries the marker of the same tool
-(folders of earlier versions, which had no marker, are recognised by the files of that tool,
-:data:`LEGACY`); a replaced folder must also hold no file its tool did not write (the user's
-notes, another run saved inside it), which replacing it would delete. Anything else — a folder
-of the user's files, a folder holding an input, the current folder or one above it, ``.``,
-``..``, a symbolic link, a name too long for the temporary names beside it — is refused before
-any work.
+is replaced, or resumed, only when it is absent, empty, or the tool's own:
+
+* it carries the marker of the same tool; a replaced folder must then also hold no file its tool
+  did not write (those the marker lists; for a marker of an earlier version, which lists none,
+  the files the tool writes, :data:`WRITES`), which replacing it would delete;
+* or it has no marker (written by an earlier version) but holds that tool's files
+  (:data:`LEGACY`) and nothing else: every file in it is one the tool writes (:data:`WRITES`).
+  One file of another program (the user's ``notes.txt``, a ``model.pt``) makes it the user's.
+
+A file of a tool's signature that another program wrote (a ``run.json`` that is not a
+benchmark's settings, :data:`SIGNATURE_KEYS`) makes the folder the user's too. File-browser
+litter is nobody's (:func:`is_litter`: ``.DS_Store``, ``Thumbs.db``, ``desktop.ini`` and an
+AppleDouble ``._name`` beside an existing ``name``; a ``._draft.txt`` alone is the user's).
+Anything else — a folder of the user's files, a folder holding an input, the current folder or
+one above it, ``.``, ``..``, a symbolic link, a name too long for the temporary names beside it —
+is refused before any work.
 
 Replacing a folder ``out`` takes these steps, each a single rename or removal::
 
@@ -37,6 +46,7 @@ run, so a second run on the same folder is refused, naming the first one's pid.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import os
@@ -60,14 +70,18 @@ except ImportError:  # pragma: no cover
     fcntl = None
 
 __all__ = [
+    "BROWSER_LITTER",
     "LEGACY",
     "MARKER",
+    "SIGNATURE_KEYS",
+    "WRITES",
     "OutputRecoveredWarning",
     "check_out",
     "check_outside",
     "check_replaceable",
     "claim_folder",
     "held_outputs",
+    "is_litter",
     "json_ready",
     "lock_output",
     "read_marker",
@@ -140,7 +154,8 @@ def write_files(folder: str | os.PathLike, files: Mapping[str, bytes]) -> list[P
 
 #: The marker file of every folder medeval writes.
 MARKER = ".medeval-output.json"
-#: Files by which a folder written before the marker existed is recognised as a tool's output.
+#: Files by which a folder written before the marker existed is recognised as a tool's output
+#: (each pattern must match a file); its other files must be ones the tool writes (:data:`WRITES`).
 LEGACY: dict[str, tuple[str, ...]] = {
     "evaluate": ("metrics.json", "metrics.csv", "report.html"),
     "discover": ("discovery.json", "clusters.csv", "report.html"),
@@ -149,6 +164,38 @@ LEGACY: dict[str, tuple[str, ...]] = {
     "train": ("config.yaml",),
     "embed": ("*.embedding.json",),
 }
+#: JSON files that carry a tool's signature only when they are objects holding these keys: an
+#: experiment tracker's ``run.json`` is not a benchmark's (whose settings always name these).
+SIGNATURE_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
+    "benchmark": {"run.json": ("collection", "seed", "n_estimators")},
+}
+_EVALUATE = ("metrics.json", "metrics.csv", "per_subconcept.csv", "subconcepts.png", "report.html")
+_DISCOVER = ("predictions.csv", "train_sizes.json", "discovery.json", "clusters.*", "examples.png")
+_ANALYZE = ("rq*", "agreement*", "coverage_by_dataset.csv", "subconcept_model.csv", "scores.*")
+_ANALYZE += ("timing.csv", "summary.md", "report.html", "discovery.*")
+#: Every file each tool writes into its folder: ``fnmatch`` patterns of paths relative to the
+#: folder (``*`` crosses ``/``). A folder without the tool's marker, or with a marker of an
+#: earlier version that lists no files, is the tool's only if every file in it matches (and
+#: file-browser litter, see :func:`is_litter`); otherwise it is the user's.
+WRITES: dict[str, tuple[str, ...]] = {
+    "evaluate": _EVALUATE,
+    "discover": _EVALUATE + _DISCOVER,
+    "subconcepts": _EVALUATE + _DISCOVER + ("subconcept_model.json", "reference.csv"),
+    "analyze": _ANALYZE,
+    "benchmark": (
+        "run.json",
+        "runs.json",
+        "records/*",
+        "tasks/*",
+        "predictions/*",
+        "analysis/*",
+        ".analysis.*",  # the lock and temporary folders of a replacement of analysis/
+    ),
+    "train": ("config.yaml", "splits.csv", "task.json", "summary.*", "report.*", "split_*"),
+    "embed": ("*.embedding.json", "*.parquet"),
+}
+#: A temporary file of :func:`write_bytes` that a killed run left (``.<name>.<random>.tmp``).
+_TEMPORARY = ".*.tmp"
 # ".<name>.new-<8 chars>": 6 bytes around the name, 5 for the kind, 8 random (mkdtemp's
 # alphabet, which earlier versions used, includes "_").
 _SIBLING = re.compile(r"(new|old)-[a-z0-9_]{8}")
@@ -331,44 +378,94 @@ def _files_in(folder: Path) -> list[str]:
 BROWSER_LITTER = (".DS_Store", "Thumbs.db", "desktop.ini")
 
 
-def _foreign_files(path: Path, mark: dict[str, Any]) -> list[str]:
-    """Files in a replaced output folder that its tool did not write (the marker lists what it
-    wrote; a marker without the list — earlier versions — names none), except file-browser
-    litter (:data:`BROWSER_LITTER`, macOS ``._*``)."""
-    written = mark.get("files")
-    if not isinstance(written, list):
-        return []
-    return sorted(
-        f
-        for f in set(_files_in(path)) - set(written)
-        if not (Path(f).name in BROWSER_LITTER or Path(f).name.startswith("._"))
-    )
+def is_litter(folder: Path, rel: str) -> bool:
+    """Whether ``rel`` (a path relative to ``folder``) is file-browser litter: one of
+    :data:`BROWSER_LITTER`, or a macOS AppleDouble companion ``._name`` beside an existing
+    ``name``. Any other ``._*`` file (``._draft.txt`` alone) is the user's."""
+    path = Path(rel)
+    if path.name in BROWSER_LITTER:
+        return True
+    return path.name.startswith("._") and _lexists(folder / path.parent / path.name[2:])
 
 
-def _check_content(path: Path, tool: str | None, what: str) -> None:
-    """``path`` is absent, empty, or an earlier output of ``tool`` (any tool when ``None``)."""
+def _tool_writes(tool: str | None, rel: str) -> bool:
+    """Whether ``rel`` is a file ``tool`` writes (:data:`WRITES`), or a temporary file of one."""
+    name = Path(rel).name
+    if fnmatch.fnmatchcase(name, _TEMPORARY) or name.startswith(_PROBE):
+        return True
+    return any(fnmatch.fnmatchcase(rel, p) for p in WRITES.get(tool or "", ()))
+
+
+def _foreign_files(path: Path, mark: dict[str, Any] | None, tool: str | None) -> list[str]:
+    """Files in ``path`` that ``tool`` did not write, file-browser litter (:func:`is_litter`)
+    excepted: those not in the marker's list of written files or, for a folder whose marker
+    (an earlier version's) lists none or that has no marker, those not of :data:`WRITES`."""
+    written = mark.get("files") if mark is not None else None
+    files = [f for f in _files_in(path) if not is_litter(path, f)]
+    if isinstance(written, list):
+        return sorted(set(files) - set(written))
+    return sorted(f for f in files if not _tool_writes(tool, f))
+
+
+def _not_signed(path: Path, tool: str | None) -> str | None:
+    """The first file of ``tool``'s signature (:data:`SIGNATURE_KEYS`) in ``path`` that is
+    another program's (not a JSON object with the keys), as a reason; ``None`` if none."""
+    for name, keys in SIGNATURE_KEYS.get(tool or "", {}).items():
+        file = path / name
+        if not file.is_file():
+            continue
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if not isinstance(data, dict) or not all(k in data for k in keys):
+            want = ", ".join(repr(k) for k in keys)
+            return f"{name} is not one medeval {tool} wrote (no {want})"
+    return None
+
+
+def _named(files: list[str]) -> str:
+    return ", ".join(files[:5]) + (f", … ({len(files)} in all)" * (len(files) > 5))
+
+
+def _check_content(path: Path, tool: str | None, what: str, *, resumable: bool = False) -> None:
+    """``path`` is absent, empty, or an earlier output of ``tool`` (any tool when ``None``):
+    marked by it, or written by an earlier version (its :data:`LEGACY` files, every file one
+    it writes). A folder that is replaced must hold no file its tool did not write; one written
+    in place (``resumable``) may, once it carries the marker."""
     if not path.is_dir() or next(path.iterdir(), None) is None:
         return
     mark = read_marker(path)
-    if mark is not None:
-        if tool is None or mark["tool"] == tool:
-            foreign = _foreign_files(path, mark)
-            if foreign:
-                named = ", ".join(foreign[:5]) + (
-                    f", … ({len(foreign)} in all)" * (len(foreign) > 5)
-                )
-                raise OutputPathError(
-                    f"{what} {path}: holds files medeval {mark['tool']} did not write ({named}); "
-                    f"replacing the folder would delete them: move them out or choose another "
-                    f"{what}"
-                )
-            return
+    if mark is not None and tool is not None and mark["tool"] != tool:
         raise OutputPathError(
             f"{what} {path}: holds the output of medeval {mark['tool']}, not {tool}; "
             f"choose another {what}"
         )
+    owner = tool or (mark["tool"] if mark is not None else None)
+    not_signed = _not_signed(path, owner)
+    if not_signed:
+        raise OutputPathError(
+            f"{what} {path}: {not_signed}; the folder holds another program's files: "
+            f"choose another {what}"
+        )
+    if mark is not None:
+        foreign = [] if resumable else _foreign_files(path, mark, owner)
+        if foreign:
+            raise OutputPathError(
+                f"{what} {path}: holds files medeval {mark['tool']} did not write "
+                f"({_named(foreign)}); replacing the folder would delete them: move them out "
+                f"or choose another {what}"
+            )
+        return
     if tool in LEGACY and all(any(path.glob(pattern)) for pattern in LEGACY[tool]):
-        return  # written by an earlier version, before the marker
+        foreign = _foreign_files(path, None, tool)
+        if not foreign:
+            return  # written by an earlier version, before the marker
+        raise OutputPathError(
+            f"{what} {path}: has no {MARKER} and holds files medeval {tool} does not write "
+            f"({_named(foreign)}): it is taken for a folder of yours, not an earlier output; "
+            f"move them out or choose another {what}"
+        )
     raise OutputPathError(
         f"{what} {path}: is not empty and was not written by medeval {tool or ''} "
         f"(no {MARKER}); choose an empty or new folder".replace("  ", " ")
@@ -443,7 +540,7 @@ def check_out(
         taken = lock_output(path, what=what, tool=tool)
         try:
             recover(path, what=what, log=log)
-            _check_content(path, tool, what)
+            _check_content(path, tool, what, resumable=resumable)
         except BaseException:
             if taken:
                 unlock_output(path)

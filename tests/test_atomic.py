@@ -2,6 +2,7 @@
 
 import json
 import math
+import shutil
 import sys
 
 import numpy as np
@@ -75,11 +76,18 @@ def test_replace_folder_refuses_to_delete_files_its_tool_did_not_write(tmp_path)
     assert (out / "metrics.json").read_text() == "second"
     assert (out / "notes.txt").read_text() == "the user's notes"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
-    # a marker without the list (written by an earlier version) is replaced as before
+    # a marker without the list (written by an earlier version): the files the tool writes
+    # stand for it, so the user's notes still stop the replacement ...
     (out / MARKER).write_text(json.dumps({"tool": "evaluate", "complete": True}))
+    with pytest.raises(OutputPathError, match=r"did not write \(notes.txt, runs/evaluate-x"):
+        with replace_folder(out, tool="evaluate") as tmp:
+            (tmp / "metrics.json").write_text("fourth")
+    assert (out / "notes.txt").read_text() == "the user's notes"
+    (out / "notes.txt").unlink()  # ... and without them the folder is replaced
+    shutil.rmtree(out / "runs")
     with replace_folder(out, tool="evaluate") as tmp:
         (tmp / "metrics.json").write_text("fourth")
-    assert not (out / "notes.txt").exists() and (out / "metrics.json").read_text() == "fourth"
+    assert (out / "metrics.json").read_text() == "fourth"
 
 
 def test_json_ready_makes_strict_json_of_nan_and_numpy():

@@ -49,6 +49,8 @@ def record_problem(path: Path, dataset: str, method: str, split: int) -> str | N
     ``scores`` object of numbers (``null`` for an undefined score), as
     :func:`~medeval.protocol.forest.run_fold` writes it.
     """
+    if path.is_dir():
+        return "a folder, not a record file"
     try:
         rec = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -83,6 +85,11 @@ class ResultsStore:
         """Whether (data set, method, split) has a finished record (see the module docstring);
         a file that is not one is reported with a :class:`CorruptRecordWarning`."""
         path = self.record_path(dataset, method, split)
+        if path.is_dir():  # the record could not be written there: say so before the work
+            raise UserError(
+                f"{path}: the record path is a folder, not a record file; move it away and run "
+                "again (the record is written there)"
+            )
         if not path.is_file():
             return False
         problem = record_problem(path, dataset, method, split)
@@ -163,7 +170,6 @@ class ResultsStore:
         check_out(self.root, what="results folder", tool="benchmark", resumable=True)
         if not locked:  # a library call: checked, not held for the life of the process
             unlock_output(self.root)
-        claim_folder(self.root, tool="benchmark")
         old = self.settings()
         for key in PROTOCOL_KEYS if old is not None else ():
             was, now = old.get(key, DEFAULTS.get(key)), settings.get(key, DEFAULTS.get(key))
@@ -187,6 +193,8 @@ class ResultsStore:
                     f"{key}={was!r} and would stay beside them: select them too (every data set, "
                     "method and split of the folder) or choose another --out folder"
                 )
+        # only now, accepted: a refused run writes nothing (not even the marker)
+        claim_folder(self.root, tool="benchmark")
         write_json(self.root / "run.json", {**(old or {}), **settings})
 
 
