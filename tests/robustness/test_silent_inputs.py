@@ -367,3 +367,24 @@ def test_analyze_refuses_an_rq3_method_the_results_lack(bench_results, tmp_path,
     assert tree_digest(results) == before and not (tmp_path / "a").exists()
     assert run_tool("analyze", [*argv, "--rq3-method", "none"]) == 0
     assert (tmp_path / "a" / "report.html").is_file()
+
+
+# --- benchmark: a record path that became a folder ------------------------------------------
+def test_a_record_path_that_is_a_folder_is_named_before_the_work(bench_results, tmp_path, capsys):
+    results = tmp_path / "res"
+    shutil.copytree(bench_results, results)
+    record = results / "records" / "t" / "none-0.json"
+    record.unlink()
+    record.mkdir()
+    coll = bench_results.parent / "coll"
+    argv = ["--collection", str(coll), "--out", str(results), "--max-splits", "1"]
+    argv += ["--n-estimators", "5", "--methods", "none", "--quiet", "--no-analyze"]
+    before = tree_digest(results)
+    assert run_tool("benchmark", argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Errno" not in err and ".tmp" not in err, err
+    assert f"{record}: the record path is a folder" in err, err
+    assert tree_digest(results) == before
+    assert run_tool("analyze", ["--results", str(results), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{record}: unreadable results record: a folder" in err and "Errno" not in err, err
