@@ -22,7 +22,11 @@ import pandas as pd
 import torch
 
 from ._validation import ArrayLike, Interval, StrOptions, TypeOf, validate_params
-from .metrics._checks import UndefinedMetricWarning, binary_labels
+from .checks import bootstrap_info as _bootstrap_info
+from .checks import codes as _codes
+from .checks import labels as _labels
+from .checks import strata
+from .metrics._checks import UndefinedMetricWarning
 from .metrics.bootstrap import MEMORY_BUDGET, BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from .metrics.ranking import auc_from_sums, auc_sums
@@ -41,13 +45,14 @@ from .reference import within_class_ba_from_codes, within_class_ba_from_q
 from .scores import (
     ALL_SCORES,
     FAMILIES,
+    LABEL_FREE_RECTIFIED,
     PAPER_SCORES,
     RECOMMENDED,
+    RECOMMENDED_RECTIFIED,
     SCORE_DESCRIPTIONS,
     SCORED_WEIGHTINGS,
+    STRATIFY,
     WEAK_WITHIN_CLASS_BA,
-    labels_from_scores,
-    weighting,
 )
 from .subconcept_recall import (
     SubconceptRecall,
@@ -70,13 +75,6 @@ from .weights import (
 SCORES = PAPER_SCORES
 #: Why the AUC family is unavailable without scores.
 NO_SCORES = "no y_score (scores are needed for ROC AUC)"
-#: Named strata of ``evaluate_predictions(stratify=...)`` (besides per-instance codes).
-STRATIFY = ("class", "subconcept", "none")
-#: The rectified score per family (SPEC §9; the ``r`` weighting of :mod:`medeval.scores`): cM
-#: corrected by its error measured on reference rows, the score to read when they are given.
-RECOMMENDED_RECTIFIED = dict(zip(FAMILIES, weighting("r").scores(), strict=True))
-#: Rectified label-free scores, computed only from reference rows.
-LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
 #: Every score of an :class:`Evaluation`: the rectified ones are NaN without reference rows.
 EVALUATION_SCORES = ALL_SCORES  # medeval.scores.ALL_SCORES holds the rectified ones
 #: Why the rectified scores are missing when no reference rows were given.
@@ -267,22 +265,6 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     for rec in df.to_dict(orient="records"):
         out.append({k: (_num(v) if isinstance(v, float) else v) for k, v in rec.items()})
     return out
-
-
-def _one_d(name: str, values: Any) -> np.ndarray:
-    a = np.array(values)  # a private, writable copy (pandas hands out read-only views)
-    if a.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (one value per test instance); got {a.shape}")
-    return a
-
-
-def _scores_array(y_score: Any, n: int) -> np.ndarray:
-    s = np.array(y_score, dtype=np.float64)
-    if s.shape != (n,):
-        raise ValueError(f"y_score must have shape ({n},) like y_true; got {s.shape}")
-    if np.isnan(s).any():
-        raise ValueError(f"y_score contains NaN at index {int(np.argmax(np.isnan(s)))}")
-    return s
 
 
 @dataclass
@@ -698,57 +680,8 @@ def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndar
     )
 
 
-def _labels(
-    y_true: Any, y_score: Any, y_pred: Any, threshold: float, pos_label: Any
-) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """Checked ``y_true`` ``(N,)`` in {0, 1}, scores ``(N,)`` or None, and predicted labels
-    ``(N,)`` (given, or ``y_score >= threshold``). Labels follow the metrics' rule
-    (:func:`~medeval.metrics._checks.binary_labels`): {0, 1}, booleans, {-1, 1} or
-    ``pos_label``."""
-    labels = {"y_true": _one_d("y_true", y_true)}
-    n = len(labels["y_true"])
-    s = None if y_score is None else _scores_array(y_score, n)
-    if y_pred is not None:
-        labels["y_pred"] = _one_d("y_pred", y_pred)
-        if labels["y_pred"].shape != (n,):
-            raise ValueError(
-                f"y_pred must have shape {(n,)} like y_true; got {labels['y_pred'].shape}"
-            )
-    elif s is None:
-        raise ValueError("need y_score or y_pred")
-    binary = {k: t.numpy().astype(np.int64) for k, t in binary_labels(labels, pos_label).items()}
-    yp = binary["y_pred"] if y_pred is not None else labels_from_scores(s, threshold)
-    return binary["y_true"], s, yp
-
-
-def _bootstrap_info(n_bootstrap: int, seed: int, stratify: str | np.ndarray) -> dict[str, Any]:
-    """How the intervals were made (``Evaluation.bootstrap``)."""
-    return {
-        "n": int(n_bootstrap),
-        "seed": int(seed),
-        "stratify": stratify if isinstance(stratify, str) else "custom",
-        "method": "percentile; multinomial resampling within strata" if n_bootstrap else "none",
-    }
-
-
-def _codes(values: Any, n: int, name: str) -> np.ndarray:
-    a = np.asarray(values)
-    if a.shape != (n,):
-        raise ValueError(f"{name} must have one entry per instance ({n}); got {a.shape}")
-    return np.unique(a.astype(str), return_inverse=True)[1]
-
-
 def _strata(stratify: str | np.ndarray, y: np.ndarray, plan: _Plan) -> np.ndarray:
-    if isinstance(stratify, str):
-        if stratify == "class":
-            return y
-        if stratify == "none":
-            return np.zeros(len(y), dtype=np.int64)
-        if stratify == "subconcept":
-            if plan.sc_codes is None:
-                raise ValueError("stratify='subconcept' needs the true test subconcepts")
-            return plan.sc_codes
-    return _codes(stratify, len(y), "stratify")
+    return strata(stratify, y, plan.sc_codes)
 
 
 def _aliases(subset_names: list[str]) -> list[tuple[str, int]]:

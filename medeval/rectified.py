@@ -54,12 +54,19 @@ import numpy as np
 import torch
 
 from ._validation import Interval, StrOptions, validate_params
+from .checks import bootstrap_info, codes, labels, strata
 from .metrics._checks import UndefinedMetricWarning
 from .metrics.bootstrap import BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from .metrics.ranking import auc_from_sums, auc_sums
 from .predictions import POSTERIOR_PREFIX
-from .scores import FAMILIES, labels_from_scores, weighting
+from .scores import (
+    FAMILIES,
+    RECOMMENDED_RECTIFIED,
+    REFERENCE_STRATA,
+    VARIANTS,
+    labels_from_scores,
+)
 from .weights import (
     Utilities,
     align_posteriors,
@@ -69,12 +76,8 @@ from .weights import (
     utilities_from_train_sizes,
 )
 
-#: Short names of the rectified scores, per family (the ``r`` weighting of :mod:`medeval.scores`).
-RECTIFIED = dict(zip(FAMILIES, weighting("r").scores(), strict=True))
-VARIANTS = ("rectified", "ppi++")
-#: How the reference rows may be resampled; the first is the default (see
-#: :func:`rectified_scores`).
-REFERENCE_STRATA = ("class", "subconcept")
+#: Short names of the rectified scores, per family (:data:`medeval.scores.RECOMMENDED_RECTIFIED`).
+RECTIFIED = RECOMMENDED_RECTIFIED
 #: A minority subconcept with fewer reference rows than this is warned about. Simulated
 #: (``benchmarks/bench_rectified.py``: utility 26.7, reference rows in the population's mix,
 #: 300 seeds): rBA coverage 96 / 95 / 96 / 95 % with 50 / 20 / 10 / 5 rows of that subconcept,
@@ -522,6 +525,8 @@ def rectified_scores(
     confidence: float = 0.95,
     stratify: str | np.ndarray = "class",
     groups: Any = None,
+    subconcept: Any = None,
+    pos_label: Any = None,
     reference_stratify: str = "class",
     seed: int = 0,
     device: str | torch.device = "cpu",
@@ -532,7 +537,9 @@ def rectified_scores(
     """rBA, rF1, rAUC of test predictions, corrected with reference rows (SPEC §9).
 
     Args:
-        y_true: ``(N,)`` test classes in {0, 1}.
+        y_true: ``(N,)`` test classes, 1 = minority class: {0, 1}, booleans, {-1, 1} or two
+            labels with ``pos_label`` (the rule of every metric and of
+            :func:`~medeval.evaluation.evaluate_predictions`).
         posteriors: ``(N, S)`` test posteriors of the subconcept model (DataFrame with
             subconcept-named columns, or an array with ``posterior_columns`` / ``u.names`` order).
         reference: validated reference rows (:meth:`ReferenceRows.from_arrays`).
@@ -541,9 +548,13 @@ def rectified_scores(
         y_pred: ``(N,)`` predicted labels; default ``y_score >= threshold``.
         y_score: ``(N,)`` scores for class 1 (rAUC needs them here and in ``reference``).
         variant: ``"rectified"`` (default) or ``"ppi++"``; n_bootstrap: replicates B (0: none).
-        stratify: test-side strata: ``"class"`` (default), ``"none"`` or ``(N,)`` codes (the
-            reference side: ``reference_stratify``).
-        groups: ``(N,)`` test cluster ids (whole clusters are resampled).
+        stratify: test-side strata: ``"class"`` (default), ``"subconcept"`` (needs
+            ``subconcept``), ``"none"`` or ``(N,)`` codes (the reference side:
+            ``reference_stratify``).
+        groups: ``(N,)`` test cluster ids (whole clusters are resampled; an empty id is a
+            cluster of its own).
+        subconcept: ``(N,)`` true test subconcepts, for ``stratify="subconcept"``.
+        pos_label: the positive class when the labels are not {0, 1}, booleans or {-1, 1}.
         reference_stratify: how the reference rows are resampled: ``"class"`` (default: they
             are a sample of the population, whose subconcept mix varies) or ``"subconcept"``
             (that mix held fixed: too narrow in simulation, ``docs/method.md``).
@@ -556,9 +567,11 @@ def rectified_scores(
     Raises ``ValueError`` (``ReferenceDataError``: rows made for other subconcepts).
     """
     u = _utilities_for(reference, utilities)
-    y, yp, s = _test_labels(y_true, y_pred, y_score, threshold)
+    y, s, yp = labels(y_true, y_score, y_pred, threshold, pos_label)
     c_test, fb_test = class_conditional(y, posteriors, u, columns=posterior_columns)
-    test = TargetRows(y, yp, s, c_test, fb_test, _strata(stratify, y), _clusters(groups, len(y)))
+    sc = None if subconcept is None else codes(subconcept, len(y), "subconcept")
+    clusters = None if groups is None else codes(groups, len(y), "groups")
+    test = TargetRows(y, yp, s, c_test, fb_test, strata(stratify, y, sc), clusters)
     opts = {"device": device, "memory_budget": memory_budget, "chunk_size": chunk_size}
     return rectify_test_side(
         test, reference, u, variant=variant, n_bootstrap=n_bootstrap, confidence=confidence,
@@ -627,68 +640,18 @@ def rectify_test_side(
         components=comps,
         unavailable=unavailable,
         confidence=confidence,
-        bootstrap=_bootstrap_info(n_boot, seed, stratify, reference_stratify),
+        bootstrap=bootstrap_info(
+            n_boot,
+            seed,
+            stratify,
+            reference_stratify=reference_stratify,
+            reference_seed=reference_seed(seed),
+        ),
         n_test=len(y),
         n_reference=len(reference),
         source=reference.source,
         notes=notes,
     )
-
-
-def _bootstrap_info(n: int, seed: int, stratify: Any, reference_stratify: str) -> dict[str, Any]:
-    """How the intervals were made (``RectifiedResult.bootstrap``)."""
-    test = stratify if isinstance(stratify, str) else "custom strata"
-    return {
-        "n": int(n),
-        "seed": int(seed),
-        "reference_seed": reference_seed(seed),
-        "stratify": test,
-        "reference_stratify": reference_stratify,
-        "method": f"percentile; joint: test rows within {test}, reference rows within "
-        f"{reference_stratify}, drawn independently",
-    }
-
-
-def _test_labels(
-    y_true: Any, y_pred: Any, y_score: Any, threshold: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    y = np.asarray(y_true)
-    if y.ndim != 1 or y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
-        raise ValueError("y_true must be 1-D 0/1 (one value per test row)")
-    s = None if y_score is None else np.array(y_score, dtype=np.float64)  # a private, writable copy
-    if s is not None and (s.shape != y.shape or not np.isfinite(s).all()):
-        raise ValueError(f"y_score must hold {len(y)} finite numbers like y_true")
-    if y_pred is None and s is None:
-        raise ValueError("need y_pred or y_score")
-    yp = labels_from_scores(s, threshold) if y_pred is None else np.asarray(y_pred)
-    if yp.shape != y.shape or not np.isin(yp, (0, 1)).all():
-        raise ValueError(f"y_pred must hold {len(y)} values 0/1 like y_true")
-    return y.astype(np.int64), yp.astype(np.int64), s
-
-
-def _strata(stratify: str | np.ndarray, y: np.ndarray) -> np.ndarray:
-    if isinstance(stratify, str):
-        if stratify == "class":
-            return y
-        if stratify == "none":
-            return np.zeros(len(y), dtype=np.int64)
-        raise ValueError(
-            f"stratify must be 'class', 'none' or (N,) stratum codes; got {stratify!r} "
-            "(for subconcept strata pass the codes)"
-        )
-    a = np.asarray(stratify)
-    if a.shape != y.shape:
-        raise ValueError(f"stratify codes must have one entry per test row ({len(y)})")
-    return np.unique(a.astype(str), return_inverse=True)[1].reshape(-1)
-
-
-def _clusters(groups: Any, n: int) -> np.ndarray | None:
-    if groups is None:
-        return None
-    a = np.asarray(groups)
-    if a.shape != (n,):
-        raise ValueError(f"groups must have one entry per test row ({n}); got {a.shape}")
-    return np.unique(a.astype(str), return_inverse=True)[1].reshape(-1)
 
 
 def _length(reps: Mapping[str, torch.Tensor]) -> int:

@@ -36,14 +36,18 @@ __all__ = [
     "BY_FAMILY",
     "FAMILIES",
     "INSTANCE_SCORES",
+    "LABEL_FREE_RECTIFIED",
     "LABEL_FREE_SCORES",
     "PAPER_SCORES",
     "RECOMMENDED",
     "RECOMMENDED_RECTIFIED",
     "REFERENCE_SCORES",
+    "REFERENCE_STRATA",
     "SCORED_WEIGHTINGS",
     "SCORE_DESCRIPTIONS",
+    "STRATIFY",
     "TRUE_ONLY_SCORES",
+    "VARIANTS",
     "WEAK_WITHIN_CLASS_BA",
     "WEIGHTINGS",
     "Weighting",
@@ -199,8 +203,18 @@ INSTANCE_SCORES = tuple(s for s in BY_FAMILY if s not in REFERENCE_SCORES)
 #: The label-free score a reader should use for each family without reference rows (never a
 #: true-weight oracle score).
 RECOMMENDED = {f: f"c{f}" for f in FAMILIES}
-#: The score to read per family when reference rows gave the rectified scores.
+#: The score to read per family when reference rows gave the rectified scores (SPEC §9; the
+#: ``r`` weighting): cM corrected by its error measured on reference rows.
 RECOMMENDED_RECTIFIED = {f: f"r{f}" for f in FAMILIES}
+#: The rectified label-free scores, computed only from reference rows.
+LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
+#: Named bootstrap strata of the evaluation and the rectification (besides per-row codes).
+STRATIFY = ("class", "subconcept", "none")
+#: How reference rows may be resampled; the first is the default
+#: (:func:`medeval.rectified.rectified_scores`).
+REFERENCE_STRATA = ("class", "subconcept")
+#: The rectification's variants; the first is the default.
+VARIANTS = ("rectified", "ppi++")
 #: Below this within-class balanced accuracy the subconcept model is reported as weak (§8).
 WEAK_WITHIN_CLASS_BA = 0.7
 #: What each score is, for reports and ``metrics.json``.

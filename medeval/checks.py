@@ -1,0 +1,150 @@
+"""The input checks of the evaluation and of the rectification, defined once: labels, scores,
+bootstrap strata and clusters, and how a bootstrap is described (``bootstrap`` of
+``metrics.json``). The posteriors are checked by :func:`medeval.weights.align_posteriors`, which
+both call.
+
+Labels follow the rule of every metric (:func:`medeval.metrics._checks.binary_labels`): {0, 1},
+booleans, {-1, 1}, or two labels with ``pos_label``; so the rectified scores accept what the
+balanced accuracy accepts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .metrics._checks import binary_labels
+from .scores import labels_from_scores
+
+__all__ = ["bootstrap_info", "codes", "labels", "one_d", "strata", "stratify_name"]
+
+#: ``bootstrap.stratify`` of strata given as per-row codes.
+CUSTOM_STRATA = "custom strata"
+
+
+def one_d(name: str, values: Any) -> np.ndarray:
+    """``values`` as a private, writable 1-D array (pandas hands out read-only views).
+
+    Raises:
+        ValueError: not 1-D, naming ``name``.
+    """
+    a = np.array(values)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one value per test instance); got {a.shape}")
+    return a
+
+
+def _scores(y_score: Any, n: int) -> np.ndarray:
+    s = np.array(y_score, dtype=np.float64)
+    if s.shape != (n,):
+        raise ValueError(f"y_score must have shape ({n},) like y_true; got {s.shape}")
+    if not np.isfinite(s).all():
+        bad = int(np.argmax(~np.isfinite(s)))
+        what = "NaN" if np.isnan(s[bad]) else "an infinite value"
+        raise ValueError(f"y_score contains {what} at index {bad}")
+    return s
+
+
+def labels(
+    y_true: Any, y_score: Any, y_pred: Any, threshold: float, pos_label: Any = None
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Checked ``y_true`` ``(N,)`` in {0, 1} (int64), scores ``(N,)`` or None, and predicted
+    labels ``(N,)`` (given, encoded like ``y_true``, or ``y_score >= threshold``).
+
+    Raises:
+        ValueError: shapes that differ, NaN scores, neither scores nor labels, or labels the
+            metrics' rule refuses, naming the argument.
+    """
+    given = {"y_true": one_d("y_true", y_true)}
+    n = len(given["y_true"])
+    s = None if y_score is None else _scores(y_score, n)
+    if y_pred is not None:
+        given["y_pred"] = one_d("y_pred", y_pred)
+        if given["y_pred"].shape != (n,):
+            raise ValueError(
+                f"y_pred must have shape {(n,)} like y_true; got {given['y_pred'].shape}"
+            )
+    elif s is None:
+        raise ValueError("need y_score or y_pred")
+    binary = {k: t.numpy().astype(np.int64) for k, t in binary_labels(given, pos_label).items()}
+    yp = binary["y_pred"] if y_pred is not None else labels_from_scores(s, threshold)
+    return binary["y_true"], s, yp
+
+
+def codes(values: Any, n: int, name: str) -> np.ndarray:
+    """Per-row ids (clusters such as patients, or strata) as codes ``(N,)``. An empty or
+    missing id (``""``, ``None``, NaN) is a group of its own, one per row: rows whose id is
+    unknown are never taken as one patient (they used to become one group named ``nan``).
+
+    Raises:
+        ValueError: not one entry per row, naming ``name``.
+    """
+    a = np.asarray(values)
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have one entry per instance ({n}); got {a.shape}")
+    text = a.astype(str)
+    missing = np.asarray(pd.isna(a), dtype=bool) | (np.char.strip(text) == "")
+    if not missing.any():
+        return np.unique(text, return_inverse=True)[1].reshape(-1)
+    out = np.empty(n, dtype=np.int64)
+    keep = ~missing
+    out[keep] = np.unique(text[keep], return_inverse=True)[1].reshape(-1)
+    first = int(out[keep].max()) + 1 if keep.any() else 0
+    out[missing] = np.arange(first, first + int(missing.sum()))
+    return out
+
+
+def strata(
+    stratify: str | np.ndarray, y: np.ndarray, subconcept: np.ndarray | None = None
+) -> np.ndarray:
+    """Bootstrap strata ``(N,)``: ``"class"`` (``y``), ``"none"``, ``"subconcept"`` (the
+    test subconcept codes ``subconcept``) or per-row codes.
+
+    Raises:
+        ValueError: ``"subconcept"`` without test subconcepts, or codes of another length.
+    """
+    if isinstance(stratify, str):
+        if stratify == "class":
+            return np.asarray(y)
+        if stratify == "none":
+            return np.zeros(len(y), dtype=np.int64)
+        if stratify == "subconcept":
+            if subconcept is None:
+                raise ValueError("stratify='subconcept' needs the true test subconcepts")
+            return np.asarray(subconcept)
+        raise ValueError(
+            f"stratify must be 'class', 'subconcept', 'none' or codes; got {stratify!r}"
+        )
+    return codes(stratify, len(y), "stratify")
+
+
+def stratify_name(stratify: Any) -> str:
+    """How ``bootstrap.stratify`` names the strata: their name, or :data:`CUSTOM_STRATA`."""
+    return stratify if isinstance(stratify, str) else CUSTOM_STRATA
+
+
+def bootstrap_info(
+    n: int,
+    seed: int,
+    stratify: Any,
+    *,
+    reference_stratify: str | None = None,
+    reference_seed: int | None = None,
+) -> dict[str, Any]:
+    """How the intervals were made (``Evaluation.bootstrap``; with ``reference_stratify``,
+    the joint bootstrap of the rectified scores, ``RectifiedResult.bootstrap``)."""
+    name = stratify_name(stratify)
+    if reference_stratify is None:
+        method = "percentile; multinomial resampling within strata" if n else "none"
+        return {"n": int(n), "seed": int(seed), "stratify": name, "method": method}
+    return {
+        "n": int(n),
+        "seed": int(seed),
+        "reference_seed": reference_seed,
+        "stratify": name,
+        "reference_stratify": reference_stratify,
+        "method": f"percentile; joint: test rows within {name}, reference rows within "
+        f"{reference_stratify}, drawn independently",
+    }
