@@ -9,7 +9,6 @@ Train sizes: JSON ``{"<subconcept name>": {"class": 0 or 1, "n": <training count
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .names import lookalike, shown
 from .weights import Utilities, utilities_from_train_sizes
 
 POSTERIOR_PREFIX = "q_"
@@ -403,9 +403,11 @@ def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, u: Utiliti
     unknown = np.flatnonzero(~known[codes])
     if len(unknown):
         i = int(unknown[0])
+        name = cats[codes[i]]
         raise InputError(
             path,
-            f"unknown subconcept {cats[codes[i]]!r}: the train sizes know {', '.join(u.names)}",
+            f"unknown subconcept {shown(name)}: the train sizes know {', '.join(u.names)}"
+            + lookalike(name, u.names),
             column="subconcept",
             row=i + 1,
         )
@@ -430,11 +432,12 @@ def _check_posteriors(path, q, q_cols, names, u: Utilities | None, atol: float =
         missing = [n for n in u.names if n not in names]
         extra = [n for n in names if n not in u.names]
         if missing or extra:
+            alike = next((c for c in (lookalike(e, missing) for e in extra) if c), "")
             raise InputError(
                 path,
                 "posterior columns must be exactly q_<name> for every subconcept in the train "
                 f"sizes; missing {[POSTERIOR_PREFIX + m for m in missing]}, unknown "
-                f"{[POSTERIOR_PREFIX + e for e in extra]}",
+                f"{[POSTERIOR_PREFIX + e for e in extra]}{alike}",
                 column=(POSTERIOR_PREFIX + (missing or extra)[0]),
             )
     bad = q < 0
@@ -457,15 +460,10 @@ def _check_posteriors(path, q, q_cols, names, u: Utilities | None, atol: float =
 
 def read_train_sizes(path: str | Path) -> Utilities:
     """Read ``{"<name>": {"class": 0 or 1, "n": <count>}, ...}`` and compute utilities."""
+    from .io.jsonfile import read_json  # the one JSON rule: a subconcept given twice is refused
+
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "file not found")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as err:
-        raise InputError(path, f"not UTF-8 JSON text ({err.reason} at byte {err.start})") from err
-    except json.JSONDecodeError as err:
-        raise InputError(path, f"not valid JSON: {err}") from err
+    data = read_json(path)
     if not isinstance(data, dict) or not data:
         raise InputError(path, 'must be an object {"<subconcept>": {"class": 0|1, "n": count}}')
     for name, entry in data.items():
@@ -480,6 +478,11 @@ def read_train_sizes(path: str | Path) -> Utilities:
         n = entry["n"]
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise InputError(path, f"subconcept {name!r}: n must be a count, got {n!r}")
+    names = list(data)
+    for i, name in enumerate(names):  # two subconcepts that print as one
+        alike = lookalike(name, names[:i])
+        if alike:
+            raise InputError(path, f"subconcept {shown(name)} is given twice{alike}")
     try:
         return utilities_from_train_sizes(data)
     except ValueError as err:

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from .metrics._checks import default_dtype
+from .names import lookalike, shown
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,10 @@ class Utilities:
             return self.names.index(name)
         except ValueError:
             known = ", ".join(repr(n) for n in self.names)
-            raise KeyError(f"unknown subconcept {name!r}; known subconcepts: {known}") from None
+            raise KeyError(
+                f"unknown subconcept {shown(name)}; known subconcepts: {known}"
+                + lookalike(name, self.names)
+            ) from None
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """``{name: {"class", "n", "utility"}}`` — the train-sizes format plus utilities."""
@@ -147,7 +151,10 @@ def true_weights(
     for i, s in enumerate(subconcept):
         code = lookup.get(str(s))
         if code is None:
-            raise ValueError(f"row {i}: unknown subconcept {s!r}; known: {', '.join(u.names)}")
+            raise ValueError(
+                f"row {i}: unknown subconcept {shown(str(s))}; known: {', '.join(u.names)}"
+                + lookalike(str(s), u.names)
+            )
         codes[i] = code
     dev = torch.device(device)
     return torch.tensor(u.values, dtype=default_dtype(dev), device=dev)[torch.from_numpy(codes)]

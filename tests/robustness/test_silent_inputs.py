@@ -388,3 +388,53 @@ def test_a_record_path_that_is_a_folder_is_named_before_the_work(bench_results, 
     assert run_tool("analyze", ["--results", str(results), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert f"{record}: unreadable results record: a folder" in err and "Errno" not in err, err
+
+
+# --- names that print alike -----------------------------------------------------------------
+NFC, NFD = "\u00d6dem", "O\u0308dem"  # both print as Ödem
+ZWSP = "A\u200b"  # prints as A
+
+
+def _lookalike_case(tmp_path: Path, sizes_name: str, table_name: str, *, rename_q: bool):
+    frame = predictions()
+    frame["subconcept"] = frame["subconcept"].replace({"A": table_name})
+    if rename_q:
+        frame = frame.rename(columns={"q_A": f"q_{table_name}"})
+    sizes = {(sizes_name if k == "A" else k): v for k, v in SIZES.items()}
+    folder = tmp_path / "in"
+    folder.mkdir()
+    frame.to_csv(folder / "p.csv", index=False)
+    (folder / "s.json").write_text(json.dumps(sizes, ensure_ascii=False), encoding="utf-8")
+    return folder / "p.csv", folder / "s.json"
+
+
+@pytest.mark.parametrize(
+    ("sizes_name", "table_name", "rename_q", "how", "names"),
+    [
+        (NFC, NFD, True, "Unicode normalisation (NFC vs NFD)", "'O\\u0308dem'"),
+        (NFC, NFD, False, "Unicode normalisation (NFC vs NFD)", "'O\\u0308dem'"),
+        ("A", ZWSP, False, "invisible characters", "'A\\u200b'"),
+    ],
+    ids=["nfd-subconcept-and-posterior", "nfd-subconcept", "zero-width-space"],
+)
+def test_names_that_print_alike_are_told_apart(
+    tmp_path, capsys, sizes_name, table_name, rename_q, how, names
+):
+    preds, sizes = _lookalike_case(tmp_path, sizes_name, table_name, rename_q=rename_q)
+    argv = ["--predictions", str(preds), "--train-sizes", str(sizes), "--bootstrap", "0"]
+    assert run_tool("evaluate", [*argv, "--quiet", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"differs from it by {how}" in err and names in err and "U+" in err, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_train_sizes_with_two_names_that_print_alike_are_refused(tmp_path, capsys):
+    preds, sizes = _lookalike_case(tmp_path, NFC, NFC, rename_q=True)
+    both = json.loads(sizes.read_text(encoding="utf-8")) | {NFD: {"class": 1, "n": 4}}
+    sizes.write_text(json.dumps(both, ensure_ascii=False), encoding="utf-8")
+    argv = ["--predictions", str(preds), "--train-sizes", str(sizes), "--bootstrap", "0"]
+    assert run_tool("evaluate", [*argv, "--quiet", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert f"{sizes}: subconcept 'O\\u0308dem' is given twice" in err, err
+    assert "Unicode normalisation" in err, err
