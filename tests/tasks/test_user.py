@@ -105,3 +105,17 @@ def test_tasks_describe_builds_the_users_task_or_exits_2(tmp_path, capsys):
     assert main([*argv, "--positive", "b", "--negative", "a"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "label 'c' (10 rows) is in neither" in err
+
+
+def test_train_with_an_unknown_label_exits_2_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    import huggingface_hub.constants
+
+    from medeval.train import main
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    out = tmp_path / "run"
+    argv = ["--out", str(out), "data.synthetic.n_normal=144", "--positive", "small nodule,XX"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "label 'XX' in --positive" in err
+    assert not out.exists() or not any(out.iterdir())
