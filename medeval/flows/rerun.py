@@ -264,14 +264,16 @@ class MissingReferenceWarning(UserWarning):
 
 def check_split_predictions(run: Path, folders: list[Path]) -> None:
     """Each split's ``predictions.csv`` holds the test rows the run's ``splits.csv`` lists for
-    that split: as many, with the same ids, none cut short. Checked for every split before any
+    that split, and its ``reference.csv`` its validation and calibration rows: as many, with the
+    same ids, none cut short. Checked for every split before any
     is re-evaluated, so a damaged file stops the run before a split or the summary is
     overwritten with scores of a part of the test set. A split whose ``reference.csv`` is gone
     while the manifest lists its validation and calibration rows is named in a
     :class:`MissingReferenceWarning` (its recommended scores become the class-conditional ones).
 
     Raises:
-        InputError: naming the split's predictions file and what is missing or extra.
+        InputError: naming the split's predictions or reference file and what is missing or
+            extra.
     """
     manifest = run / MANIFEST_FILE
     if not manifest.is_file():  # nothing to check against (a folder not made by train)
@@ -283,9 +285,12 @@ def check_split_predictions(run: Path, folders: list[Path]) -> None:
     for folder in folders:
         seed = folder.name.split("_", 1)[1]
         rows = plan.loc[plan["split_seed"] == seed]
-        _check_test_rows(
-            folder / "predictions.csv", list(rows.loc[rows["part"] == "test", "id"]), seed
-        )
+        test = list(rows.loc[rows["part"] == "test", "id"])
+        _check_rows(folder / "predictions.csv", test, f"test rows of split {seed}")
+        ref = list(rows.loc[rows["part"].isin(REFERENCE_PARTS), "id"])
+        if ref and (folder / REFERENCE_FILE).is_file():
+            what = f"validation and calibration rows of split {seed}"
+            _check_rows(folder / REFERENCE_FILE, ref, what)
     for folder in folders:
         seed = folder.name.split("_", 1)[1]
         n_ref = int(((plan["split_seed"] == seed) & plan["part"].isin(REFERENCE_PARTS)).sum())
@@ -299,9 +304,9 @@ def check_split_predictions(run: Path, folders: list[Path]) -> None:
             )
 
 
-def _check_test_rows(path: Path, expected: list[str], seed: str) -> None:
-    """``path`` holds exactly the ids ``expected`` (split ``seed``'s test rows), whole."""
-    listed = f"the run's {MANIFEST_FILE} lists {len(expected)} test rows of split {seed}"
+def _check_rows(path: Path, expected: list[str], rows: str) -> None:
+    """``path`` holds exactly the ids ``expected`` (the ``rows`` of a split), whole."""
+    listed = f"the run's {MANIFEST_FILE} lists {len(expected)} {rows}"
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         raise InputError(path, f"ends mid-row (the file was cut short); {listed}")

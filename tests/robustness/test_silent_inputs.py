@@ -92,6 +92,17 @@ def test_a_cut_split_predictions_file_is_refused_before_anything_is_rewritten(
     assert tree_digest(run) == before  # no split and no summary rewritten
 
 
+def test_a_cut_reference_file_is_refused_before_anything_is_rewritten(tmp_path, capsys):
+    run = make_run(tmp_path, reference=True)
+    drop_last_rows(run / "split_1" / "reference.csv", 4)
+    before = tree_digest(run)
+    assert run_tool("evaluate", ["--run", str(run), "--bootstrap", "0", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(run / "split_1" / "reference.csv") in err, err
+    assert "lists 120 validation and calibration rows of split 1; 4 missing" in err, err
+    assert tree_digest(run) == before
+
+
 def test_a_predictions_row_of_another_split_is_refused(tmp_path, capsys):
     run = make_run(tmp_path)
     path = run / "split_1" / "predictions.csv"
