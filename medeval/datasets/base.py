@@ -251,6 +251,24 @@ def check_known_labels(
         )
 
 
+def check_files_once(files: pd.Series, path: str | Path, column: str) -> None:
+    """Raise ``DataError`` naming the first file a labels table lists twice (``a.dcm`` and
+    ``./a.dcm`` are one file) and both rows: its image would be counted twice, in the class
+    sizes, the splits and every score."""
+    import posixpath
+
+    keys = files.astype(str).str.strip().str.replace("\\", "/").map(posixpath.normpath)
+    twice = keys.duplicated(keep="first").to_numpy()
+    if twice.any():
+        pos = int(np.flatnonzero(twice)[0])
+        first = int(np.flatnonzero((keys == keys.iloc[pos]).to_numpy())[0])
+        raise DataError(
+            f"{path}: {row_text(files.index[pos])}: file {files.iloc[pos].strip()!r} in column "
+            f"{column!r} is listed twice (also {row_text(files.index[first])}); list each "
+            "image once"
+        )
+
+
 def row_text(row: int) -> str:
     """'row 3 (line 5)': 0-based data row and the 1-based file line after one header line."""
     return f"row {int(row)} (line {int(row) + 2})"

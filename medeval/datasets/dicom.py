@@ -16,6 +16,7 @@ from medeval.datasets.base import (
     LabelledData,
     SkippedFile,
     bad_files_error,
+    check_files_once,
     check_known_labels,
     check_labels_present,
     read_table,
@@ -46,10 +47,12 @@ def _find_csv(folder: Path) -> Path:
 def _read_labels(
     csv_path: Path, file_column: str, label_column: str, classes: list[str] | None
 ) -> pd.DataFrame:
-    """The labels table, checked: both columns present, no empty label, only known labels."""
+    """The labels table, checked: both columns present, no empty label, each file listed once,
+    only known labels."""
     table = read_table(csv_path, dtype=str)
     require_columns(table, [file_column, label_column], csv_path)
     check_labels_present(table[label_column], csv_path, label_column)
+    check_files_once(table[file_column], csv_path, file_column)
     if classes is not None:
         check_known_labels(table[label_column].str.strip(), classes, csv_path, label_column)
     return table

@@ -154,6 +154,7 @@ def _read_inputs(
     y_tr = class_of_rows(tr, positive)
     checked, raw = _read_raw_predictions(pred_path)
     _check_alignment(te, raw, pred_path)
+    _check_classes(te, checked, pred_path, positive)
     for c in (0, 1):
         if (y_tr == c).sum() < 2:
             raise InputError(tr.path, f"class {c} has {(y_tr == c).sum()} rows; discovery needs 2+")
@@ -221,6 +222,36 @@ def _check_alignment(test: EmbeddingTable, predictions: pd.DataFrame, pred_path:
                 column="id",
                 row=i + 1,
             )
+
+
+def _check_classes(
+    test: EmbeddingTable, table: PredictionTable, pred_path: Path, positive: str | None
+) -> None:
+    """Where the test embeddings carry the class of each row (``y``, or ``label`` with
+    ``positive``), the predictions' ``y_true`` must agree row by row: a file in another row
+    order would be evaluated against the wrong posteriors.
+
+    Raises:
+        InputError: naming ``y_true``, the first row that disagrees and both files.
+    """
+    frame = test.frame
+    if "y" in frame.columns and positive is None:
+        y = pd.to_numeric(frame["y"], errors="coerce").to_numpy()
+    elif "label" in frame.columns and positive is not None:
+        y = (frame["label"].astype(str).str.strip() == positive).to_numpy(dtype=np.float64)
+    else:
+        return  # the test embeddings do not say
+    off = np.flatnonzero(y != table.y_true)
+    if len(off):
+        i = int(off[0])
+        raise InputError(
+            pred_path,
+            f"y_true is {int(table.y_true[i])} but the test embeddings {test.path} give class "
+            f"{y[i]:g} in that row ({len(off)} rows differ): the predictions must be in the test "
+            "embeddings' row order",
+            column="y_true",
+            row=i + 1,
+        )
 
 
 def _read_raw_predictions(path: Path) -> tuple[PredictionTable, pd.DataFrame]:

@@ -63,6 +63,7 @@ from medeval.io.predictions import (
     read_predictions_frame,
 )
 from medeval.io.tables import read_frame
+from medeval.predictions import _check_subconcepts as check_subconcepts
 from medeval.subconcept_model import SubconceptModel, subconcept_classes, train_sizes
 from medeval.weights import Utilities, utilities_from_train_sizes
 
@@ -357,8 +358,30 @@ def _scored(
         frame = joined_rows(table, read_predictions_frame(source), source)
         checked = _in_order(checked, frame.index.to_numpy())
         frame = _agreeing(table.rest, frame.reset_index(drop=True), table.path, source)
+        if checked.subconcept is None and table.has("subconcept") and not s.discover:
+            frame, checked = _own_subconcepts(table, frame, checked, u)
     _no_shared_ids(tr, table, role)
     return _Rows(table, frame.reset_index(drop=True).copy(), source, checked)
+
+
+def _own_subconcepts(
+    table: FeatureTable, frame: pd.DataFrame, checked: PredictionTable, u: Utilities | None
+) -> tuple[pd.DataFrame, PredictionTable]:
+    """The table's own ``subconcept`` column joined to predictions from a file of their own
+    (which lack it): the true test subconcepts give wBA, as in one file.
+
+    Raises:
+        InputError: an empty, unknown or wrong-class subconcept, naming the table's file.
+    """
+    names = table.rest["subconcept"].astype(str).str.strip()
+    empty = np.flatnonzero((names == "").to_numpy())
+    if len(empty):
+        raise InputError(table.path, "missing value", column="subconcept", row=int(empty[0]) + 1)
+    sc = pd.Categorical(names.to_numpy())
+    if u is not None:
+        check_subconcepts(table.path, sc, checked.y_true, u)
+    frame = frame.assign(subconcept=table.rest["subconcept"].to_numpy())
+    return frame, dataclasses.replace(checked, subconcept=sc)
 
 
 def _in_order(table: PredictionTable, order: np.ndarray) -> PredictionTable:
@@ -468,6 +491,7 @@ def _no_shared_ids(
     nor a test row a reference row (``other="TEST"``): the joint bootstrap takes the two as
     independent samples. ``held``: the table whose rows ``table`` must not repeat."""
     if held.ids is None or table.ids is None:
+        _no_shared_rows(held, table, role, other)
         return
     shared = np.flatnonzero(np.isin(table.ids, held.ids))
     if len(shared):
@@ -485,6 +509,37 @@ def _no_shared_ids(
             column="id",
             row=i + 1,
         )
+
+
+def _no_shared_rows(held: FeatureTable, table: FeatureTable, role: str, other: str) -> None:
+    """Without ids on both sides, rows are compared by their features: a table most of whose
+    rows are rows of ``held`` (the same file given twice, or a copy) is refused; a few
+    identical rows (discrete features can coincide) are a warning.
+
+    Raises:
+        InputError: half or more of the rows repeat rows of ``held``, naming both files and
+            the first such row.
+    """
+    import warnings
+
+    seen = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(held.X, np.float64))}
+    rows = np.ascontiguousarray(table.X, np.float64)
+    shared = [(i, seen[r.tobytes()]) for i, r in enumerate(rows) if r.tobytes() in seen]
+    if not shared:
+        return
+    (i, j), k = shared[0], len(shared)
+    what = (
+        f"{k} of its {len(table)} rows have the features of a {other} row of {held.path} "
+        f"(first: row {i + 1}, {other} row {j + 1})"
+    )
+    if 2 * k >= len(table):
+        why = (
+            "held out from the subconcept model's training data"
+            if other == "TRAIN"
+            else "other rows than the test rows"
+        )
+        raise InputError(table.path, f"{what}: {role} rows must be {why}", row=i + 1)
+    warnings.warn(f"{table.path}: {what}; are they the same images?", UserWarning, stacklevel=3)
 
 
 def _posterior_files(
