@@ -83,6 +83,7 @@ __all__ = [
     "held_outputs",
     "is_litter",
     "json_ready",
+    "lock_holder",
     "lock_output",
     "read_marker",
     "recover",
@@ -552,11 +553,27 @@ def _lock_file(target: Path) -> Path:
     return target.parent / f".{target.name}.lock"
 
 
-def lock_output(target: str | os.PathLike, *, what: str = "--out", tool: str | None = None) -> bool:
+#: How long a lock is tried again before it counts as held: :func:`lock_holder` of another
+#: process may hold it for a moment to look.
+_LOCK_RETRY_S = 0.25
+
+
+def lock_output(
+    target: str | os.PathLike,
+    *,
+    what: str = "--out",
+    tool: str | None = None,
+    wait_s: float = 0.0,
+    log: Callable[[str], None] | None = None,
+) -> bool:
     """Take the lock of output folder ``target`` (``.<name>.lock`` beside it).
 
     Ranks of one distributed launch (``WORLD_SIZE`` > 1) share their folder by design and take
     no lock.
+
+    Args:
+        wait_s: how long to wait for another process holding it to finish (``log`` is told
+            once that it waits); by default it is refused at once.
 
     Returns:
         ``True`` if taken now, ``False`` if this process already holds it (or takes none).
@@ -571,6 +588,7 @@ def lock_output(target: str | os.PathLike, *, what: str = "--out", tool: str | N
     path = _lock_file(target)
     created = [p for p in [path.parent, *path.parent.parents] if not p.exists()]
     path.parent.mkdir(parents=True, exist_ok=True)
+    deadline, told = time.monotonic() + max(wait_s, _LOCK_RETRY_S), False
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         try:
@@ -578,6 +596,12 @@ def lock_output(target: str | os.PathLike, *, what: str = "--out", tool: str | N
         except BlockingIOError:
             pid = _holder_pid(fd)
             os.close(fd)
+            if time.monotonic() < deadline:
+                if wait_s > _LOCK_RETRY_S and log is not None and not told:
+                    log(f"{what} {target}: waiting for the run writing it (pid {pid}) to end")
+                    told = True
+                time.sleep(0.05)
+                continue
             _remove_empty(created)
             raise OutputPathError(
                 f"{what} {target}: another run (pid {pid}) is writing it; wait for it to "
@@ -595,6 +619,29 @@ def lock_output(target: str | os.PathLike, *, what: str = "--out", tool: str | N
     os.write(fd, f"{os.getpid()}\n".encode())
     _HELD[key] = (fd, path, tool, created)
     return True
+
+
+def lock_holder(target: str | os.PathLike) -> str | None:
+    """The pid of the run that holds the lock of output folder ``target`` (this process's own
+    when it holds it), or ``None`` when no run writes it. Creates nothing: it tries a shared
+    lock on an existing lock file and releases it at once (:data:`_LOCK_RETRY_S`)."""
+    if os.path.abspath(target) in _HELD:
+        return str(os.getpid())
+    if fcntl is None:  # pragma: no cover
+        return None
+    try:
+        fd = os.open(_lock_file(Path(target)), os.O_RDONLY)
+    except OSError:  # no lock file: nobody writes it
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _holder_pid(fd)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
 
 
 def _holder_pid(fd: int, wait_s: float = 1.0) -> str:
@@ -734,6 +781,8 @@ def replace_folder(
     tool: str | None = None,
     inputs: Iterable[Any] = (),
     log: Callable[[str], None] | None = None,
+    what: str = "output folder",
+    wait_s: float = 0.0,
 ) -> Iterator[Path]:
     """Yield a fresh temporary folder beside ``target``; on success it replaces ``target``.
 
@@ -742,14 +791,15 @@ def replace_folder(
     moment (see the module docstring). On any exception the temporary folder is removed and
     ``target`` is left as it was. ``target`` is checked as by :func:`check_out` with ``tool``
     (``None``: the tool given to the :func:`check_out` that locked it, else any medeval output
-    may be replaced); the lock is released at the end.
+    may be replaced); the lock is released at the end. ``what`` names the folder in messages;
+    another run holding its lock is waited for up to ``wait_s`` seconds (see
+    :func:`lock_output`).
     """
     target = Path(target)
-    what = str(target)
     if tool is None and os.path.abspath(target) in _HELD:
         tool = _HELD[os.path.abspath(target)][2]
     check_out(target, what=what, inputs=inputs)
-    taken = lock_output(target, what=what)
+    taken = lock_output(target, what=what, wait_s=wait_s, log=log)
     try:
         recover(target, what=what, log=log)
         _check_content(target, tool, what)

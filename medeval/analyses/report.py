@@ -17,6 +17,7 @@ temporary folder that replaces ``--out`` only when complete.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,15 +85,23 @@ def analyze(
     *,
     rq3_method: str = "none",
     metric: str = "BA",
+    what: str = "--out",
+    wait_s: float = 0.0,
+    log: Callable[[str], None] | None = None,
 ) -> str:
-    """Run RQ1–RQ3 on a results folder; return a one-line summary."""
+    """Run RQ1–RQ3 on a results folder; return a one-line summary.
+
+    ``what`` names ``out`` in messages; another run writing ``out`` (an ``analyze --partial``
+    while the benchmark ran) is waited for up to ``wait_s`` seconds, ``log`` told so."""
     store = ResultsStore(results)
     records = store.records()
     store.tasks()  # every task file readable (or an error naming it) before any output
     if not records:
         raise FileNotFoundError(f"{results}: no records (records/<data set>/<method>-<k>.json)")
     out = Path(out) if out is not None else Path(results) / "analysis"
-    with replace_folder(out, tool="analyze", inputs=[results]) as tmp:  # complete or the last one
+    with replace_folder(
+        out, tool="analyze", inputs=[results], what=what, wait_s=wait_s, log=log
+    ) as tmp:  # complete or the last one
         _write_analysis(Path(results), tmp, records, rq3_method=rq3_method, metric=metric)
     n_ds = len({r["dataset"] for r in records})
     return f"{len(records)} records, {n_ds} data sets -> {out} (report: {out / 'report.html'})"

@@ -35,17 +35,32 @@ def build_parser() -> argparse.ArgumentParser:
         "first method of a data set without it)",
     )
     p.add_argument("--metric", default="BA", choices=("BA", "F1", "AUC"), help="RQ3 score family")
+    p.add_argument(
+        "--partial",
+        action="store_true",
+        help="analyse the records written so far while a benchmark is still writing the "
+        "results folder (refused otherwise); the benchmark's own analysis replaces a partial "
+        "one in RESULTS/analysis when it ends",
+    )
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from medeval.protocol.store import ResultsStore
+
     out = args.out if args.out is not None else Path(args.results) / "analysis"
+    writer = ResultsStore(args.results).writer()  # before the lock on out is taken
+    if writer is not None and not args.partial:
+        raise UserError(
+            f"--results {args.results}: a benchmark (pid {writer}) is still writing it and "
+            "analyses it when it ends; wait for it, or add --partial to analyse the records "
+            "written so far"
+        )
     check_out(out, tool="analyze", inputs=[args.results])
     from medeval.analyses.report import analyze
     from medeval.protocol.forest import METHODS
-    from medeval.protocol.store import ResultsStore
 
     if args.rq3_method is not None and args.rq3_method not in METHODS:
         raise UserError(f"--rq3-method {args.rq3_method!r}: choose from {', '.join(METHODS)}")
@@ -64,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     line = analyze(args.results, out, rq3_method=method, metric=args.metric)
     if not args.quiet:
         print((out / "scores.md").read_text())
+    if writer is not None:  # said last, where the eye lands
+        line = f"PARTIAL (a benchmark, pid {writer}, is still writing {args.results}): {line}"
     print(line)
     return 0
 

@@ -26,6 +26,9 @@ from medeval.cli.common import (
 )
 
 PROG = "python -m medeval.benchmark"
+ANALYSIS = "--out's analysis folder"
+#: How long the benchmark's own analysis waits for another run writing ``analysis/``.
+ANALYSIS_WAIT_S = 600.0
 METHODS = ("none", "ros", "rus", "smote", "weight")  # = medeval.protocol.forest.METHODS
 N_SPLITS = 10
 
@@ -148,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_analyze:  # before the work, not after it
         from medeval.atomic import check_replaceable
 
-        check_replaceable(Path(out) / "analysis", what="--out's analysis folder", tool="analyze")
+        check_replaceable(Path(out) / "analysis", what=ANALYSIS, tool="analyze")
     from medeval.protocol.benchmark import BenchmarkSettings, run_benchmark
 
     settings = BenchmarkSettings(
@@ -181,7 +184,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_analyze:
         from medeval.analyses.report import analyze
 
-        log(f"analyses: {analyze(out, out / 'analysis')}")
+        # an analyze --partial may still be writing analysis/: waited for, not failed on
+        line = analyze(out, out / "analysis", what=ANALYSIS, wait_s=ANALYSIS_WAIT_S, log=log)
+        log(f"analyses: {line}")
         if not args.quiet:
             print((out / "analysis" / "scores.md").read_text())
         print(f"report: {out / 'analysis' / 'report.html'}")

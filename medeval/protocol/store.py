@@ -23,7 +23,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from medeval.atomic import check_out, claim_folder, held_outputs, unlock_output, write_json
+from medeval.atomic import (
+    check_out,
+    claim_folder,
+    held_outputs,
+    lock_holder,
+    unlock_output,
+    write_json,
+)
 from medeval.errors import UserError
 
 __all__ = ["CorruptRecordWarning", "ResultsStore", "SettingsMismatch", "record_problem"]
@@ -77,6 +84,11 @@ class ResultsStore:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
+
+    def writer(self) -> str | None:
+        """The pid of the benchmark writing this folder now (it holds the folder's lock from
+        its check to the end of its own analysis), or ``None``."""
+        return lock_holder(self.root)
 
     def record_path(self, dataset: str, method: str, split: int) -> Path:
         return self.root / "records" / dataset / f"{method}-{int(split)}.json"

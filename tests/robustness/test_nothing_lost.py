@@ -8,6 +8,9 @@ tool's own, and a refused run writes nothing.
   ``._name`` beside an existing ``name``; a ``._draft.txt`` alone is the user's.
 * A ``run.json`` that is not a benchmark's settings (an experiment tracker's) makes the folder
   the user's; a benchmark refused for other settings writes no marker.
+* ``analyze`` on a results folder a benchmark is still writing is refused unless ``--partial``
+  (said in its output), and the benchmark's own analysis waits for an analyze writing
+  ``analysis/`` instead of failing after all its work.
 
 Calls are in-process (``medeval.cli.<tool>.main``), as a user's command line.
 """
@@ -15,13 +18,19 @@ Calls are in-process (``medeval.cli.<tool>.main``), as a user's command line.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from malformed_fixtures import collection_table, tree_digest
+from malformed_fixtures import build_results, collection_table, tree_digest
 
 from medeval.atomic import MARKER, held_outputs
 
+REPO = Path(__file__).resolve().parents[2]
 EVALUATE = ["--example", "--bootstrap", "0", "--quiet"]
 BENCH = ["--max-splits", "1", "--n-estimators", "5", "--methods", "none", "--quiet"]
 
@@ -151,3 +160,108 @@ def test_a_benchmark_refused_for_other_settings_writes_no_marker(tmp_path, colle
     before = tree_digest(tmp_path)
     _refused(_benchmark(collection, out), capsys, "collection='keel'")
     assert tree_digest(tmp_path) == before
+
+
+# --- 5: analyze and a benchmark still writing its results folder -----------------------------
+# Holds the lock of a folder, as a running benchmark (or analyze) does, until GO exists or
+# HOLD_S seconds have passed.
+HOLDER = """
+import sys, time
+from pathlib import Path
+from medeval.atomic import lock_output, unlock_output
+
+target, go, hold_s = Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3])
+lock_output(target)
+print("locked", flush=True)
+end = time.monotonic() + hold_s
+while not go.exists() and time.monotonic() < end:
+    time.sleep(0.02)
+unlock_output(target)
+"""
+
+
+@contextmanager
+def _held_by_another_process(target: Path, go: Path, hold_s: float = 120.0):
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(target), str(go), str(hold_s)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        assert child.stdout.readline().strip() == "locked", child.stderr.read()
+        yield child
+    finally:
+        go.touch()
+        child.communicate(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> tuple[Path, Path]:
+    """A finished benchmark results folder (no analysis yet) and its collection."""
+    base = tmp_path_factory.mktemp("finished")
+    (base / "coll").mkdir()
+    collection_table().to_csv(base / "coll" / "t.csv", index=False)
+    build_results(base / "res", base / "coll")
+    return base / "res", base / "coll"
+
+
+@pytest.fixture
+def results(tmp_path, finished) -> tuple[Path, Path]:
+    shutil.copytree(finished[0], tmp_path / "res")
+    return tmp_path / "res", finished[1]
+
+
+def test_analyze_refuses_a_results_folder_a_benchmark_is_writing(tmp_path, results, capsys):
+    from medeval.cli.analyze import main
+
+    res, _coll = results
+    with _held_by_another_process(res, tmp_path / "go") as bench:
+        before = tree_digest(tmp_path)
+        code = main(["--results", str(res), "--quiet"])
+        err = _refused(code, capsys, f"--results {res}", f"pid {bench.pid}", "--partial")
+        assert "still writing" in err
+        assert tree_digest(tmp_path) == before  # no analysis/, no lock file in the results
+
+
+def test_analyze_partial_says_so_and_the_benchmarks_analysis_replaces_it(tmp_path, results, capsys):
+    from medeval.cli.analyze import main
+
+    res, _coll = results
+    with _held_by_another_process(res, tmp_path / "go") as bench:
+        assert main(["--results", str(res), "--quiet", "--partial"]) == 0
+        out = capsys.readouterr().out
+        assert f"PARTIAL (a benchmark, pid {bench.pid}, is still writing {res})" in out, out
+    assert (res / "analysis" / "report.html").is_file()
+    assert not (res / ".analysis.lock").exists()  # nothing left to block the benchmark
+
+
+def test_the_benchmarks_own_analysis_waits_for_an_analyze_writing_it(tmp_path, results, capsys):
+    # An analyze (e.g. --partial) still writes RESULTS/analysis when the benchmark's work ends:
+    # its own analysis waits for it instead of failing after all the work.
+    from medeval.cli.benchmark import main
+
+    res, coll = results
+    argv = ["--collection", str(coll), *BENCH, "--out", str(res)]
+    with _held_by_another_process(res / "analysis", tmp_path / "go", hold_s=1.5) as other:
+        assert main(argv) == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"waiting for the run writing it (pid {other.pid})" in err, err
+    assert (res / "analysis" / "report.html").is_file()
+
+
+def test_a_benchmarks_analysis_refused_names_its_folder_once(
+    tmp_path, results, capsys, monkeypatch
+):
+    import medeval.cli.benchmark as benchmark
+
+    monkeypatch.setattr(benchmark, "ANALYSIS_WAIT_S", 0.5)
+    res, coll = results
+    argv = ["--collection", str(coll), *BENCH, "--out", str(res)]
+    with _held_by_another_process(res / "analysis", tmp_path / "go") as other:
+        assert benchmark.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f"another run (pid {other.pid}) is writing it" in err, err
+    assert err.count(str(res / "analysis")) == 1, err
+    assert "--out's analysis folder" in err, err
