@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .metrics.multiclass import within_class_ba
 from .predictions import POSTERIOR_PREFIX, InputError, PredictionTable, read_predictions
 from .weights import Utilities, class_posteriors
 
@@ -55,17 +56,9 @@ def within_class_ba_from_codes(
     y_true: np.ndarray, codes: np.ndarray, q_class: np.ndarray
 ) -> dict[str, float]:
     """:func:`within_class_balanced_accuracy` from subconcept codes ``(N,)`` and the
-    class-renormalised posteriors ``q_class`` ``(N, S)`` (columns = codes)."""
-    pred = q_class.argmax(axis=1)
-    out = {}
-    for c in (0, 1):
-        rows = np.asarray(y_true) == c
-        present = np.unique(codes[rows])
-        if len(present) < 2:
-            continue  # one subconcept: nothing to tell apart
-        hit = pred[rows] == codes[rows]
-        out[f"class {c}"] = float(np.mean([hit[codes[rows] == k].mean() for k in present]))
-    return out
+    class-renormalised posteriors ``q_class`` ``(N, S)`` (columns = codes):
+    :func:`medeval.metrics.multiclass.within_class_ba`."""
+    return within_class_ba(y_true, codes, q_class)
 
 
 def read_reference(path: str | Path, u: Utilities) -> PredictionTable:

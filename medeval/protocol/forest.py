@@ -29,6 +29,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 from medeval.atomic import json_ready
 from medeval.evaluation import evaluate_predictions
+from medeval.metrics.multiclass import confusion, macro_balanced_accuracy, macro_f1
 from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores, trees_per_fold
 from medeval.protocol.oob import ReferenceRows as OobRows
 from medeval.protocol.oob import (
@@ -107,8 +108,9 @@ def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, f
     """Subconcept model on the test fold: one-vs-rest macro ROC AUC, BA, macro F1.
 
     Same values as scikit-learn's ``roc_auc_score(multi_class="ovr", average="macro")``,
-    ``balanced_accuracy_score`` and ``f1_score(average="macro", zero_division=0)``, computed from
-    one confusion matrix and one ranking per class (sklearn's input validation alone costs more
+    ``balanced_accuracy_score`` and ``f1_score(average="macro")`` (over the subconcepts present
+    or predicted), computed from one confusion matrix (:mod:`medeval.metrics.multiclass`, the
+    evaluation's too) and one ranking per class (sklearn's input validation alone costs more
     than the fold's nine weighted scores).
 
     Args:
@@ -117,12 +119,9 @@ def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, f
     """
     k = proba.shape[1]
     pred = proba.argmax(axis=1)
-    cm = np.bincount(codes * k + pred, minlength=k * k).reshape(k, k).astype(np.float64)
-    tp, n_true, n_pred = np.diag(cm), cm.sum(1), cm.sum(0)
-    present = n_true > 0
-    ba = float(np.mean(tp[present] / n_true[present]))
-    denom = n_true + n_pred
-    f1 = float(np.mean(np.divide(2 * tp, denom, out=np.zeros(k), where=denom > 0)))
+    cm = confusion(codes, pred, k)
+    present = cm.sum(1) > 0
+    ba, f1 = macro_balanced_accuracy(cm), macro_f1(cm)
     cols = np.flatnonzero(present)
     if len(cols) < 2:
         return {"auc_ovr_macro": math.nan, "balanced_accuracy": ba, "f1_macro": f1}
