@@ -7,6 +7,8 @@ installed, else the label codes are the names.
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -61,21 +63,18 @@ def load_medmnist(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such MedMNIST file")
+    # numpy takes a file that is no zip archive for a pickle and advises loading it unsafely;
+    # a broken archive raises zipfile's or zlib's own errors, here or when an array is read
+    if not zipfile.is_zipfile(path):
+        raise DataError(f"{path}: not a MedMNIST .npz file (not a zip archive of arrays)")
     try:
-        npz = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{path}: cannot read npz: {exc}") from exc
+        with np.load(path, allow_pickle=False) as npz:
+            images, labels, presplit = _read_parts(npz, path, parts)
+    except DataError:  # a ValueError too: named already
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise DataError(f"{path}: not a readable MedMNIST .npz file: {exc}") from exc
     names = _class_names(_flag(path))
-    images, labels, presplit = [], [], []
-    with npz:
-        for part in parts:
-            for key in (f"{part}_images", f"{part}_labels"):
-                if key not in npz.files:
-                    raise DataError(f"{path}: missing array {key!r} (arrays: {npz.files})")
-            codes, keep = _single_labels(npz[f"{part}_labels"], path, part)
-            images.append(npz[f"{part}_images"][keep])
-            labels.append(codes[keep])
-            presplit.append(np.full(int(keep.sum()), part))
     codes = np.concatenate(labels)
     return LabelledData(
         labels=np.asarray([names.get(c, c) for c in codes]),
@@ -85,6 +84,20 @@ def load_medmnist(
         presplit=np.concatenate(presplit) if respect_splits else None,
         meta={"path": str(path)},
     )
+
+
+def _read_parts(npz, path: Path, parts) -> tuple[list, list, list]:
+    """Images, label codes and part names of each of ``parts`` (one-label rows only)."""
+    images, labels, presplit = [], [], []
+    for part in parts:
+        for key in (f"{part}_images", f"{part}_labels"):
+            if key not in npz.files:
+                raise DataError(f"{path}: missing array {key!r} (arrays: {npz.files})")
+        codes, keep = _single_labels(npz[f"{part}_labels"], path, part)
+        images.append(npz[f"{part}_images"][keep])
+        labels.append(codes[keep])
+        presplit.append(np.full(int(keep.sum()), part))
+    return images, labels, presplit
 
 
 def load_named(path: Path, *, name: str | None = None, **options) -> LabelledData:

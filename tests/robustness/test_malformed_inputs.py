@@ -14,6 +14,7 @@ of train and embed is replaced by a stub that fails the case, so a refusal that 
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import os
 import random
@@ -775,6 +776,33 @@ TASK_CASES = [
 ]
 for id_, argv, name, files in TASK_CASES:
     case("tasks", id_, argv, name, files, out=False)
+
+
+def broken_npz(cut: bool) -> bytes:
+    """A MedMNIST-shaped .npz cut short (``cut``) or with a member's compressed bytes spoilt."""
+    buf = io.BytesIO()
+    rng = np.random.default_rng(0)
+    arrays = {}
+    for part in ("train", "val", "test"):
+        arrays[f"{part}_images"] = rng.integers(0, 255, (20, 8, 8), dtype=np.uint8)
+        arrays[f"{part}_labels"] = np.zeros((20, 1), dtype=np.int64)
+    np.savez_compressed(buf, **arrays)
+    data = bytearray(buf.getvalue())
+    if cut:
+        return bytes(data[: len(data) // 3])
+    start = data.index(b"train_images.npy") + 200  # inside the first member's deflated bytes
+    data[start : start + 300] = bytes(300)
+    return bytes(data)
+
+
+NPZ = ["describe", "--source", "medmnist", "--path", "{r}/bad/m.npz"]
+for id_, content in (
+    ("describe-medmnist-not-zip", b"junk"),
+    ("describe-medmnist-zip-magic-only", b"PK\x03\x04junkjunkjunk"),
+    ("describe-medmnist-cut-short", broken_npz(cut=True)),
+    ("describe-medmnist-member-spoilt", broken_npz(cut=False)),
+):
+    case("tasks", id_, NPZ, "{r}/bad/m.npz", write("bad/m.npz", content), out=False)
 SPLIT_CASES = [
     ("split-n-seeds-0", tcsv("--n-seeds", "0", command="split"), "--n-seeds", None),
     (
