@@ -119,3 +119,15 @@ def test_train_with_an_unknown_label_exits_2_and_writes_nothing(tmp_path, capsys
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "label 'XX' in --positive" in err
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_embed_with_an_unknown_label_exits_2_before_embedding(tmp_path, capsys):
+    from medeval.embed import main
+
+    out = tmp_path / "emb"
+    argv = ["--source", "synthetic", "--random-init", "--size", "32", "--no-benchmark",
+            "--out", str(out), "--cache", str(tmp_path / "c"), "--positive", "XX"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "label 'XX' in --positive" in err
+    assert not out.exists() or not any(out.iterdir())
