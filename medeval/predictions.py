@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .io.tables import MISSING_CELLS, PREDICTION_SUFFIXES, is_missing, is_parquet, table_kind
 from .names import lookalike, shown
 from .weights import Utilities, utilities_from_train_sizes
 
@@ -42,7 +43,17 @@ class PredictionTable:
 
 
 def _is_csv(path: Path) -> bool:
-    return path.name.lower().endswith((".csv", ".csv.gz", ".txt"))
+    """Delimited text (the one rule of user tables, :func:`medeval.io.tables.table_kind`)."""
+    return not is_parquet(path) and path.name.lower().endswith(PREDICTION_SUFFIXES)
+
+
+def _parse(path: Path):
+    """pyarrow's parse options: tab-separated for ``.tsv``, else commas."""
+    import pyarrow.csv as pcsv
+
+    return pcsv.ParseOptions(
+        delimiter="\t" if table_kind(path, PREDICTION_SUFFIXES) == "tsv" else ","
+    )
 
 
 def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = False):
@@ -53,8 +64,9 @@ def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = Fa
 
     if not path.is_file():
         raise InputError(path, "file not found")
+    table_kind(path, PREDICTION_SUFFIXES)  # an unknown suffix is named as every reader names it
     try:
-        if path.name.lower().endswith((".parquet", ".pq")):
+        if is_parquet(path):
             return pq.read_table(path, columns=columns)
         if _is_csv(path):
             convert = pcsv.ConvertOptions(include_columns=columns or [])
@@ -62,7 +74,9 @@ def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = Fa
                 convert.column_types = dict.fromkeys(columns or [], pa.string())
                 convert.strings_can_be_null = False
                 convert.null_values = []
-            table = pcsv.read_csv(path, convert_options=convert)
+            if not as_text:  # the one vocabulary of missing cells of every reader
+                convert.null_values = list(MISSING_CELLS)
+            table = pcsv.read_csv(path, parse_options=_parse(path), convert_options=convert)
             table.column_names  # noqa: B018 - names that are not UTF-8 fail here, not later
             return table
     except UnicodeDecodeError as err:
@@ -71,7 +85,7 @@ def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = Fa
         ) from err
     except Exception as err:  # the parser's own message is the useful part
         raise InputError(path, f"cannot be read: {err}") from err
-    raise InputError(path, "unknown format: use .csv, .csv.gz or .parquet")
+    raise InputError(path, "unknown format")  # not reached: table_kind named it
 
 
 def _cell_text(path: Path, table, column: str, row: int) -> str:
@@ -100,7 +114,7 @@ def _numeric(path: Path, table, column: str) -> np.ndarray:
     if bad.any():
         i = int(np.argmax(bad))
         text = _cell_text(path, table, column, i)
-        missing = text.strip("'\"").strip() in ("", "nan", "None", "NA", "NaN", "null")
+        missing = is_missing(text)
         problem = "missing value" if missing else f"{text} is not a number"
         raise InputError(path, problem, column=column, row=i + 1)
     infinite = np.isinf(values)
@@ -256,7 +270,7 @@ def _batches(path: Path, budget: int):
     import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
-    if path.name.lower().endswith((".parquet", ".pq")):
+    if is_parquet(path):
         pf = pq.ParquetFile(path)
         wanted = _wanted(pf.schema_arrow.names)
         if not _complete(wanted) or pf.metadata.num_rows == 0:
@@ -265,7 +279,9 @@ def _batches(path: Path, budget: int):
         return wanted, pf.iter_batches(batch_size=rows, columns=list(wanted))
     if not _is_csv(path):
         return None
-    header = pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 16))
+    header = pcsv.open_csv(
+        path, read_options=pcsv.ReadOptions(block_size=1 << 16), parse_options=_parse(path)
+    )
     wanted = _wanted(header.schema.names)
     if not _complete(wanted):
         return None
@@ -275,7 +291,10 @@ def _batches(path: Path, budget: int):
     reader = pcsv.open_csv(
         path,
         read_options=pcsv.ReadOptions(block_size=block),
-        convert_options=pcsv.ConvertOptions(include_columns=list(wanted), column_types=types),
+        parse_options=_parse(path),
+        convert_options=pcsv.ConvertOptions(
+            include_columns=list(wanted), column_types=types, null_values=list(MISSING_CELLS)
+        ),
     )
     return wanted, reader
 

@@ -198,13 +198,17 @@ def data_root(subfolder: str = "") -> Path:
 
 
 def read_table(path: str | Path, **kwargs) -> pd.DataFrame:
-    """Read a CSV / TSV (optionally compressed) or Parquet table; ``DataError`` if unreadable."""
+    """Read a CSV / TSV (optionally compressed) or Parquet table, by the suffix rule of every
+    user table (:func:`medeval.io.tables.table_kind`; a ``.tab`` file is tab-separated too);
+    ``DataError`` if unreadable."""
+    from medeval.io.tables import PARQUET_SUFFIXES
+
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     suffixes = [s.lower() for s in path.suffixes]
     try:
-        if ".parquet" in suffixes or ".pq" in suffixes:
+        if path.name.lower().endswith(PARQUET_SUFFIXES):
             return pd.read_parquet(path)
         sep = "\t" if ".tsv" in suffixes or ".tab" in suffixes else ","
         return pd.read_csv(path, sep=kwargs.pop("sep", sep), **kwargs)

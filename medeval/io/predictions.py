@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from medeval.errors import InputError
-from medeval.io.tables import read_frame
+from medeval.io.tables import PREDICTION_SUFFIXES, read_frame
 from medeval.predictions import (
     POSTERIOR_PREFIX,
     PredictionTable,
@@ -35,9 +35,6 @@ __all__ = [
     "read_train_sizes",
 ]
 
-#: The suffixes :func:`medeval.predictions.read_predictions` reads as CSV.
-_PREDICTION_CSV = (".csv", ".csv.gz", ".txt")
-
 
 class ScoreRangeWarning(UserWarning):
     """Scores outside [0, 1] compared with a probability threshold."""
@@ -52,7 +49,7 @@ def example_paths() -> tuple[Path, Path]:
 def read_predictions_frame(path: str | Path) -> pd.DataFrame:
     """A predictions file as given, every CSV cell kept as its text (so that a tool can write
     it back column for column); check it with :func:`read_predictions` first."""
-    return read_frame(path, as_text=True, csv_suffixes=_PREDICTION_CSV)
+    return read_frame(path, as_text=True, csv_suffixes=PREDICTION_SUFFIXES)
 
 
 def input_notes(table: PredictionTable, threshold: float) -> list[str]:

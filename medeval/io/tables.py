@@ -21,21 +21,62 @@ from medeval.errors import InputError
 
 __all__ = [
     "CSV_SUFFIXES",
+    "MISSING_CELLS",
+    "MISSING_WORDS",
+    "PARQUET_SUFFIXES",
+    "PREDICTION_SUFFIXES",
     "check_header",
     "feature_matrix",
+    "is_missing",
     "is_parquet",
     "not_a_number",
     "numeric_column",
     "read_frame",
+    "table_kind",
 ]
 
 #: Suffixes read as delimited text (tab-separated when the name holds ``.tsv``).
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
+#: Suffixes read as Parquet.
+PARQUET_SUFFIXES = (".parquet", ".pq")
+#: A predictions or reference file may also be ``.txt`` (comma-separated).
+PREDICTION_SUFFIXES = (*CSV_SUFFIXES, ".txt")
+#: Besides an empty cell, the words a user's table may write for a missing value (any case,
+#: spaces around ignored): every reader takes these, and only these, as missing.
+MISSING_WORDS = ("nan", "na", "null", "none")
+#: The cells a parser is told are missing: the empty cell and :data:`MISSING_WORDS` as written
+#: in lower, upper or title case (``NaN`` too).
+MISSING_CELLS = (
+    "",
+    "NaN",
+    *(f(w) for w in MISSING_WORDS for f in (str.lower, str.upper, str.title)),
+)
 
 
 def is_parquet(path: str | Path) -> bool:
     """Whether ``path`` names a Parquet file (``.parquet`` or ``.pq``)."""
-    return Path(path).name.lower().endswith((".parquet", ".pq"))
+    return Path(path).name.lower().endswith(PARQUET_SUFFIXES)
+
+
+def table_kind(path: str | Path, csv_suffixes: tuple[str, ...] = CSV_SUFFIXES) -> str:
+    """``"parquet"``, ``"tsv"`` or ``"csv"``: how every reader of user tables reads ``path``.
+
+    Raises:
+        InputError: a suffix that is neither.
+    """
+    name = Path(path).name.lower()
+    if is_parquet(path):
+        return "parquet"
+    if name.endswith(csv_suffixes):
+        return "tsv" if ".tsv" in name else "csv"
+    shown = ", ".join(s for s in csv_suffixes if not s.endswith(".gz"))
+    raise InputError(path, f"unknown format: use .parquet or {shown} (optionally .gz)")
+
+
+def is_missing(text: object) -> bool:
+    """Whether a cell's text means a missing value: empty, or one of :data:`MISSING_WORDS`."""
+    word = str(text).strip().strip("'\"").strip().lower()
+    return word == "" or word in MISSING_WORDS
 
 
 def read_frame(
@@ -51,19 +92,19 @@ def read_frame(
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "file not found")
-    name = path.name.lower()
+    kind = table_kind(path, csv_suffixes)
     try:
-        if is_parquet(path):
+        if kind == "parquet":
             frame = pd.read_parquet(path)
             check_header(path, frame.columns)
             return frame
-        if name.endswith(csv_suffixes):
-            sep = "\t" if ".tsv" in name else ","
+        if kind in ("csv", "tsv"):
+            sep = "\t" if kind == "tsv" else ","
             header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str)
             check_header(path, header.iloc[0].fillna("") if len(header) else [])
             if as_text:
                 return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
-            return pd.read_csv(path, sep=sep)
+            return pd.read_csv(path, sep=sep, na_values=list(MISSING_CELLS), keep_default_na=False)
     except InputError:
         raise
     except UnicodeDecodeError as err:
@@ -74,7 +115,6 @@ def read_frame(
         raise InputError(path, "empty file: no header and no rows") from err
     except Exception as err:  # the parser's own message is the useful part
         raise InputError(path, f"cannot be read: {' '.join(str(err).split())}") from err
-    raise InputError(path, "unknown format: use .parquet, .csv or .tsv (optionally .gz)")
 
 
 def check_header(path: str | Path, names: Iterable[object]) -> None:
@@ -124,7 +164,7 @@ def numeric_column(
         text = values.astype("string").str.strip()
         out = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         bad_text = np.isnan(out) & ~(text.isna() | (text == "")).to_numpy()
-        bad_text &= ~text.str.lower().isin(["nan", "na", "null", "none"]).to_numpy()
+        bad_text &= ~text.str.lower().isin(MISSING_WORDS).to_numpy()
     missing = np.isnan(out) & ~bad_text
     problems = [(bad_text, "is not a number")]
     if not missing_ok:
