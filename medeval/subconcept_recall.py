@@ -546,6 +546,25 @@ def describe_worst(entry: dict[str, Any], class_names: dict[int, str] | None = N
     )
 
 
+def worst_sentences(
+    worst: list[dict[str, Any]], class_names: dict[int, str] | None = None
+) -> list[str]:
+    """The decision in words, class 1 first: ``"worst subconcept of class 1 — e: recall 0.31
+    [0.14, 0.52], 0.51 below class 1 as a whole (gap [0.34, 0.68]); true recall"``, and a
+    caveat line where the recall is the label-free one."""
+    out = []
+    for w in sorted(worst, key=lambda w: -w["class"]):
+        name = (class_names or {}).get(w["class"], f"class {w['class']}")
+        out.append(f"worst subconcept of {name} — {describe_worst(w, class_names)}")
+    if any(w["source"] == "label-free" for w in worst):
+        out.append(
+            "label-free per-subconcept recall: it shrinks toward the class's recall where the "
+            "subconcept model is unsure, and its interval does not see that; reference rows "
+            "(--reference) give the rectified recall"
+        )
+    return out
+
+
 @dataclass(frozen=True)
 class SubconceptRecall:
     """Per-subconcept recall shaped like fairlearn's ``MetricFrame``.

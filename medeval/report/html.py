@@ -361,10 +361,10 @@ def _worst_section(ev: Any) -> Section | None:
     """First section: the worst subconcept of each class in words, and which recall it is."""
     if not ev.worst_subconcepts:
         return None
-    from medeval.report.tables import worst_lines
+    from medeval.subconcept_recall import worst_sentences
 
     sec = Section("Which subconcept fails?")
-    for line in worst_lines(ev):
+    for line in worst_sentences(ev.worst_subconcepts):
         sec.text(line)
     sec.text(
         "gap: the class's recall minus the subconcept's (positive = below its class), with an "
@@ -510,9 +510,19 @@ def per_subconcept_frames(
             interval_cell(v, lo, hi)
             for v, lo, hi in zip(df["est_recall"], col("est_low"), col("est_high"), strict=True)
         ]
+    if has("r_recall"):
+        main[f"rectified recall [{pct} CI]"] = [
+            interval_cell(v, lo, hi)
+            for v, lo, hi in zip(df["r_recall"], col("r_low"), col("r_high"), strict=True)
+        ]
     if has("n_reference"):
         main["reference n"] = [_count_text(v) for v in df["n_reference"]]
     extra = pd.DataFrame({"subconcept": main["subconcept"]})
+    if has("ref_recall"):
+        extra[f"reference rows' recall [{pct} CI]"] = [
+            interval_cell(v, lo, hi)
+            for v, lo, hi in zip(df["ref_recall"], col("ref_low"), col("ref_high"), strict=True)
+        ]
     for name, head, digits in (
         ("n_train", "training n", None),
         ("true_weight_sum", "true-weight sum (test)", 1),
@@ -535,11 +545,20 @@ def _interval_caption(df: pd.DataFrame, pct: str) -> str:
     if not methods:
         return f"Recall intervals: {pct}; the interval method is not recorded."
     named = "; ".join(interval_method_text(m) for m in methods)
-    return (
+    text = (
         f"Recall intervals: {pct} {named}, on each subconcept's test rows (true recall) and on "
         "the effective number of its posterior-weighted rows (label-free recall). The "
         "label-free interval sees sampling noise, not the subconcept model's error."
     )
+    if "r_interval_method" in df.columns and df["r_interval_method"].notna().any():
+        r_named = "; ".join(
+            interval_method_text(m) for m in dict.fromkeys(df["r_interval_method"].dropna())
+        )
+        text += (
+            f" Rectified recall: the label-free recall minus its error on the reference rows; "
+            f"{pct} {r_named} (it sees the subconcept model's error too)."
+        )
+    return text
 
 
 def _class_text(c: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
-from ..subconcept_recall import describe_worst
+from ..subconcept_recall import worst_sentences
 
 
 def _fmt(x: float) -> str:
@@ -69,19 +69,8 @@ def _weak_text(cls: str, value: float) -> str:
 
 
 def worst_lines(ev: Evaluation, class_names: dict[int, str] | None = None) -> list[str]:
-    """The decision in words, class 1 first: ``"worst subconcept of class 1 — e: recall 0.31
-    [0.14, 0.52], 0.51 below class 1 as a whole (gap [0.34, 0.68]); true recall"``."""
-    out = []
-    for w in sorted(ev.worst_subconcepts, key=lambda w: -w["class"]):
-        name = (class_names or {}).get(w["class"], f"class {w['class']}")
-        out.append(f"worst subconcept of {name} — {describe_worst(w, class_names)}")
-    if any(w["source"] == "label-free" for w in ev.worst_subconcepts):
-        out.append(
-            "label-free per-subconcept recall: it shrinks toward the class's recall where the "
-            "subconcept model is unsure, and its interval does not see that; reference rows "
-            "(--reference) give the rectified recall"
-        )
-    return out
+    """The decision in words (:func:`medeval.subconcept_recall.worst_sentences`)."""
+    return worst_sentences(ev.worst_subconcepts, class_names)
 
 
 def subconcept_table(ev: Evaluation) -> str:

@@ -62,7 +62,13 @@ def test_writes_metrics_table_and_figure(files, capsys):
     assert rc == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert list(metrics["scores"]) == list(EVALUATION_SCORES)
-    assert metrics["recommended"] == {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
+    assert metrics["recommended"] == {
+        "BA": "cBA",
+        "F1": "cF1",
+        "AUC": "cAUC",
+        "per_subconcept": "recall",
+    }
+    assert [w["class"] for w in metrics["worst_subconcepts"]] == [0, 1]
     assert all(isinstance(metrics["scores"][k], float) for k in INSTANCE_SCORES)
     for k in LABEL_FREE_RECTIFIED:  # no reference rows: null, with the reason
         assert metrics["scores"][k] is None and "reference" in metrics["unavailable"][k]

@@ -120,11 +120,21 @@ def test_validation_and_calibration_parts_are_the_reference_rows(finished, capsy
     m = json.loads((split / "metrics.json").read_text())
     assert m["reference"]["source"] == "validation+calibration"
     assert m["reference"]["n"] == n_val + n_cal
-    assert m["recommended"] == {"BA": "rBA", "F1": "rF1", "AUC": "rAUC"}
+    assert m["recommended"] == {"BA": "rBA", "F1": "rF1", "AUC": "rAUC", "per_subconcept": "recall"}
     for k in ("rBA", "rF1", "rAUC"):
         assert np.isfinite(m["scores"][k]), k
         assert m["intervals"][k]["low"] <= m["scores"][k] <= m["intervals"][k]["high"]
-    assert summary["recommended"] == m["recommended"]
+    # the reference rows rectify every subconcept's label-free recall too; the test part's true
+    # subconcepts stay the recall to read, and name the worst subconcept of each class
+    per_sc = pd.DataFrame(m["per_subconcept"]).set_index("subconcept")
+    counts = ref["subconcept"].value_counts()
+    for nm, row in per_sc.iterrows():
+        assert row["n_reference"] == counts.get(nm, 0)
+        assert (row["r_recall"] is not None and np.isfinite(row["r_recall"])) == (nm in counts)
+    assert {w["source"] for w in m["worst_subconcepts"]} == {"true"}
+    assert "Which subconcept fails?" in (out / "report.md").read_text()
+    families = {k: v for k, v in m["recommended"].items() if k != "per_subconcept"}
+    assert summary["recommended"] == families
     rows = pd.read_csv(out / "summary.csv").set_index("score")
     assert bool(rows.loc["rBA", "recommended"]) and not bool(rows.loc["cBA", "recommended"])
     assert rows.loc["rBA", "split_0_low"] == pytest.approx(m["intervals"]["rBA"]["low"])

@@ -88,7 +88,9 @@ def test_evaluate_on_a_saved_fold_reproduces_the_record(saved, tmp_path, monkeyp
             lo, hi = rec["intervals"][s]
             got = metrics["intervals"][s]
             assert _same(got["low"], lo) and _same(got["high"], hi), (rec["method"], s)
-        assert metrics["recommended"] == rec["recommended"]
+        families = {k: v for k, v in metrics["recommended"].items() if k != "per_subconcept"}
+        assert families == rec["recommended"]
+        assert metrics["recommended"]["per_subconcept"] == "recall"  # test subconcepts known
 
 
 def test_resume_writes_the_folds_of_records_that_lack_them(shared_data, tmp_path):
