@@ -24,6 +24,7 @@ from medeval.io.predictions import PredictionTable, input_notes, read_prediction
 from medeval.metrics import UndefinedMetricWarning
 from medeval.rectified import FewReferenceRowsWarning, ReferenceDataError, ReferenceRows
 from medeval.reference import check_reference
+from medeval.scores import STRATIFY
 from medeval.weights import Utilities
 
 __all__ = [
@@ -48,7 +49,7 @@ NO_REFERENCE_NOTE = (
     "/ rAUC, which correct that error, and recommends them."
 )
 
-_STRATA = ("class", "subconcept", "none")
+_STRATA = STRATIFY  # medeval.scores: the one vocabulary
 
 
 @dataclass(frozen=True)
