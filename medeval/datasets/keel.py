@@ -75,7 +75,12 @@ def load_keel(path: str | Path, *, name: str | None = None) -> LabelledData:
         column.
     """
     file = _resolve(path, name)
-    names, body = _split_header(file.read_text(), file)
+    text = file.read_text()
+    if not text.strip():
+        raise DataError(f"{file}: the file is empty (no KEEL header, no rows)")
+    names, body = _split_header(text, file)
+    if not any(line.strip() and not line.lstrip().startswith("%") for line in body.splitlines()):
+        raise DataError(f"{file}: no data rows (nothing after the header's @data line)")
     try:
         frame = pd.read_csv(
             io.StringIO(body),

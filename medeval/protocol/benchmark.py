@@ -123,21 +123,20 @@ def run_benchmark(
         raise DataError("--save-predictions works with --subconcepts true only")
     collection = resolve_collection(s.collection, s.data, options=s.loader_options)
     datasets = select_datasets(s.datasets, collection.datasets(), collection.path)
-    check_tables(collection, datasets)
     if s.backend == "dask" and s.scheduler:
         check_scheduler(s.scheduler)
     store = ResultsStore(s.out)
-    store.check_settings(
-        {
-            "collection": collection.name,
-            "collection_path": collection.path,
-            "seed": s.seed,
-            "n_estimators": s.n_estimators,
-            "subconcepts": s.subconcepts,
-        },
-        force=s.force,
-        selection={(d, m, k) for d in datasets for m in methods for k in range(s.max_splits)},
-    )
+    settings = {
+        "collection": collection.name,
+        "collection_path": collection.path,
+        "seed": s.seed,
+        "n_estimators": s.n_estimators,
+        "subconcepts": s.subconcepts,
+    }
+    selection = {(d, m, k) for d in datasets for m in methods for k in range(s.max_splits)}
+    # Checked, planned and every data set to run read before anything is written: a refused
+    # run, a bad table or an empty KEEL file leaves the folder as it was.
+    store.check_settings(settings, force=s.force, selection=selection, record=False)
     units = plan_units(
         store,
         collection,
@@ -150,6 +149,8 @@ def run_benchmark(
         subconcepts=s.subconcepts,
         save_predictions=s.save_predictions,
     )
+    check_tables(collection, sorted({u.dataset for u in units}))
+    store.check_settings(settings, force=s.force, selection=selection)
     log(
         f"{collection.name}: {len(datasets)} data sets x {len(methods)} methods x "
         f"{s.max_splits} splits; {len(units)} of {len(datasets) * s.max_splits} (data set, split) "
@@ -170,16 +171,15 @@ MAX_NAMED = 5
 
 
 def check_tables(collection, datasets: list[str]) -> None:
-    """Read every table of a folder collection before the grid starts (and before the results
-    folder is touched), so that a bad table is one error naming each bad file, column and row
-    (exit code 2), not one failed unit per split. KEEL / PMLB sets are read by their units."""
-    if collection.source != "csv":
-        return
+    """Read every data set the run will use before the grid starts (and before the results
+    folder is touched), so that a bad table or KEEL / PMLB file (empty, unparsable) is one
+    error naming each bad file, column and row (exit code 2), not one failed unit per split
+    after the folder was started."""
     problems = []
     for name in datasets:
         try:
             if len(collection.load(name)) == 0:
-                problems.append(f"{dict(collection.files)[name]}: no rows")
+                problems.append(f"{collection.file(name)}: no rows")
         except (DataError, FileNotFoundError) as exc:
             problems.append(" ".join(str(exc).split()))
     if problems:

@@ -73,14 +73,17 @@ class Collection:
             return [name for name, _ in self.files]
         return dataset_names(self.source, self.path)
 
+    def file(self, dataset: str) -> Path:
+        """The file that holds one data set."""
+        if self.source == "csv":
+            return Path(dict(self.files)[dataset])
+        if self.source == "pmlb":
+            return Path(self.path) / dataset / f"{dataset}.tsv.gz"
+        return Path(self.path) / f"{dataset}.dat"
+
     def file_size(self, dataset: str) -> int:
         """Bytes on disk of one data set (orders the grid: small sets first)."""
-        if self.source == "csv":
-            path = Path(dict(self.files)[dataset])
-        elif self.source == "pmlb":
-            path = Path(self.path) / dataset / f"{dataset}.tsv.gz"
-        else:
-            path = Path(self.path) / f"{dataset}.dat"
+        path = self.file(dataset)
         return path.stat().st_size if path.is_file() else 0
 
     def load(self, dataset: str) -> LabelledData:

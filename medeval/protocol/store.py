@@ -167,8 +167,10 @@ class ResultsStore:
         *,
         force: bool = False,
         selection: set[tuple[str, str, int]] | None = None,
+        record: bool = True,
     ) -> None:
-        """Record ``settings`` in ``run.json``; refuse a folder made with other settings.
+        """Record ``settings`` in ``run.json`` (unless not ``record``: checked only); refuse a
+        folder made with other settings.
 
         With ``force`` the old settings are replaced and the records of ``selection`` (data
         set, method, split; default all) recomputed; a record outside it, made with other
@@ -205,6 +207,8 @@ class ResultsStore:
                     f"{key}={was!r} and would stay beside them: select them too (every data set, "
                     "method and split of the folder) or choose another --out folder"
                 )
+        if not record:
+            return
         # only now, accepted: a refused run writes nothing (not even the marker)
         claim_folder(self.root, tool="benchmark")
         write_json(self.root / "run.json", {**(old or {}), **settings})

@@ -508,6 +508,32 @@ case(
     ),
 )
 case("benchmark", "junk-parquet", bench(coll=BC), "t.parquet", write("bcoll/t.parquet", JUNK))
+
+
+def keel_text(n: int = 200) -> str:
+    """A small valid KEEL file: a header, three numeric attributes and a three-valued class."""
+    df = collection_table(n)
+    head = ["@relation t", *(f"@attribute x{i} real" for i in range(3))]
+    head += ["@attribute class {a, b, c}", "@data"]
+    return "\n".join(head + [",".join(map(str, row)) for row in df.itertuples(index=False)]) + "\n"
+
+
+def keel_data(bad: str) -> Callable[[Path], None]:
+    """``{r}/kdata/keel/``: a good set (``good.dat``) and ``abalone.dat`` holding ``bad``."""
+
+    def make(root: Path) -> None:
+        write("kdata/keel/good.dat", keel_text())(root)
+        write("kdata/keel/abalone.dat", bad)(root)
+
+    return make
+
+
+KEEL = ["--collection", "keel", "--data", "{r}/kdata", *BENCH, "--no-analyze"]
+for id_, bad in (
+    ("keel-empty-file", ""),
+    ("keel-header-only", "@relation x\n@attribute a real\n@attribute class {a, b}\n@data\n"),
+):  # every data set is read before the results folder is touched: nothing written
+    case("benchmark", id_, KEEL, "{r}/kdata/keel/abalone.dat", keel_data(bad))
 case("benchmark", "empty-table", bench(coll=BC), "t.csv", write("bcoll/t.csv", ""))
 case("benchmark", "header-only", bench(coll=BC), "t.csv", write("bcoll/t.csv", "x0,label\n"))
 
