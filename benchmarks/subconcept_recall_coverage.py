@@ -45,7 +45,12 @@ import pandas as pd
 from scipy import special
 
 from medeval.metrics.proportion import binomial_interval
-from medeval.subconcept_recall import ReferenceSide, realised_noise_scale, rectified_replicates
+from medeval.subconcept_recall import (
+    ReferenceSide,
+    boundary_rule,
+    realised_noise_scale,
+    rectified_replicates,
+)
 
 METHODS = ("percentile", "jeffreys-draw", "jeffreys-realised", "mover", "est_s")
 RECALL_OTHER = 0.85
@@ -94,6 +99,8 @@ def one(rng, n_test: int, n_ref: int, rho: float, kappa: float, b: int, conf: fl
     for m, v in reps.items():
         v = v[np.isfinite(v)]
         lo, hi = np.quantile(v, [alpha / 2, 1 - alpha / 2])
+        if m != "percentile":  # as the package does (boundary_rule)
+            (lo,), (hi,) = boundary_rule(np.array([lo]), np.array([hi]), k, n)
         out[m] = (lo <= truth <= hi, hi - lo)
     # MOVER: the reference recall's exact interval and the difference's percentile interval
     k, n = float((mr * hr).sum()), float(mr.sum())

@@ -402,6 +402,21 @@ def rectified_replicates(
     return out
 
 
+def boundary_rule(
+    lo: np.ndarray, hi: np.ndarray, k: np.ndarray, n: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds ``(S,)`` with the upper bound 1 where every reference row of the subconcept was
+    found (``k = n``) and the lower bound 0 where none was (``k = 0``), as the Jeffreys
+    interval's boundary modification does: those rows cannot tell a recall of 1 (or 0) from
+    one just below (above). Without it the realised recall 1 of an easy subconcept — common:
+    39 of the 41 misses on the KEEL grid without correction — lay just above intervals that
+    ended at 0.999."""
+    has = n > 0
+    hi = np.where(has & (k >= n), 1.0, hi)
+    lo = np.where(has & (k <= 0), 0.0, lo)
+    return lo, hi
+
+
 def percentile_bounds(reps: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bounds ``(S,)`` over the replicate axis, undefined replicates left out; NaN
     where none is defined."""
@@ -441,6 +456,8 @@ def rectified_columns(
         reps = rectified_replicates(est_reps, ref.reps, method=method, seed=seed, noise_scale=scale)
         reps = np.clip(reps, 0.0, 1.0)
         lo, hi = percentile_bounds(reps, confidence)
+        if method != "percentile":  # the Jeffreys interval's boundary rule (Brown et al. 2001)
+            lo, hi = boundary_rule(lo, hi, ref.k, ref.n)
     has = ref.n > 0
     r_lo, r_hi = np.full(len(names), math.nan), np.full(len(names), math.nan)
     if has.any():

@@ -17,8 +17,10 @@ from medeval.rectified import FewReferenceRowsWarning, ReferenceRows
 from medeval.subconcept_recall import (
     FEW_REFERENCE_ROWS_RECALL,
     R_INTERVAL_METHOD,
+    ReferenceSide,
     SubconceptRecall,
     describe_worst,
+    rectified_columns,
     rectified_replicates,
 )
 from medeval.weights import class_posteriors, utilities_from_train_sizes
@@ -210,3 +212,23 @@ def test_rectified_recall_holds_the_true_recall_where_the_label_free_one_shrinks
     assert est_cov < 0.3
     assert res[:, 3].mean() > 0.3  # est_recall shrinks toward the class's recall
     assert abs(res[:, 2].mean()) < 0.05  # the rectified recall does not
+
+
+def test_every_reference_row_found_keeps_a_recall_of_one_in_the_interval():
+    """An easy subconcept seen by a sharp subconcept model: every reference row found, the
+    label-free parts cancel, and every Jeffreys draw of the reference recall lies below 1; the
+    boundary rule of the Jeffreys interval keeps the realised recall 1 inside (without it the
+    upper bound is 0.9999…)."""
+    b, n = 1000, 80.0
+    full = np.full((b, 1), n)
+    side = ReferenceSide(*(np.array([n]),) * 5, reps=dict.fromkeys(("num", "den", "k", "n"), full))
+    kw = dict(test_mass=np.array([200.0]), confidence=0.95, seed=0)
+    cols, reps, _ = rectified_columns(["a"], np.array([1.0]), np.ones((b, 1)), side, **kw)
+    assert (reps < 1).all() and np.quantile(reps, 0.975) < 1
+    assert cols["r_high"][0] == 1.0 and cols["r_low"][0] < 1 and cols["r_recall"][0] == 1.0
+    # none found: the lower bound is 0
+    zero = dict(side.reps, k=np.zeros((b, 1)), num=np.zeros((b, 1)))
+    none = ReferenceSide(np.array([0.0]), np.array([n]), np.array([0.0]), np.array([n]),
+                         np.array([n]), reps=zero)  # fmt: skip
+    cols, _, _ = rectified_columns(["a"], np.array([0.0]), np.zeros((b, 1)), none, **kw)
+    assert cols["r_low"][0] == 0.0 and cols["r_high"][0] > 0
