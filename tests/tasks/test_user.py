@@ -131,3 +131,23 @@ def test_embed_with_an_unknown_label_exits_2_before_embedding(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "label 'XX' in --positive" in err
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_the_isic_skin_config_builds_its_task_on_the_real_labels():
+    from pathlib import Path
+
+    import pandas as pd
+
+    from medeval.training.config import load_config, task_spec
+
+    repo = Path(__file__).resolve().parents[2]
+    cfg = load_config(repo / "configs" / "isic_skin.yaml")
+    assert cfg.data.source == "images" and cfg.data.options["group_column"] == "lesion_id"
+    meta = repo.parent / "shared" / "data" / "isic_skin" / "metadata.csv"
+    if not meta.is_file():
+        pytest.skip(f"real isic_skin metadata not found at {meta}")
+    labels = pd.read_csv(meta, dtype=str)["dx"].to_numpy()
+    task = make_task(LabelledData(labels=labels, source="images", name="isic_skin"),
+                     task_spec(cfg), seed=0)  # fmt: skip
+    assert len(task) == len(labels)  # every image kept
+    assert sum(s.n for s in task.minority) == 1116 and sum(s.n for s in task.majority) == 1025
