@@ -15,10 +15,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .io.tables import MISSING_WORDS
 from .metrics._checks import binary_labels
 from .scores import labels_from_scores
 
-__all__ = ["bootstrap_info", "codes", "labels", "one_d", "strata", "stratify_name"]
+__all__ = [
+    "bootstrap_info",
+    "codes",
+    "labels",
+    "missing_ids",
+    "one_d",
+    "own_groups",
+    "strata",
+    "stratify_name",
+]
 
 #: ``bootstrap.stratify`` of strata given as per-row codes.
 CUSTOM_STRATA = "custom strata"
@@ -73,6 +83,30 @@ def labels(
     return binary["y_true"], s, yp
 
 
+def missing_ids(values: Any) -> np.ndarray:
+    """``(N,)`` True where an id (a group, a patient) is empty or missing: ``None``, NaN, or a
+    cell of the one missing-value vocabulary (:data:`medeval.io.tables.MISSING_WORDS`: empty,
+    ``nan``, ``na``, ``null``, ``none``, any case; an empty cell read as text becomes
+    ``"nan"``). Such a row is a group of its own wherever groups are read."""
+    a = np.asarray(values)
+    text = np.char.lower(np.char.strip(a.astype(str)))
+    return np.asarray(pd.isna(a), dtype=bool) | np.isin(text, ("", *MISSING_WORDS))
+
+
+def own_groups(group_codes: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    """``group_codes`` ``(N,)`` with each row of ``missing`` moved to a group of its own
+    (numbered after the others, in row order), renumbered without gaps."""
+    if not missing.any():
+        return group_codes
+    out = np.asarray(group_codes, dtype=np.int64).copy()
+    out[missing] = -1
+    keep = ~missing
+    out[keep] = np.unique(out[keep], return_inverse=True)[1].reshape(-1)
+    first = int(out[keep].max()) + 1 if keep.any() else 0
+    out[missing] = np.arange(first, first + int(missing.sum()))
+    return out
+
+
 def codes(values: Any, n: int, name: str) -> np.ndarray:
     """Per-row ids (clusters such as patients, or strata) as codes ``(N,)``. An empty or
     missing id (``""``, ``None``, NaN) is a group of its own, one per row: rows whose id is
@@ -85,7 +119,7 @@ def codes(values: Any, n: int, name: str) -> np.ndarray:
     if a.shape != (n,):
         raise ValueError(f"{name} must have one entry per instance ({n}); got {a.shape}")
     text = a.astype(str)
-    missing = np.asarray(pd.isna(a), dtype=bool) | (np.char.strip(text) == "")
+    missing = missing_ids(a)
     if not missing.any():
         return np.unique(text, return_inverse=True)[1].reshape(-1)
     out = np.empty(n, dtype=np.int64)

@@ -22,6 +22,7 @@ import pandas as pd
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedGroupKFold
 
 from medeval import atomic
+from medeval.checks import missing_ids, own_groups
 from medeval.datasets.base import DataError
 from medeval.tasks.binary import BinaryTask
 
@@ -130,7 +131,8 @@ def _grouped_cv(task: BinaryTask, seed: int, *, n_repeats: int, n_splits: int) -
         cv = StratifiedGroupKFold(
             n_splits=n_splits, shuffle=True, random_state=derive_seed(seed, r)
         )
-        for f, (train, test) in enumerate(cv.split(task.y, task.subconcept, task.groups)):
+        groups = group_codes_of(task.groups)
+        for f, (train, test) in enumerate(cv.split(task.y, task.subconcept, groups)):
             parts = {"train": np.sort(train), "test": np.sort(test)}
             out.append(Split("cv5x2-group", seed, parts, repeat=r, fold=f))
     return out
@@ -156,8 +158,7 @@ def patient_splits(
     if len(fractions_arr) != len(parts) or np.any(fractions_arr <= 0):
         raise ValueError("fractions must be positive, one per part")
     fractions_arr = fractions_arr / fractions_arr.sum()
-    group_codes, group_names = pd.factorize(pd.Series(task.groups), sort=True)
-    del group_names
+    group_codes = group_codes_of(task.groups)
     table = _group_table(group_codes, task.subconcept, len(task.subconcepts))
     targets = np.outer(fractions_arr, task.train_counts()).astype(np.float64)
     out = []
@@ -179,6 +180,14 @@ def _group_table(group_codes: np.ndarray, codes: np.ndarray, k: int) -> np.ndarr
     table = np.zeros((group_codes.max() + 1, k), dtype=np.int64)
     np.add.at(table, (group_codes, codes), 1)
     return table
+
+
+def group_codes_of(groups: Any) -> np.ndarray:
+    """``(N,)`` group codes in sorted order of the ids; an empty or missing id (NaN was code
+    -1, ``""`` one group of every unknown patient) is a group of its own
+    (:func:`medeval.checks.own_groups`, the rule of every reader of groups)."""
+    codes, _names = pd.factorize(pd.Series(groups), sort=True)
+    return own_groups(codes, missing_ids(groups))
 
 
 def _assign_groups(table: np.ndarray, targets: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -226,7 +235,8 @@ def presplit_split(task: BinaryTask) -> Split:
 
 def check_no_group_leak(task: BinaryTask, split: Split) -> None:
     """Raise ``DataError`` naming the first group found in two parts of ``split``."""
-    codes, names = pd.factorize(pd.Series(np.asarray(task.groups)))
+    codes = group_codes_of(task.groups)  # an unknown patient is nobody else: no leak
+    names = np.asarray(task.groups, dtype=object)[np.unique(codes, return_index=True)[1]]
     owner = np.full(len(names), -1, dtype=np.int64)
     part_names = list(split.parts)
     for j, idx in enumerate(split.parts.values()):

@@ -135,3 +135,18 @@ def test_empty_group_cells_are_groups_of_their_own():
     a = evaluate_predictions(y, y_score=s, groups=groups, n_bootstrap=50, seed=1)
     b = evaluate_predictions(y, y_score=s, groups=own, n_bootstrap=50, seed=1)
     assert a.intervals == b.intervals
+
+
+def test_empty_group_cells_are_patients_of_their_own_in_the_splits():
+    """Rows without a patient id are split one by one (they were one patient '' or, as NaN,
+    code -1, the last patient), and two of them in different parts are no leak."""
+    from medeval.datasets.base import LabelledData
+    from medeval.splits import Split, check_no_group_leak, group_codes_of
+    from medeval.tasks import make_binary_task
+
+    groups = ["p1", "p1", "", "", None, "p2", float("nan")]  # the task holds "None", "nan"
+    assert list(group_codes_of(groups)) == [0, 0, 2, 3, 4, 1, 5]
+    data = LabelledData(labels=["a"] * 4 + ["b"] * 2 + ["c"], source="t", name="t", groups=groups)
+    task = make_binary_task(data, seed=0, min_minority=0)
+    split = Split("patient", 0, {"train": np.array([0, 1, 2]), "test": np.array([3, 4, 5, 6])})
+    check_no_group_leak(task, split)  # rows 2 and 3: two unknown patients, not one
