@@ -37,6 +37,7 @@ __all__ = [
     "check_out",
     "check_writable_folder",
     "common_options",
+    "data_folders",
     "default_out",
     "execute",
     "finite_float",
@@ -491,6 +492,20 @@ def task_spec(args: argparse.Namespace):
     from medeval.tasks.user import TaskSpec
 
     return TaskSpec.build(args.positive, args.negative, args.drop, downsample=bool(args.downsample))
+
+
+def data_folders(source: str, path: object, images: object = None) -> list[object]:
+    """The folders an image source reads by walking them: ``path``, ``images``, and for a
+    metadata or image table given as a file its folder (where its images are looked for by
+    default), so that an output folder inside any of them can be refused."""
+    from medeval.sources import SOURCES
+
+    folders = [path, images]
+    declared = SOURCES.get(source)
+    if declared is not None and declared.kind == "image" and path is not None:
+        if Path(str(path)).is_file():
+            folders.append(Path(str(path)).parent)
+    return folders
 
 
 def source_options(args: argparse.Namespace, source: str) -> dict:

@@ -32,6 +32,7 @@ from medeval.cli.common import (
     check_out,
     check_writable_folder,
     common_options,
+    data_folders,
     execute,
     parse_nested,
     positive_int,
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     spec = task_spec(args)
     _check_before_work(args)
     check_out(args.out, tool="embed", resumable=True)
-    check_outside(args.out, [args.path, getattr(args, "images", None)])
+    check_outside(args.out, data_folders(args.source, args.path, options.get("images")))
     from medeval.atomic import claim_folder
     from medeval.datasets import load
     from medeval.datasets.base import load_notes

@@ -28,6 +28,7 @@ from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
     common_options,
+    data_folders,
     execute,
     positive_int,
     run_command,
@@ -156,7 +157,7 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
 
     check_backbone_name(cfg.model.backbone)
     out = args.out or (Path(cfg.out) if cfg.out else default_run_folder(cfg))
-    check_outside(out, [cfg.data.path, cfg.data.options.get("images")])
+    check_outside(out, data_folders(cfg.data.source, cfg.data.path, cfg.data.options.get("images")))
     if os.environ.get("RANK", "0") != "0":  # under torchrun rank 0 may already be writing
         return cfg, Path(out)
     return cfg, check_run_folder(out, resume=False)

@@ -93,3 +93,19 @@ def test_bad_columns_and_empty_cells_are_named(tmp_path):
     with pytest.raises(DataError, match=r"row 2 \(line 4\): empty value in column 'dx'"):
         load_image_table(tmp_path / "t.csv", images=tmp_path / "img", image_column="file",
                          label_column="dx")  # fmt: skip
+
+
+@pytest.mark.parametrize("tool", ["embed", "train"])
+def test_an_output_inside_the_tables_folder_is_refused(tmp_path, capsys, tool):
+    import importlib
+
+    frame = _set(tmp_path)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    out = tmp_path / "img" / "run"  # images are looked for below the table's folder
+    argv = ["--source", "images", "--path", str(tmp_path / "t.csv"), "--image-column", "file",
+            "--label-column", "dx", "--out", str(out)]  # fmt: skip
+    if tool == "embed":
+        argv += ["--random-init", "--no-benchmark"]
+    assert importlib.import_module(f"medeval.{tool}").main(argv) == 2
+    assert "is inside the data folder" in capsys.readouterr().err
+    assert not out.exists()
