@@ -1,0 +1,225 @@
+"""Reference rows (SPEC §9): held-out rows with the true subconcept, the classifier's prediction
+and the subconcept model's posteriors, checked once against the training sizes
+(:class:`ReferenceRows`); the rectification (:mod:`medeval.rectified`) measures the subconcept
+model's error on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from .predictions import POSTERIOR_PREFIX
+from .scores import labels_from_scores
+from .weights import (
+    Utilities,
+    align_posteriors,
+    expected_class_utility,
+    renormalise_within_class,
+)
+
+__all__ = ["ReferenceDataError", "ReferenceRows"]
+
+
+class ReferenceDataError(ValueError):
+    """Reference rows that cannot be used; ``column`` / ``subconcept`` name the problem."""
+
+    def __init__(
+        self, message: str, *, column: str | None = None, subconcept: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.column, self.subconcept = column, subconcept
+
+
+def _binary(name: str, values: Any, n: int | None) -> np.ndarray:
+    a = np.asarray(values)
+    if a.ndim != 1 or (n is not None and len(a) != n):
+        raise ReferenceDataError(
+            f"reference column {name!r} must have one value per row ({n}); got shape {a.shape}",
+            column=name,
+        )
+    if a.dtype.kind not in "biuf" or not np.isin(a, (0, 1)).all():
+        raise ReferenceDataError(f"reference column {name!r} must be 0/1", column=name)
+    return a.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class ReferenceRows:
+    """Validated reference rows, ``R`` of them, subconcepts in ``names`` order.
+
+    Build with :meth:`from_arrays` or :meth:`from_table`, which check them.
+
+    Attributes:
+        y_true: ``(R,)`` classes in {0, 1}.
+        subconcept: ``(R,)`` codes into ``names`` (the utilities' subconcepts).
+        posteriors: ``(R, S)`` subconcept model posteriors, columns in ``names`` order.
+        names: ``(S,)`` subconcept names.
+        y_pred: ``(R,)`` predicted labels, or ``None`` (no rBA / rF1).
+        y_score: ``(R,)`` scores for class 1, or ``None`` (no rAUC).
+        source: where the rows come from (e.g. ``"out-of-bag"``, a file name).
+    """
+
+    y_true: np.ndarray
+    subconcept: np.ndarray
+    posteriors: np.ndarray
+    names: tuple[str, ...]
+    y_pred: np.ndarray | None = None
+    y_score: np.ndarray | None = None
+    source: str = "reference"
+    _weights: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.y_true)
+
+    def class_weights(self, u: Utilities) -> tuple[np.ndarray, int]:
+        """Class-conditional weights ``(R,)`` of the rows under the utilities ``u`` (SPEC §8)
+        and how many rows fell back to their class's mean utility: :func:`class_conditional`
+        of the checked posteriors, computed once per utilities (the rectification and the
+        per-subset correction both need them)."""
+        key = (tuple(u.names), u.values.tobytes(), u.sides.tobytes())
+        if key not in self._weights:
+            cp = renormalise_within_class(torch.from_numpy(self.posteriors), u, self.y_true)
+            c = expected_class_utility(cp, u, self.y_true).cpu().numpy()
+            self._weights[key] = (c, int(cp.fallback.sum()))
+        return self._weights[key]
+
+    def counts(self) -> dict[str, int]:
+        """``{subconcept: reference rows}`` for every subconcept (0 where absent)."""
+        c = np.bincount(self.subconcept, minlength=len(self.names))
+        return {nm: int(k) for nm, k in zip(self.names, c, strict=True)}
+
+    @classmethod
+    def from_arrays(
+        cls,
+        u: Utilities,
+        *,
+        y_true: Any,
+        subconcept: Sequence[str] | None,
+        posteriors: Any,
+        y_pred: Any = None,
+        y_score: Any = None,
+        posterior_columns: Sequence[str] | None = None,
+        threshold: float = 0.5,
+        source: str = "reference",
+    ) -> ReferenceRows:
+        """Check reference rows against the utilities ``u`` (training sizes).
+
+        ``y_pred`` defaults to ``y_score >= threshold`` (use the test predictions' threshold).
+        ``posteriors`` is a DataFrame with subconcept-named columns or an array with
+        ``posterior_columns`` (or in ``u.names`` order).
+
+        Raises:
+            ReferenceDataError: a missing or malformed column, an unknown subconcept, a row whose
+                class contradicts its subconcept's training class, or a minority subconcept
+                without any reference row.
+        """
+        if y_true is None:
+            raise ReferenceDataError("reference rows need the true class 'y_true'", column="y_true")
+        y = _binary("y_true", y_true, None)
+        n = len(y)
+        yp, s = _predictions(y_pred, y_score, n, threshold)
+        codes = _subconcept_codes(subconcept, y, u)
+        q = _posteriors(posteriors, posterior_columns, u, n)
+        return cls(y, codes, q, u.names, yp, s, source)
+
+    @classmethod
+    def from_table(
+        cls, table: Any, u: Utilities, *, threshold: float = 0.5, source: str | None = None
+    ) -> ReferenceRows:
+        """From a :class:`~medeval.predictions.PredictionTable` (``read_reference``)."""
+        return cls.from_arrays(
+            u,
+            y_true=table.y_true,
+            subconcept=table.subconcept,
+            posteriors=table.posteriors,
+            y_pred=table.y_pred,
+            y_score=table.y_score,
+            threshold=threshold,
+            source=source or str(getattr(table, "path", "reference")),
+        )
+
+
+def _predictions(
+    y_pred: Any, y_score: Any, n: int, threshold: float
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    if y_pred is None and y_score is None:
+        raise ReferenceDataError(
+            "reference rows need the classifier's 'y_pred' or 'y_score'", column="y_pred"
+        )
+    s = None
+    if y_score is not None:
+        s = np.array(y_score, dtype=np.float64)  # a private, writable copy
+        if s.shape != (n,) or not np.isfinite(s).all():
+            raise ReferenceDataError(
+                f"reference column 'y_score' must hold {n} finite numbers", column="y_score"
+            )
+    yp = _binary("y_pred", y_pred, n) if y_pred is not None else labels_from_scores(s, threshold)
+    return yp, s
+
+
+def _subconcept_codes(subconcept: Any, y: np.ndarray, u: Utilities) -> np.ndarray:
+    """Codes ``(R,)`` into ``u.names``, checked against the classes and the minority names."""
+    if subconcept is None:
+        raise ReferenceDataError(
+            "reference rows need the true 'subconcept' of each row", column="subconcept"
+        )
+    names = np.asarray(subconcept).astype(str)
+    if names.shape != y.shape:
+        raise ReferenceDataError(
+            f"reference column 'subconcept' must have {len(y)} values; got {names.shape}",
+            column="subconcept",
+        )
+    uniq, inverse = np.unique(names, return_inverse=True)
+    for nm in map(str, uniq):
+        if nm not in u.names:
+            raise ReferenceDataError(
+                f"reference subconcept {nm!r} has no training size; known: {', '.join(u.names)}",
+                column="subconcept",
+                subconcept=nm,
+            )
+    codes = np.array([u.names.index(nm) for nm in uniq], dtype=np.int64)[inverse]
+    wrong = np.flatnonzero(u.sides[codes] != y)
+    if len(wrong):
+        i, nm = int(wrong[0]), u.names[codes[wrong[0]]]
+        raise ReferenceDataError(
+            f"reference row {i}: subconcept {nm!r} belongs to class {u.sides[codes[i]]} in the "
+            f"training sizes but y_true is {y[i]}",
+            column="y_true",
+            subconcept=nm,
+        )
+    present = set(codes.tolist())
+    for nm in u.minority:
+        if u.names.index(nm) not in present:
+            raise ReferenceDataError(
+                f"minority subconcept {nm!r} has no reference row: its part of the correction "
+                "cannot be measured (add reference rows of it)",
+                column="subconcept",
+                subconcept=nm,
+            )
+    return codes
+
+
+def _posteriors(posteriors: Any, columns: Sequence[str] | None, u: Utilities, n: int) -> np.ndarray:
+    if posteriors is None:
+        raise ReferenceDataError(
+            "reference rows need the subconcept model's posteriors "
+            f"({', '.join(POSTERIOR_PREFIX + nm for nm in u.names)})",
+            column=POSTERIOR_PREFIX + u.names[0],
+        )
+    if columns is None and hasattr(posteriors, "columns"):  # q_<name> columns of a file
+        cols = [str(c) for c in posteriors.columns]
+        columns = [c.removeprefix(POSTERIOR_PREFIX) if c not in u.names else c for c in cols]
+    try:
+        q = align_posteriors(posteriors, u, columns=columns)
+    except ValueError as e:
+        raise ReferenceDataError(f"reference posteriors: {e}", column="posteriors") from None
+    if q.shape != (n, len(u.names)):
+        raise ReferenceDataError(
+            f"reference posteriors must be ({n}, {len(u.names)}); got {tuple(q.shape)}",
+            column="posteriors",
+        )
+    return q.cpu().numpy()
