@@ -15,6 +15,7 @@ from pathlib import Path
 from medeval._validation import Fields, Interval, StrOptions, TypeOf, validate_params
 from medeval.atomic import write_json
 from medeval.datasets.base import DataError
+from medeval.errors import UserError
 from medeval.protocol.forest import METHODS, check_methods
 from medeval.protocol.grid import (
     BACKENDS,
@@ -133,6 +134,11 @@ def run_benchmark(
         "n_estimators": s.n_estimators,
         "subconcepts": s.subconcepts,
     }
+    # The user's tasks recorded with embedded tables: records made for another task (an
+    # embed rerun with other --positive labels) must not be resumed as if they were these.
+    tasks = collection.recorded_tasks()
+    if tasks or "tasks" in _old_settings(store):
+        settings["tasks"] = tasks or None
     selection = {(d, m, k) for d in datasets for m in methods for k in range(s.max_splits)}
     # Checked, planned and every data set to run read before anything is written: a refused
     # run, a bad table or an empty KEEL file leaves the folder as it was.
@@ -164,6 +170,15 @@ def run_benchmark(
     run = BenchmarkRun(Path(s.out), collection.name, results, time.perf_counter() - t0)
     log_run(store, s, started, run, methods, datasets)
     return run
+
+
+def _old_settings(store: ResultsStore) -> dict:
+    """The folder's ``run.json`` settings, or ``{}`` where there are none yet or the file is
+    not readable (``check_settings`` then names the problem)."""
+    try:
+        return store.settings() or {}
+    except (OSError, ValueError, UserError):
+        return {}
 
 
 #: Bad tables named in one error before the rest are counted.

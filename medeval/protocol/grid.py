@@ -8,6 +8,7 @@ flight. Each worker process caches at most one data set (the one it last used).
 
 from __future__ import annotations
 
+import json
 import resource
 import sys
 import threading
@@ -81,6 +82,21 @@ class Collection:
             return Path(self.path) / dataset / f"{dataset}.tsv.gz"
         return Path(self.path) / f"{dataset}.dat"
 
+    def task_of(self, dataset: str) -> dict | None:
+        """The user's task recorded with ``dataset``'s table, or ``None`` (§4's ladder)."""
+        files = dict(self.files)
+        if self.source != "csv" or dataset not in files:
+            return None
+        return _recorded_task(Path(files[dataset]), dataset)
+
+    def recorded_tasks(self) -> dict[str, dict]:
+        """Data set → the user's task ``python -m medeval.embed --positive`` recorded beside
+        its table (a folder of tables only; data sets with §4's ladder are left out)."""
+        if self.source != "csv":
+            return {}
+        found = {name: self.task_of(name) for name, _ in self.files}
+        return {name: task for name, task in found.items() if task is not None}
+
     def file_size(self, dataset: str) -> int:
         """Bytes on disk of one data set (orders the grid: small sets first)."""
         path = self.file(dataset)
@@ -102,7 +118,7 @@ class Collection:
         if "id_column" not in options:  # python -m medeval.embed's image names: not a feature
             options["id_column"] = "id" if "id" in columns else None
         data = load("csv", path, name=dataset, **{"label_column": "label", **options})
-        data.meta[TASK_KEY] = _recorded_task(Path(path), dataset)
+        data.meta[TASK_KEY] = self.task_of(dataset)
         return data
 
 
@@ -113,8 +129,6 @@ TASK_KEY = "task"
 def _recorded_task(table: Path, dataset: str) -> dict | None:
     """The user's task (``TaskSpec.to_dict()``) that ``python -m medeval.embed --positive``
     recorded beside its table, ``<name>.embedding.json``; ``None``: the paper's ladder."""
-    import json
-
     record = table.with_name(f"{dataset}.embedding.json")
     if not record.is_file():
         return None
@@ -267,7 +281,10 @@ _CACHE_LOCK = threading.Lock()
 
 
 def _task_and_splits(unit: Unit) -> tuple[BinaryTask, list[Split]]:
-    key = (unit.collection, unit.dataset, unit.seed)
+    # The recorded task is part of the key: a table embedded again with other --positive
+    # labels is another task, even in the same process.
+    recorded = json.dumps(unit.collection.task_of(unit.dataset), sort_keys=True)
+    key = (unit.collection, unit.dataset, unit.seed, recorded)
     with _CACHE_LOCK:
         if _CACHE.get("key") == key:
             return _CACHE["task"], _CACHE["splits"]
@@ -310,6 +327,14 @@ def run_unit(unit: Unit) -> UnitResult:
         return _run_unit(unit)
 
 
+def _stored_task(store: ResultsStore, dataset: str) -> dict | None:
+    path = store.root / "tasks" / f"{dataset}.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def _run_unit(unit: Unit) -> UnitResult:
     t0 = time.perf_counter()
     store = ResultsStore(unit.out)
@@ -318,8 +343,9 @@ def _run_unit(unit: Unit) -> UnitResult:
         if not task.kept:
             store.write_task(unit.dataset, {"dataset": unit.dataset, **task.describe()})
             return UnitResult(unit.dataset, unit.split, "rejected", message=task.reason)
-        if not (store.root / "tasks" / f"{unit.dataset}.json").is_file():
-            store.write_task(unit.dataset, _task_info(task))
+        info = _task_info(task)
+        if _stored_task(store, unit.dataset) != json.loads(json.dumps(info)):
+            store.write_task(unit.dataset, info)  # absent, or of another task (--force)
         fold = run_fold_discovered if unit.subconcepts == "discovered" else run_fold
         extra = {"save_predictions": unit.out} if unit.save_predictions else {}
         records = fold(

@@ -36,9 +36,10 @@ from medeval.errors import UserError
 __all__ = ["CorruptRecordWarning", "ResultsStore", "SettingsMismatch", "record_problem"]
 
 #: Settings that change results; a store refuses to mix records made with different values.
-PROTOCOL_KEYS = ("collection", "seed", "n_estimators", "subconcepts")
-#: Values of settings added later, for results folders written before them.
-DEFAULTS = {"subconcepts": "true"}
+PROTOCOL_KEYS = ("collection", "seed", "n_estimators", "subconcepts", "tasks")
+#: Values of settings added later, for results folders written before them (``tasks``: the
+#: user's tasks of embedded tables, data set → definition; none = §4's ladder everywhere).
+DEFAULTS = {"subconcepts": "true", "tasks": None}
 
 
 class SettingsMismatch(UserError):
