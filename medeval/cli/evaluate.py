@@ -14,6 +14,7 @@ The library side is :func:`medeval.flows.evaluate.evaluate_file` (read and evalu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 from collections.abc import Sequence
@@ -154,7 +155,8 @@ def _score_arguments(p: argparse.ArgumentParser) -> None:
         help="memory the work buffers may take, e.g. 500M or 2G: the file is read in chunks "
         "and the bootstrap's replicates processed in chunks that fit (default: 64M for the "
         "reading, the bootstrap's from the machine's free memory). Changes speed and memory "
-        "only, never the numbers",
+        "only, never the numbers; the replicates' scores (kept for all of them at once) must "
+        "fit it, else --bootstrap is refused before any work",
     )
     p.add_argument(
         "--stratify",
@@ -208,6 +210,24 @@ def run(args: argparse.Namespace) -> int:
     return _evaluate(args, out)
 
 
+@contextlib.contextmanager
+def _replicate_budget(args: argparse.Namespace):
+    """More replicates than the memory budget holds: said with this tool's options."""
+    from medeval.metrics.bootstrap import ReplicateBudgetError, format_bytes
+
+    try:
+        yield
+    except ReplicateBudgetError as err:
+        budget = format_bytes(err.budget)
+        budget = f"--memory-budget {budget}" if args.memory_budget else f"{budget} by default"
+        raise UserError(
+            f"--bootstrap {err.n}: the replicates' scores need {err.needs()}, more than the "
+            f"memory budget ({budget}); use "
+            f"{err.advice('fewer replicates', '--bootstrap {} or fewer')}, or a larger "
+            "--memory-budget"
+        ) from None
+
+
 def _evaluate(args: argparse.Namespace, out: Path) -> int:
     import warnings
 
@@ -234,7 +254,7 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
         progress=not args.quiet,
         memory_budget=args.memory_budget,
     )
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, _replicate_budget(args):
         warnings.simplefilter("always")
         table, ev = evaluate_file(
             args.predictions, args.train_sizes, reference=args.reference, settings=settings

@@ -22,6 +22,7 @@ from medeval.errors import InputError
 from medeval.evaluation import Evaluation, evaluate_core
 from medeval.io.predictions import PredictionTable, input_notes, read_predictions, read_train_sizes
 from medeval.metrics import UndefinedMetricWarning
+from medeval.metrics.bootstrap import check_replicates, default_memory_budget
 from medeval.rectified import FewReferenceRowsWarning, ReferenceDataError, ReferenceRows
 from medeval.reference import check_reference
 from medeval.scores import STRATIFY
@@ -148,6 +149,9 @@ def evaluate_file(
     The returned table's ``posteriors`` are ``None``: :func:`evaluate_table` takes them.
     """
     s = settings or EvaluateSettings()
+    if s.n_bootstrap:  # before the file is read: the replicates' scores must fit the budget
+        budget = s.memory_budget or default_memory_budget(s.device)
+        check_replicates(s.n_bootstrap, budget)
     u = read_train_sizes(train_sizes) if train_sizes else None
     rows = None
     if reference is not None:

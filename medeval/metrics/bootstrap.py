@@ -61,6 +61,60 @@ _MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 G
 MEMORY_BUDGET = Interval(Real, 0, None, closed="neither", desc="a positive number of bytes")
 
 
+#: Bytes a replicate's results take at the least (float64): one weighting, one subset and one
+#: score family hold four class totals and hits and two scores (see
+#: :meth:`BatchedBootstrap.replicate_bytes`).
+MIN_REPLICATE_BYTES = 8 * 6
+
+
+class ReplicateBudgetError(ValueError):
+    """The replicates' results (kept for all B at once) do not fit the memory budget.
+
+    ``need`` is exact, or a lower bound (``at_least``) when checked before the data are read.
+    """
+
+    def __init__(self, n: int, need: int, budget: int, *, at_least: bool = False) -> None:
+        self.n, self.need, self.budget, self.at_least = n, need, budget, at_least
+        super().__init__(
+            f"{n} bootstrap replicates need {self.needs()} for their scores, more than the "
+            f"memory budget ({format_bytes(budget)}); use "
+            f"{self.advice('fewer replicates', 'at most {} replicates')} or a larger budget"
+        )
+
+    def needs(self) -> str:
+        return ("at least " if self.at_least else "") + format_bytes(self.need)
+
+    def advice(self, fewer: str, most: str) -> str:
+        """``most`` (with ``{}`` for the largest count that fits) where the exact need is
+        known, else ``fewer``."""
+        if self.at_least:
+            return fewer
+        return most.format(self.budget // max(self.need // max(self.n, 1), 1))
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in binary units, as ``--memory-budget`` reads them: ``200 MiB``, ``1.5 GiB``."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.1f}".removesuffix(".0") + f" {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def check_replicates(n: int, budget: int, row_bytes: int | None = None) -> None:
+    """Refuse ``n`` replicates whose results (``row_bytes`` each; without it, the least a
+    replicate takes, :data:`MIN_REPLICATE_BYTES`) would not fit ``budget`` bytes: they are
+    kept for all replicates at once (the intervals are their quantiles), so no chunking can
+    bound them.
+
+    Raises:
+        ReplicateBudgetError: naming the replicates, the bytes they need and the budget.
+    """
+    row = MIN_REPLICATE_BYTES if row_bytes is None else row_bytes
+    if n * row > budget:
+        raise ReplicateBudgetError(n, n * row, budget, at_least=row_bytes is None)
+
+
 def default_memory_budget(device: str | torch.device = "cpu") -> int:
     """Bytes the bootstrap's work buffers may take by default on ``device``.
 
@@ -281,7 +335,9 @@ class BatchedBootstrap:
             ``"auto"`` (numpy on the CPU, torch elsewhere).
         memory_budget: bytes the work buffers of :meth:`run` may take (counts and AUC
             scratch of every worker thread); default :func:`default_memory_budget`. The fixed
-            inputs (the dense statistics columns) come on top.
+            inputs (the dense statistics columns) come on top. The replicates' results,
+            kept for all of them at once, must fit it too (:func:`check_replicates`): more
+            replicates than that are refused before any work.
     """
 
     @validate_params(
@@ -754,6 +810,7 @@ class BatchedBootstrap:
         (torch's CPU thread count, each computing on one thread); replicate r comes from its
         own generator block, so the numbers depend on neither the chunks nor the threads.
         """
+        check_replicates(n, self.memory_budget, self.replicate_bytes())  # before any work
         state = self._state(seed)
         chunks = self._chunks(n, chunk_size)
         starts = np.r_[0, np.cumsum(chunks)[:-1]].astype(int).tolist() if chunks else []
@@ -792,6 +849,15 @@ class BatchedBootstrap:
             if bar is not None:
                 bar.close()
         return self._finish(S, A if self._auc else None, n, seed)
+
+    def replicate_bytes(self) -> int:
+        """Bytes one replicate's results take: its count statistics and AUC numerators (held
+        for all replicates at once by :meth:`run`) and the scores made from them."""
+        k = len(self.subset_names)
+        n_auc = sum(pw.shape[1] for _, _, pw in self._auc)
+        families = 2 * self.has_pred + bool(self._auc)  # BA and F1; AUC
+        scores = len(self._conf_index) * k * families + self.n_subconcepts + self.n_soft
+        return self.dtype.itemsize * (self.n_columns + n_auc + scores)
 
     def _run_parallel(self, job, n_chunks: int, size: int, workers: int, bar) -> None:
         """``job(i, buffers)`` for every chunk on ``workers`` threads, each with its own
