@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from medeval.cli.common import (
     add_source_arguments,
+    add_task_arguments,
     check_out,
     common_options,
     default_out,
@@ -23,6 +24,7 @@ from medeval.cli.common import (
     positive_int,
     run_command,
     source_options,
+    task_spec,
 )
 
 PROG = "python -m medeval.benchmark"
@@ -127,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-analyze", action="store_true", help="skip the analyses at the end")
     add_source_arguments(p, sources=("keel", "pmlb", "csv"), with_source=False)
+    add_task_arguments(p)  # over a task recorded with an embedded table
     return p
 
 
@@ -145,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
     source = args.collection if args.collection in ("keel", "pmlb") else "csv"
     options = source_options(args, source)
+    spec = task_spec(args)  # the user's task for every data set; default §4's ladder
     name = args.collection if source != "csv" else Path(args.collection).name
     out = args.out or default_out("benchmark", name)
     check_out(out, tool="benchmark", resumable=True)
@@ -170,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         loader_options=options,
         subconcepts=args.subconcepts,
         save_predictions=args.save_predictions,
+        task=None if spec is None else spec.to_dict(),
     )
 
     def log(line: str) -> None:

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from numbers import Integral
 from pathlib import Path
@@ -27,6 +29,7 @@ from medeval.protocol.grid import (
     run_grid,
 )
 from medeval.protocol.store import ResultsStore
+from medeval.tasks.user import SmallSubconceptWarning, TaskSpec, make_task
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +55,7 @@ class BenchmarkSettings:
     loader_options: dict = field(default_factory=dict)
     subconcepts: str = "true"  # or "discovered" (medeval.protocol.discovered)
     save_predictions: bool = False  # each fold's files for evaluate (medeval.protocol.saved)
+    task: dict | None = None  # the user's task for every data set (TaskSpec.to_dict())
 
 
 @dataclass
@@ -99,6 +103,7 @@ SETTINGS_CONSTRAINTS = {
     "force": [TypeOf(bool, desc="a bool")],
     "subconcepts": [StrOptions(SUBCONCEPT_MODES)],
     "save_predictions": [TypeOf(bool, desc="a bool")],
+    "task": [TypeOf(dict, desc="a dict (TaskSpec.to_dict())"), None],
 }
 
 
@@ -123,6 +128,9 @@ def run_benchmark(
     if s.save_predictions and s.subconcepts != "true":
         raise DataError("--save-predictions works with --subconcepts true only")
     collection = resolve_collection(s.collection, s.data, options=s.loader_options)
+    if s.task is not None:  # one task for every data set, over any recorded with a table
+        spec = TaskSpec.from_dict(s.task)  # a definition that makes no task: refused here
+        collection = replace(collection, task=json.dumps(spec.to_dict(), sort_keys=True))
     datasets = select_datasets(s.datasets, collection.datasets(), collection.path)
     if s.backend == "dask" and s.scheduler:
         check_scheduler(s.scheduler)
@@ -193,8 +201,11 @@ def check_tables(collection, datasets: list[str]) -> None:
     problems = []
     for name in datasets:
         try:
-            if len(collection.load(name)) == 0:
+            data = collection.load(name)
+            if len(data) == 0:
                 problems.append(f"{collection.file(name)}: no rows")
+            else:
+                _check_task(data, collection.task_of(name))
         except (DataError, FileNotFoundError) as exc:
             problems.append(" ".join(str(exc).split()))
     if problems:
@@ -203,6 +214,17 @@ def check_tables(collection, datasets: list[str]) -> None:
             f"; and {more} more bad tables" if more > 0 else ""
         )
         raise DataError(text)
+
+
+def _check_task(data, task: dict | None) -> None:
+    """The user's task can be made of ``data`` (a label it names is in the data, ...); its
+    small-subconcept warnings are said by the units that build it."""
+    spec = TaskSpec.from_dict(task)
+    if spec is None:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SmallSubconceptWarning)
+        make_task(data, spec, seed=0)
 
 
 def check_scheduler(address: str, timeout: float = 5.0) -> None:

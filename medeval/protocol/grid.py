@@ -67,6 +67,9 @@ class Collection:
     path: str
     files: tuple[tuple[str, str], ...] = ()
     options: tuple[tuple[str, Any], ...] = ()  # loader options (medeval.sources)
+    #: The user's task for every data set (JSON of ``TaskSpec.to_dict()``; ``benchmark
+    #: --positive``); ``None``: the task recorded with an embedded table, else §4's ladder.
+    task: str | None = None
 
     def datasets(self) -> list[str]:
         """Every data set of the collection (sorted)."""
@@ -83,18 +86,21 @@ class Collection:
         return Path(self.path) / f"{dataset}.dat"
 
     def task_of(self, dataset: str) -> dict | None:
-        """The user's task recorded with ``dataset``'s table, or ``None`` (§4's ladder)."""
+        """The user's task of ``dataset``: the collection's own (``benchmark --positive``),
+        else the one recorded with its embedded table, else ``None`` (§4's ladder)."""
+        if self.task is not None:
+            return json.loads(self.task)
         files = dict(self.files)
         if self.source != "csv" or dataset not in files:
             return None
         return _recorded_task(Path(files[dataset]), dataset)
 
     def recorded_tasks(self) -> dict[str, dict]:
-        """Data set → the user's task ``python -m medeval.embed --positive`` recorded beside
-        its table (a folder of tables only; data sets with §4's ladder are left out)."""
-        if self.source != "csv":
+        """Data set → its user's task (:meth:`task_of`); data sets with §4's ladder are left
+        out."""
+        if self.source != "csv" and self.task is None:
             return {}
-        found = {name: self.task_of(name) for name, _ in self.files}
+        found = {name: self.task_of(name) for name in self.datasets()}
         return {name: task for name, task in found.items() if task is not None}
 
     def file_size(self, dataset: str) -> int:
@@ -117,13 +123,7 @@ class Collection:
             options["group_column"] = "group" if "group" in columns else None
         if "id_column" not in options:  # python -m medeval.embed's image names: not a feature
             options["id_column"] = "id" if "id" in columns else None
-        data = load("csv", path, name=dataset, **{"label_column": "label", **options})
-        data.meta[TASK_KEY] = self.task_of(dataset)
-        return data
-
-
-#: ``LabelledData.meta`` key: the user's task recorded with an embedding table (or ``None``).
-TASK_KEY = "task"
+        return load("csv", path, name=dataset, **{"label_column": "label", **options})
 
 
 def _recorded_task(table: Path, dataset: str) -> dict | None:
@@ -289,8 +289,8 @@ def _task_and_splits(unit: Unit) -> tuple[BinaryTask, list[Split]]:
         if _CACHE.get("key") == key:
             return _CACHE["task"], _CACHE["splits"]
         _CACHE.clear()  # drop the previous data set before loading the next one
-    data = unit.collection.load(unit.dataset)
-    task = make_task(data, TaskSpec.from_dict(data.meta.get(TASK_KEY)), seed=unit.seed)
+    spec = TaskSpec.from_dict(unit.collection.task_of(unit.dataset))
+    task = make_task(unit.collection.load(unit.dataset), spec, seed=unit.seed)
     splits = cv_5x2(task, derive_seed(unit.seed, unit.dataset, "split")) if task.kept else []
     with _CACHE_LOCK:
         _CACHE.update(key=key, task=task, splits=splits)

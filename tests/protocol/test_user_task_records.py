@@ -42,3 +42,17 @@ def test_the_recorded_task_is_built_and_a_changed_one_is_not_resumed(tmp_path, c
     assert [s["name"] for s in task["minority"]] == ["b"]
     record = json.loads((out / "records" / "toy" / "none-0.json").read_text())
     assert {r["subconcept"] for r in record["per_subconcept"] if r["class"] == 1} == {"b"}
+
+
+def test_benchmark_positive_sets_the_task_of_every_data_set(tmp_path, capsys):
+    coll, out = tmp_path / "emb", tmp_path / "bench"
+    _collection(coll, ["c", "d"])  # recorded with the table; --positive is said over it
+    argv = ["--collection", str(coll), "--methods", "none", "--max-splits", "1",
+            "--n-estimators", "5", "--no-analyze", "--out", str(out)]  # fmt: skip
+    assert main([*argv, "--positive", "XX"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "label 'XX' in --positive" in err
+    assert not out.exists()  # refused before the results folder was touched
+    assert main([*argv, "--positive", "a", "--negative", "b", "--drop", "c,d"]) == 0
+    task = json.loads(next((out / "tasks").iterdir()).read_text())
+    assert [s["name"] for s in task["minority"]] == ["a"] and task["n"] == 70
