@@ -30,6 +30,7 @@ from .metrics._checks import UndefinedMetricWarning
 from .metrics.bootstrap import MEMORY_BUDGET, BatchedBootstrap, percentile_interval
 from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from .metrics.ranking import auc_from_sums, auc_sums
+from .per_subconcept import class_indicators, per_subconcept
 from .rectified import (
     FEW_REFERENCE_ROWS,
     VARIANTS,
@@ -54,14 +55,7 @@ from .scores import (
     STRATIFY,
     WEAK_WITHIN_CLASS_BA,
 )
-from .subconcept_recall import (
-    SubconceptRecall,
-    class_indicators,
-    per_subconcept,
-    recommended_column,
-    reference_side,
-    subconcept_recall_frame,
-)
+from .subconcept_recall import recommended_column, reference_side
 from .weights import (
     Utilities,
     align_posteriors,
@@ -70,6 +64,7 @@ from .weights import (
     renormalise_within_class,
     utilities_from_train_sizes,
 )
+from .worst_subconcept import SubconceptRecall, subconcept_recall_frame
 
 # Importers that take the vocabulary from this module keep working; it lives in medeval.scores.
 SCORES = PAPER_SCORES
@@ -663,7 +658,7 @@ def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndar
     subconcepts, strata ``(N,)`` and clusters ``(N,)``; with subconcepts, the soft columns
     ``[q̃ (S) | class indicators (2)]`` (the label-free recalls' and the classes' replicates,
     which the rectified recalls and the worst subconcept's gap read:
-    :func:`medeval.subconcept_recall.per_subconcept`)."""
+    :func:`medeval.per_subconcept.per_subconcept`)."""
     soft = None
     if plan.sc_names:
         soft = class_indicators(y)

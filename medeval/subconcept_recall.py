@@ -21,8 +21,7 @@ replicate's reference counts; it was chosen from the simulation of
 ``benchmarks/subconcept_recall_coverage.py`` (coverage and width per cell in docs/method.md).
 
 The worst subconcept of a class and its gap to the class's recall come from the same
-replicates, so their intervals are joint (:class:`SubconceptRecall`, shaped like fairlearn's
-``MetricFrame``: ``overall``, ``by_group``, ``group_min()``, ``difference()``).
+replicates, so their intervals are joint (:mod:`medeval.worst_subconcept`).
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ import torch
 from .metrics._checks import UndefinedMetricWarning
 from .metrics.bootstrap import BatchedBootstrap
 from .metrics.proportion import DEFAULT_METHOD, binomial_interval, soft_recall_interval
-from .rectified import FewReferenceRowsWarning
 from .weights import Utilities, renormalise_within_class
 
 #: Interval constructions of the rectified recall (``benchmarks/subconcept_recall_coverage.py``
@@ -163,7 +161,7 @@ def _estimated_recall(
     return fields, msgs
 
 
-def _per_subconcept_rows(y, yp, plan: Any, u, confidence, notes) -> list[dict[str, Any]]:
+def per_subconcept_rows(y, yp, plan: Any, u, confidence, notes) -> list[dict[str, Any]]:
     """One row per subconcept (``plan.sc_names`` order): true results where test subconcepts
     are known, and the label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` where posteriors are."""
     cols = list(PER_SUBCONCEPT_COLUMNS)
@@ -490,229 +488,3 @@ def rectified_columns(
         "n_reference": ref.n.astype(np.int64),
     }
     return cols, reps, notes
-
-
-# -- the decision ---------------------------------------------------------------------------
-def worst_subconcepts(
-    table: pd.DataFrame,
-    class_recall: dict[int, float],
-    reps: dict[str, np.ndarray | None],
-    class_reps: np.ndarray | None,
-    *,
-    confidence: float,
-) -> list[dict[str, Any]]:
-    """One entry per class with subconcepts: the subconcept of lowest recommended recall, its
-    recall and interval (the table's), and its ``gap`` below the class's recall
-    (``class recall − recall``; positive = worse than the class) with a percentile interval
-    from the same replicates (``reps``: ``{column: (B, S)}`` in table order of
-    ``table.subconcept``; ``class_reps``: ``(B, 2)`` class recalls)."""
-    col = recommended_column(table)
-    if col is None:
-        return []
-    lo_col, hi_col = BOUNDS[col]
-    values = pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float)
-    out = []
-    for c in (0, 1):
-        idx = [i for i in np.flatnonzero(table["class"].to_numpy() == c) if np.isfinite(values[i])]
-        if not idx:
-            continue
-        i = min(idx, key=lambda j: (values[j], str(table.subconcept.iloc[j])))
-        gap = class_recall[c] - values[i]
-        g_lo = g_hi = math.nan
-        r = reps.get(col)
-        if r is not None and class_reps is not None and len(r):
-            g_lo, g_hi = percentile_bounds((class_reps[:, c] - r[:, i])[:, None], confidence)
-            g_lo, g_hi = float(g_lo[0]), float(g_hi[0])
-        out.append(
-            {
-                "class": c,
-                "subconcept": str(table.subconcept.iloc[i]),
-                "recall": float(values[i]),
-                "low": _num(table[lo_col].iloc[i]),
-                "high": _num(table[hi_col].iloc[i]),
-                "gap": float(gap),
-                "gap_low": g_lo,
-                "gap_high": g_hi,
-                "source": source_of(col),
-                "class_recall": float(class_recall[c]),
-            }
-        )
-    return out
-
-
-def _num(x: Any) -> float:
-    v = pd.to_numeric(x, errors="coerce")
-    return float(v) if pd.notna(v) else math.nan
-
-
-def describe_worst(entry: dict[str, Any], class_names: dict[int, str] | None = None) -> str:
-    """One sentence: ``"dermatofibroma: recall 0.46 [0.33, 0.60], 0.26 below class 0 as a
-    whole (true recall)"``."""
-    name = (class_names or {}).get(entry["class"], f"class {entry['class']}")
-    ci = ""
-    if math.isfinite(entry.get("low", math.nan)) and math.isfinite(entry.get("high", math.nan)):
-        ci = f" [{entry['low']:.2f}, {entry['high']:.2f}]"
-    gap = entry["gap"]
-    where = f"{abs(gap):.2f} {'below' if gap >= 0 else 'above'} {name} as a whole"
-    if math.isfinite(entry.get("gap_low", math.nan)):
-        where += f" (gap [{entry['gap_low']:.2f}, {entry['gap_high']:.2f}])"
-    what = {"true": "true recall", "rectified": "rectified", "label-free": "label-free"}
-    return (
-        f"{entry['subconcept']}: recall {entry['recall']:.2f}{ci}, {where}; "
-        f"{what.get(entry['source'], entry['source'])}"
-    )
-
-
-def worst_sentences(
-    worst: list[dict[str, Any]], class_names: dict[int, str] | None = None
-) -> list[str]:
-    """The decision in words, class 1 first: ``"worst subconcept of class 1 — e: recall 0.31
-    [0.14, 0.52], 0.51 below class 1 as a whole (gap [0.34, 0.68]); true recall"``, and a
-    caveat line where the recall is the label-free one."""
-    out = []
-    for w in sorted(worst, key=lambda w: -w["class"]):
-        name = (class_names or {}).get(w["class"], f"class {w['class']}")
-        out.append(f"worst subconcept of {name} — {describe_worst(w, class_names)}")
-    if any(w["source"] == "label-free" for w in worst):
-        out.append(
-            "label-free per-subconcept recall: it shrinks toward the class's recall where the "
-            "subconcept model is unsure, and its interval does not see that; reference rows "
-            "(--reference) give the rectified recall"
-        )
-    return out
-
-
-@dataclass(frozen=True)
-class SubconceptRecall:
-    """Per-subconcept recall shaped like fairlearn's ``MetricFrame``.
-
-    Attributes:
-        overall: ``{class: recall}`` of each class on the test set (a Series indexed 0, 1).
-        by_group: one row per subconcept (index), columns ``class, recall, low, high, source``
-            — the recommended recall (:func:`recommended_column`) and its interval.
-        worst: one row per class: :data:`WORST_FIELDS`.
-    """
-
-    overall: pd.Series
-    by_group: pd.DataFrame
-    worst: pd.DataFrame
-
-    def group_min(self) -> pd.Series:
-        """The lowest recommended recall of each class (indexed by class)."""
-        return self.worst.set_index("class")["recall"]
-
-    def difference(self) -> pd.Series:
-        """Each class's recall minus its worst subconcept's (indexed by class)."""
-        return self.worst.set_index("class")["gap"]
-
-
-def subconcept_recall_frame(
-    table: pd.DataFrame, class_recall: dict[int, float], worst: list[dict[str, Any]]
-) -> SubconceptRecall:
-    """:class:`SubconceptRecall` from an evaluation's per-subconcept table."""
-    col = recommended_column(table)
-    if col is None:
-        by = pd.DataFrame(columns=["class", "recall", "low", "high", "source"])
-    else:
-        lo, hi = BOUNDS[col]
-        by = pd.DataFrame(
-            {
-                "class": table["class"].to_numpy(),
-                "recall": pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float),
-                "low": pd.to_numeric(table[lo], errors="coerce").to_numpy(dtype=float),
-                "high": pd.to_numeric(table[hi], errors="coerce").to_numpy(dtype=float),
-                "source": source_of(col),
-            },
-            index=pd.Index(table.subconcept.astype(str), name="subconcept"),
-        )
-    overall = pd.Series(class_recall, name="recall", dtype=float)
-    overall.index.name = "class"
-    return SubconceptRecall(
-        overall=overall, by_group=by, worst=pd.DataFrame(worst, columns=list(WORST_FIELDS))
-    )
-
-
-def warn_notes(notes: list[str], new: list[str], stacklevel: int = 3) -> None:
-    """Add ``new`` to ``notes`` and warn each (an :class:`UndefinedMetricWarning`)."""
-    for msg in new:
-        notes.append(msg)
-        warnings.warn(msg, UndefinedMetricWarning, stacklevel=stacklevel)
-
-
-# -- the whole table and the decision, as the evaluation builds them -------------------------
-@dataclass(frozen=True)
-class PerSubconcept:
-    """An evaluation's per-subconcept results: the table (:data:`PER_SUBCONCEPT_COLUMNS`), the
-    worst subconcept of each class (:func:`worst_subconcepts`) and each class's recall."""
-
-    table: pd.DataFrame
-    worst: list[dict[str, Any]]
-    class_recall: dict[int, float]
-
-
-def class_indicators(y: np.ndarray) -> np.ndarray:
-    """``(N, 2)`` memberships of class 0 and class 1: as soft columns of the bootstrap they
-    give each replicate's class recalls (the gap's other side)."""
-    return np.stack([y == 0, y == 1], axis=1).astype(np.float64)
-
-
-def per_subconcept(
-    y: np.ndarray,
-    yp: np.ndarray,
-    plan: Any,
-    u: Utilities | None,
-    confidence: float,
-    notes: list[str],
-    *,
-    reps: Any = None,
-    reference: ReferenceSide | None = None,
-    seed: int = 0,
-) -> PerSubconcept:
-    """The per-subconcept table, with the rectified columns where ``reference`` (a
-    :class:`ReferenceSide` of the plan's subconcepts) is given, and the worst subconcepts.
-
-    ``reps``: the evaluation's bootstrap :class:`~medeval.metrics.bootstrap.Replicates`, run
-    with the soft columns ``[q̃ (S) | class indicators (2)]`` (``[class indicators]`` without
-    posteriors), so that the gap and the recalls share their test-side replicates."""
-    cols = list(PER_SUBCONCEPT_COLUMNS)
-    hit = (yp == y).astype(np.float64)
-    class_recall = {c: float(hit[y == c].mean()) if (y == c).any() else math.nan for c in (0, 1)}
-    if not plan.sc_names:
-        return PerSubconcept(pd.DataFrame(columns=cols), [], class_recall)
-    rows = _per_subconcept_rows(y, yp, plan, u, confidence, notes)
-    k = len(plan.sc_names)
-    soft = None if reps is None or reps.estimated_recall is None else reps.estimated_recall
-    soft = None if soft is None else soft.to("cpu", torch.float64).numpy()
-    est_reps = soft[:, :k] if soft is not None and plan.q_class is not None else None
-    class_reps = soft[:, -2:] if soft is not None else None
-    rep_cols: dict[str, np.ndarray | None] = {"est_recall": est_reps}
-    if reps is not None and reps.subconcept_recall is not None:
-        rep_cols["recall"] = reps.subconcept_recall.to("cpu", torch.float64).numpy()
-    if reference is not None and plan.q_class is not None:
-        est = np.array([r["est_recall"] for r in rows], dtype=np.float64)
-        mass = plan.q_class.sum(0)
-        extra, rep_cols["r_recall"], msgs = rectified_columns(
-            plan.sc_names, est, est_reps, reference, test_mass=mass, confidence=confidence,
-            seed=seed,
-        )  # fmt: skip
-        for i, row in enumerate(rows):
-            row |= {c: v[i].item() for c, v in extra.items()}
-            row["r_interval_method"] = R_INTERVAL_METHOD
-        for msg in msgs:
-            notes.append(msg)
-            undefined = NO_REFERENCE_ROWS in msg
-            warnings.warn(
-                msg, UndefinedMetricWarning if undefined else FewReferenceRowsWarning, stacklevel=4
-            )
-    order = sorted(
-        range(len(rows)),
-        key=lambda i: (
-            rows[i]["class"],
-            -(rows[i]["n_train"] if u is not None else rows[i]["n_test"]),
-            rows[i]["subconcept"],
-        ),
-    )
-    table = pd.DataFrame([rows[i] for i in order], columns=cols)
-    ordered = {c: None if r is None else r[:, order] for c, r in rep_cols.items()}
-    worst = worst_subconcepts(table, class_recall, ordered, class_reps, confidence=confidence)
-    return PerSubconcept(table, worst, class_recall)

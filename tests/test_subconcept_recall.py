@@ -18,12 +18,11 @@ from medeval.subconcept_recall import (
     FEW_REFERENCE_ROWS_RECALL,
     R_INTERVAL_METHOD,
     ReferenceSide,
-    SubconceptRecall,
-    describe_worst,
     rectified_columns,
     rectified_replicates,
 )
 from medeval.weights import class_posteriors, utilities_from_train_sizes
+from medeval.worst_subconcept import SubconceptRecall, describe_worst
 
 U = utilities_from_train_sizes(sim.TRAIN_SIZES)
 MANY = {"a": 80, "b": 60, "c": 40, "d": 30, "e": 25}  # every subconcept above the warning

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
-from ..subconcept_recall import worst_sentences
+from ..worst_subconcept import worst_sentences
 
 
 def _fmt(x: float) -> str:
@@ -69,7 +69,7 @@ def _weak_text(cls: str, value: float) -> str:
 
 
 def worst_lines(ev: Evaluation, class_names: dict[int, str] | None = None) -> list[str]:
-    """The decision in words (:func:`medeval.subconcept_recall.worst_sentences`)."""
+    """The decision in words (:func:`medeval.worst_subconcept.worst_sentences`)."""
     return worst_sentences(ev.worst_subconcepts, class_names)
 
 

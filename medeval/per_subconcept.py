@@ -1,0 +1,107 @@
+"""An evaluation's per-subconcept results, assembled: the table of true, label-free and
+rectified recalls (:mod:`medeval.subconcept_recall`) and the worst subconcept of each class
+(:mod:`medeval.worst_subconcept`), from the evaluation's bootstrap replicates."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .metrics._checks import UndefinedMetricWarning
+from .rectified import FewReferenceRowsWarning
+from .subconcept_recall import (
+    NO_REFERENCE_ROWS,
+    PER_SUBCONCEPT_COLUMNS,
+    R_INTERVAL_METHOD,
+    ReferenceSide,
+    per_subconcept_rows,
+    rectified_columns,
+)
+from .weights import Utilities
+from .worst_subconcept import worst_subconcepts
+
+__all__ = ["PerSubconcept", "class_indicators", "per_subconcept"]
+
+
+@dataclass(frozen=True)
+class PerSubconcept:
+    """An evaluation's per-subconcept results: the table (:data:`PER_SUBCONCEPT_COLUMNS`), the
+    worst subconcept of each class (:func:`worst_subconcepts`) and each class's recall."""
+
+    table: pd.DataFrame
+    worst: list[dict[str, Any]]
+    class_recall: dict[int, float]
+
+
+def class_indicators(y: np.ndarray) -> np.ndarray:
+    """``(N, 2)`` memberships of class 0 and class 1: as soft columns of the bootstrap they
+    give each replicate's class recalls (the gap's other side)."""
+    return np.stack([y == 0, y == 1], axis=1).astype(np.float64)
+
+
+def per_subconcept(
+    y: np.ndarray,
+    yp: np.ndarray,
+    plan: Any,
+    u: Utilities | None,
+    confidence: float,
+    notes: list[str],
+    *,
+    reps: Any = None,
+    reference: ReferenceSide | None = None,
+    seed: int = 0,
+) -> PerSubconcept:
+    """The per-subconcept table, with the rectified columns where ``reference`` (a
+    :class:`ReferenceSide` of the plan's subconcepts) is given, and the worst subconcepts.
+
+    ``reps``: the evaluation's bootstrap :class:`~medeval.metrics.bootstrap.Replicates`, run
+    with the soft columns ``[q̃ (S) | class indicators (2)]`` (``[class indicators]`` without
+    posteriors), so that the gap and the recalls share their test-side replicates."""
+    cols = list(PER_SUBCONCEPT_COLUMNS)
+    hit = (yp == y).astype(np.float64)
+    class_recall = {c: float(hit[y == c].mean()) if (y == c).any() else math.nan for c in (0, 1)}
+    if not plan.sc_names:
+        return PerSubconcept(pd.DataFrame(columns=cols), [], class_recall)
+    rows = per_subconcept_rows(y, yp, plan, u, confidence, notes)
+    k = len(plan.sc_names)
+    soft = None if reps is None or reps.estimated_recall is None else reps.estimated_recall
+    soft = None if soft is None else soft.to("cpu", torch.float64).numpy()
+    est_reps = soft[:, :k] if soft is not None and plan.q_class is not None else None
+    class_reps = soft[:, -2:] if soft is not None else None
+    rep_cols: dict[str, np.ndarray | None] = {"est_recall": est_reps}
+    if reps is not None and reps.subconcept_recall is not None:
+        rep_cols["recall"] = reps.subconcept_recall.to("cpu", torch.float64).numpy()
+    if reference is not None and plan.q_class is not None:
+        est = np.array([r["est_recall"] for r in rows], dtype=np.float64)
+        mass = plan.q_class.sum(0)
+        extra, rep_cols["r_recall"], msgs = rectified_columns(
+            plan.sc_names, est, est_reps, reference, test_mass=mass, confidence=confidence,
+            seed=seed,
+        )  # fmt: skip
+        for i, row in enumerate(rows):
+            row |= {c: v[i].item() for c, v in extra.items()}
+            row["r_interval_method"] = R_INTERVAL_METHOD
+        for msg in msgs:
+            notes.append(msg)
+            undefined = NO_REFERENCE_ROWS in msg
+            warnings.warn(
+                msg, UndefinedMetricWarning if undefined else FewReferenceRowsWarning, stacklevel=4
+            )
+    order = sorted(
+        range(len(rows)),
+        key=lambda i: (
+            rows[i]["class"],
+            -(rows[i]["n_train"] if u is not None else rows[i]["n_test"]),
+            rows[i]["subconcept"],
+        ),
+    )
+    table = pd.DataFrame([rows[i] for i in order], columns=cols)
+    ordered = {c: None if r is None else r[:, order] for c, r in rep_cols.items()}
+    worst = worst_subconcepts(table, class_recall, ordered, class_reps, confidence=confidence)
+    return PerSubconcept(table, worst, class_recall)
