@@ -11,12 +11,29 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+# What a user passes or receives, each from the module that defines it (imported on first use:
+# a command imports only what it uses, and `import medeval` pulls in neither torch nor pandas).
 _LAZY = {
+    # evaluation entry points and their result
     "evaluate_predictions": "medeval.evaluation",
     "Evaluation": "medeval.evaluation",
+    "SubconceptRecall": "medeval.evaluation",  # what Evaluation.by_subconcept() returns
+    "evaluate_file": "medeval.flows.evaluate",
+    "evaluate_table": "medeval.flows.evaluate",
+    "EvaluateSettings": "medeval.flows.evaluate",
+    # inputs
+    "read_predictions": "medeval.predictions",
+    "read_train_sizes": "medeval.predictions",
+    "PredictionTable": "medeval.predictions",
+    "ReferenceRows": "medeval.reference_rows",
+    # weights
+    "Utilities": "medeval.weights",
     "utilities": "medeval.weights",
     "true_weights": "medeval.weights",
     "predicted_weights": "medeval.weights",
+    "class_conditional_weights": "medeval.weights",
+    # during training: the scores as a torchmetrics metric
+    "SubconceptScores": "medeval.streaming",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -26,3 +43,7 @@ def __getattr__(name: str) -> Any:  # lazy: `import medeval` stays cheap
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'medeval' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -7,7 +7,7 @@ model's error on them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -69,6 +69,7 @@ class ReferenceRows:
     names: tuple[str, ...]
     y_pred: np.ndarray | None = None
     y_score: np.ndarray | None = None
+    _: KW_ONLY  # the data may be positional, the options not
     source: str = "reference"
     _weights: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -124,7 +125,7 @@ class ReferenceRows:
         yp, s = _predictions(y_pred, y_score, n, threshold)
         codes = _subconcept_codes(subconcept, y, u)
         q = _posteriors(posteriors, posterior_columns, u, n)
-        return cls(y, codes, q, u.names, yp, s, source)
+        return cls(y, codes, q, u.names, yp, s, source=source)
 
     @classmethod
     def from_table(

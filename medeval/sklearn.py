@@ -174,7 +174,9 @@ class SubconceptScorer:
             kw["subconcept"] = torch.from_numpy(estimator.subconcept_codes(subconcept))
         elif need == "posteriors":
             kw["posteriors"] = torch.as_tensor(estimator.predict_subconcept_proba(X))
-        metric = SubconceptScores(estimator.utilities_, [self.name], threshold=self.threshold)
+        metric = SubconceptScores(
+            estimator.utilities_, scores=[self.name], threshold=self.threshold
+        )
         y_score = torch.as_tensor(np.asarray(estimator.score_positive(X), dtype=np.float64))
         metric.update(y_score, torch.as_tensor(np.asarray(y_true)), **kw)
         return float(metric.compute()[self.name])

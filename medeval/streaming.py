@@ -159,8 +159,8 @@ class SubconceptScores(Metric):
     def __init__(
         self,
         train_sizes: Mapping[str, Mapping[str, int]] | Utilities,
-        scores: Sequence[str] | None = None,
         *,
+        scores: Sequence[str] | None = None,
         threshold: float = 0.5,
         pos_label: Any = None,
         **kwargs: Any,

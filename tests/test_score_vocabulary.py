@@ -132,7 +132,7 @@ def test_streaming_sklearn_and_evaluation_threshold_alike():
     s = np.array([0.5, 0.1, 0.5, 0.9, 0.2, 0.5, 0.3, 0.7])
     sizes = {"neg": {"class": 0, "n": 10}, "pos": {"class": 1, "n": 5}}
     ev = evaluate_predictions(y, y_score=s, threshold=0.3, n_bootstrap=0)
-    metric = SubconceptScores(sizes, ["BA", "F1"], threshold=0.3)
+    metric = SubconceptScores(sizes, scores=["BA", "F1"], threshold=0.3)
     metric.update(torch.as_tensor(s), torch.as_tensor(y))
     got = metric.compute()
     assert float(got["BA"]) == ev.scores["BA"] and float(got["F1"]) == ev.scores["F1"]
@@ -159,7 +159,7 @@ def test_streaming_metric_and_scorers_refuse_rectified_scores():
 
     sizes = {"neg": {"class": 0, "n": 10}, "a": {"class": 1, "n": 5}, "b": {"class": 1, "n": 2}}
     with pytest.raises(ValueError, match="rBA is a rectified score.*evaluate_predictions"):
-        SubconceptScores(sizes, ["BA", "rBA"])
+        SubconceptScores(sizes, scores=["BA", "rBA"])
     with pytest.raises(ValueError, match="rF1 is a rectified score"):
         make_subconcept_scorer("rF1")
     assert "rBA" not in SubconceptScores(sizes).scores

@@ -104,7 +104,7 @@ def test_any_batching_equals_one_evaluation(seed, n, classes, ties, data):
 
 def test_absent_class_is_nan_with_a_warning_naming_the_score():
     _, y, s, q = make_data(1, 30, classes=(0,))
-    metric = SubconceptScores(SIZES, ["BA", "cF1", "AUC"])
+    metric = SubconceptScores(SIZES, scores=["BA", "cF1", "AUC"])
     metric.update(torch.tensor(s), torch.tensor(y), posteriors=torch.tensor(q))
     with pytest.warns(UndefinedMetricWarning) as rec:
         out = metric.compute()
@@ -117,9 +117,9 @@ def test_absent_class_is_nan_with_a_warning_naming_the_score():
 def test_the_threshold_is_inclusive():
     y = torch.tensor([0, 0, 1, 1])
     s = torch.tensor([0.2, 0.7, 0.7, 0.9])
-    default = SubconceptScores(SIZES, ["BA"])
+    default = SubconceptScores(SIZES, scores=["BA"])
     default.update(s, y)
-    strict = SubconceptScores(SIZES, ["BA"], threshold=0.7000001)
+    strict = SubconceptScores(SIZES, scores=["BA"], threshold=0.7000001)
     strict.update(s, y)
     assert float(default.compute()["BA"]) == 0.75  # 0.7 >= 0.5 and 0.9 >= 0.5
     assert float(strict.compute()["BA"]) == 0.75  # 0.2 and 0.7 below: recall_1 = ½, recall_0 = 1
@@ -128,17 +128,17 @@ def test_the_threshold_is_inclusive():
 def test_missing_inputs_and_bad_codes_raise_clear_errors():
     y, s = torch.tensor([0, 1]), torch.tensor([0.1, 0.9])
     with pytest.raises(ValueError, match="pBA/pF1/pAUC need posteriors"):
-        SubconceptScores(SIZES, ["pBA"]).update(s, y)
+        SubconceptScores(SIZES, scores=["pBA"]).update(s, y)
     with pytest.raises(ValueError, match="wBA/wF1/wAUC need subconcept"):
-        SubconceptScores(SIZES, ["wAUC"]).update(s, y)
+        SubconceptScores(SIZES, scores=["wAUC"]).update(s, y)
     with pytest.raises(ValueError, match="index 1: subconcept 'benign' belongs to class 0"):
-        SubconceptScores(SIZES, ["wBA"]).update(s, y, torch.tensor([0, 1]))
+        SubconceptScores(SIZES, scores=["wBA"]).update(s, y, torch.tensor([0, 1]))
     with pytest.raises(ValueError, match="code 4 at index 0 is out of range"):
-        SubconceptScores(SIZES, ["wBA"]).update(s, y, torch.tensor([4, 2]))
+        SubconceptScores(SIZES, scores=["wBA"]).update(s, y, torch.tensor([4, 2]))
     with pytest.raises(ValueError, match="unknown score 'xBA'"):
-        SubconceptScores(SIZES, ["BA", "xBA"])
+        SubconceptScores(SIZES, scores=["BA", "xBA"])
     with pytest.raises(ValueError, match="row 0 sums to"):
-        SubconceptScores(SIZES, ["cBA"]).update(s, y, posteriors=torch.full((2, 4), 0.3))
+        SubconceptScores(SIZES, scores=["cBA"]).update(s, y, posteriors=torch.full((2, 4), 0.3))
 
 
 def test_reset_and_state_dict():
@@ -170,7 +170,7 @@ def test_metric_collection_flattens_the_scores_next_to_other_metrics():
     args = (torch.tensor(s), torch.tensor(y))
     kw = {"subconcept": torch.tensor(sc), "posteriors": torch.tensor(q)}
     coll = MetricCollection(
-        {"acc": BinaryAccuracy(), "sub": SubconceptScores(SIZES, ["BA", "cBA", "wAUC"])},
+        {"acc": BinaryAccuracy(), "sub": SubconceptScores(SIZES, scores=["BA", "cBA", "wAUC"])},
         prefix="val/",
     )
     coll.update(*args, **kw)  # update kwargs are filtered per metric

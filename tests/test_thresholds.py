@@ -32,7 +32,7 @@ def _validation_ba(y, logit, t):
     """Validation BA as training computes it: the streaming metric on sigmoid(logit)."""
     import torch
 
-    metric = SubconceptScores(SIZES, ["BA"], threshold=t)
+    metric = SubconceptScores(SIZES, scores=["BA"], threshold=t)
     metric.update(torch.sigmoid(torch.as_tensor(logit, dtype=torch.float64)), torch.as_tensor(y))
     return float(metric.compute()["BA"])
 

@@ -181,7 +181,7 @@ ENCODINGS = [
 
 
 def _streaming_ba(y, pos_label):
-    metric = SubconceptScores(SIZES, ["BA", "AUC"], threshold=0.5, pos_label=pos_label)
+    metric = SubconceptScores(SIZES, scores=["BA", "AUC"], threshold=0.5, pos_label=pos_label)
     metric.update(S, y)
     return {k: float(v) for k, v in metric.compute().items()}
 
@@ -224,4 +224,4 @@ def test_streaming_and_functional_reject_nan_scores_alike():
     with pytest.raises(ValueError, match="y_score contains NaN at index 2"):
         roc_auc(Y, s)
     with pytest.raises(ValueError, match="y_score contains NaN at index 2"):
-        SubconceptScores(SIZES, ["AUC"]).update(s, Y)
+        SubconceptScores(SIZES, scores=["AUC"]).update(s, Y)

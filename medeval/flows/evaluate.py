@@ -53,7 +53,7 @@ NO_REFERENCE_NOTE = (
 _STRATA = STRATIFY  # medeval.scores: the one vocabulary
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EvaluateSettings:
     """How to evaluate (see :func:`medeval.evaluation.evaluate_predictions`).
 

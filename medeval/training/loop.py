@@ -171,7 +171,7 @@ def monitor_name(cfg: Config) -> str:
 
 
 def _validation_metric(cfg: Config, u: Utilities, device: torch.device) -> SubconceptScores:
-    return SubconceptScores(u, SCORES, threshold=cfg.evaluation.threshold).to(device)
+    return SubconceptScores(u, scores=SCORES, threshold=cfg.evaluation.threshold).to(device)
 
 
 def _loss_fn(

@@ -77,7 +77,7 @@ def test_ddp_two_processes_match_single_process(tiny_config, tiny_overrides, tmp
         cuda=False,
     )
     u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
-    whole = validation_scores(model, loader, SubconceptScores(u, SCORES), cpu)
+    whole = validation_scores(model, loader, SubconceptScores(u, scores=SCORES), cpu)
     for k in SCORES:
         logged = float(log.loc[0, f"val_{k}"])
         assert (math.isnan(logged) and math.isnan(whole[k])) or logged == pytest.approx(
