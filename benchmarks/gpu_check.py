@@ -475,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gpu_check: {name} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         out["total_s"] = round(time.perf_counter() - t_start, 1)
         if args.json:
-            from medeval.atomic import write_text
+            from medeval.io.atomic import write_text
 
             write_text(args.json, json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))

@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedGroupKFold
 
-from medeval import atomic
 from medeval.checks import missing_ids, own_groups
 from medeval.datasets.base import DataError
+from medeval.io import atomic
 from medeval.tasks.binary import BinaryTask
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""medeval.atomic: output paths checked up front, whole folders replaced, one JSON cleaner."""
+"""medeval.io.outdir and medeval.io.atomic: output paths checked up front, whole folders
+replaced, one JSON cleaner."""
 
 import json
 import math
@@ -8,8 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from medeval.atomic import MARKER, check_out, json_ready, replace_folder, write_json
 from medeval.errors import OutputPathError
+from medeval.io.atomic import json_ready, write_json
+from medeval.io.outdir import check_out, replace_folder
+from medeval.io.tool_files import MARKER
 
 
 def test_check_out_rejects_a_file_a_path_under_a_file_and_an_unwritable_folder(tmp_path):
@@ -119,7 +122,7 @@ def test_check_out_refuses_a_path_too_long_for_the_temporary_folder_beside_it(tm
 
 
 def test_a_refused_or_finished_check_leaves_no_folder_it_made_for_its_lock(tmp_path):
-    from medeval.atomic import unlock_output
+    from medeval.io.locks import unlock_output
 
     out = tmp_path / "runs" / "deeper" / "out"
     check_out(out, tool="evaluate")

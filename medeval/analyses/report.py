@@ -45,7 +45,8 @@ from medeval.analyses.rq4 import (
 )
 from medeval.analyses.scores import score_table
 from medeval.analyses.subconcepts import subconcept_agreement, subconcept_agreement_markdown
-from medeval.atomic import replace_folder, write_bytes, write_text
+from medeval.io.atomic import write_bytes, write_text
+from medeval.io.outdir import replace_folder
 from medeval.protocol.store import ResultsStore
 from medeval.report.figures import figure_png
 

@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_out("benchmark", name)
     check_out(out, tool="benchmark", resumable=True)
     if not args.no_analyze:  # before the work, not after it
-        from medeval.atomic import check_replaceable
+        from medeval.io.outdir import check_replaceable
 
         check_replaceable(Path(out) / "analysis", what=ANALYSIS, tool="analyze")
     from medeval.protocol.benchmark import BenchmarkSettings, run_benchmark

@@ -6,9 +6,9 @@ UserError` (bad file, option, config key or output path) ends the tool with one 
 and exit code 2; ``-v`` adds the traceback. A bad option value is refused at parse time in one
 line naming the option: every numeric option is range-checked by its flag in every tool
 (:data:`OPTION_TYPES`: counts >= 0 or >= 1, seeds in NumPy's range, finite numbers, interval
-levels in (0, 1)). ``--out`` is checked before any work by
-:func:`check_out` (what may be replaced: :mod:`medeval.atomic`); the lock it takes on the folder
-is released when the tool ends. Only the standard library is imported here, so
+levels in (0, 1)). ``--out`` is checked before any work by :func:`check_out` (what may be
+replaced: :mod:`medeval.io.outdir`); the lock it takes on the folder is released when the tool
+ends. Only the standard library is imported here, so
 ``--help`` is instant: each tool imports the library inside its run function.
 """
 
@@ -179,13 +179,13 @@ def check_out(
     inputs: Sequence[object] = (),
     resumable: bool = False,
 ) -> Path:
-    """:func:`medeval.atomic.check_out` (raises ``OutputPathError``, exit code 2).
+    """:func:`medeval.io.outdir.check_out` (raises ``OutputPathError``, exit code 2).
 
     With ``tool``, the folder is refused unless absent, empty or an earlier output of that tool,
     and its lock is held until the tool ends (see :func:`execute`); a folder put back after an
     interrupted run is reported on stderr.
     """
-    from medeval.atomic import check_out as _check
+    from medeval.io.outdir import check_out as _check
 
     return _check(
         path,
@@ -396,16 +396,16 @@ def check_writable_folder(path: Path, *, what: str) -> None:
 
 
 def _held_outputs() -> set[str]:
-    atomic = sys.modules.get("medeval.atomic")  # not imported: no lock taken
-    return atomic.held_outputs() if atomic is not None else set()
+    locks = sys.modules.get("medeval.io.locks")  # not imported: no lock taken
+    return locks.held_outputs() if locks is not None else set()
 
 
 def _release_outputs(*, keep: set[str]) -> None:
     """Release the output locks this tool took (a tool run inside another keeps the outer's)."""
-    atomic = sys.modules.get("medeval.atomic")
-    if atomic is not None:
-        for path in atomic.held_outputs() - keep:
-            atomic.unlock_output(path)
+    locks = sys.modules.get("medeval.io.locks")
+    if locks is not None:
+        for path in locks.held_outputs() - keep:
+            locks.unlock_output(path)
 
 
 def add_source_arguments(

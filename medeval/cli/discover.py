@@ -136,8 +136,9 @@ def _evaluation_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from medeval.atomic import replace_folder, write_files
     from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate
+    from medeval.io.atomic import write_files
+    from medeval.io.outdir import replace_folder
 
     out = args.out or default_out("discover", args.predictions.name.split(".")[0])
     check_out(out, tool="discover", inputs=[args.train, args.test, args.predictions])

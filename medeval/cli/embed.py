@@ -25,7 +25,6 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from medeval.atomic import check_outside
 from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
@@ -43,6 +42,7 @@ from medeval.cli.common import (
 )
 from medeval.device import device_name as _device
 from medeval.errors import UserError
+from medeval.io.outdir import check_outside
 
 PROG = "python -m medeval.embed"
 
@@ -119,13 +119,13 @@ def run(args: argparse.Namespace) -> int:
     _check_before_work(args)
     check_out(args.out, tool="embed", resumable=True)
     check_outside(args.out, data_folders(args.source, args.path, options.get("images")))
-    from medeval.atomic import claim_folder
     from medeval.datasets import load
     from medeval.datasets.base import load_notes
     from medeval.datasets.cache import DEFAULT_CACHE_DIR as IMAGE_CACHE
     from medeval.datasets.cache import skip_undecodable
     from medeval.embeddings.table import EmbedSettings, embed_table
     from medeval.io.embeddings import FEATURE, write_table
+    from medeval.io.outdir import claim_folder
 
     data = load(args.source, args.path, name=args.name, **options)
     if spec is not None:

@@ -232,8 +232,9 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     import warnings
 
     from medeval._memory import freeze_imported, return_large_blocks
-    from medeval.atomic import replace_folder, write_files
     from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
+    from medeval.io.atomic import write_files
+    from medeval.io.outdir import replace_folder
     from medeval.report.outputs import output_files
     from medeval.report.tables import scores_table, subconcept_table, worst_lines
 

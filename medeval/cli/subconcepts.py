@@ -152,8 +152,9 @@ def _score_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from medeval.atomic import replace_folder, write_files
     from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
+    from medeval.io.atomic import write_files
+    from medeval.io.outdir import replace_folder
     from medeval.report.tables import scores_table, worst_lines
 
     for option, value in (("--method", args.method), ("--k-max", args.k_max)):

@@ -71,7 +71,7 @@ def cmd_split(args: argparse.Namespace) -> int:
         raise DataError("split works on one data set at a time; give --name NAME")
     from pathlib import Path
 
-    from medeval.atomic import json_text, write_text
+    from medeval.io.atomic import json_text, write_text
 
     out = check_out(args.out, kind="file", inputs=[args.path])
     record_path = check_out(Path(str(out) + ".json"), kind="file", what="--out (its record)")

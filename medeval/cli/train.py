@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from medeval.atomic import check_outside
 from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
@@ -37,6 +36,7 @@ from medeval.cli.common import (
 )
 from medeval.device import check_device
 from medeval.errors import UserError
+from medeval.io.outdir import check_outside
 
 if TYPE_CHECKING:
     from medeval.training.config import Config

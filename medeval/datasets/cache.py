@@ -43,11 +43,11 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 from torchvision import transforms
 
-from medeval import atomic
 from medeval.datasets.base import DataError, LabelledData
 from medeval.datasets.images import pixel_table, to_tensor
 from medeval.datasets.pixels import FRAME_KEY, read_image_array
 from medeval.errors import UserError
+from medeval.io import atomic
 from medeval.progress import progress as progress_bar
 
 __all__ = [

@@ -24,12 +24,12 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from medeval import atomic
 from medeval.datasets.base import LabelledData
 from medeval.datasets.cache import DECODE_VERSION, ImageCache, ResizedImageDataset
 from medeval.datasets.images import default_transform, to_tensor
 from medeval.datasets.pixels import FRAME_KEY
 from medeval.device import autocast
+from medeval.io import atomic
 from medeval.models import create_backbone
 from medeval.models.backbone import check_input_size, weights_id
 from medeval.models.inputs import model_input

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 
-from medeval import atomic
 from medeval.datasets import load
+from medeval.io import atomic
 from medeval.splits import cv_5x2
 from medeval.tasks import make_binary_task
 

@@ -33,11 +33,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from medeval.atomic import json_text
 from medeval.discovery import METHODS, REDUCERS, Discovery, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation
 from medeval.flows.evaluate import EvaluateSettings, evaluate_table
+from medeval.io.atomic import json_text
 from medeval.io.embeddings import EmbeddingTable, class_of_rows, read_embeddings, thumbnail
 from medeval.io.predictions import (
     POSTERIOR_PREFIX,

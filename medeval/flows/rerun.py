@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from medeval import atomic
 from medeval.errors import InputError
 from medeval.evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
 from medeval.flows.evaluate import EvaluateSettings, evaluate_table, reference_rows
+from medeval.io import atomic
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
 from medeval.io.tables import read_frame
 from medeval.scores import RECOMMENDED

@@ -44,7 +44,6 @@ import numpy as np
 import pandas as pd
 
 from medeval._validation import Interval, StrOptions, TypeOf, check_params
-from medeval.atomic import json_text
 from medeval.discovery import METHODS, REDUCERS, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation
@@ -54,6 +53,7 @@ from medeval.flows.evaluate import (
     evaluate_table,
     reference_rows,
 )
+from medeval.io.atomic import json_text
 from medeval.io.embeddings import FEATURE
 from medeval.io.features import FeatureTable, binary_column, read_feature_table
 from medeval.io.predictions import (

@@ -33,8 +33,6 @@ import pandas as pd
 import torch
 from torch import nn
 
-from medeval import atomic
-from medeval.atomic import check_out
 from medeval.datasets.base import load_notes
 from medeval.datasets.cache import CachedImages, skip_undecodable
 from medeval.device import device_name, resolve_device
@@ -42,6 +40,9 @@ from medeval.errors import OutputPathError
 from medeval.evaluation import Evaluation
 from medeval.flows.evaluate import EvaluateSettings
 from medeval.flows.rerun import REFERENCE_FILE, evaluate_split, split_line, summarize_run
+from medeval.io import atomic
+from medeval.io.outdir import check_out, claim_folder, read_marker
+from medeval.io.tool_files import MARKER
 from medeval.predictions import POSTERIOR_PREFIX, PredictionTable
 from medeval.sources import get_source
 from medeval.splits import Split, patient_splits, read_manifest, write_manifest
@@ -93,12 +94,12 @@ def run_notes(cfg: Config) -> list[str]:
 #: What a fresh run writes before its first epoch. A run folder holding nothing else is a start
 #: that failed (an unknown backbone, unreadable weights, ...): it has nothing to resume, and a
 #: new command starts over in it.
-START_FILES = frozenset({atomic.MARKER, "config.yaml", "splits.csv", "task.json"})
+START_FILES = frozenset({MARKER, "config.yaml", "splits.csv", "task.json"})
 
 
 def _never_trained(out: Path) -> bool:
     """``out`` is a run folder of ``train`` holding :data:`START_FILES` (and empty folders) only."""
-    mark = atomic.read_marker(out)
+    mark = read_marker(out)
     if mark is None or mark["tool"] != "train":
         return False
     files = [p for p in out.rglob("*") if not p.is_dir()]
@@ -225,7 +226,7 @@ def _splits(cfg: Config, task: BinaryTask, out: Path, *, resume: bool, info: Dis
         return read_manifest(manifest, task)
     splits = patient_splits(task, seeds=split_seeds(cfg), fractions=(0.6, 0.15, 0.1, 0.15))
     if info.is_main:
-        atomic.claim_folder(out, tool="train")
+        claim_folder(out, tool="train")
         atomic.write_text(out / "config.yaml", dump(absolute_paths(cfg)))
         write_manifest(manifest, task, splits)
         atomic.write_json(out / "task.json", _task_record(task))

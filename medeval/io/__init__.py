@@ -5,13 +5,13 @@
 - :mod:`.embeddings`: embedding tables (``f0000…`` features) read and written;
 - :mod:`.features`: feature tables (features + per-row columns), checked, for any model;
 - reference data: :func:`medeval.reference.read_reference`;
-- JSON: :func:`medeval.atomic.json_text` / :func:`medeval.atomic.write_json`, one NaN policy
+- JSON: :func:`medeval.io.atomic.json_text` / :func:`medeval.io.atomic.write_json`, one NaN policy
   for every file (non-finite numbers become ``null``), re-exported here.
 
 Every bad input file raises :class:`medeval.errors.InputError`.
 """
 
-from medeval.atomic import json_text, write_json
 from medeval.errors import InputError
+from medeval.io.atomic import json_text, write_json
 
 __all__ = ["InputError", "json_text", "write_json"]

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medeval import atomic
 from medeval.errors import InputError
+from medeval.io import atomic
 from medeval.io.tables import finite_matrix, read_frame
 
 __all__ = [

@@ -15,9 +15,9 @@ from numbers import Integral
 from pathlib import Path
 
 from medeval._validation import Fields, Interval, StrOptions, TypeOf, validate_params
-from medeval.atomic import write_json
 from medeval.datasets.base import DataError
 from medeval.errors import UserError
+from medeval.io.atomic import write_json
 from medeval.protocol.forest import METHODS, check_methods
 from medeval.protocol.grid import (
     BACKENDS,

@@ -27,8 +27,8 @@ import pandas as pd
 from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
-from medeval.atomic import json_ready
 from medeval.evaluation import evaluate_predictions
+from medeval.io.atomic import json_ready
 from medeval.metrics.multiclass import confusion, macro_balanced_accuracy, macro_f1
 from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores, trees_per_fold
 from medeval.protocol.oob import ReferenceRows as OobRows

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medeval.atomic import json_text, write_files
+from medeval.io.atomic import json_text, write_files
 from medeval.io.predictions import POSTERIOR_PREFIX
 from medeval.protocol.oob import ReferenceRows as OobRows
 from medeval.weights import Utilities

@@ -11,7 +11,7 @@ run at any moment loses at most the work in flight; rerunning skips every finish
 record counts as finished only if it reads as a record of its own (data set, method, split):
 one that is truncated, not JSON or of another schema (a disk that filled up, a copy cut short,
 an edit) is recomputed, with a :class:`CorruptRecordWarning` naming it. The folder carries the
-marker of ``medeval benchmark`` (:data:`medeval.atomic.MARKER`) from its first settings on.
+marker of ``medeval benchmark`` (:data:`medeval.io.tool_files.MARKER`) from its first settings on.
 """
 
 from __future__ import annotations
@@ -23,15 +23,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from medeval.atomic import (
-    check_out,
-    claim_folder,
-    held_outputs,
-    lock_holder,
-    unlock_output,
-    write_json,
-)
 from medeval.errors import UserError
+from medeval.io.atomic import write_json
+from medeval.io.locks import held_outputs, lock_holder, unlock_output
+from medeval.io.outdir import check_out, claim_folder
 
 __all__ = ["CorruptRecordWarning", "ResultsStore", "SettingsMismatch", "record_problem"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import io
 
-from medeval.atomic import json_text
 from medeval.evaluation import Evaluation
+from medeval.io.atomic import json_text
 
 __all__ = ["output_files"]
 

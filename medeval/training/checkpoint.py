@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from medeval import atomic
+from medeval.io import atomic
 
 __all__ = ["load_checkpoint", "prune_epochs", "save_checkpoint"]
 

@@ -34,9 +34,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from medeval import atomic
 from medeval.datasets.cache import CachedImages
 from medeval.device import autocast, resolve_device
+from medeval.io import atomic
 from medeval.models import TwoHeadModel, build_model
 from medeval.models.backbone import check_input_size
 from medeval.models.inputs import model_input

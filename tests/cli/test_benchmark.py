@@ -266,7 +266,7 @@ def test_a_bad_analysis_folder_or_an_empty_selection_stops_before_any_work(
     monkeypatch.setattr(bench, "plan_units", no_work)
     import json
 
-    from medeval.atomic import MARKER
+    from medeval.io.tool_files import MARKER
 
     out = tmp_path / "res"  # an earlier benchmark's folder, into whose analysis/ a file was put
     (out / "analysis").mkdir(parents=True)

@@ -114,16 +114,16 @@ def test_a_blocked_report_leaves_the_previous_run_whole(files, capsys, monkeypat
     args = ["--predictions", str(pred), "--train-sizes", str(sizes), "--out", str(out)]
     assert main([*args, "--bootstrap", "0", "--quiet"]) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    import medeval.atomic
+    import medeval.io.atomic
 
-    real = medeval.atomic.write_bytes
+    real = medeval.io.atomic.write_bytes
 
     def blocked(path, data):
         if str(path).endswith("report.html"):
             raise PermissionError(13, "Permission denied", str(path))
         return real(path, data)
 
-    monkeypatch.setattr(medeval.atomic, "write_bytes", blocked)
+    monkeypatch.setattr(medeval.io.atomic, "write_bytes", blocked)
     assert main([*args, "--bootstrap", "20", "--quiet"]) == 2
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert "Permission denied" in capsys.readouterr().err

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from medeval.atomic import MARKER
 from medeval.errors import OutputPathError, UserError
+from medeval.io.tool_files import MARKER
 from medeval.protocol.store import CorruptRecordWarning, ResultsStore
 
 GOOD = {"dataset": "iris", "method": "none", "split": 0, "scores": {"BA": 0.5}}

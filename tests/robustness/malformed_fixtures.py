@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from medeval.atomic import MARKER
+from medeval.io.tool_files import MARKER
 
 NAMES = ("normal", "A", "B")
 SIZES = {"normal": {"class": 0, "n": 60}, "A": {"class": 1, "n": 30}, "B": {"class": 1, "n": 9}}

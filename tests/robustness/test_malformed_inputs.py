@@ -36,7 +36,7 @@ from malformed_fixtures import (
     tree_digest,
 )
 
-from medeval.atomic import held_outputs
+from medeval.io.locks import held_outputs
 
 
 @dataclass(frozen=True)

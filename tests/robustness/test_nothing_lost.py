@@ -2,7 +2,7 @@
 tool's own, and a refused run writes nothing.
 
 * A folder without the tool's marker is the user's unless every file in it is one the tool
-  writes (:data:`medeval.atomic.WRITES`): the three names of an earlier ``evaluate`` output
+  writes (:data:`medeval.io.tool_files.WRITES`): the three names of an earlier ``evaluate`` output
   beside the user's ``notes.txt`` and ``model.pt`` do not make it one.
 * File-browser litter is only ``.DS_Store``, ``Thumbs.db``, ``desktop.ini`` and an AppleDouble
   ``._name`` beside an existing ``name``; a ``._draft.txt`` alone is the user's.
@@ -28,7 +28,8 @@ from pathlib import Path
 import pytest
 from malformed_fixtures import build_results, collection_table, tree_digest
 
-from medeval.atomic import MARKER, held_outputs
+from medeval.io.locks import held_outputs
+from medeval.io.tool_files import MARKER
 
 REPO = Path(__file__).resolve().parents[2]
 EVALUATE = ["--example", "--bootstrap", "0", "--quiet"]
@@ -168,7 +169,7 @@ def test_a_benchmark_refused_for_other_settings_writes_no_marker(tmp_path, colle
 HOLDER = """
 import sys, time
 from pathlib import Path
-from medeval.atomic import lock_output, unlock_output
+from medeval.io.locks import lock_output, unlock_output
 
 target, go, hold_s = Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3])
 lock_output(target)

@@ -11,7 +11,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from medeval.atomic import MARKER, replace_folder
+from medeval.io.outdir import replace_folder
+from medeval.io.tool_files import MARKER
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -20,7 +21,7 @@ CHILD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from medeval.atomic import check_out, replace_folder
+    from medeval.io.outdir import check_out, replace_folder
     from medeval.errors import OutputPathError
 
     target, tag, go = Path(sys.argv[1]), sys.argv[2], sys.argv[3]

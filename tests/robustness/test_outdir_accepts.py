@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from medeval.atomic import MARKER, check_out, claim_folder, held_outputs, unlock_output
 from medeval.errors import OutputPathError
+from medeval.io.locks import held_outputs, unlock_output
+from medeval.io.outdir import check_out, claim_folder
+from medeval.io.tool_files import MARKER
 
 EVALUATE = ["--example", "--bootstrap", "0", "--quiet"]
 

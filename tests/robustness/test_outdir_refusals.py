@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from medeval.atomic import MARKER, held_outputs
+from medeval.io.locks import held_outputs
+from medeval.io.tool_files import MARKER
 
 
 def tree_digest(root: Path) -> dict[str, str]:

@@ -21,12 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from medeval.atomic import MARKER, OutputRecoveredWarning, check_out, replace_folder, unlock_output
+from medeval.io.locks import unlock_output
+from medeval.io.outdir import OutputRecoveredWarning, check_out, replace_folder
+from medeval.io.tool_files import MARKER
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = ("metrics.json", "metrics.csv", "report.html")
 
-# Writes the new run through medeval.atomic, as the tools do, and dies at step K.
+# Writes the new run through medeval.io,  as the tools do, and dies at step K.
 CHILD = textwrap.dedent(
     """
     import os, shutil, sys
@@ -45,7 +47,8 @@ CHILD = textwrap.dedent(
 
     os.mkdir, os.replace = dying(os.mkdir), dying(os.replace)
     os.unlink, shutil.rmtree = dying(os.unlink), dying(shutil.rmtree)
-    from medeval.atomic import check_out, replace_folder, write_bytes
+    from medeval.io.atomic import write_bytes
+    from medeval.io.outdir import check_out, replace_folder
     check_out(target, tool="evaluate")
     with replace_folder(target) as tmp:
         for name in {files!r}:
@@ -137,7 +140,8 @@ def test_a_kill_between_any_two_steps_then_a_rerun_keeps_one_whole_run(tmp_path,
 
 @pytest.mark.parametrize("signal", [KeyboardInterrupt, SystemExit])
 def test_an_interrupt_at_any_step_leaves_the_folder_whole_at_once(tmp_path, monkeypatch, signal):
-    import medeval.atomic
+    import medeval.io.atomic
+    import medeval.io.outdir
 
     target = tmp_path / "out"
     real = {"replace": os.replace, "mkdir": os.mkdir, "rmtree": shutil.rmtree}
@@ -154,14 +158,14 @@ def test_an_interrupt_at_any_step_leaves_the_folder_whole_at_once(tmp_path, monk
 
             return step
 
-        monkeypatch.setattr(medeval.atomic.os, "replace", make(real["replace"]))
-        monkeypatch.setattr(medeval.atomic.os, "mkdir", make(real["mkdir"]))
-        monkeypatch.setattr(medeval.atomic.shutil, "rmtree", make(real["rmtree"]))
+        monkeypatch.setattr(medeval.io.outdir.os, "replace", make(real["replace"]))
+        monkeypatch.setattr(medeval.io.outdir.os, "mkdir", make(real["mkdir"]))
+        monkeypatch.setattr(medeval.io.outdir.shutil, "rmtree", make(real["rmtree"]))
         finished = False
         try:
             with replace_folder(target, tool="evaluate") as tmp:
                 for name in FILES:
-                    medeval.atomic.write_bytes(tmp / name, b"new")
+                    medeval.io.atomic.write_bytes(tmp / name, b"new")
             finished = True
         except (KeyboardInterrupt, SystemExit):
             pass

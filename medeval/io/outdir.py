@@ -1,13 +1,10 @@
-"""Files a user reads are complete or absent: atomic writes, whole-folder replacement, JSON.
+"""Output folders are replaced whole, or resumed, only when they are medeval's own.
 
-* :func:`write_bytes` / :func:`write_text` / :func:`write_json` — one file through a temporary
-  file in the same folder and ``os.replace``: a reader sees the old file or the new one.
 * :func:`replace_folder` — a whole output folder: results go into a temporary folder beside the
   target, which is moved into place only when everything is written. The target then holds one
   complete run, or the previous one if anything failed, never a mix.
 * :func:`check_out` — an output path checked before any computation.
 * :func:`claim_folder` — a folder written file by file (a resumable run) gets the marker.
-* :func:`json_ready` — the one JSON cleaner (NaN/inf → null, numpy scalars → Python).
 
 Output folders and what may be replaced
 ----------------------------------------
@@ -42,13 +39,15 @@ run) or missing with a complete ``.new`` or ``.old`` beside it, which the next r
 a warning; a ``.new`` without the complete marker is half-written and is never promoted. A lock
 file ``.out.lock`` beside the target (``fcntl.flock``) is held from the check to the end of the
 run, so a second run on the same folder is refused, naming the first one's pid.
+
+The file lists are :mod:`medeval.io.tool_files`', the lock :mod:`medeval.io.locks`', one file
+written atomically :mod:`medeval.io.atomic`'s.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
-import math
 import os
 import re
 import secrets
@@ -57,153 +56,34 @@ import stat
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from medeval.errors import OutputPathError
-
-try:  # POSIX; elsewhere runs on one folder are not locked
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None
+from medeval.io.atomic import write_json
+from medeval.io.locks import _HELD, lock_output, unlock_output
+from medeval.io.tool_files import BROWSER_LITTER, LEGACY, MARKER, SIGNATURE_KEYS, WRITES
 
 __all__ = [
-    "BROWSER_LITTER",
-    "LEGACY",
-    "MARKER",
-    "SIGNATURE_KEYS",
-    "WRITES",
     "OutputRecoveredWarning",
     "check_out",
     "check_outside",
     "check_replaceable",
     "claim_folder",
-    "held_outputs",
     "is_litter",
-    "json_ready",
-    "lock_holder",
-    "lock_output",
     "read_marker",
     "recover",
     "replace_folder",
-    "unlock_output",
-    "write_bytes",
-    "write_files",
-    "write_json",
-    "write_text",
 ]
 
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-
-
-def json_ready(value: Any) -> Any:
-    """A copy of ``value`` that ``json.dumps(..., allow_nan=False)`` accepts.
-
-    Non-finite floats become ``None``; numpy scalars and arrays become Python numbers and
-    lists; dict keys become strings; tuples become lists.
-    """
-    if isinstance(value, Mapping):
-        return {str(k): json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_ready(v) for v in value]
-    if hasattr(value, "tolist") and type(value).__module__ == "numpy":
-        return json_ready(value.tolist())  # numpy scalar or array, without importing numpy
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder + ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; results are meant to be shared
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def write_text(path: str | os.PathLike, text: str) -> Path:
-    return write_bytes(path, text.encode("utf-8"))
-
-
-def json_text(obj: Any) -> str:
-    """Indented JSON of ``json_ready(obj)`` (strict: no NaN literals), with a final newline."""
-    return json.dumps(json_ready(obj), indent=2, allow_nan=False) + "\n"
-
-
-def write_json(path: str | os.PathLike, obj: Any) -> Path:
-    """``obj`` as JSON (see :func:`json_text`), atomically."""
-    return write_text(path, json_text(obj))
-
-
-def write_files(folder: str | os.PathLike, files: Mapping[str, bytes]) -> list[Path]:
-    """Write several files into ``folder``, each atomically, only after all are prepared."""
-    return [write_bytes(Path(folder) / name, data) for name, data in files.items()]
-
-
-#: The marker file of every folder medeval writes.
-MARKER = ".medeval-output.json"
-#: Files by which a folder written before the marker existed is recognised as a tool's output
-#: (each pattern must match a file); its other files must be ones the tool writes (:data:`WRITES`).
-LEGACY: dict[str, tuple[str, ...]] = {
-    "evaluate": ("metrics.json", "metrics.csv", "report.html"),
-    "discover": ("discovery.json", "clusters.csv", "report.html"),
-    "analyze": ("scores.csv", "scores.md"),
-    "benchmark": ("run.json",),
-    "train": ("config.yaml",),
-    "embed": ("*.embedding.json",),
-}
-#: JSON files that carry a tool's signature only when they are objects holding these keys: an
-#: experiment tracker's ``run.json`` is not a benchmark's (whose settings always name these).
-SIGNATURE_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
-    "benchmark": {"run.json": ("collection", "seed", "n_estimators")},
-}
-_EVALUATE = ("metrics.json", "metrics.csv", "per_subconcept.csv", "subconcepts.png", "report.html")
-_DISCOVER = ("predictions.csv", "train_sizes.json", "discovery.json", "clusters.*", "examples.png")
-_ANALYZE = ("rq*", "agreement*", "coverage_by_dataset.csv", "subconcept_model.csv", "scores.*")
-_ANALYZE += ("timing.csv", "summary.md", "report.html", "discovery.*")
-#: Every file each tool writes into its folder: ``fnmatch`` patterns of paths relative to the
-#: folder (``*`` crosses ``/``). A folder without the tool's marker, or with a marker of an
-#: earlier version that lists no files, is the tool's only if every file in it matches (and
-#: file-browser litter, see :func:`is_litter`); otherwise it is the user's.
-WRITES: dict[str, tuple[str, ...]] = {
-    "evaluate": _EVALUATE,
-    "discover": _EVALUATE + _DISCOVER,
-    "subconcepts": _EVALUATE + _DISCOVER + ("subconcept_model.json", "reference.csv"),
-    "analyze": _ANALYZE,
-    "benchmark": (
-        "run.json",
-        "runs.json",
-        "records/*",
-        "tasks/*",
-        "predictions/*",
-        "analysis/*",
-        ".analysis.*",  # the lock and temporary folders of a replacement of analysis/
-    ),
-    "train": ("config.yaml", "splits.csv", "task.json", "summary.*", "report.*", "split_*"),
-    "embed": ("*.embedding.json", "*.parquet"),
-}
 #: A temporary file of :func:`write_bytes` that a killed run left (``.<name>.<random>.tmp``).
 _TEMPORARY = ".*.tmp"
 # ".<name>.new-<8 chars>": 6 bytes around the name, 5 for the kind, 8 random (mkdtemp's
 # alphabet, which earlier versions used, includes "_").
 _SIBLING = re.compile(r"(new|old)-[a-z0-9_]{8}")
 _SIBLING_EXTRA = len("..new-") + 8
-#: Held output locks of this process: absolute target -> (fd, lock file, tool that checked it,
-#: the folders created for the lock file, deepest first).
-_HELD: dict[str, tuple[int, Path, str | None, list[Path]]] = {}
 
 
 class OutputRecoveredWarning(UserWarning):
@@ -375,10 +255,6 @@ def _files_in(folder: Path) -> list[str]:
     return sorted(f for f in found if f != MARKER)
 
 
-#: Files a file browser leaves in any folder it shows; they hold nothing of the user's.
-BROWSER_LITTER = (".DS_Store", "Thumbs.db", "desktop.ini")
-
-
 def is_litter(folder: Path, rel: str) -> bool:
     """Whether ``rel`` (a path relative to ``folder``) is file-browser litter: one of
     :data:`BROWSER_LITTER`, or a macOS AppleDouble companion ``._name`` beside an existing
@@ -547,136 +423,6 @@ def check_out(
                 unlock_output(path)
             raise
     return path
-
-
-def _lock_file(target: Path) -> Path:
-    return target.parent / f".{target.name}.lock"
-
-
-#: How long a lock is tried again before it counts as held: :func:`lock_holder` of another
-#: process may hold it for a moment to look.
-_LOCK_RETRY_S = 0.25
-
-
-def lock_output(
-    target: str | os.PathLike,
-    *,
-    what: str = "--out",
-    tool: str | None = None,
-    wait_s: float = 0.0,
-    log: Callable[[str], None] | None = None,
-) -> bool:
-    """Take the lock of output folder ``target`` (``.<name>.lock`` beside it).
-
-    Ranks of one distributed launch (``WORLD_SIZE`` > 1) share their folder by design and take
-    no lock.
-
-    Args:
-        wait_s: how long to wait for another process holding it to finish (``log`` is told
-            once that it waits); by default it is refused at once.
-
-    Returns:
-        ``True`` if taken now, ``False`` if this process already holds it (or takes none).
-
-    Raises:
-        OutputPathError: another process holds it (the message names its pid).
-    """
-    target = Path(target)
-    key = os.path.abspath(target)
-    if fcntl is None or key in _HELD or os.environ.get("WORLD_SIZE", "1") != "1":
-        return False
-    path = _lock_file(target)
-    created = [p for p in [path.parent, *path.parent.parents] if not p.exists()]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    deadline, told = time.monotonic() + max(wait_s, _LOCK_RETRY_S), False
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pid = _holder_pid(fd)
-            os.close(fd)
-            if time.monotonic() < deadline:
-                if wait_s > _LOCK_RETRY_S and log is not None and not told:
-                    log(f"{what} {target}: waiting for the run writing it (pid {pid}) to end")
-                    told = True
-                time.sleep(0.05)
-                continue
-            _remove_empty(created)
-            raise OutputPathError(
-                f"{what} {target}: another run (pid {pid}) is writing it; wait for it to "
-                f"finish or choose another {what}"
-            ) from None
-        # The holder removes the file before releasing it, so a lock taken on a file that is
-        # no longer at ``path`` guards nothing: try again on the new one.
-        try:
-            if os.fstat(fd).st_ino == os.stat(path).st_ino:
-                break
-        except FileNotFoundError:
-            pass
-        os.close(fd)
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
-    _HELD[key] = (fd, path, tool, created)
-    return True
-
-
-def lock_holder(target: str | os.PathLike) -> str | None:
-    """The pid of the run that holds the lock of output folder ``target`` (this process's own
-    when it holds it), or ``None`` when no run writes it. Creates nothing: it tries a shared
-    lock on an existing lock file and releases it at once (:data:`_LOCK_RETRY_S`)."""
-    if os.path.abspath(target) in _HELD:
-        return str(os.getpid())
-    if fcntl is None:  # pragma: no cover
-        return None
-    try:
-        fd = os.open(_lock_file(Path(target)), os.O_RDONLY)
-    except OSError:  # no lock file: nobody writes it
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return _holder_pid(fd)
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
-
-
-def _holder_pid(fd: int, wait_s: float = 1.0) -> str:
-    """The pid the holder of a lock wrote into it; it writes it just after taking the lock,
-    so an empty file is read again for up to ``wait_s``."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        pid = os.pread(fd, 32, 0).decode(errors="replace").strip()
-        if pid or time.monotonic() > deadline:
-            return pid or "unknown"
-        time.sleep(0.02)
-
-
-def unlock_output(target: str | os.PathLike) -> None:
-    """Release the lock of ``target`` if this process holds it (and remove the lock file)."""
-    held = _HELD.pop(os.path.abspath(target), None)
-    if held is not None:
-        fd, path, _tool, created = held
-        path.unlink(missing_ok=True)  # while still holding it: see lock_output
-        os.close(fd)
-        _remove_empty(created)
-
-
-def _remove_empty(folders: list[Path]) -> None:
-    """Remove the folders made for a lock file if a refused or failed run left them empty."""
-    for folder in folders:
-        try:
-            folder.rmdir()
-        except OSError:  # not empty (the results are there) or already gone
-            return
-
-
-def held_outputs() -> set[str]:
-    """The output folders whose lock this process holds (absolute paths)."""
-    return set(_HELD)
 
 
 def _siblings(target: Path) -> list[tuple[str, Path]]:
