@@ -38,12 +38,12 @@ def test_replicates_equal_sklearn_on_same_counts(seed, stratify, generator, by_c
     # "" and "w" (utilities of the subconcept) are constant on cells: per-cell counts on the
     # CPU; "p" varies within cells: the dense product, or per-cell sums of c·p where its
     # columns are large ("all_cells"). All must give the scikit-learn numbers.
-    from medeval.metrics import bootstrap
+    from medeval.metrics.bootstrap import budget, planning
 
-    monkeypatch.setattr(bootstrap, "_counts_by_cell", lambda device: by_cell != "dense")
+    monkeypatch.setattr(planning, "_counts_by_cell", lambda device: by_cell != "dense")
     if by_cell == "all_cells":  # and scratch for 2 rows at a time: several row groups
-        monkeypatch.setattr(bootstrap, "_CELL_MIN_BYTES", 0)
-        monkeypatch.setattr(bootstrap, "_AUC_BYTES", 2 * 8 * 241)
+        monkeypatch.setattr(planning, "_CELL_MIN_BYTES", 0)
+        monkeypatch.setattr(budget, "_AUC_BYTES", 2 * 8 * 241)
     y, yp, s, sc, weights, subsets = _problem(seed)
     kw = {}
     if stratify == "subconcept":
@@ -293,7 +293,7 @@ def test_an_error_in_one_chunk_stops_the_others_and_restores_the_threads(monkeyp
 
 @pytest.mark.parametrize("n_masks", [3, 70])  # 70 masks: too many bits for one integer key
 def test_cells_group_equal_class_hit_memberships_and_subconcept(n_masks):
-    from medeval.metrics.bootstrap import _cells
+    from medeval.metrics.bootstrap.planning import _cells
 
     rng = np.random.default_rng(n_masks)
     n = 500
@@ -329,9 +329,9 @@ def test_dense_matrix_built_in_row_blocks_equals_built_at_once(by_cell, monkeypa
     """The dense statistics (weightings varying within cells, soft memberships) are filled a
     block of rows at a time into their column-major storage: any block gives the same matrix
     and the same replicates as one block."""
-    from medeval.metrics import bootstrap
+    from medeval.metrics.bootstrap import planning
 
-    monkeypatch.setattr(bootstrap, "_counts_by_cell", lambda device: by_cell)
+    monkeypatch.setattr(planning, "_counts_by_cell", lambda device: by_cell)
     y, yp, s, sc, weights, subsets = _problem(11, n=300)
     kw = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc)
     kw["soft_subconcept"] = _soft(y, 12)
@@ -355,15 +355,15 @@ def test_row_steps_and_shared_scratch_change_no_number(monkeypatch):
     """The cumsums of the AUC and the weighted counts of the per-cell sums are made a few rows
     at a time in one scratch region that they share; one row at a time gives the very same
     replicates as whole row groups."""
-    from medeval.metrics import bootstrap
+    from medeval.metrics.bootstrap import budget, planning
 
-    monkeypatch.setattr(bootstrap, "_CELL_MIN_BYTES", 0)  # "p": per-cell sums of c·p
+    monkeypatch.setattr(planning, "_CELL_MIN_BYTES", 0)  # "p": per-cell sums of c·p
     y, yp, s, sc, weights, subsets = _problem(13, n=400)
     kw = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc)
     kw["soft_subconcept"] = _soft(y, 14)
     grouped = BatchedBootstrap(y, **kw)
     assert grouped._per_cell and grouped._auc
-    monkeypatch.setattr(bootstrap, "_ROW_STEP_BYTES", 1)  # one row at a time
+    monkeypatch.setattr(budget, "_ROW_STEP_BYTES", 1)  # one row at a time
     single = BatchedBootstrap(y, **kw)
     buf = single._buffers(16)
     assert buf["ext"].shape[0] == buf["g2"].shape[0] == buf["cw"].shape[0] == 1

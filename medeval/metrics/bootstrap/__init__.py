@@ -1,0 +1,59 @@
+"""Batched bootstrap of balanced accuracy, F1 and ROC AUC under several weightings.
+
+All B replicates are one tensor computation, processed in row chunks to bound memory:
+
+* A replicate is a vector of integer counts ``c (N,)``: multinomial resampling of the units
+  (instances, or clusters such as patients) within each stratum (class by default). The
+  draws are exact multinomial, not a Poisson approximation.
+* Every count statistic (weighted class totals and hits, per subset and weighting; per
+  subconcept hits) is one matrix product ``C (b, N) @ V (N, k)``.
+* AUC: instances are laid out once as [negatives sorted by score | positives sorted by score].
+  Per replicate, the cumulative weighted negative count is one ``cumsum``; each positive reads
+  it at two static positions (below its tie group, and through it), so ties count ½; a second
+  product with the positive weights per subset gives all AUC numerators. The evaluation
+  subsets of SPEC §6 share the negatives (all majority instances), so one cumsum serves all.
+
+Counts are drawn with numpy on the CPU and with ``torch.randint`` on other devices. With numpy,
+replicate r is drawn by the generator seeded with ``(seed, r // block)`` (a block of up to 64
+replicates shares one), so the counts depend on neither the chunk size nor the number of
+threads; sums may differ in the last bit between chunk sizes. With torch: same seed, device and
+chunk size → same numbers.
+
+Memory: the counts never exist for all B replicates at once. Chunks of replicates are sized by
+a memory budget (``memory_budget=``, default :func:`default_memory_budget`); on the CPU several
+threads each draw and compute whole chunks (each with its own count buffer), and the AUC
+scratch is processed in row groups of bounded size. On the CPU, count statistics that are
+constant on cells of instances come from per-cell counts, and so do weightings that vary within
+cells where their dense columns would be large; the rest (and soft memberships) use a dense
+``(N, k')`` matrix, stored column-major and filled in place a block of rows at a time (the
+blocks' temporaries are bounded by the memory budget too).
+
+Modules: :mod:`.batched` (:class:`BatchedBootstrap`), :mod:`.budget` (the memory budget, the
+work buffers and chunks sized by it), :mod:`.planning` (resampling units, cells, the fixed
+statistics columns and AUC layout), :mod:`.kernels` (the counts drawn, the statistics and AUC
+numerators of a chunk, the scores), :mod:`.replicates` (:class:`Replicates`,
+:func:`percentile_interval`).
+"""
+
+from .batched import BatchedBootstrap
+from .budget import (
+    MEMORY_BUDGET,
+    MIN_REPLICATE_BYTES,
+    ReplicateBudgetError,
+    check_replicates,
+    default_memory_budget,
+    format_bytes,
+)
+from .replicates import Replicates, percentile_interval
+
+__all__ = [
+    "MEMORY_BUDGET",
+    "MIN_REPLICATE_BYTES",
+    "BatchedBootstrap",
+    "ReplicateBudgetError",
+    "Replicates",
+    "check_replicates",
+    "default_memory_budget",
+    "format_bytes",
+    "percentile_interval",
+]

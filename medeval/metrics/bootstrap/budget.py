@@ -1,0 +1,298 @@
+"""Memory budgeting of the batched bootstrap: the budget (:data:`MEMORY_BUDGET`,
+:func:`default_memory_budget`), what the replicates' results take (:func:`check_replicates`),
+and the work buffers and chunks of replicates sized by it (:class:`_BufferPlan`); the CPU
+threads and the heap pages of small and large work.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from numbers import Real
+
+import torch
+
+from ..._validation import Interval
+
+_CHUNK_BYTES = 2**25  # ~32 MiB per (chunk, N) float64 tensor: fewer page faults
+
+
+_AUC_BYTES = 2**26  # AUC scratch: rows of a chunk are processed in groups of at most this
+
+
+# Rows of one (rows, N)-sized scratch of a row-wise step (a cumsum and its gathers, the
+# weighted counts of the per-cell sums) made at once: on millions of rows one at a time (each
+# row is computed alone, so the grouping changes no number).
+_ROW_STEP_BYTES = 2**24
+
+
+_MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 GiB
+
+
+#: The allowed values of ``memory_budget=`` (``None`` = :func:`default_memory_budget`).
+MEMORY_BUDGET = Interval(Real, 0, None, closed="neither", desc="a positive number of bytes")
+
+
+#: Bytes a replicate's results take at the least (float64): one weighting, one subset and one
+#: score family hold four class totals and hits and two scores (see
+#: :meth:`BatchedBootstrap.replicate_bytes`).
+MIN_REPLICATE_BYTES = 8 * 6
+
+
+class ReplicateBudgetError(ValueError):
+    """The replicates' results (kept for all B at once) do not fit the memory budget.
+
+    ``need`` is exact, or a lower bound (``at_least``) when checked before the data are read.
+    """
+
+    def __init__(self, n: int, need: int, budget: int, *, at_least: bool = False) -> None:
+        self.n, self.need, self.budget, self.at_least = n, need, budget, at_least
+        super().__init__(
+            f"{n} bootstrap replicates need {self.needs()} for their scores, more than the "
+            f"memory budget ({format_bytes(budget)}); use "
+            f"{self.advice('fewer replicates', 'at most {} replicates')} or a larger budget"
+        )
+
+    def needs(self) -> str:
+        return ("at least " if self.at_least else "") + format_bytes(self.need)
+
+    def advice(self, fewer: str, most: str) -> str:
+        """``most`` (with ``{}`` for the largest count that fits) where the exact need is
+        known, else ``fewer``."""
+        if self.at_least:
+            return fewer
+        return most.format(self.budget // max(self.need // max(self.n, 1), 1))
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in binary units, as ``--memory-budget`` reads them: ``200 MiB``, ``1.5 GiB``."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.1f}".removesuffix(".0") + f" {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def check_replicates(n: int, budget: int, row_bytes: int | None = None) -> None:
+    """Refuse ``n`` replicates whose results (``row_bytes`` each; without it, the least a
+    replicate takes, :data:`MIN_REPLICATE_BYTES`) would not fit ``budget`` bytes: they are
+    kept for all replicates at once (the intervals are their quantiles), so no chunking can
+    bound them.
+
+    Raises:
+        ReplicateBudgetError: naming the replicates, the bytes they need and the budget.
+    """
+    row = MIN_REPLICATE_BYTES if row_bytes is None else row_bytes
+    if n * row > budget:
+        raise ReplicateBudgetError(n, n * row, budget, at_least=row_bytes is None)
+
+
+def default_memory_budget(device: str | torch.device = "cpu") -> int:
+    """Bytes the bootstrap's work buffers may take by default on ``device``.
+
+    A quarter of the free memory of a CUDA device (at least 64 MiB); otherwise an eighth of
+    the available RAM (Linux ``MemAvailable``), clamped to [64 MiB, 2 GiB].
+    """
+    device = torch.device(device)
+    if device.type == "cuda":  # big chunks keep a GPU busy; no upper clamp there
+        return int(max(torch.cuda.mem_get_info(device)[0] // 4, _MIN_BUDGET))
+    return int(min(max(_available_ram() // 8, _MIN_BUDGET), _MAX_BUDGET))
+
+
+def _available_ram() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 8 * _MAX_BUDGET
+
+
+_SMALL_WORK = 2**20  # elements per chunk below which one CPU thread is faster
+
+
+@contextmanager
+def _few_threads(device: torch.device, elements: int) -> Iterator[None]:
+    """One torch thread on the CPU for small work, restored afterwards: there the start of a
+    parallel region costs more than it saves, and far more when the cores are shared (a
+    descheduled worker stalls every kernel)."""
+    n = torch.get_num_threads()
+    want = 1 if elements < _SMALL_WORK else n
+    if device.type != "cpu" or want == n:
+        yield
+        return
+    torch.set_num_threads(want)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n)
+
+
+def _return_freed_memory() -> None:
+    """Hand freed heap pages back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
+
+    glibc keeps freed arrays of a few MiB in its heap rather than unmapping them, so without
+    this, columns released while the statistics matrix is filled would still count against
+    the peak memory of a multi-million-row evaluation.
+    """
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+
+            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim = None
+
+
+_REUSE_BYTES = 2**24  # buffers up to this size are kept per thread for the next evaluation
+
+
+_reuse = threading.local()
+
+
+@contextmanager
+def _reused(numel: int, dtype: torch.dtype, device: torch.device) -> Iterator[torch.Tensor]:
+    """A flat CPU buffer of at least ``numel`` elements that this thread keeps for its next
+    bootstrap (up to :data:`_REUSE_BYTES`): on small data, the page faults of fresh buffers
+    cost more than the arithmetic done in them (the benchmark grid evaluates thousands of
+    folds per process). A buffer in use is never handed out twice."""
+    if device.type != "cpu" or numel * dtype.itemsize > _REUSE_BYTES:
+        yield torch.empty(numel, dtype=dtype, device=device)
+        return
+    held = getattr(_reuse, "buffer", None)
+    _reuse.buffer = None
+    if held is None or held.dtype != dtype or held.numel() < numel:
+        held = torch.empty(numel, dtype=dtype)
+    try:
+        yield held
+    finally:
+        kept = getattr(_reuse, "buffer", None)
+        if kept is None or kept.numel() < held.numel():
+            _reuse.buffer = held
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class _BufferPlan:
+    """How much memory a :class:`~medeval.metrics.bootstrap.BatchedBootstrap` takes: its
+    work buffers and the chunks of replicates that fit its budget."""
+
+    # -- counts --------------------------------------------------------------------------
+    # Counts live in a (b, 1 + N) buffer whose column 0 stays 0: a cumsum over columns
+    # 0..n_neg then starts at 0 and AUC can index it without padding. Buffers are reused
+    # across chunks: on the CPU, fresh large tensors cost more in page faults than the
+    # arithmetic done on them. The counts are never held for all B replicates at once: a
+    # chunk of b rows, with b set by the memory budget.
+    def _buffer_shapes(self, b: int, work: bool) -> list[dict[str, tuple[int, int]]]:
+        """One worker's buffers by region: the counts, then (``work``) the scratch of the AUC
+        and that of the per-cell weighted counts, which share one region (a chunk's weighted
+        counts are summed before its AUC is computed, in the same worker)."""
+        n, nn = len(self.perm), self.n_neg
+        counts = {"C": (b, 1 + n)}
+        if not self.identity:
+            counts["U"] = (b, 1 + self.n_units)
+        regions = [counts]
+        if self._auc and work:  # the negatives' weighted counts are made in "ext"
+            r = self._auc_rows(b)
+            e = self._scratch_rows(r, 1 + nn, _ROW_STEP_BYTES)  # cumsum rows at once
+            regions.append({"ext": (e, 1 + nn), "g1": (r, n - nn), "g2": (e, n - nn)})
+        if self._per_cell and work:
+            regions.append({"cw": (self._cw_rows(b), 1 + n)})
+        return regions
+
+    def _scratch_rows(self, b: int, row_elements: int, cpu_cap: int = _AUC_BYTES) -> int:
+        """Rows of a ``b``-row chunk whose scratch (``row_elements`` per row) is held at once:
+        on the CPU at most ``cpu_cap`` bytes, and never over a quarter of the budget."""
+        cap = min(cpu_cap if self.device.type == "cpu" else 2**62, self.memory_budget // 4)
+        return max(1, min(b, cap // (self.dtype.itemsize * row_elements)))
+
+    def _auc_rows(self, b: int) -> int:
+        """Rows of AUC scratch (cumsums and gathers) held at once (0 without AUC). A row is
+        counted as ``2·(1 + n_neg) + 2·n_pos`` elements, more than its buffers take (the
+        weighted counts share the cumsum's): the row groups, which set the shapes of the AUC
+        products and so their last bits, are those of the layout with a separate buffer."""
+        n, nn = len(self.perm), self.n_neg
+        return self._scratch_rows(b, 2 * (1 + nn) + 2 * (n - nn)) if self._auc else 0
+
+    def _cw_rows(self, b: int) -> int:
+        """Rows of c·w scratch held at once for the weightings summed per cell (0: none)."""
+        n = len(self.perm)
+        return self._scratch_rows(b, 1 + n, _ROW_STEP_BYTES) if self._per_cell else 0
+
+    def _buffer_numel(self, b: int, work: bool = True) -> int:
+        sizes = [sum(r * k for r, k in s.values()) for s in self._buffer_shapes(b, work)]
+        return sizes[0] + max(sizes[1:], default=0)
+
+    def _buffers(
+        self, b: int, *, work: bool = True, storage: torch.Tensor | None = None
+    ) -> dict[str, torch.Tensor]:
+        """One worker's buffers, views of ``storage`` (default: fresh): counts ``C`` (and
+        ``U`` for clusters), ``b`` rows, whose column 0 stays 0, and the AUC scratch."""
+        if storage is None:
+            storage = torch.empty(self._buffer_numel(b, work), device=self.device, dtype=self.dtype)
+        buf: dict[str, torch.Tensor] = {}
+        regions = self._buffer_shapes(b, work)
+        scratch = sum(r * k for r, k in regions[0].values())  # where every scratch begins
+        for i, region in enumerate(regions):
+            at = 0 if i == 0 else scratch
+            for name, (r, k) in region.items():
+                buf[name] = storage[at : at + r * k].view(r, k)
+                at += r * k
+        buf["C"][:, 0] = 0
+        if self.identity:
+            buf["U"] = buf["C"]
+        else:
+            buf["U"][:, 0] = 0
+        return buf
+
+    def _count_row_bytes(self) -> int:
+        """Bytes of count buffers per replicate row (see :meth:`_buffers` and the draws)."""
+        n, item = len(self.perm), self.dtype.itemsize
+        counts = (1 + n) + (0 if self.identity else 1 + self.n_units)
+        if self.generator != "numpy":  # torch.randint: int64 indices and a source of ones
+            counts += (16 // item) * self.n_units
+        return item * counts
+
+    def _work_bytes(self, b: int) -> int:
+        """Bytes of one worker's buffers for chunks of ``b`` replicates: counts and scratch."""
+        scratch = self._buffer_numel(b) - self._buffer_numel(b, work=False)
+        return b * self._count_row_bytes() + self.dtype.itemsize * scratch
+
+    def _chunks(self, n: int, chunk_size: int | None) -> list[int]:
+        """Replicates per chunk: ``chunk_size``, or as many as the memory budget holds when
+        each worker thread has its own buffers (on the CPU at most :data:`_CHUNK_BYTES` of
+        counts: larger chunks there only add page faults)."""
+        if chunk_size is None:
+            workers = min(self._workers(), max(1, n))
+            scratch = self._work_bytes(n) - n * self._count_row_bytes()  # at most
+            cap = (self.memory_budget // workers - scratch) // self._count_row_bytes()
+            if self.device.type == "cpu":
+                counts_row = self.dtype.itemsize * (1 + len(self.perm))
+                cap = min(cap, _CHUNK_BYTES // counts_row)
+            block = self._draw_block() if self.generator == "numpy" else 1
+            cap = max(1, cap - cap % block if cap > block else cap)  # whole generator blocks
+            chunk_size = cap
+            if workers > 1 and n > cap:  # as many chunks for every worker, where it fits
+                least = _ceil_div(_ceil_div(n, cap), workers) * workers
+                for n_chunks in range(least, least + 4 * workers, workers):
+                    size = _ceil_div(n, n_chunks)
+                    size += -size % block if size > block else 0  # still <= cap
+                    if _ceil_div(n, size) % workers == 0:
+                        break
+                chunk_size = size
+        return [min(chunk_size, n - i) for i in range(0, n, chunk_size)]
