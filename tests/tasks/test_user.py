@@ -133,6 +133,19 @@ def test_embed_with_an_unknown_label_exits_2_before_embedding(tmp_path, capsys):
     assert not out.exists() or not any(out.iterdir())
 
 
+def test_the_isic_skin_gpu_config_is_the_cpu_one_at_the_papers_scale():
+    from pathlib import Path
+
+    from medeval.training.config import load_config, task_spec
+
+    repo = Path(__file__).resolve().parents[2]
+    cpu = load_config(repo / "configs" / "isic_skin.yaml")
+    gpu = load_config(repo / "configs" / "isic_skin_gpu.yaml")
+    assert task_spec(gpu) == task_spec(cpu) and gpu.data.options == cpu.data.options
+    assert (gpu.train.image_size, gpu.model.backbone, gpu.model.features) == (224, "vgg16", "head")
+    assert gpu.model.pretrained and gpu.splits.n == 10
+
+
 def test_the_isic_skin_config_builds_its_task_on_the_real_labels():
     from pathlib import Path
 
