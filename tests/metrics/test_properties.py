@@ -4,8 +4,9 @@ Random labels in every accepted encoding (int64, uint8/16/32/64, bool, {-1, 1}, 
 numbers with ``pos_label``), scores with ties, weights with zeros (float and unsigned), numpy
 or torch, lengths 0 to 50. Where scikit-learn's score is defined (every class the metric needs
 has positive total weight) the results agree with it; otherwise they are NaN with an
-:class:`UndefinedMetricWarning`. Plus the weight invariances and the rejection of iterables
-that are not arrays.
+:class:`UndefinedMetricWarning`. Plus the rejection of iterables that are not arrays. The
+weight invariances of every metric (and of every other score entry point) are in
+``tests/test_score_entry_points.py``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from score_entry_points import problems
 from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
 from medeval.metrics import (
@@ -47,30 +49,6 @@ ENCODINGS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], object]] = {
     # the positive class is the smaller number: pos_label, not the order, decides
     "pos3": (lambda y: np.where(y == 1, 3, 7).astype(np.uint16), 3),
 }
-WEIGHTS = ["none", "float", "int", "uint8", "uint32", "uint64", "sparse"]
-
-
-@st.composite
-def problems(draw, min_n: int = 0, max_n: int = 50):
-    """0/1 labels, predictions, tied scores and weights (or None) of one length."""
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    n = draw(st.integers(min_n, max_n))
-    p1 = draw(st.sampled_from([0.0, 0.2, 0.5, 0.8, 1.0]))
-    y = (rng.random(n) < p1).astype(np.int64)
-    yp = (rng.random(n) < 0.5).astype(np.int64)
-    levels = draw(st.sampled_from([2, 4, 1000]))  # few levels: many ties
-    s = rng.integers(0, levels, n) / levels + 0.3 * y * rng.random(n)
-    kind = draw(st.sampled_from(WEIGHTS))
-    if kind == "none":
-        w = None
-    elif kind == "float":
-        w = rng.random(n) * 5
-    elif kind == "sparse":
-        w = rng.random(n) * (rng.random(n) < 0.4)
-    else:
-        dtype = {"int": np.int64, "uint8": np.uint8, "uint32": np.uint32, "uint64": np.uint64}
-        w = rng.integers(0, 4, n).astype(dtype[kind])
-    return y, yp, s, w
 
 
 def _tensor(a: np.ndarray | None) -> torch.Tensor | np.ndarray | None:
@@ -128,42 +106,6 @@ def test_agrees_with_sklearn_or_is_nan_with_a_warning(problem, encoding, as_torc
         sk_pos = 1 if pos_label is None else pos_label
         want = _sklearn(lambda: f1_score(encode(y), encode(yp), sample_weight=wf, pos_label=sk_pos))
         assert f == pytest.approx(want, rel=1e-12, abs=1e-12)
-
-
-def _all_metrics(y, yp, s, w) -> np.ndarray:
-    """BA, F1, AUC, wBA(q=0.3) and both recalls; NaN where undefined (warnings recorded)."""
-    calls = [
-        lambda: balanced_accuracy(y, yp, sample_weight=w),
-        lambda: f1(y, yp, sample_weight=w),
-        lambda: roc_auc(y, s, sample_weight=w),
-        lambda: weighted_accuracy(y, yp, q=0.3, sample_weight=w),
-        lambda: class_recalls(y, yp, sample_weight=w),
-    ]
-    return np.hstack([np.asarray(_record(c)[0], dtype=np.float64) for c in calls])
-
-
-def _same(a: np.ndarray, b: np.ndarray) -> None:
-    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13, equal_nan=True)
-
-
-@FAST
-@given(problems())
-def test_weight_invariances(problem):
-    y, yp, s, w = problem
-    ones = np.ones(len(y))
-    base = _all_metrics(y, yp, s, None)
-    _same(base, _all_metrics(y, yp, s, ones))  # None == all ones
-    if w is None:
-        return
-    wf = w.astype(np.float64)
-    weighted = _all_metrics(y, yp, s, w)
-    kept = wf > 0  # a zero weight == the row dropped (down to no rows at all)
-    _same(weighted, _all_metrics(y[kept], yp[kept], s[kept], wf[kept]))
-    for c in (2.0**-40, 3.7, 1e6):  # the scale of the weights changes nothing
-        _same(weighted, _all_metrics(y, yp, s, wf * c))
-    if np.all(wf == np.round(wf)):  # integer weights == rows repeated that many times
-        reps = wf.astype(np.int64)
-        _same(weighted, _all_metrics(*(np.repeat(a, reps) for a in (y, yp, s)), None))
 
 
 CONTAINERS: dict[str, tuple[Callable[[list], object], str]] = {
