@@ -52,7 +52,7 @@ def staged(mod, name, label):
         return out
     setattr(mod, name, g)
 
-import medeval.flows.evaluate as fe, medeval.evaluation as ev, medeval.report.outputs as ro
+import medeval.flows.evaluate as fe, medeval.evaluation.core as ev, medeval.report.outputs as ro
 import medeval.cli.evaluate as ce
 from medeval.metrics import bootstrap as bs
 staged(fe, "read_predictions", "read_predictions")

@@ -201,7 +201,7 @@ def test_memory_budget_changes_chunks_not_intervals():
 
 def test_point_estimates_in_subset_blocks_equal_one_block(monkeypatch):
     """On millions of rows the point estimates are computed a few subsets at a time."""
-    import medeval.evaluation as evaluation
+    import medeval.evaluation.core as evaluation
 
     y, s, sc, q = _data(5)
     kw = dict(y_score=s, subconcept=sc, posteriors=q, train_sizes=SIZES, n_bootstrap=0)

@@ -1,0 +1,48 @@
+"""One-call evaluation: the nine scores, their subsets, per-subconcept recall and bootstrap
+intervals (SPEC §2, §3, §6).
+
+``evaluate_predictions`` takes a model's test predictions (plus, optionally, the true test
+subconcepts, a subconcept model's posteriors and the training subconcept sizes) and returns an
+:class:`Evaluation`. Point estimates use the exact metric formulas; intervals come from one
+batched bootstrap computation (:mod:`medeval.metrics.bootstrap`).
+
+Modules: :mod:`.core` (:func:`evaluate_predictions`, :func:`evaluate_core`: point estimates,
+intervals, tables), :mod:`.result` (:class:`Evaluation` and the names of what it holds),
+:mod:`.plan` (what the inputs allow: weightings, subsets, subconcepts), :mod:`.rectification`
+(the rectified scores rBA, rF1, rAUC, SPEC §9).
+"""
+
+from ..scores import (
+    ALL_SCORES,
+    LABEL_FREE_RECTIFIED,
+    RECOMMENDED,
+    RECOMMENDED_RECTIFIED,
+    SCORE_DESCRIPTIONS,
+)
+from ..worst_subconcept import SubconceptRecall  # what Evaluation.by_subconcept() returns
+from .core import evaluate_core, evaluate_predictions
+from .result import (
+    EVALUATION_DESCRIPTIONS,
+    EVALUATION_SCORES,
+    NO_REFERENCE,
+    NO_SCORES,
+    SCORES,
+    Evaluation,
+)
+
+__all__ = [
+    "ALL_SCORES",
+    "EVALUATION_DESCRIPTIONS",
+    "EVALUATION_SCORES",
+    "LABEL_FREE_RECTIFIED",
+    "NO_REFERENCE",
+    "NO_SCORES",
+    "RECOMMENDED",
+    "RECOMMENDED_RECTIFIED",
+    "SCORES",
+    "SCORE_DESCRIPTIONS",
+    "Evaluation",
+    "SubconceptRecall",
+    "evaluate_core",
+    "evaluate_predictions",
+]

@@ -1,0 +1,397 @@
+"""The evaluation itself: the point estimates, the bootstrap intervals, the tables, and
+:func:`evaluate_predictions` / :func:`evaluate_core` that put them together."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .._validation import ArrayLike, Interval, StrOptions, TypeOf, validate_params
+from ..checks import bootstrap_info as _bootstrap_info
+from ..checks import codes as _codes
+from ..checks import labels as _labels
+from ..checks import strata
+from ..metrics._checks import UndefinedMetricWarning
+from ..metrics.bootstrap import MEMORY_BUDGET, BatchedBootstrap, percentile_interval
+from ..metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
+from ..metrics.ranking import auc_from_sums, auc_sums
+from ..per_subconcept import class_indicators, per_subconcept
+from ..rectified import VARIANTS, ReferenceRows, reference_seed
+from ..reference import within_class_ba_from_codes
+from ..scores import ALL_SCORES, FAMILIES, SCORED_WEIGHTINGS, STRATIFY
+from ..subconcept_recall import reference_side
+from ..weights import Utilities, utilities_from_train_sizes
+from .plan import _aliases, _Plan, _plan
+from .rectification import _rectified_parts, _RectifyInputs, _with_quality, _with_reference
+from .result import NO_SCORES, Evaluation
+
+_POINT_BLOCK = 2**22  # elements of one (subsets, N) weight block for the point estimates
+
+
+def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tuple, np.ndarray]:
+    """``{(weighting, metric): (n_subsets,)}`` exact point estimates, batched over subsets in
+    blocks of at most :data:`_POINT_BLOCK` weights (bounded memory on millions of rows)."""
+    masks = np.stack(list(plan.subsets.values()))
+    step = max(1, _POINT_BLOCK // max(1, len(y)))
+    yt = torch.as_tensor(y, dtype=torch.float64)
+    yp = torch.as_tensor(y_pred, dtype=torch.float64) if y_pred is not None else None
+    if y_score is not None:  # one sort serves every subset and weighting
+        order = torch.as_tensor(np.argsort(y_score, kind="stable"))
+        s_sorted = torch.as_tensor(y_score, dtype=torch.float64)[order]
+        y_sorted = yt[order]
+    out: dict[tuple, np.ndarray] = {}
+    for key, w in plan.weights.items():
+        w_t = torch.as_tensor(w, dtype=torch.float64)
+        parts: dict[str, list[np.ndarray]] = {}
+        for a in range(0, len(masks), step):
+            ws = torch.as_tensor(masks[a : a + step], dtype=torch.float64) * w_t
+            if yp is not None:
+                s = confusion_sums(yt, yp, ws)
+                parts.setdefault("BA", []).append(ba_from_sums(s).numpy())
+                parts.setdefault("F1", []).append(f1_from_sums(s).numpy())
+            if y_score is not None:
+                ws_o = ws[:, order]
+                del ws
+                a_s = auc_sums(y_sorted, s_sorted.expand_as(ws_o), ws_o, presorted=True)
+                parts.setdefault("AUC", []).append(auc_from_sums(a_s).numpy())
+        for metric, vals in parts.items():
+            out[(key, metric)] = np.concatenate(vals)
+    names = list(plan.subsets)
+    for (key, metric), vals in out.items():
+        for j in np.flatnonzero(np.isnan(vals)):
+            sub, sc = names[j], plan.subset_subconcept[names[j]]
+            what = f"{key}{metric} on subset {sub}" + (f" (subconcept {sc!r})" if sc else "")
+            msg = (
+                f"{what} is undefined: a class has zero total weight there "
+                "(e.g. the subconcept is absent from the test set); reported as NaN"
+            )
+            notes.append(msg)
+            warnings.warn(msg, UndefinedMetricWarning, stacklevel=3)
+    return out
+
+
+@validate_params(
+    {
+        "threshold": [Interval(Real, None, None)],
+        "n_bootstrap": [Interval(Integral, 0, None)],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "stratify": [StrOptions(STRATIFY), ArrayLike()],
+        "seed": [Interval(Integral, 0, None)],
+        "device": [str, torch.device],
+        "progress": [TypeOf(bool, np.bool_, desc="a bool")],
+        "memory_budget": [MEMORY_BUDGET, None],
+        "reference": [TypeOf(ReferenceRows, desc="ReferenceRows"), None],
+        "reference_variant": [StrOptions(VARIANTS)],
+    }
+)
+def evaluate_predictions(
+    y_true: Any,
+    *,
+    y_score: Any = None,
+    y_pred: Any = None,
+    threshold: float = 0.5,
+    subconcept: Sequence[str] | None = None,
+    posteriors: Any = None,
+    posterior_columns: Sequence[str] | None = None,
+    train_sizes: Mapping[str, Mapping[str, int]] | Utilities | None = None,
+    n_bootstrap: int = 1000,
+    confidence: float = 0.95,
+    stratify: str | np.ndarray = "class",
+    groups: Any = None,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: bool = False,
+    memory_budget: int | None = None,
+    pos_label: Any = None,
+    reference: ReferenceRows | None = None,
+    reference_variant: str = "rectified",
+) -> Evaluation:
+    """Evaluate test predictions with unweighted, true-weight and predicted-weight scores.
+
+    Args:
+        y_true: ``(N,)`` true labels, 1 = minority class: {0, 1}, booleans, {-1, 1} or two
+            labels with ``pos_label`` (the rule of every metric in :mod:`medeval.metrics`).
+        y_score: ``(N,)`` scores for class 1 (needed for AUC).
+        y_pred: ``(N,)`` predicted labels, encoded like ``y_true``; default
+            ``y_score >= threshold`` (:func:`medeval.scores.labels_from_scores`).
+        subconcept: ``(N,)`` true test subconcept names (wBA, subsets, per-subconcept recall).
+        posteriors: ``(N, S)`` subconcept model posteriors (DataFrame with subconcept-named
+            columns, or an array with ``posterior_columns``) for pBA.
+        train_sizes: ``{name: {"class": 0/1, "n": count}}`` training subconcept sizes, or
+            :class:`~medeval.weights.Utilities`.
+        n_bootstrap: replicates B (0 = no intervals).
+        stratify: ``"class"`` (default), ``"subconcept"``, ``"none"`` or ``(N,)`` stratum codes.
+        groups: ``(N,)`` cluster ids (e.g. patients): resample whole clusters.
+        seed: bootstrap seed; the same seed gives the same intervals.
+        device: where the bootstrap runs (``"cpu"``, ``"cuda"``…).
+        memory_budget: bytes the bootstrap's work buffers may take (default from the machine,
+            :func:`~medeval.metrics.bootstrap.default_memory_budget`); never changes numbers.
+        pos_label: the positive class (1, the minority class) when the labels are not {0, 1},
+            booleans or {-1, 1}.
+        reference: :class:`~medeval.rectified.ReferenceRows` (held-out rows with true
+            subconcepts, from the test rows' population) for rBA, rF1, rAUC (SPEC §9; also needs
+            ``posteriors`` and ``train_sizes``); paired with cBA's replicates (same ``seed``).
+        reference_variant: ``"rectified"`` (default) or ``"ppi++"``
+            (:func:`~medeval.rectified.rectified_scores`).
+
+    Per-subconcept recalls get Clopper–Pearson intervals (also with ``n_bootstrap=0``).
+    """
+    return evaluate_core(
+        y_true, y_score=y_score, y_pred=y_pred, threshold=threshold, subconcept=subconcept,
+        posteriors=posteriors, posterior_columns=posterior_columns, train_sizes=train_sizes,
+        n_bootstrap=n_bootstrap, confidence=confidence, stratify=stratify, groups=groups,
+        seed=seed, device=device, progress=progress, memory_budget=memory_budget,
+        pos_label=pos_label, reference=reference, reference_variant=reference_variant,
+    )  # fmt: skip
+
+
+def evaluate_core(
+    y_true: Any,
+    *,
+    y_score: Any = None,
+    y_pred: Any = None,
+    threshold: float = 0.5,
+    subconcept: Sequence[str] | None = None,
+    posteriors: Any = None,
+    posterior_columns: Sequence[str] | None = None,
+    train_sizes: Mapping[str, Mapping[str, int]] | Utilities | None = None,
+    n_bootstrap: int = 1000,
+    confidence: float = 0.95,
+    stratify: str | np.ndarray = "class",
+    groups: Any = None,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: bool = False,
+    memory_budget: int | None = None,
+    pos_label: Any = None,
+    reference: ReferenceRows | None = None,
+    reference_variant: str = "rectified",
+) -> Evaluation:
+    """:func:`evaluate_predictions` without its declared checks of the options: the core both
+    fronts share, the array one (:func:`evaluate_predictions`) and the table one of every tool
+    (:func:`medeval.flows.evaluate.evaluate_table`, whose settings object checked them when it
+    was built). It holds ``posteriors`` only until it has made its weights, so a caller that
+    hands them over (and keeps no reference) lets them be freed before the bootstrap."""
+    y, s, yp = _labels(y_true, y_score, y_pred, threshold, pos_label)
+    u = train_sizes
+    if u is not None and not isinstance(u, Utilities):
+        u = utilities_from_train_sizes(u)
+    plan = _plan(y, subconcept, posteriors, posterior_columns, u)
+    posteriors = None  # what follows reads the plan's weights: the matrix can be freed
+    plan.groups = None if groups is None else _codes(groups, len(y), "groups")
+    if s is None:
+        for w in SCORED_WEIGHTINGS:
+            plan.unavailable.setdefault(f"{w.prefix}AUC", NO_SCORES)
+    notes = _first_notes(plan, u)
+    point = _point_scores(y, yp, s, plan, notes)
+    reps = _replicates(
+        y, yp, s, plan, stratify, groups, n_bootstrap, seed=seed, device=device,
+        memory_budget=memory_budget, progress=progress,
+    )  # fmt: skip
+    boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
+    thr = float(threshold) if y_pred is None else None  # only when labels came from scores
+    inputs = _RectifyInputs(y, yp, s, u, plan, point)
+    opts = dict(seed=seed, device=device, memory_budget=memory_budget)
+    res, why, rows, row_notes = _rectified_parts(
+        reference, reference_variant, inputs, reps, confidence, boot_info, **opts
+    )
+    ref_side = None
+    if not why:  # the rectified per-subconcept recalls need what the rectified scores need
+        ref_side = reference_side(
+            reference, u, n_bootstrap=0 if reps is None else reps.n,
+            seed=reference_seed(seed), device=device, memory_budget=memory_budget,
+        )  # fmt: skip
+    ev = _assemble(
+        y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot_info, threshold=thr,
+        extra_rows=rows, reference=ref_side, seed=seed,
+    )  # fmt: skip
+    ev = _with_reference(ev, reference, res, why, inputs, row_notes)
+    return _with_quality(ev, reference, u)
+
+
+def _replicates(y, yp, s, plan: _Plan, stratify, groups, n_bootstrap: int, **opts: Any) -> Any:
+    """Every score's bootstrap replicates (``None`` for ``n_bootstrap`` 0). The bootstrap's
+    statistics (0.4 GB at 2M rows) are freed on return: nothing after needs them."""
+    if n_bootstrap <= 0:
+        return None
+    seed, progress = opts.pop("seed"), opts.pop("progress")
+    boot = BatchedBootstrap(
+        y, y_pred=yp, y_score=s, **_resampling(plan, stratify, groups, y), **opts
+    )
+    return boot.run(n_bootstrap, seed=seed, progress=progress)
+
+
+def _first_notes(plan: _Plan, u: Utilities | None) -> list[str]:
+    """The first notes: a single class-1 subconcept (nothing is weighted), and how many rows
+    fell back to their class's mean utility."""
+    notes: list[str] = []
+    if u is not None and len(u.minority) == 1:
+        notes.append(
+            f"the training sizes hold a single class-1 subconcept ({u.minority[0]!r}): every "
+            "class-1 row has the same utility, so wBA, cBA and rBA equal BA (and wAUC, cAUC, "
+            "rAUC equal AUC; the weighted F1s only rescale class 1 against class 0): no "
+            "weighting can show a failure hidden within class 1; give two or more class-1 "
+            "subconcepts"
+        )
+    if plan.n_fallback:
+        notes.append(
+            f"{plan.n_fallback} instance(s) have zero posterior mass on the subconcepts of their "
+            "own class; their class-conditional weight is the mean utility of that class (§8)"
+        )
+    return notes
+
+
+def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndarray) -> dict:
+    """:class:`BatchedBootstrap` keyword arguments from the plan: weights, subsets,
+    subconcepts, strata ``(N,)`` and clusters ``(N,)``; with subconcepts, the soft columns
+    ``[q̃ (S) | class indicators (2)]`` (the label-free recalls' and the classes' replicates,
+    which the rectified recalls and the worst subconcept's gap read:
+    :func:`medeval.per_subconcept.per_subconcept`)."""
+    soft = None
+    if plan.sc_names:
+        soft = class_indicators(y)
+        if plan.q_class is not None:
+            soft = np.concatenate([plan.q_class, soft], axis=1)
+    return dict(
+        weights=plan.weights,
+        subsets=plan.subsets,
+        subconcept=plan.sc_codes,
+        n_subconcepts=len(plan.sc_names),
+        soft_subconcept=soft,
+        strata=_strata(stratify, y, plan),
+        clusters=None if groups is None else _codes(groups, len(y), "groups"),
+    )
+
+
+def _strata(stratify: str | np.ndarray, y: np.ndarray, plan: _Plan) -> np.ndarray:
+    return strata(stratify, y, plan.sc_codes)
+
+
+def _all_intervals(reps, confidence: float) -> dict[tuple[str, str], tuple[np.ndarray, ...]]:
+    """``{(weighting, metric): (low, high, n_undefined)}``, each ``(n_subsets,)``: one
+    percentile computation for every score at once."""
+    keys = list(reps.scores)
+    if not keys:
+        return {}
+    lo, hi, nu = (
+        v.cpu().numpy()
+        for v in percentile_interval(torch.stack([reps.scores[k] for k in keys], 1), confidence)
+    )
+    return {k: (lo[i], hi[i], nu[i]) for i, k in enumerate(keys)}
+
+
+def _subset_frame(columns: dict[str, list], parts: list[list[np.ndarray]], reps) -> pd.DataFrame:
+    """The long subsets table from its label columns and the ``value, low, high,
+    n_undefined`` parts (one ``(n_rows_of_score,)`` array per score in each)."""
+
+    def cat(p: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(p).astype(np.float64) if p else np.array([], dtype=np.float64)
+
+    names = ("value", "low", "high", "n_undefined")
+    values = {nm: cat(p) for nm, p in zip(names, parts, strict=True)}
+    if reps is not None:  # counts of replicates: whole numbers (converted before the frame
+        nu = values["n_undefined"]  # is built, which costs half as much as converting after)
+        if not np.isfinite(nu).all():
+            raise ValueError("undefined-replicate counts must be finite")
+        values["n_undefined"] = nu.astype(np.int64)
+    return pd.DataFrame({**columns, **values})
+
+
+def _score_tables(plan: _Plan, point, reps, confidence, notes, extra_rows=None) -> tuple:
+    """Full-test scores, their intervals, unavailable scores and the long subsets table (with
+    ``extra_rows``, columns of further rows such as the rectified scores', after the others)."""
+    subset_names = list(plan.subsets)
+    aliases = _aliases(subset_names)
+    idx = [j for _, j in aliases]
+    columns: dict[str, list] = {c: [] for c in ("subset", "subconcept", "score")}
+    parts: list[list[np.ndarray]] = [[], [], [], []]  # value, low, high, n_undefined
+    scores = dict.fromkeys(ALL_SCORES, math.nan)
+    intervals: dict[str, tuple[float, float]] = {}
+    unavailable: dict[str, str] = {}
+    nan_row = np.full(len(subset_names), math.nan)
+    bounds = _all_intervals(reps, confidence) if reps is not None else {}
+    for key in (w.prefix for w in SCORED_WEIGHTINGS):
+        for metric in FAMILIES:
+            score = f"{key}{metric}"
+            if (key, metric) not in point:
+                unavailable[score] = plan.unavailable.get(score) or plan.unavailable.get(key, "n/a")
+                continue
+            vals = point[(key, metric)]
+            lo = hi = nu = nan_row
+            if reps is not None:
+                lo, hi, nu = bounds[(key, metric)]
+                intervals[score] = (float(lo[0]), float(hi[0]))
+                if nu[0] > 0:
+                    notes.append(
+                        f"{score}: {int(nu[0])} of {reps.n} bootstrap replicates undefined, "
+                        "excluded"
+                    )
+            scores[score] = float(vals[0])
+            columns["subset"] += [a for a, _ in aliases]
+            columns["subconcept"] += [plan.subset_subconcept[subset_names[j]] for j in idx]
+            columns["score"] += [score] * len(idx)
+            for part, a in zip(parts, (vals, lo, hi, nu), strict=True):
+                part.append(a[idx])
+    if extra_rows:
+        for c in columns:
+            columns[c] += extra_rows[c]
+        for part, c in zip(parts, ("value", "low", "high", "n_undefined"), strict=True):
+            part.append(np.asarray(extra_rows[c], dtype=np.float64))
+    return scores, intervals, unavailable, _subset_frame(columns, parts, reps)
+
+
+def _assemble(
+    y, yp, plan: _Plan, u, point, reps, confidence, notes, *, bootstrap: dict, threshold,
+    extra_rows: dict[str, list] | None = None, reference=None, seed: int = 0,
+) -> Evaluation:  # fmt: skip
+    scores, intervals, unavailable, subsets = _score_tables(
+        plan, point, reps, confidence, notes, extra_rows
+    )
+    per_sc = per_subconcept(
+        y, yp, plan, u, confidence, notes, reps=reps, reference=reference, seed=seed
+    )
+    return Evaluation(
+        scores=scores,
+        intervals=intervals,
+        unavailable=unavailable,
+        subsets=subsets,
+        per_subconcept=per_sc.table,
+        worst_subconcepts=per_sc.worst,
+        class_recall=per_sc.class_recall,
+        confidence=confidence,
+        bootstrap=bootstrap,
+        n=len(y),
+        n_positive=int(y.sum()),
+        threshold=threshold,
+        notes=notes,
+        subconcept_model=_within_class_ba(y, plan),
+        weighted_classes=_weighted_classes(u),
+    )
+
+
+def _weighted_classes(u: Utilities | None) -> list[str]:
+    """Classes whose subconcepts have different utilities: only there do the label-free
+    weights depend on the subconcept model (a class of equal utilities gets them exactly)."""
+    if u is None:
+        return []
+    out = []
+    for c in (0, 1):
+        vals = u.values[u.sides == c]
+        if len(vals) and not np.all(vals == vals[0]):
+            out.append(f"class {c}")
+    return out
+
+
+def _within_class_ba(y: np.ndarray, plan: _Plan) -> dict[str, float]:
+    """Balanced accuracy of the subconcept model among each class's subconcepts (argmax of the
+    class-renormalised posteriors vs the true subconcept); needs true test subconcepts."""
+    if plan.q_class is None or plan.sc_codes is None:
+        return {}
+    return within_class_ba_from_codes(y, plan.sc_codes, plan.q_class)

@@ -1,0 +1,203 @@
+"""What an evaluation can compute from its inputs (:class:`_Plan`): the weightings, the
+evaluation subsets (SPEC §6) and the subconcepts of the per-subconcept results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..weights import (
+    Utilities,
+    align_posteriors,
+    expected_class_utility,
+    expected_utility,
+    renormalise_within_class,
+)
+
+
+@dataclass
+class _Plan:
+    """What can be computed from the given inputs."""
+
+    weights: dict[str, np.ndarray]  # weighting key → (N,) instance weights
+    subsets: dict[str, np.ndarray]  # subset name → (N,) bool
+    subset_subconcept: dict[str, str | None]
+    sc_names: tuple[str, ...]  # subconcepts for per-subconcept results
+    sc_codes: np.ndarray | None  # (N,) codes into sc_names
+    sc_side: dict[str, int]
+    unavailable: dict[str, str]
+    q_class: np.ndarray | None = None  # (N, S) class-renormalised posteriors, sc_names order
+    n_fallback: int = 0  # rows with no posterior mass on their own class
+    groups: np.ndarray | None = None  # (N,) cluster codes, for the per-subconcept intervals
+
+
+def _sides_of(u: Utilities) -> dict[str, int]:
+    """``{subconcept: class}`` from the utilities."""
+    return {nm: int(c) for nm, c in zip(u.names, u.sides, strict=True)}
+
+
+def _true_subconcepts(
+    y: np.ndarray, subconcept: Sequence[str], u: Utilities | None
+) -> tuple[tuple[str, ...], np.ndarray, dict[str, int]]:
+    """Names ``(S,)``, each instance's code ``(N,)`` into them and each name's class, checked
+    against the training sizes (when given) and against ``y``."""
+    n = len(y)
+    uniq, inverse = _name_codes(subconcept, n)  # vectorised name → code lookup
+    sc = _Names(uniq, inverse)
+    if u is not None:
+        unknown = [i for i, nm in enumerate(uniq) if nm not in set(u.names)]
+        if unknown:
+            i = int(np.flatnonzero(np.isin(inverse, unknown))[0])
+            raise ValueError(
+                f"subconcept at index {i} is {str(sc[i])!r}, which has no training size; "
+                f"known subconcepts: {', '.join(u.names)}"
+            )
+        sc_names = u.names
+        sc_side = _sides_of(u)
+    else:
+        sc_names = tuple(str(nm) for nm in uniq)
+        sc_side = {}
+        for k, nm in enumerate(sc_names):
+            sides = set(y[inverse == k].tolist())
+            if len(sides) > 1:
+                raise ValueError(f"subconcept {nm!r} holds instances of both classes")
+            sc_side[nm] = sides.pop()
+    lookup = {nm: i for i, nm in enumerate(sc_names)}
+    sc_codes = np.array([lookup[str(nm)] for nm in uniq], dtype=np.int64)[inverse]
+    side_of = np.array([sc_side[nm] for nm in sc_names])[sc_codes]
+    wrong = np.flatnonzero(side_of != y)
+    if len(wrong):
+        i = int(wrong[0])
+        raise ValueError(
+            f"index {i}: subconcept {str(sc[i])!r} belongs to class {side_of[i]} "
+            f"but y_true is {y[i]}"
+        )
+    return sc_names, sc_codes, sc_side
+
+
+def _posterior_weights(
+    y: np.ndarray, posteriors: Any, posterior_columns: Sequence[str] | None, u: Utilities
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Predicted weights ``(N,)``, class-renormalised posteriors ``(N, S)``, class-conditional
+    weights ``(N,)`` and the number of rows that fell back to the class mean."""
+    n = len(y)
+    q = align_posteriors(posteriors, u, columns=posterior_columns)  # validated once, in order
+    a = expected_utility(q, u)  # q is checked once; the weightings below reuse it
+    if a.shape != (n,):
+        raise ValueError(f"posteriors must have one row per instance ({n}); got {a.shape}")
+    cp = renormalise_within_class(q, u, y)
+    q_class = cp.q.cpu().numpy()
+    c = expected_class_utility(cp, u, y).cpu().numpy()
+    return a.cpu().numpy(), q_class, c, int(cp.fallback.sum())
+
+
+def _subsets(
+    y: np.ndarray,
+    sc_names: tuple[str, ...],
+    sc_codes: np.ndarray | None,
+    sc_side: dict[str, int],
+    u: Utilities | None,
+) -> tuple[dict[str, np.ndarray], dict[str, str | None]]:
+    """Subset masks ``{name: (N,) bool}`` and each subset's minority subconcept."""
+    # Subsets (SPEC §6): full, and sub_i = majority ∪ minority subconcept i, largest first.
+    n = len(y)
+    subsets = {"full": np.ones(n, dtype=bool)}
+    subset_sc: dict[str, str | None] = {"full": None}
+    if sc_codes is not None:
+        minority = [nm for nm in sc_names if sc_side[nm] == 1]
+        if u is not None:
+            minority = list(u.minority)
+        else:  # no training sizes: order by test size
+            minority.sort(key=lambda nm: (-int((sc_codes == sc_names.index(nm)).sum()), nm))
+        for i, nm in enumerate(minority, start=1):
+            subsets[f"sub_{i}"] = (y == 0) | (sc_codes == sc_names.index(nm))
+            subset_sc[f"sub_{i}"] = nm
+    return subsets, subset_sc
+
+
+def _plan(
+    y: np.ndarray,
+    subconcept: Sequence[str] | None,
+    posteriors: Any,
+    posterior_columns: Sequence[str] | None,
+    u: Utilities | None,
+) -> _Plan:
+    """What can be computed: instance weights, subsets and subconcepts, checked (``y``:
+    ``(N,)``)."""
+    n = len(y)
+    weights = {"": np.ones(n)}
+    unavailable: dict[str, str] = {}
+    sc_codes, sc_names, sc_side = None, (), {}
+    if subconcept is not None:
+        sc_names, sc_codes, sc_side = _true_subconcepts(y, subconcept, u)
+    no_sizes = "no training subconcept sizes (train sizes), so no utilities"
+    if u is None:
+        unavailable["w"] = unavailable["p"] = no_sizes
+    if subconcept is None:
+        unavailable.setdefault("w", "no true test subconcept labels (column 'subconcept')")
+    elif u is not None:
+        weights["w"] = u.values[np.array([u.index(nm) for nm in sc_names])][sc_codes]
+    q_class, n_fallback = None, 0
+    if posteriors is None:
+        unavailable.setdefault("p", "no subconcept posteriors (columns 'q_<subconcept>')")
+    elif u is not None:
+        weights["p"], q_class, weights["c"], n_fallback = _posterior_weights(
+            y, posteriors, posterior_columns, u
+        )
+        if sc_codes is None:  # label-free per-subconcept results still need the names
+            sc_names = u.names
+            sc_side = _sides_of(u)
+    if "p" in unavailable:
+        unavailable["c"] = unavailable["p"]
+    subsets, subset_sc = _subsets(y, sc_names, sc_codes, sc_side, u)
+    return _Plan(
+        weights, subsets, subset_sc, sc_names, sc_codes, sc_side, unavailable, q_class, n_fallback
+    )
+
+
+def _name_codes(subconcept: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct names ``(K,)`` and each instance's code ``(N,)``; a categorical
+    (as :func:`~medeval.predictions.read_predictions` returns) skips the string sort."""
+    if isinstance(subconcept, pd.Series) and isinstance(subconcept.dtype, pd.CategoricalDtype):
+        subconcept = subconcept.array
+    if isinstance(subconcept, pd.Categorical):
+        if subconcept.shape != (n,):
+            raise ValueError(
+                f"subconcept must have one entry per instance ({n}); got {subconcept.shape}"
+            )
+        codes = np.asarray(subconcept.codes)
+        if (codes < 0).any():
+            raise ValueError(f"subconcept is missing at index {int(np.argmax(codes < 0))}")
+        cats = np.asarray(subconcept.categories).astype(str)
+        uniq, remap = np.unique(cats, return_inverse=True)  # duplicates after str() merge
+        used = np.zeros(len(uniq), dtype=bool)
+        used[remap[np.unique(codes)]] = True
+        keep = np.cumsum(used) - 1  # drop categories no instance uses, like np.unique would
+        return uniq[used], keep[remap][codes]
+    sc = np.asarray(subconcept).astype(str)
+    if sc.shape != (n,):
+        raise ValueError(f"subconcept must have one entry per instance ({n}); got {sc.shape}")
+    return np.unique(sc, return_inverse=True)
+
+
+class _Names:
+    """``sc[i]`` → the name of instance i, without materialising N strings."""
+
+    def __init__(self, uniq: np.ndarray, inverse: np.ndarray) -> None:
+        self.uniq, self.inverse = uniq, inverse
+
+    def __getitem__(self, i: int) -> str:
+        return str(self.uniq[self.inverse[i]])
+
+
+def _aliases(subset_names: list[str]) -> list[tuple[str, int]]:
+    """``(row label, subset index)`` pairs: every subset, then ``largest`` and ``smallest``
+    (the first and last minority subsets) when there are any."""
+    aliases = [(k, i) for i, k in enumerate(subset_names)]
+    if subset_names[1:]:
+        aliases += [("largest", 1), ("smallest", len(subset_names) - 1)]
+    return aliases

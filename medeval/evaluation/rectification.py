@@ -1,0 +1,227 @@
+"""The rectified scores of an evaluation (SPEC §9): rBA, rF1, rAUC from its
+class-conditional weights, exact scores and bootstrap replicates, their rows of the subsets
+table, and the reference rows' notes."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..metrics._checks import UndefinedMetricWarning
+from ..rectified import (
+    FEW_REFERENCE_ROWS,
+    RectifiedResult,
+    ReferenceRows,
+    TargetRows,
+    combine,
+    rectify_test_side,
+    reference_subset_scores,
+)
+from ..reference import within_class_ba_from_q
+from ..scores import LABEL_FREE_RECTIFIED, RECOMMENDED_RECTIFIED
+from ..weights import Utilities
+from .plan import _aliases, _Plan
+from .result import NO_REFERENCE, Evaluation
+
+
+# -- rectified scores (SPEC §9) --------------------------------------------------------------
+@dataclass
+class _RectifyInputs:
+    """The checked test inputs the rectified scores need (``y``, ``yp``, ``s``: ``(N,)``), the
+    plan (its class-conditional weights) and the exact scores on every subset."""
+
+    y: np.ndarray
+    yp: np.ndarray
+    s: np.ndarray | None
+    u: Utilities | None
+    plan: _Plan
+    point: dict[tuple, np.ndarray]
+
+
+def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInputs) -> str:
+    """Why the rectified scores cannot be computed, or ``""`` when they can."""
+    if reference is None:
+        return NO_REFERENCE
+    if inputs.u is None:
+        return "reference rows given, but no training subconcept sizes (train sizes)"
+    if "c" not in inputs.plan.weights:
+        return "reference rows given, but no test posteriors: the rectified scores correct cM"
+    return ""
+
+
+def _rectified_parts(
+    reference: ReferenceRows | None,
+    variant: str,
+    inputs: _RectifyInputs,
+    reps: Any,
+    confidence: float,
+    boot_info: dict,
+    **opts: Any,
+) -> tuple[RectifiedResult | None, str, dict[str, list] | None, list[str]]:
+    """The rectified scores (or why not), their rows of the subsets table and the notes those
+    rows raise; computed before the tables, so that the rows are built with them."""
+    why = _rectified_unavailable(reference, inputs)
+    if why:
+        return None, why, None, []
+    res = _rectify(reference, variant, inputs, reps, confidence, boot_info, **opts)
+    notes: list[str] = []
+    return res, why, _rectified_rows(reference, res, inputs, notes), notes
+
+
+def _with_quality(ev: Evaluation, reference: ReferenceRows | None, u: Any) -> Evaluation:
+    """``ev`` with the subconcept model's within-class balanced accuracy on the reference rows
+    (a note) and, when the test set has no subconcepts to measure it on, as
+    ``subconcept_model`` itself (source: the reference rows), so that
+    :meth:`Evaluation.weak_classes` can warn on every road."""
+    if reference is None or u is None:
+        return ev
+    quality = within_class_ba_from_q(
+        reference.y_true, reference.subconcept, reference.posteriors, u
+    )
+    text = ", ".join(f"{c}: {v:.3f}" for c, v in quality.items()) or "no class has two subconcepts"
+    ev.notes.append(
+        f"subconcept model on the reference data {reference.source}: within-class BA {text}"
+    )
+    if not ev.subconcept_model:
+        ev.subconcept_model = quality
+        ev.subconcept_model_source = f"reference data ({PurePath(reference.source).name})"
+    return ev
+
+
+def _with_reference(
+    ev: Evaluation,
+    reference: ReferenceRows | None,
+    res: RectifiedResult | None,
+    why: str,
+    inputs: _RectifyInputs,
+    row_notes: list[str],
+) -> Evaluation:
+    """``ev`` with rBA, rF1, rAUC (or ``why`` not) and each subconcept's reference rows."""
+    if reference is not None:
+        counts = reference.counts()
+        ev.per_subconcept["n_reference"] = [
+            counts.get(str(nm), 0) for nm in ev.per_subconcept["subconcept"]
+        ]
+        minority = inputs.u.minority if inputs.u is not None else ()
+        ev.reference = {
+            "source": reference.source,
+            "n": len(reference),
+            "per_subconcept": counts,
+            "few_rows": [nm for nm in minority if counts.get(nm, 0) < FEW_REFERENCE_ROWS],
+        }
+    if res is None:
+        for name in LABEL_FREE_RECTIFIED:
+            ev.scores[name] = math.nan
+            ev.unavailable[name] = why
+        return ev
+    ev.rectified = res
+    for name in LABEL_FREE_RECTIFIED:
+        ev.scores[name] = float(res.scores[name])
+        if name in res.intervals:
+            ev.intervals[name] = res.intervals[name]
+        if name in res.unavailable:
+            ev.unavailable[name] = res.unavailable[name]
+    # the test rows' fallback is already noted by the evaluation itself
+    ev.notes += [n for n in res.notes if " test row(s) have zero posterior mass" not in n]
+    ev.notes += row_notes
+    return ev
+
+
+def _rectified_rows(
+    reference: ReferenceRows, res: RectifiedResult, inputs: _RectifyInputs, notes: list[str]
+) -> dict[str, list]:
+    """The subsets table's rows of rBA, rF1, rAUC on every subset (SPEC §6), as columns.
+
+    On ``sub_i`` the point estimate is ``cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i))``
+    (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i; the
+    ``"ppi++"`` variant keeps the full set's λ). The joint bootstrap runs on the full set only,
+    so ``low`` / ``high`` are NaN on ``sub_i`` (and ``n_undefined`` 0: no replicates).
+
+    Built from the exact subset scores and plain lists, with the rest of the table: this runs on
+    every fold of the benchmark grid, where pandas' lookups cost more than the scores."""
+    plan = inputs.plan
+    names = list(plan.subsets)
+    aliases = [(label, j, plan.subset_subconcept[names[j]]) for label, j in _aliases(names)]
+    ref_scores = reference_subset_scores(
+        reference, inputs.u, list(dict.fromkeys(nm for _, _, nm in aliases if nm is not None))
+    )
+    new: dict[str, list] = {c: [] for c in ("subset", "subconcept", "score", "value", "low")}
+    new |= {"high": [], "n_undefined": []}
+    for family, name in RECOMMENDED_RECTIFIED.items():
+        if name in res.unavailable or family not in res.lam or ("c", family) not in inputs.point:
+            continue
+        for label, j, nm in aliases:
+            if nm is None:  # full
+                v, (lo, hi) = res.scores[name], res.intervals.get(name, (math.nan, math.nan))
+                undef = res.n_undefined.get(name, 0)
+            else:
+                tc = inputs.point[("c", family)][j]
+                v = _rectified_on_subset(notes, res, ref_scores[nm], family, label, nm, tc)
+                lo = hi = math.nan
+                undef = 0
+            for c, x in zip(new, (label, nm, name, v, lo, hi, undef), strict=True):
+                new[c].append(x)
+    return new
+
+
+def _rectified_on_subset(
+    notes: list[str], res: RectifiedResult, ref: dict, family: str, sub: str, nm: str, tc: float
+) -> float:
+    """rM on ``sub_i`` from cM on its test rows ``tc`` (the subsets table) and cM, wM on its
+    reference rows ``ref``; NaN with a note and an :class:`UndefinedMetricWarning` where
+    undefined."""
+    tc = float(tc)
+    rc, rw = ref.get(("c", family), math.nan), ref.get(("w", family), math.nan)
+    value = combine(tc, rc, rw, variant=res.variant, lam=res.lam[family])
+    if math.isnan(value) and sub not in ("largest", "smallest"):  # aliases: warned once
+        where = "its test rows" if math.isnan(tc) else "its reference rows"
+        msg = (
+            f"{RECOMMENDED_RECTIFIED[family]} on subset {sub} (subconcept {nm!r}) is undefined on "
+            f"{where}; NaN"
+        )
+        notes.append(msg)
+        warnings.warn(msg, UndefinedMetricWarning, stacklevel=5)
+    return float(value)
+
+
+def _rectify(
+    reference: ReferenceRows,
+    variant: str,
+    inputs: _RectifyInputs,
+    reps: Any,
+    confidence: float,
+    boot_info: dict,
+    seed: int,
+    device: str | torch.device,
+    memory_budget: int | None,
+) -> RectifiedResult:
+    """The rectified scores from this evaluation's class-conditional weights, its exact cM on
+    the full test set and its bootstrap's replicates of cM (``reps``; none when
+    ``n_bootstrap`` is 0), so that nothing is computed twice and rM and cM are paired."""
+    test_reps = None
+    if reps is not None:
+        test_reps = {
+            m: reps.scores[("c", m)][:, 0] for m in ("BA", "F1", "AUC") if ("c", m) in reps.scores
+        }
+    p = inputs.plan
+    point = {m: float(v[0]) for (k, m), v in inputs.point.items() if k == "c"}
+    test = TargetRows(inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None)
+    test.point = point
+    res = rectify_test_side(
+        test, reference, inputs.u, variant=variant, n_bootstrap=0 if reps is None else reps.n,
+        confidence=confidence, stratify=boot_info["stratify"], reference_stratify="class",
+        seed=seed, device=device, memory_budget=memory_budget, test_replicates=test_reps,
+    )  # fmt: skip
+    # the test side was resampled as this evaluation's bootstrap says
+    res.bootstrap["method"] = (
+        f"percentile; joint: test rows as the evaluation's bootstrap "
+        f"(within {boot_info['stratify']}), reference rows within "
+        f"{res.bootstrap['reference_stratify']}, drawn independently"
+    )
+    return res
