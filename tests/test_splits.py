@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from real_data import shared_path
 
 from medeval.datasets.base import DataError, LabelledData
 from medeval.datasets.keel import load_keel
@@ -25,8 +26,8 @@ def vehicle(shared_data):
 
 
 @pytest.fixture(scope="module")
-def nih_task(shared_data):
-    return make_binary_task(load_nih(shared_data / "nih"), seed=0)
+def nih_task():
+    return make_binary_task(load_nih(shared_path("nih")), seed=0)
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from fakes_datasets import write_corrupt, write_png
+from real_data import shared_path
 
 from medeval.datasets.base import DataError
 from medeval.datasets.images import ImageDataset
@@ -14,15 +15,16 @@ from medeval.tasks import make_binary_task
 
 
 @pytest.fixture(scope="module")
-def nih_real(shared_data):
+def nih_real():
+    folder = shared_path("nih")
     start = time.perf_counter()
-    data = load_nih(shared_data / "nih")
+    data = load_nih(folder)
     return data, time.perf_counter() - start
 
 
-def test_real_metadata_single_label_rows_with_patient_groups(nih_real, shared_data):
+def test_real_metadata_single_label_rows_with_patient_groups(nih_real):
     data, seconds = nih_real
-    raw = pd.read_csv(shared_data / "nih" / "Data_Entry_2017_v2020.csv.gz", dtype=str)
+    raw = pd.read_csv(shared_path("nih", "Data_Entry_2017_v2020.csv.gz"), dtype=str)
     single = raw[~raw["Finding Labels"].str.contains("|", regex=False)]
     assert len(data) == len(single) == 91324
     assert set(data.labels) == set(FINDINGS) and len(FINDINGS) == 15

@@ -5,13 +5,14 @@ import gzip
 import numpy as np
 import pandas as pd
 import pytest
+from real_data import shared_path
 
 from medeval.datasets.pmlb import load_pmlb, pmlb_cached_names
 from medeval.tasks import make_binary_task
 
 
-def test_every_cached_pmlb_set_loads_and_yields_a_task_or_a_stated_rejection(shared_data):
-    cache = shared_data / "pmlb"
+def test_every_cached_pmlb_set_loads_and_yields_a_task_or_a_stated_rejection():
+    cache = shared_path("pmlb")
     names = pmlb_cached_names(cache)
     assert len(names) == 46 and "iris" in names
     for name in names:
@@ -23,11 +24,11 @@ def test_every_cached_pmlb_set_loads_and_yields_a_task_or_a_stated_rejection(sha
         assert task.n_classes >= 2
 
 
-def test_iris_matches_the_file(shared_data):
-    path = shared_data / "pmlb" / "iris" / "iris.tsv.gz"
+def test_iris_matches_the_file():
+    path = shared_path("pmlb", "iris", "iris.tsv.gz")
     with gzip.open(path, "rt") as fh:
         raw = pd.read_csv(fh, sep="\t")
-    data = load_pmlb("iris", cache_dir=shared_data / "pmlb")
+    data = load_pmlb("iris", cache_dir=shared_path("pmlb"))
     np.testing.assert_allclose(data.X, raw.drop(columns="target").to_numpy())
     np.testing.assert_array_equal(data.labels, raw["target"].astype(str).to_numpy())
     assert data.feature_names == [c for c in raw.columns if c != "target"]

@@ -5,20 +5,20 @@ fails here. Sixty-four images, 32 px, one training step per epoch: seconds, not 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from real_data import SHARED_DATA, missing
 
 from medeval.datasets import load
 from medeval.datasets.pixels import read_image_array
 
 REPO = Path(__file__).resolve().parents[2]
-ISIC = Path(os.environ.get("MEDEVAL_DATA", REPO.parent / "shared" / "data")) / "isic_skin"
+ISIC = SHARED_DATA / "isic_skin"
 pytestmark = pytest.mark.skipif(
-    not (ISIC / "metadata.csv").is_file(),
-    reason=f"real isic_skin images not found at {ISIC} (set MEDEVAL_DATA to the shared data)",
+    missing("isic_skin", "metadata.csv") is not None,
+    reason=missing("isic_skin", "metadata.csv") or "",
 )
 PER_DX = 8  # 8 per diagnosis: no subconcept under SPEC §11's warning threshold
 MALIGNANT, BENIGN = "MEL,BCC,SCC,AK", "NV,BKL,DF,VASC"

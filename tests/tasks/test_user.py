@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from real_data import shared_path
 
 from medeval.datasets.base import DataError, LabelledData
 from medeval.tasks.user import SmallSubconceptWarning, TaskSpec, TaskSpecError, make_task
@@ -156,9 +157,7 @@ def test_the_isic_skin_config_builds_its_task_on_the_real_labels():
     repo = Path(__file__).resolve().parents[2]
     cfg = load_config(repo / "configs" / "isic_skin.yaml")
     assert cfg.data.source == "images" and cfg.data.options["group_column"] == "lesion_id"
-    meta = repo.parent / "shared" / "data" / "isic_skin" / "metadata.csv"
-    if not meta.is_file():
-        pytest.skip(f"real isic_skin metadata not found at {meta}")
+    meta = shared_path("isic_skin", "metadata.csv")
     labels = pd.read_csv(meta, dtype=str)["dx"].to_numpy()
     task = make_task(LabelledData(labels=labels, source="images", name="isic_skin"),
                      task_spec(cfg), seed=0)  # fmt: skip
