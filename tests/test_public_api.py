@@ -142,3 +142,10 @@ def test_the_readme_python_example_runs_and_gives_sklearns_numbers():
     assert ev.scores["wBA"] == pytest.approx(
         balanced_accuracy_score(y, s >= 0.5, sample_weight=u), abs=1e-12
     )
+
+
+def test_the_readme_names_every_export():
+    text = (REPO / "README.md").read_text()
+    section = re.search(r"^## Python API\n(.*?)(?=^## )", text, re.S | re.M).group(1)
+    unnamed = [n for n in medeval.__all__ if n != "__version__" and f"`{n}`" not in section]
+    assert unnamed == []
