@@ -218,7 +218,7 @@ ENTRY_POINTS: dict[str, EntryPoint] = {
     "metrics.weighted_accuracy": EntryPoint(
         lambda y, yp, s, w: {"accuracy": _arr(weighted_accuracy(y, yp, q=0.3, sample_weight=w))}
     ),
-    "metrics on tensors": EntryPoint(_torch_metrics),
+    "metrics on tensors": EntryPoint(_torch_metrics, examples=40),  # also test_properties.py
     "evaluate_predictions": EntryPoint(
         _evaluation,
         **COMPOSITE,
