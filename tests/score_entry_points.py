@@ -229,8 +229,9 @@ ENTRY_POINTS: dict[str, EntryPoint] = {
         **COMPOSITE,
         length_errors=("subconcept must be integer codes of shape", "entries but y_true has"),
     ),
-    # weights of another length are not refused by BatchedBootstrap (None: a known gap)
     "bootstrap point estimate": EntryPoint(
-        _bootstrap_point, **COMPOSITE, length_errors=(None, "need to be the same shape")
+        _bootstrap_point,
+        **COMPOSITE,
+        length_errors=("one entry per instance", "need to be the same shape"),
     ),
 }

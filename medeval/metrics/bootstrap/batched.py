@@ -88,6 +88,12 @@ class BatchedBootstrap(_StaticMatrices, _BufferPlan, _Kernels):
         n = len(y)
         if y_pred is None and y_score is None:
             raise ValueError("need y_pred or y_score")
+        for name, w in weights.items():  # a longer weight vector must not be cut silently
+            if tuple(np.shape(w)) != (n,):
+                raise ValueError(
+                    f"weights {name!r} must have one entry per instance ({n}); got shape "
+                    f"{tuple(np.shape(w))}"
+                )
         self.device, self.dtype = torch.device(device), dtype
         self.generator = _resolve_generator(generator, self.device)
         self.memory_budget = int(memory_budget or default_memory_budget(self.device))
