@@ -22,8 +22,8 @@ LIBRARY = {  # what each tool imports once it runs
     "evaluate": "medeval.flows.evaluate",
     "train": "medeval.flows.train",
     "tasks": "medeval.splits",
-    "benchmark": "medeval.protocol.benchmark",
-    "analyze": "medeval.analyses.report",
+    "benchmark": "medeval.flows.benchmark",
+    "analyze": "medeval.flows.analyze",
     "embed": "medeval.embeddings.table",
 }
 

@@ -1,9 +1,9 @@
 """Do reference data beat the class-conditional label-free score? (issue: RQ4 comparisons)
 
-SPEC §8 lists refinements that use *reference data* R: held-out instances with known subconcept,
-the classifier's prediction and the subconcept model's posteriors. In the random-forest protocol
-R is the training fold's out-of-bag (OOB) predictions of both forests. This script measures, on
-the same folds as ``python -m medeval.benchmark`` (correction ``none``):
+docs/method.md, "Label-free scores" lists refinements that use *reference data* R: held-out
+instances with known subconcept, the classifier's prediction and the subconcept model's posteriors.
+In the random-forest protocol R is the training fold's out-of-bag (OOB) predictions of both forests.
+This script measures, on the same folds as ``python -m medeval.benchmark`` (correction ``none``):
 
 * ``cBA`` / ``cF1`` / ``cAUC``: class-conditional predicted weights (the package's recommended
   scores, computed by :func:`medeval.evaluate_predictions`);
@@ -18,8 +18,8 @@ the same folds as ``python -m medeval.benchmark`` (correction ``none``):
   and the reference rows (within class) in the same replicate.
 
 It writes benchmark-style records (``scores``, ``intervals``, ``subsets``) and prints the RQ4
-agreement table of :func:`medeval.analyses.rq4.agreement_table` for them. The estimators that do
-not beat the class-conditional score stay here, out of the package (docs/method.md says why).
+agreement table of :func:`medeval.analyses.agreement.agreement_table` for them. The estimators that
+do not beat the class-conditional score stay here, out of the package (docs/method.md says why).
 
     python benchmarks/reference_estimators.py --collection keel --out /tmp/ref-keel
     python benchmarks/reference_estimators.py --collection pmlb --datasets ecoli,glass --jobs 2
@@ -41,7 +41,7 @@ from scipy.optimize import nnls
 from sklearn.ensemble import RandomForestClassifier
 
 from medeval import evaluate_predictions
-from medeval.analyses.rq4 import agreement_table
+from medeval.analyses.agreement import agreement_table
 from medeval.protocol.grid import resolve_collection
 from medeval.splits import cv_5x2, derive_seed
 from medeval.tasks import make_binary_task

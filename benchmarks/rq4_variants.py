@@ -1,4 +1,5 @@
-"""RQ4 on saved folds: the rectified score rM against its power-tuned variant PPI++ (SPEC §9).
+"""RQ4 on saved folds: the rectified score rM against its power-tuned variant PPI++ (docs/method.md,
+"Rectified scores").
 
 Both estimate the true-weight score wM from the class-conditional score cM and reference rows R:
 
@@ -48,9 +49,9 @@ import numpy as np
 import pandas as pd
 import torch
 
+from medeval.analyses.agreement import agreement_by_method, agreement_table
 from medeval.analyses.coverage import coverage_by_dataset
 from medeval.analyses.quality import subconcept_model_quality
-from medeval.analyses.rq4 import agreement_by_method, agreement_table
 from medeval.evaluation import Evaluation, evaluate_predictions
 from medeval.flows.evaluate import load_reference
 from medeval.predictions import read_predictions, read_train_sizes

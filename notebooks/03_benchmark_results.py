@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Image, Markdown, display
 
-from medeval.analyses.report import analyze
+from medeval.flows.analyze import analyze
 
 RESULTS = os.environ.get("MEDEVAL_RESULTS")
 if RESULTS is None:

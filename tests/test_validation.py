@@ -13,9 +13,9 @@ from medeval._validation import (
 )
 from medeval.errors import UserError
 from medeval.evaluation import evaluate_predictions
+from medeval.flows.benchmark import BenchmarkSettings, run_benchmark
 from medeval.metrics import balanced_accuracy, roc_auc
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
-from medeval.protocol.benchmark import BenchmarkSettings, run_benchmark
 from medeval.streaming import SubconceptScores
 
 SIZES = {"neg": {"class": 0, "n": 10}, "pos": {"class": 1, "n": 5}}

@@ -76,7 +76,8 @@ def subset_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def dataset_means(frame: pd.DataFrame) -> pd.DataFrame:
-    """Average fold scores into one value per data set (SPEC §6 RQ1); NaN folds are skipped.
+    """Average fold scores into one value per data set (docs/method.md,
+    "Evaluation subsets and analyses" RQ1); NaN folds are skipped.
 
     Returns:
         columns ``collection, subconcepts, dataset, method, subset, score, value, n_splits``

@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
+from medeval.analyses.agreement import _stats, _wide, evaluation_frame
 from medeval.analyses.common import markdown_table
 from medeval.analyses.quality import DATASET_KEYS, subconcept_model_quality
-from medeval.analyses.rq4 import _stats, _wide, evaluation_frame
 from medeval.scores import FAMILIES
 
 __all__ = [

@@ -2,7 +2,7 @@
 of a benchmark results folder — RQ4 (``agreement.csv``) says how close each label-free estimate
 (cBA, cF1, cAUC: class-conditional predicted weights; pBA…: the paper's predicted weights) comes
 to the true-weight score (wBA…), with interval coverage. The library side is
-:mod:`medeval.analyses.report`.
+:mod:`medeval.flows.analyze`.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             "written so far"
         )
     check_out(out, tool="analyze", inputs=[args.results])
-    from medeval.analyses.report import analyze
+    from medeval.flows.analyze import analyze
     from medeval.protocol.forest import METHODS
 
     if args.rq3_method is not None and args.rq3_method not in METHODS:

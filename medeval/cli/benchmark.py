@@ -1,9 +1,9 @@
 """``python -m medeval.benchmark`` (``medeval-benchmark``): the random-forest protocol on a
-collection (SPEC §5).
+collection (docs/method.md, "Protocols").
 
 Runs the grid of (data set, method, split) records into a results folder, resumable, then the
 analyses (``python -m medeval.analyze``) on that folder. The library side is
-:mod:`medeval.protocol.benchmark`.
+:mod:`medeval.flows.benchmark`.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
     source = args.collection if args.collection in ("keel", "pmlb") else "csv"
     options = source_options(args, source)
-    spec = task_spec(args)  # the user's task for every data set; default §4's ladder
+    spec = task_spec(args)  # the user's task for every data set; default the paper's ladder
     name = args.collection if source != "csv" else Path(args.collection).name
     out = args.out or default_out("benchmark", name)
     check_out(out, tool="benchmark", resumable=True)
@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         from medeval.io.outdir import check_replaceable
 
         check_replaceable(Path(out) / "analysis", what=ANALYSIS, tool="analyze")
-    from medeval.protocol.benchmark import BenchmarkSettings, run_benchmark
+    from medeval.flows.benchmark import BenchmarkSettings, run_benchmark
 
     settings = BenchmarkSettings(
         collection=args.collection,
@@ -184,10 +184,14 @@ def run(args: argparse.Namespace) -> int:
     for r in done.errors:
         print(f"error: {r.message}", file=sys.stderr)
     if done.rejected:
-        print(f"rejected (SPEC §4.5): {', '.join(done.rejected)}", file=sys.stderr)
+        print(
+            'rejected (docs/method.md, "Binary tasks from multiclass data", step 4): '
+            + ", ".join(done.rejected),
+            file=sys.stderr,
+        )
     log(f"done in {done.wall_s:.1f} s; records in {out / 'records'}")
     if not args.no_analyze:
-        from medeval.analyses.report import analyze
+        from medeval.flows.analyze import analyze
 
         # an analyze --partial may still be writing analysis/: waited for, not failed on
         line = analyze(out, out / "analysis", what=ANALYSIS, wait_s=ANALYSIS_WAIT_S, log=log)

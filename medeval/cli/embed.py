@@ -119,26 +119,9 @@ def run(args: argparse.Namespace) -> int:
     _check_before_work(args)
     check_out(args.out, tool="embed", resumable=True)
     check_outside(args.out, data_folders(args.source, args.path, options.get("images")))
-    from medeval.datasets import load
-    from medeval.datasets.base import load_notes
     from medeval.datasets.cache import DEFAULT_CACHE_DIR as IMAGE_CACHE
-    from medeval.datasets.cache import skip_undecodable
-    from medeval.embeddings.table import EmbedSettings, embed_table
-    from medeval.io.embeddings import FEATURE, write_table
-    from medeval.io.outdir import claim_folder
+    from medeval.flows.embed import EmbedSettings, embed_source
 
-    data = load(args.source, args.path, name=args.name, **options)
-    if spec is not None:
-        data = _task_rows(data, spec)
-    if options.get("skip_unreadable") and not args.no_image_cache:  # undecodable files too
-        data = skip_undecodable(
-            data, size=args.size, cache_dir=IMAGE_CACHE, workers=args.workers,
-            progress=not args.quiet,
-        )  # fmt: skip
-    if data.kind in ("image", "array_image"):
-        from medeval.models import check_backbone_name
-
-        check_backbone_name(args.model)
     settings = EmbedSettings(
         model=args.model,
         pretrained=not args.random_init,
@@ -153,23 +136,19 @@ def run(args: argparse.Namespace) -> int:
         svd_components=args.svd_components,
         seed=0 if args.seed is None else args.seed,
     )
-    frame, info = embed_table(data, settings, device=_device(args.device), progress=not args.quiet)
-    name = args.name or data.name
-    claim_folder(args.out, tool="embed")
-    skipped = [{"path": str(f.path), "row": f.row, "reason": f.reason} for f in data.skipped]
-    record = {"source": args.source, **info, **({"skipped": skipped} if skipped else {})}
-    if spec is not None:  # the benchmark of this table builds the user's task, not the ladder
-        record["task"] = spec.to_dict()
-    table = write_table(args.out, name, frame, record)
-    for line in load_notes(data, f"{name}.embedding.json"):  # said, not only recorded
+    done = embed_source(
+        args.source, args.path, args.out, settings=settings, name=args.name, options=options,
+        spec=spec, device=_device(args.device), progress=not args.quiet,
+    )  # fmt: skip
+    name = done.name
+    for line in done.notes:  # said, not only recorded
         say(args, line)
-    if data.meta.get("synthetic"):
+    if done.synthetic:
         say(args, "NOTE: the data are SYNTHETIC phantoms (medeval.synthetic), not real images.")
     if args.random_init:
         say(args, f"NOTE: the {args.model} backbone is RANDOMLY INITIALISED (--random-init).")
-    n_features = sum(bool(FEATURE.match(str(c))) for c in frame.columns)
-    say(args, f"{name}: {len(frame)} rows x {n_features} features ({json.dumps(info)})")
-    say(args, f"wrote {table}")
+    say(args, f"{name}: {done.n_rows} rows x {done.n_features} features ({json.dumps(done.info)})")
+    say(args, f"wrote {done.table}")
     if args.no_benchmark:
         print(f"next: python -m medeval.benchmark --collection {args.out}")
         return 0
@@ -178,18 +157,6 @@ def run(args: argparse.Namespace) -> int:
     bench = ["--collection", str(args.out), "--datasets", name, *shlex.split(args.benchmark_args)]
     say(args, "running: python -m medeval.benchmark " + " ".join(shlex.quote(b) for b in bench))
     return benchmark_main(bench)
-
-
-def _task_rows(data, spec):
-    """The rows of ``data`` the user's task uses (``--drop`` labels left out), after checking
-    that the task can be made (a label it names is not in the data: exit 2 before any
-    embedding)."""
-    import numpy as np
-
-    from medeval.tasks.user import make_task
-
-    make_task(data, spec, seed=0)
-    return data.subset(np.flatnonzero(~np.isin(data.labels, list(spec.drop))))
 
 
 def _check_before_work(args: argparse.Namespace) -> None:

@@ -28,26 +28,23 @@ from medeval.cli.common import (
     source_options,
     task_spec,
 )
-from medeval.errors import UserError
 
 PROG = "python -m medeval.tasks"
-SEED_HELP = "task seed: the minority down-sampling of SPEC §4 (default 0; your own task: only "
-"with --downsample)"
+SEED_HELP = (
+    "task seed: the minority down-sampling of the paper's ladder (docs/method.md; default 0; "
+    "your own task: only with --downsample)"
+)
 
 
-def _tasks(args: argparse.Namespace) -> list:
-    from medeval.datasets import dataset_names, load
-    from medeval.datasets.base import data_root
-    from medeval.tasks.user import make_task
+def _tasks(args: argparse.Namespace) -> tuple[list, Path]:
+    from medeval.flows.tasks import build_tasks
 
     spec = task_spec(args)  # checked before any data are read
-    path = args.path if args.path is not None else data_root(args.source)
     options = source_options(args, args.source)
-    names = list(dataset_names(args.source, path)) if args.name == "all" else [args.name]
     seed = 0 if args.seed is None else args.seed
-    return [
-        make_task(load(args.source, path, name=name, **options), spec, seed=seed) for name in names
-    ], path
+    return build_tasks(
+        args.source, args.path, name=args.name, options=options, spec=spec, seed=seed
+    )
 
 
 def cmd_describe(args: argparse.Namespace) -> int:
@@ -65,76 +62,24 @@ def cmd_describe(args: argparse.Namespace) -> int:
 
 def cmd_split(args: argparse.Namespace) -> int:
     from medeval.datasets import DataError
-    from medeval.splits import make_splits, write_manifest
+    from medeval.flows.tasks import check_replaceable, write_split_manifest
 
     if args.name == "all":
         raise DataError("split works on one data set at a time; give --name NAME")
-    from pathlib import Path
-
-    from medeval.io.atomic import json_text, write_text
-
     out = check_out(args.out, kind="file", inputs=[args.path])
     record_path = check_out(Path(str(out) + ".json"), kind="file", what="--out (its record)")
-    _check_replaceable(out, record_path)
+    check_replaceable(out, record_path, prog=PROG)
     tasks, path = _tasks(args)
     task = tasks[0].require_kept()
-    scheme, splits, seeds = make_splits(
-        task, args.scheme, split_seed=args.split_seed, n_seeds=args.n_seeds
-    )
-    record = {
-        "dataset": task.name,
-        "source": task.source,
-        "path": str(path),
-        "task_seed": task.seed,
-        "scheme": scheme,
-        "split_seeds": seeds,
-        "n_rows": len(task),
-        "manifest": str(out),
-        "task": task.record(),
-        "loader": {k: v for k, v in task.data.meta.items() if _jsonable(v)},
-        "command": [PROG, *args.argv],
-    }
-    text = json_text(record)  # the record is complete before the manifest is written
-    write_manifest(out, task, splits)
-    try:
-        write_text(record_path, text)
-    except BaseException:  # never a manifest without its record
-        out.unlink(missing_ok=True)
-        raise
+    scheme, splits = write_split_manifest(
+        task, out, record_path, path=path, scheme=args.scheme, split_seed=args.split_seed,
+        n_seeds=args.n_seeds, command=[PROG, *args.argv],
+    )  # fmt: skip
     if not args.quiet:
         print(f"wrote {len(splits)} {scheme} splits of {task.name} ({len(task)} rows) to {out}")
     else:
         print(out)
     return 0
-
-
-def _check_replaceable(out, record_path) -> None:
-    """An existing ``--out`` is replaced only when it is a manifest this command wrote (its
-    record beside it names it); any other file — the data, a table of the user's — is refused.
-
-    Raises:
-        UserError: naming the file.
-    """
-    if not out.exists() and not record_path.exists():
-        return
-    try:
-        record = json.loads(record_path.read_text())
-        # the record lies beside the manifest and names it as the command wrote it: relative
-        # to the folder it was run from, so only the file name can be compared
-        ours = isinstance(record, dict) and Path(str(record.get("manifest"))).name == out.name
-        ours = ours and list(record.get("command", []))[:1] == [PROG]
-    except (OSError, ValueError):
-        ours = False
-    if not ours:
-        which = out if out.exists() else record_path
-        raise UserError(
-            f"--out {out}: {which} exists and is not a split manifest written by {PROG} (no "
-            "record of it beside it); choose a new file"
-        )
-
-
-def _jsonable(value: object) -> bool:
-    return isinstance(value, str | int | float | bool | type(None))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -52,7 +52,7 @@ def _subset_record(dataset, kind, full, largest, smallest):
 
 def test_rq1_table_has_a_subconcepts_column_and_separates_the_kinds():
     from medeval.analyses.common import dataset_means, subset_frame
-    from medeval.analyses.rq1 import rq1_markdown, rq1_table
+    from medeval.analyses.correlation_gap import rq1_markdown, rq1_table
 
     full = [0.6, 0.7, 0.8, 0.9]
     true = [

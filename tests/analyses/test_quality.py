@@ -6,10 +6,10 @@ import math
 import pandas as pd
 import pytest
 
+from medeval.analyses.agreement import agreement_by_method, agreement_table, rq4_markdown
 from medeval.analyses.coverage import COVERAGE_COLUMNS, coverage_by_dataset, coverage_markdown
 from medeval.analyses.quality import subconcept_model_quality, weak_markdown, weighted_classes
-from medeval.analyses.report import analyze
-from medeval.analyses.rq4 import agreement_by_method, agreement_table, rq4_markdown
+from medeval.flows.analyze import analyze
 from medeval.protocol.store import ResultsStore
 from medeval.scores import WEAK_WITHIN_CLASS_BA
 

@@ -8,11 +8,11 @@ import pytest
 from scipy import stats
 
 from medeval.analyses.common import dataset_means, pearson, subset_frame
-from medeval.analyses.report import analyze
-from medeval.analyses.rq1 import rq1_table
-from medeval.analyses.rq2 import rq2_datasets, rq2_table
-from medeval.analyses.rq3 import rq3_panel_data, rq3_sheets
+from medeval.analyses.correlation_gap import rq1_table
+from medeval.analyses.recall_panels import rq3_panel_data, rq3_sheets
+from medeval.analyses.weight_error import rq2_datasets, rq2_table
 from medeval.evaluation import SCORES
+from medeval.flows.analyze import analyze
 from medeval.protocol.store import ResultsStore
 
 PNG = b"\x89PNG"

@@ -258,7 +258,7 @@ def test_a_parallel_grid_from_the_shell_exits_when_done(shared_data, tmp_path):
 def test_a_bad_analysis_folder_or_an_empty_selection_stops_before_any_work(
     shared_data, tmp_path, capsys, monkeypatch
 ):
-    import medeval.protocol.benchmark as bench
+    import medeval.flows.benchmark as bench
 
     def no_work(*args, **kwargs):
         raise AssertionError("the work started before the input was refused")

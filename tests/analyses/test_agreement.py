@@ -7,17 +7,17 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from medeval.analyses.common import dataset_means, split_measure, subset_frame
-from medeval.analyses.report import analyze
-from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
-from medeval.analyses.rq4 import (
+from medeval.analyses.agreement import (
     COLUMNS,
     agreement_by_method,
     agreement_table,
     rq4_figure,
     rq4_markdown,
 )
+from medeval.analyses.common import dataset_means, split_measure, subset_frame
+from medeval.analyses.correlation_gap import rq1_figure, rq1_markdown, rq1_table
 from medeval.evaluation import SCORES
+from medeval.flows.analyze import analyze
 from medeval.protocol.store import ResultsStore
 from medeval.scores import parse_score as split_prefix
 
@@ -331,7 +331,7 @@ def test_analyze_writes_agreement_tables_figure_and_report_sections(tmp_path):
 
 
 def test_reference_sources_names_each_source_with_its_methods_and_counts():
-    from medeval.analyses.rq4 import reference_sources
+    from medeval.analyses.agreement import reference_sources
 
     records = (
         [{"method": "none", "reference": {"source": "out-of-bag", "n": 5}}] * 3

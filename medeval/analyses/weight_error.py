@@ -1,4 +1,5 @@
-"""RQ2 — does a better subconcept model give closer predicted weights? (SPEC §6)
+"""RQ2 — does a better subconcept model give closer predicted weights? (docs/method.md,
+"Evaluation subsets and analyses")
 
 Per data set and subconcept C: t̄_C and p̄_C = mean true / predicted weight over C's test
 instances pooled over the splits (per-split sums and counts, pooled); μ = mean_C |t̄_C − p̄_C|.

@@ -1,4 +1,5 @@
-"""RQ1 — are full-test scores biased toward the largest minority subconcept? (SPEC §6)
+"""RQ1 — are full-test scores biased toward the largest minority subconcept? (docs/method.md,
+"Evaluation subsets and analyses")
 
 Across the data sets of a collection, per correction method and measure: Pearson r between
 M(full) and M(largest), and between M(full) and M(smallest); the *correlation gap*

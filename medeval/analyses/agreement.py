@@ -1,11 +1,12 @@
-"""RQ4 — do the label-free scores agree with the true-weight scores? (SPEC §8)
+"""RQ4 — do the label-free scores agree with the true-weight scores? (docs/method.md,
+"Label-free scores")
 
 Every record of a results folder is one evaluation (data set × method × split). For each score
 family (BA, F1, AUC) the true-weight score (``w`` prefix, e.g. wBA) is the truth; every other
 score of the family is an estimate of it: the unweighted score (BA: what a reader has without
 any weighting), the paper's predicted-weight score (pBA), the class-conditional score (cBA), the
-rectified score (rBA: cBA corrected with reference rows, SPEC §9; a row only where the records
-carry it) and any other prefix present.
+rectified score (rBA: cBA corrected with reference rows, docs/method.md, "Rectified scores"; a row
+only where the records carry it) and any other prefix present.
 
 Columns of :func:`agreement_table`, over the evaluations where both the estimate and the
 true-weight score are finite:
@@ -24,8 +25,8 @@ true-weight score are finite:
   width over the same evaluations. Records without intervals count in ``n``, ``mae`` and
   ``bias`` only; NaN when no evaluation has an interval.
 - ``rq1_gap``: the estimator's RQ1 correlation gap r(full, largest) − r(full, smallest)
-  (:mod:`medeval.analyses.rq1`) across data-set means; when the folder holds several correction
-  methods, each (data set, method) mean is one point (pooled). Per-method tables use that
+  (:mod:`medeval.analyses.correlation_gap`) across data-set means; when the folder holds several
+  correction methods, each (data set, method) mean is one point (pooled). Per-method tables use that
   method's data-set means only. Empty where RQ1 is undefined: only collections with at least
   three data sets count (as in ``rq1.csv``).
 - ``recommended``: the score to read for its family: the rectified one (rBA) where the records
@@ -56,13 +57,13 @@ from medeval.analyses.common import (
     markdown_table,
     subset_frame,
 )
+from medeval.analyses.correlation_gap import pooled_gap
 from medeval.analyses.quality import (
     dataset_key,
     subconcept_model_quality,
     weak_datasets,
     weak_markdown,
 )
-from medeval.analyses.rq1 import pooled_gap
 from medeval.scores import (
     RECOMMENDED,
     RECOMMENDED_RECTIFIED,

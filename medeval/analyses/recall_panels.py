@@ -1,5 +1,6 @@
-"""RQ3 — why a score moves (SPEC §6): per data set, subconcept prevalence and per-subconcept
-recall bars with the unweighted / predicted / true full-test score lines, on contact sheets.
+"""RQ3 — why a score moves (docs/method.md, "Evaluation subsets and analyses"): per data set,
+subconcept prevalence and per-subconcept recall bars with the unweighted / predicted / true
+full-test score lines, on contact sheets.
 
 Each panel is :func:`medeval.report.figures.subconcept_figure` drawn from split averages; a
 contact sheet tiles several panels into one PNG.

@@ -3,10 +3,11 @@
 Writes into ``--out`` (default ``DIR/analysis``): ``rq1.csv``, ``rq1.md``,
 ``rq1_gap_<collection>.png``, ``rq2_datasets.csv``, ``rq2.csv``, ``rq2.md``,
 ``rq2_scatter_<collection>.png``, ``rq3/<data set>.png``, ``rq3_sheet_<collection>_<i>.png``,
-``agreement.csv``, ``agreement_by_method.csv``, ``agreement.png`` (RQ4, SPEC §8; one
-``agreement_<kind>.png`` per subconcept kind when true and discovered subconcepts are mixed),
-``coverage_by_dataset.csv`` (per data set and method: error and interval coverage of cM and rM,
-flagged below 80 %), ``subconcept_model.csv`` (within-class balanced accuracy of the subconcept
+``agreement.csv``, ``agreement_by_method.csv``, ``agreement.png`` (RQ4, docs/method.md,
+"Measured agreement with the true-weight scores (RQ4)"; one ``agreement_<kind>.png`` per subconcept
+kind when true and discovered subconcepts are mixed), ``coverage_by_dataset.csv`` (per data set and
+method: error and interval coverage of cM and rM, flagged below 80 %), ``subconcept_model.csv``
+    (within-class balanced accuracy of the subconcept
 model per data set; weak ones flagged),
 ``scores.csv``, ``scores.md`` (the nine scores per data set and method: any number of data
 sets), ``timing.csv``, ``summary.md`` and ``report.html``; for records with discovered
@@ -23,7 +24,15 @@ from typing import Any
 
 import pandas as pd
 
+from medeval.analyses.agreement import (
+    agreement_by_method,
+    agreement_table,
+    reference_sources,
+    rq4_figure,
+    rq4_markdown,
+)
 from medeval.analyses.common import dataset_means, markdown_table, subset_frame
+from medeval.analyses.correlation_gap import rq1_figure, rq1_markdown, rq1_table
 from medeval.analyses.coverage import (
     COVERAGE_INTRO,
     coverage_by_dataset,
@@ -33,18 +42,10 @@ from medeval.analyses.coverage import (
 )
 from medeval.analyses.discovery import discovery_markdown, discovery_table
 from medeval.analyses.quality import subconcept_model_quality, weak_markdown
-from medeval.analyses.rq1 import rq1_figure, rq1_markdown, rq1_table
-from medeval.analyses.rq2 import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
-from medeval.analyses.rq3 import rq3_sheets
-from medeval.analyses.rq4 import (
-    agreement_by_method,
-    agreement_table,
-    reference_sources,
-    rq4_figure,
-    rq4_markdown,
-)
+from medeval.analyses.recall_panels import rq3_sheets
 from medeval.analyses.scores import score_table
 from medeval.analyses.subconcepts import subconcept_agreement, subconcept_agreement_markdown
+from medeval.analyses.weight_error import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
 from medeval.io.atomic import write_bytes, write_text
 from medeval.io.outdir import replace_folder
 from medeval.protocol.store import ResultsStore

@@ -1,0 +1,102 @@
+"""The embed pipeline (``python -m medeval.embed``): a data source → the rows of the task →
+embeddings → ``<out>/<name>.parquet`` and its record.
+
+The command line checks its options and prints; this function reads, embeds and writes. The
+library side of the embedding itself is :mod:`medeval.embeddings.table`, the table written is
+:mod:`medeval.io.embeddings`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medeval.embeddings.table import EmbedSettings
+
+__all__ = ["EmbedSettings", "Embedded", "embed_source"]
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """What :func:`embed_source` wrote: the table, its name, rows and feature count, the
+    embedding's record, the loader's notes and whether the data were synthetic phantoms."""
+
+    table: Path
+    name: str
+    n_rows: int
+    n_features: int
+    info: dict[str, Any]
+    notes: list[str]
+    synthetic: bool
+
+
+def embed_source(
+    source: str,
+    path: str | Path | None,
+    out: str | Path,
+    *,
+    settings: EmbedSettings,
+    name: str | None = None,
+    options: dict[str, Any] | None = None,
+    spec: Any = None,
+    device: str = "cpu",
+    progress: bool = True,
+) -> Embedded:
+    """Embed the data set ``name`` of ``source`` and write it into the output folder ``out``
+    (claimed for ``embed`` only once the embedding is done, so a failure leaves it as it was).
+
+    ``spec`` (a :class:`medeval.tasks.user.TaskSpec`) keeps only the rows of the user's task
+    and is recorded, so that the benchmark of this table builds that task, not the ladder.
+    With ``skip_unreadable`` among ``options`` and an image cache, files that pass the header
+    check but cannot be decoded are left out too.
+    """
+    from medeval.datasets import load
+    from medeval.datasets.base import load_notes
+    from medeval.datasets.cache import skip_undecodable
+    from medeval.embeddings.table import embed_table
+    from medeval.io.embeddings import FEATURE, write_table
+    from medeval.io.outdir import claim_folder
+
+    options = dict(options or {})
+    data = load(source, path, name=name, **options)
+    if spec is not None:
+        data = _task_rows(data, spec)
+    if options.get("skip_unreadable") and settings.image_cache is not None:
+        data = skip_undecodable(
+            data, size=settings.size, cache_dir=settings.image_cache, workers=settings.workers,
+            progress=progress,
+        )  # fmt: skip
+    if data.kind in ("image", "array_image"):
+        from medeval.models import check_backbone_name
+
+        check_backbone_name(settings.model)
+    frame, info = embed_table(data, settings, device=device, progress=progress)
+    name = name or data.name
+    claim_folder(out, tool="embed")
+    skipped = [{"path": str(f.path), "row": f.row, "reason": f.reason} for f in data.skipped]
+    record = {"source": source, **info, **({"skipped": skipped} if skipped else {})}
+    if spec is not None:
+        record["task"] = spec.to_dict()
+    table = write_table(out, name, frame, record)
+    return Embedded(
+        table=table,
+        name=name,
+        n_rows=len(frame),
+        n_features=sum(bool(FEATURE.match(str(c))) for c in frame.columns),
+        info=info,
+        notes=list(load_notes(data, f"{name}.embedding.json")),
+        synthetic=bool(data.meta.get("synthetic")),
+    )
+
+
+def _task_rows(data, spec):
+    """The rows of ``data`` the user's task uses (``--drop`` labels left out), after checking
+    that the task can be made (a label it names is not in the data: exit 2 before any
+    embedding)."""
+    import numpy as np
+
+    from medeval.tasks.user import make_task
+
+    make_task(data, spec, seed=0)
+    return data.subset(np.flatnonzero(~np.isin(data.labels, list(spec.drop))))

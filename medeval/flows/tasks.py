@@ -1,0 +1,107 @@
+"""The tasks pipelines (``python -m medeval.tasks describe|split``): data sets → binary tasks
+with subconcepts, and a task → a split manifest with its record.
+
+The command line checks its options and prints; these functions read the data and write the
+manifest (atomically, never a manifest without its record).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from medeval.errors import UserError
+
+__all__ = ["build_tasks", "check_replaceable", "write_split_manifest"]
+
+
+def build_tasks(
+    source: str,
+    path: str | Path | None,
+    *,
+    name: str,
+    options: dict[str, Any],
+    spec: Any = None,
+    seed: int = 0,
+) -> tuple[list, Path]:
+    """The binary task of data set ``name`` of ``source`` (every data set for ``"all"``), the
+    user's task when ``spec`` is given, and the folder they were read from."""
+    from medeval.datasets import dataset_names, load
+    from medeval.datasets.base import data_root
+    from medeval.tasks.user import make_task
+
+    path = path if path is not None else data_root(source)
+    names = list(dataset_names(source, path)) if name == "all" else [name]
+    return [make_task(load(source, path, name=n, **options), spec, seed=seed) for n in names], path
+
+
+def write_split_manifest(
+    task: Any,
+    out: Path,
+    record_path: Path,
+    *,
+    path: Path,
+    scheme: str,
+    split_seed: int,
+    n_seeds: int,
+    command: Sequence[str],
+) -> tuple[str, list]:
+    """Split ``task`` by ``scheme`` and write the manifest ``out`` and its record
+    ``record_path`` (the data set, source, seeds, the task and the command); returns the
+    scheme used and the splits."""
+    from medeval.io.atomic import json_text, write_text
+    from medeval.splits import make_splits, write_manifest
+
+    scheme, splits, seeds = make_splits(task, scheme, split_seed=split_seed, n_seeds=n_seeds)
+    record = {
+        "dataset": task.name,
+        "source": task.source,
+        "path": str(path),
+        "task_seed": task.seed,
+        "scheme": scheme,
+        "split_seeds": seeds,
+        "n_rows": len(task),
+        "manifest": str(out),
+        "task": task.record(),
+        "loader": {k: v for k, v in task.data.meta.items() if _jsonable(v)},
+        "command": list(command),
+    }
+    text = json_text(record)  # the record is complete before the manifest is written
+    write_manifest(out, task, splits)
+    try:
+        write_text(record_path, text)
+    except BaseException:  # never a manifest without its record
+        out.unlink(missing_ok=True)
+        raise
+    return scheme, splits
+
+
+def check_replaceable(out: Path, record_path: Path, *, prog: str) -> None:
+    """An existing ``--out`` is replaced only when it is a manifest ``prog`` wrote (its record
+    beside it names it); any other file — the data, a table of the user's — is refused.
+
+    Raises:
+        UserError: naming the file.
+    """
+    if not out.exists() and not record_path.exists():
+        return
+    try:
+        record = json.loads(record_path.read_text())
+        # the record lies beside the manifest and names it as the command wrote it: relative
+        # to the folder it was run from, so only the file name can be compared
+        ours = isinstance(record, dict) and Path(str(record.get("manifest"))).name == out.name
+        ours = ours and list(record.get("command", []))[:1] == [prog]
+    except (OSError, ValueError):
+        ours = False
+    if not ours:
+        which = out if out.exists() else record_path
+        raise UserError(
+            f"--out {out}: {which} exists and is not a split manifest written by {prog} (no "
+            "record of it beside it); choose a new file"
+        )
+
+
+def _jsonable(value: object) -> bool:
+    return isinstance(value, str | int | float | bool | type(None))
