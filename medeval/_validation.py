@@ -6,18 +6,30 @@ A public function or constructor declares the allowed values of each option::
     @validate_params({"n_bootstrap": [Interval(Integral, 0, None)], "stratify": [...]})
     def evaluate_predictions(...): ...
 
+and a settings object (a dataclass) the allowed values of each field::
+
+    @declared({"n_bootstrap": [Interval(Integral, 0, None)], ...})
+    @dataclass(frozen=True)
+    class EvaluateSettings: ...
+
 A value that satisfies none of its parameter's constraints raises
-:class:`InvalidParameterError` (a :class:`ValueError`) naming the parameter, the allowed values
-and the value given. A validated function called from inside another one skips the check: the
-outer call already checked what it passes on, and internal calls pass values it made itself.
-Data arguments (arrays) are not declared here: their shapes and values are checked by the
-function's own input formatting.
+:class:`InvalidParameterError` (a :class:`~medeval.errors.UserError`: exit code 2 in the
+command-line tools) naming the parameter, the allowed values and the value given. A validated
+function called from inside another one skips the check: the outer call already checked what it
+passes on, and internal calls pass values it made itself. Data arguments (arrays) are not
+declared here: their shapes and values are checked by the function's own input formatting.
+
+The same declarations give the command-line types (:func:`medeval.cli.common.option_type`) and
+the training config's ranges; every declared callable (:data:`VALIDATED`) and settings object
+(:data:`SETTINGS`) is registered, so a test walks them all with invalid values. This module
+imports only the standard library, so a tool's ``--help`` stays fast.
 """
 
 from __future__ import annotations
 
 import abc
 import contextvars
+import dataclasses
 import functools
 import inspect
 import math
@@ -28,6 +40,8 @@ from typing import Any, TypeVar
 from .errors import UserError
 
 __all__ = [
+    "SETTINGS",
+    "VALIDATED",
     "ArrayLike",
     "Fields",
     "Interval",
@@ -35,7 +49,10 @@ __all__ = [
     "Options",
     "StrOptions",
     "TypeOf",
+    "accepts",
     "check_params",
+    "declared",
+    "describe",
     "validate_params",
 ]
 
@@ -93,6 +110,10 @@ class Interval(Constraint):
         kind = "an int" if issubclass(self.kind, Integral) else "a number"
         if self.left is None and self.right is None:
             return kind
+        if self.right is None:  # one bound reads as a comparison: "an int >= 0"
+            return f"{kind} {'>=' if self.closed in ('both', 'left') else '>'} {self.left}"
+        if self.left is None:
+            return f"{kind} {'<=' if self.closed in ('both', 'right') else '<'} {self.right}"
         lo = "-inf" if self.left is None else f"{self.left}"
         hi = "inf" if self.right is None else f"{self.right}"
         left = "[" if self.closed in ("both", "left") and self.left is not None else "("
@@ -174,6 +195,16 @@ def _as_constraint(c: Any) -> Constraint:
     raise TypeError(f"not a parameter constraint: {c!r}")
 
 
+def describe(allowed: list[Any]) -> str:
+    """The allowed values of a parameter in words: ``"an int >= 0 or None"``."""
+    return " or ".join(str(_as_constraint(c)) for c in allowed)
+
+
+def accepts(allowed: list[Any], value: Any) -> bool:
+    """Whether ``value`` satisfies one of a parameter's constraints."""
+    return any(_as_constraint(c).accepts(value) for c in allowed)
+
+
 def check_params(
     where: str, values: Mapping[str, Any], constraints: Mapping[str, list[Any] | Fields]
 ) -> None:
@@ -189,13 +220,18 @@ def check_params(
         if isinstance(allowed, Fields):
             check_params(where, vars(value), allowed.constraints)
             continue
-        checks = [_as_constraint(c) for c in allowed]
-        if not any(c.accepts(value) for c in checks):
-            shown = " or ".join(str(c) for c in checks)
+        if not accepts(allowed, value):
+            shown = describe(allowed)
             raise InvalidParameterError(f"{where}: {name} must be {shown}; got {value!r}")
 
 
 _VALIDATING = contextvars.ContextVar("medeval_validating", default=False)
+
+#: Every function decorated with :func:`validate_params`, with its constraints (for the test
+#: that feeds each declared parameter invalid values).
+VALIDATED: list[tuple[Callable[..., Any], Mapping[str, list[Any] | Fields]]] = []
+#: Every settings class decorated with :func:`declared`.
+SETTINGS: list[type] = []
 
 
 def validate_params(constraints: Mapping[str, list[Any] | Fields]) -> Callable[[F], F]:
@@ -223,6 +259,42 @@ def validate_params(constraints: Mapping[str, list[Any] | Fields]) -> Callable[[
                 _VALIDATING.reset(token)
 
         wrapper.__signature__ = signature  # type: ignore[attr-defined]
+        VALIDATED.append((wrapper, constraints))
         return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def declared(constraints: Mapping[str, list[Any]]) -> Callable[[type], type]:
+    """Decorate a dataclass so that each declared field is checked when an instance is made
+    (:class:`InvalidParameterError` ``"<Class>: <field> must be ..."``). A subclass adds its own
+    fields' constraints to those it inherits; ``cls.constraints`` holds them all."""
+
+    def decorate(cls: type) -> type:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(constraints) - fields
+        if unknown:
+            raise TypeError(f"{cls.__qualname__}: constraints for unknown {sorted(unknown)}")
+        cls.constraints = {**getattr(cls, "constraints", {}), **constraints}  # type: ignore[attr-defined]
+        own_post_init = cls.__dict__.get("__post_init__")
+        called = hasattr(cls, "__post_init__")  # else the dataclass's __init__ does not call it
+
+        def __post_init__(self: Any) -> None:
+            check_params(type(self).__qualname__, vars(self), type(self).constraints)
+            if own_post_init is not None:  # checks across fields come after each field's own
+                own_post_init(self)
+
+        cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
+        if not called:
+            init = cls.__init__
+
+            @functools.wraps(init)
+            def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+                init(self, *args, **kwargs)
+                self.__post_init__()
+
+            cls.__init__ = __init__  # type: ignore[misc]
+        SETTINGS.append(cls)
+        return cls
 
     return decorate

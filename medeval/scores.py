@@ -45,7 +45,6 @@ __all__ = [
     "REFERENCE_STRATA",
     "SCORED_WEIGHTINGS",
     "SCORE_DESCRIPTIONS",
-    "STRATIFY",
     "TRUE_ONLY_SCORES",
     "VARIANTS",
     "WEAK_WITHIN_CLASS_BA",
@@ -208,8 +207,6 @@ RECOMMENDED = {f: f"c{f}" for f in FAMILIES}
 RECOMMENDED_RECTIFIED = {f: f"r{f}" for f in FAMILIES}
 #: The rectified label-free scores, computed only from reference rows.
 LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
-#: Named bootstrap strata of the evaluation and the rectification (besides per-row codes).
-STRATIFY = ("class", "subconcept", "none")
 #: How reference rows may be resampled; the first is the default
 #: (:func:`medeval.rectified.rectified_scores`).
 REFERENCE_STRATA = ("class", "subconcept")

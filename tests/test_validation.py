@@ -62,7 +62,7 @@ def test_the_error_lists_the_allowed_values():
     msg = _raises("stratify", lambda: evaluate_predictions(Y, y_score=S, stratify="bogus"))
     assert "'class', 'subconcept', 'none'" in msg
     msg = _raises("n_bootstrap", lambda: evaluate_predictions(Y, y_score=S, n_bootstrap=-5))
-    assert "an int in [0, inf)" in msg
+    assert "an int >= 0" in msg
     msg = _raises("confidence", lambda: evaluate_predictions(Y, y_score=S, confidence=7.0))
     assert "a number in (0, 1)" in msg
 

@@ -6,26 +6,26 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-from .._validation import ArrayLike, Interval, StrOptions, TypeOf, validate_params
+from .._validation import ArrayLike, StrOptions, TypeOf, validate_params
 from ..checks import bootstrap_info as _bootstrap_info
 from ..checks import codes as _codes
 from ..checks import labels as _labels
 from ..checks import strata
 from ..metrics._checks import UndefinedMetricWarning
-from ..metrics.bootstrap import MEMORY_BUDGET, BatchedBootstrap, percentile_interval
+from ..metrics.bootstrap import BatchedBootstrap, percentile_interval
 from ..metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from ..metrics.ranking import auc_from_sums, auc_sums
+from ..options import STRATIFY, EvaluationOptions
 from ..per_subconcept import class_indicators, per_subconcept
 from ..rectified import VARIANTS, ReferenceRows, reference_seed
 from ..reference import within_class_ba_from_codes
-from ..scores import ALL_SCORES, FAMILIES, SCORED_WEIGHTINGS, STRATIFY
+from ..scores import ALL_SCORES, FAMILIES, SCORED_WEIGHTINGS
 from ..subconcept_recall import reference_side
 from ..weights import Utilities, utilities_from_train_sizes
 from .plan import _aliases, _Plan, _plan
@@ -79,14 +79,10 @@ def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tup
 
 @validate_params(
     {
-        "threshold": [Interval(Real, None, None)],
-        "n_bootstrap": [Interval(Integral, 0, None)],
-        "confidence": [Interval(Real, 0, 1, closed="neither")],
-        "stratify": [StrOptions(STRATIFY), ArrayLike()],
-        "seed": [Interval(Integral, 0, None)],
+        **EvaluationOptions.constraints,  # threshold, n_bootstrap, confidence, seed, ...
+        "stratify": [StrOptions(STRATIFY), ArrayLike()],  # ... or per-row stratum codes
         "device": [str, torch.device],
         "progress": [TypeOf(bool, np.bool_, desc="a bool")],
-        "memory_budget": [MEMORY_BUDGET, None],
         "reference": [TypeOf(ReferenceRows, desc="ReferenceRows"), None],
         "reference_variant": [StrOptions(VARIANTS)],
     }

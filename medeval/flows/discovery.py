@@ -28,11 +28,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from medeval._validation import Interval, StrOptions, declared
 from medeval.discovery import METHODS, REDUCERS, Discovery, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation
@@ -45,18 +47,30 @@ from medeval.io.predictions import (
     read_predictions,
     read_predictions_frame,
 )
+from medeval.options import EvaluationOptions
 from medeval.weights import utilities_from_train_sizes
 
 __all__ = ["DiscoverySettings", "discover_and_evaluate", "typical_examples"]
 
 
+@declared(
+    {
+        "method": [StrOptions(METHODS)],
+        "reducer": [StrOptions(REDUCERS)],
+        "n_components": [Interval(Integral, 1, None)],
+        "k_max": [Interval(Integral, 1, None)],
+        "min_cluster_size": [Interval(Integral, 1, None)],
+        "n_estimators": [Interval(Integral, 1, None)],
+        "n_examples": [Interval(Integral, 1, None)],
+    }
+)
 @dataclass(frozen=True)
-class DiscoverySettings:
-    """How to discover subconcepts and evaluate with them.
+class DiscoverySettings(EvaluationOptions):
+    """How to discover subconcepts and evaluate with them: the discovery's settings and the
+    evaluation's (:class:`~medeval.options.EvaluationOptions`; ``seed`` seeds both).
 
     Raises:
-        ValueError: an unknown ``method`` or ``reducer``, or a count out of range, naming the
-            field.
+        InvalidParameterError: a value outside its declared constraints, naming the field.
     """
 
     positive: str | None = None
@@ -66,24 +80,7 @@ class DiscoverySettings:
     k_max: int = 8
     min_cluster_size: int = 5
     n_estimators: int = 100
-    n_bootstrap: int = 1000
-    threshold: float = 0.5
     n_examples: int = 6
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
-        if self.reducer not in REDUCERS:
-            raise ValueError(f"reducer must be one of {', '.join(REDUCERS)}, got {self.reducer!r}")
-        for name in ("n_components", "k_max", "min_cluster_size", "n_estimators", "n_examples"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if isinstance(self.n_bootstrap, bool) or not isinstance(self.n_bootstrap, int):
-            raise ValueError(f"n_bootstrap must be an int, got {self.n_bootstrap!r}")
-        if self.n_bootstrap < 0:
-            raise ValueError(f"n_bootstrap must be >= 0, got {self.n_bootstrap}")
 
 
 def discover_and_evaluate(
@@ -124,7 +121,7 @@ def discover_and_evaluate(
     ev = evaluate_table(
         table,
         utilities_from_train_sizes(disc.train_sizes),
-        settings=EvaluateSettings(threshold=s.threshold, n_bootstrap=s.n_bootstrap, seed=s.seed),
+        settings=EvaluateSettings(**s.evaluation_options()),
     )
     clusters = cluster_table(ev.per_subconcept, table.y_true)
     source = (

@@ -11,21 +11,21 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass
-from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from medeval._validation import TypeOf, declared
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation, evaluate_core
 from medeval.io.predictions import PredictionTable, input_notes, read_predictions, read_train_sizes
 from medeval.metrics import UndefinedMetricWarning
 from medeval.metrics.bootstrap import check_replicates, default_memory_budget
+from medeval.options import EvaluationOptions
 from medeval.rectified import FewReferenceRowsWarning, ReferenceDataError, ReferenceRows
 from medeval.reference import check_reference
-from medeval.scores import STRATIFY
 from medeval.weights import Utilities
 
 __all__ = [
@@ -50,45 +50,25 @@ NO_REFERENCE_NOTE = (
     "/ rAUC, which correct that error, and recommends them."
 )
 
-_STRATA = STRATIFY  # medeval.scores: the one vocabulary
 
-
+@declared(
+    {
+        "device": [TypeOf(str, torch.device, desc="a device name or a torch.device")],
+        "progress": [TypeOf(bool, np.bool_, desc="a bool")],
+    }
+)
 @dataclass(frozen=True, kw_only=True)
-class EvaluateSettings:
-    """How to evaluate (see :func:`medeval.evaluation.evaluate_predictions`).
+class EvaluateSettings(EvaluationOptions):
+    """How to evaluate (see :func:`medeval.evaluation.evaluate_predictions`): the user's
+    :class:`~medeval.options.EvaluationOptions` plus where the bootstrap runs and whether it
+    shows a progress bar.
 
     Raises:
-        ValueError: a value out of range, naming the field.
+        InvalidParameterError: a value outside its declared constraints, naming the field.
     """
 
-    threshold: float = 0.5
-    n_bootstrap: int = 1000
-    confidence: float = 0.95
-    stratify: str = "class"
-    seed: int = 0
     device: Any = "cpu"  # a name ("cpu", "cuda:1") or a torch.device
     progress: bool = False
-    memory_budget: int | None = None
-
-    def __post_init__(self) -> None:
-        if isinstance(self.n_bootstrap, bool) or not isinstance(self.n_bootstrap, int):
-            raise ValueError(f"n_bootstrap must be an int, got {self.n_bootstrap!r}")
-        if self.n_bootstrap < 0:
-            raise ValueError(f"n_bootstrap must be >= 0, got {self.n_bootstrap}")
-        if not 0 < self.confidence < 1:
-            raise ValueError(f"confidence must lie in (0, 1), got {self.confidence!r}")
-        if self.stratify not in _STRATA:
-            raise ValueError(f"stratify must be one of {', '.join(_STRATA)}, got {self.stratify!r}")
-        if self.memory_budget is not None and self.memory_budget <= 0:
-            raise ValueError(f"memory_budget must be positive, got {self.memory_budget}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, Integral) or self.seed < 0:
-            raise ValueError(f"seed must be an int >= 0, got {self.seed!r}")
-        if isinstance(self.threshold, bool) or not isinstance(self.threshold, Real):
-            raise ValueError(f"threshold must be a number, got {self.threshold!r}")
-        if not isinstance(self.progress, bool | np.bool_):
-            raise ValueError(f"progress must be a bool, got {self.progress!r}")
-        if not isinstance(self.device, str | torch.device):
-            raise ValueError(f"device must be a name or a torch.device, got {self.device!r}")
 
     def options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`~medeval.evaluation.evaluate_predictions`."""

@@ -19,12 +19,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from medeval._validation import TypeOf, declared
 from medeval.errors import InputError
 from medeval.evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
 from medeval.flows.evaluate import EvaluateSettings, evaluate_table, reference_rows
 from medeval.io import atomic
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
 from medeval.io.tables import read_frame
+from medeval.options import EvaluationOptions
 from medeval.scores import RECOMMENDED
 from medeval.weights import Utilities
 
@@ -50,21 +52,25 @@ REFERENCE_SOURCE = "validation+calibration"
 REFERENCE_PARTS = ("validation", "calibration")
 
 
+@declared(
+    {
+        "n_bootstrap": [*EvaluationOptions.constraints["n_bootstrap"], None],
+        "seed": [*EvaluationOptions.constraints["seed"], None],
+        "device": [TypeOf(str, desc="a device name")],
+    }
+)
 @dataclass(frozen=True)
 class RerunSettings:
     """Settings of a re-evaluation; ``None`` takes the value in the run's ``config.yaml``.
 
     Raises:
-        ValueError: a negative ``n_bootstrap``, naming the field.
+        InvalidParameterError: a value outside the evaluation's declared constraints
+            (:class:`~medeval.options.EvaluationOptions`), naming the field.
     """
 
     n_bootstrap: int | None = None
     seed: int | None = None
     device: str = "cpu"
-
-    def __post_init__(self) -> None:
-        if self.n_bootstrap is not None and self.n_bootstrap < 0:
-            raise ValueError(f"n_bootstrap must be >= 0, got {self.n_bootstrap}")
 
 
 def split_folders(run: str | Path) -> list[Path]:

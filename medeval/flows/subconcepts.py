@@ -36,14 +36,14 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Integral
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from medeval._validation import Interval, StrOptions, TypeOf, check_params
+from medeval._validation import Interval, StrOptions, TypeOf, declared
 from medeval.discovery import METHODS, REDUCERS, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation
@@ -63,6 +63,7 @@ from medeval.io.predictions import (
     read_predictions_frame,
 )
 from medeval.io.tables import read_frame
+from medeval.options import EvaluationOptions
 from medeval.predictions import _check_subconcepts as check_subconcepts
 from medeval.subconcept_model import SubconceptModel, subconcept_classes, train_sizes
 from medeval.weights import Utilities, utilities_from_train_sizes
@@ -93,41 +94,36 @@ OWN_NO_REFERENCE = NO_REFERENCE_NOTE.split(" Give reference rows")[0] + (
     "that error, and recommends them."
 )
 
-_CONSTRAINTS = {
-    "features": [TypeOf(tuple, desc="a tuple of column names"), None],
-    "discover": [TypeOf(bool, desc="a bool")],
-    "n_estimators": [Interval(Integral, 1, None)],
-    "threshold": [Interval(float, None, None), Interval(Integral, None, None)],
-    "n_bootstrap": [Interval(Integral, 0, None)],
-    "confidence": [Interval(Real, 0, 1, closed="neither")],
-    "seed": [Interval(Integral, 0, None)],
-    "method": [StrOptions(METHODS)],
-    "reducer": [StrOptions(REDUCERS)],
-    "n_components": [Interval(Integral, 1, None)],
-    "k_max": [Interval(Integral, 1, None)],
-    "min_cluster_size": [Interval(Integral, 1, None)],
-}
 
-
+@declared(
+    {
+        "features": [TypeOf(tuple, desc="a tuple of column names"), None],
+        "discover": [TypeOf(bool, desc="a bool")],
+        "n_estimators": [Interval(Integral, 1, None)],
+        "device": EvaluateSettings.constraints["device"],
+        "method": [StrOptions(METHODS)],
+        "reducer": [StrOptions(REDUCERS)],
+        "n_components": [Interval(Integral, 1, None)],
+        "k_max": [Interval(Integral, 1, None)],
+        "min_cluster_size": [Interval(Integral, 1, None)],
+    }
+)
 @dataclass(frozen=True)
-class SubconceptSettings:
-    """How to fit the subconcept model and evaluate with it.
+class SubconceptSettings(EvaluationOptions):
+    """How to fit the subconcept model and evaluate with it (the evaluation's own options:
+    :class:`~medeval.options.EvaluationOptions`).
 
     ``n_estimators`` and ``seed`` set the default forest (and the discovery); ``method`` …
     ``min_cluster_size`` are the discovery's (:func:`medeval.discovery.discover_subconcepts`),
     used with ``discover`` only.
 
     Raises:
-        InvalidParameterError: a value out of range, naming the field.
+        InvalidParameterError: a value outside its declared constraints, naming the field.
     """
 
     features: tuple[str, ...] | None = None
     discover: bool = False
     n_estimators: int = 100
-    threshold: float = 0.5
-    n_bootstrap: int = 1000
-    confidence: float = 0.95
-    seed: int = 0
     device: Any = "cpu"
     method: str = "gmm"
     reducer: str = "pca"
@@ -135,17 +131,8 @@ class SubconceptSettings:
     k_max: int = 8
     min_cluster_size: int = 5
 
-    def __post_init__(self) -> None:
-        check_params("SubconceptSettings", vars(self), _CONSTRAINTS)
-
     def evaluate_settings(self) -> EvaluateSettings:
-        return EvaluateSettings(
-            threshold=self.threshold,
-            n_bootstrap=self.n_bootstrap,
-            confidence=self.confidence,
-            seed=self.seed,
-            device=self.device,
-        )
+        return EvaluateSettings(**self.evaluation_options(), device=self.device)
 
 
 @dataclass

@@ -1,9 +1,11 @@
-"""The flows' settings objects: frozen, and a bad value raises ValueError naming the field."""
+"""The flows' settings objects: frozen, and a bad value raises InvalidParameterError (a
+UserError: exit code 2 in the tools) naming the class and the field."""
 
 import dataclasses
 
 import pytest
 
+from medeval._validation import InvalidParameterError
 from medeval.flows.discovery import DiscoverySettings
 from medeval.flows.evaluate import EvaluateSettings
 from medeval.flows.rerun import RerunSettings
@@ -26,7 +28,7 @@ from medeval.flows.rerun import RerunSettings
     ],
 )
 def test_bad_evaluate_settings_name_the_field(field, value):
-    with pytest.raises(ValueError, match=rf"^{field} must"):
+    with pytest.raises(InvalidParameterError, match=rf"^EvaluateSettings: {field} must"):
         EvaluateSettings(**{field: value})
 
 
@@ -41,15 +43,17 @@ def test_bad_evaluate_settings_name_the_field(field, value):
         ("n_estimators", True),
         ("n_examples", 0),
         ("n_bootstrap", -1),
+        ("confidence", 1.0),
+        ("stratify", "bogus"),
     ],
 )
 def test_bad_discovery_settings_name_the_field(field, value):
-    with pytest.raises(ValueError, match=rf"^{field} must"):
+    with pytest.raises(InvalidParameterError, match=rf"^DiscoverySettings: {field} must"):
         DiscoverySettings(**{field: value})
 
 
 def test_bad_rerun_settings_name_the_field():
-    with pytest.raises(ValueError, match=r"^n_bootstrap must"):
+    with pytest.raises(InvalidParameterError, match=r"^RerunSettings: n_bootstrap must"):
         RerunSettings(n_bootstrap=-1)
 
 

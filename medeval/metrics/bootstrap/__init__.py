@@ -37,7 +37,6 @@ numerators of a chunk, the scores), :mod:`.replicates` (:class:`Replicates`,
 
 from .batched import BatchedBootstrap
 from .budget import (
-    MEMORY_BUDGET,
     MIN_REPLICATE_BYTES,
     ReplicateBudgetError,
     check_replicates,
@@ -47,7 +46,6 @@ from .budget import (
 from .replicates import Replicates, percentile_interval
 
 __all__ = [
-    "MEMORY_BUDGET",
     "MIN_REPLICATE_BYTES",
     "BatchedBootstrap",
     "ReplicateBudgetError",

@@ -12,8 +12,8 @@ import numpy as np
 import torch
 
 from ..._validation import Interval, StrOptions, TypeOf, validate_params
+from ...options import MEMORY_BUDGET
 from .budget import (
-    MEMORY_BUDGET,
     _BufferPlan,
     _few_threads,
     _return_freed_memory,

@@ -1,7 +1,7 @@
-"""Memory budgeting of the batched bootstrap: the budget (:data:`MEMORY_BUDGET`,
-:func:`default_memory_budget`), what the replicates' results take (:func:`check_replicates`),
-and the work buffers and chunks of replicates sized by it (:class:`_BufferPlan`); the CPU
-threads and the heap pages of small and large work.
+"""Memory budgeting of the batched bootstrap: the budget (declared as
+:data:`medeval.options.MEMORY_BUDGET`; :func:`default_memory_budget`), what the replicates'
+results take (:func:`check_replicates`), and the work buffers and chunks of replicates sized
+by it (:class:`_BufferPlan`); the CPU threads and the heap pages of small and large work.
 """
 
 from __future__ import annotations
@@ -10,11 +10,8 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from numbers import Real
 
 import torch
-
-from ..._validation import Interval
 
 _CHUNK_BYTES = 2**25  # ~32 MiB per (chunk, N) float64 tensor: fewer page faults
 
@@ -29,10 +26,6 @@ _ROW_STEP_BYTES = 2**24
 
 
 _MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 GiB
-
-
-#: The allowed values of ``memory_budget=`` (``None`` = :func:`default_memory_budget`).
-MEMORY_BUDGET = Interval(Real, 0, None, closed="neither", desc="a positive number of bytes")
 
 
 #: Bytes a replicate's results take at the least (float64): one weighting, one subset and one

@@ -1,0 +1,77 @@
+"""The evaluation's options, declared once: their defaults and allowed values.
+
+:class:`EvaluationOptions` is the part of every evaluation's settings that a user sets: the
+threshold, the bootstrap's replicates, level, strata and seed, and the memory budget. The same
+declaration is
+
+- the fields of :class:`medeval.flows.evaluate.EvaluateSettings` (which adds the device and the
+  progress bar) and of the settings of ``subconcepts`` and ``discover``;
+- the ``evaluation`` section of a training config (:class:`medeval.training.config.Config`);
+- the options ``--threshold``, ``--bootstrap``, ``--confidence``, ``--stratify`` and
+  ``--memory-budget`` of every tool that evaluates (:func:`medeval.cli.common.
+  add_evaluation_options`), with their types, defaults and ranges.
+
+A value outside its constraints raises :class:`~medeval._validation.InvalidParameterError`
+naming the field (exit code 2 in the tools). Only the standard library is imported here, so a
+tool's ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+from medeval._validation import Interval, StrOptions, declared
+
+__all__ = ["MEMORY_BUDGET", "STRATIFY", "THRESHOLD", "EvaluationOptions"]
+
+#: Named bootstrap strata of the evaluation and the rectification (besides per-row codes).
+STRATIFY = ("class", "subconcept", "none")
+#: A memory budget of the bootstrap's work buffers, in bytes.
+MEMORY_BUDGET = Interval(Real, 0, None, closed="neither", desc="a positive number of bytes")
+#: A decision threshold on ``y_score``: any finite number (the score's own scale).
+THRESHOLD = Interval(Real, -math.inf, math.inf, closed="neither", desc="a finite number")
+
+
+@declared(
+    {
+        "threshold": [THRESHOLD],
+        "n_bootstrap": [Interval(Integral, 0, None)],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "stratify": [StrOptions(STRATIFY)],
+        "seed": [Interval(Integral, 0, None)],
+        "memory_budget": [MEMORY_BUDGET, None],
+    }
+)
+@dataclass(frozen=True, kw_only=True)
+class EvaluationOptions:
+    """What a user sets about an evaluation (see
+    :func:`medeval.evaluation.evaluate_predictions`).
+
+    Attributes:
+        threshold: predicted label = ``y_score >= threshold`` where there is no ``y_pred``.
+        n_bootstrap: bootstrap replicates for the intervals (0 = none).
+        confidence: interval level in (0, 1).
+        stratify: strata the bootstrap resamples within: ``"class"``, ``"subconcept"`` or
+            ``"none"``.
+        seed: bootstrap seed.
+        memory_budget: bytes the work buffers may take (``None``: from the machine's free
+            memory); changes speed and memory only, never the numbers.
+
+    Raises:
+        InvalidParameterError: a value outside its constraints, naming the field.
+    """
+
+    threshold: float = 0.5
+    n_bootstrap: int = 1000
+    confidence: float = 0.95
+    stratify: str = "class"
+    seed: int = 0
+    memory_budget: int | None = None
+
+    def evaluation_options(self) -> dict[str, Any]:
+        """These fields by name (of a settings object that extends this one, too)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(EvaluationOptions)}
