@@ -1,4 +1,5 @@
-"""Do out-of-bag training rows behave like held-out rows? (SPEC §9, reference rows)
+"""Do out-of-bag training rows behave like held-out rows? (docs/method.md,
+"Rectified scores", reference rows)
 
 The rectified score ``rBA = cBA(test) − (cBA(R) − wBA(R))`` is right when the class-conditional
 score's error on the reference rows R equals its error on the test fold. In the forest protocol

@@ -1,5 +1,6 @@
 """medeval: utility-weighted evaluation that shows whether a classifier's headline score hides
-failures on small subconcepts (SPEC §1–§3).
+failures on small subconcepts (docs/method.md, "Why subconcepts", "Weighted scores",
+"Utility weights").
 
 Data flow: data set → binary task with subconcepts (:mod:`medeval.tasks`) → splits
 (:mod:`medeval.splits`) → model → predictions + subconcept posteriors → utility weights

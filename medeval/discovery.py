@@ -11,15 +11,16 @@ is clustered on its own training instances:
    hard cluster has fewer than ``min_cluster_size`` training instances is not eligible, and
    ``k_max`` is bounded by the class size (``n_c // min_cluster_size``);
 3. the hard assignments of the training instances are the discovered subconcepts; their sizes
-   give the utilities (SPEC §3) through :attr:`Discovery.train_sizes`.
+   give the utilities (docs/method.md, "Utility weights") through :attr:`Discovery.train_sizes`.
 
 Discovered subconcepts are named ``c<class>_k<j>``, ``j = 1`` for the largest cluster of the
 class. For new instances :meth:`Discovery.predict_proba` gives soft posteriors over *all*
 discovered subconcepts (columns in :attr:`Discovery.names`), from a multiclass subconcept model
-fitted on the discovered training labels — the subconcept model of SPEC §3/§8, a random forest as
-in the protocol — so ``evaluate_predictions(posteriors=..., train_sizes=discovery.train_sizes)``
-accepts them as they are. :meth:`Discovery.cluster_proba` gives the clustering model's own
-posteriors within each instance's known class instead.
+fitted on the discovered training labels — the subconcept model of docs/method.md,
+"Utility weights", "Label-free scores", a random forest as in the protocol — so
+``evaluate_predictions(posteriors=..., train_sizes=discovery.train_sizes)`` accepts them as they
+are. :meth:`Discovery.cluster_proba` gives the clustering model's own posteriors within each
+instance's known class instead.
 
 Everything is seeded (same seed → same clusters) and free of I/O.
 """
@@ -161,7 +162,8 @@ class Discovery:
         """The clustering model's posteriors within each instance's known class ``y``.
 
         ``(N, F)``, ``(N,)`` → DataFrame ``(N, S)``: zero outside the row's class, so the
-        class-conditional weights (SPEC §8) can use them directly; every row sums to 1.
+        class-conditional weights (docs/method.md, "Label-free scores") can use them directly; every
+        row sums to 1.
         """
         X = _features(X)
         y = _labels(y, len(X))

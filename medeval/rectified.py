@@ -1,10 +1,11 @@
-"""Rectified label-free scores rBA, rF1, rAUC (SPEC §9: prediction-powered inference).
+"""Rectified label-free scores rBA, rF1, rAUC (docs/method.md,
+"Rectified scores": prediction-powered inference).
 
-The class-conditional scores cM (SPEC §8) are unbiased only when the subconcept model is
-calibrated within each class, and a test-set bootstrap cannot see that model's error. Reference
-rows R — held-out rows with the true subconcept, the classifier's prediction and score and the
-subconcept model's posteriors, from the same classifier, subconcept model and population as the
-test rows — measure that error where the truth is known:
+The class-conditional scores cM (docs/method.md, "Label-free scores") are unbiased only when the
+subconcept model is calibrated within each class, and a test-set bootstrap cannot see that model's
+error. Reference rows R — held-out rows with the true subconcept, the classifier's prediction and
+score and the subconcept model's posteriors, from the same classifier, subconcept model and
+population as the test rows — measure that error where the truth is known:
 
     rM = cM(test) − (cM(R) − wM(R))          M ∈ {BA, F1, AUC}
 
@@ -13,10 +14,10 @@ weights from the posteriors, true weights from the subconcepts; utilities from t
 sizes). The interval is a joint bootstrap: replicate b resamples the test rows (within class, or
 the caller's strata / clusters) and, independently, the reference rows within class (or within
 subconcept: ``reference_stratify``), and computes ``rM_b`` from both; the interval is the
-percentile interval of the ``rM_b``. Resampling the reference rows within subconcept, as SPEC §9
-first proposed, holds their subconcept mix fixed; in simulation that left the interval too
-narrow even for rows in the population's mix (rF1 / rAUC coverage 91–92 % at temperature 2,
-86–89 % for a random sample), while within class it held 95–99 % for rBA and rF1
+percentile interval of the ``rM_b``. Resampling the reference rows within subconcept, as
+docs/method.md, "Rectified scores" first proposed, holds their subconcept mix fixed; in simulation
+that left the interval too narrow even for rows in the population's mix (rF1 / rAUC coverage 91–92 %
+at temperature 2, 86–89 % for a random sample), while within class it held 95–99 % for rBA and rF1
 (``benchmarks/bench_rectified.py``).
 
 The reference rows must come from the test rows' population, in its subconcept mix: rows
@@ -34,7 +35,8 @@ replicate b depends on neither the chunk size, the memory budget nor the thread 
 ``λ = Cov(wM(R), cM(R)) / (Var cM(test) + Var cM(R))`` from the bootstrap replicates, clipped to
 [0, 1] (λ = 1 is the plain rectified score). In simulation it did worse than the plain score
 (coverage 77–95 % against 92–99 %, no smaller error: λ is estimated and then held fixed, and
-wM(R) is noisier than the test-set difference), as SPEC §9 found; it is kept for comparison.
+wM(R) is noisier than the test-set difference), as docs/method.md, "Rectified scores" found; it is
+kept for comparison.
 
 A minority subconcept with few reference rows makes the correction noisy (its utility multiplies
 the error of a handful of rows): subconcepts with fewer than :data:`FEW_REFERENCE_ROWS` rows are
@@ -104,8 +106,8 @@ def reference_seed(seed: int) -> int:
 def class_conditional(
     y: np.ndarray, posteriors: Any, u: Utilities, *, columns: Sequence[str] | None = None
 ) -> tuple[np.ndarray, int]:
-    """Class-conditional weights ``(N,)`` (SPEC §8) and the rows that fell back to the class
-    mean utility (no posterior mass on their own class)."""
+    """Class-conditional weights ``(N,)`` (docs/method.md, "Label-free scores") and the rows that
+    fell back to the class mean utility (no posterior mass on their own class)."""
     q = align_posteriors(posteriors, u, columns=columns)
     cp = class_posteriors(q, u, y)
     return expected_class_utility(cp, u, y).cpu().numpy(), int(cp.fallback.sum())
@@ -179,7 +181,8 @@ def reference_subset_scores(
     reference: ReferenceRows, u: Utilities, subconcepts: Sequence[str]
 ) -> dict[str, dict[tuple[str, str], float]]:
     """``{subconcept: {("c" | "w", family): score}}`` on each ``R ∩ sub_i``: the reference rows
-    of the majority class and those of minority subconcept ``sub_i`` (the subsets of SPEC §6);
+    of the majority class and those of minority subconcept ``sub_i`` (the subsets of
+    docs/method.md, "Evaluation subsets and analyses");
     NaN where undefined (warnings are the caller's). AUC only where the rows carry ``y_score``.
 
     The class-conditional weights are row-wise (each row's own posteriors renormalised within
@@ -332,7 +335,8 @@ def rectified_scores(
     chunk_size: int | None = None,
     test_replicates: Mapping[str, torch.Tensor] | None = None,
 ) -> RectifiedResult:
-    """rBA, rF1, rAUC of test predictions, corrected with reference rows (SPEC §9).
+    """rBA, rF1, rAUC of test predictions, corrected with reference rows (docs/method.md,
+    "Rectified scores").
 
     Args:
         y_true: ``(N,)`` test classes, 1 = minority class: {0, 1}, booleans, {-1, 1} or two
@@ -565,7 +569,8 @@ def _note_out_of_range(
     name: str, value: float, interval: tuple[float, float] | None, notes: list[str]
 ) -> None:
     """A note where the score or a bound of its interval lies outside [0, 1], the range of the
-    scores it estimates. The rectified score is a difference (SPEC §9), so near 0 or 1 the
+    scores it estimates. The rectified score is a difference (docs/method.md,
+    "Rectified scores"), so near 0 or 1 the
     correction measured on the reference rows can carry it past the end; it is reported as
     computed, not clipped."""
     outside = [
@@ -613,6 +618,7 @@ def _fallback_notes(fb_test: int, fb_ref: int) -> list[str]:
         if n:
             notes.append(
                 f"{n} {where} row(s) have zero posterior mass on the subconcepts of their own "
-                "class; their class-conditional weight is the mean utility of that class (§8)"
+                "class; their class-conditional weight is the mean utility of that class "
+                '(docs/method.md, "Label-free scores")'
             )
     return notes

@@ -1,6 +1,7 @@
 """Reference data: held-out instances with known subconcept, the classifier's prediction and the
-subconcept model's posteriors (SPEC §8) — out-of-bag forest predictions, the calibration part of
-an imaging split, or a file a user supplies (``python -m medeval.evaluate --reference FILE``).
+subconcept model's posteriors (docs/method.md, "Label-free scores") — out-of-bag forest predictions,
+the calibration part of an imaging split, or a file a user supplies (``python -m medeval.evaluate
+--reference FILE``).
 
 Reference data check what the label-free scores rest on: how well the subconcept model tells the
 subconcepts of each class apart. A model that is weak within a class gives class-conditional

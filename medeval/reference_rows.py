@@ -1,6 +1,6 @@
-"""Reference rows (SPEC §9): held-out rows with the true subconcept, the classifier's prediction
-and the subconcept model's posteriors, checked once against the training sizes
-(:class:`ReferenceRows`); the rectification (:mod:`medeval.rectified`) measures the subconcept
+"""Reference rows (docs/method.md, "Rectified scores"): held-out rows with the true subconcept, the
+classifier's prediction and the subconcept model's posteriors, checked once against the training
+sizes (:class:`ReferenceRows`); the rectification (:mod:`medeval.rectified`) measures the subconcept
 model's error on them.
 """
 
@@ -77,7 +77,8 @@ class ReferenceRows:
         return len(self.y_true)
 
     def class_weights(self, u: Utilities) -> tuple[np.ndarray, int]:
-        """Class-conditional weights ``(R,)`` of the rows under the utilities ``u`` (SPEC §8)
+        """Class-conditional weights ``(R,)`` of the rows under the utilities ``u``
+        (docs/method.md, "Label-free scores")
         and how many rows fell back to their class's mean utility: :func:`class_conditional`
         of the checked posteriors, computed once per utilities (the rectification and the
         per-subset correction both need them)."""

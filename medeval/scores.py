@@ -1,4 +1,5 @@
-"""The score vocabulary: families, weightings, score names and the threshold rule (SPEC §3, §8).
+"""The score vocabulary: families, weightings, score names and the threshold rule (docs/method.md,
+"Utility weights", "Label-free scores").
 
 A score name is a weighting prefix followed by a family: ``"cBA"`` is balanced accuracy (family
 ``BA``) under class-conditional predicted weights (prefix ``c``). Every module that names scores
@@ -15,8 +16,9 @@ Orders:
   that order without the rectified scores, the order of
   :class:`medeval.streaming.SubconceptScores`.
 
-The rectified scores (prefix ``r``, SPEC §9) are not an instance weighting: ``rM = cM(test) −
-(cM(R) − wM(R))`` needs reference rows R (:mod:`medeval.rectified`), so the streaming metric and
+The rectified scores (prefix ``r``, docs/method.md, "Rectified scores") are not an instance
+weighting: ``rM = cM(test) − (cM(R) − wM(R))`` needs reference rows R (:mod:`medeval.rectified`), so
+    the streaming metric and
 the scikit-learn scorers refuse them (:func:`instance_score`).
 
 Adding a weighting means one row of :data:`WEIGHTINGS` (and the code that computes its instance
@@ -128,8 +130,9 @@ WEIGHTINGS: tuple[Weighting, ...] = (
         "c{f}: label-free, class-conditional predicted weights",
         needs_posteriors=True,
     ),
-    # Not a weighting of the instances: cM corrected by its error on reference rows (SPEC §9,
-    # medeval.rectified); computed by evaluate_predictions only when reference rows are given.
+    # Not a weighting of the instances: cM corrected by its error on reference rows (docs/method.md,
+    # "Rectified scores", medeval.rectified); computed by evaluate_predictions only when reference
+    # rows are given.
     Weighting(
         "r",
         "rectified",
@@ -202,7 +205,8 @@ INSTANCE_SCORES = tuple(s for s in BY_FAMILY if s not in REFERENCE_SCORES)
 #: The label-free score a reader should use for each family without reference rows (never a
 #: true-weight oracle score).
 RECOMMENDED = {f: f"c{f}" for f in FAMILIES}
-#: The score to read per family when reference rows gave the rectified scores (SPEC §9; the
+#: The score to read per family when reference rows gave the rectified scores (docs/method.md,
+# "Rectified scores"; the
 #: ``r`` weighting): cM corrected by its error measured on reference rows.
 RECOMMENDED_RECTIFIED = {f: f"r{f}" for f in FAMILIES}
 #: The rectified label-free scores, computed only from reference rows.
@@ -212,7 +216,8 @@ LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
 REFERENCE_STRATA = ("class", "subconcept")
 #: The rectification's variants; the first is the default.
 VARIANTS = ("rectified", "ppi++")
-#: Below this within-class balanced accuracy the subconcept model is reported as weak (§8).
+#: Below this within-class balanced accuracy the subconcept model is reported as weak
+# (docs/method.md, "Label-free scores").
 WEAK_WITHIN_CLASS_BA = 0.7
 #: What each score is, for reports and ``metrics.json``.
 SCORE_DESCRIPTIONS = {

@@ -1,4 +1,5 @@
-"""scikit-learn model selection by subconcept-aware scores (SPEC §3, §8).
+"""scikit-learn model selection by subconcept-aware scores (docs/method.md,
+"Utility weights", "Label-free scores").
 
 * :class:`SubconceptAware` fits a binary classifier and a subconcept model on the same rows;
   ``fit(X, y, subconcept=...)`` takes the training subconcept labels as fit metadata, and the

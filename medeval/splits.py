@@ -1,4 +1,4 @@
-"""Reproducible splits of a binary task (SPEC §5) and their CSV manifest.
+"""Reproducible splits of a binary task (docs/method.md, "Protocols") and their CSV manifest.
 
 * :func:`cv_5x2` — 5 repeats × 2 folds, stratified on the subconcept code so every fold holds
   every subconcept (tabular and embedding protocol).

@@ -1,9 +1,9 @@
 """The subconcept model for any classifier's evaluation: ``q_s(x)`` from features.
 
 The utility-weighted scores need, for every test row, the posterior of each training
-subconcept (SPEC §8). :class:`SubconceptModel` fits it on the training rows of the user's own
-classifier — features, class and subconcept — with any scikit-learn classifier that has
-``predict_proba`` (default: the forest protocol's subconcept forest, a
+subconcept (docs/method.md, "Label-free scores"). :class:`SubconceptModel` fits it on the training
+rows of the user's own classifier — features, class and subconcept — with any scikit-learn
+classifier that has ``predict_proba`` (default: the forest protocol's subconcept forest, a
 :class:`~sklearn.ensemble.RandomForestClassifier` of 100 trees)::
 
     model = SubconceptModel().fit(X_train, subconcept_train, y_train)

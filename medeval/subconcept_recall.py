@@ -212,7 +212,7 @@ def _recall_intervals(
     est_hi), and the method's name.
 
     A percentile bootstrap over a few rows covers badly and gives ``[1, 1]`` when all were
-    found (SPEC §9); these are Clopper–Pearson intervals
+    found (docs/method.md, "Rectified scores"); these are Clopper–Pearson intervals
     (:data:`~medeval.metrics.proportion.DEFAULT_METHOD`, coverage ≥ 93 % by exact enumeration):
     on the hits of the subconcept's test rows, and for the label-free recall on its soft counts
     (:func:`~medeval.metrics.proportion.soft_recall_interval`). With groups (``plan.groups``:

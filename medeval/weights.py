@@ -1,10 +1,10 @@
-"""Utility weights from training subconcept counts (SPEC §3).
+"""Utility weights from training subconcept counts (docs/method.md, "Utility weights").
 
 ``u_s = max_{s0 ∈ S0} |s0| / |s|`` for a minority subconcept s ∈ S1 and ``u_s = 1`` for every
 majority subconcept. True weights ``w_i = u_{s_i}`` need test subconcept labels (the oracle wBA);
 predicted weights ``a_x = Σ_s q_s(x) u_s`` need only a subconcept model's posteriors (the paper's
 pBA). Class-conditional weights ``a_x = Σ_{s ∈ S_y} q_s(x) u_s / Σ_{s ∈ S_y} q_s(x)`` also use the
-known test class ``y`` (SPEC §8: the label-free scores cBA, cF1, cAUC).
+known test class ``y`` (docs/method.md, "Label-free scores": the label-free scores cBA, cF1, cAUC).
 """
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ def predicted_weights(
     """Expected utility ``a_x = Σ_s q_s(x) u_s``: posteriors ``(..., N, S)`` → ``(..., N)``.
 
     Soft on purpose: an instance split between a large and a small subconcept gets an
-    intermediate weight (SPEC §3).
+    intermediate weight (docs/method.md, "Utility weights").
     """
     return expected_utility(align_posteriors(posteriors, u, columns=columns, atol=atol), u)
 
@@ -233,7 +233,8 @@ def expected_utility(q: torch.Tensor, u: Utilities) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class ClassPosteriors:
-    """Posteriors renormalised over the subconcepts of each instance's own class (SPEC §8).
+    """Posteriors renormalised over the subconcepts of each instance's own class (docs/method.md,
+    "Label-free scores").
 
     Attributes:
         q: ``(..., N, S)`` ``q̃_s(x) = q_s(x) [s ∈ S_y] / Σ_{s' ∈ S_y} q_{s'}(x)``; zero outside
@@ -298,10 +299,10 @@ def class_conditional_weights(
 ) -> torch.Tensor:
     """Expected utility given x and the known class: ``a_x = E[u_s | x, y]``, ``(..., N)``.
 
-    ``a_x = Σ_{s ∈ S_y} q_s(x) u_s / Σ_{s ∈ S_y} q_s(x)`` (SPEC §8). Majority instances get
-    exactly 1, so only the minority recall is estimated; a row with no posterior mass on its own
-    class gets the mean utility of that class's subconcepts (see :func:`class_posteriors`, whose
-    ``fallback`` counts such rows).
+    ``a_x = Σ_{s ∈ S_y} q_s(x) u_s / Σ_{s ∈ S_y} q_s(x)`` (docs/method.md, "Label-free scores").
+    Majority instances get exactly 1, so only the minority recall is estimated; a row with no
+    posterior mass on its own class gets the mean utility of that class's subconcepts (see
+    :func:`class_posteriors`, whose ``fallback`` counts such rows).
     """
     cp = class_posteriors(posteriors, u, y_true, columns=columns, atol=atol)
     return expected_class_utility(cp, u, y_true)

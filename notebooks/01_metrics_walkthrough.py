@@ -5,7 +5,7 @@
 # Balanced accuracy (BA) is dominated by the largest ones. This notebook shows, with
 # `medeval.metrics` and `medeval.evaluate_predictions` only:
 #
-# 1. the example of SPEC §1: a failure on a small subconcept hidden by BA;
+# 1. a failure on a small subconcept hidden by BA ([method](../docs/method.md#why-subconcepts));
 # 2. BA against the small subconcept's recall, unweighted vs utility-weighted;
 # 3. accuracy standardised to a target class mix;
 # 4. what NaN means when a class is absent;
@@ -29,7 +29,7 @@ print("medeval", medeval.__version__)
 
 
 # %% [md]
-# ## 1. The SPEC §1 example
+# ## 1. A failure BA hides ([method](../docs/method.md#why-subconcepts))
 # Majority recall 0.95. The minority class holds subconcept A (90 % of positives, recall 0.95)
 # and subconcept B (10 %, recall 0.10).
 # %%

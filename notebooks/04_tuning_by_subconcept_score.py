@@ -5,7 +5,8 @@
 # the minority recall is dominated by the minority's largest subconcept. Here a random forest is
 # tuned on the KEEL *vehicle* task (two majority classes; the minority is `opel` and the
 # down-sampled `van`) once by BA and once by the label-free subconcept scores pBA (the paper's
-# predicted weights) and cBA (class-conditional predicted weights, SPEC §8), with wBA (the
+# predicted weights) and cBA (class-conditional predicted weights,
+# [method](../docs/method.md#label-free-scores)), with wBA (the
 # oracle, which needs subconcept labels) alongside. The subconcept labels reach the estimator
 # and the scorers through scikit-learn's metadata routing.
 #

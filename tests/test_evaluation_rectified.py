@@ -239,7 +239,8 @@ def test_reference_rows_without_test_posteriors_say_why_and_bad_options_raise():
 
 
 def _class_conditional_by_hand(y, q, names):
-    """c_i = Σ_{s of y_i's class} q_is u_s / Σ_{s of y_i's class} q_is (SPEC §8), row by row."""
+    """c_i = Σ_{s of y_i's class} q_is u_s / Σ_{s of y_i's class} q_is (docs/method.md,
+    "Label-free scores"), row by row."""
     u = {nm: float(U.values[U.index(nm)]) for nm in names}
     side = {nm: int(sim.TRAIN_SIZES[nm]["class"]) for nm in names}
     out = []

@@ -1,4 +1,5 @@
-"""Rectified label-free scores rBA / rF1 / rAUC and their joint bootstrap (SPEC §9)."""
+"""Rectified label-free scores rBA / rF1 / rAUC and their joint bootstrap (docs/method.md,
+"Rectified scores")."""
 
 import json
 import warnings
@@ -93,7 +94,7 @@ def simulate(temperature, seeds, counts=None, reference_stratify="class"):
 @pytest.mark.parametrize("temperature", [0.5, 2.0])
 def test_miscalibrated_posteriors_bias_cm_but_not_rm_and_rm_covers(temperature):
     # Reference rows: a random sample of the population, as out-of-bag rows or a validation
-    # part are; coverage against the realised test-set wM (SPEC §9).
+    # part are; coverage against the realised test-set wM (docs/method.md, "Rectified scores").
     res = simulate(temperature, 300)
     for m in ("BA", "F1", "AUC"):
         c_err, r_err, covered = res[("c", m)][:, 0], res[("r", m)][:, 0], res[("r", m)][:, 1]
@@ -356,7 +357,8 @@ def test_reference_rows_from_a_reference_file(tmp_path):
 
 def test_a_rectified_score_outside_0_1_is_reported_as_computed_with_a_note():
     """A perfect test fold (cBA = 1) and reference rows on which cBA is below wBA give
-    rBA = 1 − (cBA(R) − wBA(R)) > 1: SPEC §9's difference, not clipped, and a note says so."""
+    rBA = 1 − (cBA(R) − wBA(R)) > 1: docs/method.md, "Rectified scores"'s difference, not clipped,
+    and a note says so."""
     sizes = {"m": {"class": 0, "n": 100}, "a": {"class": 1, "n": 80}, "b": {"class": 1, "n": 20}}
     u = utilities_from_train_sizes(sizes)
     names = list(u.names)

@@ -1,4 +1,4 @@
-"""Utility weights (SPEC §3)."""
+"""Utility weights (docs/method.md, "Utility weights")."""
 
 import numpy as np
 import pandas as pd
@@ -77,7 +77,8 @@ def test_subconcept_without_training_instances_is_a_clear_error():
         utilities([10, 5], [0, 2])
 
 
-# -- class-conditional weights (SPEC §8) ------------------------------------------------------
+# -- class-conditional weights (docs/method.md, "Label-free scores")
+# ------------------------------------------------------
 
 
 def test_class_conditional_weights_renormalise_within_the_class():

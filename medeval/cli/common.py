@@ -456,10 +456,11 @@ def add_source_arguments(
 
 
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:
-    """The user's own binary task (SPEC §11): ``--positive``, ``--negative``, ``--drop``,
-    ``--downsample`` (a config's ``task.*``). Without ``--positive`` the paper's ladder (§4)."""
+    """The user's own binary task (docs/method.md, "The user's own task"): ``--positive``,
+    ``--negative``, ``--drop``, ``--downsample`` (a config's ``task.*``). Without ``--positive`` the
+    paper's ladder."""
     g = parser.add_argument_group(
-        "the task (default: the paper's ladder, SPEC §4; with --positive: your own, SPEC §11)"
+        "the task (default: the paper's ladder; with --positive: your own; docs/method.md)"
     )
     g.add_argument(
         "--positive",
@@ -480,8 +481,8 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
         "--downsample",
         action="store_true",
         default=None,
-        help="down-sample class 1's subconcepts along the paper's ladder (SPEC §4.4); default: "
-        "every row kept",
+        help="down-sample class 1's subconcepts along the paper's ladder (docs/method.md); "
+        "default: every row kept",
     )
 
 

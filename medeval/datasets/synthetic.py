@@ -2,8 +2,8 @@
 difficulty: the ``synthetic`` source and the default training config's data.
 
 Every image: a bright thorax with two dark lung-field ellipses, ribs as faint stripes, blur-free
-Gaussian noise. The subconcepts (classes of the multiclass set; SPEC §4 makes the two largest the
-majority):
+Gaussian noise. The subconcepts (classes of the multiclass set; docs/method.md,
+"Binary tasks from multiclass data" makes the two largest the majority):
 
 * ``normal`` (majority): nothing else.
 * ``calcified granuloma`` (majority): one tiny, very bright, sharp dot in a lung.
@@ -18,9 +18,10 @@ majority):
   subconcept model can still point to it within the positive class, as the positive image with
   no visible lesion.
 
-The minority subconcept sizes follow the SPEC §4 ladder from the smallest majority class, so the
-task keeps them all. Patients hold 1–3 images of the same finding, so splits are group-level.
-THE DATA ARE SYNTHETIC: they test the pipeline, they say nothing about real radiographs.
+The minority subconcept sizes follow the docs/method.md, "Binary tasks from multiclass data" ladder
+from the smallest majority class, so the task keeps them all. Patients hold 1–3 images of the same
+finding, so splits are group-level. THE DATA ARE SYNTHETIC: they test the pipeline, they say nothing
+about real radiographs.
 """
 
 from __future__ import annotations

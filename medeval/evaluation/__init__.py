@@ -1,5 +1,5 @@
 """One-call evaluation: the nine scores, their subsets, per-subconcept recall and bootstrap
-intervals (SPEC §2, §3, §6).
+intervals (docs/method.md, "Weighted scores", "Utility weights", "Evaluation subsets and analyses").
 
 ``evaluate_predictions`` takes a model's test predictions (plus, optionally, the true test
 subconcepts, a subconcept model's posteriors and the training subconcept sizes) and returns an
@@ -9,7 +9,7 @@ batched bootstrap computation (:mod:`medeval.metrics.bootstrap`).
 Modules: :mod:`.core` (:func:`evaluate_predictions`, :func:`evaluate_core`: point estimates,
 intervals, tables), :mod:`.result` (:class:`Evaluation` and the names of what it holds),
 :mod:`.plan` (what the inputs allow: weightings, subsets, subconcepts), :mod:`.rectification`
-(the rectified scores rBA, rF1, rAUC, SPEC §9).
+(the rectified scores rBA, rF1, rAUC, docs/method.md, "Rectified scores").
 """
 
 from ..scores import (

@@ -132,8 +132,9 @@ def evaluate_predictions(
         pos_label: the positive class (1, the minority class) when the labels are not {0, 1},
             booleans or {-1, 1}.
         reference: :class:`~medeval.rectified.ReferenceRows` (held-out rows with true
-            subconcepts, from the test rows' population) for rBA, rF1, rAUC (SPEC §9; also needs
-            ``posteriors`` and ``train_sizes``); paired with cBA's replicates (same ``seed``).
+            subconcepts, from the test rows' population) for rBA, rF1, rAUC (docs/method.md,
+            "Rectified scores"; also needs ``posteriors`` and ``train_sizes``); paired with cBA's
+            replicates (same ``seed``).
         reference_variant: ``"rectified"`` (default) or ``"ppi++"``
             (:func:`~medeval.rectified.rectified_scores`).
 
@@ -239,7 +240,8 @@ def _first_notes(plan: _Plan, u: Utilities | None) -> list[str]:
     if plan.n_fallback:
         notes.append(
             f"{plan.n_fallback} instance(s) have zero posterior mass on the subconcepts of their "
-            "own class; their class-conditional weight is the mean utility of that class (§8)"
+            "own class; their class-conditional weight is the mean utility of that class "
+            '(docs/method.md, "Label-free scores")'
         )
     return notes
 

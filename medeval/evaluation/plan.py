@@ -1,5 +1,6 @@
 """What an evaluation can compute from its inputs (:class:`_Plan`): the weightings, the
-evaluation subsets (SPEC §6) and the subconcepts of the per-subconcept results."""
+evaluation subsets (docs/method.md, "Evaluation subsets and analyses") and the subconcepts of the
+per-subconcept results."""
 
 from __future__ import annotations
 
@@ -103,7 +104,8 @@ def _subsets(
     u: Utilities | None,
 ) -> tuple[dict[str, np.ndarray], dict[str, str | None]]:
     """Subset masks ``{name: (N,) bool}`` and each subset's minority subconcept."""
-    # Subsets (SPEC §6): full, and sub_i = majority ∪ minority subconcept i, largest first.
+    # Subsets (docs/method.md, "Evaluation subsets and analyses"): full, and sub_i = majority ∪
+    # minority subconcept i, largest first.
     n = len(y)
     subsets = {"full": np.ones(n, dtype=bool)}
     subset_sc: dict[str, str | None] = {"full": None}

@@ -1,5 +1,5 @@
-"""The rectified scores of an evaluation (SPEC §9): rBA, rF1, rAUC from its
-class-conditional weights, exact scores and bootstrap replicates, their rows of the subsets
+"""The rectified scores of an evaluation (docs/method.md, "Rectified scores"): rBA, rF1, rAUC from
+its class-conditional weights, exact scores and bootstrap replicates, their rows of the subsets
 table, and the reference rows' notes."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .plan import _aliases, _Plan
 from .result import NO_REFERENCE, Evaluation
 
 
-# -- rectified scores (SPEC §9) --------------------------------------------------------------
+# -- rectified scores (docs/method.md, "Rectified scores") ----------------------------------
 @dataclass
 class _RectifyInputs:
     """The checked test inputs the rectified scores need (``y``, ``yp``, ``s``: ``(N,)``), the
@@ -136,7 +136,8 @@ def _with_reference(
 def _rectified_rows(
     reference: ReferenceRows, res: RectifiedResult, inputs: _RectifyInputs, notes: list[str]
 ) -> dict[str, list]:
-    """The subsets table's rows of rBA, rF1, rAUC on every subset (SPEC §6), as columns.
+    """The subsets table's rows of rBA, rF1, rAUC on every subset (docs/method.md,
+    "Evaluation subsets and analyses"), as columns.
 
     On ``sub_i`` the point estimate is ``cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i))``
     (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i; the

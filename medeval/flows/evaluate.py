@@ -159,9 +159,9 @@ def evaluate_table(
     :class:`~medeval.metrics.UndefinedMetricWarning` is recorded, not repeated to the caller;
     every other warning reaches the caller); notes about the inputs themselves (see
     :func:`~medeval.io.predictions.input_notes`) come first. With reference rows the
-    evaluation gives the rectified scores rBA / rF1 / rAUC (SPEC §9), which are then
-    recommended, and the subconcept model's within-class balanced accuracy on them (also its
-    quality when the test set has no subconcept labels). Without test subconcepts and
+    evaluation gives the rectified scores rBA / rF1 / rAUC (docs/method.md, "Rectified scores"),
+    which are then recommended, and the subconcept model's within-class balanced accuracy on them
+    (also its quality when the test set has no subconcept labels). Without test subconcepts and
     without reference rows the notes say why the label-free intervals cannot see the
     subconcept model's error (:data:`NO_REFERENCE_NOTE`).
 

@@ -285,12 +285,13 @@ def evaluate_checkpoint(
 ) -> tuple[Evaluation, dict]:
     """Calibrate, predict the test part and evaluate the model weights in ``checkpoint``.
 
-    The validation and calibration parts are the split's reference rows (SPEC §9): their true
-    subconcepts are known and the network was not trained on them. They are predicted with the
-    same checkpoint (binary score; subconcept posteriors with the temperature fitted on the
-    calibration part) and written to ``reference.csv``; the evaluation rectifies cBA / cF1 /
-    cAUC with them (rBA / rF1 / rAUC). Two things tie them to the model, both small: the
-    validation part chose the checkpoint (best ``train.monitor`` score) and the calibration
+    The validation and calibration parts are the split's reference rows (docs/method.md,
+    "Rectified scores"): their true subconcepts are known and the network was not trained on them.
+    They are predicted with the same checkpoint (binary score; subconcept posteriors with the
+    temperature fitted on the calibration part) and written to ``reference.csv``; the evaluation
+    rectifies cBA / cF1 / cAUC with them (rBA / rF1 / rAUC). Two things tie them to the model, both
+    small: the validation part chose the checkpoint (best ``train.monitor`` score) and the
+        calibration
     part fitted one parameter, the temperature.
 
     Returns:

@@ -1,4 +1,5 @@
-"""Weighted recall, balanced accuracy, F1 and class-standardised accuracy (SPEC §2).
+"""Weighted recall, balanced accuracy, F1 and class-standardised accuracy (docs/method.md,
+"Weighted scores").
 
 Each metric is ``format_inputs → confusion sums (sufficient statistics) → *_from_sums``; the
 bootstrap engine computes the same sums for many replicates at once and reuses the
@@ -110,7 +111,8 @@ def balanced_accuracy(
     sample_weight: ArrayLike | None = None,
     pos_label: Any = None,
 ) -> Result:
-    """Utility-weighted balanced accuracy ½ (Recall_0^(w) + Recall_1^(w)) (SPEC §2).
+    """Utility-weighted balanced accuracy ½ (Recall_0^(w) + Recall_1^(w)) (docs/method.md,
+    "Weighted scores").
 
     Equals ``sklearn.metrics.balanced_accuracy_score(y_true, y_pred, sample_weight=w)`` when
     both classes have positive total weight; NaN and a warning otherwise.
@@ -157,7 +159,8 @@ def weighted_accuracy(
     sample_weight: ArrayLike | None = None,
     pos_label: Any = None,
 ) -> Result:
-    """Accuracy standardised to a positive-class mix q: q·Recall_1 + (1−q)·Recall_0 (SPEC §2).
+    """Accuracy standardised to a positive-class mix q: q·Recall_1 + (1−q)·Recall_0 (docs/method.md,
+    "Weighted scores").
 
     ``q = 0.5`` gives balanced accuracy; ``q`` = the (weighted) prevalence of class 1 gives
     ordinary (weighted) accuracy. A class whose coefficient is 0 is not needed, so its absence

@@ -1,7 +1,7 @@
 """The subconcept model's quality, from one confusion matrix (no I/O): its balanced accuracy
-and macro F1 over the subconcepts, and its balanced accuracy within each class (SPEC §8). Every
-caller — the evaluation (test subconcepts or reference rows), the benchmark's records — takes
-them from here.
+and macro F1 over the subconcepts, and its balanced accuracy within each class (docs/method.md,
+"Label-free scores"). Every caller — the evaluation (test subconcepts or reference rows), the
+benchmark's records — takes them from here.
 
 Ill-defined values are NaN with an :class:`~medeval.metrics.UndefinedMetricWarning`, never a
 silent 0: a balanced accuracy with no subconcept present, a macro F1 with no subconcept

@@ -1,4 +1,5 @@
-"""Small-sample intervals for proportions: per-subconcept recalls, true and label-free (SPEC §9).
+"""Small-sample intervals for proportions: per-subconcept recalls, true and label-free
+(docs/method.md, "Rectified scores").
 
 A percentile bootstrap of a recall over a handful of rows covers badly and gives ``[1, 1]`` when
 every row was found. The binomial intervals here have a coverage that can be computed exactly
@@ -17,8 +18,8 @@ Clopper–Pearson keeps 93 % everywhere, at 10–25 % more width than Wilson (e.
 mean width 0.448 against 0.388), so it is the default. Every method returns an upper bound of 1
 and a lower bound below 1 when all rows were found.
 
-The label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` (SPEC §8) is a ratio of soft counts; its
-interval applies the same method to the Kish effective number of rows
+The label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` (docs/method.md, "Label-free scores") is a
+ratio of soft counts; its interval applies the same method to the Kish effective number of rows
 ``n_eff = (Σ q̃_s)² / Σ q̃_s²`` with ``r̂_s · n_eff`` successes (:func:`soft_recall_interval`).
 It sees the sampling noise of the soft counts, not the subconcept model's error: the soft counts
 mix the recalls of every subconcept a row's posterior spreads over, so the interval is about the

@@ -1,4 +1,5 @@
-"""Weighted ROC AUC with ties counted ½ (SPEC §2), batched over leading axes."""
+"""Weighted ROC AUC with ties counted ½ (docs/method.md,
+"Weighted scores"), batched over leading axes."""
 
 from __future__ import annotations
 

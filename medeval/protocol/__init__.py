@@ -1,4 +1,5 @@
-"""The random-forest benchmark protocol (SPEC §5): fold fitting, results store, task grid.
+"""The random-forest benchmark protocol (docs/method.md, "Protocols"): fold fitting, results store,
+task grid.
 
 Data flow: data set → binary task → 5×2 splits → :func:`~medeval.protocol.forest.run_fold`
 (one subconcept forest + one binary forest per correction) → records in a

@@ -1,6 +1,6 @@
 """Cross-fitted reference rows for the corrections whose out-of-bag rows are not held-out-like
-(SPEC §9: "if a correction's OOB rows do not behave like held-out rows, use cross-fitting for
-it and say so").
+(docs/method.md, "Rectified scores": reference rows must behave like held-out rows; where a
+correction's out-of-bag rows do not, they are cross-fitted, and the records say so).
 
 Under ROS every minority row is copied into most trees, and under ``weight`` scikit-learn's
 bootstrap (1.9.1 when this was measured) draws rows in proportion to their class weight (so a

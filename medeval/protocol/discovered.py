@@ -6,9 +6,10 @@ the utilities, and the subconcept forest is fitted on the discovered labels. Eve
 score (unweighted, predicted-weight, class-conditional) is computed from that alone by
 :func:`label_free_fold`, which never receives the true subconcepts. Only afterwards
 :func:`run_fold_discovered` uses them to *score* the result: the true-weight scores (from the
-true training sizes), the test subsets of SPEC §6 (``sub_i`` = majority ∪ true minority
-subconcept i) on which every score is also reported, and the discovery quality (ARI and NMI of the
-training clusters against the true subconcepts within each class).
+true training sizes), the test subsets of docs/method.md, "Evaluation subsets and analyses"
+(``sub_i`` = majority ∪ true minority subconcept i) on which every score is also reported, and the
+discovery quality (ARI and NMI of the training clusters against the true subconcepts within each
+class).
 
 The record has the layout of :func:`medeval.protocol.forest.run_fold`'s, plus
 ``"subconcepts": "discovered"`` and a ``"discovery"`` entry, so the RQ analyses read both.
@@ -167,7 +168,8 @@ def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]
 def _true_subset_masks(
     ev_true: Evaluation, y: np.ndarray, test_names: np.ndarray
 ) -> dict[str | None, np.ndarray]:
-    """``{None: full, subconcept: majority ∪ that true minority subconcept}`` (SPEC §6)."""
+    """``{None: full, subconcept: majority ∪ that true minority subconcept}`` (docs/method.md,
+    "Evaluation subsets and analyses")."""
     masks: dict[str | None, np.ndarray] = {None: np.ones(len(y), dtype=bool)}
     for sc in ev_true.subsets.subconcept.dropna().unique():
         masks[sc] = (y == 0) | (test_names == sc)

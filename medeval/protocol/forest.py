@@ -1,16 +1,16 @@
-"""One fold of the random-forest protocol (SPEC §5): fit, predict, evaluate.
+"""One fold of the random-forest protocol (docs/method.md, "Protocols"): fit, predict, evaluate.
 
 Per fold the multiclass *subconcept* forest is fit once and shared by every correction method;
 each method fits its own binary forest on the (resampled) training fold. Only one forest is
 alive at a time, which keeps memory bounded on the large PMLB sets.
 
-Reference rows for the rectified scores (SPEC §9) come with no extra fit: the training rows'
-out-of-bag predictions of both forests (:mod:`medeval.protocol.oob`; each row scored only by the
-trees that saw neither it nor anything made from it), computed in the same pass over the trees
-as the test predictions. Under ROS a row copied into every tree's sample has no out-of-bag tree
-and is dropped (counted in the record's ``"reference"``); under RUS the rows the undersampler
-dropped are out of bag for every tree; under SMOTE the synthetic points are linked to no
-original row, a leak measured not to bias cBA − wBA on the reference rows
+Reference rows for the rectified scores (docs/method.md, "Rectified scores") come with no extra fit:
+the training rows' out-of-bag predictions of both forests (:mod:`medeval.protocol.oob`; each row
+scored only by the trees that saw neither it nor anything made from it), computed in the same pass
+over the trees as the test predictions. Under ROS a row copied into every tree's sample has no
+out-of-bag tree and is dropped (counted in the record's ``"reference"``); under RUS the rows the
+undersampler dropped are out of bag for every tree; under SMOTE the synthetic points are linked to
+no original row, a leak measured not to bias cBA − wBA on the reference rows
 (:data:`medeval.protocol.oob.SMOTE_LINKS`).
 """
 
@@ -201,7 +201,8 @@ def run_fold(
     n_bootstrap: int = N_BOOTSTRAP,
     save_predictions: str | Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Fit and evaluate one 5×2 fold under every method (SPEC §5, §6).
+    """Fit and evaluate one 5×2 fold under every method (docs/method.md, "Protocols", "Evaluation
+    subsets and analyses").
 
     Args:
         task: binary task with tabular features ``task.data.X`` (N, F).

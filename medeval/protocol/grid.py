@@ -68,7 +68,7 @@ class Collection:
     files: tuple[tuple[str, str], ...] = ()
     options: tuple[tuple[str, Any], ...] = ()  # loader options (medeval.sources)
     #: The user's task for every data set (JSON of ``TaskSpec.to_dict()``; ``benchmark
-    #: --positive``); ``None``: the task recorded with an embedded table, else §4's ladder.
+    #: --positive``); ``None``: the task recorded with an embedded table, else the paper's ladder.
     task: str | None = None
 
     def datasets(self) -> list[str]:
@@ -87,7 +87,7 @@ class Collection:
 
     def task_of(self, dataset: str) -> dict | None:
         """The user's task of ``dataset``: the collection's own (``benchmark --positive``),
-        else the one recorded with its embedded table, else ``None`` (§4's ladder)."""
+        else the one recorded with its embedded table, else ``None`` (the paper's ladder)."""
         if self.task is not None:
             return json.loads(self.task)
         files = dict(self.files)
@@ -96,7 +96,7 @@ class Collection:
         return _recorded_task(Path(files[dataset]), dataset)
 
     def recorded_tasks(self) -> dict[str, dict]:
-        """Data set → its user's task (:meth:`task_of`); data sets with §4's ladder are left
+        """Data set → its user's task (:meth:`task_of`); data sets with the paper's ladder are left
         out."""
         if self.source != "csv" and self.task is None:
             return {}

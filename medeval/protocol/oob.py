@@ -1,4 +1,5 @@
-"""Out-of-bag reference rows of the random-forest protocol (SPEC §9), without refitting.
+"""Out-of-bag reference rows of the random-forest protocol (docs/method.md,
+"Rectified scores"), without refitting.
 
 The reference rows R of a fold are its training rows, each scored only by the trees that did not
 see it. The forests are the ones the fold already fitted: a tree's in-bag sample is regenerated

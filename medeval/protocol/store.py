@@ -33,7 +33,7 @@ __all__ = ["CorruptRecordWarning", "ResultsStore", "SettingsMismatch", "record_p
 #: Settings that change results; a store refuses to mix records made with different values.
 PROTOCOL_KEYS = ("collection", "seed", "n_estimators", "subconcepts", "tasks")
 #: Values of settings added later, for results folders written before them (``tasks``: the
-#: user's tasks of embedded tables, data set → definition; none = §4's ladder everywhere).
+#: user's tasks of embedded tables, data set → definition; none = the paper's ladder everywhere).
 DEFAULTS = {"subconcepts": "true", "tasks": None}
 
 

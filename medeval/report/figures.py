@@ -1,4 +1,5 @@
-"""Per-subconcept figure: where a headline score comes from (SPEC §6, RQ3).
+"""Per-subconcept figure: where a headline score comes from (docs/method.md,
+"Evaluation subsets and analyses", RQ3).
 
 Uses matplotlib's object-oriented API (no pyplot), so it works without a display and without
 touching global state.

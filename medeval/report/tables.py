@@ -42,7 +42,7 @@ def scores_table(ev: Evaluation) -> str:
         lines.append(f"{k:<6} {_fmt(ev.scores[k]):>6}   {ci:<18}{mark}")
     lines.append(
         "w = true utility weights (oracle: needs test subconcept labels); c = label-free "
-        "estimate of the w score (class-conditional predicted weights, SPEC §8); p = the "
+        "estimate of the w score (class-conditional predicted weights, docs/method.md); p = the "
         "paper's predicted weights (biased upward; kept for reproduction). pAUC is the "
         "predicted-weight ROC AUC, not partial AUC."
     )

@@ -1,4 +1,5 @@
-"""Data set → binary task with subconcepts (SPEC §4). CLI: ``python -m medeval.tasks``."""
+"""Data set → binary task with subconcepts (docs/method.md,
+"Binary tasks from multiclass data"). CLI: ``python -m medeval.tasks``."""
 
 from importlib import import_module
 from typing import Any

@@ -1,4 +1,5 @@
-"""Binary tasks whose classes keep their subconcepts (SPEC §4).
+"""Binary tasks whose classes keep their subconcepts (docs/method.md,
+"Binary tasks from multiclass data").
 
 Ordering and ties: classes are sorted by size, largest first; classes of equal size are ordered
 by label — numerically when every label is a number, else as strings — so that the task does
@@ -48,11 +49,12 @@ class BinaryTask:
         y: (N,) int 0/1, 1 = minority.
         subconcept: (N,) int code into ``subconcepts``.
         subconcepts: ordered subconcept info.
-        dropped: labels not used: beyond the 8 largest classes (§4), or dropped by the user.
+        dropped: labels not used: beyond the 8 largest classes, or dropped by the user.
         n_classes: C, number of classes in the source data.
         seed: seed of the down-sampling draw.
-        kept: whether the task passes SPEC §4.5; ``reason`` says why (not). The user's own
-            task (``definition``, :mod:`medeval.tasks.user`) is always kept.
+        kept: whether the task passes docs/method.md, "Binary tasks from multiclass data", step 4;
+            ``reason`` says why (not). The user's own task (``definition``,
+            :mod:`medeval.tasks.user`) is always kept.
         definition: the user's task (positive, negative, drop, downsample), or ``None``.
     """
 
@@ -68,7 +70,8 @@ class BinaryTask:
     reason: str
     min_minority: int = 8
     extra: dict = field(default_factory=dict)
-    #: The user's task definition (``TaskSpec.to_dict()``, SPEC §11); ``None``: §4's ladder.
+    #: The user's task definition (``TaskSpec.to_dict()``, docs/method.md, "The user's own task");
+    # ``None``: the paper's ladder.
     definition: dict | None = None
 
     def __len__(self) -> int:
@@ -155,7 +158,8 @@ class BinaryTask:
 
     @property
     def user(self) -> bool:
-        """Whether this is the user's own task (SPEC §11) rather than §4's ladder."""
+        """Whether this is the user's own task (docs/method.md,
+        "The user's own task") rather than the paper's ladder."""
         return self.definition is not None
 
     def record(self) -> dict:
@@ -171,7 +175,7 @@ class BinaryTask:
     def describe_text(self) -> str:
         """Readable form of :meth:`describe`."""
         if self.user:
-            lines = [f"{self.source}/{self.name}: the user's task (SPEC §11)"]
+            lines = [f"{self.source}/{self.name}: the user's own task"]
             names = ("class 0 (negative)", "class 1 (positive)", "dropped (--drop)")
         else:
             lines = [f"{self.source}/{self.name}: {'KEPT' if self.kept else 'REJECTED'}"]
@@ -215,7 +219,8 @@ def order_classes(labels: np.ndarray) -> list[tuple[str, int]]:
 
 
 def _ladder(sizes: list[int], m: int) -> list[int]:
-    """SPEC §4.4: n_1 = min(orig_1, ⌊m/2⌋), n_i = min(orig_i, ⌊n_{i−1}/2⌋)."""
+    """docs/method.md, "Binary tasks from multiclass data", step 3: n_1 = min(orig_1, ⌊m/2⌋), n_i =
+    min(orig_i, ⌊n_{i−1}/2⌋)."""
     out: list[int] = []
     cap = m // 2
     for size in sizes:
@@ -243,13 +248,14 @@ def _verdict(n_classes: int, minority: list[Subconcept], min_minority: int) -> t
 def make_binary_task(
     data: LabelledData, *, seed: int, max_classes: int = 8, min_minority: int = 8
 ) -> BinaryTask:
-    """Turn a multiclass data set into a binary task with subconcepts (SPEC §4).
+    """Turn a multiclass data set into a binary task with subconcepts (docs/method.md,
+    "Binary tasks from multiclass data").
 
     The C' = min(C, ``max_classes``) largest classes are kept; the ⌊C'/2⌋ largest form the
     majority (class 0), the rest the minority (class 1). Minority subconcepts are down-sampled
     along the geometric ladder from m = size of the smallest kept majority class, drawing rows
     at random with ``seed``. The task is always returned; ``kept``/``reason`` state whether it
-    passes §4.5 (C >= 3 and the smallest minority subconcept keeps > ``min_minority``).
+    passes the filter (C >= 3 and the smallest minority subconcept keeps > ``min_minority``).
 
     Returns:
         ``BinaryTask`` over the kept rows (N,), in their original order.

@@ -1,6 +1,7 @@
-"""The user's own binary task (SPEC §11): class 1 is the user's list of labels, class 0 the rest
-(or a second list, other labels dropped on request); each label is a subconcept of its class and
-every row is kept, unless the paper's minority down-sampling (§4.4) is asked for.
+"""The user's own binary task (docs/method.md, "The user's own task"): class 1 is the user's list of
+labels, class 0 the rest (or a second list, other labels dropped on request); each label is a
+subconcept of its class and every row is kept, unless the paper's minority down-sampling
+(docs/method.md, "Binary tasks from multiclass data", step 3) is asked for.
 
 Such a task is never refused for being small: a subconcept with fewer than ``min_rows`` rows
 gets its count in a warning (:class:`SmallSubconceptWarning`) and in the task's reason. What
@@ -52,7 +53,8 @@ class TaskSpecError(UserError, ValueError):
 
 
 class SmallSubconceptWarning(UserWarning):
-    """A subconcept of the user's task with fewer rows than SPEC §4.5 asks of the ladder."""
+    """A subconcept of the user's task with fewer rows than the paper's ladder asks
+    (docs/method.md, "Binary tasks from multiclass data", step 4)."""
 
 
 def split_labels(text: str | Iterable[Any] | None) -> tuple[str, ...] | None:
@@ -71,8 +73,8 @@ class TaskSpec:
         positive: labels of class 1 (the positive class, e.g. the malignant diagnoses).
         negative: labels of class 0; ``None`` = every label not positive and not dropped.
         drop: labels whose rows are left out.
-        downsample: down-sample class 1's subconcepts along SPEC §4.4's ladder (the paper's
-            device); default off, every row kept.
+        downsample: down-sample class 1's subconcepts along the paper's ladder (docs/method.md,
+            "Binary tasks from multiclass data", step 3); default off, every row kept.
     """
 
     positive: tuple[str, ...]
@@ -151,7 +153,7 @@ def make_task(
 def make_user_task(
     data: LabelledData, spec: TaskSpec, *, seed: int = 0, min_rows: int = 8
 ) -> BinaryTask:
-    """Build the user's binary task (SPEC §11).
+    """Build the user's binary task (docs/method.md, "The user's own task").
 
     Subconcepts are the labels of each class, in the usual code order (class 0 by size, then
     class 1 by size, largest first; ties by label). ``seed`` draws the rows only with
@@ -257,11 +259,11 @@ def _subconcepts(
 
 def _reason(spec: TaskSpec, small: list[Subconcept], min_rows: int) -> str:
     how = (
-        "class 1 down-sampled along the SPEC §4.4 ladder"
+        "class 1 down-sampled along the paper's ladder"
         if spec.downsample
         else "every row of the listed labels kept"
     )
-    text = f"the user's task: {how}, not the paper's §4.5 filter"
+    text = f"the user's task: {how}, not the paper's filter"
     return text + (f"; {_small_text(small, min_rows)}" if small else "")
 
 

@@ -73,13 +73,14 @@ class DataConfig:
 
 @dataclass
 class TaskConfig:
-    """The user's own binary task (SPEC §11; :class:`medeval.tasks.user.TaskSpec`); without
-    ``positive`` the paper's ladder (§4)."""
+    """The user's own binary task (docs/method.md, "The user's own task";
+    :class:`medeval.tasks.user.TaskSpec`); without ``positive`` the paper's ladder
+    (docs/method.md, "Binary tasks from multiclass data")."""
 
     positive: list[str | int] | None = None  # labels of class 1, e.g. [MEL, BCC, SCC, AK]
     negative: list[str | int] | None = None  # labels of class 0 (default: every other label)
     drop: list[str | int] = field(default_factory=list)  # labels whose rows are left out
-    downsample: bool = False  # class 1 down-sampled along the §4.4 ladder (default: all rows)
+    downsample: bool = False  # class 1 down-sampled along the paper's ladder (default: all rows)
 
 
 @dataclass

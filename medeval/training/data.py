@@ -34,12 +34,13 @@ def build_task(
     data_cfg: DataConfig, data: LabelledData | None = None, *, task: TaskSpec | None = None
 ) -> BinaryTask:
     """Make the binary task of ``data`` (default: the data set named by ``data_cfg``, loaded
-    now): the user's ``task`` (SPEC §11; :func:`medeval.training.config.task_spec` of a
-    config), else the paper's ladder (§4).
+    now): the user's ``task`` (docs/method.md, "The user's own task";
+    :func:`medeval.training.config.task_spec` of a config), else the paper's ladder (docs/method.md,
+    "Binary tasks from multiclass data").
 
     Raises:
-        DataError: the task is rejected (§4.5) or makes no task (a label it names is not in
-            the data...), or the data carry no images.
+        DataError: the task is rejected (the filter of step 4) or makes no task (a label it names is
+            not in the data...), or the data carry no images.
     """
     data = load_data(data_cfg) if data is None else data
     if data.kind not in ("image", "array_image"):

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.skipif(
     missing("isic_skin", "metadata.csv") is not None,
     reason=missing("isic_skin", "metadata.csv") or "",
 )
-PER_DX = 8  # 8 per diagnosis: no subconcept under SPEC §11's warning threshold
+# 8 per diagnosis: no subconcept under the warning threshold (docs/method.md, "The user's own task")
+PER_DX = 8
 MALIGNANT, BENIGN = "MEL,BCC,SCC,AK", "NV,BKL,DF,VASC"
 
 

@@ -28,7 +28,7 @@ def test_class_sizes_and_task_sides():
     assert task.kept
     assert [s.name for s in task.majority] == ["normal", "calcified granuloma"]
     assert [s.name for s in task.minority] == ["large opacity", "small nodule", "faint diffuse"]
-    assert [s.n for s in task.minority] == [40, 20, 10]  # nothing lost to the §4 ladder
+    assert [s.n for s in task.minority] == [40, 20, 10]  # nothing lost to the ladder
     assert data.meta["synthetic"] is True
 
 

@@ -214,7 +214,8 @@ def test_default_memory_budget_is_clamped():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_label_free_recall_replicates_equal_the_formula_on_same_counts(seed):
-    """r̂_s = Σ c·q̃_s·hit / Σ c·q̃_s per replicate (SPEC §8), batched = one at a time."""
+    """r̂_s = Σ c·q̃_s·hit / Σ c·q̃_s per replicate (docs/method.md,
+    "Label-free scores"), batched = one at a time."""
     y, yp, s, _sc, weights, subsets = _problem(seed)
     rng = np.random.default_rng(seed + 100)
     sides = np.array([0, 0, 1, 1, 1])

@@ -1,6 +1,7 @@
 """The metrics without a scikit-learn twin (class recalls, weighted accuracy) by formula, the
-SPEC's example, and the result's shape and device. That BA, F1 and AUC equal scikit-learn with
-the same weights, for every score entry point, is ``tests/test_score_entry_points.py``."""
+the example of docs/method.md, "Why subconcepts", and the result's shape and device. That BA, F1 and
+AUC equal scikit-learn with the same weights, for every score entry point, is
+``tests/test_score_entry_points.py``."""
 
 import numpy as np
 import pytest
@@ -44,7 +45,8 @@ def test_class_recalls_and_weighted_accuracy(problem):
 
 
 def test_spec_example_minority_recall():
-    """SPEC §1: A (90 %, recall .95) + B (10 %, recall .10) → BA hides B; equal influence not."""
+    """docs/method.md, "Why subconcepts": A (90 %, recall .95) + B (10 %, recall .10) → BA hides B;
+    equal influence not."""
     n_a, n_b, n_0 = 900, 100, 1000
     y = np.r_[np.zeros(n_0), np.ones(n_a + n_b)].astype(int)
     yp = np.r_[

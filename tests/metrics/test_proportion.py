@@ -1,4 +1,5 @@
-"""Small-sample binomial intervals for per-subconcept recalls (SPEC §9)."""
+"""Small-sample binomial intervals for per-subconcept recalls (docs/method.md,
+"Rectified scores")."""
 
 import numpy as np
 import pytest

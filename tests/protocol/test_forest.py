@@ -45,7 +45,8 @@ def test_one_record_per_method_with_all_scores_and_subsets(fold_records, vehicle
         subsets = {s["subset"] for s in r["subsets"]}
         expected = {"full", "largest", "smallest"} | {f"sub_{i + 1}" for i in range(n_minority)}
         assert subsets == expected
-        # every score on every subset, the rectified ones included (SPEC §6)
+        # every score on every subset, the rectified ones included (docs/method.md,
+        # "Evaluation subsets and analyses")
         assert len(r["subsets"]) == len(expected) * len(ALL_SCORES)
         assert {s["score"] for s in r["subsets"]} == set(ALL_SCORES)
         largest = [s for s in r["subsets"] if s["subset"] == "largest"]

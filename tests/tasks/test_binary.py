@@ -1,4 +1,5 @@
-"""SPEC §4 on small synthetic label sets, where every number can be checked by hand."""
+"""docs/method.md, "Binary tasks from multiclass data" on small synthetic label sets, where every
+number can be checked by hand."""
 
 import json
 import math

@@ -1,4 +1,5 @@
-"""The user's own binary task (SPEC §11): --positive / --negative / --drop / --downsample."""
+"""The user's own binary task (docs/method.md,
+"The user's own task"): --positive / --negative / --drop / --downsample."""
 
 from __future__ import annotations
 

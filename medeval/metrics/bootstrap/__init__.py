@@ -11,7 +11,8 @@ All B replicates are one tensor computation, processed in row chunks to bound me
   Per replicate, the cumulative weighted negative count is one ``cumsum``; each positive reads
   it at two static positions (below its tie group, and through it), so ties count ½; a second
   product with the positive weights per subset gives all AUC numerators. The evaluation
-  subsets of SPEC §6 share the negatives (all majority instances), so one cumsum serves all.
+  subsets of docs/method.md, "Evaluation subsets and analyses" share the negatives (all majority
+  instances), so one cumsum serves all.
 
 Counts are drawn with numpy on the CPU and with ``torch.randint`` on other devices. With numpy,
 replicate r is drawn by the generator seeded with ``(seed, r // block)`` (a block of up to 64

@@ -35,12 +35,13 @@ class BatchedBootstrap(_StaticMatrices, _BufferPlan, _Kernels):
         y_score: ``(N,)`` scores, or ``None`` (no AUC).
         weights: ``{name: (N,)}`` non-negative instance weights (e.g. unweighted, true,
             predicted); fixed across replicates (utilities come from the training split).
-        subsets: ``{name: (N,) bool}``; each must hold every class-0 instance (SPEC §6).
+        subsets: ``{name: (N,) bool}``; each must hold every class-0 instance (docs/method.md,
+            "Evaluation subsets and analyses").
         subconcept: ``(N,)`` integer subconcept codes ``0..S-1`` for per-subconcept recall.
         n_subconcepts: S (default: the largest code + 1); absent subconcepts give NaN.
         soft_subconcept: ``(N, S')`` soft subconcept memberships (class-renormalised posteriors
             ``q̃``, zero outside each instance's class) for the label-free per-subconcept recall
-            ``Σ q̃_s·hit / Σ q̃_s`` (SPEC §8).
+            ``Σ q̃_s·hit / Σ q̃_s`` (docs/method.md, "Label-free scores").
         strata: ``(N,)`` integer stratum codes; resampling is within strata (default: class).
         clusters: ``(N,)`` integer cluster ids (patients); whole clusters are resampled.
             A cluster must lie in one stratum.
@@ -101,7 +102,10 @@ class BatchedBootstrap(_StaticMatrices, _BufferPlan, _Kernels):
         self.subset_names = tuple(subsets)
         masks = np.stack([np.asarray(m, dtype=bool) for m in subsets.values()], axis=1)
         if not masks[y == 0].all():
-            raise ValueError("every subset must contain all class-0 instances (SPEC §6)")
+            raise ValueError(
+                "every subset must contain all class-0 instances "
+                '(docs/method.md, "Evaluation subsets and analyses")'
+            )
         # Column layout: [negatives by score | positives by score]; ties keep input order.
         key = np.asarray(y_score, dtype=np.float64) if y_score is not None else np.zeros(n)
         perm = np.lexsort((key, y))

@@ -22,7 +22,7 @@ class Replicates:
         subconcept_recall: ``(B, S)`` unweighted recall of each subconcept (or ``None``).
         subsets: names of the subset axis.
         estimated_recall: ``(B, S')`` label-free recall of each subconcept from soft
-            memberships (SPEC §8), or ``None``.
+            memberships (docs/method.md, "Label-free scores"), or ``None``.
     """
 
     scores: dict[tuple[str, str], torch.Tensor]
