@@ -231,17 +231,18 @@ def _replicate_budget(args: argparse.Namespace):
 def _evaluate(args: argparse.Namespace, out: Path) -> int:
     import warnings
 
-    from medeval._memory import freeze_imported, return_large_blocks
-    from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
-    from medeval.io.atomic import write_files
-    from medeval.io.outdir import replace_folder
-    from medeval.report.outputs import output_files
-    from medeval.report.tables import scores_table, subconcept_table, worst_lines
+    from medeval._memory import frozen_imports, return_large_blocks
+
+    # torch, pandas and scipy imported without the collector's passes, and kept out of them;
+    # matplotlib is imported only after the bootstrap, where the run's memory peaks
+    with frozen_imports():
+        from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
+        from medeval.io.atomic import write_files
+        from medeval.io.outdir import replace_folder
+        from medeval.report.outputs import output_files
+        from medeval.report.tables import scores_table, subconcept_table, worst_lines
 
     return_large_blocks()  # freed column-sized arrays go back to the system between stages
-    # the libraries just imported (torch, pandas, scipy) stay out of the collector's passes;
-    # matplotlib is imported only after the bootstrap, where the run's memory peaks
-    freeze_imported()
     bootstrap = 1000 if args.bootstrap is None else args.bootstrap
     seed = 0 if args.seed is None else args.seed
     threshold = 0.5 if args.threshold is None else args.threshold
@@ -274,9 +275,8 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     for w in caught:  # input warnings are already the first notes
         if str(w.message) not in ev.notes:
             print(f"warning: {w.message}", file=sys.stderr)
-    from medeval.report import figures  # noqa: F401  (matplotlib, past the memory peak)
-
-    freeze_imported()  # ... and out of the collector's passes while the figure is drawn
+    with frozen_imports():  # ... and out of the collector's passes while the figure is drawn
+        from medeval.report import figures  # noqa: F401  (matplotlib, past the memory peak)
     files = output_files(ev, title=table.path.name, source=source)
     with replace_folder(out) as tmp:
         write_files(tmp, files)
