@@ -82,7 +82,7 @@ def _sklearn_arrays(path: Path, u, *, reference: bool = False) -> dict:
     and true weights (the rectified scores' reference side)."""
     import pandas as pd
 
-    from medeval.predictions import read_predictions
+    from medeval.io.predictions import read_predictions
     from medeval.weights import class_conditional_weights, predicted_weights
 
     t = read_predictions(path, u)
@@ -121,7 +121,7 @@ def sklearn_seconds_per_replicate(
     rectified scores do (BA, F1, AUC with class-conditional and with true weights)."""
     import sklearn.metrics  # noqa: F401  (imported before the clock starts)
 
-    from medeval.predictions import read_train_sizes
+    from medeval.io.predictions import read_train_sizes
 
     u = read_train_sizes(sizes)
     sides = [_sklearn_arrays(path, u)]

@@ -1,6 +1,6 @@
-"""Measurements behind the rectified scores' defaults (``medeval.rectified``) and the label-free
-per-subconcept recall interval (``medeval.metrics.proportion``), on simulated data with a known
-truth (``tests/rectified_simulation.py``).
+"""Measurements behind the rectified scores' defaults (``medeval.evaluation.rectified``) and the
+label-free per-subconcept recall interval (``medeval.metrics.proportion``), on simulated data
+with a known truth (``tests/rectified_simulation.py``).
 
     PYTHONPATH=. python benchmarks/bench_rectified.py [--seeds 200]
 
@@ -25,14 +25,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import rectified_simulation as sim
 
+from medeval.evaluation.rectified import combine, point_scores, ppi_lambda, rectified_scores
+from medeval.io.reference import ReferenceRows
 from medeval.metrics.proportion import METHODS, exact_coverage, soft_recall_interval
-from medeval.rectified import (
-    ReferenceRows,
-    combine,
-    point_scores,
-    ppi_lambda,
-    rectified_scores,
-)
 from medeval.weights import class_posteriors, utilities_from_train_sizes
 
 U = utilities_from_train_sizes(sim.TRAIN_SIZES)

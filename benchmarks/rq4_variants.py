@@ -53,11 +53,11 @@ from medeval.analyses.agreement import agreement_by_method, agreement_table
 from medeval.analyses.coverage import coverage_by_dataset
 from medeval.analyses.quality import subconcept_model_quality
 from medeval.evaluation import Evaluation, evaluate_predictions
+from medeval.evaluation.rectified import RECTIFIED, VARIANTS
 from medeval.flows.evaluate import load_reference
-from medeval.predictions import read_predictions, read_train_sizes
+from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.protocol.saved import fold_folder, has_fold_files
 from medeval.protocol.store import ResultsStore
-from medeval.rectified import RECTIFIED, VARIANTS
 from medeval.scores import FAMILIES
 
 #: The compared estimators by prefix, in table order ("r+" marks the PPI++ variant's rows).

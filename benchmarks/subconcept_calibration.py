@@ -35,7 +35,7 @@ from sklearn.preprocessing import StandardScaler
 
 from medeval.datasets import load
 from medeval.evaluation import evaluate_predictions
-from medeval.rectified import ReferenceRows
+from medeval.io.reference import ReferenceRows
 from medeval.subconcept_model import SubconceptModel
 from medeval.tasks import make_binary_task
 from medeval.weights import utilities_from_train_sizes

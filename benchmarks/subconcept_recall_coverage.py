@@ -14,13 +14,14 @@ For every cell (test rows of ``s`` × reference rows of ``s`` × ρ × κ) and s
 ``r_s = est_s(T) − (est_s(R) − recall_s(R))`` from each construction is checked against the
 realised recall of the test rows of ``s``. Constructions (B joint-bootstrap replicates; test
 and reference rows each resampled within the class), the first three from the package
-(:func:`medeval.subconcept_recall.rectified_replicates`):
+(:func:`medeval.evaluation.subconcept_recall.rectified_replicates`):
 
 * ``percentile`` — percentile interval of the joint-bootstrap replicates of ``r_s``;
 * ``jeffreys-draw`` — as ``percentile``, but each replicate's ``recall_s(R)`` is a draw from the
   Jeffreys posterior Beta(k_b + ½, n_b − k_b + ½) of that replicate's reference counts;
 * ``jeffreys-realised`` (shipped) — ``jeffreys-draw`` plus the test rows' binomial noise that
-  diffuse posteriors do not carry (:func:`medeval.subconcept_recall.realised_noise_scale`);
+  diffuse posteriors do not carry
+  (:func:`medeval.evaluation.subconcept_recall.realised_noise_scale`);
 * ``mover`` — MOVER (Zou & Donner 2008) sum of the Clopper–Pearson interval of ``recall_s(R)``
   and the percentile interval of ``est_s(T) − est_s(R)``;
 * ``est_s`` — the label-free recall with the package's interval on its soft counts.
@@ -44,13 +45,13 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from medeval.metrics.proportion import binomial_interval
-from medeval.subconcept_recall import (
+from medeval.evaluation.subconcept_recall import (
     ReferenceSide,
     boundary_rule,
     realised_noise_scale,
     rectified_replicates,
 )
+from medeval.metrics.proportion import binomial_interval
 
 METHODS = ("percentile", "jeffreys-draw", "jeffreys-realised", "mover", "est_s")
 RECALL_OTHER = 0.85

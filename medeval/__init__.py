@@ -23,10 +23,10 @@ _LAZY = {
     "evaluate_table": "medeval.flows.evaluate",
     "EvaluateSettings": "medeval.flows.evaluate",
     # inputs
-    "read_predictions": "medeval.predictions",
-    "read_train_sizes": "medeval.predictions",
-    "PredictionTable": "medeval.predictions",
-    "ReferenceRows": "medeval.reference_rows",
+    "read_predictions": "medeval.io.predictions",
+    "read_train_sizes": "medeval.io.predictions",
+    "PredictionTable": "medeval.io.predictions",
+    "ReferenceRows": "medeval.io.reference",
     # weights
     "Utilities": "medeval.weights",
     "utilities": "medeval.weights",

@@ -17,8 +17,8 @@ Orders:
   :class:`medeval.streaming.SubconceptScores`.
 
 The rectified scores (prefix ``r``, docs/method.md, "Rectified scores") are not an instance
-weighting: ``rM = cM(test) − (cM(R) − wM(R))`` needs reference rows R (:mod:`medeval.rectified`), so
-    the streaming metric and
+weighting: ``rM = cM(test) − (cM(R) − wM(R))`` needs reference rows R
+(:mod:`medeval.evaluation.rectified`), so the streaming metric and
 the scikit-learn scorers refuse them (:func:`instance_score`).
 
 Adding a weighting means one row of :data:`WEIGHTINGS` (and the code that computes its instance
@@ -131,8 +131,8 @@ WEIGHTINGS: tuple[Weighting, ...] = (
         needs_posteriors=True,
     ),
     # Not a weighting of the instances: cM corrected by its error on reference rows (docs/method.md,
-    # "Rectified scores", medeval.rectified); computed by evaluate_predictions only when reference
-    # rows are given.
+    # "Rectified scores", medeval.evaluation.rectified); computed by evaluate_predictions only
+    # when reference rows are given.
     Weighting(
         "r",
         "rectified",
@@ -212,7 +212,7 @@ RECOMMENDED_RECTIFIED = {f: f"r{f}" for f in FAMILIES}
 #: The rectified label-free scores, computed only from reference rows.
 LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
 #: How reference rows may be resampled; the first is the default
-#: (:func:`medeval.rectified.rectified_scores`).
+#: (:func:`medeval.evaluation.rectified.rectified_scores`).
 REFERENCE_STRATA = ("class", "subconcept")
 #: The rectification's variants; the first is the default.
 VARIANTS = ("rectified", "ppi++")

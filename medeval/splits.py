@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedGroupKFold
 
-from medeval.checks import missing_ids, own_groups
 from medeval.datasets.base import DataError
+from medeval.evaluation.checks import missing_ids, own_groups
 from medeval.io import atomic
 from medeval.tasks.binary import BinaryTask
 
@@ -185,7 +185,7 @@ def _group_table(group_codes: np.ndarray, codes: np.ndarray, k: int) -> np.ndarr
 def group_codes_of(groups: Any) -> np.ndarray:
     """``(N,)`` group codes in sorted order of the ids; an empty or missing id (NaN was code
     -1, ``""`` one group of every unknown patient) is a group of its own
-    (:func:`medeval.checks.own_groups`, the rule of every reader of groups)."""
+    (:func:`medeval.evaluation.checks.own_groups`, the rule of every reader of groups)."""
     codes, _names = pd.factorize(pd.Series(groups), sort=True)
     return own_groups(codes, missing_ids(groups))
 

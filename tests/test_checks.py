@@ -1,13 +1,14 @@
-"""One set of input checks for the evaluation and the rectification (medeval.checks): rBA
+"""One set of input checks for the evaluation and the rectification (medeval.evaluation.checks): rBA
 accepts what BA accepts, and both name their strata alike."""
 
 import numpy as np
 import pytest
 import rectified_simulation as sim
 
-from medeval.checks import codes
 from medeval.evaluation import evaluate_predictions
-from medeval.rectified import ReferenceRows, rectified_scores
+from medeval.evaluation.checks import codes
+from medeval.evaluation.rectified import rectified_scores
+from medeval.io.reference import ReferenceRows
 from medeval.weights import utilities_from_train_sizes
 
 U = utilities_from_train_sizes(sim.TRAIN_SIZES)

@@ -12,7 +12,7 @@ from medeval.cli.evaluate import main
 from medeval.evaluation import evaluate_predictions
 from medeval.flows.evaluate import NO_REFERENCE_NOTE
 from medeval.io.predictions import example_paths
-from medeval.rectified import ReferenceRows
+from medeval.io.reference import ReferenceRows
 from medeval.weights import utilities_from_train_sizes
 
 

@@ -20,9 +20,10 @@ from medeval.evaluation import (
     RECOMMENDED_RECTIFIED,
     evaluate_predictions,
 )
+from medeval.evaluation.rectified import FewReferenceRowsWarning, rectified_scores
+from medeval.io.reference import ReferenceRows
 from medeval.metrics.bootstrap import percentile_interval
 from medeval.metrics.proportion import DEFAULT_METHOD, soft_recall_interval
-from medeval.rectified import FewReferenceRowsWarning, ReferenceRows, rectified_scores
 from medeval.scores import INSTANCE_SCORES
 from medeval.weights import class_posteriors, utilities_from_train_sizes
 

@@ -27,8 +27,8 @@ EXPORTS = {
     "evaluate_file": "medeval.flows.evaluate",
     "evaluate_table": "medeval.flows.evaluate",
     "EvaluateSettings": "medeval.flows.evaluate",
-    "read_predictions": "medeval.predictions",
-    "ReferenceRows": "medeval.reference_rows",
+    "read_predictions": "medeval.io.predictions",
+    "ReferenceRows": "medeval.io.reference",
     "class_conditional_weights": "medeval.weights",
     "SubconceptScores": "medeval.streaming",
     "SubconceptRecall": "medeval.evaluation",  # defined elsewhere, re-exported by evaluation

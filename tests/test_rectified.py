@@ -12,13 +12,9 @@ import torch
 from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
 from medeval.evaluation import evaluate_predictions
-from medeval.metrics import UndefinedMetricWarning
-from medeval.metrics.bootstrap import percentile_interval
-from medeval.rectified import (
+from medeval.evaluation.rectified import (
     FEW_REFERENCE_ROWS,
     FewReferenceRowsWarning,
-    ReferenceDataError,
-    ReferenceRows,
     class_conditional,
     combine,
     point_scores,
@@ -26,6 +22,9 @@ from medeval.rectified import (
     rectified_scores,
     reference_seed,
 )
+from medeval.io.reference import ReferenceDataError, ReferenceRows
+from medeval.metrics import UndefinedMetricWarning
+from medeval.metrics.bootstrap import percentile_interval
 from medeval.weights import utilities_from_train_sizes
 
 U = utilities_from_train_sizes(sim.TRAIN_SIZES)
@@ -338,7 +337,7 @@ def _write_reference(path, r):
 
 
 def test_reference_rows_from_a_reference_file(tmp_path):
-    from medeval.reference import read_reference
+    from medeval.io.reference import read_reference
 
     t, r = data(seed=6)
     _write_reference(tmp_path / "ref.csv", r)
@@ -388,7 +387,7 @@ def test_a_rectified_score_outside_0_1_is_reported_as_computed_with_a_note():
 
 
 def test_round_off_past_one_is_no_note():
-    from medeval.rectified import _note_out_of_range
+    from medeval.evaluation.rectified import _note_out_of_range
 
     notes: list[str] = []
     _note_out_of_range("rAUC", 0.97, (0.91, 1.0000000000000007), notes)

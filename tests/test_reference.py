@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import balanced_accuracy_score
 
-from medeval.predictions import InputError
-from medeval.reference import read_reference, reference_quality, within_class_balanced_accuracy
+from medeval.evaluation.quality import within_class_balanced_accuracy
+from medeval.io.predictions import InputError
+from medeval.io.reference import read_reference, reference_quality
 from medeval.weights import utilities_from_train_sizes
 
 NAMES = ["normal", "benign", "A", "B", "C"]

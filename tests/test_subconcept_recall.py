@@ -13,17 +13,18 @@ import pytest
 import rectified_simulation as sim
 
 from medeval.evaluation import evaluate_predictions
-from medeval.metrics._checks import UndefinedMetricWarning
-from medeval.rectified import FewReferenceRowsWarning, ReferenceRows
-from medeval.subconcept_recall import (
+from medeval.evaluation.rectified import FewReferenceRowsWarning
+from medeval.evaluation.subconcept_recall import (
     FEW_REFERENCE_ROWS_RECALL,
     R_INTERVAL_METHOD,
     ReferenceSide,
     rectified_columns,
     rectified_replicates,
 )
+from medeval.evaluation.worst_subconcept import SubconceptRecall, describe_worst
+from medeval.io.reference import ReferenceRows
+from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.weights import class_posteriors, utilities_from_train_sizes
-from medeval.worst_subconcept import SubconceptRecall, describe_worst
 
 U = utilities_from_train_sizes(sim.TRAIN_SIZES)
 MANY = {"a": 80, "b": 60, "c": 40, "d": 30, "e": 25}  # every subconcept above the warning

@@ -12,22 +12,24 @@ intervals, tables), :mod:`.result` (:class:`Evaluation` and the names of what it
 (the rectified scores rBA, rF1, rAUC, docs/method.md, "Rectified scores").
 """
 
-from ..scores import (
-    ALL_SCORES,
-    LABEL_FREE_RECTIFIED,
-    RECOMMENDED,
-    RECOMMENDED_RECTIFIED,
-    SCORE_DESCRIPTIONS,
-)
-from ..worst_subconcept import SubconceptRecall  # what Evaluation.by_subconcept() returns
-from .core import evaluate_core, evaluate_predictions
-from .result import (
+from medeval.evaluation.core import evaluate_core, evaluate_predictions
+from medeval.evaluation.result import (
     EVALUATION_DESCRIPTIONS,
     EVALUATION_SCORES,
     NO_REFERENCE,
     NO_SCORES,
     SCORES,
     Evaluation,
+)
+from medeval.evaluation.worst_subconcept import (
+    SubconceptRecall,  # what Evaluation.by_subconcept() returns
+)
+from medeval.scores import (
+    ALL_SCORES,
+    LABEL_FREE_RECTIFIED,
+    RECOMMENDED,
+    RECOMMENDED_RECTIFIED,
+    SCORE_DESCRIPTIONS,
 )
 
 __all__ = [

@@ -12,25 +12,31 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .._validation import ArrayLike, StrOptions, TypeOf, validate_params
-from ..checks import bootstrap_info as _bootstrap_info
-from ..checks import codes as _codes
-from ..checks import labels as _labels
-from ..checks import strata
-from ..metrics._checks import UndefinedMetricWarning
-from ..metrics.bootstrap import BatchedBootstrap, percentile_interval
-from ..metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
-from ..metrics.ranking import auc_from_sums, auc_sums
-from ..options import STRATIFY, EvaluationOptions
-from ..per_subconcept import class_indicators, per_subconcept
-from ..rectified import VARIANTS, ReferenceRows, reference_seed
-from ..reference import within_class_ba_from_codes
-from ..scores import ALL_SCORES, FAMILIES, SCORED_WEIGHTINGS
-from ..subconcept_recall import reference_side
-from ..weights import Utilities, utilities_from_train_sizes
-from .plan import _aliases, _Plan, _plan
-from .rectification import _rectified_parts, _RectifyInputs, _with_quality, _with_reference
-from .result import NO_SCORES, Evaluation
+from medeval._validation import ArrayLike, StrOptions, TypeOf, validate_params
+from medeval.evaluation.checks import bootstrap_info as _bootstrap_info
+from medeval.evaluation.checks import codes as _codes
+from medeval.evaluation.checks import labels as _labels
+from medeval.evaluation.checks import strata
+from medeval.evaluation.per_subconcept import class_indicators, per_subconcept
+from medeval.evaluation.plan import _aliases, _Plan, _plan
+from medeval.evaluation.rectification import (
+    _rectified_parts,
+    _RectifyInputs,
+    _with_quality,
+    _with_reference,
+)
+from medeval.evaluation.rectified import VARIANTS, reference_seed
+from medeval.evaluation.result import NO_SCORES, Evaluation
+from medeval.evaluation.subconcept_recall import reference_side
+from medeval.io.reference import ReferenceRows
+from medeval.metrics._checks import UndefinedMetricWarning
+from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
+from medeval.metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
+from medeval.metrics.multiclass import within_class_ba
+from medeval.metrics.ranking import auc_from_sums, auc_sums
+from medeval.options import STRATIFY, EvaluationOptions
+from medeval.scores import ALL_SCORES, FAMILIES, SCORED_WEIGHTINGS
+from medeval.weights import Utilities, utilities_from_train_sizes
 
 _POINT_BLOCK = 2**22  # elements of one (subsets, N) weight block for the point estimates
 
@@ -131,12 +137,12 @@ def evaluate_predictions(
             :func:`~medeval.metrics.bootstrap.default_memory_budget`); never changes numbers.
         pos_label: the positive class (1, the minority class) when the labels are not {0, 1},
             booleans or {-1, 1}.
-        reference: :class:`~medeval.rectified.ReferenceRows` (held-out rows with true
+        reference: :class:`~medeval.evaluation.rectified.ReferenceRows` (held-out rows with true
             subconcepts, from the test rows' population) for rBA, rF1, rAUC (docs/method.md,
             "Rectified scores"; also needs ``posteriors`` and ``train_sizes``); paired with cBA's
             replicates (same ``seed``).
         reference_variant: ``"rectified"`` (default) or ``"ppi++"``
-            (:func:`~medeval.rectified.rectified_scores`).
+            (:func:`~medeval.evaluation.rectified.rectified_scores`).
 
     Per-subconcept recalls get Clopper–Pearson intervals (also with ``n_bootstrap=0``).
     """
@@ -251,7 +257,7 @@ def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndar
     subconcepts, strata ``(N,)`` and clusters ``(N,)``; with subconcepts, the soft columns
     ``[q̃ (S) | class indicators (2)]`` (the label-free recalls' and the classes' replicates,
     which the rectified recalls and the worst subconcept's gap read:
-    :func:`medeval.per_subconcept.per_subconcept`)."""
+    :func:`medeval.evaluation.per_subconcept.per_subconcept`)."""
     soft = None
     if plan.sc_names:
         soft = class_indicators(y)
@@ -392,4 +398,4 @@ def _within_class_ba(y: np.ndarray, plan: _Plan) -> dict[str, float]:
     class-renormalised posteriors vs the true subconcept); needs true test subconcepts."""
     if plan.q_class is None or plan.sc_codes is None:
         return {}
-    return within_class_ba_from_codes(y, plan.sc_codes, plan.q_class)
+    return within_class_ba(y, plan.sc_codes, plan.q_class)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..weights import (
+from medeval.weights import (
     Utilities,
     align_posteriors,
     expected_class_utility,
@@ -163,7 +163,7 @@ def _plan(
 
 def _name_codes(subconcept: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct names ``(K,)`` and each instance's code ``(N,)``; a categorical
-    (as :func:`~medeval.predictions.read_predictions` returns) skips the string sort."""
+    (as :func:`~medeval.io.predictions.read_predictions` returns) skips the string sort."""
     if isinstance(subconcept, pd.Series) and isinstance(subconcept.dtype, pd.CategoricalDtype):
         subconcept = subconcept.array
     if isinstance(subconcept, pd.Categorical):

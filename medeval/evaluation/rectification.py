@@ -13,21 +13,21 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..metrics._checks import UndefinedMetricWarning
-from ..rectified import (
+from medeval.evaluation.plan import _aliases, _Plan
+from medeval.evaluation.quality import within_class_ba_from_q
+from medeval.evaluation.rectified import (
     FEW_REFERENCE_ROWS,
     RectifiedResult,
-    ReferenceRows,
     TargetRows,
     combine,
     rectify_test_side,
     reference_subset_scores,
 )
-from ..reference import within_class_ba_from_q
-from ..scores import LABEL_FREE_RECTIFIED, RECOMMENDED_RECTIFIED
-from ..weights import Utilities
-from .plan import _aliases, _Plan
-from .result import NO_REFERENCE, Evaluation
+from medeval.evaluation.result import NO_REFERENCE, Evaluation
+from medeval.io.reference import ReferenceRows
+from medeval.metrics._checks import UndefinedMetricWarning
+from medeval.scores import LABEL_FREE_RECTIFIED, RECOMMENDED_RECTIFIED
+from medeval.weights import Utilities
 
 
 # -- rectified scores (docs/method.md, "Rectified scores") ----------------------------------

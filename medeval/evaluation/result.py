@@ -9,8 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..rectified import RectifiedResult
-from ..scores import (
+from medeval.evaluation.rectified import RectifiedResult
+from medeval.evaluation.subconcept_recall import recommended_column
+from medeval.evaluation.worst_subconcept import SubconceptRecall, subconcept_recall_frame
+from medeval.scores import (
     ALL_SCORES,
     PAPER_SCORES,
     RECOMMENDED,
@@ -18,8 +20,6 @@ from ..scores import (
     SCORE_DESCRIPTIONS,
     WEAK_WITHIN_CLASS_BA,
 )
-from ..subconcept_recall import recommended_column
-from ..worst_subconcept import SubconceptRecall, subconcept_recall_frame
 
 # Importers that take the vocabulary from this module keep working; it lives in medeval.scores.
 SCORES = PAPER_SCORES

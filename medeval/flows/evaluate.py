@@ -20,12 +20,12 @@ import torch
 from medeval._validation import TypeOf, declared
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation, evaluate_core
+from medeval.evaluation.rectified import FewReferenceRowsWarning
 from medeval.io.predictions import PredictionTable, input_notes, read_predictions, read_train_sizes
+from medeval.io.reference import ReferenceDataError, ReferenceRows, check_reference
 from medeval.metrics import UndefinedMetricWarning
 from medeval.metrics.bootstrap import check_replicates, default_memory_budget
 from medeval.options import EvaluationOptions
-from medeval.rectified import FewReferenceRowsWarning, ReferenceDataError, ReferenceRows
-from medeval.reference import check_reference
 from medeval.weights import Utilities
 
 __all__ = [

@@ -62,9 +62,9 @@ from medeval.io.predictions import (
     read_predictions,
     read_predictions_frame,
 )
+from medeval.io.predictions import _check_subconcepts as check_subconcepts
 from medeval.io.tables import read_frame
 from medeval.options import EvaluationOptions
-from medeval.predictions import _check_subconcepts as check_subconcepts
 from medeval.subconcept_model import SubconceptModel, subconcept_classes, train_sizes
 from medeval.weights import Utilities, utilities_from_train_sizes
 

@@ -42,8 +42,8 @@ from medeval.flows.evaluate import EvaluateSettings
 from medeval.flows.rerun import REFERENCE_FILE, evaluate_split, split_line, summarize_run
 from medeval.io import atomic
 from medeval.io.outdir import check_out, claim_folder, read_marker
+from medeval.io.predictions import POSTERIOR_PREFIX, PredictionTable
 from medeval.io.tool_files import MARKER
-from medeval.predictions import POSTERIOR_PREFIX, PredictionTable
 from medeval.sources import get_source
 from medeval.splits import Split, patient_splits, read_manifest, write_manifest
 from medeval.tasks.binary import BinaryTask
@@ -334,9 +334,7 @@ def evaluate_checkpoint(
         _table(folder / "predictions.csv", tables["predictions.csv"], task.subconcept_names),
         utilities_from_train_sizes(u.as_dict()),
         _table(folder / REFERENCE_FILE, tables[REFERENCE_FILE], task.subconcept_names),
-        EvaluateSettings(
-            n_bootstrap=e.n_bootstrap, threshold=e.threshold, seed=e.seed, device=device
-        ),
+        EvaluateSettings(**e.evaluation_options(), device=device),
         title=f"{task.source}/{task.name}, split {split.seed}",
     )
     return ev, calib

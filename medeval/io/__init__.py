@@ -4,7 +4,7 @@
 - :mod:`.predictions`: predictions and train-sizes files, input checks, the bundled example;
 - :mod:`.embeddings`: embedding tables (``f0000…`` features) read and written;
 - :mod:`.features`: feature tables (features + per-row columns), checked, for any model;
-- reference data: :func:`medeval.reference.read_reference`;
+- reference data: :func:`medeval.io.reference.read_reference`;
 - JSON: :func:`medeval.io.atomic.json_text` / :func:`medeval.io.atomic.write_json`, one NaN policy
   for every file (non-finite numbers become ``null``), re-exported here.
 

@@ -1,14 +1,18 @@
-"""Predictions files: the checked table (:mod:`medeval.predictions`), the file as given, the
-checks of the inputs a reader must know about, and the bundled example.
+"""Predictions files: reading a predictions file and a train-sizes file into a checked
+table, with errors that name file, column and row; the file as given; the checks of the inputs
+a reader must know about; and the bundled example.
 
-Format: CSV (optionally gzipped) or Parquet, one row per test instance, columns ``y_true``,
-``y_score`` and/or ``y_pred``, optional ``subconcept`` and ``q_<subconcept>`` posteriors; train
-sizes are JSON ``{"<subconcept>": {"class": 0 or 1, "n": <training count>}, ...}``.
+Predictions: CSV (optionally gzipped) or Parquet, one row per test instance, columns ``y_true``
+(0/1), ``y_score`` (probability of class 1) and/or ``y_pred`` (0/1), optional ``subconcept``
+(true subconcept name), optional posterior columns ``q_<subconcept name>``.
+
+Train sizes: JSON ``{"<subconcept name>": {"class": 0 or 1, "n": <training count>}, ...}``.
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -16,13 +20,16 @@ import numpy as np
 import pandas as pd
 
 from medeval.errors import InputError
-from medeval.io.tables import PREDICTION_SUFFIXES, read_frame
-from medeval.predictions import (
-    POSTERIOR_PREFIX,
-    PredictionTable,
-    read_predictions,
-    read_train_sizes,
+from medeval.io.tables import (
+    MISSING_CELLS,
+    PREDICTION_SUFFIXES,
+    is_missing,
+    is_parquet,
+    read_frame,
+    table_kind,
 )
+from medeval.names import lookalike, shown
+from medeval.weights import Utilities, utilities_from_train_sizes
 
 __all__ = [
     "POSTERIOR_PREFIX",
@@ -34,6 +41,497 @@ __all__ = [
     "read_predictions_frame",
     "read_train_sizes",
 ]
+
+
+POSTERIOR_PREFIX = "q_"
+
+
+@dataclass
+class PredictionTable:
+    """Test predictions read from a file; arrays are ``(N,)``, posteriors ``(N, S)``.
+
+    Labels are ``int8``; ``subconcept`` is a :class:`pandas.Categorical` (one small code per
+    row instead of one Python string per row).
+    """
+
+    path: Path
+    y_true: np.ndarray
+    y_score: np.ndarray | None
+    y_pred: np.ndarray | None
+    subconcept: pd.Categorical | None
+    posteriors: pd.DataFrame | None  # columns = subconcept names
+
+    def __len__(self) -> int:
+        return len(self.y_true)
+
+
+def _is_csv(path: Path) -> bool:
+    """Delimited text (the one rule of user tables, :func:`medeval.io.tables.table_kind`)."""
+    return not is_parquet(path) and path.name.lower().endswith(PREDICTION_SUFFIXES)
+
+
+def _parse(path: Path):
+    """pyarrow's parse options: tab-separated for ``.tsv``, else commas."""
+    import pyarrow.csv as pcsv
+
+    return pcsv.ParseOptions(
+        delimiter="\t" if table_kind(path, PREDICTION_SUFFIXES) == "tsv" else ","
+    )
+
+
+def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = False):
+    """The file as a :class:`pyarrow.Table` (types inferred, or every column as text)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    table_kind(path, PREDICTION_SUFFIXES)  # an unknown suffix is named as every reader names it
+    try:
+        if is_parquet(path):
+            import pyarrow.parquet as pq  # only here: 15-20 ms a CSV reading does not need
+
+            return pq.read_table(path, columns=columns)
+        if _is_csv(path):
+            convert = pcsv.ConvertOptions(include_columns=columns or [])
+            if as_text:  # raw cell text, for error messages; empty cells stay ""
+                convert.column_types = dict.fromkeys(columns or [], pa.string())
+                convert.strings_can_be_null = False
+                convert.null_values = []
+            if not as_text:  # the one vocabulary of missing cells of every reader
+                convert.null_values = list(MISSING_CELLS)
+            table = pcsv.read_csv(path, parse_options=_parse(path), convert_options=convert)
+            table.column_names  # noqa: B018 - names that are not UTF-8 fail here, not later
+            return table
+    except UnicodeDecodeError as err:
+        raise InputError(
+            path, f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8"
+        ) from err
+    except Exception as err:  # the parser's own message is the useful part
+        raise InputError(path, f"cannot be read: {err}") from err
+    raise InputError(path, "unknown format")  # not reached: table_kind named it
+
+
+def _cell_text(path: Path, table, column: str, row: int) -> str:
+    """The bad cell as the user wrote it (CSV: the raw text; Parquet: the stored value)."""
+    if _is_csv(path):
+        raw = _read_table(path, [table.schema.field(column).name], as_text=True)
+        return repr(str(raw.column(0)[row].as_py()))
+    return repr(table.column(column)[row].as_py())
+
+
+def _numeric(path: Path, table, column: str) -> np.ndarray:
+    """Column as float64; names the first row (1-based, after the header) that is not a number."""
+    import pyarrow as pa
+
+    col = table.column(column)
+    _check_numeric_type(path, col.type, column, labels=column in ("y_true", "y_pred"))
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+        values = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    elif pa.types.is_boolean(col.type) or pa.types.is_null(col.type):
+        values = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    else:  # text: some cell is not a plain number (or is padded); let pandas decide per cell
+        values = pd.to_numeric(
+            pd.Series(col.to_numpy(zero_copy_only=False)), errors="coerce"
+        ).to_numpy(dtype=np.float64)
+    bad = np.isnan(values)
+    if bad.any():
+        i = int(np.argmax(bad))
+        text = _cell_text(path, table, column, i)
+        missing = is_missing(text)
+        problem = "missing value" if missing else f"{text} is not a number"
+        raise InputError(path, problem, column=column, row=i + 1)
+    infinite = np.isinf(values)
+    if infinite.any():  # an overflowed score or posterior, never a usable value
+        i = int(np.argmax(infinite))
+        raise InputError(path, f"{values[i]} is not a finite number", column=column, row=i + 1)
+    return values
+
+
+def _check_numeric_type(path: Path, dtype, column: str, *, labels: bool) -> None:
+    """Refuse by name a column whose stored type is not a number: a timestamp (it would read as
+    nanoseconds), a boolean score, or Parquet text (a CSV column of text names its bad cell)."""
+    import pyarrow as pa
+
+    if pa.types.is_temporal(dtype):
+        raise InputError(path, f"holds {dtype} timestamps, not numbers", column=column)
+    if pa.types.is_boolean(dtype) and not labels:
+        raise InputError(path, "holds booleans (true/false), not scores", column=column)
+    text = pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
+    if not _is_csv(path) and (text or pa.types.is_binary(dtype) or pa.types.is_nested(dtype)):
+        raise InputError(path, f"is stored as {dtype}, not as numbers", column=column)
+
+
+def _binary(path: Path, table, column: str) -> np.ndarray:
+    v = _numeric(path, table, column)
+    bad = (v != 0) & (v != 1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        text = _cell_text(path, table, column, i)
+        raise InputError(path, f"{text} is not 0 or 1", column=column, row=i + 1)
+    return v.astype(np.int8)
+
+
+def _categories(path: Path, table, column: str) -> pd.Categorical:
+    """Text column → categorical of stripped names; an empty name is an error."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = table.column(column)
+    try:
+        if not pa.types.is_string(col.type) and not pa.types.is_large_string(col.type):
+            col = col.cast(pa.string())
+        col = pc.utf8_trim_whitespace(col)
+    except pa.ArrowInvalid as err:  # a CSV saved as latin-1 / cp1252 rather than UTF-8
+        raise InputError(path, f"not UTF-8 text ({err}); save it as UTF-8", column=column) from err
+    empty = pc.or_kleene(pc.is_null(col), pc.equal(col, ""))
+    if pc.any(empty).as_py():
+        i = int(np.argmax(empty.to_numpy(zero_copy_only=False)))
+        raise InputError(path, "missing value", column=column, row=i + 1)
+    enc = col.combine_chunks().dictionary_encode()
+    return pd.Categorical.from_codes(
+        enc.indices.to_numpy(zero_copy_only=False), categories=enc.dictionary.to_pylist()
+    )
+
+
+def read_predictions(
+    path: str | Path, utilities: Utilities | None = None, *, memory_budget: int | None = None
+) -> PredictionTable:
+    """Read and validate a predictions file (see the module docstring for the columns).
+
+    CSV and Parquet are read with pyarrow in typed chunks (CSV blocks, Parquet record batches),
+    each turned into its final array at once: labels become ``int8``, scores and posteriors
+    ``float64``, subconcept names a categorical, so millions of rows take tens of bytes each and
+    the file is never held whole, nor as a second float64 copy. ``memory_budget`` (bytes, default
+    :data:`READ_BUDGET`) bounds one chunk's buffers. A file the typed reading cannot take as is
+    (a cell that is not a number, a missing value, text labels…) is read again whole, with types
+    inferred, to give the same values or the error that names the bad cell.
+
+    With ``utilities`` (from the train sizes), subconcept names and posterior columns are
+    checked against the known subconcepts and their classes.
+
+    Raises:
+        InputError: a missing column, a non-numeric or out-of-range value, an unknown
+            subconcept or a posterior row that is not a distribution; the message names the
+            file, column and first bad row (rows count from 1 after the header).
+    """
+    path = Path(path)
+    cols = _read_typed(path, memory_budget or READ_BUDGET)
+    if cols is None:  # the whole-table reading quotes the bad cell (or takes what typing can't)
+        cols = _read_whole(path)
+    y_true = cols["y_true"]
+    subconcept = cols.get("subconcept")
+    if subconcept is not None and utilities is not None:
+        _check_subconcepts(path, subconcept, y_true, utilities)
+    q_cols, q = cols["q_cols"], cols["q"]
+    posteriors = None
+    if q_cols:
+        names = [c[len(POSTERIOR_PREFIX) :] for c in q_cols]
+        _check_posteriors(path, q, q_cols, names, utilities)
+        posteriors = pd.DataFrame(q, columns=names, copy=False)
+    return PredictionTable(
+        path, y_true, cols.get("y_score"), cols.get("y_pred"), subconcept, posteriors
+    )
+
+
+def _read_whole(path: Path) -> dict:
+    """Every column of the file, types inferred; errors name the first bad cell."""
+    table = _read_table(path)
+    table = table.rename_columns([str(c).strip() for c in table.column_names])
+    columns = table.column_names
+    for name in columns:
+        if columns.count(name) > 1:
+            raise InputError(
+                path, f"appears {columns.count(name)} times in the header", column=name
+            )
+    if "y_true" not in columns:
+        raise InputError(
+            path, f"missing column 'y_true' (columns: {', '.join(columns)})", column="y_true"
+        )
+    if "y_score" not in columns and "y_pred" not in columns:
+        raise InputError(path, "needs a 'y_score' or a 'y_pred' column", column="y_score")
+    if table.num_rows == 0:
+        raise InputError(path, "has no rows")
+    out: dict = {"y_true": _binary(path, table, "y_true")}
+    if "y_score" in columns:
+        out["y_score"] = _numeric(path, table, "y_score")
+    if "y_pred" in columns:
+        out["y_pred"] = _binary(path, table, "y_pred")
+    if "subconcept" in columns:
+        out["subconcept"] = _categories(path, table, "subconcept")
+    out["q_cols"] = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
+    out["q"] = np.empty((table.num_rows, len(out["q_cols"]))) if out["q_cols"] else None
+    for j, c in enumerate(out["q_cols"]):
+        out["q"][:, j] = _numeric(path, table, c)
+    return out
+
+
+#: Default bytes of one chunk's buffers while a predictions file is read.
+READ_BUDGET = 64 * 2**20
+
+_NUMERIC = ("y_true", "y_score", "y_pred")
+_LABELS = ("y_true", "y_pred")
+
+
+def _wanted(names: list[str]) -> dict[str, str]:
+    """``{name in the file: stripped name}`` of the columns a predictions file may hold;
+    empty when a name repeats (the whole-table reading names it)."""
+    if len(set(names)) != len(names):
+        return {}
+    out = {}
+    for raw in names:
+        c = str(raw).strip()
+        if c in _NUMERIC or c == "subconcept" or c.startswith(POSTERIOR_PREFIX):
+            out[raw] = c
+    return out
+
+
+def _batches(path: Path, budget: int):
+    """``(columns {file name: stripped name}, iterator of record batches)`` read with explicit
+    types, or None when the file is not one the typed reading takes (format, missing columns,
+    duplicate names): the whole-table reading then gives the answer or the error."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    if is_parquet(path):
+        import pyarrow.parquet as pq  # only here: 15-20 ms a CSV reading does not need
+
+        pf = pq.ParquetFile(path)
+        wanted = _wanted(pf.schema_arrow.names)
+        if not _complete(wanted) or pf.metadata.num_rows == 0:
+            return None
+        rows = max(64, budget // (16 * len(wanted)))  # the batch and its numpy copies
+        return wanted, pf.iter_batches(batch_size=rows, columns=list(wanted))
+    if not _is_csv(path):
+        return None
+    header = pcsv.open_csv(
+        path, read_options=pcsv.ReadOptions(block_size=1 << 16), parse_options=_parse(path)
+    )
+    wanted = _wanted(header.schema.names)
+    if not _complete(wanted):
+        return None
+    types = {r: pa.string() if c == "subconcept" else pa.float64() for r, c in wanted.items()}
+    # Blocks of text: a few bytes of text per cell become 8 bytes of float64, plus the copies.
+    block = int(min(max(budget // 4, 1 << 10), 1 << 30))
+    reader = pcsv.open_csv(
+        path,
+        read_options=pcsv.ReadOptions(block_size=block),
+        parse_options=_parse(path),
+        convert_options=pcsv.ConvertOptions(
+            include_columns=list(wanted), column_types=types, null_values=list(MISSING_CELLS)
+        ),
+    )
+    return wanted, reader
+
+
+def _complete(wanted: dict[str, str]) -> bool:
+    names = list(wanted.values())
+    has = set(names)
+    return len(has) == len(names) and "y_true" in has and bool(has & {"y_score", "y_pred"})
+
+
+def _read_typed(path: Path, budget: int) -> dict | None:
+    """The columns as final arrays, chunk by chunk; None at the first cell that needs the
+    whole-table reading (a null, NaN, text, a label that is not 0/1, an empty name).
+
+    Each chunk's numbers go into one ``(rows, k)`` float64 block (large enough to be its own
+    mapping, see :mod:`medeval._memory`); the final arrays are then filled block by block, each
+    block freed once copied, so the data are held about once, never twice."""
+    import pyarrow as pa
+
+    if not path.is_file():
+        return None
+    try:
+        opened = _batches(path, budget)
+        if opened is None:
+            return None
+        wanted, batches = opened
+        numeric = [(r, c) for r, c in wanted.items() if c != "subconcept"]
+        blocks: list[np.ndarray] = []
+        codes: list[np.ndarray] = []
+        names: dict[str, int] = {}  # subconcept name → code, in order of first appearance
+        for batch in batches:
+            block = np.empty((batch.num_rows, len(numeric)))
+            for j, (raw, c) in enumerate(numeric):
+                if not _chunk(batch.column(raw), c, block[:, j]):
+                    return None
+            blocks.append(block)
+            if "subconcept" in wanted.values():
+                raw = next(r for r, c in wanted.items() if c == "subconcept")
+                part = _names_chunk(batch.column(raw), names)
+                if part is None:
+                    return None
+                codes.append(part)
+            del batch
+    except (
+        pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError,
+        UnicodeDecodeError,  # a header that is not UTF-8 text
+    ):  # fmt: skip
+        return None  # the whole-table reading names the file and the parser's complaint
+    finally:
+        pa.default_memory_pool().release_unused()
+    n = sum(len(b) for b in blocks)
+    if n == 0:
+        return None
+    return _assemble(blocks, [c for _, c in numeric], codes, list(names), n)
+
+
+def _assemble(blocks: list[np.ndarray], columns: list[str], codes, names, n: int) -> dict:
+    """Final arrays from the chunks' blocks: labels ``int8``, scores ``(N,)``, posteriors one
+    ``(N, S)`` matrix (``"q"``, with their columns in ``"q_cols"``)."""
+    q_cols = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
+    out: dict = {c: np.empty(n, np.int8 if c in _LABELS else np.float64) for c in columns}
+    for c in q_cols:
+        del out[c]
+    q = np.empty((n, len(q_cols))) if q_cols else None
+    q_index = [columns.index(c) for c in q_cols]
+    start = 0
+    while blocks:
+        block = blocks.pop(0)  # freed as soon as its rows are copied
+        stop = start + len(block)
+        for j, c in enumerate(columns):
+            if c in out:
+                out[c][start:stop] = block[:, j]
+        if q is not None:
+            q[start:stop] = block[:, q_index]
+        start = stop
+        del block
+    if codes:
+        out["subconcept"] = pd.Categorical.from_codes(np.concatenate(codes), categories=names)
+    out["q_cols"], out["q"] = q_cols, q
+    return out
+
+
+def _chunk(col, name: str, into: np.ndarray) -> bool:
+    """Write one chunk of a numeric column into ``into`` (float64); False where the
+    whole-table reading must decide (see :func:`_read_typed`)."""
+    import pyarrow as pa
+
+    if col.null_count:
+        return False
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+        into[:] = col.to_numpy(zero_copy_only=False)
+    elif pa.types.is_boolean(col.type) and name in _LABELS:
+        into[:] = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    else:
+        return False  # boolean scores, text, timestamps: refused by the whole-table reading
+    if not np.isfinite(into).all():
+        return False
+    return name not in _LABELS or not ((into != 0) & (into != 1)).any()
+
+
+def _names_chunk(col, names: dict[str, int]) -> np.ndarray | None:
+    """Codes ``(rows,)`` of one chunk of subconcept names (stripped), new names appended to
+    ``names``; None at a missing or empty name."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if col.null_count:
+        return None
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        col = col.cast(pa.string())  # Parquet: numbers as names, as the whole reading does
+    col = pc.utf8_trim_whitespace(col)
+    if pc.any(pc.equal(col, "")).as_py():
+        return None
+    enc = col.dictionary_encode()
+    local = [names.setdefault(nm, len(names)) for nm in enc.dictionary.to_pylist()]
+    return np.asarray(local, dtype=np.int32)[enc.indices.to_numpy(zero_copy_only=False)]
+
+
+def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, u: Utilities) -> None:
+    """Every name known and on its class's side; checked per category, reported per row."""
+    side = {n: int(c) for n, c in zip(u.names, u.sides, strict=True)}
+    cats = list(sc.categories)
+    known = np.array([c in side for c in cats], dtype=bool)
+    codes = np.asarray(sc.codes)
+    unknown = np.flatnonzero(~known[codes])
+    if len(unknown):
+        i = int(unknown[0])
+        name = cats[codes[i]]
+        raise InputError(
+            path,
+            f"unknown subconcept {shown(name)}: the train sizes know {', '.join(u.names)}"
+            + lookalike(name, u.names),
+            column="subconcept",
+            row=i + 1,
+        )
+    expected = np.array([side[c] for c in cats], dtype=np.int64)[codes]
+    wrong = np.flatnonzero(expected != y)
+    if len(wrong):
+        i = int(wrong[0])
+        name = cats[codes[i]]
+        raise InputError(
+            path,
+            f"subconcept {name!r} belongs to class {side[name]} in the train sizes but y_true "
+            f"is {y[i]} here (one of the two files has the wrong class)",
+            column="subconcept",
+            row=i + 1,
+        )
+
+
+def _check_posteriors(path, q, q_cols, names, u: Utilities | None, atol: float = 1e-4) -> None:
+    # Column names first: a missing q_<name> column also makes the rows sum to less than 1,
+    # and the missing column is the problem to report.
+    if u is not None:
+        missing = [n for n in u.names if n not in names]
+        extra = [n for n in names if n not in u.names]
+        if missing or extra:
+            alike = next((c for c in (lookalike(e, missing) for e in extra) if c), "")
+            raise InputError(
+                path,
+                "posterior columns must be exactly q_<name> for every subconcept in the train "
+                f"sizes; missing {[POSTERIOR_PREFIX + m for m in missing]}, unknown "
+                f"{[POSTERIOR_PREFIX + e for e in extra]}{alike}",
+                column=(POSTERIOR_PREFIX + (missing or extra)[0]),
+            )
+    bad = q < 0
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise InputError(
+            path, f"negative posterior {float(q[r, c])!r}", column=q_cols[c], row=int(r) + 1
+        )
+    sums = q.sum(axis=1)
+    off = np.abs(sums - 1) > atol
+    if off.any():
+        r = int(np.argmax(off))
+        raise InputError(
+            path,
+            f"posteriors {', '.join(q_cols)} sum to {sums[r]:.6g}, not 1",
+            column=q_cols[0],
+            row=r + 1,
+        )
+
+
+def read_train_sizes(path: str | Path) -> Utilities:
+    """Read ``{"<name>": {"class": 0 or 1, "n": <count>}, ...}`` and compute utilities."""
+    # the one JSON rule: a subconcept given twice is refused
+    from medeval.io.jsonfile import read_json
+
+    path = Path(path)
+    data = read_json(path)
+    if not isinstance(data, dict) or not data:
+        raise InputError(path, 'must be an object {"<subconcept>": {"class": 0|1, "n": count}}')
+    for name, entry in data.items():
+        if name != name.strip() or not name:  # never matched by the stripped names of a table
+            raise InputError(path, f"subconcept {name!r}: a name with spaces around it or empty")
+        if not isinstance(entry, dict) or not {"class", "n"} <= set(entry):
+            raise InputError(path, f'subconcept {name!r}: expected {{"class": 0|1, "n": count}}')
+        if entry["class"] not in (0, 1) or isinstance(entry["class"], bool):
+            raise InputError(
+                path, f"subconcept {name!r}: class must be 0 or 1, got {entry['class']!r}"
+            )
+        n = entry["n"]
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise InputError(path, f"subconcept {name!r}: n must be a count, got {n!r}")
+    names = list(data)
+    for i, name in enumerate(names):  # two subconcepts that print as one
+        alike = lookalike(name, names[:i])
+        if alike:
+            raise InputError(path, f"subconcept {shown(name)} is given twice{alike}")
+    try:
+        return utilities_from_train_sizes(data)
+    except ValueError as err:
+        raise InputError(path, str(err)) from err
 
 
 class ScoreRangeWarning(UserWarning):

@@ -27,6 +27,7 @@ import pandas as pd
 
 from medeval.discovery import Discovery, discover_subconcepts, discovery_quality
 from medeval.evaluation import Evaluation, evaluate_predictions
+from medeval.evaluation.quality import within_class_balanced_accuracy
 from medeval.protocol.forest import (
     N_BOOTSTRAP,
     THRESHOLD,
@@ -36,7 +37,6 @@ from medeval.protocol.forest import (
     fold_record,
     subconcept_model_scores,
 )
-from medeval.reference import within_class_balanced_accuracy
 from medeval.scores import (
     LABEL_FREE_SCORES,
     REFERENCE_SCORES,

@@ -28,7 +28,9 @@ from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
 from medeval.evaluation import evaluate_predictions
+from medeval.evaluation.subconcept_recall import PER_SUBCONCEPT_COLUMNS
 from medeval.io.atomic import json_ready
+from medeval.io.reference import ReferenceDataError, ReferenceRows
 from medeval.metrics.multiclass import confusion, macro_balanced_accuracy, macro_f1
 from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores, trees_per_fold
 from medeval.protocol.oob import ReferenceRows as OobRows
@@ -40,10 +42,8 @@ from medeval.protocol.oob import (
     resample_with_origin,
 )
 from medeval.protocol.saved import save_fold
-from medeval.rectified import ReferenceDataError, ReferenceRows
 from medeval.scores import ALL_SCORES, RECOMMENDED
 from medeval.splits import Split, derive_seed
-from medeval.subconcept_recall import PER_SUBCONCEPT_COLUMNS
 from medeval.tasks import BinaryTask
 from medeval.weights import train_utilities
 

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 
-from medeval.predictions import POSTERIOR_PREFIX
+from medeval.io.predictions import POSTERIOR_PREFIX
 from medeval.scores import labels_from_scores
 
 __all__ = [
@@ -364,7 +364,7 @@ def reference_rows(
         subconcept: ``(N,)`` true subconcept names.
         posteriors: ``(N, S)`` out-of-bag subconcept posteriors, column k = ``names[k]``.
         threshold: the protocol's decision threshold (labels by
-            :func:`medeval.predictions.labels_from_scores`).
+            :func:`medeval.io.predictions.labels_from_scores`).
     """
     y_score = np.asarray(y_score, dtype=np.float64)
     posteriors = np.asarray(posteriors, dtype=np.float64)

@@ -361,7 +361,7 @@ def _worst_section(ev: Any) -> Section | None:
     """First section: the worst subconcept of each class in words, and which recall it is."""
     if not ev.worst_subconcepts:
         return None
-    from medeval.worst_subconcept import worst_sentences
+    from medeval.evaluation.worst_subconcept import worst_sentences
 
     sec = Section("Which subconcept fails?")
     for line in worst_sentences(ev.worst_subconcepts):

@@ -119,7 +119,7 @@ def interval_lines(summary: dict) -> list[str]:
 
 def worst_run_lines(summary: dict) -> list[str]:
     """Per split, the worst subconcept of each class in words (class 1 first)."""
-    from medeval.worst_subconcept import describe_worst
+    from medeval.evaluation.worst_subconcept import describe_worst
 
     out = []
     for split, entries in (summary.get("worst_subconcepts") or {}).items():

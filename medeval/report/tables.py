@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ..evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
-from ..worst_subconcept import worst_sentences
+from medeval.evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
+from medeval.evaluation.worst_subconcept import worst_sentences
 
 
 def _fmt(x: float) -> str:
@@ -69,7 +69,7 @@ def _weak_text(cls: str, value: float) -> str:
 
 
 def worst_lines(ev: Evaluation, class_names: dict[int, str] | None = None) -> list[str]:
-    """The decision in words (:func:`medeval.worst_subconcept.worst_sentences`)."""
+    """The decision in words (:func:`medeval.evaluation.worst_subconcept.worst_sentences`)."""
     return worst_sentences(ev.worst_subconcepts, class_names)
 
 
@@ -106,7 +106,7 @@ def subconcept_table(ev: Evaluation) -> str:
         + ("; rect.: est. corrected by its error on the reference rows" if rect else "")
         + ("; n_ref: reference rows of the subconcept." if n_ref is not None else ".")
     )
-    from .html import interval_method_text
+    from medeval.report.html import interval_method_text
 
     methods = df["interval_method"].dropna().unique() if "interval_method" in df.columns else []
     named = "; ".join(interval_method_text(m) for m in methods) or "method not recorded"

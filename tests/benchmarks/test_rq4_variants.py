@@ -17,7 +17,7 @@ import pytest
 from medeval.benchmark import main as benchmark_main
 from medeval.evaluation import evaluate_predictions
 from medeval.flows.evaluate import load_reference
-from medeval.predictions import read_predictions, read_train_sizes
+from medeval.io.predictions import read_predictions, read_train_sizes
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "rq4_variants.py"
 NAMES = ("rBA", "rF1", "rAUC")

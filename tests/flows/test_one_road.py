@@ -16,7 +16,7 @@ from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate
 from medeval.flows.evaluate import EvaluateSettings, evaluate_file, evaluate_table
 from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
 from medeval.io.predictions import read_predictions, read_train_sizes
-from medeval.rectified import ReferenceRows
+from medeval.io.reference import ReferenceRows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from compare_outputs import blobs

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from medeval.evaluation import evaluate_predictions
-from medeval.predictions import InputError, read_predictions
+from medeval.io.predictions import InputError, read_predictions
 
 NAMES = ["normal", "benign", "A", "B"]
 SIDES = [0, 0, 1, 1]
@@ -89,7 +89,7 @@ def test_parquet_bad_label_and_empty_subconcept_are_named(tmp_path):
 
 
 def test_subconcept_on_the_wrong_side_is_named(tmp_path):
-    from medeval.predictions import read_train_sizes
+    from medeval.io.predictions import read_train_sizes
 
     df = _frame()
     i = int(np.flatnonzero(df.subconcept == "A")[0])

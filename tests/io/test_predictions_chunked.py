@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import medeval.predictions as predictions
+import medeval.io.predictions as predictions
 from medeval.evaluation import evaluate_predictions
-from medeval.predictions import InputError, read_predictions, read_train_sizes
+from medeval.io.predictions import InputError, read_predictions, read_train_sizes
 
 NAMES = ["normal", "benign", "A", "B", "C"]
 SIDES = [0, 0, 1, 1, 1]

@@ -8,9 +8,8 @@ import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score
 
 from medeval.metrics import UndefinedMetricWarning
-from medeval.metrics.multiclass import confusion, macro_balanced_accuracy, macro_f1
+from medeval.metrics.multiclass import confusion, macro_balanced_accuracy, macro_f1, within_class_ba
 from medeval.protocol.forest import subconcept_model_scores
-from medeval.reference import within_class_ba_from_codes
 
 
 def test_macro_f1_scores_the_subconcepts_seen_as_sklearn_does():
@@ -37,5 +36,5 @@ def test_within_class_ba_is_the_balanced_accuracy_within_each_class():
     y = np.array([0, 0, 0, 1, 1, 1, 1])
     codes = np.array([0, 1, 1, 2, 2, 3, 3])
     q = np.eye(4)[[0, 0, 1, 2, 3, 3, 3]]
-    got = within_class_ba_from_codes(y, codes, q)
+    got = within_class_ba(y, codes, q)
     assert got == {"class 0": pytest.approx(0.75), "class 1": pytest.approx(0.75)}

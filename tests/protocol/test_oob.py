@@ -9,6 +9,7 @@ from imblearn.under_sampling import RandomUnderSampler
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.neighbors import NearestNeighbors
 
+from medeval.io.reference import read_reference
 from medeval.protocol.oob import (
     class_score,
     forest_oob,
@@ -18,7 +19,6 @@ from medeval.protocol.oob import (
     resample_with_origin,
     seen_by_tree,
 )
-from medeval.reference import read_reference
 from medeval.scores import labels_from_scores
 from medeval.weights import utilities
 

@@ -55,20 +55,20 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validation import Interval, StrOptions, validate_params
-from .checks import bootstrap_info, codes, labels, strata
-from .metrics._checks import UndefinedMetricWarning
-from .metrics.bootstrap import BatchedBootstrap, percentile_interval
-from .metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
-from .metrics.ranking import auc_from_sums, auc_sums
-from .reference_rows import ReferenceDataError, ReferenceRows
-from .scores import (
+from medeval._validation import Interval, StrOptions, validate_params
+from medeval.evaluation.checks import bootstrap_info, codes, labels, strata
+from medeval.io.reference import ReferenceDataError, ReferenceRows
+from medeval.metrics._checks import UndefinedMetricWarning
+from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
+from medeval.metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
+from medeval.metrics.ranking import auc_from_sums, auc_sums
+from medeval.scores import (
     FAMILIES,
     RECOMMENDED_RECTIFIED,
     REFERENCE_STRATA,
     VARIANTS,
 )
-from .weights import (
+from medeval.weights import (
     Utilities,
     align_posteriors,
     class_posteriors,

@@ -21,7 +21,7 @@ replicate's reference counts; it was chosen from the simulation of
 ``benchmarks/subconcept_recall_coverage.py`` (coverage and width per cell in docs/method.md).
 
 The worst subconcept of a class and its gap to the class's recall come from the same
-replicates, so their intervals are joint (:mod:`medeval.worst_subconcept`).
+replicates, so their intervals are joint (:mod:`medeval.evaluation.worst_subconcept`).
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .metrics._checks import UndefinedMetricWarning
-from .metrics.bootstrap import BatchedBootstrap
-from .metrics.proportion import DEFAULT_METHOD, binomial_interval, soft_recall_interval
-from .weights import Utilities, renormalise_within_class
+from medeval.metrics._checks import UndefinedMetricWarning
+from medeval.metrics.bootstrap import BatchedBootstrap
+from medeval.metrics.proportion import DEFAULT_METHOD, binomial_interval, soft_recall_interval
+from medeval.weights import Utilities, renormalise_within_class
 
 #: Interval constructions of the rectified recall (``benchmarks/subconcept_recall_coverage.py``
 #: measures each): ``"percentile"`` of the joint replicates; ``"jeffreys-draw"``, the same
@@ -310,7 +310,7 @@ def reference_side(
     memory_budget: int | None = None,
 ) -> ReferenceSide:
     """Sums of :class:`ReferenceSide` on the reference rows (a
-    :class:`~medeval.rectified.ReferenceRows` with ``y_pred``), and ``n_bootstrap`` replicates
+    :class:`~medeval.io.reference.ReferenceRows` with ``y_pred``), and ``n_bootstrap`` replicates
     resampled within class with ``seed`` (pass the rectified scores' reference seed: the same
     draws as their reference bootstrap)."""
     cols = _reference_columns(reference, u)

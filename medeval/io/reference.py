@@ -1,28 +1,38 @@
-"""Reference rows (docs/method.md, "Rectified scores"): held-out rows with the true subconcept, the
-classifier's prediction and the subconcept model's posteriors, checked once against the training
-sizes (:class:`ReferenceRows`); the rectification (:mod:`medeval.rectified`) measures the subconcept
-model's error on them.
+"""Reference rows (docs/method.md, "Rectified scores"): held-out rows with the true
+subconcept, the classifier's prediction and the subconcept model's posteriors — out-of-bag
+forest predictions, the calibration part of an imaging split, or a file a user supplies
+(``python -m medeval.evaluate --reference FILE``) — read (:func:`read_reference`) and checked
+once against the training sizes (:class:`ReferenceRows`). The rectification
+(:mod:`medeval.evaluation.rectified`) measures the subconcept model's error on them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from .predictions import POSTERIOR_PREFIX
-from .scores import labels_from_scores
-from .weights import (
+from medeval.errors import InputError
+from medeval.io.predictions import POSTERIOR_PREFIX, PredictionTable, read_predictions
+from medeval.scores import labels_from_scores
+from medeval.weights import (
     Utilities,
     align_posteriors,
     expected_class_utility,
     renormalise_within_class,
 )
 
-__all__ = ["ReferenceDataError", "ReferenceRows"]
+__all__ = [
+    "ReferenceDataError",
+    "ReferenceRows",
+    "check_reference",
+    "read_reference",
+    "reference_quality",
+]
 
 
 class ReferenceDataError(ValueError):
@@ -132,7 +142,7 @@ class ReferenceRows:
     def from_table(
         cls, table: Any, u: Utilities, *, threshold: float = 0.5, source: str | None = None
     ) -> ReferenceRows:
-        """From a :class:`~medeval.predictions.PredictionTable` (``read_reference``)."""
+        """From a :class:`~medeval.io.predictions.PredictionTable` (``read_reference``)."""
         return cls.from_arrays(
             u,
             y_true=table.y_true,
@@ -225,3 +235,42 @@ def _posteriors(posteriors: Any, columns: Sequence[str] | None, u: Utilities, n:
             column="posteriors",
         )
     return q.cpu().numpy()
+
+
+def read_reference(path: str | Path, u: Utilities) -> PredictionTable:
+    """Read a reference file: the predictions columns plus the true ``subconcept`` and a
+    ``q_<name>`` posterior column for every subconcept of the train sizes.
+
+    Raises:
+        InputError: naming the file and the missing or bad column (and row).
+    """
+    table = read_predictions(path, u)
+    check_reference(table, u)
+    return table
+
+
+def check_reference(table: PredictionTable, u: Utilities) -> None:
+    """Reference rows need the true subconcept and the posteriors of every subconcept.
+
+    Raises:
+        InputError: naming the table's file and the missing column.
+    """
+    if table.subconcept is None:
+        raise InputError(
+            table.path, "reference data need the true subconcept of each row", column="subconcept"
+        )
+    if table.posteriors is None:
+        raise InputError(
+            table.path,
+            "reference data need the subconcept model's posteriors "
+            f"({', '.join(POSTERIOR_PREFIX + n for n in u.names)})",
+            column=POSTERIOR_PREFIX + u.names[0],
+        )
+
+
+def reference_quality(path: str | Path, u: Utilities) -> dict[str, float]:
+    """Within-class balanced accuracy of the subconcept model on a reference file."""
+    table = read_reference(path, u)
+    from medeval.evaluation.quality import within_class_balanced_accuracy
+
+    return within_class_balanced_accuracy(table.y_true, table.subconcept, table.posteriors, u)

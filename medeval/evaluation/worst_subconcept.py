@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .subconcept_recall import (
+from medeval.evaluation.subconcept_recall import (
     BOUNDS,
     SOURCES,
     WORST_FIELDS,

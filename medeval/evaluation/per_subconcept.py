@@ -1,6 +1,7 @@
 """An evaluation's per-subconcept results, assembled: the table of true, label-free and
-rectified recalls (:mod:`medeval.subconcept_recall`) and the worst subconcept of each class
-(:mod:`medeval.worst_subconcept`), from the evaluation's bootstrap replicates."""
+rectified recalls (:mod:`medeval.evaluation.subconcept_recall`) and the worst subconcept of
+each class (:mod:`medeval.evaluation.worst_subconcept`), from the evaluation's bootstrap
+replicates."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .metrics._checks import UndefinedMetricWarning
-from .rectified import FewReferenceRowsWarning
-from .subconcept_recall import (
+from medeval.evaluation.rectified import FewReferenceRowsWarning
+from medeval.evaluation.subconcept_recall import (
     NO_REFERENCE_ROWS,
     PER_SUBCONCEPT_COLUMNS,
     R_INTERVAL_METHOD,
@@ -23,8 +23,9 @@ from .subconcept_recall import (
     per_subconcept_rows,
     rectified_columns,
 )
-from .weights import Utilities
-from .worst_subconcept import worst_subconcepts
+from medeval.evaluation.worst_subconcept import worst_subconcepts
+from medeval.metrics._checks import UndefinedMetricWarning
+from medeval.weights import Utilities
 
 __all__ = ["PerSubconcept", "class_indicators", "per_subconcept"]
 

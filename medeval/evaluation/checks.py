@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .io.tables import MISSING_WORDS
-from .metrics._checks import binary_labels
-from .scores import labels_from_scores
+from medeval.io.tables import MISSING_WORDS
+from medeval.metrics._checks import binary_labels
+from medeval.scores import labels_from_scores
 
 __all__ = [
     "bootstrap_info",

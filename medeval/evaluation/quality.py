@@ -1,0 +1,47 @@
+"""The subconcept model's quality within each class: the balanced accuracy of its
+class-renormalised posteriors among each class's subconcepts (what the label-free scores rest
+on; a model weak within a class gives class-conditional weights close to the class average, so
+cBA / cF1 / cAUC move toward BA / F1 / AUC and understate a hidden failure). Computed on the
+metric core, :func:`medeval.metrics.multiclass.within_class_ba`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from medeval.metrics.multiclass import within_class_ba
+from medeval.weights import Utilities, class_posteriors
+
+__all__ = ["within_class_ba_from_q", "within_class_balanced_accuracy"]
+
+
+def within_class_balanced_accuracy(
+    y_true: np.ndarray, subconcept: np.ndarray, posteriors, u: Utilities
+) -> dict[str, float]:
+    """Balanced accuracy of the subconcept model among each class's subconcepts.
+
+    The prediction is the argmax of the posteriors renormalised within the instance's own class
+    (the posteriors the class-conditional weights use); classes with fewer than two subconcepts
+    present are left out.
+
+    Args:
+        y_true: ``(N,)`` classes in {0, 1}.
+        subconcept: ``(N,)`` true subconcept names.
+        posteriors: ``(N, S)`` DataFrame with subconcept-named columns, or an array in
+            ``u.names`` order.
+
+    Returns:
+        ``{"class 0": ba, "class 1": ba}`` (classes with one subconcept omitted).
+    """
+    names, inverse = np.unique(np.asarray(subconcept).astype(str), return_inverse=True)
+    codes = np.array([u.index(nm) for nm in names], dtype=np.int64)[inverse.reshape(-1)]
+    return within_class_ba_from_q(y_true, codes, posteriors, u)
+
+
+def within_class_ba_from_q(
+    y_true: np.ndarray, codes: np.ndarray, posteriors, u: Utilities
+) -> dict[str, float]:
+    """:func:`within_class_balanced_accuracy` from subconcept codes ``(N,)`` into ``u.names``
+    (e.g. checked :class:`~medeval.io.reference.ReferenceRows`)."""
+    q = class_posteriors(posteriors, u, y_true).q.cpu().numpy()
+    return within_class_ba(y_true, codes, q)
