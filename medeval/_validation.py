@@ -122,10 +122,10 @@ class Interval(Constraint):
 
 
 class Options(Constraint):
-    """One of a fixed set of values."""
+    """One of a fixed set of values (``desc`` names them in messages)."""
 
-    def __init__(self, options: Iterable[Any]) -> None:
-        self.options = tuple(options)
+    def __init__(self, options: Iterable[Any], *, desc: str | None = None) -> None:
+        self.options, self.desc = tuple(options), desc
 
     def accepts(self, value: Any) -> bool:
         try:
@@ -134,7 +134,7 @@ class Options(Constraint):
             return False
 
     def __str__(self) -> str:
-        return "one of " + ", ".join(repr(o) for o in self.options)
+        return self.desc or "one of " + ", ".join(repr(o) for o in self.options)
 
 
 class StrOptions(Options):

@@ -227,18 +227,19 @@ def _split_views(run: Path) -> list:
     return views
 
 
-def _evaluation_config(run: Path):
+def _evaluation_config(run: Path) -> EvaluationOptions:
     """The run's ``evaluation`` settings (the defaults when it has no ``config.yaml``)."""
-    from medeval.training.config import EvaluationConfig, load_config
+    from medeval.training.config import load_config
 
     path = run / "config.yaml"
-    return load_config(path).evaluation if path.is_file() else EvaluationConfig()
+    return load_config(path).evaluation if path.is_file() else EvaluationOptions()
 
 
 def evaluate_run(run: str | Path, settings: RerunSettings | None = None) -> dict:
     """Re-evaluate every finished split of a run from its saved predictions, then summarise.
 
-    Bootstrap settings default to those in the run's ``config.yaml``.
+    The evaluation's settings are those of the run's ``config.yaml`` (its ``evaluation``
+    section); ``settings`` may change the replicates, the seed and the device.
     """
     s = settings or RerunSettings()
     run = Path(run)
@@ -249,10 +250,9 @@ def evaluate_run(run: str | Path, settings: RerunSettings | None = None) -> dict
     if not folders:
         raise FileNotFoundError(f"{run}: no split_*/predictions.csv (unfinished run?)")
     check_split_predictions(run, folders)
+    given = {"n_bootstrap": s.n_bootstrap, "seed": s.seed}
     evaluation = EvaluateSettings(
-        n_bootstrap=ecfg.n_bootstrap if s.n_bootstrap is None else s.n_bootstrap,
-        threshold=ecfg.threshold,
-        seed=ecfg.seed if s.seed is None else s.seed,
+        **(ecfg.evaluation_options() | {k: v for k, v in given.items() if v is not None}),
         device=s.device,
     )
     for folder in folders:

@@ -22,12 +22,15 @@ import re
 import types
 import typing
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
+from medeval._validation import Constraint, Interval, StrOptions, accepts, declared, describe
 from medeval.errors import UserError
+from medeval.options import EvaluationOptions
 from medeval.scores import INSTANCE_SCORES
 
 __all__ = [
@@ -49,6 +52,22 @@ class ConfigError(UserError):
     """An unknown key, a value of the wrong type or range, or an unreadable config file."""
 
 
+#: A seed: an int >= 0 (NumPy's and torch's generators refuse negative seeds).
+_SEED = [Interval(Integral, 0, None)]
+_AT_LEAST_1 = [Interval(Integral, 1, None)]
+_AT_LEAST_0 = [Interval(Integral, 0, None)]
+_NON_NEGATIVE = [Interval(Real, 0, None)]
+
+
+@declared(
+    {
+        "n_normal": [
+            Interval(Integral, 144, None, desc="an int >= 144 (the rarest finding keeps > 8)")
+        ],
+        "size": [Interval(Integral, 8, None)],
+        "seed": _SEED,
+    }
+)
 @dataclass
 class SyntheticConfig:
     n_normal: int = 240
@@ -56,6 +75,7 @@ class SyntheticConfig:
     seed: int = 0
 
 
+@declared({"task_seed": _SEED})
 @dataclass
 class DataConfig:
     source: str = "synthetic"  # a source of medeval.sources: synthetic, nih, ham10000, ...
@@ -83,6 +103,7 @@ class TaskConfig:
     downsample: bool = False  # class 1 down-sampled along the paper's ladder (default: all rows)
 
 
+@declared({"dropout": [Interval(Real, 0, 1, closed="left")]})
 @dataclass
 class ModelConfig:
     backbone: str = "vgg16"
@@ -92,12 +113,31 @@ class ModelConfig:
     dropout: float = 0.0
 
 
+@declared({"binary": _NON_NEGATIVE, "subconcept": _NON_NEGATIVE})
 @dataclass
 class LossWeights:
     binary: float = 1.0
     subconcept: float = 1.0
 
 
+@declared(
+    {
+        "image_size": _AT_LEAST_1,
+        "batch_size": _AT_LEAST_1,
+        "epochs": _AT_LEAST_1,
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "weight_decay": _NON_NEGATIVE,
+        "grad_clip": _NON_NEGATIVE,
+        "patience": _AT_LEAST_1,
+        "monitor": [
+            StrOptions(INSTANCE_SCORES, desc="a validation score: " + ", ".join(INSTANCE_SCORES))
+        ],
+        "workers": _AT_LEAST_0,
+        "seed": _SEED,
+        "keep_checkpoints": _AT_LEAST_0,
+        "max_steps_per_epoch": _AT_LEAST_0,
+    }
+)
 @dataclass
 class TrainConfig:
     image_size: int = 224
@@ -117,17 +157,32 @@ class TrainConfig:
     max_steps_per_epoch: int = 0  # 0 = whole training part; >0 caps steps (smoke tests)
 
 
+class _SplitSeeds(Constraint):
+    """A non-empty list of distinct seeds >= 0."""
+
+    def accepts(self, value: Any) -> bool:
+        return (
+            isinstance(value, list)
+            and len(value) > 0
+            and all(_SEED[0].accepts(v) for v in value)
+            and len(set(value)) == len(value)
+        )
+
+    def __str__(self) -> str:
+        return "a non-empty list of distinct seeds >= 0"
+
+
+@declared({"n": _AT_LEAST_1, "seeds": [None, _SplitSeeds()]})
 @dataclass
 class SplitsConfig:
     n: int = 1
     seeds: list[int] | None = None  # default 0..n-1
 
 
-@dataclass
-class EvaluationConfig:
-    n_bootstrap: int = 1000
-    threshold: float = 0.5
-    seed: int = 0
+#: The trained model's scores are probabilities: a threshold outside [0, 1] would make every
+#: prediction one class, so the config refuses it at load time (before the training, not
+#: after it), narrowing the evaluation's own rule (any finite number).
+_EVALUATION_RANGES = {"threshold": [Interval(Real, 0, 1)]}
 
 
 @dataclass
@@ -140,7 +195,8 @@ class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     splits: SplitsConfig = field(default_factory=SplitsConfig)
-    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    # the evaluation's own options (medeval.options): every field, default and range
+    evaluation: EvaluationOptions = field(default_factory=EvaluationOptions)
     out: str | None = None  # run folder; default runs/<name>-<timestamp>
 
     def to_dict(self) -> dict[str, Any]:
@@ -175,36 +231,6 @@ SYNTHETIC: dict[str, Any] = {
 
 # Plain YAML 1.1 reads "1e-4" (no dot) as a string; a float key accepts it as the number.
 _FLOAT_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-
-# Value ranges checked after the types: dotted key → (test, what it must be).
-_RANGES: dict[str, tuple[typing.Callable[[Any], bool], str]] = {
-    "data.synthetic.n_normal": (lambda v: v >= 144, ">= 144 (the rarest finding keeps > 8)"),
-    "data.synthetic.size": (lambda v: v >= 8, ">= 8"),
-    "model.dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
-    "train.image_size": (lambda v: v >= 1, ">= 1"),
-    "train.batch_size": (lambda v: v >= 1, ">= 1"),
-    "train.epochs": (lambda v: v >= 1, ">= 1"),
-    "train.lr": (lambda v: v > 0, "> 0"),
-    "train.loss_weights.binary": (lambda v: v >= 0, ">= 0"),
-    "train.loss_weights.subconcept": (lambda v: v >= 0, ">= 0"),
-    "train.weight_decay": (lambda v: v >= 0, ">= 0"),
-    "train.grad_clip": (lambda v: v >= 0, ">= 0"),
-    "train.patience": (lambda v: v >= 1, ">= 1"),
-    "train.monitor": (
-        lambda v: v in INSTANCE_SCORES,
-        "a validation score: " + ", ".join(INSTANCE_SCORES),
-    ),
-    "train.workers": (lambda v: v >= 0, ">= 0"),
-    "train.keep_checkpoints": (lambda v: v >= 0, ">= 0"),
-    "train.max_steps_per_epoch": (lambda v: v >= 0, ">= 0"),
-    "splits.n": (lambda v: v >= 1, ">= 1"),
-    "splits.seeds": (
-        lambda v: v is None or (len(v) > 0 and min(v) >= 0 and len(set(v)) == len(v)),
-        "null or a non-empty list of distinct seeds >= 0",
-    ),
-    "evaluation.n_bootstrap": (lambda v: v >= 0, ">= 0"),
-    "evaluation.threshold": (lambda v: 0 <= v <= 1, "in [0, 1]"),
-}
 
 
 def _type_name(tp: Any) -> str:
@@ -264,7 +290,7 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
 
 
 def _build(cls: type, values: Any, where: str) -> Any:
-    """A ``cls`` dataclass from a mapping, every key and type checked."""
+    """A ``cls`` dataclass from a mapping, every key, type and declared range checked."""
     if not isinstance(values, dict):
         raise ConfigError(f"{where.rstrip('.') or 'config'}: expected a mapping, got {values!r}")
     hints = typing.get_type_hints(cls)
@@ -281,7 +307,21 @@ def _build(cls: type, values: Any, where: str) -> Any:
             kwargs[name] = _build(tp, value, f"{where}{name}.")
         else:
             kwargs[name] = _coerce(value, tp, where + name)
+            _check_range(kwargs[name], _ranges(cls).get(name), where + name)
     return cls(**kwargs)
+
+
+def _ranges(cls: type) -> dict[str, list[Any]]:
+    """The declared constraints of a section's fields (:func:`medeval._validation.declared`)."""
+    ranges = dict(getattr(cls, "constraints", {}))
+    if cls is EvaluationOptions:
+        ranges.update(_EVALUATION_RANGES)
+    return ranges
+
+
+def _check_range(value: Any, allowed: list[Any] | None, key: str) -> None:
+    if allowed is not None and not accepts(allowed, value):
+        raise ConfigError(f"{key}: must be {describe(allowed)}, got {value!r}")
 
 
 def _check_finite(node: Any, key: str) -> None:
@@ -297,16 +337,6 @@ def _check_finite(node: Any, key: str) -> None:
         raise ConfigError(f"{key}: must be a finite number, got {node!r}")
 
 
-def _check_ranges(cfg: dict) -> None:
-    _check_finite(cfg, "")
-    for key, (ok, what) in _RANGES.items():
-        node: Any = cfg
-        for part in key.split("."):
-            node = node[part]
-        if not ok(node):
-            raise ConfigError(f"{key}: must be {what}, got {node!r}")
-
-
 def validate(config: dict) -> Config:
     """The typed :class:`Config` of a nested dict.
 
@@ -318,7 +348,7 @@ def validate(config: dict) -> Config:
     from medeval.sources import SOURCES, check_options
 
     cfg = _build(Config, config, "")
-    _check_ranges(dataclasses.asdict(cfg))
+    _check_finite(dataclasses.asdict(cfg), "")
     source = cfg.data.source
     if source not in SOURCES:
         raise ConfigError(

@@ -218,3 +218,24 @@ def test_split_evaluated_in_memory_equals_its_written_files(finished, tmp_path):
     written = json.loads((out / "split_0" / "metrics.json").read_text())
     again = json.loads((folder / "metrics.json").read_text())
     assert {k: again[k] for k in keys} == {k: written[k] for k in keys}
+
+
+def test_a_runs_evaluation_section_sets_the_level_and_strata(finished, tmp_path):
+    """evaluation.confidence and evaluation.stratify of a run's config reach its evaluation
+    (re-evaluated with evaluate --run's flow, as a training run evaluates its splits)."""
+    import shutil
+
+    import yaml
+
+    from medeval.flows.rerun import evaluate_run
+
+    _, out, _ = finished
+    run = tmp_path / "run"
+    shutil.copytree(out, run, ignore=shutil.ignore_patterns("checkpoints"))
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    config["evaluation"] |= {"confidence": 0.8, "stratify": "none", "n_bootstrap": 30}
+    (run / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    evaluate_run(run)
+    m = json.loads((run / "split_0" / "metrics.json").read_text())
+    assert m["confidence"] == 0.8
+    assert m["bootstrap"]["stratify"] == "none" and m["bootstrap"]["n"] == 30

@@ -112,9 +112,12 @@ splits:
   n: 1
   seeds: null
 evaluation:
-  n_bootstrap: 1000
   threshold: 0.5
+  n_bootstrap: 1000
+  confidence: 0.95
+  stratify: class
   seed: 0
+  memory_budget: null
 out: null
 """
 
@@ -147,8 +150,12 @@ def test_dump_round_trips(tmp_path):
         ("model.features=pixels", r"model\.features: expected one of 'head', 'conv'"),
         ("splits.seeds=[1, x]", r"splits\.seeds\[1\]: expected int"),
         ("train.monitor=3", r"train\.monitor: expected str, got 3"),
-        ("train.epochs=0", r"train\.epochs: must be >= 1"),
-        ("evaluation.threshold=1.5", r"evaluation\.threshold: must be in \[0, 1\]"),
+        ("train.epochs=0", r"train\.epochs: must be an int >= 1, got 0"),
+        ("evaluation.threshold=1.5", r"evaluation\.threshold: must be a number in \[0, 1\]"),
+        ("evaluation.confidence=1", r"evaluation\.confidence: must be a number in \(0, 1\)"),
+        ("evaluation.stratify=rows", r"evaluation\.stratify: must be one of 'class', "),
+        ("evaluation.memory_budget=0", r"evaluation\.memory_budget: must be a positive number"),
+        ("splits.seeds=[1, 1]", r"splits\.seeds: must be None or a non-empty list of distinct"),
         ("data.source=nope", r"data\.source: unknown source 'nope'"),
         ("data.options.images=/x", r"data\.options\.images: source 'synthetic' takes no option"),
         ("train.loss_weights=3", r"train\.loss_weights: expected a mapping"),
@@ -176,3 +183,14 @@ def test_types_are_normalised_and_monitor_defaults_to_ba():
     assert load_config(None, ["train.monitor=pBA"]).train.monitor == "pBA"
     cfg = load_config(None, ["data.source=medmnist", "data.options.respect_splits=true"])
     assert cfg.data.options == {"respect_splits": True}
+
+
+def test_the_evaluation_section_is_the_evaluations_own_options():
+    """``evaluation`` takes every option of the evaluation (medeval.options), with its
+    defaults and ranges, so confidence and stratify can be set in a config."""
+    from medeval.options import EvaluationOptions
+
+    assert load_config(None).evaluation == EvaluationOptions()
+    cfg = load_config(None, ["evaluation.confidence=0.9", "evaluation.stratify=none"])
+    assert cfg.evaluation == EvaluationOptions(confidence=0.9, stratify="none")
+    assert cfg.evaluation.evaluation_options()["confidence"] == 0.9
