@@ -24,7 +24,7 @@ from PIL import Image
 from medeval.datasets.images import ImageDataset, default_transform
 from medeval.datasets.synthetic import make_phantoms
 from medeval.device import autocast
-from medeval.models import build_model, create_backbone
+from medeval.models import build_backbone, build_model
 
 
 def write_images(folder: Path, n: int, size: int) -> list[str]:
@@ -115,7 +115,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         files = write_images(Path(tmp), args.images, 256)
 
-        backbone = create_backbone(args.model, pretrained=False, features=args.features)
+        backbone = build_backbone(args.model, pretrained=False, features=args.features)
         backbone = backbone.to(device).eval()
         if cuda:
             backbone = backbone.to(memory_format=torch.channels_last)

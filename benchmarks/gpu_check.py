@@ -149,11 +149,11 @@ def _model(device):
     import torch
 
     from medeval.training.config import Config, ModelConfig
-    from medeval.training.loop import create_model
+    from medeval.training.loop import build_model_for
 
     torch.manual_seed(0)
     cfg = Config(model=ModelConfig(backbone="vgg16", pretrained=False, features="head"))
-    return create_model(cfg, 4, device)  # channels_last on CUDA
+    return build_model_for(cfg, 4, device)  # channels_last on CUDA
 
 
 def _step(model, opt, batch, device):
@@ -229,10 +229,10 @@ def embed_figures(device, *, size: int, batch: int, steps: int, workers: int) ->
 
     from medeval.device import autocast
     from medeval.embeddings.images import embed_images
-    from medeval.models.backbone import create_backbone
+    from medeval.models.backbone import build_backbone
 
     torch.manual_seed(0)
-    net = create_backbone("vgg16", pretrained=False).to(device).eval()
+    net = build_backbone("vgg16", pretrained=False).to(device).eval()
     x = torch.randn(batch, 3, size, size, device=device)
     if device.type == "cuda":
         net = net.to(memory_format=torch.channels_last)

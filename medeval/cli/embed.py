@@ -144,7 +144,10 @@ def run(args: argparse.Namespace) -> int:
     for line in done.notes:  # said, not only recorded
         say(args, line)
     if done.synthetic:
-        say(args, "NOTE: the data are SYNTHETIC phantoms (medeval.synthetic), not real images.")
+        say(
+            args,
+            "NOTE: the data are SYNTHETIC phantoms (medeval.datasets.synthetic), not real images.",
+        )
     if args.random_init:
         say(args, f"NOTE: the {args.model} backbone is RANDOMLY INITIALISED (--random-init).")
     say(args, f"{name}: {done.n_rows} rows x {done.n_features} features ({json.dumps(done.info)})")

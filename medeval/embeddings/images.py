@@ -30,7 +30,7 @@ from medeval.datasets.images import default_transform, to_tensor
 from medeval.datasets.pixels import FRAME_KEY
 from medeval.device import autocast
 from medeval.io import atomic
-from medeval.models import create_backbone
+from medeval.models import build_backbone
 from medeval.models.backbone import check_input_size, weights_id
 from medeval.models.inputs import model_input
 from medeval.progress import progress as progress_bar
@@ -198,7 +198,7 @@ def embed_images(
     todo = np.asarray([i for i in range(len(keys)) if i not in found], dtype=np.intp)
     if len(todo):
         torch.manual_seed(seed)  # random init is an explicit, seeded choice
-        net = create_backbone(model, pretrained=pretrained, weights=weights, features=features)
+        net = build_backbone(model, pretrained=pretrained, weights=weights, features=features)
         check_input_size(net, size, what="size")
         loader = DataLoader(
             _Rows(data, todo, size, image_cache=image_cache, workers=workers, progress=progress),

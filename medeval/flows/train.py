@@ -52,13 +52,13 @@ from medeval.training.checkpoint import load_checkpoint
 from medeval.training.config import Config, dump, task_spec
 from medeval.training.data import build_task, load_data, task_images
 from medeval.training.distributed import DistInfo, barrier, cleanup, init_distributed
-from medeval.training.loop import Outputs, create_model, predict_part, train_split
+from medeval.training.loop import Outputs, build_model_for, predict_part, train_split
 from medeval.weights import utilities, utilities_from_train_sizes
 
 __all__ = [
     "absolute_paths",
+    "build_model_from",
     "check_run_folder",
-    "create_model_from",
     "default_run_folder",
     "evaluate_checkpoint",
     "run_notes",
@@ -300,7 +300,7 @@ def evaluate_checkpoint(
     """
     folder = Path(folder)
     e = cfg.evaluation
-    model = create_model_from(cfg, task, checkpoint, device)
+    model = build_model_from(cfg, task, checkpoint, device)
     val = predict_part(cfg, task, split["validation"], model, device, images=images)
     cal = predict_part(cfg, task, split["calibration"], model, device, images=images)
     test = predict_part(cfg, task, split["test"], model, device, images=images)
@@ -403,13 +403,13 @@ def _table(path: Path, frame: pd.DataFrame, names) -> PredictionTable:
     )
 
 
-def create_model_from(
+def build_model_from(
     cfg: Config, task: BinaryTask, checkpoint: str | Path, device: torch.device
 ) -> nn.Module:
     """The configured architecture (random init, no download) with the checkpoint's weights."""
     arch = dataclasses.replace(
         cfg, model=dataclasses.replace(cfg.model, pretrained=False, weights=None)
     )
-    model = create_model(arch, len(task.subconcepts), device)
+    model = build_model_for(arch, len(task.subconcepts), device)
     model.load_state_dict(load_checkpoint(checkpoint, map_location=device)["model"])
     return model

@@ -4,8 +4,8 @@ from medeval.models.backbone import (
     Backbone,
     UnknownBackboneError,
     WeightsUnavailableError,
+    build_backbone,
     check_backbone_name,
-    create_backbone,
 )
 from medeval.models.heads import TwoHeadModel, build_model
 
@@ -14,7 +14,7 @@ __all__ = [
     "TwoHeadModel",
     "UnknownBackboneError",
     "WeightsUnavailableError",
+    "build_backbone",
     "build_model",
     "check_backbone_name",
-    "create_backbone",
 ]

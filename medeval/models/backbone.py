@@ -26,8 +26,8 @@ __all__ = [
     "Backbone",
     "UnknownBackboneError",
     "WeightsUnavailableError",
+    "build_backbone",
     "check_backbone_name",
-    "create_backbone",
     "hub_reachable",
     "weights_id",
 ]
@@ -184,7 +184,7 @@ def weights_id(*, pretrained: bool, weights: str | Path | None, seed: int | None
     return "pretrained" if pretrained else f"random:{seed}"
 
 
-def create_backbone(
+def build_backbone(
     name: str = "vgg16",
     *,
     pretrained: bool = False,

@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from medeval.models.backbone import Backbone, create_backbone
+from medeval.models.backbone import Backbone, build_backbone
 
 __all__ = ["TwoHeadModel", "build_model"]
 
@@ -39,6 +39,6 @@ def build_model(
     features: str = "head",
     dropout: float = 0.0,
 ) -> TwoHeadModel:
-    """:func:`create_backbone` + the two heads (see there for the weight options)."""
-    backbone = create_backbone(name, pretrained=pretrained, weights=weights, features=features)
+    """:func:`build_backbone` + the two heads (see there for the weight options)."""
+    backbone = build_backbone(name, pretrained=pretrained, weights=weights, features=features)
     return TwoHeadModel(backbone, n_subconcepts, dropout=dropout)

@@ -49,7 +49,7 @@ def config_notes(cfg: dict | None) -> list[str]:
     notes = []
     if cfg and _is_synthetic(cfg.get("data", {}).get("source")):
         notes.append(
-            "DATA ARE SYNTHETIC: built-in chest-radiograph phantoms (medeval.synthetic), "
+            "DATA ARE SYNTHETIC: built-in chest-radiograph phantoms (medeval.datasets.synthetic), "
             "not real images; the numbers test the pipeline only."
         )
     model = (cfg or {}).get("model", {})

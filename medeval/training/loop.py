@@ -55,7 +55,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "Outputs",
     "autocast",
-    "create_model",
+    "build_model_for",
     "monitor_name",
     "predict",
     "predict_part",
@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 
-def create_model(cfg: Config, n_subconcepts: int, device: torch.device) -> TwoHeadModel:
+def build_model_for(cfg: Config, n_subconcepts: int, device: torch.device) -> TwoHeadModel:
     """The configured model on ``device`` (channels_last on CUDA), checked to take
     ``train.image_size`` px images."""
     m = cfg.model
@@ -403,7 +403,7 @@ def _model_and_optimizer(
     training state, resumed from ``checkpoints/last.pt`` when asked and present."""
     t = cfg.train
     torch.manual_seed(seed)  # same initial weights on every rank
-    model = create_model(cfg, len(task.subconcepts), device)
+    model = build_model_for(cfg, len(task.subconcepts), device)
     opt = torch.optim.AdamW(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
     state = _new_state(monitor)
     last = folder / "checkpoints" / "last.pt"

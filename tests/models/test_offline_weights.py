@@ -11,7 +11,7 @@ import huggingface_hub
 import pytest
 import timm
 
-from medeval.models import WeightsUnavailableError, create_backbone
+from medeval.models import WeightsUnavailableError, build_backbone
 from medeval.models import backbone as backbone_module
 
 
@@ -32,7 +32,7 @@ def unreachable_hub(monkeypatch):
 def test_unreachable_hub_is_reported_at_once_with_the_advice(unreachable_hub):
     start = time.monotonic()
     with pytest.raises(WeightsUnavailableError) as err:
-        create_backbone("resnet18", pretrained=True)
+        build_backbone("resnet18", pretrained=True)
     elapsed = time.monotonic() - start
     text = str(err.value)
     assert "cannot be reached" in text and "no copy is cached" in text
@@ -53,7 +53,7 @@ def test_a_reachable_hub_downloads_as_before(monkeypatch):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(backbone_module, "hub_reachable", lambda timeout=3.0: True)
     monkeypatch.setattr(backbone_module.timm, "create_model", fake_create)
-    model = create_backbone("resnet18", pretrained=True)
+    model = build_backbone("resnet18", pretrained=True)
     assert seen == {"offline": False} and model.num_features == 512
 
 
@@ -65,4 +65,4 @@ def test_hub_offline_env_skips_the_check(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", never)
     assert backbone_module.hub_reachable() is False
     with pytest.raises(WeightsUnavailableError, match=r"cannot be reached.*--weights PATH"):
-        create_backbone("resnet18", pretrained=True)
+        build_backbone("resnet18", pretrained=True)

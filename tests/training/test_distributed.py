@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
-from medeval.flows.train import create_model_from, evaluate_checkpoint
+from medeval.flows.train import build_model_from, evaluate_checkpoint
 from medeval.flows.train import split_seeds as _seeds
 from medeval.splits import patient_splits
 from medeval.streaming import SCORES, SubconceptScores
@@ -64,9 +64,7 @@ def test_ddp_two_processes_match_single_process(tiny_config, tiny_overrides, tmp
     # validation at epoch 1: two shares synced by the metric == the whole part in one process
     log = pd.read_csv(out / "split_0" / "log.csv")
     cpu = torch.device("cpu")
-    model = create_model_from(
-        tiny_config, task, out / "split_0" / "checkpoints" / "epoch_1.pt", cpu
-    )
+    model = build_model_from(tiny_config, task, out / "split_0" / "checkpoints" / "epoch_1.pt", cpu)
     t = tiny_config.train
     loader = make_loader(
         part_dataset(task, split["validation"], int(t.image_size)),

@@ -14,7 +14,7 @@ from medeval.datasets.cache import ResizedImageDataset
 from medeval.models.inputs import model_input
 from medeval.training.config import SYNTHETIC, load_config
 from medeval.training.data import build_task, make_loader, part_dataset, task_images
-from medeval.training.loop import create_model, predict, predict_part
+from medeval.training.loop import build_model_for, predict, predict_part
 
 # Tiny: 100 PNGs of 40 × 40 (grey and RGB) trained at 32 px; a run is seconds on one core.
 SMALL = [
@@ -115,7 +115,7 @@ def test_uint8_items_reach_the_model_as_the_float_items_bits(folder, tmp_path):
     # the float path's bits are what training read before the uint8 items: a model's outputs
     # over a loader of float items equal predict_part's
     torch.manual_seed(0)
-    model = create_model(cfg, len(task.subconcepts), torch.device("cpu")).eval()
+    model = build_model_for(cfg, len(task.subconcepts), torch.device("cpu")).eval()
     loader = make_loader(floats, batch_size=16, workers=0, shuffle=False, seed=0, cuda=False)
     before = predict(model, loader, torch.device("cpu"))
     now = predict_part(cfg, task, rows, model, torch.device("cpu"), images=images)
@@ -132,7 +132,7 @@ def test_predictions_read_the_store_and_match_decoding(folder, tmp_path):
     task = build_task(cfg.data)
     images = task_images(cfg, task, progress=False)
     torch.manual_seed(0)
-    model = create_model(cfg, len(task.subconcepts), torch.device("cpu")).eval()
+    model = build_model_for(cfg, len(task.subconcepts), torch.device("cpu")).eval()
     rows = np.arange(0, len(task), 3)
     decoded = predict_part(cfg, task, rows, model, torch.device("cpu"))
     shutil.rmtree(copy)
