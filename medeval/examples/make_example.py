@@ -1,6 +1,6 @@
 """Rebuild the bundled example: real test predictions of a random forest on a KEEL data set.
 
-The example is one fold of docs/method.md, "Protocols"'s tabular protocol (5×2 CV, first fold, no
+The example is one fold of the tabular protocol (docs/method.md, "Protocols": 5×2 CV, first fold, no
 imbalance correction): a binary random forest gives ``y_score``; a multiclass subconcept random
 forest trained on the same training fold gives the posteriors ``q_<subconcept>``; the training
 fold's subconcept counts give ``train_sizes.json``.
