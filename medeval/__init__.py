@@ -34,7 +34,7 @@ _LAZY = {
     "predicted_weights": "medeval.weights",
     "class_conditional_weights": "medeval.weights",
     # during training: the scores as a torchmetrics metric
-    "SubconceptScores": "medeval.streaming",
+    "SubconceptScores": "medeval.metrics.streaming",
 }
 
 __all__ = ["__version__", *_LAZY]

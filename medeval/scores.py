@@ -14,7 +14,7 @@ Orders:
 * :data:`BY_FAMILY` holds the same names family by family (``BA, wBA, pBA, cBA, rBA, F1,
   ...``): the order of the analyses' tables (:func:`score_key`); :data:`INSTANCE_SCORES` is
   that order without the rectified scores, the order of
-  :class:`medeval.streaming.SubconceptScores`.
+  :class:`medeval.metrics.streaming.SubconceptScores`.
 
 The rectified scores (prefix ``r``, docs/method.md, "Rectified scores") are not an instance
 weighting: ``rM = cM(test) − (cM(R) − wM(R))`` needs reference rows R

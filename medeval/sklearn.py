@@ -32,6 +32,7 @@ from sklearn.utils.metadata_routing import MetadataRequest
 from sklearn.utils.validation import check_is_fitted
 
 from medeval.metrics import balanced_accuracy, f1, roc_auc
+from medeval.metrics.streaming import SubconceptScores, instance_weights
 from medeval.scores import (
     SCORED_WEIGHTINGS,
     instance_score,
@@ -39,7 +40,6 @@ from medeval.scores import (
     needs,
     weighting,
 )
-from medeval.streaming import SubconceptScores, instance_weights
 from medeval.weights import Utilities, utilities
 
 __all__ = [

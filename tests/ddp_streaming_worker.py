@@ -14,7 +14,7 @@ def main(out: str, n: int, seed: int) -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     from test_streaming import SIZES, make_data
 
-    from medeval.streaming import SubconceptScores
+    from medeval.metrics.streaming import SubconceptScores
 
     dist.init_process_group("gloo")
     rank = dist.get_rank()

@@ -32,7 +32,7 @@ from medeval.metrics import (
     weighted_accuracy,
 )
 from medeval.metrics.bootstrap import BatchedBootstrap
-from medeval.streaming import SubconceptScores
+from medeval.metrics.streaming import SubconceptScores
 from medeval.weights import Utilities
 
 WEIGHTS = ["none", "float", "int", "uint8", "uint32", "uint64", "sparse"]

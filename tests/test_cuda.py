@@ -14,7 +14,7 @@ from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 from medeval.evaluation import ALL_SCORES, evaluate_predictions
 from medeval.metrics import balanced_accuracy, f1, roc_auc
 from medeval.metrics.bootstrap import BatchedBootstrap
-from medeval.streaming import SCORES, SubconceptScores
+from medeval.metrics.streaming import SCORES, SubconceptScores
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 

@@ -30,7 +30,7 @@ EXPORTS = {
     "read_predictions": "medeval.io.predictions",
     "ReferenceRows": "medeval.io.reference",
     "class_conditional_weights": "medeval.weights",
-    "SubconceptScores": "medeval.streaming",
+    "SubconceptScores": "medeval.metrics.streaming",
     "SubconceptRecall": "medeval.evaluation",  # defined elsewhere, re-exported by evaluation
 }
 # arguments that are data, positional as in scikit-learn; every other defaulted one is an option

@@ -53,8 +53,8 @@ def test_every_module_takes_the_vocabulary_from_scores():
     import medeval.analyses.common as common
     import medeval.analyses.scores as analyses_scores
     import medeval.evaluation as evaluation
+    import medeval.metrics.streaming as streaming
     import medeval.protocol.discovered as discovered
-    import medeval.streaming as streaming
 
     assert evaluation.ALL_SCORES is ALL_SCORES and evaluation.SCORES is PAPER_SCORES
     assert evaluation.RECOMMENDED is RECOMMENDED
@@ -126,7 +126,7 @@ def test_one_threshold_rule_for_arrays_and_tensors():
 def test_streaming_sklearn_and_evaluation_threshold_alike():
     """Ties at the threshold are class 1 in all three consumers of the rule."""
     from medeval.evaluation import evaluate_predictions
-    from medeval.streaming import SubconceptScores
+    from medeval.metrics.streaming import SubconceptScores
 
     y = np.array([0, 0, 1, 1, 1, 0, 1, 0])
     s = np.array([0.5, 0.1, 0.5, 0.9, 0.2, 0.5, 0.3, 0.7])
@@ -154,8 +154,8 @@ def test_parse_and_split_score():
 
 
 def test_streaming_metric_and_scorers_refuse_rectified_scores():
+    from medeval.metrics.streaming import SubconceptScores
     from medeval.sklearn import make_subconcept_scorer
-    from medeval.streaming import SubconceptScores
 
     sizes = {"neg": {"class": 0, "n": 10}, "a": {"class": 1, "n": 5}, "b": {"class": 1, "n": 2}}
     with pytest.raises(ValueError, match="rBA is a rectified score.*evaluate_predictions"):

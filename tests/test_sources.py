@@ -7,10 +7,9 @@ from importlib import import_module
 import numpy as np
 import pytest
 
-from medeval import sources
-from medeval.datasets import dataset_names, load
+from medeval.datasets import dataset_names, load, sources
+from medeval.datasets.sources import SOURCES, Option, Source, get_source, register_source
 from medeval.datasets.synthetic import make_phantoms
-from medeval.sources import SOURCES, Option, Source, get_source, register_source
 
 LOADERS = {
     "keel": "medeval.datasets.keel.load_keel",

@@ -18,7 +18,7 @@ from torchmetrics.classification import BinaryAccuracy
 
 from medeval.evaluation import evaluate_predictions
 from medeval.metrics import UndefinedMetricWarning, balanced_accuracy, f1, roc_auc
-from medeval.streaming import SCORES, SubconceptScores
+from medeval.metrics.streaming import SCORES, SubconceptScores
 from medeval.weights import class_conditional_weights, utilities_from_train_sizes
 
 SIZES = {

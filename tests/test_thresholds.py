@@ -8,8 +8,8 @@ from sklearn.metrics import balanced_accuracy_score
 
 from medeval.evaluation import evaluate_predictions
 from medeval.metrics import UndefinedMetricWarning
+from medeval.metrics.streaming import SubconceptScores
 from medeval.scores import labels_from_scores
-from medeval.streaming import SubconceptScores
 
 SIZES = {"neg": {"class": 0, "n": 10}, "pos": {"class": 1, "n": 5}}
 

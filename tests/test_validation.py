@@ -16,7 +16,7 @@ from medeval.evaluation import evaluate_predictions
 from medeval.flows.benchmark import BenchmarkSettings, run_benchmark
 from medeval.metrics import balanced_accuracy, roc_auc
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
-from medeval.streaming import SubconceptScores
+from medeval.metrics.streaming import SubconceptScores
 
 SIZES = {"neg": {"class": 0, "n": 10}, "pos": {"class": 1, "n": 5}}
 Y = np.array([0, 1, 0, 1, 1, 0])

@@ -416,8 +416,8 @@ def add_source_arguments(
     required: bool = True,
 ) -> None:
     """``--source``, ``--path``, ``--name`` and every loader option of the registry
-    (:mod:`medeval.sources`), each flag once, its help naming the sources that take it."""
-    from medeval.sources import SOURCES, all_options
+    (:mod:`medeval.datasets.sources`), each flag once, its help naming the sources that take it."""
+    from medeval.datasets.sources import SOURCES, all_options
 
     names = list(sources) if sources is not None else list(SOURCES)
     g = parser.add_argument_group("data source")
@@ -499,7 +499,7 @@ def data_folders(source: str, path: object, images: object = None) -> list[objec
     """The folders an image source reads by walking them: ``path``, ``images``, and for a
     metadata or image table given as a file its folder (where its images are looked for by
     default), so that an output folder inside any of them can be refused."""
-    from medeval.sources import SOURCES
+    from medeval.datasets.sources import SOURCES
 
     folders = [path, images]
     declared = SOURCES.get(source)
@@ -512,7 +512,7 @@ def data_folders(source: str, path: object, images: object = None) -> list[objec
 def source_options(args: argparse.Namespace, source: str) -> dict:
     """Loader keywords of ``source`` from the flags in ``args``; a flag given for a source that
     does not take it is a :class:`~medeval.errors.UserError`."""
-    from medeval.sources import all_options, options_for_flags
+    from medeval.datasets.sources import all_options, options_for_flags
 
     given = {flag: getattr(args, opt.dest, None) for flag, (opt, _takers) in all_options().items()}
     try:

@@ -1,6 +1,6 @@
 """Loaders: each public data-set layout → one ``LabelledData`` (see :mod:`.base`).
 
-:func:`load` calls the loader that the source's declaration names (:mod:`medeval.sources`,
+:func:`load` calls the loader that the source's declaration names (:mod:`medeval.datasets.sources`,
 the registry): this module dispatches on nothing else.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from medeval.datasets.base import DataError, LabelledData, SkippedFile, data_root
-from medeval.sources import SOURCES as _REGISTRY
-from medeval.sources import get_source
+from medeval.datasets.sources import SOURCES as _REGISTRY
+from medeval.datasets.sources import get_source
 
 __all__ = ["SOURCES", "DataError", "LabelledData", "SkippedFile", "dataset_names", "load"]
 

@@ -35,6 +35,7 @@ from torch import nn
 
 from medeval.datasets.base import load_notes
 from medeval.datasets.cache import CachedImages, skip_undecodable
+from medeval.datasets.sources import get_source
 from medeval.device import device_name, resolve_device
 from medeval.errors import OutputPathError
 from medeval.evaluation import Evaluation
@@ -44,7 +45,6 @@ from medeval.io import atomic
 from medeval.io.outdir import check_out, claim_folder, read_marker
 from medeval.io.predictions import POSTERIOR_PREFIX, PredictionTable
 from medeval.io.tool_files import MARKER
-from medeval.sources import get_source
 from medeval.splits import Split, patient_splits, read_manifest, write_manifest
 from medeval.tasks.binary import BinaryTask
 from medeval.training.calibration import calibrate, softmax

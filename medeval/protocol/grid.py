@@ -66,7 +66,7 @@ class Collection:
     source: str
     path: str
     files: tuple[tuple[str, str], ...] = ()
-    options: tuple[tuple[str, Any], ...] = ()  # loader options (medeval.sources)
+    options: tuple[tuple[str, Any], ...] = ()  # loader options (medeval.datasets.sources)
     #: The user's task for every data set (JSON of ``TaskSpec.to_dict()``; ``benchmark
     #: --positive``); ``None``: the task recorded with an embedded table, else the paper's ladder.
     task: str | None = None

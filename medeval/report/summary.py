@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from medeval.datasets.sources import SOURCES as _SOURCES
 from medeval.scores import RECOMMENDED, WEAK_WITHIN_CLASS_BA
-from medeval.sources import SOURCES as _SOURCES
 
 __all__ = [
     "SplitView",

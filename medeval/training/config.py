@@ -3,7 +3,7 @@
 The schema is a tree of dataclasses (:class:`Config`): every key, its type and its default are
 declared once. Unknown keys, values of the wrong type and values out of range fail at load time
 with the key's dotted path (``train.epochs: expected int, got 'ten'``); ``data.options`` is
-checked against the loader's declared options (:mod:`medeval.sources`). :func:`load_config`
+checked against the loader's declared options (:mod:`medeval.datasets.sources`). :func:`load_config`
 returns the validated, typed :class:`Config` (the training code reads ``cfg.train.epochs``); its
 YAML (:func:`dump`) is saved as ``config.yaml`` in the run folder, so a run can be repeated or
 resumed from its folder alone.
@@ -78,7 +78,7 @@ class SyntheticConfig:
 @declared({"task_seed": _SEED})
 @dataclass
 class DataConfig:
-    source: str = "synthetic"  # a source of medeval.sources: synthetic, nih, ham10000, ...
+    source: str = "synthetic"  # a source of medeval.datasets.sources: synthetic, nih, ham10000, ...
     path: str | None = None
     dataset: str | None = None  # data-set name inside a folder of several
     options: dict[str, Any] = field(default_factory=dict)  # loader options, e.g. {images: ...}
@@ -345,7 +345,7 @@ def validate(config: dict) -> Config:
             ``data.source`` or a loader option that source does not take; the message starts
             with the dotted key.
     """
-    from medeval.sources import SOURCES, check_options
+    from medeval.datasets.sources import SOURCES, check_options
 
     cfg = _build(Config, config, "")
     _check_finite(dataclasses.asdict(cfg), "")

@@ -14,7 +14,7 @@ from medeval.datasets.base import LabelledData
 from medeval.datasets.cache import CachedImages, ResizedImageDataset, data_images
 from medeval.datasets.images import ImageDataset, check_files_exist, default_transform
 from medeval.datasets.pixels import FRAME_KEY
-from medeval.sources import get_source
+from medeval.datasets.sources import get_source
 from medeval.tasks.binary import BinaryTask
 from medeval.tasks.user import TaskSpec, make_task
 from medeval.training.config import Config, DataConfig

@@ -1,11 +1,11 @@
 """Training one split: epochs with early stopping on a validation score, checkpoints, resume.
 
-The validation scores come from :class:`medeval.streaming.SubconceptScores`, updated on every
-rank with that rank's share of the validation part and synced by torchmetrics. ``train.monitor``
-(default ``BA``) names the score that drives early stopping and ``best.pt``: any of the twelve
-(unweighted, true-weight, predicted-weight or class-conditional). The true-weight (oracle)
-scores are allowed because the validation part of this pipeline has subconcept labels (every
-image of the task has one); they use validation labels only, never test labels.
+The validation scores come from :class:`medeval.metrics.streaming.SubconceptScores`, updated on
+every rank with that rank's share of the validation part and synced by torchmetrics.
+``train.monitor`` (default ``BA``) names the score that drives early stopping and ``best.pt``:
+any of the twelve (unweighted, true-weight, predicted-weight or class-conditional). The
+true-weight (oracle) scores are allowed because the validation part of this pipeline has subconcept
+labels (every image of the task has one); they use validation labels only, never test labels.
 
 Files in the split folder: ``checkpoints/epoch_<k>.pt`` (full state), ``checkpoints/last.pt``
 (same as the newest epoch), ``checkpoints/best.pt`` (model weights at the best monitored score),
@@ -37,12 +37,12 @@ from torch.nn.parallel import DistributedDataParallel
 from medeval.datasets.cache import CachedImages
 from medeval.device import autocast, resolve_device
 from medeval.io import atomic
+from medeval.metrics.streaming import SCORES, SubconceptScores, split_score
 from medeval.models import TwoHeadModel, build_model
 from medeval.models.backbone import check_input_size
 from medeval.models.inputs import model_input
 from medeval.progress import progress as progress_bar
 from medeval.splits import Split
-from medeval.streaming import SCORES, SubconceptScores, split_score
 from medeval.tasks.binary import BinaryTask
 from medeval.training.checkpoint import load_checkpoint, prune_epochs, save_checkpoint
 from medeval.training.config import Config

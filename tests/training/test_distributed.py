@@ -14,8 +14,8 @@ import torch
 
 from medeval.flows.train import build_model_from, evaluate_checkpoint
 from medeval.flows.train import split_seeds as _seeds
+from medeval.metrics.streaming import SCORES, SubconceptScores
 from medeval.splits import patient_splits
-from medeval.streaming import SCORES, SubconceptScores
 from medeval.training.data import build_task, make_loader, part_dataset
 from medeval.training.loop import validation_scores
 from medeval.weights import utilities
