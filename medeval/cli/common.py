@@ -33,21 +33,25 @@ from medeval.errors import EXIT_BAD_INPUT, UserError
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "add_evaluation_options",
     "add_task_arguments",
     "check_out",
     "check_writable_folder",
     "common_options",
     "data_folders",
     "default_out",
+    "evaluation_options",
     "execute",
     "finite_float",
     "non_negative_int",
+    "option_type",
     "parse_nested",
     "positive_int",
     "probability",
     "refuse_repeats",
     "say",
     "seed_int",
+    "size_bytes",
     "task_spec",
 ]
 
@@ -149,7 +153,6 @@ OPTION_TYPES: dict[str, Callable[[str], object]] = {
     "--seed": seed_int,
     "--split-seed": seed_int,
     "--phantom-seed": seed_int,
-    "--bootstrap": non_negative_int,
     "--workers": non_negative_int,
     "--jobs": positive_int,
     "--n-estimators": positive_int,
@@ -158,11 +161,122 @@ OPTION_TYPES: dict[str, Callable[[str], object]] = {
     "--phantom-size": positive_int,
     "--components": positive_int,
     "--examples": positive_int,
-    "--threshold": finite_float,
-    "--confidence": probability,
 }
 #: What an option without an entry above must at least be.
 _PLAIN_TYPES: dict[object, Callable[[str], object]] = {int: _int, float: finite_float}
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def size_bytes(text: str) -> float:
+    """A size such as ``500M``, ``2G``, ``1.5GiB`` or ``1048576`` (bytes), as a number of bytes
+    (its range is the declaration's: :func:`option_type`)."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in "KMG" else ""
+    try:
+        return int(float(t[: len(t) - len(unit)]) * _UNITS[unit])
+    except (ValueError, OverflowError):  # OverflowError: int(inf)
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500M, 2G)") from None
+
+
+def option_type(
+    allowed: Sequence[object], *, parse: Callable[[str], object] | None = None
+) -> Callable[[str], object]:
+    """argparse type of a declared parameter (:mod:`medeval._validation`): the text parsed as
+    its declared kind (an int for ``Interval(Integral, ...)``, else a number) or by ``parse``,
+    then refused unless the declaration accepts it, in the declaration's words:
+    ``argument --bootstrap: must be an int >= 0, got -5``."""
+    from numbers import Integral
+
+    from medeval._validation import Interval, accepts, describe
+
+    integral = any(isinstance(c, Interval) and issubclass(c.kind, Integral) for c in allowed)
+    convert = parse or (_int if integral else _number)
+
+    def check(text: str) -> object:
+        value = convert(text)
+        if not accepts(list(allowed), value):
+            raise argparse.ArgumentTypeError(f"must be {describe(list(allowed))}, got {text}")
+        return value
+
+    check.__name__ = "declared"  # argparse names the type in its own messages
+    return check
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+#: The evaluation's options on the command line, in every tool that evaluates: flag → (field
+#: of :class:`medeval.options.EvaluationOptions`, metavar, help). Types, ranges and defaults
+#: come from that declaration (:func:`add_evaluation_options`).
+EVALUATION_FLAGS: dict[str, tuple[str, str | None, str]] = {
+    "--threshold": (
+        "threshold",
+        "T",
+        "predicted label = y_score >= T when there is no y_pred",
+    ),
+    "--bootstrap": ("n_bootstrap", "B", "bootstrap replicates for the intervals (0 = none)"),
+    "--confidence": ("confidence", "L", "interval level in (0, 1)"),
+    "--stratify": ("stratify", None, "resample within these strata"),
+    "--memory-budget": (
+        "memory_budget",
+        "SIZE",
+        "memory the work buffers may take, e.g. 500M or 2G: the bootstrap's replicates are "
+        "processed in chunks that fit (and evaluate reads its file in chunks); changes speed "
+        "and memory only, never the numbers; the replicates' scores (kept for all of them at "
+        "once) must fit it, else --bootstrap is refused before any work. Default: from the "
+        "machine's free memory",
+    ),
+}
+
+
+def add_evaluation_options(
+    parser: argparse.ArgumentParser,
+    *,
+    flags: Sequence[str] = tuple(EVALUATION_FLAGS),
+    notes: dict[str, str] | None = None,
+    config: bool = False,
+) -> None:
+    """The evaluation's options (:data:`EVALUATION_FLAGS`, the same in every tool): types,
+    ranges and defaults from :class:`medeval.options.EvaluationOptions`. Each option's value
+    is ``None`` unless given (:func:`evaluation_options` gives those that were); ``notes``
+    adds a tool's own words to an option's help; with ``config`` the defaults are a training
+    config's ``evaluation.*`` keys, which the options set."""
+    from medeval._validation import StrOptions
+    from medeval.options import EvaluationOptions
+
+    defaults = EvaluationOptions()
+    g = parser.add_argument_group("evaluation options (the same in every tool)")
+    for flag in flags:
+        field, metavar, text = EVALUATION_FLAGS[flag]
+        allowed = [c for c in EvaluationOptions.constraints[field] if c is not None]  # = absent
+        default = getattr(defaults, field)
+        shown = f" (default {default})" if default is not None else ""
+        if config:
+            shown = f" (= evaluation.{field}; default: the config's)"
+        text = f"{text}{shown}" + (f"; {notes[flag]}" if notes and flag in notes else "")
+        choices = [c for c in allowed if isinstance(c, StrOptions)]
+        if choices:
+            g.add_argument(flag, choices=choices[0].options, default=None, help=text)
+        else:
+            kind = option_type(allowed, parse=size_bytes if field == "memory_budget" else None)
+            g.add_argument(flag, type=kind, default=None, metavar=metavar, help=text)
+
+
+def evaluation_options(args: argparse.Namespace) -> dict[str, object]:
+    """The evaluation's options given on the command line, by field name (those left out take
+    the settings' defaults)."""
+    given = {}
+    for flag, (field, _metavar, _help) in EVALUATION_FLAGS.items():
+        value = getattr(args, flag[2:].replace("-", "_"), None)
+        if value is not None:
+            given[field] = value
+    return given
 
 
 def default_out(tool: str, name: str) -> Path:

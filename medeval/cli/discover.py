@@ -19,9 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from medeval.cli.common import (
+    add_evaluation_options,
     check_out,
     common_options,
     default_out,
+    evaluation_options,
     execute,
     positive_int,
     run_command,
@@ -47,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _input_arguments(p)
     _discovery_arguments(p.add_argument_group("discovery"))
-    _evaluation_arguments(p)
+    add_evaluation_options(p)
+    _example_arguments(p)
     return p
 
 
@@ -115,21 +118,7 @@ def _discovery_arguments(g: argparse._ArgumentGroup) -> None:
     )
 
 
-def _evaluation_arguments(p: argparse.ArgumentParser) -> None:
-    """The bootstrap, the threshold and the example sheet."""
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=1000,
-        metavar="B",
-        help="bootstrap replicates for the intervals (0 = none; default 1000)",
-    )
-    p.add_argument(
-        "--threshold",
-        type=float,
-        default=0.5,
-        help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
-    )
+def _example_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--examples", type=positive_int, default=6, help="examples per cluster in the sheet"
     )
@@ -151,9 +140,8 @@ def run(args: argparse.Namespace) -> int:
         k_max=args.k_max,
         min_cluster_size=args.min_cluster_size,
         n_estimators=args.n_estimators,
-        n_bootstrap=args.bootstrap,
-        threshold=args.threshold,
         n_examples=args.examples,
+        **evaluation_options(args),
         seed=seed,
     )
     files, ev = discover_and_evaluate(args.train, args.test, args.predictions, settings)

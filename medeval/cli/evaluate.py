@@ -15,19 +15,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from medeval.cli.common import (
+    add_evaluation_options,
     check_out,
     common_options,
     default_out,
+    evaluation_options,
     execute,
-    finite_float,
-    non_negative_int,
-    probability,
     refuse_repeats,
     run_command,
     say,
@@ -35,22 +33,6 @@ from medeval.cli.common import (
 from medeval.errors import UserError
 
 PROG = "python -m medeval.evaluate"
-
-
-_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
-
-
-def _bytes(text: str) -> int:
-    """argparse type: a positive size such as ``500M``, ``2G`` or ``1048576`` (bytes)."""
-    t = text.strip().upper().removesuffix("B").removesuffix("I")
-    unit = t[-1:] if t[-1:] in "KMG" else ""
-    try:
-        value = float(t[: len(t) - len(unit)])
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500M, 2G)") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive size, got {text}")
-    return int(value * _UNITS[unit])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         "reference rows R).",
     )
     _input_arguments(p)
-    _score_arguments(p)
+    add_evaluation_options(p, notes={"--threshold": "with --run: the run's evaluation.threshold"})
     return refuse_repeats(p)
 
 
@@ -124,48 +106,6 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _score_arguments(p: argparse.ArgumentParser) -> None:
-    """The threshold and the bootstrap: replicates, level, memory and strata."""
-    p.add_argument(
-        "--threshold",
-        type=finite_float,
-        default=None,
-        metavar="T",
-        help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
-    )
-    p.add_argument(
-        "--bootstrap",
-        type=non_negative_int,
-        default=None,
-        metavar="B",
-        help="bootstrap replicates for the intervals (0 = none; default 1000)",
-    )
-    p.add_argument(
-        "--confidence",
-        type=probability,
-        default=None,
-        metavar="L",
-        help="interval level in (0, 1) (default 0.95)",
-    )
-    p.add_argument(
-        "--memory-budget",
-        type=_bytes,
-        default=None,
-        metavar="SIZE",
-        help="memory the work buffers may take, e.g. 500M or 2G: the file is read in chunks "
-        "and the bootstrap's replicates processed in chunks that fit (default: 64M for the "
-        "reading, the bootstrap's from the machine's free memory). Changes speed and memory "
-        "only, never the numbers; the replicates' scores (kept for all of them at once) must "
-        "fit it, else --bootstrap is refused before any work",
-    )
-    p.add_argument(
-        "--stratify",
-        choices=("class", "subconcept", "none"),
-        default=None,
-        help="resample within these strata (default: class)",
-    )
-
-
 def run_folder(args: argparse.Namespace) -> int:
     """``--run DIR``: re-evaluate each split of a training run and its summary."""
     from medeval.flows.rerun import RerunSettings, evaluate_run
@@ -187,9 +127,9 @@ NOT_WITH_RUN = {
     "--train-sizes": "each split is evaluated with its own train_sizes.json",
     "--reference": "each split is evaluated with its own reference.csv",
     "--threshold": "each split is evaluated with the run's evaluation.threshold",
-    "--confidence": "the run's intervals are 95 %",
-    "--stratify": "the run's bootstrap resamples within classes",
-    "--memory-budget": "the run's splits are evaluated with the default buffers",
+    "--confidence": "each split is evaluated with the run's evaluation.confidence",
+    "--stratify": "each split is evaluated with the run's evaluation.stratify",
+    "--memory-budget": "each split is evaluated with the run's evaluation.memory_budget",
 }
 
 
@@ -243,19 +183,9 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
         from medeval.report.tables import scores_table, subconcept_table, worst_lines
 
     return_large_blocks()  # freed column-sized arrays go back to the system between stages
-    bootstrap = 1000 if args.bootstrap is None else args.bootstrap
-    seed = 0 if args.seed is None else args.seed
-    threshold = 0.5 if args.threshold is None else args.threshold
-    settings = EvaluateSettings(
-        threshold=threshold,
-        n_bootstrap=bootstrap,
-        confidence=0.95 if args.confidence is None else args.confidence,
-        stratify=args.stratify or "class",
-        seed=seed,
-        device=args.device or "cpu",
-        progress=not args.quiet,
-        memory_budget=args.memory_budget,
-    )
+    given = evaluation_options(args) | ({"seed": args.seed} if args.seed is not None else {})
+    settings = EvaluateSettings(**given, device=args.device or "cpu", progress=not args.quiet)
+    threshold, bootstrap, seed = settings.threshold, settings.n_bootstrap, settings.seed
     with warnings.catch_warnings(record=True) as caught, _replicate_budget(args):
         warnings.simplefilter("always")
         table, ev = evaluate_file(

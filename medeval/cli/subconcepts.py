@@ -22,11 +22,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from medeval.cli.common import (
+    add_evaluation_options,
     check_out,
     common_options,
     default_out,
+    evaluation_options,
     execute,
-    non_negative_int,
     positive_int,
     run_command,
     say,
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _input_arguments(p)
     _model_arguments(p.add_argument_group("subconcept model"))
-    _score_arguments(p)
+    add_evaluation_options(p)
     return p
 
 
@@ -134,23 +135,6 @@ def _model_arguments(g: argparse._ArgumentGroup) -> None:
     )
 
 
-def _score_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--bootstrap",
-        type=non_negative_int,
-        default=1000,
-        metavar="B",
-        help="bootstrap replicates for the intervals (0 = none; default 1000)",
-    )
-    p.add_argument(
-        "--threshold",
-        type=float,
-        default=0.5,
-        metavar="T",
-        help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
     from medeval.io.atomic import write_files
@@ -174,8 +158,7 @@ def run(args: argparse.Namespace) -> int:
         features=tuple(args.features) if args.features else None,
         discover=args.discover,
         n_estimators=args.n_estimators,
-        threshold=args.threshold,
-        n_bootstrap=args.bootstrap,
+        **evaluation_options(args),
         seed=0 if args.seed is None else args.seed,
         device=args.device or "cpu",
         method=args.method or "gmm",

@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medeval.cli.common import (
+    add_evaluation_options,
     add_source_arguments,
     add_task_arguments,
     common_options,
     data_folders,
+    evaluation_options,
     execute,
     positive_int,
     run_command,
@@ -60,7 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     # --source/--path/--name set data.source/data.path/data.dataset; loader flags data.options.
     add_source_arguments(p, required=False)
     add_task_arguments(p)  # task.positive, task.negative, task.drop, task.downsample
-    return p
+    add_evaluation_options(
+        p, notes={"--threshold": "on the model's probabilities: in [0, 1]"}, config=True
+    )
+    return p  # the evaluation options set the config's evaluation.*
 
 
 def _common() -> argparse.ArgumentParser:
@@ -126,6 +131,8 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
         out.append(f"train.device={args.device}")
     if args.seed is not None:
         out.append(f"train.seed={args.seed}")
+    for key, value in evaluation_options(args).items():
+        out.append(f"evaluation.{key}={json.dumps(value)}")
     return out
 
 
@@ -136,6 +143,7 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
     if args.resume is not None:
         given = [args.config, args.source, args.path, args.name, args.seed, args.device]
         given += [args.positive, args.negative, args.drop, args.downsample]
+        given += list(evaluation_options(args).values())
         if any(v is not None for v in given) or args.overrides or args.out is not None:
             raise UserError("--resume uses the run's own config.yaml; drop the other options")
         out = check_run_folder(args.resume, resume=True)

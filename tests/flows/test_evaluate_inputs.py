@@ -41,11 +41,15 @@ def files(tmp_path):
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
-        ("--bootstrap", "-5", "must be >= 0"),
-        ("--confidence", "1.5", "strictly between 0 and 1"),
-        ("--confidence", "0", "strictly between 0 and 1"),
-        ("--threshold", "nan", "finite"),
+        ("--bootstrap", "-5", "argument --bootstrap: must be an int >= 0, got -5"),
+        ("--bootstrap", "2.5", "argument --bootstrap: not an integer: '2.5'"),
+        ("--confidence", "1.5", "argument --confidence: must be a number in (0, 1), got 1.5"),
+        ("--confidence", "0", "must be a number in (0, 1), got 0"),
+        ("--threshold", "nan", "argument --threshold: must be a finite number, got nan"),
         ("--threshold", "abc", "not a number"),
+        ("--memory-budget", "0", "argument --memory-budget: must be a positive number of bytes"),
+        ("--memory-budget", "lots", "not a size: 'lots'"),
+        ("--stratify", "rows", "argument --stratify: invalid choice: 'rows'"),
     ],
 )
 def test_bad_numeric_options_exit_2(files, capsys, option, value, message):
