@@ -53,12 +53,12 @@ from medeval.analyses.agreement import agreement_by_method, agreement_table
 from medeval.analyses.coverage import coverage_by_dataset
 from medeval.analyses.quality import subconcept_model_quality
 from medeval.evaluation import Evaluation, evaluate_predictions
-from medeval.evaluation.rectified import RECTIFIED, VARIANTS
+from medeval.evaluation.rectified import VARIANTS
 from medeval.flows.evaluate import load_reference
 from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.protocol.saved import fold_folder, has_fold_files
 from medeval.protocol.store import ResultsStore
-from medeval.scores import FAMILIES
+from medeval.scores import FAMILIES, RECOMMENDED_RECTIFIED
 
 #: The compared estimators by prefix, in table order ("r+" marks the PPI++ variant's rows).
 LABELS = {"": "unweighted", "w": "wM (truth)", "c": "cM", "r": "rM (rectified)", "r+": "PPI++"}
@@ -83,7 +83,7 @@ class FoldResult:
 
 def _rectified_part(ev: Evaluation) -> dict[str, Any]:
     """rM's point estimates, intervals and subset values from an evaluation."""
-    names = list(RECTIFIED.values())
+    names = list(RECOMMENDED_RECTIFIED.values())
     sub = ev.subsets[ev.subsets["score"].isin(names)]
     return {
         "scores": {n: float(ev.scores[n]) for n in names},
@@ -325,7 +325,7 @@ def head_to_head(rect: list[dict], ppi: list[dict]) -> pd.DataFrame:
     1e-12, is neither), and the mean of |PPI++ − wM| − |rM − wM|."""
     rows = []
     for m in FAMILIES:
-        name = RECTIFIED[m]
+        name = RECOMMENDED_RECTIFIED[m]
         w = np.array([_num(r["scores"].get("w" + m)) for r in rect])
         a = np.abs(np.array([_num(r["scores"].get(name)) for r in rect]) - w)
         b = np.abs(np.array([_num(r["scores"].get(name)) for r in ppi]) - w)
@@ -370,8 +370,8 @@ def level_table(records: list[dict], results: list[FoldResult]) -> pd.DataFrame:
     for rec, res in zip(records, results, strict=True):
         for m, lam in res.lam.items():
             w = _num(rec["scores"].get("w" + m))
-            r = res.variants["rectified"]["scores"][RECTIFIED[m]]
-            ppi = res.variants["ppi++"]["scores"][RECTIFIED[m]]
+            r = res.variants["rectified"]["scores"][RECOMMENDED_RECTIFIED[m]]
+            ppi = res.variants["ppi++"]["scores"][RECOMMENDED_RECTIFIED[m]]
             gap = res.ref_w.get(m, math.nan) - w
             rows.append((rec["method"], m, gap, abs(gap), lam, r - w, ppi - w))
     cols = ["method", "family", "level_gap", "abs_level_gap", "lambda", "r_bias", "ppi_bias"]

@@ -14,7 +14,8 @@ from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 from medeval.evaluation import ALL_SCORES, evaluate_predictions
 from medeval.metrics import balanced_accuracy, f1, roc_auc
 from medeval.metrics.bootstrap import BatchedBootstrap
-from medeval.metrics.streaming import SCORES, SubconceptScores
+from medeval.metrics.streaming import SubconceptScores
+from medeval.scores import INSTANCE_SCORES
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -151,7 +152,7 @@ def test_streaming_metric_on_cuda_equals_cpu():
                 *(torch.as_tensor(v[sl], device=device) for v in (s, y, sc, q)),
             )
         out[device] = {k: float(v) for k, v in metric.compute().items()}
-    for k in SCORES:
+    for k in INSTANCE_SCORES:
         if math.isnan(out["cpu"][k]):
             assert math.isnan(out["cuda"][k]), k
         else:

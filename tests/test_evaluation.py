@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
 from medeval import evaluate_predictions
-from medeval.evaluation import ALL_SCORES, EVALUATION_SCORES, RECOMMENDED, SCORES
+from medeval.evaluation import ALL_SCORES, PAPER_SCORES, RECOMMENDED
 from medeval.metrics import UndefinedMetricWarning
 from medeval.scores import INSTANCE_SCORES
 from medeval.weights import utilities_from_train_sizes
@@ -60,7 +60,7 @@ def test_scores_equal_sklearn_on_every_subset():
             assert got[f"{key}AUC"] == pytest.approx(
                 roc_auc_score(y, s, sample_weight=sw), abs=1e-9
             )
-    assert list(ev.scores) == list(EVALUATION_SCORES) and list(ALL_SCORES[:9]) == list(SCORES)
+    assert list(ev.scores) == list(ALL_SCORES) and list(ALL_SCORES[:9]) == list(PAPER_SCORES)
     assert set(RECOMMENDED.values()) <= set(ALL_SCORES) and ev.recommended == RECOMMENDED
     assert not any(name.startswith("w") for name in RECOMMENDED.values())
     assert ev.scores["wBA"] == ev.subsets.query("subset == 'full' and score == 'wBA'").value.item()
@@ -98,7 +98,7 @@ def test_intervals_bracket_points_and_are_reproducible():
         lo, hi = a.intervals[k]
         assert lo <= a.scores[k] <= hi and hi - lo < 0.5
     d = a.to_dict()
-    assert list(d["scores"]) == list(EVALUATION_SCORES)
+    assert list(d["scores"]) == list(ALL_SCORES)
     assert d["recommended"] == {**RECOMMENDED, "per_subconcept": "recall"}
     assert d["intervals"]["BA"]["n_undefined"] == 0
 
@@ -193,7 +193,7 @@ def test_memory_budget_changes_chunks_not_intervals():
     # kept for all replicates at once
     a = evaluate_predictions(y, memory_budget=64 * len(y) + 2**17, **kw)
     b = evaluate_predictions(y, **kw)
-    for k in SCORES:
+    for k in PAPER_SCORES:
         np.testing.assert_allclose(a.intervals[k], b.intervals[k], rtol=1e-12)
     with pytest.raises(ValueError, match="memory_budget"):
         evaluate_predictions(y, memory_budget=-1, **kw)

@@ -14,7 +14,6 @@ from scipy import stats
 
 from medeval.evaluation import (
     ALL_SCORES,
-    EVALUATION_SCORES,
     LABEL_FREE_RECTIFIED,
     RECOMMENDED,
     RECOMMENDED_RECTIFIED,
@@ -102,7 +101,7 @@ def test_to_dict_holds_the_rectified_scores_reference_rows_and_correction():
     ref = ReferenceRows.from_arrays(U, **r, source="validation part")
     ev = evaluate(t, ref, n_bootstrap=100, seed=2, reference_variant="ppi++")
     d = json.loads(json.dumps(ev.to_dict(), allow_nan=False))  # strict JSON: no NaN
-    assert list(d["scores"]) == list(EVALUATION_SCORES)
+    assert list(d["scores"]) == list(ALL_SCORES)
     assert d["recommended"] == {**RECOMMENDED_RECTIFIED, "per_subconcept": "r_recall"}
     for name in LABEL_FREE_RECTIFIED:
         assert d["scores"][name] == pytest.approx(ev.scores[name])
@@ -138,7 +137,7 @@ def test_without_reference_rows_the_rectified_scores_are_null_with_the_reason():
     assert d["reference"] is None and d["rectification"] is None and ev.rectified is None
     assert ev.per_subconcept.n_reference.isna().all()
     assert set(ev.subsets.score) <= set(ALL_SCORES)  # metrics.csv: no rectified rows
-    assert list(ev.table().score) == list(EVALUATION_SCORES)
+    assert list(ev.table().score) == list(ALL_SCORES)
 
 
 def test_reference_rows_change_no_other_number():

@@ -51,18 +51,42 @@ def test_the_orders_of_the_vocabulary():
 
 def test_every_module_takes_the_vocabulary_from_scores():
     import medeval.analyses.common as common
-    import medeval.analyses.scores as analyses_scores
     import medeval.evaluation as evaluation
-    import medeval.metrics.streaming as streaming
     import medeval.protocol.discovered as discovered
 
-    assert evaluation.ALL_SCORES is ALL_SCORES and evaluation.SCORES is PAPER_SCORES
+    assert evaluation.ALL_SCORES is ALL_SCORES and evaluation.PAPER_SCORES is PAPER_SCORES
     assert evaluation.RECOMMENDED is RECOMMENDED
     assert evaluation.SCORE_DESCRIPTIONS is SCORE_DESCRIPTIONS
-    assert streaming.SCORES is INSTANCE_SCORES and streaming.split_score is instance_score
-    assert analyses_scores.SCORE_COLUMNS is ALL_SCORES
     assert discovered.LABEL_FREE_SCORES is LABEL_FREE_SCORES
     assert common.WEIGHTING_OF == {w.prefix: w.name for w in WEIGHTINGS}
+
+
+def test_a_vocabulary_has_one_name_in_every_module():
+    """No module binds a vocabulary of medeval.scores under another name (an alias such as
+    ``SCORES = PAPER_SCORES`` in one module and ``SCORES = INSTANCE_SCORES`` in another made one
+    name mean two things)."""
+    import importlib
+    import pkgutil
+
+    import medeval
+    import medeval.scores as scores
+
+    vocab = {
+        id(v): k
+        for k, v in vars(scores).items()
+        if (not k.startswith("_") and isinstance(v, tuple | dict)) or (callable(v) and k[:1] != "_")
+    }
+    vocab = {i: k for i, k in vocab.items() if getattr(scores, k).__class__.__module__ != "typing"}
+    aliases = []
+    for info in pkgutil.walk_packages(medeval.__path__, "medeval."):
+        if info.name.endswith("__main__") or info.name == "medeval.scores":
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            canonical = vocab.get(id(value))
+            if canonical is not None and name != canonical and not name.startswith("_"):
+                aliases.append(f"{info.name}.{name} is medeval.scores.{canonical}")
+    assert not aliases, aliases
 
 
 def _score_literals(path: Path) -> list[str]:

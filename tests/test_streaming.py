@@ -18,7 +18,8 @@ from torchmetrics.classification import BinaryAccuracy
 
 from medeval.evaluation import evaluate_predictions
 from medeval.metrics import UndefinedMetricWarning, balanced_accuracy, f1, roc_auc
-from medeval.metrics.streaming import SCORES, SubconceptScores
+from medeval.metrics.streaming import SubconceptScores
+from medeval.scores import INSTANCE_SCORES
 from medeval.weights import class_conditional_weights, utilities_from_train_sizes
 
 SIZES = {
@@ -66,7 +67,7 @@ def reference(sc, y, s, q) -> dict[str, float]:
         train_sizes=SIZES,
         n_bootstrap=0,
     )
-    return {k: ev.scores[k] for k in SCORES}
+    return {k: ev.scores[k] for k in INSTANCE_SCORES}
 
 
 def test_label_free_scores_are_the_metric_functions_with_class_conditional_weights():
@@ -94,8 +95,8 @@ def test_any_batching_equals_one_evaluation(seed, n, classes, ties, data):
         warnings.simplefilter("ignore", UndefinedMetricWarning)  # one class absent: NaN both
         got = streamed(sc, y, s, q, cuts)
         want = reference(sc, y, s, q)
-    assert list(got) == list(SCORES)
-    for k in SCORES:
+    assert list(got) == list(INSTANCE_SCORES)
+    for k in INSTANCE_SCORES:
         if np.isnan(want[k]):
             assert np.isnan(got[k]), k
         else:
@@ -156,7 +157,7 @@ def test_reset_and_state_dict():
     fresh.load_state_dict(metric.state_dict())
     fresh._update_count = 1  # what update() would have counted
     restored = fresh.compute()
-    assert all(torch.equal(first[k], restored[k]) for k in SCORES)
+    assert all(torch.equal(first[k], restored[k]) for k in INSTANCE_SCORES)
     metric.reset()
     assert torch.count_nonzero(metric.sums) == 0 and metric.auc_rows == []
     sc2, y2, s2, q2 = make_data(4, 25)
@@ -206,5 +207,5 @@ def test_two_gloo_processes_sync_to_the_single_process_result(tmp_path):
     sc, y, s, q = make_data(11, 61)  # rank 0 held rows 0-36, rank 1 rows 37-60
     single = streamed(sc, y, s, q, [])
     assert ranks["0"] == ranks["1"]  # every rank gets the synced result
-    for k in SCORES:
+    for k in INSTANCE_SCORES:
         assert ranks["0"][k] == pytest.approx(single[k], abs=1e-12), k

@@ -13,7 +13,6 @@ from medeval.scores import ALL_SCORES
 __all__ = ["score_table"]
 
 #: The scores in table order: the paper's nine, then the label-free estimates.
-SCORE_COLUMNS = ALL_SCORES
 
 
 def _value(x: Any) -> float:
@@ -32,16 +31,16 @@ def score_table(records: list[dict[str, Any]]) -> pd.DataFrame:
             "method": r["method"],
             **{
                 k: np.nan if r["scores"].get(k) is None else float(r["scores"][k])
-                for k in SCORE_COLUMNS
+                for k in ALL_SCORES
             },
         }
         for r in records
     ]
-    columns = ["dataset", "method", "n_splits", *SCORE_COLUMNS]
+    columns = ["dataset", "method", "n_splits", *ALL_SCORES]
     if not rows:
         return pd.DataFrame(columns=columns)
     frame = pd.DataFrame(rows)
     grouped = frame.groupby(["dataset", "method"], sort=True)
-    out = grouped[list(SCORE_COLUMNS)].mean()
+    out = grouped[list(ALL_SCORES)].mean()
     out.insert(0, "n_splits", grouped.size())
     return out.reset_index()[columns]

@@ -14,11 +14,8 @@ intervals, tables), :mod:`.result` (:class:`Evaluation` and the names of what it
 
 from medeval.evaluation.core import evaluate_core, evaluate_predictions
 from medeval.evaluation.result import (
-    EVALUATION_DESCRIPTIONS,
-    EVALUATION_SCORES,
     NO_REFERENCE,
     NO_SCORES,
-    SCORES,
     Evaluation,
 )
 from medeval.evaluation.worst_subconcept import (
@@ -27,6 +24,7 @@ from medeval.evaluation.worst_subconcept import (
 from medeval.scores import (
     ALL_SCORES,
     LABEL_FREE_RECTIFIED,
+    PAPER_SCORES,
     RECOMMENDED,
     RECOMMENDED_RECTIFIED,
     SCORE_DESCRIPTIONS,
@@ -34,14 +32,12 @@ from medeval.scores import (
 
 __all__ = [
     "ALL_SCORES",
-    "EVALUATION_DESCRIPTIONS",
-    "EVALUATION_SCORES",
     "LABEL_FREE_RECTIFIED",
     "NO_REFERENCE",
     "NO_SCORES",
+    "PAPER_SCORES",
     "RECOMMENDED",
     "RECOMMENDED_RECTIFIED",
-    "SCORES",
     "SCORE_DESCRIPTIONS",
     "Evaluation",
     "SubconceptRecall",

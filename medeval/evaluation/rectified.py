@@ -76,8 +76,6 @@ from medeval.weights import (
     utilities_from_train_sizes,
 )
 
-#: Short names of the rectified scores, per family (:data:`medeval.scores.RECOMMENDED_RECTIFIED`).
-RECTIFIED = RECOMMENDED_RECTIFIED
 #: A minority subconcept with fewer reference rows than this is warned about. Simulated
 #: (``benchmarks/bench_rectified.py``: utility 26.7, reference rows in the population's mix,
 #: 300 seeds): rBA coverage 96 / 95 / 96 / 95 % with 50 / 20 / 10 / 5 rows of that subconcept,
@@ -528,10 +526,10 @@ def _combine(families, point, comps, variant, confidence, notes) -> dict[str, An
         for k in ("scores", "intervals", "n_undefined", "class_conditional", "reference_scores")
     }
     out |= {"correction": {}, "lam": {}, "replicates": {}}
-    for name in RECTIFIED.values():
+    for name in RECOMMENDED_RECTIFIED.values():
         out["scores"][name] = math.nan
     for m in families:
-        name, parts = RECTIFIED[m], comps[m]
+        name, parts = RECOMMENDED_RECTIFIED[m], comps[m]
         tc, rc, rw = point[("c", m)], point[("ref_c", m)], point[("ref_w", m)]
         lam = ppi_lambda(**parts) if variant == "ppi++" else 1.0
         value = combine(tc, rc, rw, variant=variant, lam=lam)
@@ -543,7 +541,11 @@ def _combine(families, point, comps, variant, confidence, notes) -> dict[str, An
             _warn_undefined(name, tc, rc, rw, notes)
         reps = combine(parts["test_c"], parts["ref_c"], parts["ref_w"], variant=variant, lam=lam)
         out["replicates"][name] = reps
-    names = [RECTIFIED[m] for m in families if len(out["replicates"][RECTIFIED[m]])]
+    names = [
+        RECOMMENDED_RECTIFIED[m]
+        for m in families
+        if len(out["replicates"][RECOMMENDED_RECTIFIED[m]])
+    ]
     if names:  # one percentile computation for every family (each column on its own)
         stacked = torch.stack([out["replicates"][nm] for nm in names], 1)
         bounds = [v.tolist() for v in percentile_interval(stacked, confidence)]
@@ -555,7 +557,7 @@ def _combine(families, point, comps, variant, confidence, notes) -> dict[str, An
                     f"{nm}: {int(nu)} of {len(stacked)} joint bootstrap replicates undefined "
                     "(a class or subconcept drawn with zero weight), excluded"
                 )
-    for name in (RECTIFIED[m] for m in families):
+    for name in (RECOMMENDED_RECTIFIED[m] for m in families):
         _note_out_of_range(name, out["scores"][name], out["intervals"].get(name), notes)
     return out
 

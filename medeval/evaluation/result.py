@@ -14,23 +14,14 @@ from medeval.evaluation.subconcept_recall import recommended_column
 from medeval.evaluation.worst_subconcept import SubconceptRecall, subconcept_recall_frame
 from medeval.scores import (
     ALL_SCORES,
-    PAPER_SCORES,
     RECOMMENDED,
     RECOMMENDED_RECTIFIED,
     SCORE_DESCRIPTIONS,
     WEAK_WITHIN_CLASS_BA,
 )
 
-# Importers that take the vocabulary from this module keep working; it lives in medeval.scores.
-SCORES = PAPER_SCORES
-
-
 #: Why the AUC family is unavailable without scores.
 NO_SCORES = "no y_score (scores are needed for ROC AUC)"
-
-
-#: Every score of an :class:`Evaluation`: the rectified ones are NaN without reference rows.
-EVALUATION_SCORES = ALL_SCORES  # medeval.scores.ALL_SCORES holds the rectified ones
 
 
 #: Why the rectified scores are missing when no reference rows were given.
@@ -40,17 +31,13 @@ NO_REFERENCE = (
 )
 
 
-#: :data:`medeval.scores.SCORE_DESCRIPTIONS` (it describes the rectified scores too).
-EVALUATION_DESCRIPTIONS = SCORE_DESCRIPTIONS
-
-
 @dataclass
 class Evaluation:
     """Result of :func:`evaluate_predictions`.
 
     Attributes:
         scores: the nine scores of the paper, the label-free ``cBA``, ``cF1``, ``cAUC`` and the
-            rectified ``rBA``, ``rF1``, ``rAUC`` (:data:`EVALUATION_SCORES`) on the full test
+            rectified ``rBA``, ``rF1``, ``rAUC`` (:data:`ALL_SCORES`) on the full test
             set; NaN where undefined or unavailable (the rectified ones without reference rows).
         intervals: ``{score: (low, high)}`` percentile intervals (full test set; for the
             rectified scores those of the joint bootstrap of test and reference rows).
@@ -140,7 +127,7 @@ class Evaluation:
         and ``"rectification"`` (None without reference rows) describe the reference rows and
         the size of the correction."""
         return {
-            "scores": {k: _num(self.scores[k]) for k in EVALUATION_SCORES},
+            "scores": {k: _num(self.scores[k]) for k in ALL_SCORES},
             "recommended": {**self.recommended, "per_subconcept": self.recommended_per_subconcept},
             "intervals": {
                 k: {"low": _num(lo), "high": _num(hi), "n_undefined": self._n_undef(k)}
@@ -148,7 +135,7 @@ class Evaluation:
             },
             "confidence": self.confidence,
             "unavailable": dict(self.unavailable),
-            "descriptions": EVALUATION_DESCRIPTIONS,
+            "descriptions": SCORE_DESCRIPTIONS,
             "subsets": _records(self.subsets),
             "per_subconcept": _records(self.per_subconcept),
             "bootstrap": self.bootstrap,
@@ -178,7 +165,7 @@ class Evaluation:
     def table(self) -> pd.DataFrame:
         """The full-test scores with their intervals (a readable summary)."""
         rows = []
-        for k in EVALUATION_SCORES:
+        for k in ALL_SCORES:
             lo, hi = self.intervals.get(k, (math.nan, math.nan))
             rows.append(
                 {

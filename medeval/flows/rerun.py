@@ -21,7 +21,7 @@ import pandas as pd
 
 from medeval._validation import TypeOf, declared
 from medeval.errors import InputError
-from medeval.evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
+from medeval.evaluation import ALL_SCORES, LABEL_FREE_RECTIFIED, Evaluation
 from medeval.flows.evaluate import EvaluateSettings, evaluate_table, reference_rows
 from medeval.io import atomic
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
@@ -115,7 +115,7 @@ def summarize_run(run: str | Path) -> dict:
     for folder in split_folders(run):
         if (folder / "metrics.json").is_file():
             m = _read(folder / "metrics.json")
-            per_split[folder.name] = {k: _num(m["scores"].get(k)) for k in EVALUATION_SCORES}
+            per_split[folder.name] = {k: _num(m["scores"].get(k)) for k in ALL_SCORES}
             intervals[folder.name] = m.get("intervals", {})
             rec = m.get("recommended", dict(RECOMMENDED))  # per family; not per_subconcept
             recommended[folder.name] = {k: v for k, v in rec.items() if k in RECOMMENDED}
@@ -123,7 +123,7 @@ def summarize_run(run: str | Path) -> dict:
             worst[folder.name] = m.get("worst_subconcepts") or []
             if (folder / "calibration.json").is_file():
                 calib[folder.name] = _read(folder / "calibration.json")
-    scores = {k: _over_splits(per_split, k) for k in EVALUATION_SCORES}
+    scores = {k: _over_splits(per_split, k) for k in ALL_SCORES}
     config, cfg = _config(run)
     summary = {
         "run": str(run),

@@ -44,13 +44,7 @@ from medeval.weights import (
     utilities_from_train_sizes,
 )
 
-__all__ = ["SCORES", "SubconceptScores", "instance_weights", "needs", "split_score"]
-
-#: The scores, family by family (:data:`medeval.scores.INSTANCE_SCORES`: every score but the
-#: rectified ones, which need reference rows).
-SCORES = INSTANCE_SCORES
-#: Validates a name this metric computes (a rectified score is refused with what it needs).
-split_score = instance_score
+__all__ = ["SubconceptScores", "instance_weights", "needs"]
 
 
 def _as_utilities(train_sizes: Mapping[str, Mapping[str, int]] | Utilities) -> Utilities:
@@ -133,8 +127,9 @@ class SubconceptScores(Metric):
         train_sizes: ``{name: {"class": 0 or 1, "n": count}}`` training subconcept sizes, or
             :class:`~medeval.weights.Utilities`; their order fixes the subconcept codes and the
             posterior columns.
-        scores: names from :data:`SCORES` (default: all twelve). Scores starting with ``w``
-            need ``subconcept`` in every ``update``; ``p`` and ``c`` need ``posteriors``.
+        scores: names from :data:`medeval.scores.INSTANCE_SCORES` (default: all twelve).
+            Scores starting with ``w`` need ``subconcept`` in every ``update``; ``p`` and ``c``
+            need ``posteriors``.
         threshold: predicted label = ``y_score >= threshold``.
         pos_label: the positive class when ``y_true`` is not {0, 1}, booleans or {-1, 1}
             (as in the functional metrics).
@@ -168,10 +163,10 @@ class SubconceptScores(Metric):
     ) -> None:
         super().__init__(**kwargs)
         self.utilities = _as_utilities(train_sizes)
-        names = tuple(SCORES if scores is None else scores)
+        names = tuple(INSTANCE_SCORES if scores is None else scores)
         if isinstance(scores, str) or not names:
-            raise ValueError(f"scores must be a non-empty list of names from {SCORES}")
-        parsed = [split_score(s) for s in names]  # validates every name
+            raise ValueError(f"scores must be a non-empty list of names from {INSTANCE_SCORES}")
+        parsed = [instance_score(s) for s in names]  # validates every name
         self.scores = names
         self.threshold = float(threshold)
         self.pos_label = pos_label

@@ -63,7 +63,6 @@ METHOD_DESCRIPTIONS = {
 #: The forest's predicted label: class 1 where its score >= THRESHOLD.
 THRESHOLD = 0.5
 
-PER_SUBCONCEPT_FIELDS = PER_SUBCONCEPT_COLUMNS
 #: Columns of a record's long subsets table.
 SUBSET_FIELDS = ("subset", "subconcept", "score", "value")
 
@@ -435,7 +434,7 @@ def fold_record(
     within = {"subconcept_model_within_class": results["within_class"]}
     tables = {
         "subsets": results["subsets"][list(SUBSET_FIELDS)].to_dict(orient="records"),
-        "per_subconcept": results["per_subconcept"][list(PER_SUBCONCEPT_FIELDS)].to_dict(
+        "per_subconcept": results["per_subconcept"][list(PER_SUBCONCEPT_COLUMNS)].to_dict(
             orient="records"
         ),
         "subconcept_model": results["subconcept_model"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from medeval.evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, Evaluation
+from medeval.evaluation import ALL_SCORES, LABEL_FREE_RECTIFIED, Evaluation
 from medeval.evaluation.worst_subconcept import worst_sentences
 
 
@@ -25,7 +25,7 @@ def scores_table(ev: Evaluation) -> str:
     lines = [head, "", f"{'score':<6} {'value':>6}   {pct + ' interval':<18}"]
     recommended = set(ev.recommended.values())
     rectified_missing = {ev.unavailable.get(k) for k in LABEL_FREE_RECTIFIED}
-    for k in EVALUATION_SCORES:
+    for k in ALL_SCORES:
         if k in LABEL_FREE_RECTIFIED and len(rectified_missing) == 1 and k in ev.unavailable:
             if k == LABEL_FREE_RECTIFIED[0]:  # one line for the family that shares a reason
                 names = "/".join(LABEL_FREE_RECTIFIED)

@@ -37,11 +37,12 @@ from torch.nn.parallel import DistributedDataParallel
 from medeval.datasets.cache import CachedImages
 from medeval.device import autocast, resolve_device
 from medeval.io import atomic
-from medeval.metrics.streaming import SCORES, SubconceptScores, split_score
+from medeval.metrics.streaming import SubconceptScores
 from medeval.models import TwoHeadModel, build_model
 from medeval.models.backbone import check_input_size
 from medeval.models.inputs import model_input
 from medeval.progress import progress as progress_bar
+from medeval.scores import INSTANCE_SCORES, instance_score
 from medeval.splits import Split
 from medeval.tasks.binary import BinaryTask
 from medeval.training.checkpoint import load_checkpoint, prune_epochs, save_checkpoint
@@ -164,14 +165,18 @@ def monitor_name(cfg: Config) -> str:
     """``train.monitor`` checked against the score names (default ``BA``)."""
     name = cfg.train.monitor
     try:
-        split_score(name)
+        instance_score(name)
     except ValueError:
-        raise ValueError(f"train.monitor is {name!r}; choose one of {', '.join(SCORES)}") from None
+        raise ValueError(
+            f"train.monitor is {name!r}; choose one of {', '.join(INSTANCE_SCORES)}"
+        ) from None
     return name
 
 
 def _validation_metric(cfg: Config, u: Utilities, device: torch.device) -> SubconceptScores:
-    return SubconceptScores(u, scores=SCORES, threshold=cfg.evaluation.threshold).to(device)
+    return SubconceptScores(u, scores=INSTANCE_SCORES, threshold=cfg.evaluation.threshold).to(
+        device
+    )
 
 
 def _loss_fn(

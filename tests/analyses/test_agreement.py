@@ -16,7 +16,7 @@ from medeval.analyses.agreement import (
 )
 from medeval.analyses.common import dataset_means, split_measure, subset_frame
 from medeval.analyses.correlation_gap import rq1_figure, rq1_markdown, rq1_table
-from medeval.evaluation import SCORES
+from medeval.evaluation import PAPER_SCORES
 from medeval.flows.analyze import analyze
 from medeval.protocol.store import ResultsStore
 from medeval.scores import parse_score as split_prefix
@@ -262,7 +262,7 @@ def test_split_measure_knows_the_new_prefixes():
 
 def test_rq1_table_figure_and_markdown_show_the_new_weightings():
     rng = np.random.default_rng(4)
-    names = [*SCORES, "cBA", "cF1", "cAUC", "rBA"]
+    names = [*PAPER_SCORES, "cBA", "cF1", "cAUC", "rBA"]
     recs = []
     for i in range(5):
         full, large, small = rng.uniform(0.5, 1, 3)

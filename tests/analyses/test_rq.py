@@ -11,7 +11,7 @@ from medeval.analyses.common import dataset_means, pearson, subset_frame
 from medeval.analyses.correlation_gap import rq1_table
 from medeval.analyses.recall_panels import rq3_panel_data, rq3_sheets
 from medeval.analyses.weight_error import rq2_datasets, rq2_table
-from medeval.evaluation import SCORES
+from medeval.evaluation import PAPER_SCORES
 from medeval.flows.analyze import analyze
 from medeval.protocol.store import ResultsStore
 
@@ -21,7 +21,7 @@ PNG = b"\x89PNG"
 def _record(dataset, split, full, largest, smallest, *, method="none", sc=None, perf=0.8):
     """A minimal record: every measure takes the given full / largest / smallest values."""
     subsets = []
-    for score in SCORES:
+    for score in PAPER_SCORES:
         for name, sub, value in (
             ("full", None, full),
             ("sub_1", "A", largest),
@@ -50,7 +50,7 @@ def _record(dataset, split, full, largest, smallest, *, method="none", sc=None, 
         "dataset": dataset,
         "method": method,
         "split": split,
-        "scores": dict.fromkeys(SCORES, full),
+        "scores": dict.fromkeys(PAPER_SCORES, full),
         "subsets": subsets,
         "per_subconcept": per_sc,
         "subconcept_model": {"auc_ovr_macro": perf, "balanced_accuracy": perf, "f1_macro": perf},
@@ -87,7 +87,7 @@ def test_rq1_gap_is_positive_when_full_tracks_the_largest_subconcept():
         _record(f"d{i}", 0, f, f, s) for i, (f, s) in enumerate(zip(full, smallest, strict=True))
     ]
     table = rq1_table(dataset_means(subset_frame(recs)))
-    assert len(table) == 9 and set(table.measure) == set(SCORES)
+    assert len(table) == 9 and set(table.measure) == set(PAPER_SCORES)
     row = table[table.measure == "pBA"].iloc[0]
     assert row.weighting == "predicted" and row.family == "BA" and row.n_datasets == 12
     assert row.r_largest == pytest.approx(1.0)

@@ -6,16 +6,17 @@ import math
 import pandas as pd
 import pytest
 
-from medeval.analyses.scores import SCORE_COLUMNS, score_table
+from medeval.analyses.scores import score_table
 from medeval.cli.benchmark import main as benchmark
 from medeval.datasets import load
 from medeval.protocol.store import ResultsStore
+from medeval.scores import ALL_SCORES
 
 
 def test_score_table_means_over_splits_and_skips_undefined():
     recs = [
-        {"dataset": "d", "method": "none", "scores": {**dict.fromkeys(SCORE_COLUMNS, 0.5)}},
-        {"dataset": "d", "method": "none", "scores": {**dict.fromkeys(SCORE_COLUMNS, 0.7)}},
+        {"dataset": "d", "method": "none", "scores": {**dict.fromkeys(ALL_SCORES, 0.5)}},
+        {"dataset": "d", "method": "none", "scores": {**dict.fromkeys(ALL_SCORES, 0.7)}},
     ]
     recs[1]["scores"]["pBA"] = None
     table = score_table(recs)

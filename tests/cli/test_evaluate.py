@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from medeval.evaluate import main
-from medeval.evaluation import EVALUATION_SCORES, LABEL_FREE_RECTIFIED, SCORES
+from medeval.evaluation import ALL_SCORES, LABEL_FREE_RECTIFIED, PAPER_SCORES
 from medeval.scores import INSTANCE_SCORES
 
 NAMES = ["normal", "benign", "A", "B", "C"]
@@ -61,7 +61,7 @@ def test_writes_metrics_table_and_figure(files, capsys):
     )
     assert rc == 0
     metrics = json.loads((out / "metrics.json").read_text())
-    assert list(metrics["scores"]) == list(EVALUATION_SCORES)
+    assert list(metrics["scores"]) == list(ALL_SCORES)
     assert metrics["recommended"] == {
         "BA": "cBA",
         "F1": "cF1",
@@ -199,7 +199,7 @@ def test_module_entry_point_on_bundled_example(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "pBA" in proc.stdout and "wBA" in proc.stdout
     scores = json.loads((tmp_path / "ex" / "metrics.json").read_text())["scores"]
-    assert all(scores[k] is not None for k in SCORES)
+    assert all(scores[k] is not None for k in PAPER_SCORES)
 
 
 def test_html_report_is_self_contained(files, capsys):

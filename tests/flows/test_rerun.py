@@ -6,14 +6,14 @@ import math
 import pandas as pd
 import pytest
 
-from medeval.evaluation import EVALUATION_SCORES as SCORES
+from medeval.evaluation import ALL_SCORES
 from medeval.flows.rerun import summarize_run
 from medeval.report.summary import summary_table
 
 
 def _split(folder, value, nan_score=None):
     folder.mkdir(parents=True)
-    scores = {k: value for k in SCORES}
+    scores = {k: value for k in ALL_SCORES}
     if nan_score:
         scores[nan_score] = None
     (folder / "metrics.json").write_text(json.dumps({"scores": scores, "intervals": {}}))
@@ -31,7 +31,7 @@ def test_mean_and_sd_over_splits(tmp_path):
     assert summary["scores"]["pAUC"]["n_splits"] == 2  # an undefined split score is left out
     assert summary["scores"]["pAUC"]["mean"] == pytest.approx(0.65)
     table = pd.read_csv(tmp_path / "summary.csv")
-    assert list(table["score"]) == list(SCORES)
+    assert list(table["score"]) == list(ALL_SCORES)
     # no split recommends the rectified scores (no reference rows): the class-conditional ones
     assert summary["recommended"] == {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
     assert list(table.loc[table.recommended, "score"]) == ["cBA", "cF1", "cAUC"]

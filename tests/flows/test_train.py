@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from medeval.evaluate import main as evaluate_main
-from medeval.evaluation import EVALUATION_SCORES
+from medeval.evaluation import ALL_SCORES
 from medeval.flows.train import run_training
 from medeval.splits import read_manifest
 from medeval.training.checkpoint import load_checkpoint
@@ -57,7 +57,7 @@ def test_run_folder_holds_everything(finished):
     assert len(preds) == len(manifest["test"])
     q = preds[[f"q_{n}" for n in task.subconcept_names]].to_numpy()
     np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-6)
-    assert set(summary["scores"]) == set(EVALUATION_SCORES)
+    assert set(summary["scores"]) == set(ALL_SCORES)
     report = (out / "report.md").read_text()
     assert "SYNTHETIC" in report and "randomly initialised" in report and "ECE" in report
     calib = json.loads((split / "calibration.json").read_text())

@@ -14,7 +14,8 @@ import torch
 
 from medeval.flows.train import build_model_from, evaluate_checkpoint
 from medeval.flows.train import split_seeds as _seeds
-from medeval.metrics.streaming import SCORES, SubconceptScores
+from medeval.metrics.streaming import SubconceptScores
+from medeval.scores import INSTANCE_SCORES
 from medeval.splits import patient_splits
 from medeval.training.data import build_task, make_loader, part_dataset
 from medeval.training.loop import validation_scores
@@ -75,8 +76,8 @@ def test_ddp_two_processes_match_single_process(tiny_config, tiny_overrides, tmp
         cuda=False,
     )
     u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
-    whole = validation_scores(model, loader, SubconceptScores(u, scores=SCORES), cpu)
-    for k in SCORES:
+    whole = validation_scores(model, loader, SubconceptScores(u, scores=INSTANCE_SCORES), cpu)
+    for k in INSTANCE_SCORES:
         logged = float(log.loc[0, f"val_{k}"])
         assert (math.isnan(logged) and math.isnan(whole[k])) or logged == pytest.approx(
             whole[k], abs=1e-6
