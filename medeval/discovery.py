@@ -42,6 +42,8 @@ from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from medeval.errors import MissingExtraError, UserError
+
 __all__ = [
     "METHODS",
     "REDUCERS",
@@ -204,19 +206,19 @@ def _num(x: float) -> float | None:
 def _features(X: Any) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
-        raise ValueError(f"features must be a 2-D array (N, F); got shape {X.shape}")
+        raise UserError(f"features must be a 2-D array (N, F); got shape {X.shape}")
     if not np.isfinite(X).all():
         row = int(np.argwhere(~np.isfinite(X))[0, 0])
-        raise ValueError(f"features must be finite; row {row} is not")
+        raise UserError(f"features must be finite; row {row} is not")
     return X
 
 
 def _labels(y: Any, n: int) -> np.ndarray:
     y = np.asarray(y)
     if y.shape != (n,):
-        raise ValueError(f"y must have one class per instance ({n}); got shape {y.shape}")
+        raise UserError(f"y must have one class per instance ({n}); got shape {y.shape}")
     if not np.isin(y, (0, 1)).all():
-        raise ValueError("y must contain only the classes 0 and 1")
+        raise UserError("y must contain only the classes 0 and 1")
     return y.astype(np.int64)
 
 
@@ -226,7 +228,7 @@ def _reducer(name: str, n_components: int, seed: int) -> Any:
     try:
         import umap
     except ImportError as exc:
-        raise ImportError(
+        raise MissingExtraError(
             "reducer='umap' needs the optional extra: pip install 'medeval[discovery]' "
             "(umap-learn); the default reducer is 'pca'"
         ) from exc
@@ -367,17 +369,17 @@ def discover_subconcepts(
     X = _features(X)
     y = _labels(y, len(X))
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+        raise UserError(f"method must be one of {METHODS}; got {method!r}")
     if reducer not in REDUCERS:
-        raise ValueError(f"reducer must be one of {REDUCERS}; got {reducer!r}")
+        raise UserError(f"reducer must be one of {REDUCERS}; got {reducer!r}")
     if min(n_components, k_max, min_cluster_size, n_estimators) < 1:
-        raise ValueError("n_components, k_max, min_cluster_size and n_estimators must be >= 1")
+        raise UserError("n_components, k_max, min_cluster_size and n_estimators must be >= 1")
     classes: dict[int, ClassClustering] = {}
     labels = np.empty(len(X), dtype=object)
     for side in (0, 1):
         rows = np.flatnonzero(y == side)
         if len(rows) < 2:
-            raise ValueError(
+            raise UserError(
                 f"class {side} has {len(rows)} training instance(s); discovery needs at least 2"
             )
         # Single-threaded BLAS: the mixtures solve thousands of tiny (d, d) systems, where thread
@@ -432,7 +434,7 @@ def discovery_quality(
     y = np.asarray(y)
     t, f = np.asarray(true_subconcept).astype(str), np.asarray(found).astype(str)
     if not (len(y) == len(t) == len(f)):
-        raise ValueError("y, true_subconcept and found must have one entry per instance")
+        raise UserError("y, true_subconcept and found must have one entry per instance")
     out = []
     for side in sorted(set(y.tolist())):
         m = y == side

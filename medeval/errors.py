@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["EXIT_BAD_INPUT", "InputError", "OutputPathError", "UserError"]
+__all__ = ["EXIT_BAD_INPUT", "InputError", "MissingExtraError", "OutputPathError", "UserError"]
 
 #: Exit code of every command-line tool for bad input or a bad output path.
 EXIT_BAD_INPUT = 2
@@ -24,6 +24,11 @@ class UserError(ValueError):
 
 class OutputPathError(UserError):
     """``--out`` cannot hold the results: a file, a path under a file, an unwritable folder."""
+
+
+class MissingExtraError(UserError, ImportError):
+    """An option that needs an optional extra that is not installed; the message says which
+    ``pip install`` gives it."""
 
 
 class InputError(UserError):

@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from medeval.errors import UserError
+
 __all__ = [
     "ALL_SCORES",
     "BY_FAMILY",
@@ -169,7 +171,7 @@ def parse_score(name: str) -> tuple[str, str]:
     for family in FAMILIES:
         if name.endswith(family):
             return name[: -len(family)], family
-    raise ValueError(f"score {name!r}: name must end in one of {', '.join(FAMILIES)}")
+    raise UserError(f"score {name!r}: name must end in one of {', '.join(FAMILIES)}")
 
 
 def weighting(prefix: str) -> Weighting:
@@ -251,7 +253,7 @@ def split_score(name: str) -> tuple[str, str]:
         key = name[: -len(family)]
         if name.endswith(family) and key in _BY_PREFIX and _BY_PREFIX[key].scored:
             return key, family
-    raise ValueError(f"unknown score {name!r}; known scores: {', '.join(BY_FAMILY)}")
+    raise UserError(f"unknown score {name!r}; known scores: {', '.join(BY_FAMILY)}")
 
 
 def needs(name: str) -> str | None:
@@ -274,7 +276,7 @@ def instance_score(name: str) -> tuple[str, str]:
     """
     prefix, family = split_score(name)
     if _BY_PREFIX[prefix].needs_reference:
-        raise ValueError(
+        raise UserError(
             f"{name} is a rectified score: it needs reference rows (held-out rows with known "
             "subconcepts, scored by the same classifier and subconcept model) and cannot be "
             "accumulated batch by batch; compute it with medeval.evaluate_predictions(..., "

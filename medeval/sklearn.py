@@ -31,6 +31,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.metadata_routing import MetadataRequest
 from sklearn.utils.validation import check_is_fitted
 
+from medeval.errors import UserError
 from medeval.metrics import balanced_accuracy, f1, roc_auc
 from medeval.metrics.streaming import SubconceptScores, instance_weights
 from medeval.scores import (
@@ -79,16 +80,16 @@ class SubconceptAware(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any, subconcept: Any = None) -> SubconceptAware:
         """Fit both models; ``subconcept`` ``(N,)`` holds the training subconcept labels."""
         if subconcept is None:
-            raise ValueError(
+            raise UserError(
                 "SubconceptAware.fit needs subconcept: the training subconcept label of every "
                 f"row. Pass it to fit; inside GridSearchCV or cross_validate, {_ROUTING_HELP}"
             )
         y = np.asarray(y)
         sc = np.asarray(subconcept)
         if sc.shape != y.shape:
-            raise ValueError(f"subconcept has shape {sc.shape} but y has {y.shape}")
+            raise UserError(f"subconcept has shape {sc.shape} but y has {y.shape}")
         if not np.isin(y, (0, 1)).all():
-            raise ValueError("y must contain only 0 and 1 (1 = the minority class)")
+            raise UserError("y must contain only 0 and 1 (1 = the minority class)")
         self.classifier_ = clone(self.classifier).fit(X, y)
         self.subconcept_model_ = clone(self.subconcept_model).fit(X, sc)
         self.classes_ = self.classifier_.classes_
@@ -121,7 +122,7 @@ class SubconceptAware(ClassifierMixin, BaseEstimator):
         for i, s in enumerate(np.asarray(subconcept)):
             code = lookup.get(str(s))
             if code is None:
-                raise ValueError(
+                raise UserError(
                     f"row {i}: subconcept {str(s)!r} was not in the training rows; known: "
                     f"{', '.join(self.utilities_.names)}"
                 )
@@ -135,7 +136,7 @@ def _train_utilities(names: np.ndarray, sc: np.ndarray, y: np.ndarray) -> Utilit
         rows = sc == name
         side = np.unique(y[rows])
         if len(side) != 1:
-            raise ValueError(f"subconcept {name!r} holds training rows of both classes")
+            raise UserError(f"subconcept {name!r} holds training rows of both classes")
         counts.append(int(rows.sum()))
         sides.append(int(side[0]))
     return utilities(counts, sides, [str(n) for n in names])
@@ -168,7 +169,7 @@ class SubconceptScorer:
         need = needs(self.name)
         if need == "subconcept":
             if subconcept is None:
-                raise ValueError(
+                raise UserError(
                     f"{self.name} needs the test subconcept labels (it is the oracle score): "
                     + _ROUTING_HELP
                 )

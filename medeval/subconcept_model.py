@@ -26,6 +26,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils.validation import check_is_fitted
 
+from medeval.errors import UserError
 from medeval.weights import Utilities, utilities_from_train_sizes
 
 __all__ = ["SubconceptModel", "subconcept_classes", "train_sizes"]
@@ -68,13 +69,13 @@ class SubconceptModel(BaseEstimator):
         names = np.asarray(subconcept).astype(str)
         y = np.asarray(y)
         if names.shape != (len(X),) or y.shape != (len(X),):
-            raise ValueError(
+            raise UserError(
                 f"X has {len(X)} rows but subconcept has {names.shape} and y {y.shape}: "
                 "one of each per row"
             )
         if not np.isin(y, (0, 1)).all():
             i = int(np.argmax(~np.isin(y, (0, 1))))
-            raise ValueError(f"row {i}: class {y[i]!r} is not 0 or 1")
+            raise UserError(f"row {i}: class {y[i]!r} is not 0 or 1")
         y = y.astype(np.int64)
         sides = subconcept_classes(names, y)
         order = sorted(sides, key=lambda n: (sides[n], n))
@@ -82,7 +83,7 @@ class SubconceptModel(BaseEstimator):
         codes = np.array([code[n] for n in names], dtype=np.int64)
         est = self._make_estimator()
         if not hasattr(est, "predict_proba"):
-            raise ValueError(f"estimator {type(est).__name__} has no predict_proba")
+            raise UserError(f"estimator {type(est).__name__} has no predict_proba")
         self.estimator_ = est.fit(X, codes)
         self.classes_ = np.array(order, dtype=object)
         self.class_of_ = np.array([sides[n] for n in order], dtype=np.int64)
@@ -103,7 +104,7 @@ class SubconceptModel(BaseEstimator):
         check_is_fitted(self, "estimator_")
         X = _features(X)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(
+            raise UserError(
                 f"X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}"
             )
         out = np.zeros((len(X), len(self.classes_)))
@@ -160,7 +161,7 @@ def subconcept_classes(names: np.ndarray, y: np.ndarray) -> dict[str, int]:
         classes = y[rows]
         if (classes != classes[0]).any():
             other = int(rows[np.argmax(classes != classes[0])])
-            raise ValueError(
+            raise UserError(
                 f"subconcept {name!r} has rows of both classes (row {int(rows[0])}: class "
                 f"{int(classes[0])}, row {other}: class {int(y[other])}); a subconcept "
                 "belongs to one class"
@@ -172,8 +173,8 @@ def subconcept_classes(names: np.ndarray, y: np.ndarray) -> dict[str, int]:
 def _features(X: Any) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
-        raise ValueError(f"X must be (N, F); got shape {X.shape}")
+        raise UserError(f"X must be (N, F); got shape {X.shape}")
     if not np.isfinite(X).all():
         r, c = np.argwhere(~np.isfinite(X))[0]
-        raise ValueError(f"X[{r}, {c}] is {X[r, c]!r}; features must be finite")
+        raise UserError(f"X[{r}, {c}] is {X[r, c]!r}; features must be finite")
     return X

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from medeval.errors import UserError
+
 from .metrics._checks import default_dtype
 from .names import lookalike, shown
 
@@ -91,25 +93,25 @@ def utilities(
     sides_a = np.asarray(sides)
     names_t = tuple(str(n) for n in (names if names is not None else range(len(counts_a))))
     if not (counts_a.ndim == sides_a.ndim == 1 and len(counts_a) == len(sides_a) == len(names_t)):
-        raise ValueError(
+        raise UserError(
             f"counts ({counts_a.shape}), sides ({sides_a.shape}) and names ({len(names_t)}) "
             "must be 1-D of one length"
         )
     if len(set(names_t)) != len(names_t):
-        raise ValueError(f"subconcept names must be unique; got {names_t}")
+        raise UserError(f"subconcept names must be unique; got {names_t}")
     if not np.isin(sides_a, (0, 1)).all():
-        raise ValueError(f"sides must be 0 (majority) or 1 (minority); got {sides_a.tolist()}")
+        raise UserError(f"sides must be 0 (majority) or 1 (minority); got {sides_a.tolist()}")
     bad = ~np.isfinite(counts_a) | (counts_a < 0) | (counts_a != np.round(counts_a))
     if bad.any():
-        raise ValueError(f"training count of subconcept {names_t[np.argmax(bad)]!r} is not a count")
+        raise UserError(f"training count of subconcept {names_t[np.argmax(bad)]!r} is not a count")
     empty = [n for n, k in zip(names_t, counts_a, strict=True) if k == 0]
     if empty:
-        raise ValueError(
+        raise UserError(
             f"subconcept(s) {', '.join(map(repr, empty))} have no training instances; a utility "
             "needs the subconcept's training size (merge or drop it, or re-split the data)"
         )
     if not (sides_a == 0).any():
-        raise ValueError("no majority subconcept (side 0): utilities are relative to the largest")
+        raise UserError("no majority subconcept (side 0): utilities are relative to the largest")
     largest_majority = counts_a[sides_a == 0].max()
     values = np.where(sides_a == 1, largest_majority / counts_a, 1.0)
     return Utilities(names_t, sides_a.astype(np.int64), counts_a.astype(np.int64), values)
@@ -135,7 +137,7 @@ def utilities_from_train_sizes(sizes: Mapping[str, Mapping[str, int]]) -> Utilit
     names, sides, counts = [], [], []
     for name, entry in sizes.items():
         if not isinstance(entry, Mapping) or "class" not in entry or "n" not in entry:
-            raise ValueError(f'train size of {name!r} must be {{"class": 0 or 1, "n": <count>}}')
+            raise UserError(f'train size of {name!r} must be {{"class": 0 or 1, "n": <count>}}')
         names.append(str(name))
         sides.append(entry["class"])
         counts.append(entry["n"])
@@ -151,7 +153,7 @@ def true_weights(
     for i, s in enumerate(subconcept):
         code = lookup.get(str(s))
         if code is None:
-            raise ValueError(
+            raise UserError(
                 f"row {i}: unknown subconcept {shown(str(s))}; known: {', '.join(u.names)}"
                 + lookalike(str(s), u.names)
             )
@@ -177,13 +179,13 @@ def align_posteriors(
     else:  # an array: reordered and copied at once (one (N, S) copy, not two)
         q = np.asarray(posteriors, dtype=np.float64)
     if q.ndim < 2:
-        raise ValueError(f"posteriors must be (N, S); got shape {tuple(q.shape)}")
+        raise UserError(f"posteriors must be (N, S); got shape {tuple(q.shape)}")
     if columns is not None:
         columns = [str(c) for c in columns]
         missing = [n for n in u.names if n not in columns]
         extra = [c for c in columns if c not in u.names]
         if missing or extra or len(columns) != len(set(columns)):
-            raise ValueError(
+            raise UserError(
                 "posterior columns do not match the subconcepts: "
                 f"missing {missing}, unknown {extra}, expected exactly {list(u.names)}"
             )
@@ -194,20 +196,20 @@ def align_posteriors(
         q = torch.tensor(q)
     q = q.to(default_dtype(q.device))
     if q.shape[-1] != len(u.names):
-        raise ValueError(
+        raise UserError(
             f"posteriors have {q.shape[-1]} columns but there are {len(u.names)} subconcepts"
         )
     bad = ~torch.isfinite(q) | (q < 0)
     if bool(bad.any()):
         row, col = torch.nonzero(bad.reshape(-1, q.shape[-1]))[0].tolist()
-        raise ValueError(
+        raise UserError(
             f"posteriors must be finite and non-negative; row {row}, subconcept "
             f"{u.names[col]!r} has {q.reshape(-1, q.shape[-1])[row, col].item()!r}"
         )
     dev = (q.sum(-1) - 1).abs()
     if bool((dev > atol).any()):
         row = int(torch.nonzero(dev.reshape(-1) > atol)[0])
-        raise ValueError(
+        raise UserError(
             f"posterior rows must sum to 1 (within {atol}); row {row} sums to "
             f"{q.sum(-1).reshape(-1)[row].item():.6g}"
         )
@@ -272,11 +274,11 @@ def renormalise_within_class(q: torch.Tensor, u: Utilities, y_true: Any) -> Clas
     y = y_true if isinstance(y_true, torch.Tensor) else torch.tensor(np.array(y_true))
     y = y.to(device=q.device)
     if y.shape != q.shape[:-1]:
-        raise ValueError(
+        raise UserError(
             f"y_true has shape {tuple(y.shape)} but the posteriors have {tuple(q.shape[:-1])} rows"
         )
     if not bool(((y == 0) | (y == 1)).all()):
-        raise ValueError("y_true must contain only 0 and 1")
+        raise UserError("y_true must contain only 0 and 1")
     sides = torch.tensor(np.array(u.sides), device=q.device)
     member = sides == y.to(sides.dtype).unsqueeze(-1)  # (..., N, S) bool: s ∈ S_y
     q_class = q * member  # the only (N, S) float copy: every later step works in place

@@ -158,9 +158,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # ValueError: inconsistent inputs found while discovering or evaluating; ImportError: the
-    # optional UMAP extra is missing.
-    return execute(build_parser(), run, argv, user_errors=(ValueError, ImportError))
+    return execute(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

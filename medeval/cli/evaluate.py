@@ -227,8 +227,7 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # ValueError: inputs found inconsistent while evaluating (lengths, labels, posteriors).
-    return execute(build_parser(), run, argv, user_errors=(ValueError,))
+    return execute(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

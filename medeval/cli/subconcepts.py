@@ -206,9 +206,7 @@ def _recommended(ev) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # ValueError: inconsistent inputs found while fitting or evaluating; ImportError: the
-    # optional UMAP extra is missing.
-    return execute(build_parser(), run, argv, user_errors=(ValueError, ImportError))
+    return execute(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medeval.errors import UserError
+
 __all__ = [
     "SOURCES",
     "Option",
@@ -317,7 +319,7 @@ del _source
 def get_source(name: str) -> Source:
     """The registered source ``name``; ``ValueError`` naming the known ones otherwise."""
     if name not in SOURCES:
-        raise ValueError(f"unknown source {name!r}; choose from {', '.join(SOURCES)}")
+        raise UserError(f"unknown source {name!r}; choose from {', '.join(SOURCES)}")
     return SOURCES[name]
 
 
@@ -344,7 +346,7 @@ def options_for_flags(source: str, given: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if flag not in by_flag:
             takers = [s.name for s in SOURCES.values() if any(o.flag == flag for o in s.options)]
-            raise ValueError(
+            raise UserError(
                 f"--{flag} does not apply to source {source!r} (it applies to: {', '.join(takers)})"
             )
         opt = by_flag[flag]
@@ -364,13 +366,13 @@ def check_options(source: str, options: Mapping[str, Any], *, where: str = "opti
         opt = src.option(key)
         if opt is None:
             known = ", ".join(o.key for o in src.options) or "none"
-            raise ValueError(
+            raise UserError(
                 f"{where}.{key}: source {source!r} takes no option {key!r} (known: {known})"
             )
         if value is None:
             continue
         if opt.choices is not None and opt.convert is _identity and value not in opt.choices:
-            raise ValueError(
+            raise UserError(
                 f"{where}.{key}: expected one of {', '.join(opt.choices)}, got {value!r}"
             )
         ok = {
@@ -379,4 +381,4 @@ def check_options(source: str, options: Mapping[str, Any], *, where: str = "opti
             str: isinstance(value, str),
         }[opt.type] or (opt.convert is not _identity)
         if not ok:
-            raise ValueError(f"{where}.{key}: expected {opt.type.__name__}, got {value!r}")
+            raise UserError(f"{where}.{key}: expected {opt.type.__name__}, got {value!r}")

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medeval.errors import UserError
 from medeval.io.tables import MISSING_WORDS
 from medeval.metrics._checks import binary_labels
 from medeval.scores import labels_from_scores
@@ -42,18 +43,18 @@ def one_d(name: str, values: Any) -> np.ndarray:
     """
     a = np.array(values)
     if a.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (one value per test instance); got {a.shape}")
+        raise UserError(f"{name} must be 1-D (one value per test instance); got {a.shape}")
     return a
 
 
 def _scores(y_score: Any, n: int) -> np.ndarray:
     s = np.array(y_score, dtype=np.float64)
     if s.shape != (n,):
-        raise ValueError(f"y_score must have shape ({n},) like y_true; got {s.shape}")
+        raise UserError(f"y_score must have shape ({n},) like y_true; got {s.shape}")
     if not np.isfinite(s).all():
         bad = int(np.argmax(~np.isfinite(s)))
         what = "NaN" if np.isnan(s[bad]) else "an infinite value"
-        raise ValueError(f"y_score contains {what} at index {bad}")
+        raise UserError(f"y_score contains {what} at index {bad}")
     return s
 
 
@@ -73,11 +74,11 @@ def labels(
     if y_pred is not None:
         given["y_pred"] = one_d("y_pred", y_pred)
         if given["y_pred"].shape != (n,):
-            raise ValueError(
+            raise UserError(
                 f"y_pred must have shape {(n,)} like y_true; got {given['y_pred'].shape}"
             )
     elif s is None:
-        raise ValueError("need y_score or y_pred")
+        raise UserError("need y_score or y_pred")
     binary = {k: t.numpy().astype(np.int64) for k, t in binary_labels(given, pos_label).items()}
     yp = binary["y_pred"] if y_pred is not None else labels_from_scores(s, threshold)
     return binary["y_true"], s, yp
@@ -117,7 +118,7 @@ def codes(values: Any, n: int, name: str) -> np.ndarray:
     """
     a = np.asarray(values)
     if a.shape != (n,):
-        raise ValueError(f"{name} must have one entry per instance ({n}); got {a.shape}")
+        raise UserError(f"{name} must have one entry per instance ({n}); got {a.shape}")
     text = a.astype(str)
     missing = missing_ids(a)
     if not missing.any():
@@ -146,9 +147,9 @@ def strata(
             return np.zeros(len(y), dtype=np.int64)
         if stratify == "subconcept":
             if subconcept is None:
-                raise ValueError("stratify='subconcept' needs the true test subconcepts")
+                raise UserError("stratify='subconcept' needs the true test subconcepts")
             return np.asarray(subconcept)
-        raise ValueError(
+        raise UserError(
             f"stratify must be 'class', 'subconcept', 'none' or codes; got {stratify!r}"
         )
     return codes(stratify, len(y), "stratify")

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medeval.errors import UserError
 from medeval.weights import (
     Utilities,
     align_posteriors,
@@ -53,7 +54,7 @@ def _true_subconcepts(
         unknown = [i for i, nm in enumerate(uniq) if nm not in set(u.names)]
         if unknown:
             i = int(np.flatnonzero(np.isin(inverse, unknown))[0])
-            raise ValueError(
+            raise UserError(
                 f"subconcept at index {i} is {str(sc[i])!r}, which has no training size; "
                 f"known subconcepts: {', '.join(u.names)}"
             )
@@ -65,7 +66,7 @@ def _true_subconcepts(
         for k, nm in enumerate(sc_names):
             sides = set(y[inverse == k].tolist())
             if len(sides) > 1:
-                raise ValueError(f"subconcept {nm!r} holds instances of both classes")
+                raise UserError(f"subconcept {nm!r} holds instances of both classes")
             sc_side[nm] = sides.pop()
     lookup = {nm: i for i, nm in enumerate(sc_names)}
     sc_codes = np.array([lookup[str(nm)] for nm in uniq], dtype=np.int64)[inverse]
@@ -73,7 +74,7 @@ def _true_subconcepts(
     wrong = np.flatnonzero(side_of != y)
     if len(wrong):
         i = int(wrong[0])
-        raise ValueError(
+        raise UserError(
             f"index {i}: subconcept {str(sc[i])!r} belongs to class {side_of[i]} "
             f"but y_true is {y[i]}"
         )
@@ -89,7 +90,7 @@ def _posterior_weights(
     q = align_posteriors(posteriors, u, columns=posterior_columns)  # validated once, in order
     a = expected_utility(q, u)  # q is checked once; the weightings below reuse it
     if a.shape != (n,):
-        raise ValueError(f"posteriors must have one row per instance ({n}); got {a.shape}")
+        raise UserError(f"posteriors must have one row per instance ({n}); got {a.shape}")
     cp = renormalise_within_class(q, u, y)
     q_class = cp.q.cpu().numpy()
     c = expected_class_utility(cp, u, y).cpu().numpy()
@@ -168,12 +169,12 @@ def _name_codes(subconcept: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
         subconcept = subconcept.array
     if isinstance(subconcept, pd.Categorical):
         if subconcept.shape != (n,):
-            raise ValueError(
+            raise UserError(
                 f"subconcept must have one entry per instance ({n}); got {subconcept.shape}"
             )
         codes = np.asarray(subconcept.codes)
         if (codes < 0).any():
-            raise ValueError(f"subconcept is missing at index {int(np.argmax(codes < 0))}")
+            raise UserError(f"subconcept is missing at index {int(np.argmax(codes < 0))}")
         cats = np.asarray(subconcept.categories).astype(str)
         uniq, remap = np.unique(cats, return_inverse=True)  # duplicates after str() merge
         used = np.zeros(len(uniq), dtype=bool)
@@ -182,7 +183,7 @@ def _name_codes(subconcept: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
         return uniq[used], keep[remap][codes]
     sc = np.asarray(subconcept).astype(str)
     if sc.shape != (n,):
-        raise ValueError(f"subconcept must have one entry per instance ({n}); got {sc.shape}")
+        raise UserError(f"subconcept must have one entry per instance ({n}); got {sc.shape}")
     return np.unique(sc, return_inverse=True)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from medeval.errors import InputError
+from medeval.errors import InputError, UserError
 from medeval.io.predictions import POSTERIOR_PREFIX, PredictionTable, read_predictions
 from medeval.scores import labels_from_scores
 from medeval.weights import (
@@ -35,8 +35,9 @@ __all__ = [
 ]
 
 
-class ReferenceDataError(ValueError):
-    """Reference rows that cannot be used; ``column`` / ``subconcept`` name the problem."""
+class ReferenceDataError(UserError):
+    """Reference rows that cannot be used (the user's data: a
+    :class:`~medeval.errors.UserError`); ``column`` / ``subconcept`` name the problem."""
 
     def __init__(
         self, message: str, *, column: str | None = None, subconcept: str | None = None

@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from medeval.errors import UserError
+
 ArrayLike = Any  # numpy array, torch tensor or (nested) sequence
 
 
@@ -30,7 +32,7 @@ def _find_device(arrays: Mapping[str, ArrayLike]) -> torch.device:
     unique = set(devices.values())
     if len(unique) > 1:
         listing = ", ".join(f"{n} on {d}" for n, d in devices.items())
-        raise ValueError(f"inputs live on different devices ({listing}); move them to one device")
+        raise UserError(f"inputs live on different devices ({listing}); move them to one device")
     return unique.pop() if unique else torch.device("cpu")
 
 
@@ -80,7 +82,7 @@ def _as_array(name: str, value: ArrayLike) -> torch.Tensor | np.ndarray:
     """
     arr = value if isinstance(value, torch.Tensor) else np.asarray(value)
     if arr.ndim == 0:
-        raise ValueError(
+        raise UserError(
             f"{name} must be an array of instances, got a scalar ({value!r}); "
             "pass (N,) or batched (..., N)"
         )
@@ -96,12 +98,12 @@ def _numeric(name: str, arr: torch.Tensor | np.ndarray) -> torch.Tensor:
         if arr.dtype.kind == "O" and all(_is_number(v) for v in arr.flat):
             arr = arr.astype(np.float64)
         if arr.dtype.kind not in "biuf":
-            raise ValueError(f"{name} must be numeric, got an array of dtype {arr.dtype}")
+            raise UserError(f"{name} must be numeric, got an array of dtype {arr.dtype}")
         if not arr.flags.writeable:  # e.g. pandas copy-on-write views; torch wants writable memory
             arr = arr.copy()
         arr = torch.from_numpy(np.ascontiguousarray(arr))
     if arr.dtype.is_complex or not (arr.dtype.is_floating_point or arr.dtype in _INT_TYPES):
-        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+        raise UserError(f"{name} must be numeric, got dtype {arr.dtype}")
     return arr
 
 
@@ -129,15 +131,15 @@ def _distinct(name: str, arr: torch.Tensor | np.ndarray) -> list:
     if isinstance(arr, torch.Tensor):
         values = torch.unique(arr)
         if values.dtype.is_floating_point and bool(torch.isnan(values).any()):
-            raise ValueError(f"{name} has a missing label (NaN) at {_first_bad(torch.isnan(arr))}")
+            raise UserError(f"{name} has a missing label (NaN) at {_first_bad(torch.isnan(arr))}")
         return values.tolist()
     missing = _missing(arr) | (np.isnan(arr) if arr.dtype.kind == "f" else False)
     if bool(np.any(missing)):
-        raise ValueError(f"{name} has a missing label at {_first_bad(missing)}")
+        raise UserError(f"{name} has a missing label at {_first_bad(missing)}")
     try:
         return np.unique(arr).tolist()
     except TypeError as err:
-        raise ValueError(f"{name} mixes label types (e.g. numbers and strings)") from err
+        raise UserError(f"{name} mixes label types (e.g. numbers and strings)") from err
 
 
 def _binary_default(labels: dict[str, torch.Tensor | np.ndarray]) -> dict[str, torch.Tensor]:
@@ -149,7 +151,7 @@ def _binary_default(labels: dict[str, torch.Tensor | np.ndarray]) -> dict[str, t
                 arr = arr.astype(np.float64)
             else:
                 shown = _distinct(name, arr)
-                raise ValueError(
+                raise UserError(
                     f"{name} holds the labels {shown[:5]}; pass pos_label= to say which one "
                     "is the positive class"
                 )
@@ -164,7 +166,7 @@ def _binary_default(labels: dict[str, torch.Tensor | np.ndarray]) -> dict[str, t
     bad = zero_one[name]
     value = tensors[name][bad][0].item()
     together = " (together with the other labels)" if len(labels) > 1 else ""
-    raise ValueError(
+    raise UserError(
         f"{name} must contain only 0 and 1, or only -1 and 1{together}; found {value!r} at "
         f"{_first_bad(bad)}; for other labels pass pos_label="
     )
@@ -179,9 +181,9 @@ def _binary_with_pos_label(
         present += [v for v in _distinct(name, arr) if v not in present]
     names = " and ".join(labels)
     if len(present) > 2:
-        raise ValueError(f"{names} hold {len(present)} labels {present[:5]}; at most two allowed")
+        raise UserError(f"{names} hold {len(present)} labels {present[:5]}; at most two allowed")
     if len(present) == 2 and pos_label not in present:
-        raise ValueError(f"pos_label={pos_label!r} is not one of the labels {present} in {names}")
+        raise UserError(f"pos_label={pos_label!r} is not one of the labels {present} in {names}")
     out = {}
     for name, arr in labels.items():
         if pos_label not in present:  # one class only, and it is the negative one
@@ -207,18 +209,18 @@ def binary_labels(
 def check_scores(name: str, t: torch.Tensor) -> None:
     bad = torch.isnan(t)
     if bool(bad.any()):
-        raise ValueError(f"{name} contains NaN at {_first_bad(bad.cpu())}")
+        raise UserError(f"{name} contains NaN at {_first_bad(bad.cpu())}")
 
 
 def check_weights(name: str, t: torch.Tensor) -> None:
     bad = ~torch.isfinite(t)
     if bool(bad.any()):
         value = t[bad][0].item()
-        raise ValueError(f"{name} must be finite; found {value!r} at {_first_bad(bad.cpu())}")
+        raise UserError(f"{name} must be finite; found {value!r} at {_first_bad(bad.cpu())}")
     bad = t < 0
     if bool(bad.any()):
         value = t[bad][0].item()
-        raise ValueError(f"{name} must be non-negative; found {value!r} at {_first_bad(bad.cpu())}")
+        raise UserError(f"{name} must be non-negative; found {value!r} at {_first_bad(bad.cpu())}")
 
 
 _CHECKS = {"score": check_scores, "weight": check_weights}
@@ -272,7 +274,7 @@ def format_inputs(
     n = tensors[names[0]].shape[-1]
     for name in names[1:]:
         if tensors[name].shape[-1] != n:
-            raise ValueError(
+            raise UserError(
                 f"{name} has {tensors[name].shape[-1]} instances on its last axis but "
                 f"{names[0]} has {n}; they must match"
             )
@@ -280,7 +282,7 @@ def format_inputs(
         shape = torch.broadcast_shapes(*(t.shape for t in tensors.values()))
     except RuntimeError as err:
         listing = ", ".join(f"{k} {tuple(t.shape)}" for k, t in tensors.items())
-        raise ValueError(f"input shapes do not broadcast: {listing}") from err
+        raise UserError(f"input shapes do not broadcast: {listing}") from err
     out = []
     for name in arrays:
         if name in tensors:

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special  # scipy.stats costs 0.4 s at import; special holds the same functions
 
+from medeval.errors import UserError
+
 from ._checks import UndefinedMetricWarning
 
 #: Stable method names, as written to ``per_subconcept.csv`` and the report.
@@ -69,9 +71,9 @@ class ProportionInterval:
 
 def _check(method: str, confidence: float) -> None:
     if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+        raise UserError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     if not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0, 1); got {confidence}")
+        raise UserError(f"confidence must lie in (0, 1); got {confidence}")
 
 
 def _bounds(k: np.ndarray, n: np.ndarray, method: str, alpha: float) -> tuple[np.ndarray, ...]:
@@ -115,10 +117,10 @@ def binomial_interval(
     n_a = np.atleast_1d(np.asarray(n, dtype=np.float64))
     k_a, n_a = np.broadcast_arrays(k_a, n_a)
     if not (np.isfinite(k_a).all() and np.isfinite(n_a).all()):
-        raise ValueError("k and n must be finite")
+        raise UserError("k and n must be finite")
     eps = 1e-9 * np.maximum(n_a, 1)  # soft counts: k may exceed n by rounding
     if (k_a < -eps).any() or (k_a > n_a + eps).any() or (n_a < 0).any():
-        raise ValueError("need 0 <= k <= n")
+        raise UserError("need 0 <= k <= n")
     k_a = np.clip(k_a, 0, n_a)
     empty = n_a <= 0
     safe_n = np.where(empty, 1.0, n_a)
@@ -181,7 +183,7 @@ def soft_recall_interval(
     q = np.asarray(q_class, dtype=np.float64)
     h = np.asarray(hit, dtype=np.float64)
     if q.ndim != 2 or h.shape != (q.shape[0],):
-        raise ValueError(f"need q_class (N, S) and hit (N,); got {q.shape} and {h.shape}")
+        raise UserError(f"need q_class (N, S) and hit (N,); got {q.shape} and {h.shape}")
     mass, mass2 = q.sum(0), (q**2).sum(0)
     found = q.T @ h
     pos = mass > 0

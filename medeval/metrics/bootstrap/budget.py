@@ -13,6 +13,8 @@ from contextlib import contextmanager
 
 import torch
 
+from ...errors import UserError
+
 _CHUNK_BYTES = 2**25  # ~32 MiB per (chunk, N) float64 tensor: fewer page faults
 
 
@@ -34,8 +36,9 @@ _MIN_BUDGET, _MAX_BUDGET = 2**26, 2**31  # default budget between 64 MiB and 2 G
 MIN_REPLICATE_BYTES = 8 * 6
 
 
-class ReplicateBudgetError(ValueError):
-    """The replicates' results (kept for all B at once) do not fit the memory budget.
+class ReplicateBudgetError(UserError):
+    """The replicates' results (kept for all B at once) do not fit the memory budget (a
+    :class:`~medeval.errors.UserError`: the user's replicates or budget, exit code 2).
 
     ``need`` is exact, or a lower bound (``at_least``) when checked before the data are read.
     """
