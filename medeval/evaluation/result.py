@@ -57,6 +57,10 @@ class Evaluation:
             (``{"class 0": ..., "class 1": ...}``) on the test set when it has true
             subconcepts, else on reference data if given (``subconcept_model_source``).
         notes: undefined scores and other things a reader must know.
+        warned: the notes that :func:`medeval.flows.evaluate.evaluate_table` recorded instead
+            of passing their warning on (undefined scores, few reference rows), in the order
+            warned: what a caller that keeps the warnings of a run (the benchmark's records)
+            keeps.
         rectified: the rectified scores' full result (correction terms, replicates, reference
             counts) when reference rows gave them, else ``None``.
         reference: the reference rows given: ``{"source", "n", "per_subconcept": {name:
@@ -75,6 +79,7 @@ class Evaluation:
     n_positive: int
     threshold: float | None
     notes: list[str] = field(default_factory=list)
+    warned: list[str] = field(default_factory=list)
     subconcept_model: dict[str, float] = field(default_factory=dict)
     subconcept_model_source: str = "test set"
     weighted_classes: list[str] = field(default_factory=lambda: ["class 1"])

@@ -156,14 +156,15 @@ def evaluate_table(
     writer, so that evaluating its written files gives the same numbers.
 
     Undefined scores are reported in ``Evaluation.notes`` (their
-    :class:`~medeval.metrics.UndefinedMetricWarning` is recorded, not repeated to the caller;
-    every other warning reaches the caller); notes about the inputs themselves (see
-    :func:`~medeval.io.predictions.input_notes`) come first. With reference rows the
-    evaluation gives the rectified scores rBA / rF1 / rAUC (docs/method.md, "Rectified scores"),
-    which are then recommended, and the subconcept model's within-class balanced accuracy on them
-    (also its quality when the test set has no subconcept labels). Without test subconcepts and
-    without reference rows the notes say why the label-free intervals cannot see the
-    subconcept model's error (:data:`NO_REFERENCE_NOTE`).
+    :class:`~medeval.metrics.UndefinedMetricWarning` is recorded, not repeated to the caller,
+    and its message kept in ``Evaluation.warned``; every other warning reaches the caller);
+    notes about the inputs themselves (see :func:`~medeval.io.predictions.input_notes`) come
+    first. With reference rows the evaluation gives the rectified scores rBA / rF1 / rAUC
+    (docs/method.md, "Rectified scores"), which are then recommended, and the subconcept
+    model's within-class balanced accuracy on them (also its quality when the test set has no
+    subconcept labels). Without test subconcepts and without reference rows the notes say why
+    the label-free intervals cannot see the subconcept model's error
+    (:data:`NO_REFERENCE_NOTE`).
 
     The table's ``posteriors`` are handed over: ``table.posteriors`` is ``None`` afterwards,
     and the evaluation frees them once it has made its weights, so that they are not held
@@ -179,11 +180,11 @@ def evaluate_table(
     has_posteriors = table.posteriors is not None
     handed = {"posteriors": table.posteriors}
     table.posteriors = None  # handed over, not kept (the largest input at millions of rows)
-    ev = _evaluate_recorded(table, handed, train_sizes, s, reference)
+    ev, warned = _evaluate_recorded(table, handed, train_sizes, s, reference)
     notes = [*first, *ev.notes]
     if reference is None and table.subconcept is None and has_posteriors and train_sizes:
         notes.append(NO_REFERENCE_NOTE)
-    return dataclasses.replace(ev, notes=notes)
+    return dataclasses.replace(ev, notes=notes, warned=warned)
 
 
 def _evaluate_recorded(
@@ -192,11 +193,12 @@ def _evaluate_recorded(
     u: Any,
     s: EvaluateSettings,
     reference: ReferenceRows | None,
-) -> Evaluation:
+) -> tuple[Evaluation, list[str]]:
     """The evaluation core on ``table`` and the ``posteriors`` of ``handed`` (taken out of
     it, so that no frame but the evaluation's holds them), and the reference rows: its
     undefined-score and few-reference-rows warnings are recorded (the evaluation's notes
-    state them), every other warning is passed on to the caller."""
+    state them; their messages are returned), every other warning is passed on to the
+    caller."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         # Every keyword spelled out: a ** dict would hold the posteriors until the evaluation
@@ -218,8 +220,10 @@ def _evaluate_recorded(
             progress=s.progress,
             memory_budget=s.memory_budget,
         )
+    warned = []
     for w in caught:
         if issubclass(w.category, UndefinedMetricWarning | FewReferenceRowsWarning):
-            continue  # the evaluation states these (undefined scores, few rows) in its notes
+            warned.append(str(w.message))  # the evaluation states these in its notes
+            continue
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    return ev
+    return ev, warned

@@ -20,14 +20,17 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from medeval.discovery import Discovery, discover_subconcepts, discovery_quality
-from medeval.evaluation import Evaluation, evaluate_predictions
+from medeval.evaluation import Evaluation
 from medeval.evaluation.quality import within_class_balanced_accuracy
+from medeval.flows.evaluate import EvaluateSettings, evaluate_table
+from medeval.io.predictions import PredictionTable
 from medeval.protocol.forest import (
     N_BOOTSTRAP,
     THRESHOLD,
@@ -35,6 +38,7 @@ from medeval.protocol.forest import (
     check_methods,
     derive_seed,
     fold_record,
+    fold_subconcepts,
     subconcept_model_scores,
 )
 from medeval.scores import (
@@ -139,17 +143,36 @@ def label_free_scores(
         ``{score: value}`` and ``{score: [low, high]}`` (empty without bootstrap) for
         :data:`DISCOVERED_SCORES`.
     """
-    kw = {
-        "y_score": score,
-        "y_pred": labels_from_scores(score, THRESHOLD),
-        "train_sizes": train_sizes,
-        "n_bootstrap": n_bootstrap,
-        "seed": seed,
-    }
-    ev = evaluate_predictions(y, posteriors=posteriors, **kw)
+    return _label_free(y, score, posteriors, train_sizes, n_bootstrap=n_bootstrap, seed=seed)[:2]
+
+
+def _label_free(
+    y: np.ndarray,
+    score: np.ndarray,
+    posteriors: pd.DataFrame,
+    train_sizes: dict,
+    *,
+    n_bootstrap: int,
+    seed: int,
+) -> tuple[dict[str, float], dict[str, list[float | None]], list[str]]:
+    """:func:`label_free_scores` and the messages of the warnings the evaluation recorded."""
+    table = PredictionTable(
+        Path("test fold (discovered subconcepts)"),
+        y,
+        score,
+        labels_from_scores(score, THRESHOLD),
+        None,
+        posteriors,
+    )
+    u = utilities_from_train_sizes(train_sizes)
+    ev = evaluate_table(table, u, settings=_settings(n_bootstrap, seed))
     scores = {s: ev.scores[s] for s in DISCOVERED_SCORES}
     intervals = {s: list(ev.intervals[s]) for s in DISCOVERED_SCORES if s in ev.intervals}
-    return scores, intervals
+    return scores, intervals, ev.warned
+
+
+def _settings(n_bootstrap: int, seed: int) -> EvaluateSettings:
+    return EvaluateSettings(threshold=THRESHOLD, n_bootstrap=n_bootstrap, seed=seed)
 
 
 def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]) -> pd.DataFrame:
@@ -228,7 +251,7 @@ def run_fold_discovered(
                 seed=seed,
                 n_estimators=n_estimators,
                 results=results,
-                notes=[str(w.message) for w in caught],
+                notes=[*(str(w.message) for w in caught), *results["warned"]],
                 timing=timing,
                 discovery={**free.discovery.describe(), "quality": truth["quality"]},
             )
@@ -255,6 +278,7 @@ def _truth_of_fold(
     return {
         "utilities": train_utilities(task, train),
         "test_names": names[task.subconcept[test]],
+        "test_subconcept": fold_subconcepts(task.subconcept[test], task.subconcept_names),
         "quality": quality,
         "subconcept_model": sc_scores,
         "within_class": within,
@@ -273,19 +297,15 @@ def _score_method(
     """One method's scores, intervals and tables: the true-weight ones from the truth, every
     label-free one from the discovered subconcepts (``score``: ``(N_test,)`` class-1 scores)."""
     test_names = truth["test_names"]
-    ev_true = evaluate_predictions(
-        y_te,
-        y_score=score,
-        y_pred=labels_from_scores(score, THRESHOLD),
-        subconcept=test_names,
-        train_sizes=truth["utilities"],
-        n_bootstrap=n_bootstrap,
-        seed=boot_seed,
-    )
+    y_pred = labels_from_scores(score, THRESHOLD)
+    where = Path("test fold (true subconcepts)")
+    table = PredictionTable(where, y_te, score, y_pred, truth["test_subconcept"], None)
+    ev_true = evaluate_table(table, truth["utilities"], settings=_settings(n_bootstrap, boot_seed))
+    warned = list(ev_true.warned)
     free_scores: dict[str | None, dict[str, float]] = {}
     for key, m in _true_subset_masks(ev_true, y_te, test_names).items():
         full = key is None
-        free_scores[key], iv = label_free_scores(
+        free_scores[key], iv, more = _label_free(
             y_te[m],
             score[m],
             free.posteriors[m].reset_index(drop=True),
@@ -293,6 +313,7 @@ def _score_method(
             n_bootstrap=n_bootstrap if full else 0,
             seed=boot_seed,
         )
+        warned += more
         if full:
             true_iv = {s: list(ev_true.intervals[s]) for s in TRUE_ONLY_SCORES}
             intervals = {**true_iv, **iv} if n_bootstrap else {}
@@ -313,4 +334,5 @@ def _score_method(
         "subconcept_model": truth["subconcept_model"],
         "within_class": truth["within_class"],
         "reference": {"source": None, "n": 0, "unavailable": NO_RECTIFIED},
+        "warned": warned,
     }

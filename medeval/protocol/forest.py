@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,11 @@ import pandas as pd
 from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
-from medeval.evaluation import evaluate_predictions
+from medeval.evaluation import Evaluation
 from medeval.evaluation.subconcept_recall import PER_SUBCONCEPT_COLUMNS
+from medeval.flows.evaluate import EvaluateSettings, evaluate_table
 from medeval.io.atomic import json_ready
+from medeval.io.predictions import PredictionTable
 from medeval.io.reference import ReferenceDataError, ReferenceRows
 from medeval.metrics.multiclass import confusion, macro_balanced_accuracy, macro_f1
 from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores, trees_per_fold
@@ -349,6 +352,7 @@ def _shared_fold(
         "utilities": u,
         "posteriors": pd.DataFrame(proba, columns=names),
         "test_names": np.asarray(names, dtype=object)[task.subconcept[test]],
+        "test_subconcept": fold_subconcepts(task.subconcept[test], names),
         "oob_posteriors": oob_proba,
         "train_names": np.asarray(names, dtype=object)[task.subconcept[train]],
         "scores": scores,
@@ -366,22 +370,39 @@ def _evaluate_method(
     seed: int,
     n_bootstrap: int,
     reference: ReferenceRows | None = None,
-) -> Any:
-    """evaluate_predictions on the test fold for one method's ``(N_test,)`` scores, rectified
-    with the fold's out-of-bag ``reference`` rows where they exist (the caller records the
-    warnings as notes)."""
-    extra = {} if reference is None else {"reference": reference}
-    return evaluate_predictions(
-        task.y[split["test"]],
-        y_score=score,
-        threshold=THRESHOLD,
-        subconcept=shared["test_names"],
-        posteriors=shared["posteriors"],
-        train_sizes=shared["utilities"],
-        n_bootstrap=n_bootstrap,
-        seed=seed,
-        **extra,
-    )
+) -> Evaluation:
+    """The evaluation of every tool (:func:`~medeval.flows.evaluate.evaluate_table`) on the test
+    fold for one method's ``(N_test,)`` scores, rectified with the fold's out-of-bag
+    ``reference`` rows where they exist (the caller records the warnings as notes)."""
+    table = fold_table(task, split["test"], shared["test_subconcept"], shared["posteriors"], score)
+    settings = EvaluateSettings(threshold=THRESHOLD, n_bootstrap=n_bootstrap, seed=seed)
+    return evaluate_table(table, shared["utilities"], reference=reference, settings=settings)
+
+
+def fold_table(
+    task: BinaryTask,
+    test: np.ndarray,
+    subconcept: pd.Categorical | None,
+    posteriors: pd.DataFrame | None,
+    score: np.ndarray,
+    *,
+    where: str = "test fold",
+) -> PredictionTable:
+    """The test fold as the predictions table every tool evaluates, in memory: ``test`` the
+    ``(N,)`` row positions, ``subconcept`` their true subconcepts (:func:`fold_subconcepts`;
+    ``None``: unknown), ``posteriors`` ``(N, S)`` named by subconcept, ``score`` the ``(N,)``
+    class-1 scores (the label is ``score >= THRESHOLD``); messages name the task and
+    ``where``."""
+    path = Path(f"{task.source}/{task.name} ({where})")
+    score = np.asarray(score, dtype=np.float64)
+    return PredictionTable(path, task.y[test], score, None, subconcept, posteriors)
+
+
+def fold_subconcepts(codes: np.ndarray, names: Sequence[str]) -> pd.Categorical:
+    """``(N,)`` subconcept codes into ``names`` as the table's categorical, made once per fold
+    and shared by its methods (from the names' strings it costs more than the rest of a small
+    fold's table)."""
+    return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype=object))
 
 
 def fold_record(
@@ -473,6 +494,6 @@ def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, t
         seed=seed,
         n_estimators=n_estimators,
         results=results,
-        notes=[str(w.message) for w in caught],
+        notes=[*(str(w.message) for w in caught), *ev.warned],
         timing=timing,
     )
