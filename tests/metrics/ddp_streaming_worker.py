@@ -1,6 +1,6 @@
-"""Worker for tests/test_streaming.py, started by torchrun with 2 gloo processes: each rank
-updates SubconceptScores with its part of the data (uneven) and rank 0 writes every rank's
-synced result to a JSON file. Arguments: OUT N SEED."""
+"""Worker for tests/metrics/test_streaming.py, started by torchrun with 2 gloo processes: each
+rank updates SubconceptScores with its part of the data (uneven) and rank 0 writes every
+rank's synced result to a JSON file. Arguments: OUT N SEED."""
 
 import json
 import sys

@@ -1,0 +1,39 @@
+"""The tree reads as the flow (docs/layout.md): modules small enough to read, every tool's
+pipeline under medeval/flows/, the command-line modules a thin layer, tests mirroring the
+package."""
+
+from pathlib import Path
+
+import medeval
+
+PACKAGE = Path(medeval.__file__).parent
+TESTS = Path(__file__).parent
+MAX_LINES = 700
+#: tools whose pipeline module has another name than the tool
+PIPELINE_OF = {"discover": "discovery"}
+#: test folders that test across packages rather than mirror one
+CROSS_CUTTING = {"robustness", "benchmarks"}
+
+
+def test_no_module_is_longer_than_700_lines():
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, long
+
+
+def test_every_tool_has_its_pipeline_under_flows():
+    helpers = ("__init__", "common", "logs")
+    tools = [p.stem for p in (PACKAGE / "cli").glob("*.py") if p.stem not in helpers]
+    assert len(tools) >= 8, tools
+    flows = PACKAGE / "flows"
+    missing = [t for t in tools if not (flows / f"{PIPELINE_OF.get(t, t)}.py").is_file()]
+    assert not missing, missing
+
+
+def test_test_folders_mirror_the_package():
+    folders = [p.name for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))]
+    stray = [f for f in folders if f not in CROSS_CUTTING and not (PACKAGE / f).is_dir()]
+    assert not stray, stray
