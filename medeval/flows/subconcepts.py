@@ -34,7 +34,6 @@ five extra forest fits; it is therefore not applied.
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from dataclasses import dataclass, field
 from numbers import Integral
 from pathlib import Path, PurePosixPath
@@ -158,9 +157,9 @@ class _Rows:
 
 
 def fit_and_evaluate(
-    train: str | Path,
-    test: str | Path,
-    reference: str | Path | None = None,
+    train: str | Path | pd.DataFrame,
+    test: str | Path | pd.DataFrame,
+    reference: str | Path | pd.DataFrame | None = None,
     *,
     predictions: str | Path | None = None,
     reference_predictions: str | Path | None = None,
@@ -171,6 +170,9 @@ def fit_and_evaluate(
     """The whole flow, in memory (see the module docstring).
 
     Args:
+        train, test, reference: files, or DataFrames with the same columns (read as the same
+            table in a Parquet file would be; messages call them ``"train (DataFrame)"``,
+            ``"test (DataFrame)"``, ``"reference (DataFrame)"``).
         predictions: the test predictions columns in a file of their own (default: in TEST).
         reference_predictions: the same for REF.
         train_labels: TRAIN's ``y_true`` and ``subconcept`` (and any other column) in a file of
@@ -188,7 +190,7 @@ def fit_and_evaluate(
         InputError: a bad input, naming the file, column and row where known.
     """
     s = settings or SubconceptSettings()
-    tr = read_feature_table(train, s.features)
+    tr = read_feature_table(train, s.features, name=_frame_name("train"))
     if train_labels is not None:
         labels = read_predictions_frame(train_labels)
         rest = joined_rows(tr, labels, Path(train_labels), what="labels")
@@ -299,7 +301,7 @@ def _train_subconcepts(tr: FeatureTable, y: np.ndarray) -> np.ndarray:
 
 
 def _scored(
-    path: str | Path,
+    path: str | Path | pd.DataFrame,
     predictions: str | Path | None,
     tr: FeatureTable,
     u: Utilities | None,
@@ -307,8 +309,9 @@ def _scored(
     *,
     role: str,
 ) -> _Rows:
-    """TEST or REF: features like TRAIN's, predictions checked against the train sizes."""
-    table = read_feature_table(path, tr.features)
+    """TEST or REF (a file or a DataFrame): features like TRAIN's, predictions checked against
+    the train sizes."""
+    table = read_feature_table(path, tr.features, name=_frame_name(role))
     extra = [c for c in table.rest.columns if FEATURE.match(str(c))]
     if s.features is None and extra:  # the model would silently leave them out
         raise InputError(
@@ -319,14 +322,15 @@ def _scored(
             column=extra[0],
         )
     source = Path(predictions) if predictions is not None else table.path
-    if s.discover and "subconcept" in _columns(source):
+    given = predictions if predictions is not None else path  # a file, or the caller's frame
+    if s.discover and "subconcept" in _columns(given):
         raise InputError(
             source,
             "has a 'subconcept' column, but with --discover the subconcepts are the discovered "
             "ones (the reference rows get theirs from the clustering): drop the column",
             column="subconcept",
         )
-    checked = read_predictions(source, None if s.discover else u)
+    checked = read_predictions(given, None if s.discover else u, name=str(source))
     if role == "reference" and not s.discover and checked.subconcept is None:
         raise InputError(
             source,
@@ -378,8 +382,14 @@ def _in_order(table: PredictionTable, order: np.ndarray) -> PredictionTable:
     return PredictionTable(table.path, *pick, sc, None)
 
 
-def _columns(path: Path) -> list[str]:
-    return [str(c).strip() for c in read_frame(path, as_text=True).columns]
+def _columns(given: str | Path | pd.DataFrame) -> list[str]:
+    frame = given if isinstance(given, pd.DataFrame) else read_frame(given, as_text=True)
+    return [str(c).strip() for c in frame.columns]
+
+
+def _frame_name(role: str) -> str:
+    """What messages call the caller's DataFrame of ``role`` (train, test, reference)."""
+    return f"{role} (DataFrame)"
 
 
 def joined_rows(
@@ -615,16 +625,5 @@ def evaluate_own_model(
         ev = evaluate_own_model("train.parquet", "test.csv", "validation.csv")
         ev.recommended["BA"], ev.scores["rBA"], ev.intervals["rBA"]
     """
-    with tempfile.TemporaryDirectory() as tmp:
-        paths = [
-            _as_file(x, Path(tmp) / f"{name}.parquet")
-            for name, x in (("train", train), ("test", test), ("reference", reference))
-        ]
-        return fit_and_evaluate(*paths, settings=settings, estimator=estimator).evaluation
-
-
-def _as_file(x: Any, path: Path) -> Path | None:
-    if x is None or not isinstance(x, pd.DataFrame):
-        return None if x is None else Path(x)
-    x.to_parquet(path, index=False)
-    return path
+    own = fit_and_evaluate(train, test, reference, settings=settings, estimator=estimator)
+    return own.evaluation

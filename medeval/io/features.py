@@ -17,7 +17,7 @@ import pandas as pd
 
 from medeval.errors import InputError
 from medeval.io.embeddings import FEATURE
-from medeval.io.tables import finite_matrix, read_frame
+from medeval.io.tables import finite_matrix, given_frame, read_frame
 
 __all__ = ["FeatureTable", "binary_column", "read_feature_table"]
 
@@ -42,18 +42,26 @@ class FeatureTable:
         return self.rest["id"].astype(str).to_numpy() if self.has("id") else None
 
 
-def read_feature_table(path: str | Path, features: Sequence[str] | None = None) -> FeatureTable:
-    """Read a CSV / Parquet table and check its features and ids.
+def read_feature_table(
+    path: str | Path | pd.DataFrame, features: Sequence[str] | None = None, *, name: str = ""
+) -> FeatureTable:
+    """Read a CSV / Parquet table (or take a DataFrame, read as a Parquet file would be) and
+    check its features and ids.
 
     Args:
         features: the feature columns; default every column named ``f<digits>``.
+        name: what messages call a DataFrame (default ``"DataFrame"``).
 
     Raises:
         InputError: unreadable file, no rows, a feature column missing, a feature value that is
             not a finite number, a repeated ``id`` (naming the column and row).
     """
-    path = Path(path)
-    frame = read_frame(path, as_text=True)
+    if isinstance(path, pd.DataFrame):
+        frame, path = path, Path(name or "DataFrame")
+        frame = given_frame(frame, path)
+    else:
+        path = Path(path)
+        frame = read_frame(path, as_text=True)
     frame.columns = [str(c).strip() for c in frame.columns]
     if features is None:
         cols = [c for c in frame.columns if FEATURE.match(c)]
@@ -110,5 +118,7 @@ def binary_column(table: FeatureTable, column: str) -> np.ndarray:
     bad = ~np.isin(y, (0, 1))
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(table.path, f"{raw.iloc[i]!r} is not 0 or 1", column=column, row=i + 1)
+        cell = raw.iloc[i]
+        cell = cell.item() if isinstance(cell, np.generic) else cell  # 3, not np.int64(3)
+        raise InputError(table.path, f"{cell!r} is not 0 or 1", column=column, row=i + 1)
     return y.astype(np.int64)

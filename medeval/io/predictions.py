@@ -23,6 +23,7 @@ from medeval.errors import InputError
 from medeval.io.tables import (
     MISSING_CELLS,
     PREDICTION_SUFFIXES,
+    given_frame,
     is_missing,
     is_parquet,
     read_frame,
@@ -195,9 +196,15 @@ def _categories(path: Path, table, column: str) -> pd.Categorical:
 
 
 def read_predictions(
-    path: str | Path, utilities: Utilities | None = None, *, memory_budget: int | None = None
+    path: str | Path | pd.DataFrame,
+    utilities: Utilities | None = None,
+    *,
+    memory_budget: int | None = None,
+    name: str = "",
 ) -> PredictionTable:
-    """Read and validate a predictions file (see the module docstring for the columns).
+    """Read and validate a predictions file (see the module docstring for the columns), or a
+    DataFrame with those columns, checked as the same table in a Parquet file would be and
+    named ``name`` in messages (default ``"DataFrame"``).
 
     CSV and Parquet are read with pyarrow in typed chunks (CSV blocks, Parquet record batches),
     each turned into its final array at once: labels become ``int8``, scores and posteriors
@@ -215,8 +222,12 @@ def read_predictions(
             subconcept or a posterior row that is not a distribution; the message names the
             file, column and first bad row (rows count from 1 after the header).
     """
-    path = Path(path)
-    cols = _read_typed(path, memory_budget or READ_BUDGET)
+    if isinstance(path, pd.DataFrame):  # Parquet's stored types: what to_parquet would keep
+        frame, path = path, Path(name or "DataFrame")
+        cols = _read_whole(path, _arrow(given_frame(frame, path), path))
+    else:
+        path = Path(path)
+        cols = _read_typed(path, memory_budget or READ_BUDGET)
     if cols is None:  # the whole-table reading quotes the bad cell (or takes what typing can't)
         cols = _read_whole(path)
     y_true = cols["y_true"]
@@ -234,9 +245,20 @@ def read_predictions(
     )
 
 
-def _read_whole(path: Path) -> dict:
-    """Every column of the file, types inferred; errors name the first bad cell."""
-    table = _read_table(path)
+def _arrow(frame: pd.DataFrame, path: Path):
+    """A DataFrame as the :class:`pyarrow.Table` its Parquet file would hold."""
+    import pyarrow as pa
+
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as err:  # e.g. a column of mixed objects
+        raise InputError(path, f"cannot be read: {err}") from err
+
+
+def _read_whole(path: Path, table=None) -> dict:
+    """Every column of the file (or of ``table``, a :class:`pyarrow.Table` read from it), types
+    inferred; errors name the first bad cell."""
+    table = _read_table(path) if table is None else table
     table = table.rename_columns([str(c).strip() for c in table.column_names])
     columns = table.column_names
     for name in columns:

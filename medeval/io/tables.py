@@ -27,6 +27,7 @@ __all__ = [
     "PREDICTION_SUFFIXES",
     "check_header",
     "feature_matrix",
+    "given_frame",
     "is_missing",
     "is_parquet",
     "not_a_number",
@@ -115,6 +116,21 @@ def read_frame(
         raise InputError(path, "empty file: no header and no rows") from err
     except Exception as err:  # the parser's own message is the useful part
         raise InputError(path, f"cannot be read: {' '.join(str(err).split())}") from err
+
+
+def given_frame(frame: pd.DataFrame, name: str | Path) -> pd.DataFrame:
+    """A table a caller hands over in memory, as :func:`read_frame` gives a Parquet file's:
+    stored types kept, the index dropped (rows count from 1 as in a file), the header checked;
+    messages name it ``name`` (e.g. ``"test (DataFrame)"``).
+
+    Raises:
+        InputError: a column name that is not text, repeated or padded with spaces.
+    """
+    for c in frame.columns:
+        if not isinstance(c, str):
+            raise InputError(name, "column names must be text", column=repr(c))
+    check_header(name, frame.columns)
+    return frame.reset_index(drop=True)
 
 
 def check_header(path: str | Path, names: Iterable[object]) -> None:

@@ -147,3 +147,114 @@ def test_reference_quality_is_the_evaluations_own_on_the_array_road():
     assert any(
         n.startswith("subconcept model on the reference data held-out rows") for n in ev.notes
     )
+
+
+def _frames(folder: Path) -> tuple[pd.DataFrame, ...]:
+    return tuple(pd.read_csv(p) for p in _own_tables(folder))
+
+
+def test_own_model_on_dataframes_equals_its_files(tmp_path):
+    """evaluate_own_model on DataFrames evaluates them in memory: the numbers of the same
+    tables given as files."""
+    from medeval.flows.subconcepts import evaluate_own_model
+
+    s = SubconceptSettings(n_estimators=20, n_bootstrap=40)
+    paths = _own_tables(tmp_path)
+    from_files = fit_and_evaluate(*paths, settings=s).evaluation
+    in_memory = evaluate_own_model(*(pd.read_csv(p) for p in paths), settings=s)
+    assert _numbers(json.dumps(in_memory.to_dict())) == _numbers(json.dumps(from_files.to_dict()))
+    assert in_memory.subconcept_model_source == "reference data (reference (DataFrame))"
+
+
+@pytest.mark.parametrize(
+    ("role", "column", "value", "problem"),
+    [
+        ("test", "y_true", 2, "2 is not 0 or 1"),
+        ("test", "f0001", float("inf"), "is not a finite number"),
+        ("reference", "subconcept", "lorry", "'lorry'"),
+        ("train", "y_true", 3, "3 is not 0 or 1"),
+    ],
+)
+def test_own_model_dataframe_errors_are_the_files_errors_naming_the_frame(
+    tmp_path, role, column, value, problem
+):
+    """A bad DataFrame gets the check and the message of the same table in a Parquet file,
+    naming the DataFrame (not a temporary copy)."""
+    from medeval.errors import InputError
+    from medeval.flows.subconcepts import evaluate_own_model
+
+    frames = dict(zip(("train", "test", "reference"), _frames(tmp_path), strict=True))
+    bad = frames[role].copy()
+    bad.loc[bad.index[4], column] = value
+    frames[role] = bad
+    s = SubconceptSettings(n_estimators=5, n_bootstrap=0)
+    with pytest.raises(InputError) as in_memory:
+        evaluate_own_model(frames["train"], frames["test"], frames["reference"], settings=s)
+    files = {}
+    for name, frame in frames.items():
+        files[name] = tmp_path / f"{name}.parquet"
+        frame.to_parquet(files[name], index=False)
+    with pytest.raises(InputError) as on_disk:
+        fit_and_evaluate(files["train"], files["test"], files["reference"], settings=s)
+    message = str(in_memory.value)
+    assert message.startswith(f"{role} (DataFrame), ") and problem in message
+    assert "row 5" in message or column == "subconcept"
+    assert message == str(on_disk.value).replace(str(files[role]), f"{role} (DataFrame)")
+
+
+def test_benchmark_fold_in_memory_equals_its_saved_files(shared_data, tmp_path):
+    """The benchmark's fold evaluation (in memory) gives the numbers and the notes that
+    evaluating its saved files gives; here a minority subconcept has few reference rows, so
+    the records carry the evaluation's warnings."""
+    import dataclasses
+
+    from medeval.datasets import load
+    from medeval.protocol.forest import METHODS, run_fold
+    from medeval.protocol.saved import fold_folder
+    from medeval.scores import ALL_SCORES
+    from medeval.splits import cv_5x2
+    from medeval.tasks import make_binary_task
+
+    task = make_binary_task(load("keel", shared_data / "keel", name="vehicle"), seed=0)
+    sc = task.subconcept.copy()
+    first, second = [i for i, s in enumerate(task.subconcepts) if s.side == 1][:2]
+    sc[np.flatnonzero(sc == first)[4:]] = second  # four rows left in the first
+    task = dataclasses.replace(task, subconcept=sc)
+    split = cv_5x2(task, 0)[0]
+    records = run_fold(
+        task, split, METHODS[:2], seed=0, n_estimators=10, n_bootstrap=30, save_predictions=tmp_path
+    )
+    for rec in records:
+        folder = fold_folder(tmp_path, rec["dataset"], rec["method"], rec["split"])
+        fold = json.loads((folder / "fold.json").read_text())
+        s = EvaluateSettings(n_bootstrap=fold["n_bootstrap"], seed=fold["seed"])
+        u = read_train_sizes(folder / "train_sizes.json")
+        _, ev = evaluate_file(
+            folder / "predictions.csv",
+            folder / "train_sizes.json",
+            reference=folder / "reference.csv",
+            settings=s,
+        )
+        for score in ALL_SCORES:
+            got = ev.scores[score]
+            assert rec["scores"][score] == (None if np.isnan(got) else got), score
+            assert rec["intervals"][score] == list(ev.intervals[score]), score
+        assert rec["notes"] == ev.warned and rec["notes"], rec["notes"]
+        assert any("few reference rows" in n for n in rec["notes"])
+        per_sc = ev.per_subconcept.set_index("subconcept")
+        for row in rec["per_subconcept"]:
+            assert row["recall"] == per_sc.loc[row["subconcept"], "recall"]
+        assert u.names  # the saved train sizes are the fold's
+
+
+def test_no_module_evaluates_through_temporary_files_or_past_its_checks():
+    """Only the atomic writers use temporary files (a file is written beside its target, then
+    renamed); no module reads back a temporary copy of its inputs or calls ``__wrapped__`` to
+    get past a callable's declared checks."""
+    package = Path(__file__).resolve().parents[2] / "medeval"
+    writers = {package / "io" / "atomic.py", package / "io" / "outdir.py"}
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text()
+        assert "__wrapped__" not in text, path
+        if path not in writers:
+            assert "tempfile" not in text, path
