@@ -4,12 +4,12 @@ Common options (one parent parser): ``--out``, ``--seed`` (each tool documents t
 its seed controls), ``--device``, ``--quiet`` and ``-v/--verbose``. A :class:`~medeval.errors.
 UserError` (bad file, option, config key or output path) ends the tool with one line on stderr
 and exit code 2; ``-v`` adds the traceback. A bad option value is refused at parse time in one
-line naming the option: every numeric option is range-checked by its flag in every tool
-(:data:`OPTION_TYPES`: counts >= 0 or >= 1, seeds in NumPy's range, finite numbers, interval
-levels in (0, 1)). ``--out`` is checked before any work by :func:`check_out` (what may be
-replaced: :mod:`medeval.io.outdir`); the lock it takes on the folder is released when the tool
-ends. Only the standard library is imported here, so
-``--help`` is instant: each tool imports the library inside its run function.
+line naming the option: each option declares its range with its type (counts >= 0 or >= 1,
+seeds in NumPy's range), and the evaluation's options (:func:`add_evaluation_options`) take
+theirs from the one declaration of :class:`medeval.options.EvaluationOptions`. ``--out`` is
+checked before any work by :func:`check_out` (what may be replaced: :mod:`medeval.io.outdir`);
+the lock it takes on the folder is released when the tool ends. Only the standard library is
+imported here, so ``--help`` is instant: each tool imports the library inside its run function.
 """
 
 from __future__ import annotations
@@ -144,26 +144,6 @@ def probability(text: str) -> float:
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
     return value
-
-
-#: Range of every numeric option, by its flag, in every tool: applied by :func:`execute` to an
-#: option declared with a plain ``int`` or ``float`` type, so a count is never negative, a seed
-#: never out of NumPy's range and a number never NaN or infinite, whichever tool declares it.
-OPTION_TYPES: dict[str, Callable[[str], object]] = {
-    "--seed": seed_int,
-    "--split-seed": seed_int,
-    "--phantom-seed": seed_int,
-    "--workers": non_negative_int,
-    "--jobs": positive_int,
-    "--n-estimators": positive_int,
-    "--n-seeds": positive_int,
-    "--n-normal": positive_int,
-    "--phantom-size": positive_int,
-    "--components": positive_int,
-    "--examples": positive_int,
-}
-#: What an option without an entry above must at least be.
-_PLAIN_TYPES: dict[object, Callable[[str], object]] = {int: _int, float: finite_float}
 
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
@@ -437,17 +417,14 @@ def execute(
 
 
 def checked_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Range-check every numeric option of ``parser`` and its subcommands (:data:`OPTION_TYPES`)
-    and make a parse error one line, naming the option: ``PROG: error: argument --jobs: must
-    be >= 1, got 0`` (``--help`` shows the usage)."""
+    """Make a parse error of ``parser`` and its subcommands one line, naming the option:
+    ``PROG: error: argument --jobs: must be >= 1, got 0`` (``--help`` shows the usage). Each
+    option's range is its own type's (declared with it: :func:`positive_int`,
+    :func:`option_type`, ...)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 checked_options(sub)
-            continue
-        if action.type in _PLAIN_TYPES or action.type in OPTION_TYPES.values():
-            wanted = [OPTION_TYPES[o] for o in action.option_strings if o in OPTION_TYPES]
-            action.type = wanted[0] if wanted else _PLAIN_TYPES.get(action.type, action.type)
     parser.error = functools.partial(_parse_error, parser)  # type: ignore[method-assign]
     return parser
 
@@ -559,7 +536,7 @@ def add_source_arguments(
             o.add_argument(
                 f"--{flag}",
                 dest=opt.dest,
-                type=opt.type,
+                type=_source_type(opt),
                 choices=opt.choices,
                 default=None,
                 metavar=None
@@ -567,6 +544,14 @@ def add_source_arguments(
                 else ("N" if opt.type is int else flag.split("-")[-1].upper()),
                 help=help_text,
             )
+
+
+def _source_type(opt) -> Callable[[str], object]:
+    """argparse type of a loader option: its declared range, else its type (an int refused
+    in one line when the text is none)."""
+    if opt.allowed:
+        return option_type(opt.allowed)
+    return _int if opt.type is int else opt.type
 
 
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:

@@ -33,6 +33,7 @@ from medeval.cli.common import (
     common_options,
     data_folders,
     execute,
+    non_negative_int,
     parse_nested,
     positive_int,
     run_command,
@@ -81,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--size", type=positive_int, default=224, help="image side in pixels (default 224)"
     )
     g.add_argument("--batch-size", type=positive_int, default=32)
-    g.add_argument("--workers", type=int, default=0, help="DataLoader workers")
+    g.add_argument("--workers", type=non_negative_int, default=0, help="DataLoader workers")
     g.add_argument(
         "--cache",
         type=Path,

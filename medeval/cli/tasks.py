@@ -25,6 +25,7 @@ from medeval.cli.common import (
     execute,
     positive_int,
     run_command,
+    seed_int,
     source_options,
     task_spec,
 )
@@ -116,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="auto: cv5x2 for tabular sources, patient-level otherwise; presplit: the "
         "source's own train/val/test parts",
     )
-    s.add_argument("--split-seed", type=int, default=0, help="first split seed")
+    s.add_argument("--split-seed", type=seed_int, default=0, help="first split seed")
     s.add_argument(
         "--n-seeds", type=positive_int, default=10, help="patient splits: how many seeds"
     )

@@ -18,9 +18,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from numbers import Integral
 from pathlib import Path
 from typing import Any
 
+from medeval._validation import Interval, accepts, describe
 from medeval.errors import UserError
 
 __all__ = [
@@ -50,6 +52,8 @@ class Option:
         choices: allowed values, if any.
         keyword: the loader's keyword argument (default: ``flag`` with ``_`` for ``-``).
         convert: from the flag's value to the loader's (e.g. ``"respect"`` → ``True``).
+        allowed: the allowed values, declared as in :mod:`medeval._validation` (the flag's type
+            and a config's ``data.options`` are checked against them).
     """
 
     flag: str
@@ -58,6 +62,7 @@ class Option:
     choices: tuple[str, ...] | None = None
     keyword: str | None = None
     convert: Callable[[Any], Any] = field(default=_identity, compare=False)
+    allowed: tuple[Any, ...] = ()
 
     @property
     def key(self) -> str:
@@ -134,6 +139,7 @@ def _resolve(ref: str | Callable[..., Any]) -> Callable[..., Any]:
 
 # Options shared by several loaders: one flag, one meaning.
 LABEL = Option("label-column", "column with the multiclass label")
+_COUNT = (Interval(Integral, 1, None),)
 GROUP = Option("group-column", "patient / group id column (rows of a group stay together)")
 TEXT = Option("text-column", "column with the text")
 ID = Option("id-column", "row id column")
@@ -302,9 +308,17 @@ for _source in (
         "image",
         _D + "synthetic:load_synthetic",
         (
-            Option("n-normal", "phantoms of the largest class", type=int),
-            Option("phantom-size", "phantom side in pixels", type=int, keyword="size"),
-            Option("phantom-seed", "seed of the phantom generator", type=int, keyword="seed"),
+            Option("n-normal", "phantoms of the largest class", type=int, allowed=_COUNT),
+            Option(
+                "phantom-size", "phantom side in pixels", type=int, keyword="size", allowed=_COUNT
+            ),
+            Option(
+                "phantom-seed",
+                "seed of the phantom generator",
+                type=int,
+                keyword="seed",
+                allowed=(Interval(Integral, 0, 2**32 - 1),),  # NumPy's seeds
+            ),
         ),
         takes_name=False,
         takes_path=False,
@@ -382,3 +396,5 @@ def check_options(source: str, options: Mapping[str, Any], *, where: str = "opti
         }[opt.type] or (opt.convert is not _identity)
         if not ok:
             raise UserError(f"{where}.{key}: expected {opt.type.__name__}, got {value!r}")
+        if opt.allowed and not accepts(list(opt.allowed), value):
+            raise UserError(f"{where}.{key}: must be {describe(list(opt.allowed))}, got {value!r}")
