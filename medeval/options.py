@@ -26,7 +26,15 @@ from typing import Any
 
 from medeval._validation import Interval, StrOptions, declared
 
-__all__ = ["MEMORY_BUDGET", "STRATIFY", "THRESHOLD", "EvaluationOptions"]
+__all__ = [
+    "CONFIDENCE",
+    "MEMORY_BUDGET",
+    "N_BOOTSTRAP",
+    "SEED",
+    "STRATIFY",
+    "THRESHOLD",
+    "EvaluationOptions",
+]
 
 #: Named bootstrap strata of the evaluation and the rectification (besides per-row codes).
 STRATIFY = ("class", "subconcept", "none")
@@ -34,15 +42,21 @@ STRATIFY = ("class", "subconcept", "none")
 MEMORY_BUDGET = Interval(Real, 0, None, closed="neither", desc="a positive number of bytes")
 #: A decision threshold on ``y_score``: any finite number (the score's own scale).
 THRESHOLD = Interval(Real, -math.inf, math.inf, closed="neither", desc="a finite number")
+#: An interval level.
+CONFIDENCE = Interval(Real, 0, 1, closed="neither")
+#: Bootstrap replicates (0 = no intervals).
+N_BOOTSTRAP = Interval(Integral, 0, None)
+#: A seed of the bootstrap (and of what else a tool seeds with it).
+SEED = Interval(Integral, 0, None)
 
 
 @declared(
     {
         "threshold": [THRESHOLD],
-        "n_bootstrap": [Interval(Integral, 0, None)],
-        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "n_bootstrap": [N_BOOTSTRAP],
+        "confidence": [CONFIDENCE],
         "stratify": [StrOptions(STRATIFY)],
-        "seed": [Interval(Integral, 0, None)],
+        "seed": [SEED],
         "memory_budget": [MEMORY_BUDGET, None],
     }
 )

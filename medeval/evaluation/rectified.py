@@ -49,19 +49,19 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import torch
 
-from medeval._validation import Interval, StrOptions, validate_params
+from medeval._validation import StrOptions, validate_params
 from medeval.evaluation.checks import bootstrap_info, codes, labels, strata
 from medeval.io.reference import ReferenceDataError, ReferenceRows
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
 from medeval.metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from medeval.metrics.ranking import auc_from_sums, auc_sums
+from medeval.options import CONFIDENCE, N_BOOTSTRAP, SEED
 from medeval.scores import (
     FAMILIES,
     RECOMMENDED_RECTIFIED,
@@ -303,10 +303,10 @@ def _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, test) -> dict
 @validate_params(
     {
         "variant": [StrOptions(VARIANTS)],
-        "n_bootstrap": [Interval(Integral, 0, None)],
-        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "n_bootstrap": [N_BOOTSTRAP],
+        "confidence": [CONFIDENCE],
         "reference_stratify": [StrOptions(REFERENCE_STRATA)],
-        "seed": [Interval(Integral, 0, None)],
+        "seed": [SEED],
     }
 )
 def rectified_scores(

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -25,10 +24,11 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
-from medeval._validation import Interval, TypeOf, validate_params
+from medeval._validation import TypeOf, validate_params
 from medeval.metrics._checks import UndefinedMetricWarning, format_inputs
 from medeval.metrics.classification import ConfusionSums, ba_from_sums, confusion_sums, f1_from_sums
 from medeval.metrics.ranking import auc_from_sums, auc_sums
+from medeval.options import THRESHOLD
 from medeval.scores import (
     FAMILIES,
     INSTANCE_SCORES,
@@ -149,7 +149,7 @@ class SubconceptScores(Metric):
     @validate_params(
         {
             "train_sizes": [TypeOf(Mapping, Utilities, desc="train sizes or Utilities")],
-            "threshold": [Interval(Real, None, None)],
+            "threshold": [THRESHOLD],
         }
     )
     def __init__(

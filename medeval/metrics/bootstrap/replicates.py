@@ -5,11 +5,11 @@ percentile intervals (:func:`percentile_interval`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from numbers import Real
 
 import torch
 
-from ..._validation import Interval, validate_params
+from ..._validation import validate_params
+from ...options import CONFIDENCE
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Replicates:
     estimated_recall: torch.Tensor | None = None
 
 
-@validate_params({"confidence": [Interval(Real, 0, 1, closed="neither")]})
+@validate_params({"confidence": [CONFIDENCE]})
 def percentile_interval(
     replicates: torch.Tensor, confidence: float = 0.95
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
