@@ -66,12 +66,12 @@ class EvaluationOptions:
     :func:`medeval.evaluation.evaluate_predictions`).
 
     Attributes:
-        threshold: predicted label = ``y_score >= threshold`` where there is no ``y_pred``.
         n_bootstrap: bootstrap replicates for the intervals (0 = none).
+        threshold: predicted label = ``y_score >= threshold`` where there is no ``y_pred``.
+        seed: bootstrap seed.
         confidence: interval level in (0, 1).
         stratify: strata the bootstrap resamples within: ``"class"``, ``"subconcept"`` or
             ``"none"``.
-        seed: bootstrap seed.
         memory_budget: bytes the work buffers may take (``None``: from the machine's free
             memory); changes speed and memory only, never the numbers.
 
@@ -79,11 +79,12 @@ class EvaluationOptions:
         InvalidParameterError: a value outside its constraints, naming the field.
     """
 
-    threshold: float = 0.5
+    # in the order a training run's config.yaml has always listed the first three
     n_bootstrap: int = 1000
+    threshold: float = 0.5
+    seed: int = 0
     confidence: float = 0.95
     stratify: str = "class"
-    seed: int = 0
     memory_budget: int | None = None
 
     def evaluation_options(self) -> dict[str, Any]:

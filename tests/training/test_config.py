@@ -112,11 +112,11 @@ splits:
   n: 1
   seeds: null
 evaluation:
-  threshold: 0.5
   n_bootstrap: 1000
+  threshold: 0.5
+  seed: 0
   confidence: 0.95
   stratify: class
-  seed: 0
   memory_budget: null
 out: null
 """
