@@ -5,7 +5,8 @@ The command-line tools turn every :class:`UserError` into one line on stderr and
 imports only the standard library, so a tool's ``--help`` stays fast.
 
 :class:`InputError` is the one error type for a bad input file (predictions, train sizes,
-reference data, embeddings): its message names the file, and the column and row where known.
+reference data, embeddings, and a data set's tables: ``medeval.datasets.DataError`` is one): its
+message names the file, and the column and row where known.
 """
 
 from __future__ import annotations

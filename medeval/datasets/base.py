@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from medeval.errors import UserError
+from medeval.errors import InputError
 
 __all__ = [
     "N_NAMED",
@@ -29,8 +29,13 @@ N_NAMED = 20
 _WORKER = " in DataLoader worker process "
 
 
-class DataError(UserError):
+class DataError(InputError):
     """Bad input data: the message names the file and, where known, the column and row.
+
+    A bad data set is a bad input: an :class:`~medeval.errors.InputError` (one error type for
+    every bad user table). ``DataError(path, problem, column=..., row=...)`` words it as every
+    :class:`~medeval.errors.InputError`; ``DataError(message)`` takes a message that names its
+    file itself.
 
     Raised inside a torch DataLoader worker, it reaches the main process re-made from the
     worker's whole formatted traceback (torch calls ``DataError(text)``); the message is then
@@ -38,14 +43,18 @@ class DataError(UserError):
     is kept as a note (shown by ``-v``, not by the one-line report).
     """
 
-    def __init__(self, *args: object) -> None:
+    def __init__(self, *args: object, column: str | None = None, row: int | None = None) -> None:
+        if len(args) == 2 and all(isinstance(a, str | Path) for a in args):  # path, problem
+            super().__init__(str(args[0]), str(args[1]), column=column, row=row)
+            return
+        self.path, self.column, self.row = None, column, row
         if len(args) == 1 and isinstance(args[0], str) and _WORKER in args[0]:
             original = _worker_message(args[0])
             if original is not None:
-                super().__init__(f"{original} (in a data-loader worker)")
+                ValueError.__init__(self, f"{original} (in a data-loader worker)")
                 self.add_note(args[0])
                 return
-        super().__init__(*args)
+        ValueError.__init__(self, *args)  # the message as given (it names its file)
 
 
 def _worker_message(text: str) -> str | None:
@@ -197,23 +206,21 @@ def data_root(subfolder: str = "") -> Path:
     return root / subfolder if subfolder else root
 
 
-def read_table(path: str | Path, **kwargs) -> pd.DataFrame:
-    """Read a CSV / TSV (optionally compressed) or Parquet table, by the suffix rule of every
-    user table (:func:`medeval.io.tables.table_kind`; a ``.tab`` file is tab-separated too);
-    ``DataError`` if unreadable."""
-    from medeval.io.tables import PARQUET_SUFFIXES
+def read_table(path: str | Path, **csv_options) -> pd.DataFrame:
+    """A data set's table (labels, metadata) read by the one reader of user tables,
+    :func:`medeval.io.tables.read_frame`: its suffixes (:data:`~medeval.io.tables.DATASET_SUFFIXES`:
+    those of every user table, ``.tab`` tab-separated, a name without a suffix
+    comma-separated), its missing cells unless the loader names its own, its header check and
+    its errors, raised as :class:`DataError` (an :class:`~medeval.errors.InputError`).
+    ``csv_options``: :func:`pandas.read_csv` options of the loader (``dtype``, ``usecols``…)."""
+    from medeval.io.tables import DATASET_SUFFIXES, read_frame
 
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    suffixes = [s.lower() for s in path.suffixes]
     try:
-        if path.name.lower().endswith(PARQUET_SUFFIXES):
-            return pd.read_parquet(path)
-        sep = "\t" if ".tsv" in suffixes or ".tab" in suffixes else ","
-        return pd.read_csv(path, sep=kwargs.pop("sep", sep), **kwargs)
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise DataError(f"{path}: cannot read table: {exc}") from exc
+        return read_frame(path, csv_suffixes=(*DATASET_SUFFIXES, ""), **csv_options)
+    except DataError:
+        raise
+    except InputError as err:  # the same message, as the loaders' error type
+        raise DataError(str(err), column=err.column, row=err.row) from None
 
 
 def require_columns(frame: pd.DataFrame, columns: list[str], path: str | Path) -> None:

@@ -21,6 +21,7 @@ from medeval.errors import InputError
 
 __all__ = [
     "CSV_SUFFIXES",
+    "DATASET_SUFFIXES",
     "MISSING_CELLS",
     "MISSING_WORDS",
     "PARQUET_SUFFIXES",
@@ -38,6 +39,9 @@ __all__ = [
 
 #: Suffixes read as delimited text (tab-separated when the name holds ``.tsv``).
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
+#: A data set's table (labels, metadata) may also be ``.tab`` (tab-separated) or have no suffix
+#: (comma-separated, as the HAM10000 metadata file is distributed).
+DATASET_SUFFIXES = (*CSV_SUFFIXES, ".tab", ".tab.gz")
 #: Suffixes read as Parquet.
 PARQUET_SUFFIXES = (".parquet", ".pq")
 #: A predictions or reference file may also be ``.txt`` (comma-separated).
@@ -68,9 +72,11 @@ def table_kind(path: str | Path, csv_suffixes: tuple[str, ...] = CSV_SUFFIXES) -
     name = Path(path).name.lower()
     if is_parquet(path):
         return "parquet"
-    if name.endswith(csv_suffixes):
-        return "tsv" if ".tsv" in name else "csv"
-    shown = ", ".join(s for s in csv_suffixes if not s.endswith(".gz"))
+    if name.endswith(tuple(s for s in csv_suffixes if s)):
+        return "tsv" if name.endswith((".tsv", ".tsv.gz", ".tab", ".tab.gz")) else "csv"
+    if "" in csv_suffixes and not Path(name).suffix:
+        return "csv"  # a name without a suffix, where the caller allows it
+    shown = ", ".join(s for s in csv_suffixes if s and not s.endswith(".gz"))
     raise InputError(path, f"unknown format: use .parquet or {shown} (optionally .gz)")
 
 
@@ -81,11 +87,19 @@ def is_missing(text: object) -> bool:
 
 
 def read_frame(
-    path: str | Path, *, as_text: bool = False, csv_suffixes: tuple[str, ...] = CSV_SUFFIXES
+    path: str | Path,
+    *,
+    as_text: bool = False,
+    csv_suffixes: tuple[str, ...] = CSV_SUFFIXES,
+    **csv_options,
 ) -> pd.DataFrame:
     """The table in ``path``; ``as_text`` keeps every CSV cell as the text the user wrote
     (Parquet keeps its stored types either way). ``csv_suffixes``: the names read as text
-    tables (a predictions file also accepts ``.txt``).
+    tables (a predictions file also accepts ``.txt``, a data set's table
+    :data:`DATASET_SUFFIXES`; ``""`` in them: a name without a suffix is comma-separated).
+    ``csv_options``: what a data-set loader asks of :func:`pandas.read_csv` (``dtype``,
+    ``usecols``, ``nrows``, its own missing cells); the missing cells are otherwise
+    :data:`MISSING_CELLS`.
 
     Raises:
         InputError: the file is missing, has an unknown suffix or cannot be parsed.
@@ -104,8 +118,9 @@ def read_frame(
             header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str)
             check_header(path, header.iloc[0].fillna("") if len(header) else [])
             if as_text:
-                return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
-            return pd.read_csv(path, sep=sep, na_values=list(MISSING_CELLS), keep_default_na=False)
+                return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, **csv_options)
+            missing = {"na_values": list(MISSING_CELLS), "keep_default_na": False}
+            return pd.read_csv(path, sep=sep, **{**missing, **csv_options})
     except InputError:
         raise
     except UnicodeDecodeError as err:
