@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from medeval.datasets.base import LabelledData
+from medeval.errors import UserError
 
 __all__ = ["FAINT_CONTRAST", "NOISE_SD", "SUBCONCEPTS", "load_synthetic", "make_phantoms", "render"]
 
@@ -112,7 +113,7 @@ def make_phantoms(
         ``labels``, ``groups`` (patient ids) and ``meta["synthetic"] = True``.
     """
     if n_normal < 16 * 9:
-        raise ValueError("n_normal must be >= 144 so the rarest finding keeps > 8 images")
+        raise UserError("n_normal must be >= 144 so the rarest finding keeps > 8 images")
     rng = np.random.default_rng(seed)
     labels, groups, images = [], [], []
     patient = 0

@@ -55,6 +55,7 @@ import numpy as np
 import torch
 
 from medeval._validation import StrOptions, validate_params
+from medeval.errors import UserError
 from medeval.evaluation.checks import bootstrap_info, codes, labels, strata
 from medeval.io.reference import ReferenceDataError, ReferenceRows
 from medeval.metrics._checks import UndefinedMetricWarning
@@ -457,7 +458,7 @@ def rectify_test_side(
 def _length(reps: Mapping[str, torch.Tensor]) -> int:
     lengths = {len(v) for v in reps.values()}
     if len(lengths) != 1:
-        raise ValueError(f"test_replicates must share one length; got {sorted(lengths)}")
+        raise UserError(f"test_replicates must share one length; got {sorted(lengths)}")
     return lengths.pop()
 
 
@@ -471,7 +472,7 @@ def _components(
         n_bootstrap = _length(test_replicates)
         missing = [m for m in families if m not in test_replicates]
         if missing:
-            raise ValueError(f"test_replicates lack the families {missing}")
+            raise UserError(f"test_replicates lack the families {missing}")
         test = {("c", m): torch.as_tensor(test_replicates[m]).to("cpu", torch.float64)
                 for m in families}  # fmt: skip
     if n_bootstrap <= 0:

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from medeval.errors import UserError
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.bootstrap import BatchedBootstrap
 from medeval.metrics.proportion import DEFAULT_METHOD, binomial_interval, soft_recall_interval
@@ -384,7 +385,7 @@ def rectified_replicates(
     recall), the test rows' noise the soft counts do not carry. NaN where a replicate has no
     reference row of the subconcept or no soft mass."""
     if method not in R_INTERVAL_METHODS:
-        raise ValueError(f"method must be one of {', '.join(R_INTERVAL_METHODS)}; got {method!r}")
+        raise UserError(f"method must be one of {', '.join(R_INTERVAL_METHODS)}; got {method!r}")
     k, n = ref["k"], ref["n"]
     if method == "percentile":
         recall = _ratio(k, n)
@@ -396,7 +397,7 @@ def rectified_replicates(
     out = est_test - (_ratio(ref["num"], ref["den"]) - recall)
     if method == "jeffreys-realised":
         if noise_scale is None:
-            raise ValueError("method 'jeffreys-realised' needs noise_scale")
+            raise UserError("method 'jeffreys-realised' needs noise_scale")
         z = rng.standard_normal(out.shape)
         out = out + z * np.sqrt(np.clip(recall * (1 - recall), 0, None)) * noise_scale
     return out

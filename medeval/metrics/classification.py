@@ -24,6 +24,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from medeval.errors import UserError
+
 from ._checks import ArrayLike, Inputs, format_inputs, scale_weights, warn_undefined
 
 _KINDS = {"y_true": "label", "y_pred": "label", "sample_weight": "weight"}
@@ -174,7 +176,7 @@ def weighted_accuracy(
     qt = torch.as_tensor(np.asarray(q) if not isinstance(q, torch.Tensor) else q)
     qt = qt.to(dtype=inputs.dtype, device=inputs.device)
     if bool(torch.isnan(qt).any()) or bool(((qt < 0) | (qt > 1)).any()):
-        raise ValueError(f"q must lie in [0, 1]; got {qt.tolist()}")
+        raise UserError(f"q must lie in [0, 1]; got {qt.tolist()}")
     r0, r1 = recalls_from_sums(s)
     zero = torch.zeros_like(r0)
     term1 = torch.where(qt > 0, qt * r1, zero)

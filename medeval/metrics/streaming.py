@@ -25,6 +25,7 @@ from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
 from medeval._validation import TypeOf, validate_params
+from medeval.errors import UserError
 from medeval.metrics._checks import UndefinedMetricWarning, format_inputs
 from medeval.metrics.classification import ConfusionSums, ba_from_sums, confusion_sums, f1_from_sums
 from medeval.metrics.ranking import auc_from_sums, auc_sums
@@ -80,12 +81,12 @@ def instance_weights(
             out[key] = values[codes]
         else:
             if posteriors is None:
-                raise ValueError(
+                raise UserError(
                     f"{key}BA/{key}F1/{key}AUC need posteriors (N, S) of the subconcept model"
                 )
             q = torch.as_tensor(posteriors).to(dev)
             if q.ndim != 2 or q.shape[0] != n:
-                raise ValueError(f"posteriors must be (N={n}, S); got shape {tuple(q.shape)}")
+                raise UserError(f"posteriors must be (N={n}, S); got shape {tuple(q.shape)}")
             a = predicted_weights(q, u) if key == "p" else class_conditional_weights(q, u, y_true)
             out[key] = a.to(y_true.dtype)
     return out
@@ -94,10 +95,10 @@ def instance_weights(
 def _codes(subconcept: Any, u: Utilities, y_true: torch.Tensor) -> torch.Tensor:
     """Validated ``(N,)`` subconcept codes: in range and on the side of each instance's class."""
     if subconcept is None:
-        raise ValueError("wBA/wF1/wAUC need subconcept: integer codes (N,) into the train sizes")
+        raise UserError("wBA/wF1/wAUC need subconcept: integer codes (N,) into the train sizes")
     codes = torch.as_tensor(subconcept, device=y_true.device)
     if codes.dtype.is_floating_point or codes.dtype == torch.bool or codes.shape != y_true.shape:
-        raise ValueError(
+        raise UserError(
             f"subconcept must be integer codes of shape {tuple(y_true.shape)}; "
             f"got {codes.dtype} {tuple(codes.shape)}"
         )
@@ -105,7 +106,7 @@ def _codes(subconcept: Any, u: Utilities, y_true: torch.Tensor) -> torch.Tensor:
     bad = (codes < 0) | (codes >= len(u.names))
     if bool(bad.any()):
         i = int(torch.nonzero(bad)[0])
-        raise ValueError(
+        raise UserError(
             f"subconcept code {int(codes[i])} at index {i} is out of range: there are "
             f"{len(u.names)} subconcepts ({', '.join(u.names)})"
         )
@@ -113,7 +114,7 @@ def _codes(subconcept: Any, u: Utilities, y_true: torch.Tensor) -> torch.Tensor:
     wrong = sides != y_true.long()
     if bool(wrong.any()):
         i = int(torch.nonzero(wrong)[0])
-        raise ValueError(
+        raise UserError(
             f"index {i}: subconcept {u.names[int(codes[i])]!r} belongs to class "
             f"{int(sides[i])} but y_true is {int(y_true[i])}"
         )
@@ -165,7 +166,7 @@ class SubconceptScores(Metric):
         self.utilities = _as_utilities(train_sizes)
         names = tuple(INSTANCE_SCORES if scores is None else scores)
         if isinstance(scores, str) or not names:
-            raise ValueError(f"scores must be a non-empty list of names from {INSTANCE_SCORES}")
+            raise UserError(f"scores must be a non-empty list of names from {INSTANCE_SCORES}")
         parsed = [instance_score(s) for s in names]  # validates every name
         self.scores = names
         self.threshold = float(threshold)
@@ -218,7 +219,7 @@ class SubconceptScores(Metric):
         functional metrics' input formatting (the same label encodings and checks)."""
         yt, ys = _flat(y_true), _flat(y_score)
         if ys.shape != yt.shape:
-            raise ValueError(
+            raise UserError(
                 f"y_score has {_numel(ys)} entries but y_true has {_numel(yt)}; they must match"
             )
         inputs = format_inputs(

@@ -36,6 +36,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from medeval.datasets.cache import CachedImages
 from medeval.device import autocast, resolve_device
+from medeval.errors import UserError
 from medeval.io import atomic
 from medeval.metrics.streaming import SubconceptScores
 from medeval.models import TwoHeadModel, build_model
@@ -234,7 +235,7 @@ def _resume_state(last: Path, model: nn.Module, opt: torch.optim.Optimizer, moni
     state = ck["state"]
     state.setdefault("best_score", state.pop("best_ba", -math.inf))  # older checkpoints
     if state.get("monitor", "BA") != monitor:
-        raise ValueError(
+        raise UserError(
             f"{last} was trained with train.monitor={state.get('monitor', 'BA')}; "
             f"resume with the same monitor, not {monitor}"
         )

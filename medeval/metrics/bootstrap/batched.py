@@ -11,6 +11,8 @@ from numbers import Integral
 import numpy as np
 import torch
 
+from medeval.errors import UserError
+
 from ..._validation import Interval, StrOptions, TypeOf, validate_params
 from ...options import MEMORY_BUDGET
 from .budget import (
@@ -88,10 +90,10 @@ class BatchedBootstrap(_StaticMatrices, _BufferPlan, _Kernels):
         y = np.asarray(y_true).astype(np.int64)
         n = len(y)
         if y_pred is None and y_score is None:
-            raise ValueError("need y_pred or y_score")
+            raise UserError("need y_pred or y_score")
         for name, w in weights.items():  # a longer weight vector must not be cut silently
             if tuple(np.shape(w)) != (n,):
-                raise ValueError(
+                raise UserError(
                     f"weights {name!r} must have one entry per instance ({n}); got shape "
                     f"{tuple(np.shape(w))}"
                 )
@@ -102,7 +104,7 @@ class BatchedBootstrap(_StaticMatrices, _BufferPlan, _Kernels):
         self.subset_names = tuple(subsets)
         masks = np.stack([np.asarray(m, dtype=bool) for m in subsets.values()], axis=1)
         if not masks[y == 0].all():
-            raise ValueError(
+            raise UserError(
                 "every subset must contain all class-0 instances "
                 '(docs/method.md, "Evaluation subsets and analyses")'
             )

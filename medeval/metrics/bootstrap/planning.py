@@ -10,6 +10,8 @@ from collections.abc import Iterator
 import numpy as np
 import torch
 
+from medeval.errors import UserError
+
 from .budget import _CHUNK_BYTES
 
 _CELL_LANES = 8  # accumulators per cell (see _build_statistics)
@@ -30,7 +32,7 @@ def _resolve_generator(generator: str, device: torch.device) -> str:
     if generator == "auto":
         generator = "numpy" if device.type == "cpu" else "torch"
     if generator == "numpy" and device.type != "cpu":
-        raise ValueError("generator='numpy' draws into CPU memory; use device='cpu'")
+        raise UserError("generator='numpy' draws into CPU memory; use device='cpu'")
     return generator
 
 
@@ -51,7 +53,7 @@ def _units(
     mixed = np.zeros(n_units, dtype=bool)
     np.logical_or.at(mixed, unit_of_col, unit_stratum[unit_of_col] != strata_codes)
     if mixed.any():
-        raise ValueError(
+        raise UserError(
             "a cluster spans several strata; resample clusters without stratification "
             "(stratify='none') or stratify on a per-cluster attribute"
         )
