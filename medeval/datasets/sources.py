@@ -140,6 +140,10 @@ def _resolve(ref: str | Callable[..., Any]) -> Callable[..., Any]:
 # Options shared by several loaders: one flag, one meaning.
 LABEL = Option("label-column", "column with the multiclass label")
 _COUNT = (Interval(Integral, 1, None),)
+#: The synthetic phantoms' normal class and side: the rules of ``--n-normal`` /
+#: ``--phantom-size`` and of a config's ``data.synthetic.n_normal`` / ``size`` alike.
+PHANTOM_NORMALS = Interval(Integral, 144, None, desc="an int >= 144 (the rarest finding keeps > 8)")
+PHANTOM_SIZE = Interval(Integral, 8, None)
 GROUP = Option("group-column", "patient / group id column (rows of a group stay together)")
 TEXT = Option("text-column", "column with the text")
 ID = Option("id-column", "row id column")
@@ -308,9 +312,15 @@ for _source in (
         "image",
         _D + "synthetic:load_synthetic",
         (
-            Option("n-normal", "phantoms of the largest class", type=int, allowed=_COUNT),
             Option(
-                "phantom-size", "phantom side in pixels", type=int, keyword="size", allowed=_COUNT
+                "n-normal", "phantoms of the largest class", type=int, allowed=(PHANTOM_NORMALS,)
+            ),
+            Option(
+                "phantom-size",
+                "phantom side in pixels",
+                type=int,
+                keyword="size",
+                allowed=(PHANTOM_SIZE,),
             ),
             Option(
                 "phantom-seed",

@@ -29,6 +29,7 @@ from typing import Any, Literal
 import yaml
 
 from medeval._validation import Constraint, Interval, StrOptions, accepts, declared, describe
+from medeval.datasets.sources import PHANTOM_NORMALS, PHANTOM_SIZE
 from medeval.errors import UserError
 from medeval.options import EvaluationOptions
 from medeval.scores import INSTANCE_SCORES
@@ -61,10 +62,8 @@ _NON_NEGATIVE = [Interval(Real, 0, None)]
 
 @declared(
     {
-        "n_normal": [
-            Interval(Integral, 144, None, desc="an int >= 144 (the rarest finding keeps > 8)")
-        ],
-        "size": [Interval(Integral, 8, None)],
+        "n_normal": [PHANTOM_NORMALS],  # the synthetic source's own rules
+        "size": [PHANTOM_SIZE],
         "seed": _SEED,
     }
 )
