@@ -614,7 +614,4 @@ def source_options(args: argparse.Namespace, source: str) -> dict:
     from medeval.datasets.sources import all_options, options_for_flags
 
     given = {flag: getattr(args, opt.dest, None) for flag, (opt, _takers) in all_options().items()}
-    try:
-        return options_for_flags(source, given)
-    except ValueError as err:
-        raise UserError(str(err)) from None
+    return options_for_flags(source, given)

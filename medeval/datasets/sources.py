@@ -341,7 +341,7 @@ del _source
 
 
 def get_source(name: str) -> Source:
-    """The registered source ``name``; ``ValueError`` naming the known ones otherwise."""
+    """The registered source ``name``; a ``UserError`` naming the known ones otherwise."""
     if name not in SOURCES:
         raise UserError(f"unknown source {name!r}; choose from {', '.join(SOURCES)}")
     return SOURCES[name]
@@ -360,7 +360,7 @@ def options_for_flags(source: str, given: Mapping[str, Any]) -> dict[str, Any]:
     """Loader keywords from flag values (``{flag: value}``, ``None`` = not given).
 
     Raises:
-        ValueError: a flag the source does not take, naming the sources that do.
+        UserError: a flag the source does not take, naming the sources that do.
     """
     src = get_source(source)
     by_flag = {o.flag: o for o in src.options}
@@ -382,7 +382,7 @@ def check_options(source: str, options: Mapping[str, Any], *, where: str = "opti
     """Check loader keywords given directly (a config's ``data.options``).
 
     Raises:
-        ValueError: an unknown keyword or a value of the wrong type or choice, naming
+        UserError: an unknown keyword or a value of the wrong type, choice or range, naming
             ``where.<key>``.
     """
     src = get_source(source)

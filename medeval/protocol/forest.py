@@ -28,6 +28,7 @@ import pandas as pd
 from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
+from medeval.errors import UserError
 from medeval.evaluation import Evaluation
 from medeval.evaluation.subconcept_recall import PER_SUBCONCEPT_COLUMNS
 from medeval.flows.evaluate import EvaluateSettings, evaluate_table
@@ -94,10 +95,10 @@ OUT_OF_BAG = {
 def check_methods(methods: list[str] | tuple[str, ...]) -> list[str]:
     """Validate method names; keep the given order, drop duplicates."""
     if not methods:
-        raise ValueError(f"no method named; choose from {', '.join(METHODS)}")
+        raise UserError(f"no method named; choose from {', '.join(METHODS)}")
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
+        raise UserError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
     return list(dict.fromkeys(methods))
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from medeval._validation import Interval, StrOptions, validate_params
 from medeval.datasets import LabelledData, dataset_names, load
 from medeval.datasets.base import DataError, data_root, read_table
+from medeval.errors import UserError
 from medeval.progress import progress as progress_bar
 from medeval.protocol.discovered import run_fold_discovered
 from medeval.protocol.forest import check_methods, derive_seed, run_fold
@@ -241,10 +242,10 @@ def plan_units(
     saved fold (:mod:`medeval.protocol.saved`) is missing counts as missing too.
     """
     if subconcepts not in SUBCONCEPT_MODES:
-        raise ValueError(f"subconcepts must be one of {SUBCONCEPT_MODES}; got {subconcepts!r}")
+        raise UserError(f"subconcepts must be one of {SUBCONCEPT_MODES}; got {subconcepts!r}")
     methods = check_methods(methods)
     if save_predictions and subconcepts != "true":
-        raise ValueError("saved predictions are written for the true subconcepts only")
+        raise UserError("saved predictions are written for the true subconcepts only")
     known = store.tasks()
     out = store.root
     order = sorted(datasets, key=lambda d: (collection.file_size(d), d))

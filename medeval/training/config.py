@@ -355,7 +355,7 @@ def validate(config: dict) -> Config:
         )
     try:
         check_options(source, cfg.data.options, where="data.options")
-    except ValueError as exc:
+    except UserError as exc:
         raise ConfigError(str(exc)) from None
     task_spec(cfg)  # a definition that makes no task fails here, naming task.<key>
     return cfg
