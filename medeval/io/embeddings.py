@@ -19,7 +19,6 @@ import pandas as pd
 
 from medeval.errors import InputError
 from medeval.io import atomic
-from medeval.io.tables import finite_matrix, read_frame
 
 __all__ = [
     "FEATURE",
@@ -47,23 +46,18 @@ class EmbeddingTable:
 
 
 def read_embeddings(path: str | Path) -> EmbeddingTable:
-    """Read an embeddings table (``.parquet`` or ``.csv[.gz]``) and check its features.
+    """Read an embeddings table (``.parquet`` or ``.csv[.gz]``) with the one reader of feature
+    tables (:func:`medeval.io.features.read_feature_table`: features ``f0000…``, every other
+    column as the text the user wrote, ids that do not repeat).
 
     Raises:
         InputError: unreadable file, no feature columns ``f0000…``, a missing or non-finite
-            feature value (naming column and row).
+            feature value, a repeated ``id`` (naming column and row).
     """
-    path = Path(path)
-    frame = read_frame(path)
-    frame.columns = [str(c) for c in frame.columns]
-    features = [c for c in frame.columns if FEATURE.match(c)]
-    if not features:
-        raise InputError(path, "no feature columns f0000… (the python -m medeval.embed format)")
-    if len(frame) == 0:
-        raise InputError(path, "has no rows")
-    X = finite_matrix(frame, features, path)
-    rest = frame[[c for c in frame.columns if c not in features]].reset_index(drop=True)
-    return EmbeddingTable(path, X, features, rest)
+    from medeval.io.features import read_feature_table  # it takes FEATURE from here
+
+    table = read_feature_table(path, option=None)
+    return EmbeddingTable(table.path, table.X, table.features, table.rest)
 
 
 def class_of_rows(table: EmbeddingTable, positive: str | None) -> np.ndarray:

@@ -43,14 +43,20 @@ class FeatureTable:
 
 
 def read_feature_table(
-    path: str | Path | pd.DataFrame, features: Sequence[str] | None = None, *, name: str = ""
+    path: str | Path | pd.DataFrame,
+    features: Sequence[str] | None = None,
+    *,
+    name: str = "",
+    option: str | None = "--features",
 ) -> FeatureTable:
     """Read a CSV / Parquet table (or take a DataFrame, read as a Parquet file would be) and
-    check its features and ids.
+    check its features and ids: the one reader of feature tables (the embeddings of
+    :func:`medeval.io.embeddings.read_embeddings` too).
 
     Args:
         features: the feature columns; default every column named ``f<digits>``.
         name: what messages call a DataFrame (default ``"DataFrame"``).
+        option: the tool's option that names other feature columns (``None``: it has none).
 
     Raises:
         InputError: unreadable file, no rows, a feature column missing, a feature value that is
@@ -66,10 +72,9 @@ def read_feature_table(
     if features is None:
         cols = [c for c in frame.columns if FEATURE.match(c)]
         if not cols:
+            named = f"; name the feature columns with {option}" if option else ""
             raise InputError(
-                path,
-                "no feature columns f0000… (the python -m medeval.embed format); name the "
-                "feature columns with --features",
+                path, f"no feature columns f0000… (the python -m medeval.embed format){named}"
             )
     else:
         cols = list(features)
