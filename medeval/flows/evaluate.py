@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from medeval._validation import TypeOf, declared
+from medeval._validation import TypeOf, checked, declared
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation, evaluate_core
 from medeval.evaluation.rectified import FewReferenceRowsWarning
@@ -199,7 +199,7 @@ def _evaluate_recorded(
     undefined-score and few-reference-rows warnings are recorded (the evaluation's notes
     state them; their messages are returned), every other warning is passed on to the
     caller."""
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, checked():
         warnings.simplefilter("always")
         # Every keyword spelled out: a ** dict would hold the posteriors until the evaluation
         # returns. EvaluateSettings checked the options when it was built.

@@ -258,3 +258,22 @@ def test_no_module_evaluates_through_temporary_files_or_past_its_checks():
         assert "__wrapped__" not in text, path
         if path not in writers:
             assert "tempfile" not in text, path
+
+
+def test_evaluate_table_checks_its_options_once(monkeypatch):
+    """The settings object checked the options when it was built: inside evaluate_table no
+    validated callable checks them again (as inside evaluate_predictions), work a benchmark
+    would repeat for every method of thousands of small folds."""
+    import medeval._validation as validation
+    from medeval.io.predictions import example_paths
+
+    pred, sizes = example_paths()
+    u = read_train_sizes(sizes)
+    table, s = read_predictions(pred, u), EvaluateSettings(n_bootstrap=20)
+    calls = []
+    check = validation.check_params
+    monkeypatch.setattr(validation, "check_params", lambda *a: calls.append(a[0]) or check(*a))
+    evaluate_table(table, u, settings=s)
+    assert calls == []
+    evaluate_predictions(table.y_true, y_score=table.y_score, train_sizes=u, n_bootstrap=0)
+    assert calls == ["evaluate_predictions"]  # the array road checks its own, once
