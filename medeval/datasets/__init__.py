@@ -1,18 +1,26 @@
 """Loaders: each public data-set layout → one ``LabelledData`` (see :mod:`.base`).
 
 :func:`load` calls the loader that the source's declaration names (:mod:`medeval.datasets.sources`,
-the registry): this module dispatches on nothing else.
+the registry): this module dispatches on nothing else. It imports only the registry (standard
+library) until a loader or a name of :mod:`.base` is used, so the tools' ``--help`` reads the
+declared sources without numpy or pandas.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from medeval.datasets.base import DataError, LabelledData, SkippedFile, data_root
 from medeval.datasets.sources import SOURCES as _REGISTRY
 from medeval.datasets.sources import get_source
 
+if TYPE_CHECKING:
+    from medeval.datasets.base import LabelledData
+
 __all__ = ["SOURCES", "DataError", "LabelledData", "SkippedFile", "dataset_names", "load"]
+
+
+_FROM_BASE = ("DataError", "LabelledData", "SkippedFile", "data_root")
 
 
 def __getattr__(name: str):
@@ -20,6 +28,10 @@ def __getattr__(name: str):
     # module was imported is listed too.
     if name == "SOURCES":
         return tuple(_REGISTRY)
+    if name in _FROM_BASE:  # imported on first use: medeval.datasets.base needs pandas
+        from medeval.datasets import base
+
+        return getattr(base, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -42,6 +54,8 @@ def load(
         name: data-set name inside a folder of several (KEEL, PMLB, MedMNIST).
         **options: passed to the source's loader (e.g. ``label_column``, ``skip_unreadable``).
     """
+    from medeval.datasets.base import data_root
+
     declared = get_source(source)
     if declared.takes_path:
         path = Path(path) if path is not None else data_root(source)
