@@ -31,6 +31,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,9 @@ from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from medeval._validation import Interval, StrOptions, validate_params
 from medeval.errors import MissingExtraError, UserError
+from medeval.options import SEED
 
 __all__ = [
     "METHODS",
@@ -336,6 +339,20 @@ def _one_gaussian_bic(Z: np.ndarray) -> float:
     return float(m.bic(Z))
 
 
+#: The discovery's options, declared once (also the fields of the ``discover`` and
+#: ``subconcepts --discover`` settings).
+DISCOVERY_OPTIONS = {
+    "method": [StrOptions(METHODS)],
+    "reducer": [StrOptions(REDUCERS)],
+    "n_components": [Interval(Integral, 1, None)],
+    "k_max": [Interval(Integral, 1, None)],
+    "min_cluster_size": [Interval(Integral, 1, None)],
+    "n_estimators": [Interval(Integral, 1, None)],
+    "seed": [SEED],
+}
+
+
+@validate_params(DISCOVERY_OPTIONS)
 def discover_subconcepts(
     X: Any,
     y: Any,
@@ -364,16 +381,11 @@ def discover_subconcepts(
         seed: seeds the reductions, the clusterings and the forest.
 
     Raises:
-        ValueError: bad shapes, non-finite features, a class with no instances, unknown options.
+        UserError: bad shapes, non-finite features, a class with fewer than 2 instances;
+            InvalidParameterError (one) for an option outside :data:`DISCOVERY_OPTIONS`.
     """
     X = _features(X)
     y = _labels(y, len(X))
-    if method not in METHODS:
-        raise UserError(f"method must be one of {METHODS}; got {method!r}")
-    if reducer not in REDUCERS:
-        raise UserError(f"reducer must be one of {REDUCERS}; got {reducer!r}")
-    if min(n_components, k_max, min_cluster_size, n_estimators) < 1:
-        raise UserError("n_components, k_max, min_cluster_size and n_estimators must be >= 1")
     classes: dict[int, ClassClustering] = {}
     labels = np.empty(len(X), dtype=object)
     for side in (0, 1):

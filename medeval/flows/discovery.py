@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from medeval._validation import Interval, StrOptions, declared
-from medeval.discovery import METHODS, REDUCERS, Discovery, discover_subconcepts
+from medeval._validation import Interval, declared
+from medeval.discovery import DISCOVERY_OPTIONS, Discovery, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation
 from medeval.flows.evaluate import EvaluateSettings, evaluate_table
@@ -55,12 +55,7 @@ __all__ = ["DiscoverySettings", "discover_and_evaluate", "typical_examples"]
 
 @declared(
     {
-        "method": [StrOptions(METHODS)],
-        "reducer": [StrOptions(REDUCERS)],
-        "n_components": [Interval(Integral, 1, None)],
-        "k_max": [Interval(Integral, 1, None)],
-        "min_cluster_size": [Interval(Integral, 1, None)],
-        "n_estimators": [Interval(Integral, 1, None)],
+        **{k: v for k, v in DISCOVERY_OPTIONS.items() if k != "seed"},  # seed: the evaluation's
         "n_examples": [Interval(Integral, 1, None)],
     }
 )

@@ -35,15 +35,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from numbers import Integral
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from medeval._validation import Interval, StrOptions, TypeOf, declared
-from medeval.discovery import METHODS, REDUCERS, discover_subconcepts
+from medeval._validation import TypeOf, declared
+from medeval.discovery import DISCOVERY_OPTIONS, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import Evaluation
 from medeval.flows.evaluate import (
@@ -98,13 +97,9 @@ OWN_NO_REFERENCE = NO_REFERENCE_NOTE.split(" Give reference rows")[0] + (
     {
         "features": [TypeOf(tuple, desc="a tuple of column names"), None],
         "discover": [TypeOf(bool, desc="a bool")],
-        "n_estimators": [Interval(Integral, 1, None)],
         "device": EvaluateSettings.constraints["device"],
-        "method": [StrOptions(METHODS)],
-        "reducer": [StrOptions(REDUCERS)],
-        "n_components": [Interval(Integral, 1, None)],
-        "k_max": [Interval(Integral, 1, None)],
-        "min_cluster_size": [Interval(Integral, 1, None)],
+        # the discovery's own options (n_estimators also sizes the default forest)
+        **{k: v for k, v in DISCOVERY_OPTIONS.items() if k != "seed"},
     }
 )
 @dataclass(frozen=True)

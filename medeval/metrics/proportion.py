@@ -38,7 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special  # scipy.stats costs 0.4 s at import; special holds the same functions
 
+from medeval._validation import StrOptions, validate_params
 from medeval.errors import UserError
+from medeval.options import CONFIDENCE
 
 from ._checks import UndefinedMetricWarning
 
@@ -69,11 +71,8 @@ class ProportionInterval:
     confidence: float
 
 
-def _check(method: str, confidence: float) -> None:
-    if method not in METHODS:
-        raise UserError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    if not 0 < confidence < 1:
-        raise UserError(f"confidence must lie in (0, 1); got {confidence}")
+#: The options of every interval here, declared once.
+_OPTIONS = {"confidence": [CONFIDENCE], "method": [StrOptions(METHODS)]}
 
 
 def _bounds(k: np.ndarray, n: np.ndarray, method: str, alpha: float) -> tuple[np.ndarray, ...]:
@@ -96,6 +95,7 @@ def _bounds(k: np.ndarray, n: np.ndarray, method: str, alpha: float) -> tuple[np
     return np.where(k <= 0, 0.0, lo), np.where(k >= n, 1.0, hi)
 
 
+@validate_params(_OPTIONS)
 def binomial_interval(
     k: np.ndarray | float,
     n: np.ndarray | float,
@@ -112,7 +112,6 @@ def binomial_interval(
         method: one of :data:`METHODS`.
         names: ``(S,)`` names for the warning (e.g. subconcept names).
     """
-    _check(method, confidence)
     k_a = np.atleast_1d(np.asarray(k, dtype=np.float64))
     n_a = np.atleast_1d(np.asarray(n, dtype=np.float64))
     k_a, n_a = np.broadcast_arrays(k_a, n_a)
@@ -160,6 +159,7 @@ def exact_coverage(
     return float(pmf @ covered), float(pmf @ (ci.high - ci.low))
 
 
+@validate_params(_OPTIONS)
 def soft_recall_interval(
     q_class: np.ndarray,
     hit: np.ndarray,
