@@ -55,7 +55,8 @@ def embed_source(
     from medeval.datasets.base import load_notes
     from medeval.datasets.cache import skip_undecodable
     from medeval.embeddings.table import embed_table
-    from medeval.io.embeddings import FEATURE, write_table
+    from medeval.io.embeddings import write_table
+    from medeval.io.features import FEATURE
     from medeval.io.outdir import claim_folder
 
     options = dict(options or {})

@@ -52,8 +52,7 @@ from medeval.flows.evaluate import (
     reference_rows,
 )
 from medeval.io.atomic import json_text
-from medeval.io.embeddings import FEATURE
-from medeval.io.features import FeatureTable, binary_column, read_feature_table
+from medeval.io.features import FEATURE, FeatureTable, binary_column, read_feature_table
 from medeval.io.predictions import (
     POSTERIOR_PREFIX,
     PredictionTable,

@@ -8,7 +8,6 @@ the contract of a folder collection of ``python -m medeval.benchmark`` and the i
 from __future__ import annotations
 
 import io
-import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,18 +18,15 @@ import pandas as pd
 
 from medeval.errors import InputError
 from medeval.io import atomic
+from medeval.io.features import read_feature_table
 
 __all__ = [
-    "FEATURE",
     "EmbeddingTable",
     "class_of_rows",
     "read_embeddings",
     "thumbnail",
     "write_table",
 ]
-
-FEATURE = re.compile(r"^f\d+$")
-
 
 @dataclass
 class EmbeddingTable:
@@ -54,8 +50,6 @@ def read_embeddings(path: str | Path) -> EmbeddingTable:
         InputError: unreadable file, no feature columns ``f0000…``, a missing or non-finite
             feature value, a repeated ``id`` (naming column and row).
     """
-    from medeval.io.features import read_feature_table  # it takes FEATURE from here
-
     table = read_feature_table(path, option=None)
     return EmbeddingTable(table.path, table.X, table.features, table.rest)
 

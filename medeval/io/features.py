@@ -8,6 +8,7 @@ tool can write it back column for column. An ``id`` column, when present, must n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +17,12 @@ import numpy as np
 import pandas as pd
 
 from medeval.errors import InputError
-from medeval.io.embeddings import FEATURE
 from medeval.io.tables import finite_matrix, given_frame, read_frame
 
-__all__ = ["FeatureTable", "binary_column", "read_feature_table"]
+__all__ = ["FEATURE", "FeatureTable", "binary_column", "read_feature_table"]
+
+#: The feature columns of a feature or embedding table: ``f0000…``.
+FEATURE = re.compile(r"^f\d+$")
 
 
 @dataclass
