@@ -5,7 +5,9 @@ threshold, the bootstrap's replicates, level, strata and seed, and the memory bu
 declaration is
 
 - the fields of :class:`medeval.flows.evaluate.EvaluateSettings` (which adds the device and the
-  progress bar) and of the settings of ``subconcepts`` and ``discover``;
+  progress bar) and of the settings of ``subconcepts`` and ``discover``, and the evaluation
+  fields of :class:`medeval.flows.benchmark.BenchmarkSettings` (defaults
+  :data:`PROTOCOL_OPTIONS`);
 - the ``evaluation`` section of a training config (:class:`medeval.training.config.Config`);
 - the options ``--threshold``, ``--bootstrap``, ``--confidence``, ``--stratify`` and
   ``--memory-budget`` of every tool that evaluates (:func:`medeval.cli.common.
@@ -30,6 +32,7 @@ __all__ = [
     "CONFIDENCE",
     "MEMORY_BUDGET",
     "N_BOOTSTRAP",
+    "PROTOCOL_OPTIONS",
     "SEED",
     "STRATIFY",
     "THRESHOLD",
@@ -90,3 +93,10 @@ class EvaluationOptions:
     def evaluation_options(self) -> dict[str, Any]:
         """These fields by name (of a settings object that extends this one, too)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(EvaluationOptions)}
+
+
+#: The benchmark protocol's evaluation options (``python -m medeval.benchmark``'s defaults):
+#: 200 replicates per fold and method at 95 %, within class, threshold 0.5. Their ``seed`` is
+#: not used: each fold's bootstrap seed is derived from the protocol's
+#: (:func:`medeval.splits.derive_seed`).
+PROTOCOL_OPTIONS = EvaluationOptions(n_bootstrap=200)

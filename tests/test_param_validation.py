@@ -243,7 +243,7 @@ def _cli_cases():
 def test_the_evaluating_tools_share_every_evaluation_option():
     from medeval.cli.common import EVALUATION_FLAGS
 
-    for tool in ("evaluate", "subconcepts", "discover", "train"):
+    for tool in TOOLS:
         parser = importlib.import_module(f"medeval.cli.{tool}").build_parser()
         flags = {o for a in parser._actions for o in a.option_strings}
         assert set(EVALUATION_FLAGS) <= flags, tool

@@ -15,17 +15,20 @@ import threading
 from collections.abc import Sequence
 
 from medeval.cli.common import (
+    add_evaluation_options,
     add_source_arguments,
     add_task_arguments,
     check_out,
     common_options,
     default_out,
+    evaluation_options,
     execute,
     positive_int,
     run_command,
     source_options,
     task_spec,
 )
+from medeval.options import PROTOCOL_OPTIONS
 
 PROG = "python -m medeval.benchmark"
 ANALYSIS = "--out's analysis folder"
@@ -67,6 +70,14 @@ def _max_splits(text: str) -> int:
     return value
 
 
+#: The benchmark's words on the shared evaluation options.
+EVALUATION_NOTES = {
+    "--bootstrap": "per fold and method, on the full test fold; each seeded from --seed, the "
+    "data set, the fold and the method",
+    "--threshold": "the forests' predicted label and their reference rows' labels",
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = common_options(
         out_help="results folder (default $MEDEVAL_RUNS/benchmark-<collection>, "
@@ -78,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         parents=[common],
         description="Random-forest benchmark (5x2 CV, corrections, subconcept forest) with "
-        "utility-weighted scores and their 95 % bootstrap intervals on every fold — BA/F1/AUC "
+        "utility-weighted scores and their bootstrap intervals on every fold — BA/F1/AUC "
         "unweighted, true-weight wBA… (oracle), label-free cBA…, rBA… (recommended: cBA… "
         "rectified with the fold's reference rows, its training part scored out of bag, "
         "cross-fitted under ros and weight) and the paper's pBA… — then the analyses "
@@ -128,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         "resumable like the records",
     )
     p.add_argument("--no-analyze", action="store_true", help="skip the analyses at the end")
+    add_evaluation_options(p, defaults=PROTOCOL_OPTIONS, notes=EVALUATION_NOTES)
     add_source_arguments(p, sources=("keel", "pmlb", "csv"), with_source=False)
     add_task_arguments(p)  # over a task recorded with an embedded table
     return p
@@ -175,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
         subconcepts=args.subconcepts,
         save_predictions=args.save_predictions,
         task=None if spec is None else spec.to_dict(),
+        **evaluation_options(args),
     )
 
     def log(line: str) -> None:

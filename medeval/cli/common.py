@@ -26,10 +26,13 @@ import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from medeval.device import check_device
 from medeval.errors import EXIT_BAD_INPUT, UserError
+
+if TYPE_CHECKING:  # not imported at run time: --help stays instant
+    from medeval.options import EvaluationOptions
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -221,16 +224,19 @@ def add_evaluation_options(
     flags: Sequence[str] = tuple(EVALUATION_FLAGS),
     notes: dict[str, str] | None = None,
     config: bool = False,
+    defaults: EvaluationOptions | None = None,
 ) -> None:
     """The evaluation's options (:data:`EVALUATION_FLAGS`, the same in every tool): types,
     ranges and defaults from :class:`medeval.options.EvaluationOptions`. Each option's value
     is ``None`` unless given (:func:`evaluation_options` gives those that were); ``notes``
     adds a tool's own words to an option's help; with ``config`` the defaults are a training
-    config's ``evaluation.*`` keys, which the options set."""
+    config's ``evaluation.*`` keys, which the options set; ``defaults`` (an
+    ``EvaluationOptions``) are the tool's own, shown in the help, where its settings object
+    declares other ones (the benchmark's 200 replicates)."""
     from medeval._validation import StrOptions
     from medeval.options import EvaluationOptions
 
-    defaults = EvaluationOptions()
+    defaults = defaults if defaults is not None else EvaluationOptions()
     g = parser.add_argument_group("evaluation options (the same in every tool)")
     for flag in flags:
         field, metavar, text = EVALUATION_FLAGS[flag]

@@ -18,6 +18,7 @@ from medeval._validation import Fields, Interval, StrOptions, TypeOf, validate_p
 from medeval.datasets.base import DataError
 from medeval.errors import UserError
 from medeval.io.atomic import write_json
+from medeval.options import PROTOCOL_OPTIONS, EvaluationOptions
 from medeval.protocol.forest import METHODS, check_methods
 from medeval.protocol.grid import (
     BACKENDS,
@@ -28,7 +29,7 @@ from medeval.protocol.grid import (
     resolve_collection,
     run_grid,
 )
-from medeval.protocol.store import ResultsStore
+from medeval.protocol.store import EVALUATION_KEYS, ResultsStore
 from medeval.tasks.user import SmallSubconceptWarning, TaskSpec, make_task
 
 logger = logging.getLogger(__name__)
@@ -36,9 +37,20 @@ logger = logging.getLogger(__name__)
 __all__ = ["BenchmarkRun", "BenchmarkSettings", "run_benchmark", "select_datasets"]
 
 
+#: The evaluation's options a benchmark takes (all but the seed: each fold's is derived).
+EVALUATION_FIELDS = ("threshold", "n_bootstrap", "confidence", "stratify", "memory_budget")
+
+
 @dataclass(frozen=True)
 class BenchmarkSettings:
-    """What to run. ``datasets=None`` = every data set of the collection."""
+    """What to run. ``datasets=None`` = every data set of the collection.
+
+    ``threshold``, ``n_bootstrap``, ``confidence``, ``stratify`` and ``memory_budget`` are the
+    evaluation's options of every tool (:class:`~medeval.options.EvaluationOptions`, same
+    constraints), with the protocol's defaults (:data:`~medeval.options.
+    PROTOCOL_OPTIONS`: 200 replicates at 95 %); each fold's bootstrap seed is derived from
+    ``seed``.
+    """
 
     collection: str
     out: str | Path
@@ -56,6 +68,15 @@ class BenchmarkSettings:
     subconcepts: str = "true"  # or "discovered" (medeval.protocol.discovered)
     save_predictions: bool = False  # each fold's files for evaluate (medeval.protocol.saved)
     task: dict | None = None  # the user's task for every data set (TaskSpec.to_dict())
+    threshold: float = PROTOCOL_OPTIONS.threshold
+    n_bootstrap: int = PROTOCOL_OPTIONS.n_bootstrap
+    confidence: float = PROTOCOL_OPTIONS.confidence
+    stratify: str = PROTOCOL_OPTIONS.stratify
+    memory_budget: int | None = PROTOCOL_OPTIONS.memory_budget
+
+    def evaluation(self) -> EvaluationOptions:
+        """The evaluation's options of every fold (the seed: derived per fold)."""
+        return EvaluationOptions(**{f: getattr(self, f) for f in EVALUATION_FIELDS})
 
 
 @dataclass
@@ -104,6 +125,8 @@ SETTINGS_CONSTRAINTS = {
     "subconcepts": [StrOptions(SUBCONCEPT_MODES)],
     "save_predictions": [TypeOf(bool, desc="a bool")],
     "task": [TypeOf(dict, desc="a dict (TaskSpec.to_dict())"), None],
+    # the evaluation's options: declared once, in medeval.options
+    **{f: EvaluationOptions.constraints[f] for f in EVALUATION_FIELDS},
 }
 
 
@@ -118,9 +141,16 @@ def run_benchmark(
     Raises:
         InvalidParameterError: a setting outside :data:`SETTINGS_CONSTRAINTS`.
         DataError, FileNotFoundError, SettingsMismatch: bad collection, data-set names or
-            methods, or a results folder made with other protocol settings.
+            methods, or a results folder made with other protocol settings (the evaluation's
+            options included, the memory budget excepted).
+        ReplicateBudgetError: ``n_bootstrap`` replicates whose scores cannot fit
+            ``memory_budget``.
     """
     log = log or logger.info
+    if s.n_bootstrap and s.memory_budget is not None:  # before anything is written
+        from medeval.metrics.bootstrap import check_replicates
+
+        check_replicates(s.n_bootstrap, s.memory_budget)
     try:
         methods = check_methods(list(s.methods))
     except ValueError as exc:
@@ -147,6 +177,12 @@ def run_benchmark(
     tasks = collection.recorded_tasks()
     if tasks or "tasks" in _old_settings(store):
         settings["tasks"] = tasks or None
+    # The evaluation's options, recorded where they are not the protocol's (the run.json of
+    # a default run stays as it was); a folder made with others is refused, naming the option.
+    options = s.evaluation()
+    for key in EVALUATION_KEYS:
+        if getattr(options, key) != getattr(PROTOCOL_OPTIONS, key):
+            settings[key] = getattr(options, key)
     selection = {(d, m, k) for d in datasets for m in methods for k in range(s.max_splits)}
     # Checked, planned and every data set to run read before anything is written: a refused
     # run, a bad table or an empty KEEL file leaves the folder as it was.
@@ -162,6 +198,7 @@ def run_benchmark(
         force=s.force,
         subconcepts=s.subconcepts,
         save_predictions=s.save_predictions,
+        options=options,
     )
     check_tables(collection, sorted({u.dataset for u in units}))
     store.check_settings(settings, force=s.force, selection=selection)

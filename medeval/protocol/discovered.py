@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +31,14 @@ from medeval.evaluation import Evaluation
 from medeval.evaluation.quality import within_class_balanced_accuracy
 from medeval.flows.evaluate import EvaluateSettings, evaluate_table
 from medeval.io.predictions import PredictionTable
+from medeval.options import EvaluationOptions
 from medeval.protocol.forest import (
-    N_BOOTSTRAP,
-    THRESHOLD,
+    PROTOCOL_OPTIONS,
     _fit_binary,
     check_methods,
     derive_seed,
     fold_record,
+    fold_settings,
     fold_subconcepts,
     subconcept_model_scores,
 )
@@ -132,18 +133,22 @@ def label_free_scores(
     *,
     n_bootstrap: int = 0,
     seed: int = 0,
+    options: EvaluationOptions = PROTOCOL_OPTIONS,
 ) -> tuple[dict[str, float], dict[str, list[float | None]]]:
     """Every label-free score (and its interval) from discovered posteriors and sizes.
 
     Args:
-        y: ``(N,)`` test classes; score: ``(N,)`` class-1 scores (label = score >= THRESHOLD).
+        y: ``(N,)`` test classes; score: ``(N,)`` class-1 scores (label = score >=
+            ``options.threshold``).
         posteriors: ``(N, S)`` over the discovered subconcepts; train_sizes: their sizes.
+        options: the evaluation's other options (level, strata, memory budget).
 
     Returns:
         ``{score: value}`` and ``{score: [low, high]}`` (empty without bootstrap) for
         :data:`DISCOVERED_SCORES`.
     """
-    return _label_free(y, score, posteriors, train_sizes, n_bootstrap=n_bootstrap, seed=seed)[:2]
+    settings = fold_settings(options, seed=seed, n_bootstrap=n_bootstrap)
+    return _label_free(y, score, posteriors, train_sizes, settings=settings)[:2]
 
 
 def _label_free(
@@ -152,27 +157,22 @@ def _label_free(
     posteriors: pd.DataFrame,
     train_sizes: dict,
     *,
-    n_bootstrap: int,
-    seed: int,
+    settings: EvaluateSettings,
 ) -> tuple[dict[str, float], dict[str, list[float | None]], list[str]]:
     """:func:`label_free_scores` and the messages of the warnings the evaluation recorded."""
     table = PredictionTable(
         Path("test fold (discovered subconcepts)"),
         y,
         score,
-        labels_from_scores(score, THRESHOLD),
+        labels_from_scores(score, settings.threshold),
         None,
         posteriors,
     )
     u = utilities_from_train_sizes(train_sizes)
-    ev = evaluate_table(table, u, settings=_settings(n_bootstrap, seed))
+    ev = evaluate_table(table, u, settings=settings)
     scores = {s: ev.scores[s] for s in DISCOVERED_SCORES}
     intervals = {s: list(ev.intervals[s]) for s in DISCOVERED_SCORES if s in ev.intervals}
     return scores, intervals, ev.warned
-
-
-def _settings(n_bootstrap: int, seed: int) -> EvaluateSettings:
-    return EvaluateSettings(threshold=THRESHOLD, n_bootstrap=n_bootstrap, seed=seed)
 
 
 def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]) -> pd.DataFrame:
@@ -208,13 +208,14 @@ def run_fold_discovered(
     n_estimators: int = 100,
     split_index: int | None = None,
     discovery: dict[str, Any] | None = None,
-    n_bootstrap: int = N_BOOTSTRAP,
+    options: EvaluationOptions = PROTOCOL_OPTIONS,
 ) -> list[dict[str, Any]]:
     """One 5×2 fold with discovered subconcepts; one JSON-ready record per method.
 
     Arguments as :func:`medeval.protocol.forest.run_fold`; ``discovery`` holds options for
-    :func:`~medeval.discovery.discover_subconcepts`; ``n_bootstrap`` replicates give the 95 %
-    intervals of the full-test scores (``"intervals": {score: [low, high]}``; 0 = none).
+    :func:`~medeval.discovery.discover_subconcepts`; ``options.n_bootstrap`` replicates give the
+    ``options.confidence`` intervals of the full-test scores (``"intervals": {score: [low,
+    high]}``; 0 = none).
     """
     methods = check_methods(methods)
     if task.data.X is None:
@@ -232,11 +233,10 @@ def run_fold_discovered(
     for method in methods:
         tm = time.perf_counter()
         boot_seed = derive_seed(seed, task.name, k, method, "bootstrap")
+        settings = fold_settings(options, seed=boot_seed)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            results = _score_method(
-                task.y[test], free.scores[method], free, truth, boot_seed, n_bootstrap
-            )
+            results = _score_method(task.y[test], free.scores[method], free, truth, settings)
         timing = {
             "fit_s": free.fit_s[method],
             "shared_s": (free.discovery_s + t_shared) / len(methods),
@@ -291,16 +291,16 @@ def _score_method(
     score: np.ndarray,
     free: LabelFreeFold,
     truth: dict[str, Any],
-    boot_seed: int,
-    n_bootstrap: int,
+    settings: EvaluateSettings,
 ) -> dict[str, Any]:
     """One method's scores, intervals and tables: the true-weight ones from the truth, every
     label-free one from the discovered subconcepts (``score``: ``(N_test,)`` class-1 scores)."""
     test_names = truth["test_names"]
-    y_pred = labels_from_scores(score, THRESHOLD)
+    y_pred = labels_from_scores(score, settings.threshold)
+    n_bootstrap = settings.n_bootstrap
     where = Path("test fold (true subconcepts)")
     table = PredictionTable(where, y_te, score, y_pred, truth["test_subconcept"], None)
-    ev_true = evaluate_table(table, truth["utilities"], settings=_settings(n_bootstrap, boot_seed))
+    ev_true = evaluate_table(table, truth["utilities"], settings=settings)
     warned = list(ev_true.warned)
     free_scores: dict[str | None, dict[str, float]] = {}
     for key, m in _true_subset_masks(ev_true, y_te, test_names).items():
@@ -310,8 +310,7 @@ def _score_method(
             score[m],
             free.posteriors[m].reset_index(drop=True),
             free.discovery.train_sizes,
-            n_bootstrap=n_bootstrap if full else 0,
-            seed=boot_seed,
+            settings=settings if full else replace(settings, n_bootstrap=0),
         )
         warned += more
         if full:

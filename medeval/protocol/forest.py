@@ -36,6 +36,7 @@ from medeval.io.atomic import json_ready
 from medeval.io.predictions import PredictionTable
 from medeval.io.reference import ReferenceDataError, ReferenceRows
 from medeval.metrics.multiclass import confusion, macro_balanced_accuracy, macro_f1
+from medeval.options import PROTOCOL_OPTIONS, EvaluationOptions
 from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores, trees_per_fold
 from medeval.protocol.oob import ReferenceRows as OobRows
 from medeval.protocol.oob import (
@@ -64,14 +65,27 @@ METHOD_DESCRIPTIONS = {
     "weight": 'cost-sensitive forest, class_weight="balanced"',
 }
 
-#: The forest's predicted label: class 1 where its score >= THRESHOLD.
-THRESHOLD = 0.5
+#: The forest's predicted label by default: class 1 where its score >= THRESHOLD.
+THRESHOLD = PROTOCOL_OPTIONS.threshold
 
 #: Columns of a record's long subsets table.
 SUBSET_FIELDS = ("subset", "subconcept", "score", "value")
 
-#: Bootstrap replicates per fold for the intervals of every score on the full test fold.
-N_BOOTSTRAP = 200
+#: Bootstrap replicates per fold for the intervals of every score on the full test fold
+#: (default; the benchmark's --bootstrap).
+N_BOOTSTRAP = PROTOCOL_OPTIONS.n_bootstrap
+
+
+def fold_settings(
+    options: EvaluationOptions, *, seed: int, n_bootstrap: int | None = None
+) -> EvaluateSettings:
+    """A fold's evaluation settings: the run's ``options`` with the fold's derived ``seed``
+    (and ``n_bootstrap`` where the caller needs none or other replicates)."""
+    given = options.evaluation_options() | {"seed": seed}
+    if n_bootstrap is not None:
+        given["n_bootstrap"] = n_bootstrap
+    return EvaluateSettings(**given)
+
 
 #: Where a record's reference rows come from: out of bag, or cross-fitted for the corrections
 #: in :data:`~medeval.protocol.crossfit.CROSS_FIT`; and what "out of bag" means under each method.
@@ -201,7 +215,7 @@ def run_fold(
     seed: int,
     n_estimators: int = 100,
     split_index: int | None = None,
-    n_bootstrap: int = N_BOOTSTRAP,
+    options: EvaluationOptions = PROTOCOL_OPTIONS,
     save_predictions: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """Fit and evaluate one 5×2 fold under every method (docs/method.md, "Protocols", "Evaluation
@@ -215,8 +229,10 @@ def run_fold(
             seeds derived from (seed, data set, fold, role), so results do not depend on
             which methods run together or on scheduling.
         split_index: position 0..9 of the split (default ``2·repeat + fold``).
-        n_bootstrap: replicates for the 95 % interval of every score on the full test fold
-            (resampled within class; seeded from (seed, data set, fold, method)).
+        options: the evaluation's threshold, replicates, level, strata and memory budget
+            (default :data:`PROTOCOL_OPTIONS`: 200 replicates for the 95 % interval of every
+            score on the full test fold, resampled within class); the bootstrap is seeded
+            from (seed, data set, fold, method), not from ``options.seed``.
         save_predictions: a results folder; each method's test predictions, posteriors,
             reference rows and train sizes are written under its ``predictions/``
             (:mod:`medeval.protocol.saved`) before the record is returned.
@@ -244,16 +260,29 @@ def run_fold(
         boot_seed = derive_seed(seed, task.name, k, method, "bootstrap")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            kept = oob_rows(task, split["train"], shared, oob_score)
+            kept = oob_rows(task, split["train"], shared, oob_score, threshold=options.threshold)
             reference, ref_info = fold_reference(
-                task, split["train"], shared, oob_score, method, rows=kept, source=how
+                task,
+                split["train"],
+                shared,
+                oob_score,
+                method,
+                rows=kept,
+                source=how,
+                threshold=options.threshold,
             )
             ev = _evaluate_method(
-                task, split, shared, score, seed=boot_seed, n_bootstrap=n_bootstrap,
+                task, split, shared, score, settings=fold_settings(options, seed=boot_seed),
                 reference=reference,
             )  # fmt: skip
         if save_predictions is not None:
-            bootstrap = {"n_bootstrap": n_bootstrap, "seed": boot_seed, "confidence": ev.confidence}
+            bootstrap = {
+                "n_bootstrap": options.n_bootstrap,
+                "seed": boot_seed,
+                "confidence": ev.confidence,
+                "threshold": options.threshold,
+                "stratify": options.stratify,
+            }
             fold = (save_predictions, task, split, k, method, shared, score)
             save_fold(*fold, reference=kept if reference is not None else None, bootstrap=bootstrap)
         timing = {
@@ -267,17 +296,23 @@ def run_fold(
 
 
 def oob_rows(
-    task: BinaryTask, train: np.ndarray, shared: dict[str, Any], oob_score: np.ndarray
+    task: BinaryTask,
+    train: np.ndarray,
+    shared: dict[str, Any],
+    oob_score: np.ndarray,
+    *,
+    threshold: float = THRESHOLD,
 ) -> OobRows:
     """The training rows that both forests scored out of bag (``oob_score``: ``(N_train,)``
-    class-1 scores of the binary forest, NaN = none), with the protocol's threshold."""
+    class-1 scores of the binary forest, NaN = none), labelled with the evaluation's
+    ``threshold``."""
     return reference_rows(
         task.y[train],
         oob_score,
         shared["train_names"],
         shared["oob_posteriors"],
         list(task.subconcept_names),
-        threshold=THRESHOLD,
+        threshold=threshold,
     )
 
 
@@ -289,6 +324,7 @@ def fold_reference(
     method: str,
     rows: OobRows | None = None,
     source: str = REFERENCE_SOURCE,
+    threshold: float = THRESHOLD,
 ) -> tuple[ReferenceRows | None, dict[str, Any]]:
     """The fold's out-of-bag reference rows for one method's binary forest, checked against the
     training utilities, and the record's ``"reference"`` entry (source, rows kept and dropped;
@@ -301,7 +337,9 @@ def fold_reference(
         rows: :func:`oob_rows` of these, where the caller has them already.
         source: :data:`REFERENCE_SOURCE` or :data:`CROSS_FIT_SOURCE` (see :func:`_fit_binary`).
     """
-    oob = rows if rows is not None else oob_rows(task, train, shared, oob_score)
+    if rows is None:
+        rows = oob_rows(task, train, shared, oob_score, threshold=threshold)
+    oob = rows
     info: dict[str, Any] = {
         "source": source,
         "n": len(oob.rows),
@@ -318,7 +356,7 @@ def fold_reference(
             posterior_columns=oob.names,
             y_pred=oob.y_pred,
             y_score=oob.y_score,
-            threshold=THRESHOLD,
+            threshold=threshold,
             source=source,
         )
     except ReferenceDataError as e:
@@ -368,15 +406,13 @@ def _evaluate_method(
     shared: dict[str, Any],
     score: np.ndarray,
     *,
-    seed: int,
-    n_bootstrap: int,
+    settings: EvaluateSettings,
     reference: ReferenceRows | None = None,
 ) -> Evaluation:
     """The evaluation of every tool (:func:`~medeval.flows.evaluate.evaluate_table`) on the test
     fold for one method's ``(N_test,)`` scores, rectified with the fold's out-of-bag
     ``reference`` rows where they exist (the caller records the warnings as notes)."""
     table = fold_table(task, split["test"], shared["test_subconcept"], shared["posteriors"], score)
-    settings = EvaluateSettings(threshold=THRESHOLD, n_bootstrap=n_bootstrap, seed=seed)
     return evaluate_table(table, shared["utilities"], reference=reference, settings=settings)
 
 

@@ -25,6 +25,7 @@ from medeval._validation import Interval, StrOptions, validate_params
 from medeval.datasets import LabelledData, dataset_names, load
 from medeval.datasets.base import DataError, data_root, read_table
 from medeval.errors import UserError
+from medeval.options import PROTOCOL_OPTIONS, EvaluationOptions
 from medeval.progress import progress as progress_bar
 from medeval.protocol.discovered import run_fold_discovered
 from medeval.protocol.forest import check_methods, derive_seed, run_fold
@@ -204,6 +205,7 @@ class Unit:
     cost: int = 1  # relative cost for the progress bar's ETA (the data set's bytes on disk)
     subconcepts: str = "true"  # "true" or "discovered" (SUBCONCEPT_MODES)
     save_predictions: bool = False  # write each fold's files (medeval.protocol.saved)
+    options: EvaluationOptions = PROTOCOL_OPTIONS  # every fold's evaluation (not its seed)
 
 
 @dataclass
@@ -233,13 +235,15 @@ def plan_units(
     force: bool = False,
     subconcepts: str = "true",
     save_predictions: bool = False,
+    options: EvaluationOptions = PROTOCOL_OPTIONS,
 ) -> list[Unit]:
     """Units with at least one missing record (all units with ``force``), small sets first.
 
     Data sets whose task was already found rejected (``tasks/<name>.json``) are skipped.
     ``subconcepts="discovered"`` hides the true subconcepts from every model, utility and
     estimator (:mod:`medeval.protocol.discovered`). With ``save_predictions`` a record whose
-    saved fold (:mod:`medeval.protocol.saved`) is missing counts as missing too.
+    saved fold (:mod:`medeval.protocol.saved`) is missing counts as missing too. ``options``:
+    the evaluation's options of every fold (:data:`~medeval.options.PROTOCOL_OPTIONS`).
     """
     if subconcepts not in SUBCONCEPT_MODES:
         raise UserError(f"subconcepts must be one of {SUBCONCEPT_MODES}; got {subconcepts!r}")
@@ -271,6 +275,7 @@ def plan_units(
                         cost * len(todo),
                         subconcepts,
                         save_predictions,
+                        options,
                     )
                 )
     return units
@@ -356,6 +361,7 @@ def _run_unit(unit: Unit) -> UnitResult:
             seed=unit.seed,
             n_estimators=unit.n_estimators,
             split_index=unit.split,
+            options=unit.options,
             **extra,
         )
     except Exception as exc:  # reported per unit so one bad data set does not stop the grid

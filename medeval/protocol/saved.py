@@ -79,7 +79,8 @@ def fold_files(
         posteriors: ``(N, S)`` subconcept posteriors, columns named by subconcept.
         reference: the reference rows table (out of bag or cross-fitted), or ``None`` when
             unusable.
-        bootstrap: ``{"n_bootstrap", "seed", "confidence"}`` of the record's intervals.
+        bootstrap: ``{"n_bootstrap", "seed", "confidence"}`` of the record's intervals
+            (optionally the ``"threshold"`` and ``"stratify"`` of its evaluation).
     """
     test = pd.DataFrame(
         {
@@ -137,6 +138,11 @@ def _command(
     args += ["--bootstrap", str(int(bootstrap["n_bootstrap"])), "--seed", str(bootstrap["seed"])]
     if float(bootstrap["confidence"]) != 0.95:
         args += ["--confidence", repr(float(bootstrap["confidence"]))]
+    # given where the run set other values than evaluate's defaults (the protocol's)
+    if float(bootstrap.get("threshold", 0.5)) != 0.5:
+        args += ["--threshold", repr(float(bootstrap["threshold"]))]
+    if bootstrap.get("stratify", "class") != "class":
+        args += ["--stratify", str(bootstrap["stratify"])]
     return " ".join(shlex.quote(a) for a in args)
 
 

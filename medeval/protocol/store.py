@@ -27,14 +27,23 @@ from medeval.errors import UserError
 from medeval.io.atomic import write_json
 from medeval.io.locks import held_outputs, lock_holder, unlock_output
 from medeval.io.outdir import check_out, claim_folder
+from medeval.options import PROTOCOL_OPTIONS
 
 __all__ = ["CorruptRecordWarning", "ResultsStore", "SettingsMismatch", "record_problem"]
 
+#: The evaluation's options that change a record's numbers (the memory budget changes only
+#: speed and memory); run.json holds them only where a run set other values than the
+#: protocol's (:data:`medeval.options.PROTOCOL_OPTIONS`).
+EVALUATION_KEYS = ("threshold", "n_bootstrap", "confidence", "stratify")
 #: Settings that change results; a store refuses to mix records made with different values.
-PROTOCOL_KEYS = ("collection", "seed", "n_estimators", "subconcepts", "tasks")
+PROTOCOL_KEYS = ("collection", "seed", "n_estimators", "subconcepts", "tasks", *EVALUATION_KEYS)
 #: Values of settings added later, for results folders written before them (``tasks``: the
 #: user's tasks of embedded tables, data set → definition; none = the paper's ladder everywhere).
-DEFAULTS = {"subconcepts": "true", "tasks": None}
+DEFAULTS = {
+    "subconcepts": "true",
+    "tasks": None,
+    **{k: getattr(PROTOCOL_OPTIONS, k) for k in EVALUATION_KEYS},
+}
 
 
 class SettingsMismatch(UserError):

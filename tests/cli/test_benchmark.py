@@ -114,6 +114,43 @@ def test_other_settings_in_the_same_folder_are_refused(shared_data, reference, c
     assert re.search("n_estimators=5.*n_estimators=7.*--force", capsys.readouterr().err)
 
 
+def test_the_evaluation_options_set_the_intervals_and_a_resume_with_others_is_refused(
+    shared_data, reference, tmp_path, capsys
+):
+    out = tmp_path / "b50"
+    one = ["--datasets", "vehicle", "--methods", "none", "--max-splits", "1", "--no-analyze"]
+    asked = ["--bootstrap", "50", "--confidence", "0.9"]
+    args = [*_args(shared_data, out), *one, *asked]  # the later --datasets... win
+    assert main(args) == 0
+    (rec,) = ResultsStore(out).records()
+    (ref,) = [
+        r
+        for r in ResultsStore(reference).records()
+        if (r["dataset"], r["method"], r["split"]) == ("vehicle", "none", 0)
+    ]
+    assert (ref["n_bootstrap"], ref["confidence"]) == (200, 0.95)
+    assert (rec["n_bootstrap"], rec["confidence"]) == (50, 0.9)
+    assert rec["scores"] == ref["scores"]  # the same forests: only the intervals differ
+
+    def width(r):
+        return sum(hi - lo for lo, hi in r["intervals"].values() if lo is not None)
+
+    assert width(rec) < width(ref)  # 90 % intervals are narrower than 95 % ones
+    settings = json.loads((out / "run.json").read_text())
+    assert (settings["n_bootstrap"], settings["confidence"]) == (50, 0.9)
+    # a default run's settings record is as it always was: no evaluation options in it
+    assert not {"n_bootstrap", "confidence"} & set(json.loads((reference / "run.json").read_text()))
+    capsys.readouterr()
+    assert main([*_args(shared_data, out), *one, "--bootstrap", "100"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and re.search("n_bootstrap=50.*n_bootstrap=100.*--force", err[0]), err
+    assert main([*_args(shared_data, reference), "--no-analyze", "--stratify", "none"]) == 2
+    assert re.search("stratify='class'.*stratify='none'", capsys.readouterr().err)
+    # the protocol's own values, given explicitly, resume the default folder
+    assert main([*_args(shared_data, reference), "--no-analyze", "--bootstrap", "200"]) == 0
+    assert "0 of" in capsys.readouterr().err
+
+
 def test_discovered_subconcepts_run_and_folder_guard(shared_data, reference, tmp_path, capsys):
     out = tmp_path / "discovered"
     args = [
@@ -138,6 +175,7 @@ def test_discovered_subconcepts_run_and_folder_guard(shared_data, reference, tmp
         (["--datasets", "vehicle,nope"], r"\['nope'\] not in"),
         (["--methods", "none,adasyn"], "adasyn"),
         (["--max-splits", "11"], "max-splits"),
+        (["--memory-budget", "1K"], "200 bootstrap replicates need .* memory budget"),
     ],
 )
 def test_bad_arguments_exit_2_and_name_the_problem(shared_data, tmp_path, capsys, extra, message):

@@ -209,6 +209,7 @@ def test_benchmark_fold_in_memory_equals_its_saved_files(shared_data, tmp_path):
     import dataclasses
 
     from medeval.datasets import load
+    from medeval.options import EvaluationOptions
     from medeval.protocol.forest import METHODS, run_fold
     from medeval.protocol.saved import fold_folder
     from medeval.scores import ALL_SCORES
@@ -222,7 +223,13 @@ def test_benchmark_fold_in_memory_equals_its_saved_files(shared_data, tmp_path):
     task = dataclasses.replace(task, subconcept=sc)
     split = cv_5x2(task, 0)[0]
     records = run_fold(
-        task, split, METHODS[:2], seed=0, n_estimators=10, n_bootstrap=30, save_predictions=tmp_path
+        task,
+        split,
+        METHODS[:2],
+        seed=0,
+        n_estimators=10,
+        options=EvaluationOptions(n_bootstrap=30),
+        save_predictions=tmp_path,
     )
     for rec in records:
         folder = fold_folder(tmp_path, rec["dataset"], rec["method"], rec["split"])

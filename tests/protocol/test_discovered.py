@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from medeval.options import EvaluationOptions
 from medeval.protocol.discovered import DISCOVERED_SCORES as LABEL_FREE
 from medeval.protocol.discovered import run_fold_discovered
 from medeval.scores import INSTANCE_SCORES, REFERENCE_SCORES
@@ -13,7 +14,7 @@ from medeval.scores import INSTANCE_SCORES, REFERENCE_SCORES
 @pytest.fixture(scope="module")
 def truth_and_corrupted(vehicle_task, vehicle_splits):
     split = vehicle_splits[1]
-    kw = {"seed": 0, "n_estimators": 10, "n_bootstrap": 50}
+    kw = {"seed": 0, "n_estimators": 10, "options": EvaluationOptions(n_bootstrap=50)}
     honest = run_fold_discovered(vehicle_task, split, ["none"], **kw)[0]
     # Corrupt the true subconcepts *after* the split: shuffle them within each class (so they
     # stay consistent with y) and swap the subconcept names' sizes around.
