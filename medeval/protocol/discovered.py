@@ -313,8 +313,8 @@ def _score_method(
             settings=settings if full else replace(settings, n_bootstrap=0),
         )
         warned += more
-        if full:
-            true_iv = {s: list(ev_true.intervals[s]) for s in TRUE_ONLY_SCORES}
+        if full:  # without replicates (--bootstrap 0) there are no intervals
+            true_iv = {s: list(ev_true.intervals[s]) for s in TRUE_ONLY_SCORES if n_bootstrap}
             intervals = {**true_iv, **iv} if n_bootstrap else {}
     per_sc = ev_true.per_subconcept.copy()
     a = truth["predicted_weights"]

@@ -66,3 +66,12 @@ def test_record_layout_matches_the_true_path(truth_and_corrupted, vehicle_task):
     quality = rec["discovery"]["quality"]
     assert [q["k_true"] for q in quality] == [len(vehicle_task.majority), n_minority]
     assert [q["k_found"] for q in quality] == [c["k"] for c in rec["discovery"]["classes"]]
+
+
+def test_no_replicates_give_no_intervals(vehicle_task, vehicle_splits):
+    options = EvaluationOptions(n_bootstrap=0)
+    (rec,) = run_fold_discovered(
+        vehicle_task, vehicle_splits[1], ["none"], seed=0, n_estimators=10, options=options
+    )
+    assert rec["n_bootstrap"] == 0 and rec["intervals"] == {}
+    assert not np.isnan(rec["scores"]["wBA"])

@@ -31,10 +31,14 @@ def _run(shared_data: Path, out: Path, *extra: str) -> int:
     )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def saved(shared_data, tmp_path_factory) -> Path:
+#: Evaluation options other than the protocol's: the saved command must give them too.
+OTHER = ("--threshold", "0.4", "--stratify", "none", "--bootstrap", "20")
+
+
+@pytest.fixture(scope="module", params=[(), OTHER], ids=["defaults", "other-options"])
+def saved(shared_data, tmp_path_factory, request) -> Path:
     out = tmp_path_factory.mktemp("saved") / "bench"
-    assert _run(shared_data, out, "--save-predictions") == 0
+    assert _run(shared_data, out, "--save-predictions", *request.param) == 0
     return out
 
 
@@ -71,6 +75,10 @@ def test_evaluate_on_a_saved_fold_reproduces_the_record(saved, tmp_path, monkeyp
         assert fold["confidence"] == rec["confidence"]
         argv = shlex.split(fold["command"])
         assert argv[:3] == ["python", "-m", "medeval.evaluate"]
+        settings = json.loads((saved / "run.json").read_text())
+        if "threshold" in settings:  # a run with other evaluation options
+            assert fold["n_bootstrap"] == 20 and settings["stratify"] == "none"
+            assert " ".join(argv).endswith("--threshold 0.4 --stratify none")
         out = tmp_path / f"{rec['method']}-{rec['split']}"
         assert evaluate_main([*argv[3:], "--out", str(out), "--quiet"]) == 0
         metrics = json.loads((out / "metrics.json").read_text())
