@@ -28,6 +28,7 @@ __all__ = [
     "write_table",
 ]
 
+
 @dataclass
 class EmbeddingTable:
     """One embeddings table: ``X (N, F)`` and the optional per-row columns."""
