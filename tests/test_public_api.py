@@ -145,8 +145,9 @@ def test_the_readme_python_example_runs_and_gives_sklearns_numbers():
     )
 
 
-def test_the_readme_names_every_export():
-    text = (REPO / "README.md").read_text()
-    section = re.search(r"^## Python API\n(.*?)(?=^## )", text, re.S | re.M).group(1)
-    unnamed = [n for n in medeval.__all__ if n != "__version__" and f"`{n}`" not in section]
+def test_the_python_guide_names_every_export():
+    """docs/python.md (where the README's Python API section points) names every export."""
+    text = (REPO / "docs" / "python.md").read_text()
+    assert "docs/python.md" in (REPO / "README.md").read_text()
+    unnamed = [n for n in medeval.__all__ if n != "__version__" and f"`{n}`" not in text]
     assert unnamed == []
