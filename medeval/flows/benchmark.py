@@ -24,6 +24,7 @@ from medeval.protocol.grid import (
     BACKENDS,
     N_SPLITS,
     SUBCONCEPT_MODES,
+    Collection,
     UnitResult,
     plan_units,
     resolve_collection,
@@ -147,42 +148,10 @@ def run_benchmark(
             ``memory_budget``.
     """
     log = log or logger.info
-    if s.n_bootstrap and s.memory_budget is not None:  # before anything is written
-        from medeval.metrics.bootstrap import check_replicates
-
-        check_replicates(s.n_bootstrap, s.memory_budget)
-    try:
-        methods = check_methods(list(s.methods))
-    except ValueError as exc:
-        raise DataError(str(exc)) from None
-    if s.save_predictions and s.subconcepts != "true":
-        raise DataError("--save-predictions works with --subconcepts true only")
-    collection = resolve_collection(s.collection, s.data, options=s.loader_options)
-    if s.task is not None:  # one task for every data set, over any recorded with a table
-        spec = TaskSpec.from_dict(s.task)  # a definition that makes no task: refused here
-        collection = replace(collection, task=json.dumps(spec.to_dict(), sort_keys=True))
-    datasets = select_datasets(s.datasets, collection.datasets(), collection.path)
-    if s.backend == "dask" and s.scheduler:
-        check_scheduler(s.scheduler)
+    methods, collection, datasets = _checked_inputs(s)
     store = ResultsStore(s.out)
-    settings = {
-        "collection": collection.name,
-        "collection_path": collection.path,
-        "seed": s.seed,
-        "n_estimators": s.n_estimators,
-        "subconcepts": s.subconcepts,
-    }
-    # The user's tasks recorded with embedded tables: records made for another task (an
-    # embed rerun with other --positive labels) must not be resumed as if they were these.
-    tasks = collection.recorded_tasks()
-    if tasks or "tasks" in _old_settings(store):
-        settings["tasks"] = tasks or None
-    # The evaluation's options, recorded where they are not the protocol's (the run.json of
-    # a default run stays as it was); a folder made with others is refused, naming the option.
     options = s.evaluation()
-    for key in EVALUATION_KEYS:
-        if getattr(options, key) != getattr(PROTOCOL_OPTIONS, key):
-            settings[key] = getattr(options, key)
+    settings = _protocol_settings(s, collection, store, options)
     selection = {(d, m, k) for d in datasets for m in methods for k in range(s.max_splits)}
     # Checked, planned and every data set to run read before anything is written: a refused
     # run, a bad table or an empty KEEL file leaves the folder as it was.
@@ -215,6 +184,54 @@ def run_benchmark(
     run = BenchmarkRun(Path(s.out), collection.name, results, time.perf_counter() - t0)
     log_run(store, s, started, run, methods, datasets)
     return run
+
+
+def _checked_inputs(s: BenchmarkSettings) -> tuple[list[str], Collection, list[str]]:
+    """The methods, the collection (with the user's task, if any) and the data sets to run,
+    each checked before anything is written."""
+    if s.n_bootstrap and s.memory_budget is not None:
+        from medeval.metrics.bootstrap import check_replicates
+
+        check_replicates(s.n_bootstrap, s.memory_budget)
+    try:
+        methods = check_methods(list(s.methods))
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+    if s.save_predictions and s.subconcepts != "true":
+        raise DataError("--save-predictions works with --subconcepts true only")
+    collection = resolve_collection(s.collection, s.data, options=s.loader_options)
+    if s.task is not None:  # one task for every data set, over any recorded with a table
+        spec = TaskSpec.from_dict(s.task)  # a definition that makes no task: refused here
+        collection = replace(collection, task=json.dumps(spec.to_dict(), sort_keys=True))
+    datasets = select_datasets(s.datasets, collection.datasets(), collection.path)
+    if s.backend == "dask" and s.scheduler:
+        check_scheduler(s.scheduler)
+    return methods, collection, datasets
+
+
+def _protocol_settings(
+    s: BenchmarkSettings, collection: Collection, store: ResultsStore, options: EvaluationOptions
+) -> dict[str, object]:
+    """The settings a results folder's records were made with (``run.json``): a resume with
+    others is refused."""
+    settings = {
+        "collection": collection.name,
+        "collection_path": collection.path,
+        "seed": s.seed,
+        "n_estimators": s.n_estimators,
+        "subconcepts": s.subconcepts,
+    }
+    # The user's tasks recorded with embedded tables: records made for another task (an
+    # embed rerun with other --positive labels) must not be resumed as if they were these.
+    tasks = collection.recorded_tasks()
+    if tasks or "tasks" in _old_settings(store):
+        settings["tasks"] = tasks or None
+    # The evaluation's options, recorded where they are not the protocol's (the run.json of
+    # a default run stays as it was); a folder made with others is refused, naming the option.
+    for key in EVALUATION_KEYS:
+        if getattr(options, key) != getattr(PROTOCOL_OPTIONS, key):
+            settings[key] = getattr(options, key)
+    return settings
 
 
 def _old_settings(store: ResultsStore) -> dict:

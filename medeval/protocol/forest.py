@@ -248,51 +248,65 @@ def run_fold(
         raise ValueError(f"{task.source}/{task.name}: the forest protocol needs tabular features")
     k = split_index if split_index is not None else 2 * split.repeat + split.fold
     shared = _shared_fold(task, split, k, seed=seed, n_estimators=n_estimators)
-    records = []
-    for method in methods:
-        tf = time.perf_counter()
-        method_seed = derive_seed(seed, task.name, k, method)
-        score, oob_score, how = _fit_binary(
-            task, split["train"], split["test"], method, seed=method_seed, n_estimators=n_estimators
-        )
-        t_fit = time.perf_counter() - tf
-        tm = time.perf_counter()
-        boot_seed = derive_seed(seed, task.name, k, method, "bootstrap")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            kept = oob_rows(task, split["train"], shared, oob_score, threshold=options.threshold)
-            reference, ref_info = fold_reference(
-                task,
-                split["train"],
-                shared,
-                oob_score,
-                method,
-                rows=kept,
-                source=how,
-                threshold=options.threshold,
-            )
-            ev = _evaluate_method(
-                task, split, shared, score, settings=fold_settings(options, seed=boot_seed),
-                reference=reference,
-            )  # fmt: skip
-        if save_predictions is not None:
-            bootstrap = {
-                "n_bootstrap": options.n_bootstrap,
-                "seed": boot_seed,
-                "confidence": ev.confidence,
-                "threshold": options.threshold,
-                "stratify": options.stratify,
-            }
-            fold = (save_predictions, task, split, k, method, shared, score)
-            save_fold(*fold, reference=kept if reference is not None else None, bootstrap=bootstrap)
-        timing = {
-            "fit_s": t_fit,
-            "shared_s": shared["fit_s"] / len(methods),
-            "metrics_s": time.perf_counter() - tm + shared["metrics_s"] / len(methods),
+    run = dict(seed=seed, n_estimators=n_estimators, options=options)
+    return [
+        _run_method(task, split, k, method, shared, len(methods), save_predictions, **run)
+        for method in methods
+    ]
+
+
+def _run_method(
+    task: BinaryTask,
+    split: Split,
+    k: int,
+    method: str,
+    shared: dict[str, Any],
+    n_methods: int,
+    save_predictions: str | Path | None,
+    *,
+    seed: int,
+    n_estimators: int,
+    options: EvaluationOptions,
+) -> dict[str, Any]:
+    """:func:`run_fold`'s record of one method: its forest fitted, its out-of-bag reference
+    rows, its evaluation (the warnings raised on the way kept in the record), saved when asked;
+    the fold's shared fit and metric time split evenly between the ``n_methods``."""
+    tf = time.perf_counter()
+    method_seed = derive_seed(seed, task.name, k, method)
+    score, oob_score, how = _fit_binary(
+        task, split["train"], split["test"], method, seed=method_seed, n_estimators=n_estimators
+    )
+    t_fit = time.perf_counter() - tf
+    tm = time.perf_counter()
+    boot_seed = derive_seed(seed, task.name, k, method, "bootstrap")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kept = oob_rows(task, split["train"], shared, oob_score, threshold=options.threshold)
+        reference, ref_info = fold_reference(
+            task, split["train"], shared, oob_score, method, rows=kept, source=how,
+            threshold=options.threshold,
+        )  # fmt: skip
+        ev = _evaluate_method(
+            task, split, shared, score, settings=fold_settings(options, seed=boot_seed),
+            reference=reference,
+        )  # fmt: skip
+    if save_predictions is not None:
+        bootstrap = {
+            "n_bootstrap": options.n_bootstrap,
+            "seed": boot_seed,
+            "confidence": ev.confidence,
+            "threshold": options.threshold,
+            "stratify": options.stratify,
         }
-        record = (task, split, k, method, seed, n_estimators, ev, shared["scores"], caught)
-        records.append(_record(*record, timing, ref_info))
-    return records
+        fold = (save_predictions, task, split, k, method, shared, score)
+        save_fold(*fold, reference=kept if reference is not None else None, bootstrap=bootstrap)
+    timing = {
+        "fit_s": t_fit,
+        "shared_s": shared["fit_s"] / n_methods,
+        "metrics_s": time.perf_counter() - tm + shared["metrics_s"] / n_methods,
+    }
+    record = (task, split, k, method, seed, n_estimators, ev, shared["scores"], caught)
+    return _record(*record, timing, ref_info)
 
 
 def oob_rows(
