@@ -25,9 +25,9 @@ from medeval.evaluation.rectification import (
     _with_quality,
     _with_reference,
 )
-from medeval.evaluation.rectified import VARIANTS, reference_seed
+from medeval.evaluation.rectified import VARIANTS
 from medeval.evaluation.result import NO_SCORES, Evaluation
-from medeval.evaluation.subconcept_recall import reference_side
+from medeval.evaluation.subconcept_recall import reference_evidence
 from medeval.io.reference import ReferenceRows
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
@@ -205,12 +205,8 @@ def evaluate_core(
     res, why, rows, row_notes = _rectified_parts(
         reference, reference_variant, inputs, reps, confidence, boot_info, **opts
     )
-    ref_side = None
-    if not why:  # the rectified per-subconcept recalls need what the rectified scores need
-        ref_side = reference_side(
-            reference, u, n_bootstrap=0 if reps is None else reps.n,
-            seed=reference_seed(seed), device=device, memory_budget=memory_budget,
-        )  # fmt: skip
+    # the rectified per-subconcept recalls need what the rectified scores need
+    ref_side = None if why else reference_evidence(reference, u)
     ev = _assemble(
         y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot_info, threshold=thr,
         extra_rows=rows, reference=ref_side, seed=seed,

@@ -15,11 +15,10 @@ import pandas as pd
 import torch
 
 from medeval.evaluation.rectified import FewReferenceRowsWarning
+from medeval.evaluation.rectified_recall import R_INTERVAL_METHOD, ReferenceEvidence
 from medeval.evaluation.subconcept_recall import (
     NO_REFERENCE_ROWS,
     PER_SUBCONCEPT_COLUMNS,
-    R_INTERVAL_METHOD,
-    ReferenceSide,
     per_subconcept_rows,
     rectified_columns,
 )
@@ -55,11 +54,13 @@ def per_subconcept(
     notes: list[str],
     *,
     reps: Any = None,
-    reference: ReferenceSide | None = None,
+    reference: ReferenceEvidence | None = None,
     seed: int = 0,
 ) -> PerSubconcept:
-    """The per-subconcept table, with the rectified columns where ``reference`` (a
-    :class:`ReferenceSide` of the plan's subconcepts) is given, and the worst subconcepts.
+    """The per-subconcept table, with the rectified columns where ``reference`` (the reference
+    rows, :func:`~medeval.evaluation.subconcept_recall.reference_evidence`) is given, and the
+    worst subconcepts (with the rectified recall: which could be worst, from ``reps.n`` joint
+    draws seeded by ``seed``).
 
     ``reps``: the evaluation's bootstrap :class:`~medeval.metrics.bootstrap.Replicates`, run
     with the soft columns ``[q̃ (S) | class indicators (2)]`` (``[class indicators]`` without
@@ -78,15 +79,15 @@ def per_subconcept(
     rep_cols: dict[str, np.ndarray | None] = {"est_recall": est_reps}
     if reps is not None and reps.subconcept_recall is not None:
         rep_cols["recall"] = reps.subconcept_recall.to("cpu", torch.float64).numpy()
+    rectified = None
     if reference is not None and plan.q_class is not None:
-        est = np.array([r["est_recall"] for r in rows], dtype=np.float64)
-        mass = plan.q_class.sum(0)
-        extra, rep_cols["r_recall"], msgs = rectified_columns(
-            plan.sc_names, est, est_reps, reference, test_mass=mass, confidence=confidence,
-            seed=seed,
+        sides = np.array([plan.sc_side[nm] for nm in plan.sc_names])
+        extra, rectified, msgs = rectified_columns(
+            plan.sc_names, sides, plan.q_class, hit, y, reference, class_recall,
+            confidence=confidence, n_draws=0 if reps is None else reps.n, seed=seed,
         )  # fmt: skip
         for i, row in enumerate(rows):
-            row |= {c: v[i].item() for c, v in extra.items()}
+            row |= {c: _item(v[i]) for c, v in extra.items()}
             row["r_interval_method"] = R_INTERVAL_METHOD
         for msg in msgs:
             notes.append(msg)
@@ -104,5 +105,13 @@ def per_subconcept(
     )
     table = pd.DataFrame([rows[i] for i in order], columns=cols)
     ordered = {c: None if r is None else r[:, order] for c, r in rep_cols.items()}
-    worst = worst_subconcepts(table, class_recall, ordered, class_reps, confidence=confidence)
+    worst = worst_subconcepts(
+        table, class_recall, ordered, class_reps, confidence=confidence,
+        rectified=None if rectified is None else (rectified, np.array(order)),
+    )  # fmt: skip
     return PerSubconcept(table, worst, class_recall)
+
+
+def _item(x: Any) -> Any:
+    """A table cell from a NumPy scalar (objects such as ``True`` or ``NaN`` as they are)."""
+    return x.item() if hasattr(x, "item") else x

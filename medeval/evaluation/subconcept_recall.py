@@ -8,20 +8,11 @@ For a subconcept ``s`` of class ``c``:
   the subconcept model's posteriors renormalised within the row's class. It shrinks toward the
   class's recall where the subconcept model is unsure, and its interval (on the soft counts)
   cannot see that;
-* the rectified ``r_s = est_s(test) − (est_s(R) − recall_s(R))`` where reference rows ``R``
-  (held-out rows with known subconcepts, scored by the same classifier and subconcept model)
-  measure that shrinkage. Its interval comes from a joint bootstrap: the test rows as the
-  evaluation's bootstrap resamples them, the reference rows within class, drawn independently.
-
-A percentile interval over those replicates is too narrow where ``s`` has few reference rows
-(the bootstrap of a proportion over a handful of rows is discrete, and ``[1, 1]`` when all were
-found). The shipped construction, :data:`R_INTERVAL_METHOD`, replaces each replicate's
-``recall_s(R)`` by a draw from the Jeffreys posterior Beta(k_b + ½, n_b − k_b + ½) of that
-replicate's reference counts; it was chosen from the simulation of
-``benchmarks/subconcept_recall_coverage.py`` (coverage and width per cell in docs/method.md).
-
-The worst subconcept of a class and its gap to the class's recall come from the same
-replicates, so their intervals are joint (:mod:`medeval.evaluation.worst_subconcept`).
+* the rectified recall of the subconcept's test rows, where reference rows ``R`` (held-out rows
+  with known subconcepts, scored by the same classifier and subconcept model) measure that
+  shrinkage (:mod:`medeval.evaluation.rectified_recall`): with its interval, its gap to the
+  class's recall and a verdict, the effective number of reference rows the interval is worth,
+  which subconcepts could be the worst and how many more reference rows would decide.
 """
 
 from __future__ import annotations
@@ -29,32 +20,29 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-from medeval.errors import UserError
+from medeval.evaluation.rectified_recall import (
+    DECISIVE_WIDTH,
+    MIN_REFERENCE_ROWS,
+    VERDICTS,
+    RectifiedRecall,
+    ReferenceEvidence,
+    could_be_worst,
+    more_rows,
+    rectified_recall,
+    verdicts,
+)
 from medeval.metrics._checks import UndefinedMetricWarning
-from medeval.metrics.bootstrap import BatchedBootstrap
 from medeval.metrics.proportion import DEFAULT_METHOD, binomial_interval, soft_recall_interval
 from medeval.weights import Utilities, renormalise_within_class
 
-#: Interval constructions of the rectified recall (``benchmarks/subconcept_recall_coverage.py``
-#: measures each): ``"percentile"`` of the joint replicates; ``"jeffreys-draw"``, the same
-#: replicates with the reference recall drawn from its Jeffreys posterior; ``"jeffreys-realised"``,
-#: those plus the test rows' own binomial noise where the posteriors are too diffuse to carry it
-#: (:func:`realised_noise_scale`).
-R_INTERVAL_METHODS = ("jeffreys-realised", "jeffreys-draw", "percentile")
-#: The construction the outputs use (its name goes into ``per_subconcept.csv``).
-R_INTERVAL_METHOD = "jeffreys-realised"
-#: Below this many reference rows of a subconcept a warning names it. In the simulation of
-#: ``benchmarks/subconcept_recall_coverage.py`` the interval held the true test recall in at
-#: least 95 % of evaluations in every cell down to 5 reference rows (the fewest measured);
-#: below 5 its coverage is not measured.
-FEW_REFERENCE_ROWS_RECALL = 5
+#: Fewer reference rows of a subconcept than this: no interval for its rectified recall.
+FEW_REFERENCE_ROWS_RECALL = MIN_REFERENCE_ROWS
 #: Where each source of the recommended per-subconcept recall lives in the table.
 SOURCES = {"true": "recall", "rectified": "r_recall", "label-free": "est_recall"}
 #: Bounds of each source's column.
@@ -75,8 +63,9 @@ WORST_FIELDS = (
     "gap_low",
     "gap_high",
     "source",
+    "verdict",
+    "could_be_worst",
 )
-_JEFFREYS_TAG = 0x4A454646  # the Jeffreys draws' own stream, apart from the bootstrap's
 
 
 def recommended_column(table: pd.DataFrame) -> str | None:
@@ -119,6 +108,14 @@ PER_SUBCONCEPT_COLUMNS = (
     "r_recall",
     "r_low",
     "r_high",
+    "r_ess",
+    "r_gap",
+    "r_gap_low",
+    "r_gap_high",
+    "r_verdict",
+    "r_could_be_worst",
+    "r_p_worst",
+    "r_more_rows",
     "r_interval_method",
 )
 
@@ -274,150 +271,6 @@ def _binomial_where(
     return lo, hi
 
 
-# -- the reference side ---------------------------------------------------------------------
-@dataclass(frozen=True)
-class ReferenceSide:
-    """The reference rows' per-subconcept sums, point and (``B``, S) replicates.
-
-    ``num``/``den``: soft hits and soft rows ``Σ q̃_s·hit``, ``Σ q̃_s``; ``k``/``n``: hits and
-    rows of the reference rows of each subconcept; ``own``: the soft mass ``Σ q̃_s`` that lies
-    on the rows of ``s`` itself. Points are ``(S,)``, replicates ``(B, S)`` (``None`` without a
-    bootstrap)."""
-
-    num: np.ndarray
-    den: np.ndarray
-    k: np.ndarray
-    n: np.ndarray
-    own: np.ndarray
-    reps: dict[str, np.ndarray] | None
-
-
-def _reference_columns(reference: Any, u: Utilities) -> np.ndarray:
-    """Per-row columns ``(R, 4·S)``: ``q̃_s·hit``, ``q̃_s``, ``[s_j = s]·hit``, ``[s_j = s]``."""
-    q = renormalise_within_class(torch.from_numpy(reference.posteriors), u, reference.y_true)
-    q = q.q.cpu().numpy()
-    hit = (reference.y_pred == reference.y_true).astype(np.float64)
-    member = (reference.subconcept[:, None] == np.arange(len(u.names))[None, :]).astype(float)
-    return np.concatenate([q * hit[:, None], q, member * hit[:, None], member], axis=1)
-
-
-def reference_side(
-    reference: Any,
-    u: Utilities,
-    *,
-    n_bootstrap: int,
-    seed: int,
-    device: str | torch.device = "cpu",
-    memory_budget: int | None = None,
-) -> ReferenceSide:
-    """Sums of :class:`ReferenceSide` on the reference rows (a
-    :class:`~medeval.io.reference.ReferenceRows` with ``y_pred``), and ``n_bootstrap`` replicates
-    resampled within class with ``seed`` (pass the rectified scores' reference seed: the same
-    draws as their reference bootstrap)."""
-    cols = _reference_columns(reference, u)
-    k = len(u.names)
-    tot = cols.sum(0)
-    own = (cols[:, k : 2 * k] * cols[:, 3 * k :]).sum(0)  # Σ_{j ∈ s} q̃_s(j)
-    reps = None
-    if n_bootstrap > 0:
-        boot = BatchedBootstrap(
-            reference.y_true, y_pred=reference.y_pred, y_score=reference.y_score,
-            weights={"c": np.ones(len(reference))},
-            subsets={"full": np.ones(len(reference), dtype=bool)},
-            strata=reference.y_true, device=device, memory_budget=memory_budget,
-        )  # fmt: skip
-        v = torch.as_tensor(cols, dtype=torch.float64, device=boot.device)
-        parts = [
-            (c.to(torch.float64) @ v).cpu().numpy()
-            for c in boot.iter_counts(n_bootstrap, seed=seed)
-        ]
-        s = np.concatenate(parts) if parts else np.empty((0, 4 * k))
-        reps = {nm: s[:, i * k : (i + 1) * k] for i, nm in enumerate(("num", "den", "k", "n"))}
-    return ReferenceSide(*(tot[i * k : (i + 1) * k] for i in range(4)), own=own, reps=reps)
-
-
-def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
-
-
-def rectified_point(est_test: np.ndarray, ref: ReferenceSide) -> np.ndarray:
-    """``r_s = est_s(test) − (est_s(R) − recall_s(R))`` ``(S,)``; NaN where a part is."""
-    return est_test - (_ratio(ref.num, ref.den) - _ratio(ref.k, ref.n))
-
-
-def realised_noise_scale(test_mass: np.ndarray, ref: ReferenceSide) -> np.ndarray:
-    """``(S,)`` scale ``√(max(0, 1 − 2·w_s) / n̂_s)`` of the test rows' binomial noise that the
-    bootstrap of the soft test counts does not carry.
-
-    The target is the recall of the test rows of ``s``, ``p_s + ε_s`` with ``Var ε_s =
-    p_s(1 − p_s)/n_s``. Where the posteriors put only a share ``w_s`` of s's soft mass on the
-    rows of ``s`` (the rest on other rows of its class), ``est_s(test)`` follows ``ε_s`` with
-    weight ``w_s``: the estimate misses ``(1 − w_s)·ε_s`` while the test-side replicates carry
-    ``w_s·ε_s``; the difference of the variances is ``(1 − 2·w_s)·Var ε_s`` (first order, in a
-    model where the posteriors do not vary within a subconcept). ``w_s`` is measured on the
-    reference rows (``own / den``) and ``n_s`` estimated as ``Σ_test q̃_s · n_s(R) / Σ_R q̃_s``
-    (rows of ``s`` per unit of soft mass, from the reference rows). 0 where a part is undefined.
-    """
-    purity = _ratio(ref.own, ref.den)
-    n_hat = test_mass * _ratio(ref.n, ref.den)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scale = np.sqrt(np.clip(1 - 2 * purity, 0, None) / n_hat)
-    return np.where(np.isfinite(scale), scale, 0.0)
-
-
-def rectified_replicates(
-    est_test: np.ndarray,
-    ref: dict[str, np.ndarray],
-    *,
-    method: str,
-    seed: int,
-    noise_scale: np.ndarray | None = None,
-) -> np.ndarray:
-    """Replicates ``(B, S)`` of ``r_s`` from the test side's ``est_s`` replicates ``(B, S)``
-    and the reference side's replicated sums (:attr:`ReferenceSide.reps`).
-
-    ``method`` (:data:`R_INTERVAL_METHODS`): ``"percentile"`` uses each replicate's reference
-    recall ``k_b / n_b``; ``"jeffreys-draw"`` a draw from Beta(k_b + ½, n_b − k_b + ½), seeded
-    by ``seed`` (its own stream), so that a subconcept with few reference rows carries the
-    uncertainty of a small-count interval; ``"jeffreys-realised"`` adds to those
-    ``N(0, 1)·√(p_b(1 − p_b))·noise_scale`` (:func:`realised_noise_scale`; ``p_b`` the drawn
-    recall), the test rows' noise the soft counts do not carry. NaN where a replicate has no
-    reference row of the subconcept or no soft mass."""
-    if method not in R_INTERVAL_METHODS:
-        raise UserError(f"method must be one of {', '.join(R_INTERVAL_METHODS)}; got {method!r}")
-    k, n = ref["k"], ref["n"]
-    if method == "percentile":
-        recall = _ratio(k, n)
-    else:
-        rng = np.random.default_rng([int(seed), _JEFFREYS_TAG])
-        ok = n > 0
-        draw = rng.beta(np.where(ok, k, 0.0) + 0.5, np.where(ok, n - k, 0.0) + 0.5)
-        recall = np.where(ok, draw, np.nan)
-    out = est_test - (_ratio(ref["num"], ref["den"]) - recall)
-    if method == "jeffreys-realised":
-        if noise_scale is None:
-            raise UserError("method 'jeffreys-realised' needs noise_scale")
-        z = rng.standard_normal(out.shape)
-        out = out + z * np.sqrt(np.clip(recall * (1 - recall), 0, None)) * noise_scale
-    return out
-
-
-def boundary_rule(
-    lo: np.ndarray, hi: np.ndarray, k: np.ndarray, n: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds ``(S,)`` with the upper bound 1 where every reference row of the subconcept was
-    found (``k = n``) and the lower bound 0 where none was (``k = 0``), as the Jeffreys
-    interval's boundary modification does: those rows cannot tell a recall of 1 (or 0) from
-    one just below (above). Without it the realised recall 1 of an easy subconcept — common:
-    39 of the 41 misses on the KEEL grid without correction — lay just above intervals that
-    ended at 0.999."""
-    has = n > 0
-    hi = np.where(has & (k >= n), 1.0, hi)
-    lo = np.where(has & (k <= 0), 0.0, lo)
-    return lo, hi
-
-
 def percentile_bounds(reps: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bounds ``(S,)`` over the replicate axis, undefined replicates left out; NaN
     where none is defined."""
@@ -430,64 +283,98 @@ def percentile_bounds(reps: np.ndarray, confidence: float) -> tuple[np.ndarray, 
     return lo, hi
 
 
-# -- the table's rectified and reference columns ---------------------------------------------
+# -- the reference rows and the rectified columns --------------------------------------------
+def reference_evidence(reference: Any, u: Utilities) -> ReferenceEvidence:
+    """The reference rows (a :class:`~medeval.io.reference.ReferenceRows` with ``y_pred``) as
+    the rectified recall reads them: posteriors renormalised within each row's class, hits,
+    classes and subconcept codes (the utilities' order)."""
+    q = renormalise_within_class(torch.from_numpy(reference.posteriors), u, reference.y_true)
+    hit = (reference.y_pred == reference.y_true).astype(np.float64)
+    return ReferenceEvidence(q.q.cpu().numpy(), hit, reference.y_true, reference.subconcept)
+
+
+def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
+
+
 def rectified_columns(
     names: Sequence[str],
-    est_test: np.ndarray,
-    est_reps: np.ndarray | None,
-    ref: ReferenceSide,
+    sides: np.ndarray,
+    q_test: np.ndarray,
+    hit: np.ndarray,
+    y: np.ndarray,
+    evidence: ReferenceEvidence,
+    class_recall: dict[int, float],
     *,
-    test_mass: np.ndarray,
     confidence: float,
+    n_draws: int,
     seed: int,
-    method: str = R_INTERVAL_METHOD,
-) -> tuple[dict[str, np.ndarray], np.ndarray | None, list[str]]:
-    """``{column: (S,)}`` of ``r_recall, r_low, r_high, ref_recall, ref_low, ref_high,
-    n_reference``, the replicates ``(B, S)`` of ``r_recall`` (``None`` without a bootstrap) and
-    the notes (subconcepts without reference rows, or under
-    :data:`FEW_REFERENCE_ROWS_RECALL`)."""
-    notes: list[str] = []
-    # a recall lies in [0, 1]: the point and the replicates are projected onto it (the
-    # correction can carry them past a bound; the projection only moves them toward the truth)
-    point = np.clip(rectified_point(est_test, ref), 0.0, 1.0)
-    lo = hi = np.full(len(names), math.nan)
-    reps = None
-    if est_reps is not None and ref.reps is not None:
-        scale = realised_noise_scale(test_mass, ref)
-        reps = rectified_replicates(est_reps, ref.reps, method=method, seed=seed, noise_scale=scale)
-        reps = np.clip(reps, 0.0, 1.0)
-        lo, hi = percentile_bounds(reps, confidence)
-        if method != "percentile":  # the Jeffreys interval's boundary rule (Brown et al. 2001)
-            lo, hi = boundary_rule(lo, hi, ref.k, ref.n)
-    has = ref.n > 0
-    r_lo, r_hi = np.full(len(names), math.nan), np.full(len(names), math.nan)
+) -> tuple[dict[str, np.ndarray], RectifiedRecall, list[str]]:
+    """``{column: (S,)}`` of the rectified recall of every subconcept's test rows (``r_*``, see
+    :mod:`medeval.evaluation.rectified_recall`) and of the reference rows' own recall
+    (``ref_*``, ``n_reference``), the estimate itself (its joint draws for the worst
+    subconcept) and the notes: subconcepts without reference rows, or too few for an interval."""
+    res = rectified_recall(q_test, hit, y, sides, evidence, confidence=confidence,
+                           n_draws=n_draws, seed=seed)  # fmt: skip
+    n, k = (
+        res.n_reference.astype(np.float64),
+        np.bincount(evidence.subconcept, weights=evidence.hit, minlength=len(names)),
+    )
+    cr = np.array([class_recall.get(int(c), math.nan) for c in sides])
+    gap_lo, gap_hi = cr - res.high, cr - res.low
+    cols = {
+        "n_reference": res.n_reference.astype(np.int64),
+        "ref_recall": _ratio(k, n),
+        "ref_low": np.full(len(names), math.nan),
+        "ref_high": np.full(len(names), math.nan),
+        "r_recall": res.recall,
+        "r_low": res.low,
+        "r_high": res.high,
+        "r_ess": res.ess,
+        "r_gap": cr - res.recall,
+        "r_gap_low": gap_lo,
+        "r_gap_high": gap_hi,
+        "r_verdict": verdicts(gap_lo, gap_hi),
+        "r_could_be_worst": np.full(len(names), math.nan, dtype=object),
+        "r_p_worst": np.full(len(names), math.nan),
+        "r_more_rows": np.full(len(names), math.nan),
+    }
+    has = n > 0
     if has.any():
-        ci = binomial_interval(ref.k[has], ref.n[has], confidence=confidence)
-        r_lo[has], r_hi[has] = ci.low, ci.high
-    missing = [nm for nm, h in zip(names, has, strict=True) if not h]
+        ci = binomial_interval(k[has], n[has], confidence=confidence)
+        cols["ref_low"][has], cols["ref_high"][has] = ci.low, ci.high
+    if res.draws is not None:
+        for c in (0, 1):
+            idx = np.flatnonzero(sides == c)
+            inside, share = could_be_worst(res.recall[idx], res.draws[:, idx], confidence)
+            defined = np.isfinite(share)
+            cols["r_could_be_worst"][idx[defined]] = inside[defined]
+            cols["r_p_worst"][idx] = share
+    open_ = (cols["r_verdict"] == VERDICTS[2]) & np.isfinite(res.low)
+    more = more_rows(res.recall, cr, res.deff, n, res.n_test, confidence)
+    narrow = res.high - res.low < DECISIVE_WIDTH  # already decisive: close to its class
+    cols["r_more_rows"] = np.where(open_, np.where(narrow, 0.0, more), math.nan)
+    return cols, res, _reference_notes(names, res.n_reference)
+
+
+def _reference_notes(names: Sequence[str], n_reference: np.ndarray) -> list[str]:
+    notes = []
+    missing = [nm for nm, c in zip(names, n_reference, strict=True) if c == 0]
     if missing:
         notes.append(
             f"rectified recall undefined for {', '.join(map(repr, missing))}: "
-            f"{NO_REFERENCE_ROWS}; NaN (r_recall needs at least one)"
+            f"{NO_REFERENCE_ROWS}; NaN (r_recall needs at least one, an interval "
+            f"{MIN_REFERENCE_ROWS})"
         )
     few = [
-        f"{nm!r} ({int(c)})"
-        for nm, c, h in zip(names, ref.n, has, strict=True)
-        if h and c < FEW_REFERENCE_ROWS_RECALL
+        f"{nm!r} ({int(c)}; needs {MIN_REFERENCE_ROWS - int(c)} more)"
+        for nm, c in zip(names, n_reference, strict=True)
+        if 0 < c < MIN_REFERENCE_ROWS
     ]
     if few:
         notes.append(
-            f"fewer than {FEW_REFERENCE_ROWS_RECALL} reference rows for {', '.join(few)}: "
-            "their rectified recall rests on a handful of rows (its interval's coverage is "
-            "measured from 5 rows up); add reference rows of them"
+            f"fewer than {MIN_REFERENCE_ROWS} reference rows for {', '.join(few)}: no interval "
+            "for their rectified recall and a verdict of 'not known'; add reference rows of them"
         )
-    cols = {
-        "r_recall": point,
-        "r_low": lo,
-        "r_high": hi,
-        "ref_recall": _ratio(ref.k, ref.n),
-        "ref_low": r_lo,
-        "ref_high": r_hi,
-        "n_reference": ref.n.astype(np.int64),
-    }
-    return cols, reps, notes
+    return notes

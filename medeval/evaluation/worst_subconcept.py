@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from medeval.evaluation.rectified_recall import DECISIVE_WIDTH, RectifiedRecall, worst_bounds
 from medeval.evaluation.subconcept_recall import (
     BOUNDS,
     SOURCES,
@@ -38,12 +39,19 @@ def worst_subconcepts(
     class_reps: np.ndarray | None,
     *,
     confidence: float,
+    rectified: tuple[RectifiedRecall, np.ndarray] | None = None,
 ) -> list[dict[str, Any]]:
     """One entry per class with subconcepts: the subconcept of lowest recommended recall, its
-    recall and interval (the table's), and its ``gap`` below the class's recall
-    (``class recall − recall``; positive = worse than the class) with a percentile interval
-    from the same replicates (``reps``: ``{column: (B, S)}`` in table order of
-    ``table.subconcept``; ``class_reps``: ``(B, 2)`` class recalls)."""
+    recall and interval, and its ``gap`` below the class's recall (``class recall − recall``;
+    positive = worse than the class) with an interval.
+
+    For the true and the label-free recall the interval is the table's and the gap's a
+    percentile interval from the same replicates (``reps``: ``{column: (B, S)}`` in table
+    order; ``class_reps``: ``(B, 2)`` class recalls). For the rectified recall (``rectified``:
+    the estimate and the table's order of its subconcepts) the class's recall on the test rows
+    is known, so the gap's interval is the recall's; the recall's interval holds after the
+    choice of the worst (:func:`~medeval.evaluation.rectified_recall.worst_bounds`), and the
+    entry lists the subconcepts that could be worst and the verdict."""
     col = recommended_column(table)
     if col is None:
         return []
@@ -55,27 +63,87 @@ def worst_subconcepts(
         if not idx:
             continue
         i = min(idx, key=lambda j: (values[j], str(table.subconcept.iloc[j])))
-        gap = class_recall[c] - values[i]
-        g_lo = g_hi = math.nan
-        r = reps.get(col)
-        if r is not None and class_reps is not None and len(r):
-            g_lo, g_hi = percentile_bounds((class_reps[:, c] - r[:, i])[:, None], confidence)
-            g_lo, g_hi = float(g_lo[0]), float(g_hi[0])
-        out.append(
-            {
-                "class": c,
-                "subconcept": str(table.subconcept.iloc[i]),
-                "recall": float(values[i]),
-                "low": _num(table[lo_col].iloc[i]),
-                "high": _num(table[hi_col].iloc[i]),
-                "gap": float(gap),
-                "gap_low": g_lo,
-                "gap_high": g_hi,
-                "source": source_of(col),
-                "class_recall": float(class_recall[c]),
-            }
-        )
+        if col == "r_recall" and rectified is not None:
+            i = _named_worst(table, idx, i)
+        entry = {
+            "class": c,
+            "subconcept": str(table.subconcept.iloc[i]),
+            "recall": float(values[i]),
+            "low": _num(table[lo_col].iloc[i]),
+            "high": _num(table[hi_col].iloc[i]),
+            "gap": float(class_recall[c] - values[i]),
+            "gap_low": math.nan,
+            "gap_high": math.nan,
+            "source": source_of(col),
+            "class_recall": float(class_recall[c]),
+        }
+        if col == "r_recall" and rectified is not None:
+            entry |= _rectified_worst(table, rectified, c, i, confidence)
+        else:
+            r = reps.get(col)
+            if r is not None and class_reps is not None and len(r):
+                g = percentile_bounds((class_reps[:, c] - r[:, i])[:, None], confidence)
+                entry["gap_low"], entry["gap_high"] = float(g[0][0]), float(g[1][0])
+        out.append(entry)
     return out
+
+
+def _could_flags(table: pd.DataFrame) -> np.ndarray:
+    """``r_could_be_worst`` as booleans ``(S,)`` (NaN, where undefined, is False)."""
+    return np.array([isinstance(f, bool | np.bool_) and bool(f) for f in table["r_could_be_worst"]])
+
+
+def _named_worst(table: pd.DataFrame, idx: list[int], lowest: int) -> int:
+    """The subconcept to name as worst with the rectified recall: among those that could be
+    worst, the one of lowest label-free recall. The set is the inference; within it the
+    label-free recalls keep their order (their shrinkage compresses them toward the class's
+    recall, it does not reorder them), where the reference rows' noise can reorder close
+    rectified ones (measured in docs/method.md). Without the set: the lowest rectified recall."""
+    flags = _could_flags(table)
+    could = [j for j in idx if flags[j]]
+    est = pd.to_numeric(table["est_recall"], errors="coerce").to_numpy(dtype=float)
+    could = [j for j in could if np.isfinite(est[j])]
+    if len(could) < 2:
+        return could[0] if could else lowest
+    return min(could, key=lambda j: (est[j], str(table.subconcept.iloc[j])))
+
+
+def _rectified_worst(
+    table: pd.DataFrame,
+    rectified: tuple[RectifiedRecall, np.ndarray],
+    c: int,
+    i: int,
+    confidence: float,
+) -> dict[str, Any]:
+    """The rectified worst of class ``c`` (table row ``i``): its interval after selection, the
+    gap's interval, its verdict and the subconcepts that could be worst (table order)."""
+    res, order = rectified
+    mine = np.flatnonzero(_could_flags(table) & (table["class"].to_numpy() == c))
+    could = [str(table.subconcept.iloc[j]) for j in mine]
+    members = np.asarray(order)[mine].astype(int)
+    lo, hi = worst_bounds(res, members, int(order[i]), confidence)
+    cr = float(res.recall[order[i]] + table["r_gap"].iloc[i])
+    rows = table[table["class"] == c].sort_values("r_recall", kind="stable")
+    below, open_ = [], []
+    for j, r in rows.iterrows():
+        chosen = j == table.index[i]
+        if r.r_verdict == "below":
+            bounds = (lo, hi) if chosen else (float(r.r_low), float(r.r_high))
+            below.append({"subconcept": str(r.subconcept), "recall": float(r.r_recall),
+                          "low": bounds[0], "high": bounds[1], "gap": float(r.r_gap)})  # fmt: skip
+        elif r.r_verdict == "not known":
+            open_.append({"subconcept": str(r.subconcept), "more_rows": _num(r.r_more_rows),
+                          "n_reference": int(r.n_reference)})  # fmt: skip
+    return {
+        "low": lo,
+        "high": hi,
+        "gap_low": cr - hi,
+        "gap_high": cr - lo,
+        "verdict": str(table["r_verdict"].iloc[i]),
+        "could_be_worst": could,
+        "below": below,
+        "not_known": open_,
+    }
 
 
 def _num(x: Any) -> float:
@@ -85,32 +153,96 @@ def _num(x: Any) -> float:
 
 def describe_worst(entry: dict[str, Any], class_names: dict[int, str] | None = None) -> str:
     """One sentence: ``"dermatofibroma: recall 0.46 [0.33, 0.60], 0.26 below class 0 as a
-    whole (true recall)"``."""
+    whole (true recall)"``; for the rectified recall the verdicts (:func:`verdict_sentence`)."""
+    if entry.get("source") == "rectified" and "verdict" in entry:
+        return verdict_sentence(entry)
     name = (class_names or {}).get(entry["class"], f"class {entry['class']}")
-    ci = ""
-    if math.isfinite(entry.get("low", math.nan)) and math.isfinite(entry.get("high", math.nan)):
-        ci = f" [{entry['low']:.2f}, {entry['high']:.2f}]"
     gap = entry["gap"]
     where = f"{abs(gap):.2f} {'below' if gap >= 0 else 'above'} {name} as a whole"
-    if math.isfinite(entry.get("gap_low", math.nan)):
+    if _finite(entry.get("gap_low")):
         where += f" (gap [{entry['gap_low']:.2f}, {entry['gap_high']:.2f}])"
     what = {"true": "true recall", "rectified": "rectified", "label-free": "label-free"}
     return (
-        f"{entry['subconcept']}: recall {entry['recall']:.2f}{ci}, {where}; "
+        f"{entry['subconcept']}: recall {entry['recall']:.2f}{_ci(entry)}, {where}; "
         f"{what.get(entry['source'], entry['source'])}"
     )
+
+
+def _finite(x: Any) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def _ci(e: dict[str, Any]) -> str:
+    ok = _finite(e.get("low")) and _finite(e.get("high"))
+    return f" [{e['low']:.2f}, {e['high']:.2f}]" if ok else ""
+
+
+def verdict_sentence(entry: dict[str, Any]) -> str:
+    """The rectified verdicts of a class in words: ``"AK is below its class (recall 0.41 [0.22,
+    0.60], 0.33 below); could be worst: AK, SCC; not known: VASC — about 25 more reference rows
+    of VASC would decide"``."""
+    below = entry.get("below") or []
+    if below:
+        parts = [
+            "; ".join(
+                f"{b['subconcept']} is below its class (recall {b['recall']:.2f}{_ci(b)}, "
+                f"{b['gap']:.2f} below)"
+                for b in below
+            )
+        ]
+    else:
+        gap = entry["gap"]
+        parts = [
+            f"no subconcept is known to be below its class (lowest: {entry['subconcept']}, "
+            f"recall {entry['recall']:.2f}{_ci(entry)}, {abs(gap):.2f} "
+            f"{'below' if gap >= 0 else 'above'})"
+        ]
+    if entry.get("could_be_worst"):
+        parts.append("could be worst: " + ", ".join(entry["could_be_worst"]))
+    open_ = entry.get("not_known") or []
+    if open_:
+        parts.append("not known: " + ", ".join(o["subconcept"] for o in open_) + _decide(open_))
+    return "; ".join(parts)
+
+
+def _decide(open_: list[dict[str, Any]]) -> str:
+    """What would decide the open verdicts: further reference rows, at least two, or labelled
+    test rows where reference rows cannot (the test rows' own count limits the interval)."""
+    close = [o["subconcept"] for o in open_ if o.get("more_rows") == 0]
+    rows = [o for o in open_ if _finite(o.get("more_rows")) and o["more_rows"] > 0]
+    said = []
+    if close:
+        said.append(f"{', '.join(close)} close to its class (an interval under "
+                    f"{DECISIVE_WIDTH:.1f} wide that holds the class's recall)")  # fmt: skip
+    if rows:
+        counts = [f"{int(o['more_rows'])} of {o['subconcept']}" for o in rows]
+        said.append(f"about {counts[0].replace(' of ', ' more reference rows of ', 1)}"
+                    + "".join(f", {c}" for c in counts[1:]) + " would decide")  # fmt: skip
+    few = [o["subconcept"] for o in open_ if o.get("n_reference", 2) < 2]
+    if few:
+        said.append(f"{', '.join(few)} need at least 2 reference rows")
+    done = {*close, *few, *(o["subconcept"] for o in rows)}
+    rest = [o["subconcept"] for o in open_ if o["subconcept"] not in done]
+    if rest:
+        said.append(f"{', '.join(rest)}: reference rows alone cannot decide (too few test "
+                    "rows); label test rows (python -m medeval.label)")  # fmt: skip
+    return " — " + "; ".join(said) if said else ""
 
 
 def worst_sentences(
     worst: list[dict[str, Any]], class_names: dict[int, str] | None = None
 ) -> list[str]:
     """The decision in words, class 1 first: ``"worst subconcept of class 1 — e: recall 0.31
-    [0.14, 0.52], 0.51 below class 1 as a whole (gap [0.34, 0.68]); true recall"``, and a
-    caveat line where the recall is the label-free one."""
+    [0.14, 0.52], 0.51 below class 1 as a whole (gap [0.34, 0.68]); true recall"``, with the
+    rectified recall ``"class 1: e is below its class (…); could be worst: e; not known: …"``,
+    and a caveat line where the recall is the label-free one."""
     out = []
     for w in sorted(worst, key=lambda w: -w["class"]):
         name = (class_names or {}).get(w["class"], f"class {w['class']}")
-        out.append(f"worst subconcept of {name} — {describe_worst(w, class_names)}")
+        if w.get("source") == "rectified" and "verdict" in w:
+            out.append(f"{name}: {verdict_sentence(w)}")
+        else:
+            out.append(f"worst subconcept of {name} — {describe_worst(w, class_names)}")
     if any(w["source"] == "label-free" for w in worst):
         out.append(
             "label-free per-subconcept recall: it shrinks toward the class's recall where the "

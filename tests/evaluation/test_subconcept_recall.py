@@ -14,13 +14,8 @@ import rectified_simulation as sim
 
 from medeval.evaluation import evaluate_predictions
 from medeval.evaluation.rectified import FewReferenceRowsWarning
-from medeval.evaluation.subconcept_recall import (
-    FEW_REFERENCE_ROWS_RECALL,
-    R_INTERVAL_METHOD,
-    ReferenceSide,
-    rectified_columns,
-    rectified_replicates,
-)
+from medeval.evaluation.rectified_recall import R_INTERVAL_METHOD
+from medeval.evaluation.subconcept_recall import FEW_REFERENCE_ROWS_RECALL
 from medeval.evaluation.worst_subconcept import SubconceptRecall, describe_worst
 from medeval.io.reference import ReferenceRows
 from medeval.metrics._checks import UndefinedMetricWarning
@@ -68,25 +63,42 @@ def _by_hand(rows, names=sim.NAMES):
     return est, plain
 
 
-def test_rectified_recall_is_the_label_free_recall_corrected_on_the_reference_rows():
+def test_the_rectified_columns_of_every_subconcept():
+    """Every subconcept gets the rectified recall of its test rows with an interval, the gap to
+    its class's recall with the same interval, a verdict, the reference rows it is worth, and
+    the reference rows' own recall."""
     t, r = _data(1)
     ev = _evaluate(t, r)
     ps = ev.per_subconcept.set_index("subconcept")
     est_t, _ = _by_hand(t)
-    est_r, ref_recall = _by_hand(r)
+    _, ref_recall = _by_hand(r)
+    hit = t["y_pred"] == t["y_true"]
     for nm in sim.NAMES:
-        want = np.clip(est_t[nm] - (est_r[nm] - ref_recall[nm]), 0, 1)
-        assert ps.loc[nm, "r_recall"] == pytest.approx(want, abs=1e-12)
-        assert ps.loc[nm, "est_recall"] == pytest.approx(est_t[nm], abs=1e-12)
-        assert ps.loc[nm, "ref_recall"] == pytest.approx(ref_recall[nm], abs=1e-12)
-        assert ps.loc[nm, "n_reference"] == MANY[nm]
-        assert ps.loc[nm, "ref_low"] <= ref_recall[nm] <= ps.loc[nm, "ref_high"]
-        assert ps.loc[nm, "r_low"] <= ps.loc[nm, "r_high"]
-        assert ps.loc[nm, "r_interval_method"] == R_INTERVAL_METHOD
+        row = ps.loc[nm]
+        cr = hit[t["y_true"] == row["class"]].mean()
+        assert row.est_recall == pytest.approx(est_t[nm], abs=1e-12)
+        assert row.ref_recall == pytest.approx(ref_recall[nm], abs=1e-12)
+        assert row.n_reference == MANY[nm]
+        assert row.ref_low <= ref_recall[nm] <= row.ref_high
+        assert 0 <= row.r_low <= row.r_recall <= row.r_high <= 1
+        assert row.r_gap == pytest.approx(cr - row.r_recall)
+        assert (row.r_gap_low, row.r_gap_high) == pytest.approx((cr - row.r_high, cr - row.r_low))
+        want = "below" if row.r_gap_low > 0 else "not below" if row.r_gap_high <= 0 else "not known"
+        assert row.r_verdict == want
+        assert row.r_ess > 0 and 0 <= row.r_p_worst <= 1 and row.r_could_be_worst in (True, False)
+        assert row.r_interval_method == R_INTERVAL_METHOD
+        if row.r_verdict == "not known":
+            assert row.r_more_rows >= 1 or math.isnan(row.r_more_rows)
+        else:
+            assert math.isnan(row.r_more_rows)
+    for c in (0, 1):
+        assert ps[ps["class"] == c].r_p_worst.sum() == pytest.approx(1.0)
+        assert ps[ps["class"] == c].r_could_be_worst.any()
     assert ev.recommended_per_subconcept == "r_recall"
     d = json.loads(json.dumps(ev.to_dict()))
     assert d["recommended"]["per_subconcept"] == "r_recall"
     assert {row["subconcept"] for row in d["per_subconcept"]} == set(sim.NAMES)
+    assert {"r_verdict", "r_gap_low", "r_could_be_worst"} <= set(d["per_subconcept"][0])
 
 
 def test_the_recommended_column_follows_what_is_known():
@@ -114,6 +126,10 @@ def test_worst_subconcept_and_gap_come_from_the_same_replicates():
             assert w["gap"] == pytest.approx(class_recall - lowest[col], abs=1e-12)
             assert w["gap_low"] <= w["gap"] <= w["gap_high"]
             assert w["gap_low"] < w["gap_high"]
+            if source == "rectified":  # the interval after the choice: at least the marginal
+                assert w["low"] <= lowest.r_low and w["high"] >= lowest.r_high
+                assert w["subconcept"] in w["could_be_worst"]
+                assert w["verdict"] == lowest.r_verdict
         # e is found 42 % of the time against 80 % for its class: the true gap's interval says so
         worst1 = ev.worst_subconcepts[1]
         assert worst1["subconcept"] == "e" and (worst1["gap_low"] > 0 or not labels)
@@ -127,34 +143,15 @@ def test_worst_subconcept_and_gap_come_from_the_same_replicates():
         assert "below class 1 as a whole" in describe_worst(worst1)
 
 
-def test_same_seed_same_intervals_and_replicates_are_joint():
+def test_same_seed_same_answer_and_the_draws_follow_the_seed():
     t, r = _data(4)
     a, b, c = (_evaluate(t, r, seed=s) for s in (7, 7, 8))
-    cols = ["r_low", "r_high"]
+    cols = ["r_low", "r_high", "r_p_worst"]
     pd.testing.assert_frame_equal(a.per_subconcept[cols], b.per_subconcept[cols])
-    assert not a.per_subconcept[cols].equals(c.per_subconcept[cols])
+    # the interval is analytic; the share of draws in which each is worst follows the seed
+    pd.testing.assert_frame_equal(a.per_subconcept[cols[:2]], c.per_subconcept[cols[:2]])
+    assert not a.per_subconcept["r_p_worst"].equals(c.per_subconcept["r_p_worst"])
     assert a.worst_subconcepts == b.worst_subconcepts
-
-
-def test_jeffreys_draw_widens_where_the_reference_rows_are_few():
-    """The same replicates; with 3 of 3 reference rows found, percentile replicates of the
-    reference recall are all 1 while the Jeffreys draws spread below it."""
-    b = 2000
-    est = np.full((b, 1), 0.6)
-    ref = {
-        "num": np.full((b, 1), 3.0),
-        "den": np.full((b, 1), 5.0),
-        "k": np.full((b, 1), 3.0),
-        "n": np.full((b, 1), 3.0),
-    }
-    pct = rectified_replicates(est, ref, method="percentile", seed=0)
-    jef = rectified_replicates(est, ref, method="jeffreys-draw", seed=0)
-    assert np.allclose(pct, 0.6 - 0.6 + 1.0)
-    assert jef.std() > 0.05 and jef.max() <= 1.0 + 1e-12
-    # Beta(3.5, 0.5): mean 0.875
-    assert jef.mean() == pytest.approx(0.6 - 0.6 + 0.875, abs=0.02)
-    with pytest.raises(ValueError, match="method must be one of"):
-        rectified_replicates(est, ref, method="wald", seed=0)
 
 
 def test_few_and_no_reference_rows_are_said():
@@ -162,9 +159,13 @@ def test_few_and_no_reference_rows_are_said():
     t, r = _data(5, counts=counts)
     with pytest.warns(FewReferenceRowsWarning) as caught:  # rBA's warning and the recall's
         ev = _evaluate(t, r)
-    recall_warning = rf"fewer than {FEW_REFERENCE_ROWS_RECALL} reference rows for 'e' \(4\)"
+    recall_warning = (
+        rf"fewer than {FEW_REFERENCE_ROWS_RECALL} reference rows for 'e' \(1; needs 1 more\)"
+    )
     assert sum(bool(re.search(recall_warning, str(w.message))) for w in caught) == 1
     assert any(re.search(recall_warning, n) for n in ev.notes)
+    e = ev.per_subconcept.set_index("subconcept").loc["e"]
+    assert np.isfinite(e.r_recall) and math.isnan(e.r_low) and e.r_verdict == "not known"
     # no reference row of a majority subconcept: its rectified recall is NaN with a note
     t, r = _data(6)
     keep = r["subconcept"] != "b"
@@ -176,14 +177,15 @@ def test_few_and_no_reference_rows_are_said():
     assert math.isnan(ps.loc["b", "r_low"]) and np.isfinite(ps.loc["a", "r_low"])
 
 
-def test_without_a_bootstrap_the_rectified_recall_has_no_interval():
+def test_without_a_bootstrap_the_rectified_recall_keeps_its_interval_not_its_draws():
     t, r = _data(7)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ev = _evaluate(t, r, n_bootstrap=0)
-    assert ev.per_subconcept["r_recall"].notna().all()
-    assert ev.per_subconcept["r_low"].isna().all()
-    assert all(math.isnan(w["gap_low"]) for w in ev.worst_subconcepts)
+    ps = ev.per_subconcept
+    assert ps["r_recall"].notna().all() and ps["r_low"].notna().all()
+    assert ps["r_p_worst"].isna().all() and ps["r_could_be_worst"].isna().all()
+    assert all(np.isfinite(w["gap_low"]) for w in ev.worst_subconcepts)
 
 
 def _covers(seed: int, temperature: float) -> tuple[bool, bool, float, float]:
@@ -205,33 +207,14 @@ def _covers(seed: int, temperature: float) -> tuple[bool, bool, float, float]:
 def test_rectified_recall_holds_the_true_recall_where_the_label_free_one_shrinks(temperature):
     """Known truth, 100 seeds: an underconfident subconcept model (temperature 2) pulls the
     label-free recall of the smallest subconcept e (recall 0.42) toward its class's (~0.8); the
-    rectified recall's interval holds e's true test recall (measured 96 % at 80 seeds; the
-    plain percentile interval held it in 89 %, est_recall's in 2.5 %)."""
+    rectified recall's interval holds e's true test recall (measured 91.5 % over 400 seeds at
+    these few rows: about 9 test rows of e, their number varying from seed to seed; the
+    reference rows alone held it in 91 %)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FewReferenceRowsWarning)  # e has ~17 reference rows
         res = np.array([_covers(s, temperature) for s in range(100)])
     r_cov, est_cov = res[:, 0].mean(), res[:, 1].mean()
-    assert r_cov >= 0.92
+    assert r_cov >= 0.89
     assert est_cov < 0.3
     assert res[:, 3].mean() > 0.3  # est_recall shrinks toward the class's recall
     assert abs(res[:, 2].mean()) < 0.05  # the rectified recall does not
-
-
-def test_every_reference_row_found_keeps_a_recall_of_one_in_the_interval():
-    """An easy subconcept seen by a sharp subconcept model: every reference row found, the
-    label-free parts cancel, and every Jeffreys draw of the reference recall lies below 1; the
-    boundary rule of the Jeffreys interval keeps the realised recall 1 inside (without it the
-    upper bound is 0.9999…)."""
-    b, n = 1000, 80.0
-    full = np.full((b, 1), n)
-    side = ReferenceSide(*(np.array([n]),) * 5, reps=dict.fromkeys(("num", "den", "k", "n"), full))
-    kw = dict(test_mass=np.array([200.0]), confidence=0.95, seed=0)
-    cols, reps, _ = rectified_columns(["a"], np.array([1.0]), np.ones((b, 1)), side, **kw)
-    assert (reps < 1).all() and np.quantile(reps, 0.975) < 1
-    assert cols["r_high"][0] == 1.0 and cols["r_low"][0] < 1 and cols["r_recall"][0] == 1.0
-    # none found: the lower bound is 0
-    zero = dict(side.reps, k=np.zeros((b, 1)), num=np.zeros((b, 1)))
-    none = ReferenceSide(np.array([0.0]), np.array([n]), np.array([0.0]), np.array([n]),
-                         np.array([n]), reps=zero)  # fmt: skip
-    cols, _, _ = rectified_columns(["a"], np.array([0.0]), np.zeros((b, 1)), none, **kw)
-    assert cols["r_low"][0] == 0.0 and cols["r_high"][0] > 0

@@ -1,0 +1,217 @@
+"""The rectified recall of the test rows (medeval.evaluation.rectified_recall): the estimating
+equation by hand, its limits, the small-count interval, verdicts, the could-be-worst set and the
+further reference rows, each against a simulation with known truth."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special
+
+from medeval.evaluation.rectified_recall import (
+    ReferenceEvidence,
+    could_be_worst,
+    jeffreys_bounds,
+    more_rows,
+    rectified_recall,
+    verdicts,
+    worst_bounds,
+)
+from medeval.metrics.proportion import binomial_interval
+
+RECALLS = np.array([0.5, 0.85, 0.7])  # s (varied), a, b
+SIZES = (1, 2, 2)
+
+
+def _rows(rng, n_s, rho, kappa):
+    sub = np.repeat(np.arange(3), [n_s * k for k in SIZES])
+    recall = RECALLS.copy()
+    recall[0] = rho
+    hit = (rng.random(len(sub)) < recall[sub]).astype(float)
+    z = rng.normal(kappa * np.eye(3)[sub], 1.0)
+    q = special.softmax(np.log(np.array(SIZES) / sum(SIZES)) + kappa * z, axis=1)
+    return sub, hit, q
+
+
+def _one(rng, n_test, n_ref, rho, kappa, draws=0):
+    st, ht, qt = _rows(rng, n_test, rho, kappa)
+    sr, hr, qr = _rows(rng, n_ref, rho, kappa)
+    ref = ReferenceEvidence(qr, hr, np.ones(len(sr), dtype=int), sr)
+    res = rectified_recall(
+        qt,
+        ht,
+        np.ones(len(st), dtype=int),
+        np.ones(3, dtype=int),
+        ref,
+        confidence=0.95,
+        n_draws=draws,
+        seed=int(rng.integers(2**31)),
+    )
+    truth = np.array([ht[st == j].mean() for j in range(3)])
+    return res, truth, (st, ht, qt), (sr, hr, qr)
+
+
+def test_the_estimate_solves_the_difference_equation_with_its_slopes():
+    """θ solves λ̄·mean_T q(h − θ) + mean_R (m − λ_j q)(h − θ) = 0, λ_j the slope without row j."""
+    res, _, (_st, ht, qt), (sr, hr, qr) = _one(np.random.default_rng(0), 40, 20, 0.4, 1.5)
+    for s in range(3):
+        th = res.recall[s]
+        m = (sr == s).astype(float)
+        psi, ph, pt = m * (hr - th), qr[:, s] * (hr - th), qt[:, s] * (ht - th)
+        lam = []
+        for j in range(len(sr)):
+            keep = np.arange(len(sr)) != j
+            cov = np.cov(psi[keep], ph[keep])[0, 1]
+            lam.append(np.clip(cov / np.var(np.r_[pt, ph[keep]], ddof=1), 0, 1))
+        lam = np.array(lam)
+        assert res.lam[s] == pytest.approx(lam.mean(), abs=1e-4)
+        value = lam.mean() * pt.mean() + (psi - lam * ph).mean()
+        assert abs(value) < 1e-4
+        assert res.n_reference[s] == m.sum()
+
+
+def test_a_subconcept_model_that_says_nothing_costs_nothing():
+    """Posteriors equal to the prior, 200 seeds: the proxy is the class's hits alone, and the
+    interval is about as wide as the reference rows' own small-count interval for the test rows
+    (Jeffreys on (1/n + 1/N)⁻¹ rows, λ = 0) and holds the truth as often."""
+    rng = np.random.default_rng(1)
+    prior = np.array(SIZES) / sum(SIZES)
+    ratio, covers = [], []
+    for _ in range(200):
+        st, ht, _ = _rows(rng, 30, 0.4, 0.0)
+        sr, hr, _ = _rows(rng, 20, 0.4, 0.0)
+        qt, qr = np.tile(prior, (len(st), 1)), np.tile(prior, (len(sr), 1))
+        ref = ReferenceEvidence(qr, hr, np.ones(len(sr), dtype=int), sr)
+        res = rectified_recall(
+            qt, ht, np.ones(len(st), dtype=int), np.ones(3, dtype=int), ref, confidence=0.95
+        )
+        plain = hr[sr == 0].mean()
+        lo, hi = jeffreys_bounds(
+            np.array([plain]), np.array([1 / (1 / 20 + 1 / 30)]), np.array([30.0]), 0.95
+        )
+        ratio.append((res.high[0] - res.low[0]) / (hi[0] - lo[0]))
+        covers.append(res.low[0] <= ht[st == 0].mean() <= res.high[0])
+    assert np.mean(ratio) < 1.1 and np.mean(covers) >= 0.93
+
+
+def test_a_class_of_one_subconcept_has_its_class_recall_exactly():
+    rng = np.random.default_rng(2)
+    ht, hr = (rng.random(50) < 0.7).astype(float), (rng.random(20) < 0.7).astype(float)
+    y_t, y_r = np.r_[np.zeros(30), np.ones(20)].astype(int), np.r_[np.zeros(10), np.ones(10)]
+    q_t = np.c_[y_t == 0, y_t == 1].astype(float)
+    ref = ReferenceEvidence(
+        np.c_[y_r == 0, y_r == 1].astype(float), hr, y_r.astype(int), y_r.astype(int)
+    )
+    res = rectified_recall(q_t, ht, y_t, np.array([0, 1]), ref, confidence=0.95, n_draws=10)
+    for c in (0, 1):
+        want = ht[y_t == c].mean()
+        assert res.recall[c] == res.low[c] == res.high[c] == pytest.approx(want)
+        assert (res.draws[:, c] == want).all()
+
+
+def test_few_reference_rows_give_no_interval_and_none_give_nan():
+    rng = np.random.default_rng(3)
+    st, ht, qt = _rows(rng, 30, 0.4, 1.5)
+    sr, hr, qr = _rows(rng, 10, 0.4, 1.5)
+    keep = (sr != 0) | (np.arange(len(sr)) == 0)  # one row of s
+    sr, hr, qr = sr[keep], hr[keep], qr[keep]
+    ref = ReferenceEvidence(qr, hr, np.ones(len(sr), dtype=int), sr)
+    res = rectified_recall(
+        qt, ht, np.ones(len(st), dtype=int), np.ones(3, dtype=int), ref, confidence=0.95
+    )
+    assert res.n_reference[0] == 1 and np.isfinite(res.recall[0])
+    assert math.isnan(res.low[0]) and math.isnan(res.high[0]) and math.isnan(res.ess[0])
+    ref = ReferenceEvidence(qr[sr != 0], hr[sr != 0], np.ones((sr != 0).sum(), int), sr[sr != 0])
+    res = rectified_recall(
+        qt, ht, np.ones(len(st), dtype=int), np.ones(3, dtype=int), ref, confidence=0.95
+    )
+    assert math.isnan(res.recall[0]) and np.isfinite(res.recall[1:]).all()
+
+
+def test_bounds_near_an_end_of_the_test_rows_grid_reach_it():
+    """10 test rows: a recall of 0.93 has an upper bound past 0.95, and the recall of 10 rows
+    is then 1; with 1,000 test rows the same bound stays below 1."""
+    theta, n_eff = np.array([1.0, 0.93, 0.0, 0.93]), np.array([40.0, 40, 40, 40])
+    lo, hi = jeffreys_bounds(theta, n_eff, np.array([10.0, 10, 10, 1000]), 0.95)
+    assert hi[0] == 1.0 and hi[1] == 1.0 and lo[2] == 0.0
+    assert 0.95 < hi[3] < 1.0 and lo[1] == lo[3] < 0.93
+
+
+@pytest.mark.parametrize(("kappa", "rho"), [(3.0, 0.6), (1.5, 0.3), (0.75, 0.95)])
+def test_the_interval_holds_the_test_rows_recall_and_is_narrower_with_a_sharp_model(kappa, rho):
+    """Known truth, 250 seeds: 30 test and 15 reference rows of the smallest subconcept."""
+    rng = np.random.default_rng([4, int(kappa * 100), int(rho * 100)])
+    covers, width, yard = [], [], []
+    for _ in range(250):
+        res, truth, _, (sr, hr, _) = _one(rng, 30, 15, rho, kappa)
+        covers.append(res.low[0] <= truth[0] <= res.high[0])
+        width.append(res.high[0] - res.low[0])
+        ci = binomial_interval(np.array([hr[sr == 0].sum()]), np.array([15.0]))
+        yard.append(ci.high[0] - ci.low[0])
+    assert 0.92 <= np.mean(covers) <= 0.995
+    if kappa == 3.0:  # the label-free part buys width: narrower than the reference rows alone
+        assert np.mean(width) < 0.85 * np.mean(yard)
+
+
+def test_verdicts_follow_the_gap_interval():
+    v = verdicts(np.array([0.1, -0.3, -0.1, np.nan]), np.array([0.4, 0.0, 0.2, np.nan]))
+    assert list(v) == ["below", "not below", "not known", "not known"]
+
+
+def test_the_could_be_worst_set_holds_the_worst_and_singles_out_a_clear_one():
+    """Known truth, 150 seeds: s (recall 0.3) is far below b (0.7) with a sharp model."""
+    rng = np.random.default_rng(5)
+    holds, single, shares = [], [], []
+    for _ in range(150):
+        res, truth, _, _ = _one(rng, 60, 30, 0.3, 3.0, draws=400)
+        inside, share = could_be_worst(res.recall, res.draws, 0.95)
+        holds.append(inside[np.argmin(truth)])
+        single.append(inside.sum() == 1)
+        shares.append(share)
+        assert share.sum() == pytest.approx(1.0)
+    assert np.mean(holds) >= 0.95 and np.mean(single) >= 0.7
+    assert np.mean(shares, 0)[0] > 0.9
+
+
+def test_the_chosen_worst_interval_widens_over_the_set_that_could_be_worst():
+    rng = np.random.default_rng(6)
+    res, _, _, _ = _one(rng, 30, 10, 0.7, 0.75, draws=2000)
+    lo, hi = worst_bounds(res, np.array([0, 2]), 0, 0.95)
+    assert lo <= res.low[0] and hi >= res.high[0] and hi - lo > res.high[0] - res.low[0]
+    assert worst_bounds(res, np.array([0]), 0, 0.95) == (res.low[0], res.high[0])
+
+
+def test_further_reference_rows_follow_the_variance_formula():
+    z2 = special.ndtri(0.975) ** 2
+    recall, cr, deff = np.array([0.5, 0.5]), np.array([0.7, 0.5]), np.array([0.5, 0.5])
+    n, n_test = np.array([10.0, 10.0]), np.array([1000.0, 30.0])
+    more = more_rows(recall, cr, deff, n, n_test, 0.95)
+    want = 1 / (0.2**2 / (z2 * 0.25 * 0.5) - 1 / 1000)  # gap 0.2 clear of 0
+    assert more[0] == np.ceil(want - 10)
+    # no gap and 30 test rows: the width 0.2 needs 1/n <= 0.01/(z²·0.125) − 1/30 < 0: never
+    assert math.isnan(more[1])
+
+
+def test_predicted_further_rows_match_a_simulation_of_them():
+    """Predict from 10 reference rows; 40 seeds with the predicted count decide the verdict (or
+    reach width 0.2) about half the time."""
+    rng = np.random.default_rng(7)
+    pred = []
+    for _ in range(60):
+        res, _, (_, ht, _), _ = _one(rng, 200, 10, 0.6, 1.5)
+        cr = ht.mean()
+        m = more_rows(
+            res.recall, np.full(3, cr), res.deff, res.n_reference.astype(float), res.n_test, 0.95
+        )
+        if np.isfinite(m[0]):
+            pred.append(10 + m[0])
+    target = int(np.median(pred))
+    decided = []
+    for _ in range(60):
+        res, _, (_st, ht, _), _ = _one(rng, 200, target, 0.6, 1.5)
+        cr = ht.mean()
+        v = verdicts(cr - res.high, cr - res.low)[0]
+        decided.append(v != "not known" or res.high[0] - res.low[0] < 0.2)
+    assert 0.3 <= np.mean(decided) <= 0.9
