@@ -84,8 +84,10 @@ def one(rng, n_test, n_ref, rho, kappa, conf, n_draws) -> dict:
     else:
         inside, _ = could_be_worst(res.recall, res.draws, conf)
     worst = int(np.argmin(truth))
-    named = int(np.argmin(res.recall))
     est = (qt * ht[:, None]).sum(0) / qt.sum(0)
+    # the package's rule: the lowest label-free recall among those that could be worst
+    cand = np.flatnonzero(inside)
+    named = int(cand[np.argmin(est[cand])]) if len(cand) > 1 else int(np.argmin(res.recall))
     w_lo, w_hi = worst_bounds(res, np.flatnonzero(inside), named, conf)
     next_gap = np.sort(truth)[1] - truth[worst]
     more = more_rows(
@@ -99,10 +101,10 @@ def one(rng, n_test, n_ref, rho, kappa, conf, n_draws) -> dict:
         ess=res.ess[0],
         below_true=[v == "below" for v, g in zip(verdict, gap_true, strict=True) if g >= 0.10],
         below_false=[v == "below" for v, g in zip(verdict, gap_true, strict=True) if g <= 0],
-        set_holds=bool(inside[worst]),
+        set_holds=bool(inside[truth == truth[worst]].any()),
         set_single=bool(inside.sum() == 1) if next_gap >= 0.10 else None,
-        named_right=named == worst,
-        est_right=int(np.argmin(est)) == worst,
+        named_right=truth[named] == truth[worst],  # a tie names the worst too
+        est_right=truth[int(np.argmin(est))] == truth[worst],
         named_covers=w_lo <= truth[named] <= w_hi,
         naive_covers=res.low[named] <= truth[named] <= res.high[named],
         known=verdict[0] != "not known",

@@ -201,32 +201,43 @@ def verdict_sentence(entry: dict[str, Any]) -> str:
         parts.append("could be worst: " + ", ".join(entry["could_be_worst"]))
     open_ = entry.get("not_known") or []
     if open_:
-        parts.append("not known: " + ", ".join(o["subconcept"] for o in open_) + _decide(open_))
+        parts.append("not known: " + "; ".join(_open_groups(open_)))
     return "; ".join(parts)
 
 
-def _decide(open_: list[dict[str, Any]]) -> str:
-    """What would decide the open verdicts: further reference rows, at least two, or labelled
-    test rows where reference rows cannot (the test rows' own count limits the interval)."""
-    close = [o["subconcept"] for o in open_ if o.get("more_rows") == 0]
-    rows = [o for o in open_ if _finite(o.get("more_rows")) and o["more_rows"] > 0]
-    said = []
-    if close:
-        said.append(f"{', '.join(close)} close to its class (an interval under "
-                    f"{DECISIVE_WIDTH:.1f} wide that holds the class's recall)")  # fmt: skip
-    if rows:
-        counts = [f"{int(o['more_rows'])} of {o['subconcept']}" for o in rows]
-        said.append(f"about {counts[0].replace(' of ', ' more reference rows of ', 1)}"
-                    + "".join(f", {c}" for c in counts[1:]) + " would decide")  # fmt: skip
-    few = [o["subconcept"] for o in open_ if o.get("n_reference", 2) < 2]
-    if few:
-        said.append(f"{', '.join(few)} need at least 2 reference rows")
-    done = {*close, *few, *(o["subconcept"] for o in rows)}
-    rest = [o["subconcept"] for o in open_ if o["subconcept"] not in done]
-    if rest:
-        said.append(f"{', '.join(rest)}: reference rows alone cannot decide (too few test "
-                    "rows); label test rows (python -m medeval.label)")  # fmt: skip
-    return " — " + "; ".join(said) if said else ""
+def _open_groups(open_: list[dict[str, Any]]) -> list[str]:
+    """The open verdicts grouped by what would decide them: further reference rows (how many),
+    at least two reference rows, labelled test rows where reference rows cannot (the test
+    rows' own count limits the interval), or nothing (already close to the class)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for o in open_:
+        more = o.get("more_rows")
+        kind = (
+            "few" if o.get("n_reference", 2) < 2
+            else "close" if more == 0
+            else "rows" if _finite(more)
+            else "label"
+        )  # fmt: skip
+        groups.setdefault(kind, []).append(o)
+    said = {
+        "rows": lambda g: (
+            f"about {', '.join(str(int(o['more_rows'])) for o in g)} more reference rows "
+            f"{'would' if len(g) == 1 else 'respectively would'} decide"
+        ),
+        "few": lambda g: "needs at least 2 reference rows for an interval",
+        "label": lambda g: (
+            "too few test rows for reference rows to decide: label test rows "
+            "(python -m medeval.label)"
+        ),
+        "close": lambda g: (
+            f"close to the class (an interval under {DECISIVE_WIDTH:.1f} wide holding its recall)"
+        ),
+    }
+    return [
+        f"{', '.join(o['subconcept'] for o in g)} — {said[k](g)}"
+        for k in ("rows", "few", "label", "close")
+        if (g := groups.get(k))
+    ]
 
 
 def worst_sentences(

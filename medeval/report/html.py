@@ -222,10 +222,8 @@ INTERVAL_METHOD_NAMES = {
     "clopper-pearson": "Clopper–Pearson (exact binomial)",
     "wilson": "Wilson score",
     "jeffreys": "Jeffreys",
-    "jeffreys-realised": "joint bootstrap of test and reference rows, the reference recall drawn "
-    "from its Jeffreys posterior, plus the test rows' own noise where the posteriors are diffuse",
-    "jeffreys-draw": "joint bootstrap, the reference recall drawn from its Jeffreys posterior",
-    "percentile": "percentile joint bootstrap",
+    "difference-jeffreys": "Jeffreys on the effective reference rows of the difference "
+    "estimator, for the test rows' own recall",
 }
 
 
@@ -367,8 +365,11 @@ def _worst_section(ev: Any) -> Section | None:
     for line in worst_sentences(ev.worst_subconcepts):
         sec.text(line)
     sec.text(
-        "gap: the class's recall minus the subconcept's (positive = below its class), with an "
-        "interval from the same bootstrap replicates as the subconcept's recall."
+        "gap: the class's recall minus the subconcept's (positive = below its class). With "
+        "reference rows each subconcept gets a verdict — below its class, not below, or not "
+        "known (with the further reference rows that would decide it) — and the subconcepts "
+        "that could be the worst at the stated level; the interval of the one named worst "
+        "holds after it was chosen (docs/reading.md)."
     )
     return sec
 
@@ -515,8 +516,17 @@ def per_subconcept_frames(
             interval_cell(v, lo, hi)
             for v, lo, hi in zip(df["r_recall"], col("r_low"), col("r_high"), strict=True)
         ]
+    if has("r_verdict"):
+        main["verdict (gap to its class)"] = [
+            f"{v} ({interval_cell(g, lo, hi)})"
+            for v, g, lo, hi in zip(
+                df["r_verdict"], col("r_gap"), col("r_gap_low"), col("r_gap_high"), strict=True
+            )
+        ]
     if has("n_reference"):
         main["reference n"] = [_count_text(v) for v in df["n_reference"]]
+    if has("r_more_rows"):
+        main["more reference rows to decide"] = [_count_text(v) for v in df["r_more_rows"]]
     extra = pd.DataFrame({"subconcept": main["subconcept"]})
     if has("ref_recall"):
         extra[f"reference rows' recall [{pct} CI]"] = [
@@ -555,8 +565,10 @@ def _interval_caption(df: pd.DataFrame, pct: str) -> str:
             interval_method_text(m) for m in dict.fromkeys(df["r_interval_method"].dropna())
         )
         text += (
-            f" Rectified recall: the label-free recall minus its error on the reference rows; "
-            f"{pct} {r_named} (it sees the subconcept model's error too)."
+            f" Rectified recall: the recall of the subconcept's own test rows, the label-free "
+            f"estimate corrected on the reference rows; {pct} {r_named} (it sees the "
+            "subconcept model's error too). Verdict: below its class where the gap's interval "
+            "lies above 0, not below where it lies at or under 0, else not known."
         )
     return text
 

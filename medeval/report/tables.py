@@ -84,7 +84,7 @@ def subconcept_table(ev: Evaluation) -> str:
     lines = [
         f"{'subconcept':<22} {'class':>5} {'n_test':>7} {'share':>6} {'utility':>8} "
         f"{'recall':>7} {'interval':<16} {'est.':>6} {'interval':<16}"
-        + (f" {'rect.':>6} {'interval':<16}" if rect else "")
+        + (f" {'rect.':>6} {'interval':<16} {'verdict':<10}" if rect else "")
         + (f" {'n_ref':>6}" if n_ref is not None else "")
     ]
     for i, r in enumerate(df.itertuples(index=False)):
@@ -97,13 +97,22 @@ def subconcept_table(ev: Evaluation) -> str:
             f"{str(r.subconcept)[:22]:<22} {r[1]:>5} {n_test:>7} {share:>6} "
             f"{'' if math.isnan(r.utility) else f'{r.utility:.2f}':>8} {recall:>7} "
             f"{ci:<16} {_fmt(r.est_recall):>6} {est_ci:<16}"
-            + (f" {_fmt(r.r_recall):>6} {_interval(r.r_low, r.r_high):<16}" if rect else "")
+            + (
+                f" {_fmt(r.r_recall):>6} {_interval(r.r_low, r.r_high):<16} {r.r_verdict:<10}"
+                if rect
+                else ""
+            )
             + (f" {int(n_ref.iloc[i]):>6,}" if n_ref is not None else "")
         )
     lines.append(
         "recall: from the true test subconcepts; est.: label-free estimate from the subconcept "
         "model's posteriors renormalised within the class (no test subconcept labels needed)"
-        + ("; rect.: est. corrected by its error on the reference rows" if rect else "")
+        + (
+            "; rect.: the recall of its test rows, est. corrected on the reference rows; "
+            "verdict: below / not below its class's recall, or not known"
+            if rect
+            else ""
+        )
         + ("; n_ref: reference rows of the subconcept." if n_ref is not None else ".")
     )
     from medeval.report.html import interval_method_text
