@@ -65,6 +65,34 @@ class ReferenceEvidence:
 
 
 @dataclass(frozen=True)
+class LabelledRows:
+    """Test rows whose subconcept a person gave: their positions ``(L,)`` among the test rows,
+    subconcept codes ``(L,)``, the probability ``π`` ``(L,)`` with which each was chosen for
+    labelling among the rows not labelled before, and its batch ``(L,)`` (batches labelled one
+    after another, each chosen before its labels were seen; a plain random sample of ``n`` of
+    ``N`` rows is one batch with ``π = n/N``)."""
+
+    index: np.ndarray
+    subconcept: np.ndarray
+    pi: np.ndarray
+    batch: np.ndarray
+
+    def horvitz_thompson(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's coefficient ``(L,)`` in the estimate of a sum over all test rows, and its
+        variance factor ``(L,)``. Batch ``k``'s estimate counts the rows labelled before it
+        exactly and its own with weight ``1/π``; the batches' estimates are averaged with
+        weights ``w_k`` proportional to their sizes, fixed before any label is seen (a
+        martingale: unbiased whatever the design). Variance factor: ``w_k²(1 − π)/π²``
+        (Poisson sampling)."""
+        batches, sizes = np.unique(self.batch, return_counts=True)
+        w = sizes / sizes.sum()
+        k = np.searchsorted(batches, self.batch)
+        later = np.cumsum(w[::-1])[::-1] - w  # Σ of the weights of the later batches
+        coef = w[k] / self.pi + later[k]
+        return coef, w[k] ** 2 * (1 - self.pi) / self.pi**2
+
+
+@dataclass(frozen=True)
 class RectifiedRecall:
     """Per subconcept ``(S,)``: ``recall``, ``low``, ``high`` (NaN without an interval),
     ``ess`` (reference rows the interval is worth), ``lam`` (the mean slope), ``deff``,
@@ -102,11 +130,13 @@ def _slopes_loo(psi: np.ndarray, ph: np.ndarray, pt: np.ndarray) -> np.ndarray:
     return np.clip(lam, 0.0, 1.0)
 
 
-def _solve(qt, ht, qr, hr, mr, lam_rows, lam_bar) -> tuple[np.ndarray, np.ndarray]:
-    """``θ`` ``(K,)`` of the estimating equation for given slopes, and its denominator
-    ``P̂(S = s)`` ``(K,)``."""
-    num = lam_bar * (qt * ht).mean(1) + (mr * hr - lam_rows * qr * hr).mean(1)
-    den = lam_bar * qt.mean(1) + (mr - lam_rows * qr).mean(1)
+def _solve(qt, ht, ev: _Evidence, lam_rows, lam_bar, coef) -> tuple[np.ndarray, np.ndarray]:
+    """``θ`` ``(K,)`` of ``λ̄·Σ_T q(h − θ) + Σ_j c_j (m_j − λ_j q_j)(h_j − θ) = 0`` for given
+    slopes and evidence coefficients ``coef`` ``(K, n)``, and its denominator: the estimated
+    number of test rows of each subconcept ``N̂_s`` ``(K,)``."""
+    w = coef * (ev.m - lam_rows * ev.q)
+    num = lam_bar * (qt * ht).sum(1) + (w * ev.h).sum(1)
+    den = lam_bar * qt.sum(1) + w.sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):
         theta = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
     return np.clip(theta, 0.0, 1.0), den
@@ -139,37 +169,85 @@ def jeffreys_bounds(
         half = 0.5 / np.maximum(grid, 1.0)
         lo = np.where(lo < half, 0.0, lo)
         hi = np.where(hi > 1 - half, 1.0, hi)
-    return lo, hi
+    exact = np.isinf(n_eff)  # every test row of the subconcept known
+    return np.where(exact, theta, lo), np.where(exact, theta, hi)
 
 
-def _class_part(qt, ht, qr, hr, mr, confidence: float) -> dict[str, np.ndarray]:
+@dataclass(frozen=True)
+class _Evidence:
+    """The rows of one class whose subconcept is known, as the estimator weighs them: posteriors
+    ``q`` and memberships ``m`` ``(K, n)``, hits ``h`` ``(n,)``; ``reference`` ``(n,)`` marks
+    the held-out reference rows (the others are labelled test rows, with their ``ht_coef``
+    ``(n,)`` inverse-probability coefficient and ``ht_var`` ``(n,)`` variance factor)."""
+
+    q: np.ndarray
+    m: np.ndarray
+    h: np.ndarray
+    reference: np.ndarray
+    ht_coef: np.ndarray
+    ht_var: np.ndarray
+
+
+def _coefficients(ev: _Evidence, n_class: int, n_test: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Each evidence row's coefficient ``(K, n)`` in the estimate of ``Σ_T (ψ − λψ̂)``, and the
+    variance of each source per unit of ``θ(1 − θ)·deff`` ``(K,)`` (its reciprocal: the source's
+    effective rows). The labelled test rows count exactly and, through their inverse inclusion
+    probabilities, for the rows not labelled; the reference rows estimate those same rows'
+    mean. The two are combined with weights inverse to these variances."""
+    ref, lab = ev.reference, ~ev.reference
+    n_ref = (ev.m * ref).sum(1)
+    unlabelled = np.maximum(n_test - (ev.m * lab).sum(1), 0.0)  # test rows of s not labelled
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v_ref = np.where(
+            n_ref > 0, (unlabelled / n_test) ** 2 * (1 / n_ref + 1 / unlabelled), np.inf
+        )
+        v_ref = np.where(unlabelled > 0, v_ref, 0.0)
+        v_lab = np.where(lab.any(), (ev.q * ev.ht_var * lab).sum(1) / n_test**2, np.inf)
+        alpha = np.where(np.isinf(v_lab), 0.0, np.where(np.isinf(v_ref), 1.0,
+                         v_ref / np.where(v_ref + v_lab > 0, v_ref + v_lab, 1.0)))  # fmt: skip
+    n_r = max(int(ref.sum()), 1)
+    n_unlab_rows = n_class - int(lab.sum())
+    coef = (1 - alpha)[:, None] * np.where(ref, n_unlab_rows / n_r, 1.0)[None, :]
+    coef = coef + alpha[:, None] * np.where(ref, 0.0, ev.ht_coef)[None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = np.where(np.isinf(v_lab), v_ref, np.where(np.isinf(v_ref), v_lab,
+                     v_ref * v_lab / np.where(v_ref + v_lab > 0, v_ref + v_lab, 1.0)))  # fmt: skip
+    return coef, v
+
+
+def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarray]:
     """The estimator for the ``K`` subconcepts of one class: test posteriors ``qt`` ``(K, N)``
-    and hits ``ht`` ``(N,)``, reference posteriors ``qr`` ``(K, n)``, hits ``hr`` ``(n,)``
-    and memberships ``mr`` ``(K, n)``."""
-    k, n_ref = len(qt), mr.sum(1)
+    and hits ``ht`` ``(N,)``, and the evidence rows ``ev``."""
+    k, n_known = len(qt), ev.m.sum(1)
+    n_class = qt.shape[1]
+    n_test = np.maximum(qt.sum(1), 1.0)
+    coef, _ = _coefficients(ev, n_class, n_test)
     ones = np.ones(k)
-    theta, _ = _solve(qt, ht, qr, hr, mr, ones[:, None], ones)  # pilot: λ = 1
+    theta, den = _solve(qt, ht, ev, ones[:, None], ones, coef)  # pilot: λ = 1
     theta = np.nan_to_num(theta, nan=0.5)
     for _ in range(_ITERATIONS):  # a fixed point: the slopes at the estimate they give
-        lam = _slopes_loo(mr * (hr - theta[:, None]), qr * (hr - theta[:, None]),
+        n_test = np.maximum(np.nan_to_num(den, nan=1.0), 1.0)
+        coef, v = _coefficients(ev, n_class, n_test)
+        lam = _slopes_loo(ev.m * (ev.h - theta[:, None]), ev.q * (ev.h - theta[:, None]),
                           qt * (ht - theta[:, None]))  # fmt: skip
-        theta, den = _solve(qt, ht, qr, hr, mr, lam, lam.mean(1))
+        theta, den = _solve(qt, ht, ev, lam, lam.mean(1), coef)
         theta_c = np.nan_to_num(theta, nan=0.5)
     # the residuals at a point off the bounds, so that an all-found subconcept has a spread
-    th = np.clip(theta_c, 0.5 / (n_ref + 1), (n_ref + 0.5) / (n_ref + 1))[:, None]
-    psi, e = mr * (hr - th), (mr - lam * qr) * (hr - th)
+    th = np.clip(theta_c, 0.5 / (n_known + 1), (n_known + 0.5) / (n_known + 1))[:, None]
+    psi, e = ev.m * (ev.h - th), (ev.m - lam * ev.q) * (ev.h - th)
     with np.errstate(invalid="ignore", divide="ignore"):
         deff = e.var(1, ddof=1) / psi.var(1, ddof=1)
     p = 1 - (1 - confidence) / 2
     deff = deff * np.maximum((_t(p, _dof(e)) / _t(p, _dof(psi))) ** 2, 1.0)
     deff = np.clip(np.nan_to_num(deff, nan=1.0, posinf=1.0), 1e-4, None)
-    n_test = np.maximum(den * qt.shape[1], 1.0)
-    n_eff = 1.0 / (1.0 / np.maximum(n_ref, 1) + 1.0 / n_test) / deff
+    n_test = np.maximum(np.nan_to_num(den, nan=1.0), 1.0)
+    with np.errstate(divide="ignore"):
+        n_eff = 1.0 / (v * deff)
     lo, hi = jeffreys_bounds(theta, n_eff, n_test, confidence)
-    few = n_ref < MIN_REFERENCE_ROWS
+    few = n_known < MIN_REFERENCE_ROWS
     lo, hi = np.where(few, np.nan, lo), np.where(few, np.nan, hi)
-    return dict(recall=np.where(n_ref > 0, theta, np.nan), low=lo, high=hi,
-                ess=np.where(few, np.nan, n_ref / deff), lam=lam.mean(1), deff=deff,
+    return dict(recall=np.where(n_known > 0, theta, np.nan), low=lo, high=hi,
+                ess=np.where(few, np.nan, n_known / deff), lam=lam.mean(1), deff=deff,
                 n_test=n_test, n_eff=n_eff, residuals=e)  # fmt: skip
 
 
@@ -178,44 +256,82 @@ def rectified_recall(
     hit_test: np.ndarray,
     y_test: np.ndarray,
     sides: np.ndarray,
-    reference: ReferenceEvidence,
+    reference: ReferenceEvidence | None,
     *,
+    labelled: LabelledRows | None = None,
     confidence: float,
     n_draws: int = 0,
     seed: int = 0,
 ) -> RectifiedRecall:
     """The rectified recall of every subconcept's test rows (``q_test`` ``(N, S)`` within-class
     posteriors, ``hit_test`` and ``y_test`` ``(N,)``, ``sides`` ``(S,)`` each subconcept's
-    class), with ``n_draws`` joint draws seeded by ``seed``. A class with a single subconcept
-    gets its class's recall exactly; a subconcept without reference rows NaN."""
+    class) from held-out ``reference`` rows, ``labelled`` test rows or both, with ``n_draws``
+    joint draws seeded by ``seed``. A class with a single subconcept gets its class's recall
+    exactly; a subconcept with no row of known subconcept NaN."""
     s = len(sides)
     cols = {c: np.full(s, math.nan) for c in ("recall", "low", "high", "ess", "lam", "deff")}
     cols["n_test"], cols["n_eff"] = np.full(s, math.nan), np.full(s, math.nan)
-    n_reference = np.bincount(reference.subconcept, minlength=s)
+    known = np.zeros(s, dtype=np.int64)
+    if reference is not None:
+        known += np.bincount(reference.subconcept, minlength=s)
+    if labelled is not None:
+        known += np.bincount(labelled.subconcept, minlength=s)
     draws = np.full((n_draws, s), math.nan) if n_draws > 0 else None
     rng = np.random.default_rng([int(seed), _TAG])
     for c in (0, 1):
         idx = np.flatnonzero(sides == c)
-        t, r = y_test == c, reference.y == c
+        t = y_test == c
         if not len(idx) or not t.any():
             continue
-        ht, hr = hit_test[t].astype(float), reference.hit[r].astype(float)
+        ht = hit_test[t].astype(float)
         if len(idx) == 1:  # the class is the subconcept: its test recall is known
             v = float(ht.mean())
-            known = (("recall", v), ("low", v), ("high", v), ("n_test", t.sum()), ("n_eff", np.inf))
-            for name, x in known:
+            exact = (("recall", v), ("low", v), ("high", v), ("n_test", t.sum()), ("n_eff", np.inf))
+            for name, x in exact:
                 cols[name][idx] = x
             if draws is not None:
                 draws[:, idx] = v
             continue
-        mr = (reference.subconcept[r][None, :] == idx[:, None]).astype(float)
-        part = _class_part(q_test[t][:, idx].T, ht, reference.q[r][:, idx].T, hr, mr,
-                           confidence)  # fmt: skip
+        ev = _evidence(c, idx, t, q_test, hit_test, reference, labelled)
+        part = _class_part(q_test[t][:, idx].T, ht, ev, confidence)
         for name in cols:
             cols[name][idx] = part[name]
         if draws is not None:
             draws[:, idx] = _copula_draws(rng, part, n_draws)
-    return RectifiedRecall(**cols, n_reference=n_reference, draws=draws)
+    return RectifiedRecall(**cols, n_reference=known, draws=draws)
+
+
+def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
+    """The rows of class ``c`` whose subconcept is known (subconcepts ``idx``; ``t``: the
+    test rows of the class): the reference rows, then the labelled test rows."""
+    q, h, sub, is_ref, coef, var = [], [], [], [], [], []
+    if reference is not None:
+        r = reference.y == c
+        q.append(reference.q[r][:, idx])
+        h.append(reference.hit[r].astype(float))
+        sub.append(reference.subconcept[r])
+        is_ref.append(np.ones(r.sum(), dtype=bool))
+        coef.append(np.zeros(r.sum()))
+        var.append(np.zeros(r.sum()))
+    if labelled is not None:
+        mine = t[labelled.index]
+        rows = labelled.index[mine]
+        a, v = labelled.horvitz_thompson()
+        q.append(q_test[rows][:, idx])
+        h.append(hit_test[rows].astype(float))
+        sub.append(labelled.subconcept[mine])
+        is_ref.append(np.zeros(len(rows), dtype=bool))
+        coef.append(a[mine])
+        var.append(v[mine])
+    codes = np.concatenate(sub) if sub else np.zeros(0, dtype=int)
+    return _Evidence(
+        q=np.concatenate(q).T if q else np.zeros((len(idx), 0)),
+        m=(codes[None, :] == idx[:, None]).astype(float),
+        h=np.concatenate(h) if h else np.zeros(0),
+        reference=np.concatenate(is_ref) if is_ref else np.zeros(0, dtype=bool),
+        ht_coef=np.concatenate(coef) if coef else np.zeros(0),
+        ht_var=np.concatenate(var) if var else np.zeros(0),
+    )
 
 
 def _copula_draws(rng: np.random.Generator, part: dict[str, np.ndarray], b: int) -> np.ndarray:
