@@ -132,7 +132,9 @@ def _rectified_worst(
             below.append({"subconcept": str(r.subconcept), "recall": float(r.r_recall),
                           "low": bounds[0], "high": bounds[1], "gap": float(r.r_gap)})  # fmt: skip
         elif r.r_verdict == "not known":
-            open_.append({"subconcept": str(r.subconcept), "more_rows": _num(r.r_more_rows),
+            more = _num(r.r_more_rows)
+            open_.append({"subconcept": str(r.subconcept),
+                          "more_rows": more if math.isfinite(more) else None,
                           "n_reference": int(r.n_reference)})  # fmt: skip
     return {
         "low": lo,
