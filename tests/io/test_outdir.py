@@ -326,3 +326,36 @@ def test_a_refused_run_leaves_nothing_in_a_new_or_empty_folder(tmp_path, before)
         mark(tmp_path / "bug", "train")
         raise RuntimeError("a bug: the folder is kept to look at")
     assert (tmp_path / "bug" / MARKER).is_file()
+
+
+# A run that replaces TARGET with its own files, slowly: two of them started together.
+RACER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from medeval.io.outdir import OutputFolder
+
+    target, tag = Path(sys.argv[1]), sys.argv[2]
+
+    def fill(tmp):
+        for name in {files!r}:
+            (tmp / name).write_text(tag)
+            time.sleep(0.1)
+
+    OutputFolder(target, "evaluate", force=True).check().write(fill)
+    """
+).format(files=FILES)
+
+
+def test_two_runs_replacing_one_folder_at_once_leave_one_whole_run(tmp_path):
+    out = tmp_path / "out"
+    _write(out, "previous")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    runs = [
+        subprocess.Popen([sys.executable, "-c", RACER, str(out), tag], env=env, text=True)
+        for tag in ("a", "b")
+    ]
+    assert [run.wait(timeout=120) for run in runs] == [0, 0]
+    assert _content(out) in (dict.fromkeys(FILES, "a"), dict.fromkeys(FILES, "b"))
+    assert json.loads((out / MARKER).read_text())["files"] == sorted(FILES)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
