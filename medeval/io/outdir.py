@@ -1,14 +1,12 @@
 """Output folders: a new one by default; an existing one only when asked, never the user's.
 
 A tool writes a new folder by default (:func:`default_out`). An ``--out`` that holds files is
-refused unless ``--force`` replaces it (a folder written whole, :class:`OutputFolder`), which it
-does only if the marker :data:`MARKER` lists every file in it, or ``--resume`` continues it (a
-folder written in place, :func:`check_in_place`), only if the marker names the same tool.
-
-A folder written whole is filled in a hidden folder beside the target, which then takes its
-place in one rename (Linux ``renameat2`` exchanges the two; elsewhere three renames) before the
-previous one is deleted: a kill at any moment leaves the target as it was or as the new run
-wrote it, and at most the hidden folder ``.<name>.medeval-<id>`` beside it.
+refused unless ``--force`` replaces it (:class:`OutputFolder`), only if its marker
+:data:`MARKER` lists every file in it, or ``--resume`` continues it (:func:`check_in_place`),
+only if its marker names the same tool. A folder written whole is filled in a hidden folder
+beside the target, ``.<name>.medeval-<id>``, which then takes its place in one rename (Linux
+``renameat2`` exchanges the two; elsewhere three renames): a kill at any moment leaves the
+previous folder or the new one, whole, and at most the hidden folder beside it.
 """
 
 from __future__ import annotations
@@ -159,13 +157,12 @@ def undone_if_refused(folder: str | os.PathLike) -> Iterator[None]:
 def check_outside(path: str | os.PathLike, folders: Iterable[Any], *, what: str = "--out") -> None:
     """Refuse an output folder inside one of the input ``folders`` (a data set read by walking
     it): the run's files would become part of the data the next time it is read."""
-    for folder in folders:
-        if folder is not None and os.path.isdir(folder):
-            if _inside(Path(os.path.realpath(folder)), Path(os.path.realpath(path))):
-                raise OutputPathError(
-                    f"{what} {path}: is inside the data folder {folder}; the run's files would "
-                    f"become part of the data the next time it is read; choose another {what}"
-                )
+    for folder in (f for f in folders if f is not None and os.path.isdir(f)):
+        if _inside(Path(os.path.realpath(folder)), Path(os.path.realpath(path))):
+            raise OutputPathError(
+                f"{what} {path}: is inside the data folder {folder}; the run's files would "
+                f"become part of the data the next time it is read; choose another {what}"
+            )
 
 
 def _files_in(folder: Path) -> list[str]:

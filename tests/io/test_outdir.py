@@ -295,6 +295,8 @@ def test_a_folder_written_in_place_is_continued_only_under_its_own_marker(tmp_pa
     with pytest.raises(OutputPathError, match="has no .medeval-output.json"):
         check_in_place(tmp_path / "mine", tool="train", resume=True)
     assert check_in_place(tmp_path / "new", tool="train", resume=False) == tmp_path / "new"
+    (tmp_path / "link").symlink_to(run, target_is_directory=True)  # written through, in place
+    assert check_in_place(tmp_path / "link", tool="benchmark", resume=True) == tmp_path / "link"
 
 
 def test_of_two_runs_marking_one_new_folder_at_once_one_is_refused(tmp_path, monkeypatch):
