@@ -158,7 +158,7 @@ def main() -> None:
         path, sizes = write_inputs(folder, args.n, args.subconcepts, args.format)
         mb = path.stat().st_size / 2**20
         cmd = [*py, "--predictions", str(path), "--train-sizes", str(sizes), "--quiet"]
-        cmd += ["--out", str(folder / "out"), "--bootstrap", str(args.bootstrap)]
+        cmd += ["--out", str(folder / "out"), "--force", "--bootstrap", str(args.bootstrap)]
         if args.reference:
             ref, _ = write_inputs(
                 folder, args.reference, args.subconcepts, args.format, seed=1, stem="reference"

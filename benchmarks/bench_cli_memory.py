@@ -106,7 +106,8 @@ def main() -> None:
             if not (path.is_file() and sizes.is_file()):
                 path, sizes = write_inputs(folder, args.n, args.subconcepts, fmt)
             opts = ["--predictions", str(path), "--train-sizes", str(sizes), "--quiet"]
-            opts += ["--out", str(Path(tmp) / "out"), "--bootstrap", str(args.bootstrap)]
+            opts += ["--out", str(Path(tmp) / "out"), "--force"]  # each run replaces the last
+            opts += ["--bootstrap", str(args.bootstrap)]
             if args.memory_budget:
                 opts += ["--memory-budget", args.memory_budget]
             mb = path.stat().st_size / 2**20

@@ -50,7 +50,7 @@ if RESULTS is None:
         ]
     )
 RESULTS = Path(RESULTS)
-print(analyze(RESULTS))
+print(analyze(RESULTS, force=True))  # replaces an earlier analysis/ medeval wrote
 OUT = RESULTS / "analysis"
 # %% [md]
 # ## One record

@@ -75,13 +75,12 @@ def test_config_data_paths_live_under_the_data_mount():
 
 
 def test_run_folders_go_to_the_runs_mount(monkeypatch):
-    from medeval.flows.train import default_run_folder
-    from medeval.training.config import Config
+    from medeval.io.outdir import default_out
 
     monkeypatch.setenv("MEDEVAL_RUNS", "/runs")
-    assert default_run_folder(Config(name="nih")).parent == Path("/runs")
+    assert default_out("nih").parent == Path("/runs")
     monkeypatch.delenv("MEDEVAL_RUNS")
-    assert default_run_folder(Config(name="nih")).parent == Path("runs")
+    assert default_out("nih").parent == Path("runs")
 
 
 def test_the_imaging_docs_give_the_gpu_run_line():

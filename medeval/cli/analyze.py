@@ -10,14 +10,18 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from medeval.cli.common import check_out, common_options, execute, run_command
+from medeval.cli.common import common_options, execute, run_command
 from medeval.errors import UserError
 
 PROG = "python -m medeval.analyze"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(out_help="output folder (default RESULTS/analysis)")
+    common = common_options(
+        out_help="output folder, new or empty (default: a new one, RESULTS/analysis-<time>)",
+        force_help="replace --out if it holds an earlier output of medeval (whole, once the "
+        "analysis is complete); never a folder holding other files",
+    )
     p = argparse.ArgumentParser(
         prog=PROG,
         parents=[common],
@@ -38,27 +42,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--partial",
         action="store_true",
-        help="analyse the records written so far while a benchmark is still writing the "
-        "results folder (refused otherwise); the benchmark's own analysis replaces a partial "
-        "one in RESULTS/analysis when it ends",
+        help="analyse the records written so far of a benchmark that has not finished "
+        "(still running, or stopped before its end; refused otherwise); the benchmark's own "
+        "analysis goes to RESULTS/analysis when it ends",
     )
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
+    from medeval.io.outdir import OutputFolder, default_out
     from medeval.protocol.store import ResultsStore
 
-    out = args.out if args.out is not None else Path(args.results) / "analysis"
-    writer = ResultsStore(args.results).writer()  # before the lock on out is taken
-    if writer is not None and not args.partial:
+    partial = not ResultsStore(args.results).finished()
+    if partial and not args.partial:
         raise UserError(
-            f"--results {args.results}: a benchmark (pid {writer}) is still writing it and "
-            "analyses it when it ends; wait for it, or add --partial to analyse the records "
+            f"--results {args.results}: its benchmark has not finished (it is still running, or "
+            "it stopped: continue it with --resume); add --partial to analyse the records "
             "written so far"
         )
-    check_out(out, tool="analyze", inputs=[args.results])
+    out = args.out or default_out("analysis", root=args.results)
+    OutputFolder(out, "analyze", force=args.force, inputs=(args.results,)).check()
     from medeval.flows.analyze import analyze
     from medeval.protocol.forest import METHODS
 
@@ -76,11 +80,11 @@ def run(args: argparse.Namespace) -> int:
             )
 
     method = args.rq3_method or "none"
-    line = analyze(args.results, out, rq3_method=method, metric=args.metric)
+    line = analyze(args.results, out, rq3_method=method, metric=args.metric, force=args.force)
     if not args.quiet:
         print((out / "scores.md").read_text())
-    if writer is not None:  # said last, where the eye lands
-        line = f"PARTIAL (a benchmark, pid {writer}, is still writing {args.results}): {line}"
+    if partial:  # said last, where the eye lands
+        line = f"PARTIAL (the benchmark writing {args.results} has not finished): {line}"
     print(line)
     return 0
 

@@ -18,9 +18,7 @@ from medeval.cli.common import (
     add_evaluation_options,
     add_source_arguments,
     add_task_arguments,
-    check_out,
     common_options,
-    default_out,
     evaluation_options,
     execute,
     positive_int,
@@ -28,12 +26,11 @@ from medeval.cli.common import (
     source_options,
     task_spec,
 )
+from medeval.errors import UserError
 from medeval.options import PROTOCOL_OPTIONS
 
 PROG = "python -m medeval.benchmark"
 ANALYSIS = "--out's analysis folder"
-#: How long the benchmark's own analysis waits for another run writing ``analysis/``.
-ANALYSIS_WAIT_S = 600.0
 METHODS = ("none", "ros", "rus", "smote", "weight")  # = medeval.protocol.forest.METHODS
 N_SPLITS = 10
 
@@ -54,7 +51,8 @@ The results folder holds one JSON record per data set x method x split
 With --save-predictions each record's fold is also written for python -m medeval.evaluate:
 predictions/<set>/<method>-<k>/{{predictions.csv, reference.csv, train_sizes.json, fold.json}}
 (fold.json holds the evaluate command that reproduces the record's scores).
-Rerunning the same command skips finished records; --force recomputes them.
+Each run writes a new results folder unless --out names one: an existing one is continued
+with --resume (finished records are kept) or --force (they are recomputed).
 
 --subconcepts discovered: per training fold each class is clustered (PCA + Gaussian mixture,
 k by BIC; medeval.discovery); utilities, the subconcept forest and every label-free score use the
@@ -80,8 +78,10 @@ EVALUATION_NOTES = {
 
 def build_parser() -> argparse.ArgumentParser:
     common = common_options(
-        out_help="results folder (default $MEDEVAL_RUNS/benchmark-<collection>, "
-        "$MEDEVAL_RUNS = runs); resumable: finished records are kept",
+        out_help="results folder, new or empty (default: a new one, $MEDEVAL_RUNS/benchmark-"
+        "<collection>-<time>, $MEDEVAL_RUNS = runs); an existing one needs --resume or --force",
+        force_help="continue the results folder --out, recomputing its records (a folder made "
+        "with other settings: them too)",
         seed_help="base seed of the protocol: task down-sampling, 5x2 splits and forests "
         "(default 0)",
     )
@@ -129,7 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="true: the data set's labels; discovered: clusters found per class on each "
         "training fold (the true subconcepts then only score the result). Default: true",
     )
-    p.add_argument("--force", action="store_true", help="recompute existing records")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the results folder --out (finished records are kept)",
+    )
     p.add_argument(
         "--save-predictions",
         action="store_true",
@@ -162,12 +166,15 @@ def run(args: argparse.Namespace) -> int:
     options = source_options(args, source)
     spec = task_spec(args)  # the user's task for every data set; default the paper's ladder
     name = args.collection if source != "csv" else Path(args.collection).name
-    out = args.out or default_out("benchmark", name)
-    check_out(out, tool="benchmark", resumable=True)
-    if not args.no_analyze:  # before the work, not after it
-        from medeval.io.outdir import check_replaceable
+    from medeval.io.outdir import OutputFolder, check_in_place, default_out
 
-        check_replaceable(Path(out) / "analysis", what=ANALYSIS, tool="analyze")
+    if args.resume and args.out is None:
+        raise UserError("--resume continues the results folder given with --out; give --out")
+    out = args.out or default_out(f"benchmark-{name}")
+    hint = "continue it with --resume (or --force: recompute its records), or choose a new folder"
+    check_in_place(out, tool="benchmark", resume=args.resume or args.force, hint=hint)
+    if not args.no_analyze:  # before the work, not after it
+        OutputFolder(out / "analysis", "analyze", force=True, what=ANALYSIS).check()
     from medeval.flows.benchmark import BenchmarkSettings, run_benchmark
 
     settings = BenchmarkSettings(
@@ -206,8 +213,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_analyze:
         from medeval.flows.analyze import analyze
 
-        # an analyze --partial may still be writing analysis/: waited for, not failed on
-        line = analyze(out, out / "analysis", what=ANALYSIS, wait_s=ANALYSIS_WAIT_S, log=log)
+        line = analyze(out, out / "analysis", what=ANALYSIS, force=True)
         log(f"analyses: {line}")
         if not args.quiet:
             print((out / "analysis" / "scores.md").read_text())

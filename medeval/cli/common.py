@@ -7,9 +7,9 @@ and exit code 2; ``-v`` adds the traceback. A bad option value is refused at par
 line naming the option: each option declares its range with its type (counts >= 0 or >= 1,
 seeds in NumPy's range), and the evaluation's options (:func:`add_evaluation_options`) take
 theirs from the one declaration of :class:`medeval.options.EvaluationOptions`. ``--out`` is
-checked before any work by :func:`check_out` (what may be replaced: :mod:`medeval.io.outdir`);
-the lock it takes on the folder is released when the tool ends. Only the standard library is
-imported here, so ``--help`` is instant: each tool imports the library inside its run function.
+checked before any work (a new folder by default, an existing one only with ``--force`` or
+``--resume``: :mod:`medeval.io.outdir`). Only the standard library is imported here, so
+``--help`` is instant: each tool imports the library inside its run function.
 """
 
 from __future__ import annotations
@@ -38,11 +38,8 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "add_evaluation_options",
     "add_task_arguments",
-    "check_out",
-    "check_writable_folder",
     "common_options",
     "data_folders",
-    "default_out",
     "evaluation_options",
     "execute",
     "finite_float",
@@ -79,11 +76,15 @@ def common_options(
     device_help: str | None = None,
     out_required: bool = False,
     out_metavar: str = "DIR",
+    force_help: str | None = None,
 ) -> argparse.ArgumentParser:
-    """The shared parent parser; a tool without randomness or a device leaves those out."""
+    """The shared parent parser; a tool without randomness, a device or ``--force`` (what it
+    does with an existing ``--out``) leaves those out."""
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("common options")
     g.add_argument("--out", type=Path, required=out_required, metavar=out_metavar, help=out_help)
+    if force_help is not None:
+        g.add_argument("--force", action="store_true", help=force_help)
     if seed_help is not None:
         g.add_argument("--seed", type=seed_int, default=None, metavar="S", help=seed_help)
     if device_help is not None:
@@ -265,39 +266,6 @@ def evaluation_options(args: argparse.Namespace) -> dict[str, object]:
     return given
 
 
-def default_out(tool: str, name: str) -> Path:
-    """Default output folder of every tool: ``$MEDEVAL_RUNS/<tool>-<name>`` (``runs/``)."""
-    return Path(os.environ.get("MEDEVAL_RUNS", "runs")) / f"{tool}-{name}"
-
-
-def check_out(
-    path: Path,
-    *,
-    kind: str = "folder",
-    what: str = "--out",
-    tool: str | None = None,
-    inputs: Sequence[object] = (),
-    resumable: bool = False,
-) -> Path:
-    """:func:`medeval.io.outdir.check_out` (raises ``OutputPathError``, exit code 2).
-
-    With ``tool``, the folder is refused unless absent, empty or an earlier output of that tool,
-    and its lock is held until the tool ends (see :func:`execute`); a folder put back after an
-    interrupted run is reported on stderr.
-    """
-    from medeval.io.outdir import check_out as _check
-
-    return _check(
-        path,
-        kind=kind,
-        what=what,
-        tool=tool,
-        inputs=inputs,
-        resumable=resumable,
-        log=lambda line: print(f"warning: {line}", file=sys.stderr),
-    )
-
-
 def say(args: argparse.Namespace, *lines: str) -> None:
     """Print unless ``--quiet``."""
     if not getattr(args, "quiet", False):
@@ -393,7 +361,6 @@ def execute(
     checked_options(parser)
     args = parser.parse_intermixed_args(argv) if intermixed else parser.parse_args(argv)
     args.argv = argv
-    held = _held_outputs()
     try:
         check_device(getattr(args, "device", None))
         with _plain_warnings(enabled=not getattr(args, "verbose", False)):
@@ -418,8 +385,6 @@ def execute(
             file=sys.stderr,
         )
         return EXIT_BAD_INPUT
-    finally:
-        _release_outputs(keep=held)
 
 
 def checked_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -478,31 +443,6 @@ def parse_nested(parser: argparse.ArgumentParser, text: str, *, what: str) -> ar
 
     parser.error = refuse  # type: ignore[method-assign]
     return parser.parse_args(argv)
-
-
-def check_writable_folder(path: Path, *, what: str) -> None:
-    """``path`` is a folder this process may create files in, or can be made as one (its nearest
-    existing parent is a writable folder): a :class:`UserError` naming ``what`` otherwise."""
-    existing = Path(os.path.abspath(path))
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UserError(f"{what} {path}: {existing} is not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UserError(f"{what} {path}: {existing} is not writable")
-
-
-def _held_outputs() -> set[str]:
-    locks = sys.modules.get("medeval.io.locks")  # not imported: no lock taken
-    return locks.held_outputs() if locks is not None else set()
-
-
-def _release_outputs(*, keep: set[str]) -> None:
-    """Release the output locks this tool took (a tool run inside another keeps the outer's)."""
-    locks = sys.modules.get("medeval.io.locks")
-    if locks is not None:
-        for path in locks.held_outputs() - keep:
-            locks.unlock_output(path)
 
 
 def add_source_arguments(

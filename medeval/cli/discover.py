@@ -20,9 +20,7 @@ from pathlib import Path
 
 from medeval.cli.common import (
     add_evaluation_options,
-    check_out,
     common_options,
-    default_out,
     evaluation_options,
     execute,
     positive_int,
@@ -35,8 +33,10 @@ PROG = "python -m medeval.discover"
 
 def build_parser() -> argparse.ArgumentParser:
     common = common_options(
-        out_help="output folder, replaced as a whole when complete "
-        "(default $MEDEVAL_RUNS/discover-<predictions file name>, $MEDEVAL_RUNS = runs)",
+        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/discover-"
+        "<predictions file name>-<time>, $MEDEVAL_RUNS = runs)",
+        force_help="replace --out if it holds an earlier output of medeval (whole, once the "
+        "run is complete); never a folder holding other files",
         seed_help="seed of the discovery (reduction, clustering, subconcept forest) and of the "
         "bootstrap (default 0)",
     )
@@ -127,10 +127,13 @@ def _example_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate
     from medeval.io.atomic import write_files
-    from medeval.io.outdir import replace_folder
+    from medeval.io.outdir import OutputFolder, default_out
 
-    out = args.out or default_out("discover", args.predictions.name.split(".")[0])
-    check_out(out, tool="discover", inputs=[args.train, args.test, args.predictions])
+    name = args.predictions.name.split(".")[0]
+    target = OutputFolder(
+        args.out or default_out(f"discover-{name}"), "discover", force=args.force,
+        inputs=(args.train, args.test, args.predictions), fresh=args.out is None,
+    ).check()  # fmt: skip
     seed = 0 if args.seed is None else args.seed
     settings = DiscoverySettings(
         positive=args.positive,
@@ -145,8 +148,7 @@ def run(args: argparse.Namespace) -> int:
         seed=seed,
     )
     files, ev = discover_and_evaluate(args.train, args.test, args.predictions, settings)
-    with replace_folder(out) as tmp:
-        write_files(tmp, files)
+    out = target.write(lambda tmp: write_files(tmp, files))
     if not args.quiet:
         from medeval.report.tables import scores_table
 

@@ -28,8 +28,6 @@ from pathlib import Path
 from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
-    check_out,
-    check_writable_folder,
     common_options,
     data_folders,
     execute,
@@ -43,14 +41,16 @@ from medeval.cli.common import (
 )
 from medeval.device import device_name as _device
 from medeval.errors import UserError
-from medeval.io.outdir import check_outside
+from medeval.io.outdir import check_in_place, check_outside, check_writable
 
 PROG = "python -m medeval.embed"
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = common_options(
-        out_help="collection folder for the tables (one <name>.parquet per data set)",
+        out_help="collection folder for the tables (one <name>.parquet per data set): new, "
+        "empty or one embed wrote, to which the table is added",
+        force_help="replace a table of the same name in --out (else refused)",
         seed_help="embedding seed: the weights of a --random-init backbone and the TF-IDF SVD "
         "(default 0)",
         device_help="cpu, cuda, ... (default: cuda when available)",
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     options = source_options(args, args.source)
     spec = task_spec(args)
     _check_before_work(args)
-    check_out(args.out, tool="embed", resumable=True)
+    check_in_place(args.out, tool="embed", resume=True)
     check_outside(args.out, data_folders(args.source, args.path, options.get("images")))
     from medeval.datasets.cache import DEFAULT_CACHE_DIR as IMAGE_CACHE
     from medeval.flows.embed import EmbedSettings, embed_source
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     )
     done = embed_source(
         args.source, args.path, args.out, settings=settings, name=args.name, options=options,
-        spec=spec, device=_device(args.device), progress=not args.quiet,
+        spec=spec, device=_device(args.device), progress=not args.quiet, force=args.force,
     )  # fmt: skip
     name = done.name
     for line in done.notes:  # said, not only recorded
@@ -169,7 +169,7 @@ def _check_before_work(args: argparse.Namespace) -> None:
     if args.weights is not None and not Path(args.weights).is_file():
         raise UserError(f"--weights {args.weights}: no such file")
     if not args.no_cache:
-        check_writable_folder(args.cache, what="--cache")
+        check_writable(args.cache, what="--cache")
     if not args.no_benchmark:
         from medeval.cli.benchmark import build_parser as benchmark_parser
 

@@ -18,12 +18,11 @@ import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from medeval.cli.common import (
     add_evaluation_options,
-    check_out,
     common_options,
-    default_out,
     evaluation_options,
     execute,
     refuse_repeats,
@@ -32,13 +31,18 @@ from medeval.cli.common import (
 )
 from medeval.errors import UserError
 
+if TYPE_CHECKING:
+    from medeval.io.outdir import OutputFolder
+
 PROG = "python -m medeval.evaluate"
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = common_options(
-        out_help="output folder, replaced as a whole when the run is complete "
-        "(default $MEDEVAL_RUNS/evaluate-<predictions file name>, $MEDEVAL_RUNS = runs)",
+        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/evaluate-"
+        "<predictions file name>-<time>, $MEDEVAL_RUNS = runs)",
+        force_help="replace --out if it holds an earlier output of medeval (whole, once the "
+        "run is complete); never a folder holding other files",
         seed_help="bootstrap seed (default 0; with --run: the run's evaluation.seed)",
         device_help="device for the bootstrap: cpu, cuda, ... (default cpu)",
     )
@@ -124,6 +128,7 @@ def run_folder(args: argparse.Namespace) -> int:
 #: ``evaluation`` config (only ``--bootstrap``, ``--seed`` and ``--device`` change it).
 NOT_WITH_RUN = {
     "--out": "--run rewrites the run folder itself",
+    "--force": "--run rewrites the run folder itself",
     "--train-sizes": "each split is evaluated with its own train_sizes.json",
     "--reference": "each split is evaluated with its own reference.csv",
     "--threshold": "each split is evaluated with the run's evaluation.threshold",
@@ -137,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate one predictions file into ``--out`` (checked first, replaced as a whole)."""
     if args.run is not None:
         for option, why in NOT_WITH_RUN.items():
-            if getattr(args, option[2:].replace("-", "_")) is not None:
+            if getattr(args, option[2:].replace("-", "_")) not in (None, False):
                 raise UserError(f"{option} is not used with --run ({why}); drop it")
         return run_folder(args)
     if args.example:
@@ -145,8 +150,13 @@ def run(args: argparse.Namespace) -> int:
 
         args.predictions, default_sizes = example_paths()
         args.train_sizes = args.train_sizes or default_sizes
-    out = args.out or default_out("evaluate", args.predictions.name.split(".")[0])
-    check_out(out, tool="evaluate", inputs=[args.predictions, args.train_sizes, args.reference])
+    from medeval.io.outdir import OutputFolder, default_out
+
+    name = args.predictions.name.split(".")[0]
+    out = OutputFolder(
+        args.out or default_out(f"evaluate-{name}"), "evaluate", force=args.force,
+        inputs=(args.predictions, args.train_sizes, args.reference), fresh=args.out is None,
+    ).check()  # fmt: skip
     return _evaluate(args, out)
 
 
@@ -168,7 +178,7 @@ def _replicate_budget(args: argparse.Namespace):
         ) from None
 
 
-def _evaluate(args: argparse.Namespace, out: Path) -> int:
+def _evaluate(args: argparse.Namespace, target: OutputFolder) -> int:
     import warnings
 
     from medeval._memory import frozen_imports, return_large_blocks
@@ -178,7 +188,6 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     with frozen_imports():
         from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
         from medeval.io.atomic import write_files
-        from medeval.io.outdir import replace_folder
         from medeval.report.outputs import output_files
         from medeval.report.tables import scores_table, subconcept_table, worst_lines
 
@@ -208,8 +217,7 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     with frozen_imports():  # ... and out of the collector's passes while the figure is drawn
         from medeval.report import figures  # noqa: F401  (matplotlib, past the memory peak)
     files = output_files(ev, title=table.path.name, source=source)
-    with replace_folder(out) as tmp:
-        write_files(tmp, files)
+    out = target.write(lambda tmp: write_files(tmp, files))
     # the paragraph on missing reference rows closes the output, after the tables it explains
     notes = [n for n in ev.notes if n != NO_REFERENCE_NOTE]
     lines = [f"note: {note}" for note in notes[:1]]

@@ -23,9 +23,7 @@ from pathlib import Path
 
 from medeval.cli.common import (
     add_evaluation_options,
-    check_out,
     common_options,
-    default_out,
     evaluation_options,
     execute,
     positive_int,
@@ -39,8 +37,10 @@ PROG = "python -m medeval.subconcepts"
 
 def build_parser() -> argparse.ArgumentParser:
     common = common_options(
-        out_help="output folder, replaced as a whole when complete "
-        "(default $MEDEVAL_RUNS/subconcepts-<test file name>, $MEDEVAL_RUNS = runs)",
+        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/subconcepts-"
+        "<test file name>-<time>, $MEDEVAL_RUNS = runs)",
+        force_help="replace --out if it holds an earlier output of medeval (whole, once the "
+        "run is complete); never a folder holding other files",
         seed_help="seed of the subconcept forest, the discovery and the bootstrap (default 0)",
         device_help="device for the bootstrap: cpu, cuda, ... (default cpu)",
     )
@@ -138,22 +138,18 @@ def _model_arguments(g: argparse._ArgumentGroup) -> None:
 def run(args: argparse.Namespace) -> int:
     from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
     from medeval.io.atomic import write_files
-    from medeval.io.outdir import replace_folder
+    from medeval.io.outdir import OutputFolder, default_out
     from medeval.report.tables import scores_table, worst_lines
 
     for option, value in (("--method", args.method), ("--k-max", args.k_max)):
         if value is not None and not args.discover:
             raise UserError(f"{option} sets the discovery: it needs --discover")
-    out = args.out or default_out("subconcepts", args.test.name.split(".")[0])
-    inputs = [
-        args.train,
-        args.test,
-        args.reference,
-        args.predictions,
-        args.reference_predictions,
-        args.train_labels,
-    ]
-    check_out(out, tool="subconcepts", inputs=inputs)
+    inputs = (args.train, args.test, args.reference, args.predictions)
+    inputs += (args.reference_predictions, args.train_labels)
+    target = OutputFolder(
+        args.out or default_out(f"subconcepts-{args.test.name.split('.')[0]}"), "subconcepts",
+        force=args.force, inputs=inputs, fresh=args.out is None,
+    ).check()  # fmt: skip
     settings = SubconceptSettings(
         features=tuple(args.features) if args.features else None,
         discover=args.discover,
@@ -178,8 +174,7 @@ def run(args: argparse.Namespace) -> int:
     for w in caught:  # as evaluate: one line each; input warnings are the first notes already
         if not any(str(w.message) in n for n in result.evaluation.notes):
             print(f"warning: {w.message}", file=sys.stderr)
-    with replace_folder(out) as tmp:
-        write_files(tmp, result.files)
+    out = target.write(lambda tmp: write_files(tmp, result.files))
     ev = result.evaluation
     say(
         args,

@@ -20,7 +20,6 @@ from pathlib import Path
 from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
-    check_out,
     common_options,
     execute,
     positive_int,
@@ -63,13 +62,12 @@ def cmd_describe(args: argparse.Namespace) -> int:
 
 def cmd_split(args: argparse.Namespace) -> int:
     from medeval.datasets import DataError
-    from medeval.flows.tasks import check_replaceable, write_split_manifest
+    from medeval.flows.tasks import check_manifest_out, write_split_manifest
 
     if args.name == "all":
         raise DataError("split works on one data set at a time; give --name NAME")
-    out = check_out(args.out, kind="file", inputs=[args.path])
-    record_path = check_out(Path(str(out) + ".json"), kind="file", what="--out (its record)")
-    check_replaceable(out, record_path, prog=PROG)
+    out, record_path = args.out, Path(str(args.out) + ".json")
+    check_manifest_out(out, record_path, prog=PROG, data=args.path, force=args.force)
     tasks, path = _tasks(args)
     task = tasks[0].require_kept()
     scheme, splits = write_split_manifest(
@@ -98,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_task_arguments(d)
     d.add_argument("--json", action="store_true", help="machine-readable output")
     split_common = common_options(
-        out_help="manifest CSV path (its record goes beside it as <out>.json)",
+        out_help="manifest CSV path (its record goes beside it as <out>.json), new",
+        force_help="replace --out if it is a manifest this command wrote (never another file)",
         seed_help=SEED_HELP,
         out_required=True,
         out_metavar="FILE",

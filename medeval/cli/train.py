@@ -38,7 +38,7 @@ from medeval.cli.common import (
 )
 from medeval.device import check_device
 from medeval.errors import UserError
-from medeval.io.outdir import check_outside
+from medeval.io.outdir import check_outside, default_out
 
 if TYPE_CHECKING:
     from medeval.training.config import Config
@@ -70,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _common() -> argparse.ArgumentParser:
     return common_options(
-        out_help="run folder (default $MEDEVAL_RUNS/<name>-<timestamp>, $MEDEVAL_RUNS = runs); "
-        "a fresh run needs an empty or new folder",
+        out_help="run folder, new or empty (default: a new one, $MEDEVAL_RUNS/<name>-<time>, "
+        "$MEDEVAL_RUNS = runs); a run refused for its input leaves nothing there",
         seed_help="training seed = train.seed: weight initialisation, batch order, dropout "
         "(default 0)",
         device_help="cpu, cuda, cuda:1 (default: auto) = train.device",
@@ -137,7 +137,7 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
 
 
 def _config(args: argparse.Namespace) -> tuple[Config, Path]:
-    from medeval.flows.train import check_run_folder, default_run_folder
+    from medeval.flows.train import check_run_folder
     from medeval.training.config import SYNTHETIC, load_config
 
     if args.resume is not None:
@@ -164,7 +164,7 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
     from medeval.models import check_backbone_name
 
     check_backbone_name(cfg.model.backbone)
-    out = args.out or (Path(cfg.out) if cfg.out else default_run_folder(cfg))
+    out = args.out or (Path(cfg.out) if cfg.out else default_out(cfg.name))
     check_outside(out, data_folders(cfg.data.source, cfg.data.path, cfg.data.options.get("images")))
     if os.environ.get("RANK", "0") != "0":  # under torchrun rank 0 may already be writing
         return cfg, Path(out)
@@ -172,17 +172,22 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
     cfg, out = _config(args)
     from medeval.cli.logs import show_progress
     from medeval.flows.train import run_notes, run_training
+    from medeval.io.outdir import undone_if_refused
     from medeval.report.summary import interval_lines, summary_table
 
     notes = run_notes(cfg)
     main_rank = os.environ.get("RANK", "0") == "0"
     if main_rank:
         say(args, *notes)
+    fresh = main_rank and args.resume is None  # a refused fresh run leaves nothing behind
     with show_progress(PROGRESS_LOGGERS, enabled=not args.quiet):
-        summary = run_training(cfg, out, resume=args.resume is not None)
+        with undone_if_refused(out) if fresh else nullcontext():
+            summary = run_training(cfg, out, resume=args.resume is not None)
     if summary:
         say(args, "", summary_table(summary), "", *interval_lines(summary), *notes)
         print(f"report: {out / 'report.html'}")

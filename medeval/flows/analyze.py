@@ -12,13 +12,12 @@ model per data set; weak ones flagged),
 ``scores.csv``, ``scores.md`` (the nine scores per data set and method: any number of data
 sets), ``timing.csv``, ``summary.md`` and ``report.html``; for records with discovered
 subconcepts also ``discovery.csv`` and ``discovery.md`` (discovered vs true subconcepts per
-class). Everything is written into a
-temporary folder that replaces ``--out`` only when complete.
+class). Everything is written into a temporary folder that replaces ``--out`` only when complete
+(:class:`medeval.io.outdir.OutputFolder`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +46,7 @@ from medeval.analyses.scores import score_table
 from medeval.analyses.subconcepts import subconcept_agreement, subconcept_agreement_markdown
 from medeval.analyses.weight_error import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
 from medeval.io.atomic import write_bytes, write_text
-from medeval.io.outdir import replace_folder
+from medeval.io.outdir import OutputFolder
 from medeval.protocol.store import ResultsStore
 from medeval.report.figures import figure_png
 
@@ -88,29 +87,25 @@ def analyze(
     rq3_method: str = "none",
     metric: str = "BA",
     what: str = "--out",
-    wait_s: float = 0.0,
-    log: Callable[[str], None] | None = None,
+    force: bool = False,
 ) -> str:
-    """Run RQ1–RQ3 on a results folder; return a one-line summary.
-
-    ``what`` names ``out`` in messages; another run writing ``out`` (an ``analyze --partial``
-    while the benchmark ran) is waited for up to ``wait_s`` seconds, ``log`` told so."""
+    """Run RQ1–RQ3 on a results folder into ``out`` (default ``results/analysis``: new or
+    empty, or with ``force`` an earlier analysis, replaced whole); return a one-line summary.
+    ``what`` names ``out`` in messages."""
     store = ResultsStore(results)
     records = store.records()
     store.tasks()  # every task file readable (or an error naming it) before any output
     if not records:
         raise FileNotFoundError(f"{results}: no records (records/<data set>/<method>-<k>.json)")
     out = Path(out) if out is not None else Path(results) / "analysis"
-    with replace_folder(
-        out, tool="analyze", inputs=[results], what=what, wait_s=wait_s, log=log
-    ) as tmp:  # complete or the last one
-        _write_analysis(Path(results), tmp, records, rq3_method=rq3_method, metric=metric)
+    target = OutputFolder(out, "analyze", force=force, inputs=(results,), what=what).check()
+    target.write(lambda tmp: _write_analysis(Path(results), tmp, records, rq3_method, metric))
     n_ds = len({r["dataset"] for r in records})
     return f"{len(records)} records, {n_ds} data sets -> {out} (report: {out / 'report.html'})"
 
 
 def _write_analysis(
-    results: Path, out: Path, records: list[dict[str, Any]], *, rq3_method: str, metric: str
+    results: Path, out: Path, records: list[dict[str, Any]], rq3_method: str, metric: str
 ) -> None:
     scores = score_table(records)
     _csv(out / "scores.csv", scores)

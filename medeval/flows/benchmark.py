@@ -183,6 +183,7 @@ def run_benchmark(
     )
     run = BenchmarkRun(Path(s.out), collection.name, results, time.perf_counter() - t0)
     log_run(store, s, started, run, methods, datasets)
+    store.finish()
     return run
 
 

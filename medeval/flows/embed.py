@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from medeval.embeddings.table import EmbedSettings
+from medeval.errors import OutputPathError
 
 __all__ = ["EmbedSettings", "Embedded", "embed_source"]
 
@@ -42,9 +43,11 @@ def embed_source(
     spec: Any = None,
     device: str = "cpu",
     progress: bool = True,
+    force: bool = False,
 ) -> Embedded:
     """Embed the data set ``name`` of ``source`` and write it into the output folder ``out``
-    (claimed for ``embed`` only once the embedding is done, so a failure leaves it as it was).
+    (marked for ``embed`` only once the embedding is done, so a failure leaves it as it was); a
+    table of that name already there is replaced only with ``force``.
 
     ``spec`` (a :class:`medeval.tasks.user.TaskSpec`) keeps only the rows of the user's task
     and is recorded, so that the benchmark of this table builds that task, not the ladder.
@@ -57,10 +60,16 @@ def embed_source(
     from medeval.embeddings.table import embed_table
     from medeval.io.embeddings import write_table
     from medeval.io.features import FEATURE
-    from medeval.io.outdir import claim_folder
+    from medeval.io.outdir import mark
 
     options = dict(options or {})
     data = load(source, path, name=name, **options)
+    name = name or data.name
+    if (Path(out) / f"{name}.parquet").exists() and not force:
+        raise OutputPathError(
+            f"--out {out}: already holds {name}.parquet; give --force to replace it, or choose "
+            "another --out"
+        )
     if spec is not None:
         data = _task_rows(data, spec)
     if options.get("skip_unreadable") and settings.image_cache is not None:
@@ -73,8 +82,7 @@ def embed_source(
 
         check_backbone_name(settings.model)
     frame, info = embed_table(data, settings, device=device, progress=progress)
-    name = name or data.name
-    claim_folder(out, tool="embed")
+    mark(out, "embed")
     skipped = [{"path": str(f.path), "row": f.row, "reason": f.reason} for f in data.skipped]
     record = {"source": source, **info, **({"skipped": skipped} if skipped else {})}
     if spec is not None:

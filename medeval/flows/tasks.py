@@ -8,13 +8,14 @@ manifest (atomically, never a manifest without its record).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from medeval.errors import UserError
+from medeval.errors import OutputPathError, UserError
 
-__all__ = ["build_tasks", "check_replaceable", "write_split_manifest"]
+__all__ = ["build_tasks", "check_manifest_out", "write_split_manifest"]
 
 
 def build_tasks(
@@ -78,28 +79,33 @@ def write_split_manifest(
     return scheme, splits
 
 
-def check_replaceable(out: Path, record_path: Path, *, prog: str) -> None:
-    """An existing ``--out`` is replaced only when it is a manifest ``prog`` wrote (its record
-    beside it names it); any other file — the data, a table of the user's — is refused.
+def check_manifest_out(out: Path, record: Path, *, prog: str, data: Any, force: bool) -> None:
+    """``out`` is a new file, or with ``force`` a manifest ``prog`` wrote (its record beside it
+    names it): never a folder, the data or another file of the user's (a :class:`UserError`)."""
+    from medeval.io.outdir import check_writable
 
-    Raises:
-        UserError: naming the file.
-    """
-    if not out.exists() and not record_path.exists():
+    for path in (out, record):
+        if path.is_dir():
+            raise OutputPathError(f"--out {out}: {path} is a folder, not a file")
+    check_writable(out.parent, what="--out")
+    if data is not None and os.path.realpath(data) == os.path.realpath(out):
+        raise OutputPathError(f"--out {out}: is the input {data}; choose another --out")
+    which = out if out.exists() else record
+    if not which.exists():
         return
-    try:
-        record = json.loads(record_path.read_text())
-        # the record lies beside the manifest and names it as the command wrote it: relative
-        # to the folder it was run from, so only the file name can be compared
-        ours = isinstance(record, dict) and Path(str(record.get("manifest"))).name == out.name
-        ours = ours and list(record.get("command", []))[:1] == [prog]
-    except (OSError, ValueError):
+    if not force:
+        raise UserError(
+            f"--out {out}: {which} exists; give --force to replace a manifest {prog} wrote"
+        )
+    try:  # the record names the manifest as the command wrote it: compared by file name
+        rec = json.loads(record.read_text())
+        ours = rec["command"][0] == prog and Path(str(rec["manifest"])).name == out.name
+    except (OSError, ValueError, TypeError, KeyError, IndexError):
         ours = False
     if not ours:
-        which = out if out.exists() else record_path
         raise UserError(
-            f"--out {out}: {which} exists and is not a split manifest written by {prog} (no "
-            "record of it beside it); choose a new file"
+            f"--out {out}: {which} is not a split manifest written by {prog} (no record of it "
+            "beside it); choose a new file"
         )
 
 

@@ -5,7 +5,7 @@
 Run folder: ``config.yaml`` (resolved), ``splits.csv`` (manifest), ``task.json``,
 ``split_<seed>/`` and ``summary.json``/``summary.csv``/``report.md``/``report.html``. A split
 whose ``metrics.json`` exists is finished; ``resume=True`` skips it and continues an unfinished
-one from ``checkpoints/last.pt``.
+one from ``checkpoints/last.pt``. A fresh run needs a new or empty folder.
 
 Into each split folder, after training: ``predictions.csv`` (y_true, y_score, subconcept,
 q_<name>: the format ``python -m medeval.evaluate --predictions`` reads), ``reference.csv`` (the
@@ -24,8 +24,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import logging
-import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -42,9 +40,8 @@ from medeval.evaluation import Evaluation
 from medeval.flows.evaluate import EvaluateSettings
 from medeval.flows.rerun import REFERENCE_FILE, evaluate_split, split_line, summarize_run
 from medeval.io import atomic
-from medeval.io.outdir import check_out, claim_folder, read_marker
+from medeval.io.outdir import check_in_place, mark
 from medeval.io.predictions import POSTERIOR_PREFIX, PredictionTable
-from medeval.io.tool_files import MARKER
 from medeval.splits import Split, patient_splits, read_manifest, write_manifest
 from medeval.tasks.binary import BinaryTask
 from medeval.training.calibration import calibrate, softmax
@@ -59,7 +56,6 @@ __all__ = [
     "absolute_paths",
     "build_model_from",
     "check_run_folder",
-    "default_run_folder",
     "evaluate_checkpoint",
     "run_notes",
     "run_training",
@@ -67,12 +63,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-def default_run_folder(cfg: Config) -> Path:
-    """``$MEDEVAL_RUNS/<name>-<timestamp>`` (``runs/`` by default; ``/runs`` in the images)."""
-    root = Path(os.environ.get("MEDEVAL_RUNS", "runs"))
-    return root / f"{cfg.name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def run_notes(cfg: Config) -> list[str]:
@@ -89,21 +79,6 @@ def run_notes(cfg: Config) -> list[str]:
             "(model.pretrained=false)."
         )
     return notes
-
-
-#: What a fresh run writes before its first epoch. A run folder holding nothing else is a start
-#: that failed (an unknown backbone, unreadable weights, ...): it has nothing to resume, and a
-#: new command starts over in it.
-START_FILES = frozenset({MARKER, "config.yaml", "splits.csv", "task.json"})
-
-
-def _never_trained(out: Path) -> bool:
-    """``out`` is a run folder of ``train`` holding :data:`START_FILES` (and empty folders) only."""
-    mark = read_marker(out)
-    if mark is None or mark["tool"] != "train":
-        return False
-    files = [p for p in out.rglob("*") if not p.is_dir()]
-    return all(p.parent == out and p.name in START_FILES for p in files)
 
 
 #: Loader options that name files or folders (made absolute in a run's ``config.yaml``).
@@ -128,25 +103,19 @@ def absolute_paths(cfg: Config) -> Config:
 
 
 def check_run_folder(out: str | Path, *, resume: bool) -> Path:
-    """Before any computation: ``out`` can hold a run, and a fresh run does not land in the
-    folder of another one (a run folder is resumable, so it is written in place). A folder
-    whose run never trained (:data:`START_FILES` only) is started over.
+    """Before any computation: ``out`` can hold a fresh run (new or empty), or with ``resume``
+    holds a run of ``train`` (a run folder is written in place, so it is never replaced).
 
     Raises:
-        OutputPathError: a file, a path under a file, an unwritable folder, a folder that
-            already holds a run (fresh run) or one that holds none (``resume``).
+        OutputPathError: a file, a path under a file, an unwritable folder, a folder that is
+            not empty (fresh run) or that holds no run of ``train`` (``resume``).
     """
-    what = "--resume" if resume else "--out"
-    out = check_out(out, what=what, tool="train", resumable=True)
-    holds_run = (out / "config.yaml").is_file()
-    if resume and not holds_run:
+    hint = f"continue its run with --resume {out}, or choose a new folder (the default is one)"
+    out = check_in_place(
+        out, tool="train", resume=resume, what="--resume" if resume else "--out", hint=hint
+    )
+    if resume and not (out / "config.yaml").is_file():
         raise OutputPathError(f"--resume {out}: no run here (no config.yaml)")
-    if not resume and out.is_dir() and any(out.iterdir()):
-        if _never_trained(out):
-            logger.info("%s: its run stopped before training; starting over there", out)
-            return out
-        what = "holds a run" if holds_run else "is not empty"
-        raise OutputPathError(f"--out {out}: {what}; use --resume {out} or another --out")
     return out
 
 
@@ -226,7 +195,7 @@ def _splits(cfg: Config, task: BinaryTask, out: Path, *, resume: bool, info: Dis
         return read_manifest(manifest, task)
     splits = patient_splits(task, seeds=split_seeds(cfg), fractions=(0.6, 0.15, 0.1, 0.15))
     if info.is_main:
-        claim_folder(out, tool="train")
+        mark(out, "train")
         atomic.write_text(out / "config.yaml", dump(absolute_paths(cfg)))
         write_manifest(manifest, task, splits)
         atomic.write_json(out / "task.json", _task_record(task))

@@ -11,13 +11,13 @@ run at any moment loses at most the work in flight; rerunning skips every finish
 record counts as finished only if it reads as a record of its own (data set, method, split):
 one that is truncated, not JSON or of another schema (a disk that filled up, a copy cut short,
 an edit) is recomputed, with a :class:`CorruptRecordWarning` naming it. The folder carries the
-marker of ``medeval benchmark`` (:data:`medeval.io.tool_files.MARKER`) from its first settings on.
+marker of ``medeval benchmark`` (:data:`medeval.io.outdir.MARKER`) from its first settings on,
+with ``finished: false`` until the run that wrote it last has ended.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,8 +25,7 @@ from typing import Any
 
 from medeval.errors import UserError
 from medeval.io.atomic import write_json
-from medeval.io.locks import held_outputs, lock_holder, unlock_output
-from medeval.io.outdir import check_out, claim_folder
+from medeval.io.outdir import check_in_place, mark, read_marker
 from medeval.options import PROTOCOL_OPTIONS
 
 __all__ = ["CorruptRecordWarning", "ResultsStore", "SettingsMismatch", "record_problem"]
@@ -90,10 +89,14 @@ class ResultsStore:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
 
-    def writer(self) -> str | None:
-        """The pid of the benchmark writing this folder now (it holds the folder's lock from
-        its check to the end of its own analysis), or ``None``."""
-        return lock_holder(self.root)
+    def finished(self) -> bool:
+        """Whether the benchmark that wrote this folder last has ended (it may have had
+        errors); ``False`` while one runs and after one stopped before its end."""
+        return (read_marker(self.root) or {}).get("finished") is not False
+
+    def finish(self) -> None:
+        """Mark the run ended (see :meth:`finished`)."""
+        mark(self.root, "benchmark", finished=True)
 
     def record_path(self, dataset: str, method: str, split: int) -> Path:
         return self.root / "records" / dataset / f"{method}-{int(split)}.json"
@@ -185,10 +188,7 @@ class ResultsStore:
             SettingsMismatch: naming the differing setting and both values.
             OutputPathError: the folder holds files that are not results of a benchmark.
         """
-        locked = os.path.abspath(self.root) in held_outputs()  # by the benchmark command
-        check_out(self.root, what="results folder", tool="benchmark", resumable=True)
-        if not locked:  # a library call: checked, not held for the life of the process
-            unlock_output(self.root)
+        check_in_place(self.root, tool="benchmark", resume=True, what="results folder")
         old = self.settings()
         for key in PROTOCOL_KEYS if old is not None else ():
             was, now = old.get(key, DEFAULTS.get(key)), settings.get(key, DEFAULTS.get(key))
@@ -215,7 +215,7 @@ class ResultsStore:
         if not record:
             return
         # only now, accepted: a refused run writes nothing (not even the marker)
-        claim_folder(self.root, tool="benchmark")
+        mark(self.root, "benchmark", finished=False)
         write_json(self.root / "run.json", {**(old or {}), **settings})
 
 

@@ -89,8 +89,12 @@ def test_killed_run_resumes_to_identical_results(shared_data, reference, tmp_pat
         proc.wait()
     done = len(ResultsStore(out).records())
     assert 3 <= done < N_RECORDS
+    assert not ResultsStore(out).finished()  # said by analyze, which needs --partial then
     capfd.readouterr()
-    assert main(_args(shared_data, out)) == 0
+    assert main(_args(shared_data, out)) == 2  # an existing folder: continued only when asked
+    assert "is not empty; continue it with --resume" in capfd.readouterr().err
+    assert main(_args(shared_data, out, "--resume")) == 0
+    assert ResultsStore(out).finished()
     assert "units to run" in capfd.readouterr().err
     assert _strip(ResultsStore(out).records()) == _strip(ResultsStore(reference).records())
 
@@ -100,7 +104,7 @@ def test_rerun_skips_finished_work_and_force_recomputes(shared_data, reference, 
     shutil.copytree(reference, out)
     before = _mtimes(out)
     capfd.readouterr()
-    assert main(_args(shared_data, out, "--no-analyze")) == 0
+    assert main(_args(shared_data, out, "--no-analyze", "--resume")) == 0
     assert "0 of 8 (data set, split) units to run" in capfd.readouterr().err
     assert _mtimes(out) == before
     assert main(_args(shared_data, out, "--no-analyze", "--force")) == 0
@@ -110,7 +114,7 @@ def test_rerun_skips_finished_work_and_force_recomputes(shared_data, reference, 
 
 
 def test_other_settings_in_the_same_folder_are_refused(shared_data, reference, capsys):
-    assert main(_args(shared_data, reference, "--n-estimators", "7")) == 2
+    assert main(_args(shared_data, reference, "--n-estimators", "7", "--resume")) == 2
     assert re.search("n_estimators=5.*n_estimators=7.*--force", capsys.readouterr().err)
 
 
@@ -141,13 +145,14 @@ def test_the_evaluation_options_set_the_intervals_and_a_resume_with_others_is_re
     # a default run's settings record is as it always was: no evaluation options in it
     assert not {"n_bootstrap", "confidence"} & set(json.loads((reference / "run.json").read_text()))
     capsys.readouterr()
-    assert main([*_args(shared_data, out), *one, "--bootstrap", "100"]) == 2
+    assert main([*_args(shared_data, out), *one, "--bootstrap", "100", "--resume"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and re.search("n_bootstrap=50.*n_bootstrap=100.*--force", err[0]), err
-    assert main([*_args(shared_data, reference), "--no-analyze", "--stratify", "none"]) == 2
+    resume = ["--no-analyze", "--resume"]
+    assert main([*_args(shared_data, reference), *resume, "--stratify", "none"]) == 2
     assert re.search("stratify='class'.*stratify='none'", capsys.readouterr().err)
     # the protocol's own values, given explicitly, resume the default folder
-    assert main([*_args(shared_data, reference), "--no-analyze", "--bootstrap", "200"]) == 0
+    assert main([*_args(shared_data, reference), *resume, "--bootstrap", "200"]) == 0
     assert "0 of" in capsys.readouterr().err
 
 
@@ -165,7 +170,7 @@ def test_discovered_subconcepts_run_and_folder_guard(shared_data, reference, tmp
     assert set(disc["class"]) == {0, 1} and (disc.n_splits == 2).all()
     assert {r["subconcepts"] for r in ResultsStore(reference).records()} == {"true"}
     capsys.readouterr()
-    assert main(_args(shared_data, reference, "--subconcepts", "discovered")) == 2
+    assert main(_args(shared_data, reference, "--subconcepts", "discovered", "--resume")) == 2
     assert re.search("subconcepts='true'.*subconcepts='discovered'", capsys.readouterr().err)
 
 
@@ -302,17 +307,14 @@ def test_a_bad_analysis_folder_or_an_empty_selection_stops_before_any_work(
         raise AssertionError("the work started before the input was refused")
 
     monkeypatch.setattr(bench, "plan_units", no_work)
-    import json
+    from medeval.io.outdir import mark
 
-    from medeval.io.tool_files import MARKER
-
-    out = tmp_path / "res"  # an earlier benchmark's folder, into whose analysis/ a file was put
-    (out / "analysis").mkdir(parents=True)
-    (out / MARKER).write_text(json.dumps({"tool": "benchmark", "complete": False}))
+    out = mark(tmp_path / "res", "benchmark")  # an earlier benchmark's folder, into whose
+    (out / "analysis").mkdir()  # analysis/ a file was put
     (out / "analysis" / "mine.txt").write_text("the user's")
-    assert main(_args(shared_data, out)) == 2
+    assert main(_args(shared_data, out, "--resume")) == 2
     err = capsys.readouterr().err
-    assert "--out's analysis folder" in err and "not written by medeval analyze" in err, err
+    assert "--out's analysis folder" in err and "not written whole by medeval" in err, err
     assert (out / "analysis" / "mine.txt").read_text() == "the user's"
     for option in ("--datasets", "--methods"):
         assert main(_args(shared_data, tmp_path / "e", "--no-analyze", option, "")) == 2

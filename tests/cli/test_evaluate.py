@@ -175,7 +175,8 @@ def test_previous_results_survive_a_bad_run(files, capsys):
     df["y_true"] = df["y_true"].astype(str)
     df.loc[0, "y_true"] = "x"
     df.to_csv(pred, index=False)
-    assert main(["--predictions", str(pred), "--out", str(out)]) == 2
+    assert main(["--predictions", str(pred), "--out", str(out), "--force"]) == 2
+    assert "y_true" in capsys.readouterr().err  # the input refused, not the folder
     assert (out / "metrics.json").read_bytes() == before
 
 

@@ -99,6 +99,7 @@ def test_split_writes_manifest_and_record(capsys, shared_data, tmp_path):
         "patient",
         "--n-seeds",
         "3",
+        "--force",  # its own manifest: replaced when asked
     )
     splits = read_manifest(out_path)
     assert [s.seed for s in splits] == [0, 1, 2] and code == 0
@@ -198,12 +199,16 @@ def test_split_replaces_its_own_manifest_but_no_other_file(capsys, shared_data, 
     args = ["split", "--source", "keel", "--path", str(data), "--name", "vehicle", "--out"]
     for victim in (data / "vehicle.dat", tmp_path / "mine.csv"):  # the data, a user's file
         before = victim.read_bytes()
-        code, _, err = run(capsys, *args, str(victim))
-        assert code == 2 and "exists and is not a split manifest" in err, err
+        for force in ([], ["--force"]):
+            code, _, err = run(capsys, *args, str(victim), *force)
+            said = "exists; give --force" if not force else "is not a split manifest"
+            assert code == 2 and (said in err or "is the input" in err), err
         assert (
             victim.read_bytes() == before and not victim.with_name(victim.name + ".json").exists()
         )
     manifest = tmp_path / "splits.csv"
     assert run(capsys, *args, str(manifest))[0] == 0
-    assert run(capsys, *args, str(manifest), "--split-seed", "3")[0] == 0  # its own: replaced
+    code, _, err = run(capsys, *args, str(manifest), "--split-seed", "3")
+    assert code == 2 and "exists; give --force" in err, err  # an existing file: only when asked
+    assert run(capsys, *args, str(manifest), "--split-seed", "3", "--force")[0] == 0  # its own
     assert json.loads((tmp_path / "splits.csv.json").read_text())["split_seeds"][0] == 3

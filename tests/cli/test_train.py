@@ -105,7 +105,7 @@ def test_a_fresh_run_into_a_run_folder_exits_2_before_training(tmp_path, capsys)
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "config.yaml").write_text("name: x\n")
     assert main(["--out", str(tmp_path / "r"), *TINY]) == 2
-    assert "holds a run; use --resume" in capsys.readouterr().err
+    assert "is not empty; continue its run with --resume" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -123,23 +123,23 @@ def test_a_bad_setting_exits_2_before_the_run_folder(tmp_path, capsys, override,
     assert not (tmp_path / "r").exists()
 
 
-def test_a_start_that_failed_before_training_is_started_over(tmp_path, capsys):
+def test_a_start_that_failed_before_training_leaves_nothing_and_the_fixed_command_runs(
+    tmp_path, capsys
+):
     # Unreadable weights fail when the model is built, after the run folder got its start
-    # files; the corrected command starts over there instead of asking for --resume.
+    # files: the refused run removes them, and the corrected command runs there.
     junk = tmp_path / "bad.pth"
     junk.write_bytes(b"not a state dict")
     out = tmp_path / "r"
     assert main(["--out", str(out), *TINY, "--weights", str(junk)]) == 2
     assert "cannot load" in capsys.readouterr().err
-    assert sorted(p.name for p in out.iterdir()) == sorted(
-        [".medeval-output.json", "config.yaml", "splits.csv", "task.json"]
-    )
+    assert not out.exists()
     assert main(["--out", str(out), *TINY, "train.epochs=1", "model.pretrained=false"]) == 0
     assert (out / "split_0" / "metrics.json").is_file()
     capsys.readouterr()
-    # a folder whose run trained is still refused
+    # a folder whose run trained is refused: continued with --resume, never replaced
     assert main(["--out", str(out), *TINY, "train.epochs=1", "model.pretrained=false"]) == 2
-    assert "holds a run; use --resume" in capsys.readouterr().err
+    assert "is not empty; continue its run with --resume" in capsys.readouterr().err
 
 
 def _png_folder(root: Path) -> Path:

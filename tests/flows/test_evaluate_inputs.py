@@ -108,7 +108,7 @@ def test_a_rerun_replaces_the_whole_folder(files, capsys):
     assert main([*args, "--train-sizes", str(sizes)]) == 0
     assert (out / "per_subconcept.csv").is_file() and (out / "subconcepts.png").is_file()
     df.drop(columns=["subconcept"]).drop(columns=[f"q_{n}" for n in NAMES]).to_csv(pred)
-    assert main(args) == 0
+    assert main([*args, "--force"]) == 0
     assert not (out / "per_subconcept.csv").exists() and not (out / "subconcepts.png").exists()
     assert sorted(p.name for p in out.parent.iterdir() if p.name.startswith(".out")) == []
 
@@ -128,7 +128,7 @@ def test_a_blocked_report_leaves_the_previous_run_whole(files, capsys, monkeypat
         return real(path, data)
 
     monkeypatch.setattr(medeval.io.atomic, "write_bytes", blocked)
-    assert main([*args, "--bootstrap", "20", "--quiet"]) == 2
+    assert main([*args, "--bootstrap", "20", "--quiet", "--force"]) == 2
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert "Permission denied" in capsys.readouterr().err
 

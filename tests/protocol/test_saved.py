@@ -106,7 +106,7 @@ def test_resume_writes_the_folds_of_records_that_lack_them(shared_data, tmp_path
     assert _run(shared_data, out) == 0
     assert not (out / "predictions").exists()
     before = {r["method"]: r["scores"] for r in ResultsStore(out).records()}
-    assert _run(shared_data, out, "--save-predictions") == 0
+    assert _run(shared_data, out, "--save-predictions", "--resume") == 0
     for method in METHODS:
         assert has_fold_files(out, SETS[0], method, 0)
     after = {r["method"]: r["scores"] for r in ResultsStore(out).records()}
@@ -114,7 +114,7 @@ def test_resume_writes_the_folds_of_records_that_lack_them(shared_data, tmp_path
     # an interrupted fold (its last file, fold.json, missing) is rewritten on the next run
     (fold_folder(out, SETS[0], "ros", 0) / "fold.json").unlink()
     assert not has_fold_files(out, SETS[0], "ros", 0)
-    assert _run(shared_data, out, "--save-predictions") == 0
+    assert _run(shared_data, out, "--save-predictions", "--resume") == 0
     assert has_fold_files(out, SETS[0], "ros", 0)
 
 

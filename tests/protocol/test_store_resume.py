@@ -6,7 +6,7 @@ import json
 import pytest
 
 from medeval.errors import OutputPathError, UserError
-from medeval.io.tool_files import MARKER
+from medeval.io.outdir import MARKER
 from medeval.protocol.store import CorruptRecordWarning, ResultsStore
 
 GOOD = {"dataset": "iris", "method": "none", "split": 0, "scores": {"BA": 0.5}}
@@ -48,7 +48,7 @@ def test_a_good_record_is_finished_without_a_word(tmp_path, recwarn):
 def test_the_store_refuses_a_folder_of_other_files_and_marks_its_own(tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("x")
-    with pytest.raises(OutputPathError, match="mine: is not empty and was not written"):
+    with pytest.raises(OutputPathError, match="mine: has no .medeval-output.json, not a fol"):
         ResultsStore(tmp_path / "mine").check_settings({"seed": 0})
     store = ResultsStore(tmp_path / "new")
     store.check_settings({"seed": 0})
@@ -69,7 +69,7 @@ def test_a_truncated_record_is_recomputed_on_resume(shared_data, tmp_path, capsy
     path.write_text(path.read_text()[:100])  # a copy cut short
     untouched = store.record_path("vehicle", "none", 0).stat().st_mtime_ns
     with pytest.warns(CorruptRecordWarning, match=rf"{path}: not readable as JSON"):
-        assert main(argv) == 0
+        assert main([*argv, "--resume"]) == 0
     assert "1 of 1 (data set, split) units to run" in capsys.readouterr().err
     again = json.loads(path.read_text())
     assert again["scores"] == good["scores"]  # recomputed with the same seed

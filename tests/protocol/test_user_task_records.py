@@ -35,7 +35,7 @@ def test_the_recorded_task_is_built_and_a_changed_one_is_not_resumed(tmp_path, c
     assert [s["n"] for s in task["minority"]] == [24, 20]
     assert json.loads((out / "run.json").read_text())["tasks"]["toy"]["positive"] == ["c", "d"]
     _collection(coll, ["b"])  # embed run again with other labels of class 1
-    assert main(argv) == 2
+    assert main([*argv, "--resume"]) == 2
     assert "results were made with tasks=" in capsys.readouterr().err
     assert main([*argv, "--force"]) == 0
     task = json.loads(next((out / "tasks").iterdir()).read_text())

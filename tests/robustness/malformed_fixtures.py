@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from medeval.io.tool_files import MARKER
+from medeval.io.outdir import MARKER
 
 NAMES = ("normal", "A", "B")
 SIZES = {"normal": {"class": 0, "n": 60}, "A": {"class": 1, "n": 30}, "B": {"class": 1, "n": 9}}
@@ -81,9 +81,9 @@ def collection_table(n: int = 300, seed: int = 0) -> pd.DataFrame:
 
 
 def mark_output(folder: Path, tool: str) -> None:
-    """An earlier complete output of ``tool``."""
+    """An earlier complete output of ``tool`` (written whole: its marker lists its files)."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / MARKER).write_text(json.dumps({"tool": tool, "complete": True}))
+    (folder / MARKER).write_text(json.dumps({"tool": tool, "files": ["report.html"]}))
     (folder / "report.html").write_text(f"<html>earlier {tool} run</html>")
 
 

@@ -182,7 +182,7 @@ def test_a_threshold_the_y_pred_column_overrides_is_named_in_a_warning(tmp_path,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("warning: --threshold 0.3 is not used"), err
     assert f"{preds} has a y_pred column" in err, err
-    assert run_tool("evaluate", argv) == 0  # the default threshold: nothing to say
+    assert run_tool("evaluate", [*argv, "--force"]) == 0  # the default threshold: nothing to say
     assert capsys.readouterr().err == ""
 
 
@@ -323,6 +323,7 @@ def test_tasks_split_replaces_its_own_manifest_named_from_another_folder(
     assert run_tool("tasks", [*argv, "--path", "t.csv", "--out", "m.csv"]) == 0
     (tmp_path / "m.csv").write_text("stale\n")  # so that a replacement shows
     monkeypatch.chdir(tmp_path / "sub")
+    argv += ["--force"]  # an existing manifest: replaced when asked
     code = run_tool("tasks", [*argv, "--path", "../t.csv", "--out", "../m.csv", "--seed", "1"])
     assert code == 0, capsys.readouterr().err
     assert (tmp_path / "m.csv").read_text().startswith("dataset,")
@@ -388,7 +389,7 @@ def test_a_record_path_that_is_a_folder_is_named_before_the_work(bench_results, 
     record.unlink()
     record.mkdir()
     coll = bench_results.parent / "coll"
-    argv = ["--collection", str(coll), "--out", str(results), "--max-splits", "1"]
+    argv = ["--collection", str(coll), "--out", str(results), "--max-splits", "1", "--resume"]
     argv += ["--n-estimators", "5", "--methods", "none", "--quiet", "--no-analyze"]
     before = tree_digest(results)
     assert run_tool("benchmark", argv) == 2
