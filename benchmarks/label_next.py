@@ -40,8 +40,9 @@ RECALL = np.array([0.95, 0.90, 0.5, 0.85, 0.75])
 
 def draw(rng: np.random.Generator, n: int, rare: float, kappa: float):
     """Subconcept codes, hits and within-class posteriors ``(n, 5)`` of ``n`` test rows."""
-    shares = np.array([0.7 * 0.6, 0.7 * 0.4, 0.3 * rare, 0.3 * (1 - rare) * 0.6,
-                       0.3 * (1 - rare) * 0.4])  # fmt: skip
+    shares = np.array(
+        [0.7 * 0.6, 0.7 * 0.4, 0.3 * rare, 0.3 * (1 - rare) * 0.6, 0.3 * (1 - rare) * 0.4]
+    )
     sub = rng.choice(5, n, p=shares)
     hit = (rng.random(n) < RECALL[sub]).astype(float)
     z = rng.normal(kappa * np.eye(5)[sub], 1.0)
@@ -70,15 +71,25 @@ def one(rng, n, rare, kappa, budget, batches) -> dict:
     sizes = np.diff(np.linspace(0, budget, batches + 1).round().astype(int))
     for k, size in enumerate(sizes, start=1):
         labelled = None if not len(rows) else LabelledRows(rows, sub[rows], pi, batch)
-        design, _ = plan_batch(q, hit, y, SIDES, NAMES, reference=None, labelled=labelled,
-                               budget=int(size), seed=seed + k)  # fmt: skip
+        design, _ = plan_batch(
+            q,
+            hit,
+            y,
+            SIDES,
+            NAMES,
+            reference=None,
+            labelled=labelled,
+            budget=int(size),
+            seed=seed + k,
+        )
         rows = np.r_[rows, design.rows]
         pi = np.r_[pi, design.inclusion]
         batch = np.r_[batch, np.full(len(design.rows), k)]
     out["active"] = evaluate(q, hit, y, sub, rows, pi, batch, seed)
     srs = rng.choice(n, budget, replace=False)
-    out["uniform"] = evaluate(q, hit, y, sub, srs, np.full(budget, budget / n),
-                              np.ones(budget, int), seed)  # fmt: skip
+    out["uniform"] = evaluate(
+        q, hit, y, sub, srs, np.full(budget, budget / n), np.ones(budget, int), seed
+    )
     res = {}
     for name, r in out.items():
         ok = np.isfinite(r.low) & np.isfinite(truth)
@@ -120,31 +131,42 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     budgets = [tuple(int(x) for x in b.split(":")) for b in a.budgets.split(",")]
-    grid = list(itertools.product(
-        [int(x) for x in a.test.split(",")], [float(x) for x in a.rare.split(",")],
-        [float(x) for x in a.kappa.split(",")], budgets,
-    ))  # fmt: skip
+    grid = list(
+        itertools.product(
+            [int(x) for x in a.test.split(",")],
+            [float(x) for x in a.rare.split(",")],
+            [float(x) for x in a.kappa.split(",")],
+            budgets,
+        )
+    )
     rows, t0 = [], time.perf_counter()
     for ci, (n, rare, kappa, (budget, batches)) in enumerate(grid):
         r = cell(n, rare, kappa, budget, batches, a.seeds, ci)
         rows.append(r)
-        print(f"[{ci + 1}/{len(grid)}] N={n} rare={rare} kappa={kappa} budget={budget}/{batches}:"
-              f" worst's width active {r['active_width']:.3f} uniform {r['uniform_width']:.3f};"
-              f" coverage {r['active_covers']:.3f} / {r['uniform_covers']:.3f}; decided "
-              f"{r['active_decided']:.2f} / {r['uniform_decided']:.2f}  "
-              f"({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+        print(
+            f"[{ci + 1}/{len(grid)}] N={n} rare={rare} kappa={kappa} budget={budget}/{batches}:"
+            f" worst's width active {r['active_width']:.3f} uniform {r['uniform_width']:.3f};"
+            f" coverage {r['active_covers']:.3f} / {r['uniform_covers']:.3f}; decided "
+            f"{r['active_decided']:.2f} / {r['uniform_decided']:.2f}  "
+            f"({time.perf_counter() - t0:.0f} s)",
+            flush=True,
+        )
     df = pd.DataFrame(rows)
     if a.out:
         df.to_csv(a.out, index=False)
     ratio = df.active_width / df.uniform_width
-    print(f"worst subconcept's width, active / uniform: mean {ratio.mean():.3f} "
-          f"(narrower by {1 - ratio.mean():.1%}); cells more than 5 % wider: "
-          f"{int((ratio > 1.05).sum())} of {len(df)}")  # fmt: skip
+    print(
+        f"worst subconcept's width, active / uniform: mean {ratio.mean():.3f} "
+        f"(narrower by {1 - ratio.mean():.1%}); cells more than 5 % wider: "
+        f"{int((ratio > 1.05).sum())} of {len(df)}"
+    )
     for name in ("active", "uniform"):
-        print(f"{name}: coverage of the worst {df[f'{name}_covers'].mean():.3f}, of every "
-              f"subconcept {df[f'{name}_all_covers'].mean():.3f}; worst decided "
-              f"{df[f'{name}_decided'].mean():.3f}; its labelled rows "
-              f"{df[f'{name}_labelled_worst'].mean():.1f}")  # fmt: skip
+        print(
+            f"{name}: coverage of the worst {df[f'{name}_covers'].mean():.3f}, of every "
+            f"subconcept {df[f'{name}_all_covers'].mean():.3f}; worst decided "
+            f"{df[f'{name}_decided'].mean():.3f}; its labelled rows "
+            f"{df[f'{name}_labelled_worst'].mean():.1f}"
+        )
     return 0
 
 

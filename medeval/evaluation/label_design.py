@@ -55,14 +55,15 @@ def open_subconcepts(
     verdict: np.ndarray | None,
     could_be_worst: np.ndarray | None,
 ) -> np.ndarray:
-    """Which subconcepts ``(S,)`` are still open: a verdict of ``not known``, or one that could
-    be the worst of a class of several subconcepts. Without verdicts (no labels yet), all of
-    the classes with several subconcepts."""
+    """Which subconcepts ``(S,)`` are still open: a verdict of ``not known``, or one of several
+    that could be the worst of their class. Without verdicts (no labels yet), all of the
+    classes with several subconcepts."""
     several = np.array([(sides == c).sum() > 1 for c in sides])
     if verdict is None:
         return several
     worst = np.zeros(len(names), dtype=bool) if could_be_worst is None else could_be_worst
-    return several & ((np.asarray(verdict) == "not known") | worst)
+    contested = np.array([(worst & (sides == c)).sum() > 1 for c in sides]) & worst
+    return several & ((np.asarray(verdict) == "not known") | contested)
 
 
 def row_scores(
@@ -151,8 +152,17 @@ def plan_batch(
     est = (q * hit[:, None]).sum(0) / np.maximum(q.sum(0), 1e-12)  # label-free fallback
     theta, lam, n_test, verdict, worst, res = est, np.ones(len(names)), q.sum(0), None, None, None
     if reference is not None or labelled is not None:
-        res = rectified_recall(q, hit, y, sides, reference, labelled=labelled,
-                               confidence=confidence, n_draws=400, seed=seed)  # fmt: skip
+        res = rectified_recall(
+            q,
+            hit,
+            y,
+            sides,
+            reference,
+            labelled=labelled,
+            confidence=confidence,
+            n_draws=400,
+            seed=seed,
+        )
         ok = np.isfinite(res.recall)
         theta = np.where(ok, res.recall, est)
         lam = np.where(np.isfinite(res.lam), res.lam, 1.0)

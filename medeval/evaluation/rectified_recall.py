@@ -217,15 +217,25 @@ def _coefficients(ev: _Evidence, n_class: int, n_test: np.ndarray) -> tuple[np.n
         )
         v_ref = np.where(unlabelled > 0, v_ref, 0.0)
         v_lab = np.where(lab.any(), (ev.q * ev.ht_var * lab).sum(1) / n_test**2, np.inf)
-        alpha = np.where(np.isinf(v_lab), 0.0, np.where(np.isinf(v_ref), 1.0,
-                         v_ref / np.where(v_ref + v_lab > 0, v_ref + v_lab, 1.0)))  # fmt: skip
+        alpha = np.where(
+            np.isinf(v_lab),
+            0.0,
+            np.where(np.isinf(v_ref), 1.0, v_ref / np.where(v_ref + v_lab > 0, v_ref + v_lab, 1.0)),
+        )
     n_r = max(int(ref.sum()), 1)
     n_unlab_rows = n_class - int(lab.sum())
     coef = (1 - alpha)[:, None] * np.where(ref, n_unlab_rows / n_r, 1.0)[None, :]
     coef = coef + alpha[:, None] * np.where(ref, 0.0, ev.ht_coef)[None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
-        v = np.where(np.isinf(v_lab), v_ref, np.where(np.isinf(v_ref), v_lab,
-                     v_ref * v_lab / np.where(v_ref + v_lab > 0, v_ref + v_lab, 1.0)))  # fmt: skip
+        v = np.where(
+            np.isinf(v_lab),
+            v_ref,
+            np.where(
+                np.isinf(v_ref),
+                v_lab,
+                v_ref * v_lab / np.where(v_ref + v_lab > 0, v_ref + v_lab, 1.0),
+            ),
+        )
     return coef, v
 
 
@@ -273,9 +283,17 @@ def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarra
     lo, hi = jeffreys_bounds(theta, n_eff, n_test, confidence)
     few = n_known < MIN_REFERENCE_ROWS
     lo, hi = np.where(few, np.nan, lo), np.where(few, np.nan, hi)
-    return dict(recall=np.where(n_known > 0, theta, np.nan), low=lo, high=hi,
-                ess=np.where(few, np.nan, n_known / deff), lam=lam.mean(1), deff=deff,
-                n_test=n_test, n_eff=n_eff, residuals=e)  # fmt: skip
+    return dict(
+        recall=np.where(n_known > 0, theta, np.nan),
+        low=lo,
+        high=hi,
+        ess=np.where(few, np.nan, n_known / deff),
+        lam=lam.mean(1),
+        deff=deff,
+        n_test=n_test,
+        n_eff=n_eff,
+        residuals=e,
+    )
 
 
 def rectified_recall(

@@ -1,0 +1,141 @@
+"""``python -m medeval.label`` (``medeval-label``): which test rows to label next.
+
+Example::
+
+    python -m medeval.label --predictions preds.csv --train-sizes train_sizes.json --budget 20
+    python -m medeval.label --predictions preds.csv --train-sizes train_sizes.json \\
+        --labels labels.csv --budget 20 --out runs/label-2
+
+The library side is :func:`medeval.flows.label.label_next`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from medeval.cli.common import common_options, execute, option_type, refuse_repeats, say
+
+PROG = "python -m medeval.label"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from medeval._validation import Interval
+    from medeval.options import CONFIDENCE, THRESHOLD
+
+    common = common_options(
+        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/label-"
+        "<predictions file name>-<time>)",
+        force_help="replace --out if it holds an earlier output of medeval",
+        seed_help="seed of the draw (default 0; the batch number is mixed in, so each batch "
+        "draws anew and the same inputs propose the same rows)",
+    )
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        parents=[common],
+        description="Choose the test rows to label next, where a label decides most: the "
+        "subconcepts whose verdict is not known or that could be the worst of their class, "
+        "with a share spread uniformly. Writes to_label.csv (id, inclusion_probability, "
+        "batch, class, image, candidates, an empty subconcept to fill) and, for images, "
+        "to_label.html. Give the filled file (appended to earlier ones) to "
+        "python -m medeval.evaluate --labels, and to the next python -m medeval.label.",
+    )
+    p.add_argument(
+        "--predictions",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="test predictions with id, y_true, y_score or y_pred and every "
+        "q_<subconcept> posterior (an image column shows the images)",
+    )
+    p.add_argument(
+        "--train-sizes",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="training subconcept sizes (JSON)",
+    )
+    p.add_argument(
+        "--labels",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the labels given so far (filled to_label.csv files, appended)",
+    )
+    p.add_argument(
+        "--reference",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="held-out reference rows, if any (as evaluate --reference)",
+    )
+    p.add_argument(
+        "--budget",
+        type=option_type([Interval(int, 1, None)]),
+        default=20,
+        metavar="N",
+        help="rows to label in this batch (default 20)",
+    )
+    p.add_argument(
+        "--confidence",
+        type=option_type([CONFIDENCE]),
+        default=0.95,
+        metavar="L",
+        help="level of the verdicts the design aims at (default 0.95)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=option_type([THRESHOLD]),
+        default=0.5,
+        metavar="T",
+        help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
+    )
+    return refuse_repeats(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from medeval.flows.label import LabelSettings, label_next
+    from medeval.io.atomic import write_files
+    from medeval.io.outdir import OutputFolder, default_out
+
+    name = args.predictions.name.split(".")[0]
+    inputs = (args.predictions, args.train_sizes, args.labels, args.reference)
+    target = OutputFolder(
+        args.out or default_out(f"label-{name}"),
+        "label",
+        force=args.force,
+        inputs=inputs,
+        fresh=args.out is None,
+    ).check()
+    settings = LabelSettings(
+        budget=args.budget,
+        seed=args.seed or 0,
+        confidence=args.confidence,
+        threshold=args.threshold,
+    )
+    batch = label_next(
+        args.predictions,
+        args.train_sizes,
+        labels=args.labels,
+        reference=args.reference,
+        settings=settings,
+    )
+    files = {"to_label.csv": batch.frame.to_csv(index=False).encode()}
+    if batch.images:
+        from medeval.report.label_sheet import label_sheet
+
+        files["to_label.html"] = label_sheet(batch.frame).encode()
+    out = target.write(lambda tmp: write_files(tmp, files))
+    say(args, *[f"note: {n}" for n in batch.notes], *batch.lines)
+    say(
+        args,
+        "fill the column 'subconcept' of to_label.csv, then: python -m medeval.evaluate "
+        "... --labels <all filled files> (or the next python -m medeval.label)",
+    )
+    print(f"results: {out}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return execute(build_parser(), run, argv)

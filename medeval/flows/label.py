@@ -1,0 +1,173 @@
+"""Test predictions (+ the labels given so far, + reference rows) → the test rows to label next:
+``python -m medeval.label`` (docs/own_model.md, "Label next").
+
+:func:`label_next` reads the files, evaluates what is known so far (the rectified recall of
+every subconcept's test rows, its verdict, which could be worst), chooses the next batch where
+a label decides most (:func:`medeval.evaluation.label_design.plan_batch`) and returns the sheet
+(``to_label.csv``'s frame) with the lines that say what was decided and what the batch is for.
+The same inputs and seed propose the same rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from medeval._validation import Interval, declared
+from medeval.errors import InputError
+from medeval.evaluation.checks import labels as checked_labels
+from medeval.evaluation.label_design import Design, plan_batch
+from medeval.evaluation.rectified_recall import LabelledRows, RectifiedRecall, verdicts
+from medeval.evaluation.subconcept_recall import reference_evidence
+from medeval.io.labels import read_ids, read_labels, sheet
+from medeval.io.predictions import read_predictions, read_train_sizes
+from medeval.options import CONFIDENCE, SEED, THRESHOLD
+from medeval.weights import renormalise_within_class
+
+__all__ = ["LabelBatch", "LabelSettings", "label_next", "labelled_rows"]
+
+
+@declared(
+    {
+        "budget": [Interval(Integral, 1, None)],
+        "seed": [SEED],
+        "confidence": [CONFIDENCE],
+        "threshold": [THRESHOLD],
+    }
+)
+@dataclass(frozen=True, kw_only=True)
+class LabelSettings:
+    """How to choose the next batch: its size ``budget``, the ``seed`` of the draw, the level
+    of the verdicts it aims at and the decision ``threshold`` on ``y_score``.
+
+    Raises:
+        InvalidParameterError: a value outside its declared constraints, naming the field.
+    """
+
+    budget: int = 20
+    seed: int = 0
+    confidence: float = 0.95
+    threshold: float = 0.5
+
+
+@dataclass(frozen=True)
+class LabelBatch:
+    """The next batch: ``frame`` (``to_label.csv``), its number, the design, the estimate
+    from what was known before it (``None`` when nothing was), and lines to print."""
+
+    frame: pd.DataFrame
+    batch: int
+    design: Design
+    known: RectifiedRecall | None
+    lines: list[str]
+    notes: list[str]
+    images: bool
+
+
+def labelled_rows(fields: dict[str, np.ndarray] | None) -> LabelledRows | None:
+    """:class:`LabelledRows` from :func:`medeval.io.labels.read_labels`' fields."""
+    return None if fields is None else LabelledRows(**fields)
+
+
+def label_next(
+    predictions: str | Path,
+    train_sizes: str | Path,
+    *,
+    labels: str | Path | None = None,
+    reference: str | Path | None = None,
+    settings: LabelSettings | None = None,
+) -> LabelBatch:
+    """The next batch of test rows to label (see the module).
+
+    Raises:
+        InputError: a predictions file without ``id`` or posteriors, or a bad labels file,
+            naming the file, row and value.
+    """
+    s = settings or LabelSettings()
+    u = read_train_sizes(train_sizes)
+    table = read_predictions(predictions, u)
+    if table.posteriors is None:
+        raise InputError(
+            predictions,
+            "choosing rows needs the subconcept model's posteriors "
+            "(a q_<subconcept> column for every subconcept)",
+        )
+    ids, images = read_ids(predictions)
+    y, _, yp = checked_labels(table.y_true, table.y_score, table.y_pred, s.threshold)
+    q = renormalise_within_class(
+        torch.tensor(table.posteriors[list(u.names)].to_numpy()), u, y
+    ).q.numpy()
+    hit = (yp == y).astype(np.float64)
+    notes: list[str] = []
+    fields = None
+    if labels is not None:
+        fields, notes = read_labels(labels, ids, y, u)
+    ref = None
+    if reference is not None:
+        from medeval.flows.evaluate import load_reference
+
+        rows, _ = load_reference(reference, u, threshold=s.threshold)
+        ref = reference_evidence(rows, u)
+    labelled = labelled_rows(fields)
+    batch = 1 if labelled is None else int(labelled.batch.max()) + 1
+    free = len(y) - (0 if labelled is None else len(labelled.index))
+    if free == 0:
+        raise InputError(labels, "every test row is labelled already: nothing left to choose")
+    if s.budget > free:
+        notes.append(
+            f"--budget {s.budget} is more than the {free} rows not yet labelled: "
+            f"all {free} are proposed"
+        )
+    design, known = plan_batch(
+        q,
+        hit,
+        y,
+        u.sides,
+        tuple(u.names),
+        reference=ref,
+        labelled=labelled,
+        budget=min(s.budget, free),
+        seed=_batch_seed(s.seed, batch),
+        confidence=s.confidence,
+    )
+    frame = sheet(design.rows, design.inclusion, batch, ids, y, q, u, images)
+    lines = _lines(design, known, q, hit, y, u, batch)
+    return LabelBatch(frame, batch, design, known, lines, notes, images is not None)
+
+
+def _batch_seed(seed: int, batch: int) -> int:
+    """Each batch's own draw, from the run's seed and the batch number."""
+    return int(np.random.SeedSequence([int(seed), int(batch)]).generate_state(1)[0])
+
+
+def _lines(design: Design, known, q, hit, y, u, batch: int) -> list[str]:
+    """What the labels so far decided, per class, and what the next batch is for."""
+    names = np.asarray(u.names)
+    out = []
+    if known is not None:
+        cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in u.sides])
+        v = verdicts(cr - known.high, cr - known.low)
+        for c in (1, 0):
+            idx = np.flatnonzero(u.sides == c)
+            if len(idx) < 2:
+                continue
+            said = [
+                f"{w}: {', '.join(names[idx][v[idx] == w])}"
+                for w in ("below", "not below", "not known")
+                if (v[idx] == w).any()
+            ]
+            out.append(f"class {c}, so far — " + "; ".join(said))
+    expected = (design.pi[:, None] * q).sum(0)  # rows of each subconcept the batch expects
+    aims = [f"{nm} (~{expected[list(names).index(nm)]:.1f} rows)" for nm in design.open]
+    out.append(
+        f"batch {batch}: {len(design.rows)} rows to label, aimed at "
+        + (", ".join(aims) if aims else "every subconcept")
+    )
+    if known is None:
+        out.append("no labels yet: this batch aims at every subconcept of a class with several")
+    return out

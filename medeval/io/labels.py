@@ -1,0 +1,237 @@
+"""Labels a person gave to test rows, and the sheet of rows to label next
+(docs/own_model.md, "Label next").
+
+``to_label.csv`` (written by ``python -m medeval.label``) has one row per test row to label:
+``id``, ``inclusion_probability`` and ``batch`` (how it was chosen), its ``class``, its
+``image`` where the predictions name one, ``candidates`` (the subconcepts of its class by the
+subconcept model's posterior) and an empty ``subconcept`` to fill. A filled copy, appended to
+the earlier ones, is a ``--labels`` file as it is; a file of only ``id`` and ``subconcept`` is
+taken as a simple random sample of the test rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from medeval.errors import InputError
+from medeval.io.tables import read_frame
+from medeval.weights import Utilities
+
+#: The sheet's columns, in order (``image`` only where the predictions name images).
+SHEET_COLUMNS = (
+    "id",
+    "inclusion_probability",
+    "batch",
+    "class",
+    "image",
+    "candidates",
+    "subconcept",
+)
+#: Columns of the predictions that name a row's image, the first found is used.
+IMAGE_COLUMNS = ("image", "path", "image_path", "file")
+
+
+def read_ids(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
+    """The ``id`` ``(N,)`` of each row of a predictions file, as written, and its image path
+    ``(N,)`` where a column names one (relative paths from the file's folder).
+
+    Raises:
+        InputError: no ``id`` column, or an id given twice.
+    """
+    path = Path(path)
+    frame = read_frame(path, as_text=True)
+    if "id" not in frame.columns:
+        raise InputError(
+            path, "labels are matched by id: the predictions need an 'id' column", column="id"
+        )
+    ids = frame["id"].astype(str).str.strip().to_numpy()
+    seen = pd.Series(ids).duplicated(keep=False).to_numpy()
+    if seen.any():
+        rows = np.flatnonzero(seen)[:2]
+        raise InputError(
+            path,
+            f"id {ids[rows[0]]!r} is given twice (rows {rows[0] + 2} and {rows[1] + 2})",
+            column="id",
+        )
+    column = next((c for c in IMAGE_COLUMNS if c in frame.columns), None)
+    images = None
+    if column is not None:
+        images = np.array(
+            [
+                str(p) if Path(p).is_absolute() else str(path.parent / p)
+                for p in frame[column].astype(str)
+            ]
+        )
+    return ids, images
+
+
+def read_labels(
+    path: str | Path, ids: np.ndarray, y: np.ndarray, utilities: Utilities
+) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The labelled test rows of a labels file (``id``, ``subconcept``, and the
+    ``inclusion_probability`` and ``batch`` the design gave), matched to the test rows ``ids``
+    ``(N,)`` of classes ``y`` ``(N,)``: ``{"index", "subconcept", "pi", "batch"}`` ``(L,)``
+    each (the fields of :class:`~medeval.evaluation.rectified_recall.LabelledRows`), and the
+    notes it raises.
+
+    Raises:
+        InputError: naming the file, row and value: an id not among the test rows, a subconcept
+            not in the train sizes or of the other class, one id with two subconcepts, an
+            inclusion probability outside (0, 1], a row left unlabelled.
+    """
+    path = Path(path)
+    frame = read_frame(path, as_text=True)
+    for column in ("id", "subconcept"):
+        if column not in frame.columns:
+            raise InputError(path, f"a labels file needs the column {column!r}", column=column)
+    notes: list[str] = []
+    frame = frame.assign(
+        id=frame["id"].astype(str).str.strip(),
+        subconcept=frame["subconcept"].fillna("").astype(str).str.strip(),
+    )
+    _check_filled(path, frame)
+    where = pd.Series(np.arange(len(ids)), index=ids)
+    unknown = ~frame["id"].isin(where.index)
+    if unknown.any():
+        i = int(np.flatnonzero(unknown)[0])
+        raise InputError(
+            path,
+            f"row {i + 2}: id {frame['id'].iloc[i]!r} is not a row of the test predictions",
+            column="id",
+        )
+    codes = _subconcept_codes(path, frame, utilities)
+    index = where[frame["id"]].to_numpy()
+    wrong = utilities.sides[codes] != y[index]
+    if wrong.any():
+        i = int(np.flatnonzero(wrong)[0])
+        raise InputError(
+            path,
+            f"row {i + 2}: subconcept {frame['subconcept'].iloc[i]!r} is of "
+            f"class {int(utilities.sides[codes[i]])}, but the test row "
+            f"{frame['id'].iloc[i]!r} is of class {int(y[index[i]])}",
+            column="subconcept",
+        )
+    pi, batch = _design(path, frame, len(ids), notes)
+    keep = _once(path, frame, codes, notes)
+    fields = {"index": index, "subconcept": codes, "pi": pi, "batch": batch}
+    return {k: v[keep] for k, v in fields.items()}, notes
+
+
+def _check_filled(path: Path, frame: pd.DataFrame) -> None:
+    empty = frame["subconcept"] == ""
+    if empty.any():
+        rows = ", ".join(str(i + 2) for i in np.flatnonzero(empty)[:5])
+        raise InputError(
+            path,
+            f"row(s) {rows}: no subconcept given. Label every row of a batch "
+            "(rows chosen but left unlabelled would bias the estimate), or leave "
+            "the batch out of the file",
+            column="subconcept",
+        )
+
+
+def _subconcept_codes(path: Path, frame: pd.DataFrame, u: Utilities) -> np.ndarray:
+    known = {nm: i for i, nm in enumerate(u.names)}
+    bad = ~frame["subconcept"].isin(known)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            path,
+            f"row {i + 2}: subconcept {frame['subconcept'].iloc[i]!r} has no "
+            f"training size; known: {', '.join(u.names)}",
+            column="subconcept",
+        )
+    return frame["subconcept"].map(known).to_numpy()
+
+
+def _design(path: Path, frame: pd.DataFrame, n_test: int, notes: list[str]):
+    """Inclusion probabilities and batches ``(L,)``; without them a simple random sample."""
+    if "inclusion_probability" not in frame.columns:
+        n = frame["id"].nunique()
+        notes.append(
+            f"{path.name}: no inclusion_probability column: its {n} labelled rows are "
+            f"taken as a simple random sample of the {n_test} test rows"
+        )
+        return np.full(len(frame), n / n_test), np.ones(len(frame), dtype=np.int64)
+    pi = pd.to_numeric(frame["inclusion_probability"], errors="coerce").to_numpy(dtype=float)
+    bad = ~((pi > 0) & (pi <= 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            path,
+            f"row {i + 2}: inclusion_probability "
+            f"{frame['inclusion_probability'].iloc[i]!r} is not in (0, 1]",
+            column="inclusion_probability",
+        )
+    if "batch" not in frame.columns:
+        return pi, np.ones(len(frame), dtype=np.int64)
+    batch = pd.to_numeric(frame["batch"], errors="coerce").to_numpy(dtype=float)
+    bad = ~(np.isfinite(batch) & (batch == np.round(batch)) & (batch >= 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            path,
+            f"row {i + 2}: batch {frame['batch'].iloc[i]!r} is not a whole number from 1",
+            column="batch",
+        )
+    return pi, batch.astype(np.int64)
+
+
+def _once(path: Path, frame: pd.DataFrame, codes: np.ndarray, notes: list[str]) -> np.ndarray:
+    """Rows to keep ``(L,)``: an id given twice with one subconcept counts once (a note); with
+    two subconcepts it is refused."""
+    twice = frame["id"].duplicated(keep=False)
+    if twice.any():
+        for _, rows in frame[twice].groupby("id"):
+            if codes[rows.index].min() != codes[rows.index].max():
+                i, j = rows.index[:2]
+                raise InputError(
+                    path,
+                    f"id {frame['id'].iloc[i]!r} is labelled "
+                    f"{frame['subconcept'].iloc[i]!r} in row {i + 2} and "
+                    f"{frame['subconcept'].iloc[j]!r} in row {j + 2}",
+                    column="subconcept",
+                )
+        n = int(frame["id"][twice].nunique())
+        notes.append(
+            f"{path.name}: {n} id(s) labelled twice with the same subconcept, counted once"
+        )
+    return ~frame["id"].duplicated(keep="first").to_numpy()
+
+
+def sheet(
+    rows: np.ndarray,
+    inclusion: np.ndarray,
+    batch: int,
+    ids: np.ndarray,
+    y: np.ndarray,
+    q: np.ndarray,
+    utilities: Utilities,
+    images: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """The rows to label (positions ``rows`` ``(n,)``, their ``inclusion`` probabilities) as
+    ``to_label.csv``'s frame, ordered by the most likely subconcept and id: ``q`` ``(N, S)``
+    within-class posteriors."""
+    names = np.asarray(utilities.names)
+    out = []
+    for r, p in zip(rows, inclusion, strict=True):
+        own = np.flatnonzero(utilities.sides == y[r])
+        order = own[np.argsort(-q[r, own], kind="stable")]
+        out.append(
+            {
+                "id": ids[r],
+                "inclusion_probability": float(p),
+                "batch": int(batch),
+                "class": int(y[r]),
+                "image": None if images is None else images[r],
+                "candidates": "; ".join(f"{names[j]} ({q[r, j]:.2f})" for j in order),
+                "subconcept": "",
+                "_first": names[order[0]],
+            }
+        )
+    frame = pd.DataFrame(out, columns=[*SHEET_COLUMNS, "_first"])
+    frame = frame.sort_values(["_first", "id"], kind="stable").drop(columns="_first")
+    return frame if images is not None else frame.drop(columns="image")
