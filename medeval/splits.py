@@ -242,12 +242,17 @@ def presplit_split(task: BinaryTask) -> Split:
     presplit = task.data.presplit
     if presplit is None:
         raise DataError(
-            f"{task.source}/{task.name}: no distributed split (load it with splits='respect')"
+            f"--scheme presplit: {task.source}/{task.name} has no distributed split (the "
+            "folder and medmnist sources keep their own train/val/test parts with --parts "
+            "respect)"
         )
     names = {"train": "train", "val": "validation", "validation": "validation", "test": "test"}
     unknown = sorted(set(presplit) - set(names))
     if unknown:
-        raise DataError(f"{task.source}/{task.name}: unknown distributed part {unknown[0]!r}")
+        raise DataError(
+            f"--scheme presplit: {task.source}/{task.name}: unknown distributed part "
+            f"{unknown[0]!r}"
+        )
     mapped = np.asarray([names[p] for p in presplit])
     parts = {p: np.flatnonzero(mapped == p) for p in PARTS if np.any(mapped == p)}
     return Split("presplit", -1, parts)

@@ -849,7 +849,7 @@ SPLIT_CASES = [
     (
         "split-presplit-without-parts",
         tcsv("--scheme", "presplit", command="split"),
-        "no distributed split",
+        "--scheme presplit",
         None,
     ),
 ]
