@@ -250,8 +250,7 @@ def presplit_split(task: BinaryTask) -> Split:
     unknown = sorted(set(presplit) - set(names))
     if unknown:
         raise DataError(
-            f"--scheme presplit: {task.source}/{task.name}: unknown distributed part "
-            f"{unknown[0]!r}"
+            f"--scheme presplit: {task.source}/{task.name}: unknown distributed part {unknown[0]!r}"
         )
     mapped = np.asarray([names[p] for p in presplit])
     parts = {p: np.flatnonzero(mapped == p) for p in PARTS if np.any(mapped == p)}
