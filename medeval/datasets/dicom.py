@@ -153,6 +153,7 @@ def load_dicom(
     if bad and not skip_unreadable:
         raise bad_files_error(str(csv_path), [bad[r] for r in sorted(bad)], len(files))
     keep = np.setdiff1d(np.arange(len(table)), np.asarray(sorted(bad), dtype=np.intp))
+    by = "PatientID" if need_tags else patient_column
     return LabelledData(
         labels=labels[keep],
         source="dicom",
@@ -161,10 +162,5 @@ def load_dicom(
         groups=_groups(table, patient_column, tags)[keep],
         ids=table[file_column].str.strip().to_numpy(dtype=str)[keep],
         skipped=[bad[r] for r in sorted(bad)],
-        meta={
-            "path": str(folder),
-            "csv": str(csv_path),
-            FRAME_KEY: frame,
-            "group_column": patient_column if patient_column in table.columns else "PatientID",
-        },
+        meta={"path": str(folder), "csv": str(csv_path), FRAME_KEY: frame, "group_column": by},
     )

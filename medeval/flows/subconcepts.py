@@ -301,13 +301,12 @@ def _warn_single_rows(path: Path, names: np.ndarray, sides: dict[str, int]) -> N
     largest class-0 subconcept's size: ~100× beside 100 rows) from one row: said, by name."""
     found, counts = np.unique(names, return_counts=True)
     largest = max(k for n, k in zip(found, counts, strict=True) if sides[n] == 0)
-    single = [n for n, k in zip(found, counts, strict=True) if k == 1 and sides[n] == 1]
+    single = [repr(n) for n, k in zip(found, counts, strict=True) if k == 1 and sides[n] == 1]
     if single:
         warnings.warn(
-            f"{path}: class-1 subconcept(s) {', '.join(map(repr, single))} have a single "
-            f"training row: utility {largest}×, from one row; their test rows dominate "
-            "class 1's weighted scores; merge them with another subconcept or add training rows",
-            UserWarning,
+            f"{path}: class-1 subconcept(s) {', '.join(single)} have a single training row: "
+            f"utility {largest}× from one row, so their test rows dominate class 1's weighted "
+            "scores; merge them with another subconcept or add training rows",
             stacklevel=4,
         )
 

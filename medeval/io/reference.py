@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import torch
 
 from medeval.errors import InputError, UserError
+from medeval.io.features import check_ids_once as unique_ids
 from medeval.io.predictions import POSTERIOR_PREFIX, PredictionTable, read_predictions
 from medeval.io.tables import read_frame
 from medeval.scores import labels_from_scores
@@ -246,15 +246,10 @@ def _posteriors(posteriors: Any, columns: Sequence[str] | None, u: Utilities, n:
 def check_against_test(reference: ReferenceRows, test: PredictionTable, threshold: float) -> None:
     """Reference rows must be other rows than the test rows, labelled by the same rule.
 
-    Refused: reference rows that are the test rows (a copy of the predictions file, or the
-    same rows under new ids): in any order, the same classes, scores and posteriors row for
-    row; the correction would be measured on the rows it corrects, and rBA would equal the
-    test rows' wBA by construction. Warned: test labels made from ``y_score >= threshold`` next
-    to a reference ``y_pred`` that the threshold does not give (made at another threshold).
-
-    Raises:
-        InputError: naming the reference rows' source and the test file.
-    """
+    Refused (``InputError``): the test rows in any order (the same classes, scores and
+    posteriors: a copy of the predictions, the rows under new ids), which make rBA the test
+    rows' wBA. Warned: a reference ``y_pred`` that ``threshold`` does not give next to test
+    rows labelled by it."""
     s = reference.y_score
     off = 0 if s is None else int((reference.y_pred != labels_from_scores(s, threshold)).sum())
     if test.y_pred is None and off:
@@ -287,26 +282,10 @@ def check_against_test(reference: ReferenceRows, test: PredictionTable, threshol
 
 def check_ids_once(path: str | Path) -> None:
     """A reference file's ``id`` column, when it has one, names each row once: rows given
-    twice would count twice and narrow every interval.
-
-    Raises:
-        InputError: naming the file, the id and both rows.
-    """
-    ids = read_frame(path, as_text=True, usecols=lambda c: str(c).strip() == "id")
-    if ids.shape[1] == 0:
-        return
-    ids = ids.iloc[:, 0].astype(str).to_numpy()
-    twice = pd.Series(ids).duplicated().to_numpy()
-    if twice.any():
-        i = int(np.argmax(twice))
-        first = int(np.argmax(ids == ids[i]))
-        raise InputError(
-            path,
-            f"id {ids[i]!r} appears twice (rows {first + 1} and {i + 1}): reference rows given "
-            "twice would count twice and narrow the intervals; give each row once",
-            column="id",
-            row=i + 1,
-        )
+    twice would count twice and narrow every interval (``InputError`` naming both rows)."""
+    frame = read_frame(path, as_text=True, usecols=lambda c: str(c).strip() == "id")
+    if frame.shape[1]:
+        unique_ids(frame.iloc[:, 0].astype(str).to_numpy(), Path(path))
 
 
 def read_reference(path: str | Path, u: Utilities) -> PredictionTable:
