@@ -109,6 +109,9 @@ def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2
             f"fewer than the {n_splits} folds"
         )
     if task.has_groups:
+        codes = group_codes_of(task.groups)
+        if codes.max() + 1 < n_splits:
+            raise DataError(_too_few_groups(task, codes, n_splits, "a fold would get no row"))
         return _grouped_cv(task, seed, n_repeats=n_repeats, n_splits=n_splits)
     cv = RepeatedStratifiedKFold(n_splits=n_splits, n_repeats=n_repeats, random_state=seed)
     out = []
@@ -165,6 +168,10 @@ def patient_splits(
     for seed in seeds:
         part_of_group = _assign_groups(table, targets, np.random.default_rng(seed))
         part_of_row = part_of_group[group_codes]
+        empty = [p for j, p in enumerate(parts) if not np.any(part_of_group == j)]
+        if empty:
+            what = f"part {empty[0]!r} gets no row (split seed {seed})"
+            raise DataError(_too_few_groups(task, group_codes, len(parts), what))
         out.append(
             Split(
                 "patient",
@@ -173,6 +180,19 @@ def patient_splits(
             )
         )
     return out
+
+
+def _too_few_groups(task: BinaryTask, group_codes: np.ndarray, n_parts: int, what: str) -> str:
+    """Why a task's groups cannot fill the ``n_parts`` parts of a split: their column and
+    count (rows of one group never go to two parts)."""
+    column = task.data.meta.get("group_column")
+    by = f"column {column!r}" if column else "their group ids"
+    return (
+        f"{task.source}/{task.name}: the {len(task)} rows form {group_codes.max() + 1} "
+        f"group(s) by {by}, too few to fill the {n_parts} parts of the split: {what} (a group's "
+        "rows never go to two parts); give more groups, e.g. a column that tells the patients "
+        "apart"
+    )
 
 
 def _group_table(group_codes: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray:
@@ -222,12 +242,16 @@ def presplit_split(task: BinaryTask) -> Split:
     presplit = task.data.presplit
     if presplit is None:
         raise DataError(
-            f"{task.source}/{task.name}: no distributed split (load it with splits='respect')"
+            f"--scheme presplit: {task.source}/{task.name} has no distributed split (the "
+            "folder and medmnist sources keep their own train/val/test parts with --parts "
+            "respect)"
         )
     names = {"train": "train", "val": "validation", "validation": "validation", "test": "test"}
     unknown = sorted(set(presplit) - set(names))
     if unknown:
-        raise DataError(f"{task.source}/{task.name}: unknown distributed part {unknown[0]!r}")
+        raise DataError(
+            f"--scheme presplit: {task.source}/{task.name}: unknown distributed part {unknown[0]!r}"
+        )
     mapped = np.asarray([names[p] for p in presplit])
     parts = {p: np.flatnonzero(mapped == p) for p in PARTS if np.any(mapped == p)}
     return Split("presplit", -1, parts)

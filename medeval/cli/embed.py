@@ -165,11 +165,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_before_work(args: argparse.Namespace) -> None:
     """What can be checked before the data are read and embedded: the weights file, the
-    feature cache folder and the arguments passed on to the benchmark."""
+    feature cache folder and the arguments passed on to the benchmark (given for none)."""
     if args.weights is not None and not Path(args.weights).is_file():
         raise UserError(f"--weights {args.weights}: no such file")
     if not args.no_cache:
         check_writable(args.cache, what="--cache")
+    if args.no_benchmark and args.benchmark_args:
+        raise UserError("--benchmark-args: no benchmark runs with --no-benchmark; drop one")
     if not args.no_benchmark:
         from medeval.cli.benchmark import build_parser as benchmark_parser
 

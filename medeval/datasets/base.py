@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from medeval.errors import InputError
+from medeval.io.tables import MISSING_WORDS
 
 __all__ = [
     "N_NAMED",
@@ -240,6 +241,16 @@ def label_strings(values: pd.Series | np.ndarray) -> np.ndarray:
     return series.astype(str).str.strip().to_numpy(dtype=object).astype(str)
 
 
+def group_ids(values: pd.Series) -> np.ndarray:
+    """(N,) patient / lesion ids as stripped strings, ``""`` for an empty or missing cell
+    (NaN, or a word of :data:`~medeval.io.tables.MISSING_WORDS`): such a row is a group of its
+    own wherever groups are read (:func:`medeval.splits.group_codes_of`), never one group of
+    every row without an id, nor a made-up id that a real one could equal."""
+    ids = label_strings(values)
+    ids[pd.isna(values).to_numpy() | np.isin(np.char.lower(ids), ("", *MISSING_WORDS))] = ""
+    return ids
+
+
 def check_labels_present(labels: pd.Series, path: str | Path, column: str) -> None:
     """Raise ``DataError`` naming the first row whose label is missing or empty."""
     bad = labels.isna() | (labels.astype(str).str.strip() == "")
@@ -259,24 +270,6 @@ def check_known_labels(
             f"{path}: {row_text(labels.index[pos])}: label {labels.iloc[pos]!r} in column "
             f"{column!r} is not one of "
             f"the known labels {sorted(known)}"
-        )
-
-
-def check_files_once(files: pd.Series, path: str | Path, column: str) -> None:
-    """Raise ``DataError`` naming the first file a labels table lists twice (``a.dcm`` and
-    ``./a.dcm`` are one file) and both rows: its image would be counted twice, in the class
-    sizes, the splits and every score."""
-    import posixpath
-
-    keys = files.astype(str).str.strip().str.replace("\\", "/").map(posixpath.normpath)
-    twice = keys.duplicated(keep="first").to_numpy()
-    if twice.any():
-        pos = int(np.flatnonzero(twice)[0])
-        first = int(np.flatnonzero((keys == keys.iloc[pos]).to_numpy())[0])
-        raise DataError(
-            f"{path}: {row_text(files.index[pos])}: file {files.iloc[pos].strip()!r} in column "
-            f"{column!r} is listed twice (also {row_text(files.index[first])}); list each "
-            "image once"
         )
 
 

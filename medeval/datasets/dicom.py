@@ -16,12 +16,13 @@ from medeval.datasets.base import (
     LabelledData,
     SkippedFile,
     bad_files_error,
-    check_files_once,
     check_known_labels,
     check_labels_present,
+    group_ids,
     read_table,
     require_columns,
 )
+from medeval.datasets.files import check_one_row_per_image
 from medeval.datasets.pixels import (
     FRAME_KEY,
     check_image,
@@ -47,12 +48,10 @@ def _find_csv(folder: Path) -> Path:
 def _read_labels(
     csv_path: Path, file_column: str, label_column: str, classes: list[str] | None
 ) -> pd.DataFrame:
-    """The labels table, checked: both columns present, no empty label, each file listed once,
-    only known labels."""
+    """The labels table, checked: both columns present, no empty label, only known labels."""
     table = read_table(csv_path, dtype=str)
     require_columns(table, [file_column, label_column], csv_path)
     check_labels_present(table[label_column], csv_path, label_column)
-    check_files_once(table[file_column], csv_path, file_column)
     if classes is not None:
         check_known_labels(table[label_column].str.strip(), classes, csv_path, label_column)
     return table
@@ -89,16 +88,12 @@ def _check_pixels(files: np.ndarray, frame: int | None, bad: dict[int, SkippedFi
             bad[row] = _record(file, row, exc)
 
 
-def _groups(table: pd.DataFrame, patient_column: str | None, tags: np.ndarray, files) -> np.ndarray:
-    """(N,) patient ids from the CSV column, else from the tags; a file without one is its own
-    group (unknown patients are never merged into one)."""
+def _groups(table: pd.DataFrame, patient_column: str | None, tags: np.ndarray) -> np.ndarray:
+    """(N,) patient ids from the CSV column, else from the tags; ``""`` for a file without
+    one (:func:`~medeval.datasets.base.group_ids`: a group of its own)."""
     if patient_column is not None and patient_column in table.columns:
-        groups = table[patient_column].fillna("").str.strip().to_numpy(dtype=object)
-    else:
-        groups = np.asarray(tags, dtype=object)
-    unknown = groups == ""
-    groups[unknown] = np.char.add("file:", files[unknown].astype(str))
-    return groups.astype(str)
+        return group_ids(table[patient_column])
+    return group_ids(pd.Series(tags, dtype=object))
 
 
 def load_dicom(
@@ -140,6 +135,10 @@ def load_dicom(
     csv_path = Path(csv) if csv is not None else _find_csv(folder)
     table = _read_labels(csv_path, file_column, label_column, classes)
     files = np.asarray([str(folder / f.strip()) for f in table[file_column]], dtype=object)
+    labels = table[label_column].str.strip().to_numpy(dtype=str)
+    check_one_row_per_image(
+        files, table[file_column].to_numpy(), table.index, labels, where=str(csv_path)
+    )
     bad: dict[int, SkippedFile] = {}
     tags = np.full(len(files), "", dtype=object)
     need_tags = patient_column is None or patient_column not in table.columns
@@ -154,13 +153,14 @@ def load_dicom(
     if bad and not skip_unreadable:
         raise bad_files_error(str(csv_path), [bad[r] for r in sorted(bad)], len(files))
     keep = np.setdiff1d(np.arange(len(table)), np.asarray(sorted(bad), dtype=np.intp))
+    by = "PatientID" if need_tags else patient_column
     return LabelledData(
-        labels=table[label_column].str.strip().to_numpy(dtype=str)[keep],
+        labels=labels[keep],
         source="dicom",
         name=name or folder.name,
         files=files[keep],
-        groups=_groups(table, patient_column, tags, files)[keep],
+        groups=_groups(table, patient_column, tags)[keep],
         ids=table[file_column].str.strip().to_numpy(dtype=str)[keep],
         skipped=[bad[r] for r in sorted(bad)],
-        meta={"path": str(folder), "csv": str(csv_path), FRAME_KEY: frame},
+        meta={"path": str(folder), "csv": str(csv_path), FRAME_KEY: frame, "group_column": by},
     )

@@ -23,11 +23,13 @@ from medeval.datasets.pixels import (
     verify_level,
     without_unreadable,
 )
+from medeval.names import shown
 
 __all__ = [
     "IMAGE_SUFFIXES",
     "NotImageFilesWarning",
     "check_listed_files",
+    "check_one_row_per_image",
     "image_files_below",
     "index_files",
     "is_hidden",
@@ -45,6 +47,33 @@ def is_hidden(name: str) -> bool:
     """A hidden file or folder (its name starts with a dot: ``.ipynb_checkpoints``, ``.git``,
     macOS's ``._x.png`` and ``.DS_Store``): never part of a data set, wherever it lies."""
     return name.startswith(".")
+
+
+def check_one_row_per_image(
+    files: np.ndarray, cells: np.ndarray, rows: np.ndarray, labels: np.ndarray | None, *, where
+) -> None:
+    """Raise ``DataError`` naming the first two rows (their cells ``(N,)`` as written and their
+    ``labels``) whose ``files`` ``(N,)`` are one image: the rule of every source that reads a
+    list of files. Files are compared as the file system sees them (device and inode), so
+    every spelling is caught (``x`` and ``x.jpg``, ``./x``, a path and a bare name, a case
+    variant where the file system folds case, a link); a missing file by its path. An image
+    listed twice would count twice in every score and could lie on both sides of a split."""
+    seen: dict[object, int] = {}
+    for i, file in enumerate(files):
+        try:
+            stat = os.stat(file)
+            key: object = (stat.st_dev, stat.st_ino)
+        except OSError:
+            key = os.path.normcase(os.path.abspath(file))
+        j = seen.setdefault(key, i)
+        if j != i:
+            other = labels is not None and labels[j] != labels[i]
+            two = f" with another label ({labels[j]!r} there)" if other else ""
+            raise DataError(
+                f"{where}: {row_text(rows[i])}: {shown(str(cells[i]))} is listed twice: "
+                f"{row_text(rows[j])} ({shown(str(cells[j]))}) names the same image file "
+                f"{file}{two}; list each image once"
+            )
 
 
 def image_files_below(folder: str | Path) -> tuple[list[Path], list[Path]]:
@@ -135,12 +164,13 @@ def resolve_files(
     found = np.fromiter((n in index for n in names), dtype=bool, count=len(names))
     paths = np.asarray([index.get(n, os.path.join(str(root), n)) for n in names], dtype=object)
     keep = np.ones(len(names), dtype=bool)
+    rows = np.arange(len(names)) if rows is None else np.asarray(rows)
+    check_one_row_per_image(paths, names, rows, None, where=str(metadata_path))
     if found.all():
         return paths, keep, [], False
     if not found.any() and not require:
         return paths, keep, [], True
     missing = np.flatnonzero(~found)
-    rows = np.arange(len(names)) if rows is None else np.asarray(rows)
     if skip_unreadable:
         skipped = [SkippedFile(str(paths[i]), int(rows[i]), "file not found") for i in missing]
         return paths, found, skipped, False

@@ -13,6 +13,7 @@ from medeval.datasets.base import (
     LabelledData,
     check_known_labels,
     check_labels_present,
+    group_ids,
     read_table,
     require_columns,
 )
@@ -85,14 +86,9 @@ def load_ham10000(
         source="ham10000",
         name="ham10000",
         files=np.asarray(paths[keep]),
-        # An image without lesion id is its own group: never merge unknown lesions into one.
-        groups=frame["lesion_id"]
-        .fillna("")
-        .str.strip()
-        .mask(lambda g: g == "", "image:" + frame["image_id"].str.strip())
-        .to_numpy(dtype=str),
+        groups=group_ids(frame["lesion_id"]),  # no lesion id: a group of its own
         ids=frame["image_id"].str.strip().to_numpy(dtype=str),
-        meta={"path": str(meta_path), "metadata_only": metadata_only},
+        meta={"path": str(meta_path), "metadata_only": metadata_only, "group_column": "lesion_id"},
     )
     if metadata_only:
         return data

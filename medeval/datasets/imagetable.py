@@ -5,9 +5,11 @@ The image column names each file relative to the image folder (``images``; defau
 folder): a file name with or without its suffix (``ISIC_0000000`` finds
 ``ISIC_0000000.jpg``), or a path below the folder (``part1/x.png``, also without suffix). A
 bare name is looked for anywhere below the folder, as the HAM10000 and NIH loaders do; two
-files that fit one name are refused as ambiguous. Which files are images is the one suffix rule
-of :data:`~medeval.datasets.pixels.IMAGE_SUFFIXES`; hidden files and folders are never read.
-An empty group cell makes the row its own group: unknown patients are never merged into one.
+files that fit one name are refused as ambiguous, and so are two rows that name one file
+(:func:`~medeval.datasets.files.check_one_row_per_image`). Which files are images is the one
+suffix rule of :data:`~medeval.datasets.pixels.IMAGE_SUFFIXES`; hidden files and folders are
+read only when a cell names them by their path. A name that differs from a file's only by
+invisible characters or Unicode normalisation is named so.
 """
 
 from __future__ import annotations
@@ -24,13 +26,15 @@ from medeval.datasets.base import (
     LabelledData,
     SkippedFile,
     check_labels_present,
+    group_ids,
     label_strings,
     read_table,
     require_columns,
     row_text,
 )
-from medeval.datasets.files import check_listed_files, is_hidden
+from medeval.datasets.files import check_listed_files, check_one_row_per_image, is_hidden
 from medeval.datasets.pixels import IMAGE_SUFFIXES, is_image_name
+from medeval.names import lookalike, visible_key
 
 __all__ = ["find_table", "load_image_table"]
 
@@ -66,6 +70,7 @@ class _Index:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._visible: dict[str, str] | None = None
         self.by_path: dict[str, list[str]] = {}
         self.by_name: dict[str, list[str]] = {}
         for top, dirs, names in os.walk(root):
@@ -89,11 +94,16 @@ class _Index:
         if len(hits) == 1:
             return hits[0], ""
         if hits:
-            shown = ", ".join(str(Path(h).relative_to(self.root)) for h in hits[:4])
-            return None, f"ambiguous: {len(hits)} image files fit it ({shown})"
-        if (self.root / rel).is_file() and not is_image_name(rel):
+            named = ", ".join(str(Path(h).relative_to(self.root)) for h in hits[:4])
+            return None, f"ambiguous: {len(hits)} image files fit it ({named})"
+        if (self.root / rel).is_file():  # a path the walk skipped: hidden, or another case
+            if is_image_name(rel):
+                return str(self.root / rel), ""
             return None, f"not an image by its suffix ({', '.join(IMAGE_SUFFIXES)})"
-        return None, "no such image file"
+        if self._visible is None:  # names that print alike, for the message only
+            self._visible = {visible_key(k): k for k in (*self.by_path, *self.by_name)}
+        near = self._visible.get(visible_key(rel))
+        return None, "no such image file" + (lookalike(rel, [near]) if near else "")
 
 
 def _stem(name: str) -> str:
@@ -105,17 +115,6 @@ def _cells(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
     """A column as stripped strings; an empty cell is an error naming its row."""
     check_labels_present(frame[column], path, column)
     return pd.Series(label_strings(frame[column]), index=frame.index)
-
-
-def _groups(frame: pd.DataFrame, column: str) -> np.ndarray:
-    """(N,) group ids; an empty cell is its own group, ``row:<n>`` (its data row), never one
-    group named 'nan' for every row without an id."""
-    values = frame[column]
-    present = ~(values.isna() | (values.astype(str).str.strip() == "")).to_numpy()
-    groups = np.asarray("row:" + pd.Series(frame.index.astype(str)), dtype=object)
-    if present.any():
-        groups[present] = label_strings(values[present])
-    return groups.astype(str)
 
 
 def load_image_table(
@@ -137,8 +136,8 @@ def load_image_table(
         images: the image folder (default: the table's folder); see the module docstring for
             how a cell names a file.
         image_column, label_column: the columns with the image and the multiclass label.
-        group_column: patient / lesion id column (rows of a group stay in one split part);
-            default none, every image its own group.
+        group_column: patient / lesion id column (rows of a group stay in one split part; an
+            empty cell is a group of its own); default none, every image its own group.
         verify: check every image now (``True``: a header check, see
             :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode): one error then
             names every missing, ambiguous and unreadable file with its row. ``False``:
@@ -161,6 +160,8 @@ def load_image_table(
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such image folder (--images)")
     files, missing = _resolve(cells, _Index(root), root)
+    where = str(table_path)
+    check_one_row_per_image(files, cells.to_numpy(), frame.index, labels.to_numpy(), where=where)
     keep = np.ones(len(frame), dtype=bool)
     keep[[m.row for m in missing]] = False
     rows = frame.index.to_numpy()
@@ -169,9 +170,9 @@ def load_image_table(
         source="images",
         name=name or (Path(path).name if Path(path).is_dir() else table_path.name.split(".")[0]),
         files=np.asarray(files, dtype=object)[keep],
-        groups=None if group_column is None else _groups(frame, group_column)[keep],
+        groups=None if group_column is None else group_ids(frame[group_column])[keep],
         ids=cells.to_numpy(dtype=str)[keep],
-        meta={"path": str(table_path), "images": str(root)},
+        meta={"path": str(table_path), "images": str(root), "group_column": group_column},
     )
     return check_listed_files(
         data,
@@ -180,7 +181,7 @@ def load_image_table(
         verify=verify,
         skip_unreadable=skip_unreadable,
         rows=rows[keep],
-        where=str(table_path),
+        where=where,
     )
 
 

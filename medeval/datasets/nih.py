@@ -16,6 +16,7 @@ from medeval.datasets.base import (
     LabelledData,
     check_known_labels,
     check_labels_present,
+    group_ids,
     read_table,
     require_columns,
 )
@@ -109,11 +110,12 @@ def load_nih(
         source="nih",
         name="nih-chestxray14",
         files=paths[keep],
-        groups=table["Patient ID"].str.strip().to_numpy(dtype=str),
+        groups=group_ids(table["Patient ID"]),
         ids=table["Image Index"].to_numpy(dtype=str),
         meta={
             "path": str(meta_path),
             "metadata_only": metadata_only,
+            "group_column": "Patient ID",
             "n_rows": n_total,
             "n_multi_label_dropped": n_total - len(meta_rows),
         },

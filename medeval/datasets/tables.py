@@ -8,6 +8,7 @@ from medeval.datasets.base import (
     DataError,
     LabelledData,
     check_labels_present,
+    group_ids,
     label_strings,
     require_columns,
 )
@@ -67,7 +68,7 @@ def load_table(
         name=name or path.name.split(".")[0],
         X=X,
         feature_names=names,
-        groups=None if group_column is None else label_strings(frame[group_column]),
+        groups=None if group_column is None else group_ids(frame[group_column]),
         ids=None if id_column is None else label_strings(frame[id_column]),
-        meta={"path": str(path)},
+        meta={"path": str(path), "group_column": group_column},
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 from medeval.datasets.base import (
     LabelledData,
     check_labels_present,
+    group_ids,
     label_strings,
     read_table,
     require_columns,
@@ -39,7 +40,7 @@ def load_text_csv(
         source="text",
         name=name or path.name.split(".")[0],
         text=frame[text_column].fillna("").to_numpy(dtype=object),
-        groups=None if group_column is None else label_strings(frame[group_column]),
+        groups=None if group_column is None else group_ids(frame[group_column]),
         ids=None if id_column is None else label_strings(frame[id_column]),
-        meta={"path": str(path)},
+        meta={"path": str(path), "group_column": group_column},
     )

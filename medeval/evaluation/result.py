@@ -107,11 +107,12 @@ class Evaluation:
     @property
     def recommended(self) -> dict[str, str]:
         """The label-free score to read per family: the rectified one (``rBA``…) where
-        reference rows gave it, else the class-conditional one (``cBA``…)."""
+        reference rows gave it (defined: reference rows of one class give none), else the
+        class-conditional one (``cBA``…)."""
         if self.rectified is None:
             return dict(RECOMMENDED)
         return {
-            m: r if r not in self.unavailable else RECOMMENDED[m]
+            m: r if r not in self.unavailable and not math.isnan(self.scores[r]) else RECOMMENDED[m]
             for m, r in RECOMMENDED_RECTIFIED.items()
         }
 

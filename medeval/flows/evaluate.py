@@ -22,7 +22,13 @@ from medeval.errors import InputError
 from medeval.evaluation import Evaluation, evaluate_core
 from medeval.evaluation.rectified import FewReferenceRowsWarning
 from medeval.io.predictions import PredictionTable, input_notes, read_predictions, read_train_sizes
-from medeval.io.reference import ReferenceDataError, ReferenceRows, check_reference
+from medeval.io.reference import (
+    ReferenceDataError,
+    ReferenceRows,
+    check_against_test,
+    check_ids_once,
+    check_reference,
+)
 from medeval.metrics import UndefinedMetricWarning
 from medeval.metrics.bootstrap import check_replicates, default_memory_budget
 from medeval.options import EvaluationOptions
@@ -107,6 +113,7 @@ def load_reference(
         InputError: naming the file and the column or subconcept at fault.
     """
     table = read_predictions(path, u)
+    check_ids_once(path)
     return reference_rows(table, u, threshold=threshold, source=source or str(path)), table
 
 
@@ -171,11 +178,15 @@ def evaluate_table(
     twice on millions of rows.
 
     Raises:
-        InputError: probability scores with a threshold outside [0, 1], naming the file.
+        InputError: probability scores with a threshold outside [0, 1], naming the file;
+            reference rows that are the test rows
+            (:func:`~medeval.io.reference.check_against_test`).
     """
     s = settings or EvaluateSettings()
     if not isinstance(s, EvaluateSettings):
         raise TypeError(f"settings must be EvaluateSettings, got {type(s).__name__}")
+    if reference is not None:
+        check_against_test(reference, table, float(s.threshold))
     first = input_notes(table, float(s.threshold))
     has_posteriors = table.posteriors is not None
     handed = {"posteriors": table.posteriors}

@@ -34,6 +34,7 @@ five extra forest fits; it is therefore not applied.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -281,6 +282,7 @@ def _train_subconcepts(tr: FeatureTable, y: np.ndarray) -> np.ndarray:
             column="subconcept",
             row=other + 1,
         ) from err
+    _warn_single_rows(tr.path, names, sides)
     minority = sorted(n for n, c in sides.items() if c == 1)
     if len(minority) < 2:
         raise InputError(
@@ -292,6 +294,21 @@ def _train_subconcepts(tr: FeatureTable, y: np.ndarray) -> np.ndarray:
             column="subconcept",
         )
     return names
+
+
+def _warn_single_rows(path: Path, names: np.ndarray, sides: dict[str, int]) -> None:
+    """A class-1 subconcept with one training row gets the largest utility there is (the
+    largest class-0 subconcept's size: ~100× beside 100 rows) from one row: said, by name."""
+    found, counts = np.unique(names, return_counts=True)
+    largest = max(k for n, k in zip(found, counts, strict=True) if sides[n] == 0)
+    single = [repr(n) for n, k in zip(found, counts, strict=True) if k == 1 and sides[n] == 1]
+    if single:
+        warnings.warn(
+            f"{path}: class-1 subconcept(s) {', '.join(single)} have a single training row: "
+            f"utility {largest}× from one row, so their test rows dominate class 1's weighted "
+            "scores; merge them with another subconcept or add training rows",
+            stacklevel=4,
+        )
 
 
 def _scored(
@@ -325,12 +342,6 @@ def _scored(
             column="subconcept",
         )
     checked = read_predictions(given, None if s.discover else u, name=str(source))
-    if role == "reference" and not s.discover and checked.subconcept is None:
-        raise InputError(
-            source,
-            "reference rows need the true subconcept of each row (column 'subconcept')",
-            column="subconcept",
-        )
     if checked.posteriors is not None:
         raise InputError(
             source,
@@ -345,6 +356,12 @@ def _scored(
         frame = _agreeing(table.rest, frame.reset_index(drop=True), table.path, source)
         if checked.subconcept is None and table.has("subconcept") and not s.discover:
             frame, checked = _own_subconcepts(table, frame, checked, u)
+    if role == "reference" and not s.discover and checked.subconcept is None:
+        raise InputError(
+            source,
+            "reference rows need the true subconcept of each row (column 'subconcept')",
+            column="subconcept",
+        )
     _no_shared_ids(tr, table, role)
     return _Rows(table, frame.reset_index(drop=True).copy(), source, checked)
 
@@ -511,8 +528,6 @@ def _no_shared_rows(held: FeatureTable, table: FeatureTable, role: str, other: s
         InputError: half or more of the rows repeat rows of ``held``, naming both files and
             the first such row.
     """
-    import warnings
-
     seen = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(held.X, np.float64))}
     rows = np.ascontiguousarray(table.X, np.float64)
     shared = [(i, seen[r.tobytes()]) for i, r in enumerate(rows) if r.tobytes() in seen]

@@ -19,7 +19,7 @@ import pandas as pd
 from medeval.errors import InputError
 from medeval.io.tables import finite_matrix, given_frame, read_frame
 
-__all__ = ["FEATURE", "FeatureTable", "binary_column", "read_feature_table"]
+__all__ = ["FEATURE", "FeatureTable", "binary_column", "check_ids_once", "read_feature_table"]
 
 #: The feature columns of a feature or embedding table: ``f0000…``.
 FEATURE = re.compile(r"^f\d+$")
@@ -93,20 +93,19 @@ def read_feature_table(
     X = finite_matrix(frame, cols, path, hint=" (features must be numeric)")
     rest = frame[[c for c in frame.columns if c not in set(cols)]].reset_index(drop=True)
     table = FeatureTable(path, X, cols, rest)
-    _check_ids(table)
+    check_ids_once(table.ids, path)
     return table
 
 
-def _check_ids(table: FeatureTable) -> None:
-    ids = table.ids
-    if ids is None:
-        return
-    dup = pd.Series(ids).duplicated().to_numpy()
+def check_ids_once(ids: np.ndarray | None, path: Path) -> None:
+    """Raise ``InputError`` naming the first id of ``ids`` ``(N,)`` (a table's ``id`` column,
+    or ``None``) given twice and both its rows: a row given twice would count twice."""
+    dup = pd.Series(ids).duplicated().to_numpy() if ids is not None else np.zeros(0, bool)
     if dup.any():
         i = int(np.argmax(dup))
         first = int(np.argmax(ids == ids[i]))
         raise InputError(
-            table.path,
+            path,
             f"id {ids[i]!r} appears twice (rows {first + 1} and {i + 1}); ids must be unique",
             column="id",
             row=i + 1,

@@ -8,6 +8,7 @@ once against the training sizes (:class:`ReferenceRows`). The rectification
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
@@ -17,7 +18,9 @@ import numpy as np
 import torch
 
 from medeval.errors import InputError, UserError
+from medeval.io.features import check_ids_once as unique_ids
 from medeval.io.predictions import POSTERIOR_PREFIX, PredictionTable, read_predictions
+from medeval.io.tables import read_frame
 from medeval.scores import labels_from_scores
 from medeval.weights import (
     Utilities,
@@ -29,6 +32,8 @@ from medeval.weights import (
 __all__ = [
     "ReferenceDataError",
     "ReferenceRows",
+    "check_against_test",
+    "check_ids_once",
     "check_reference",
     "read_reference",
     "reference_quality",
@@ -236,6 +241,51 @@ def _posteriors(posteriors: Any, columns: Sequence[str] | None, u: Utilities, n:
             column="posteriors",
         )
     return q.cpu().numpy()
+
+
+def check_against_test(reference: ReferenceRows, test: PredictionTable, threshold: float) -> None:
+    """Reference rows must be other rows than the test rows, labelled by the same rule.
+
+    Refused (``InputError``): the test rows in any order (the same classes, scores and
+    posteriors: a copy of the predictions, the rows under new ids), which make rBA the test
+    rows' wBA. Warned: a reference ``y_pred`` that ``threshold`` does not give next to test
+    rows labelled by it."""
+    s = reference.y_score
+    off = 0 if s is None else int((reference.y_pred != labels_from_scores(s, threshold)).sum())
+    if test.y_pred is None and off:
+        warnings.warn(
+            f"{reference.source}: y_pred differs from y_score >= {threshold:g} in {off} of "
+            f"{len(reference)} reference rows, while the test rows are labelled by that "
+            "threshold: made at another threshold? (give the threshold it was made at, or leave "
+            "y_pred out of the reference rows)",
+            UserWarning,
+            stacklevel=3,
+        )
+    if len(reference) != len(test) or test.posteriors is None:
+        return
+    if not set(reference.names) <= set(test.posteriors.columns):
+        return
+    both = reference.y_score is not None and test.y_score is not None
+    mine = [reference.y_true, *([reference.y_score] * both), *reference.posteriors.T]
+    q = test.posteriors[list(reference.names)].to_numpy()
+    theirs = [test.y_true, *([test.y_score] * both), *q.T]
+    rows = [np.column_stack(c).astype(np.float64) for c in (mine, theirs)]
+    if np.array_equal(*(m[np.lexsort(m.T[::-1])] for m in rows)):  # equal as multisets
+        raise InputError(
+            reference.source,
+            f"its {len(reference)} reference rows are the test rows of {test.path} (the same "
+            "y_true, y_score and posteriors, row for row): the correction would be measured on "
+            "the rows it corrects (rBA = wBA by construction); give held-out rows, e.g. a "
+            "validation set",
+        )
+
+
+def check_ids_once(path: str | Path) -> None:
+    """A reference file's ``id`` column, when it has one, names each row once: rows given
+    twice would count twice and narrow every interval (``InputError`` naming both rows)."""
+    frame = read_frame(path, as_text=True, usecols=lambda c: str(c).strip() == "id")
+    if frame.shape[1]:
+        unique_ids(frame.iloc[:, 0].astype(str).to_numpy(), Path(path))
 
 
 def read_reference(path: str | Path, u: Utilities) -> PredictionTable:

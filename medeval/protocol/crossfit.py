@@ -33,7 +33,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
 from medeval.protocol.oob import class_score, resample_with_origin
-from medeval.splits import derive_seed
+from medeval.splits import derive_seed, group_codes_of
 
 #: Corrections whose reference rows are cross-fitted instead of out of bag (see the module).
 CROSS_FIT = ("ros", "weight")
@@ -81,6 +81,7 @@ def cross_fit_scores(
         splitter = StratifiedKFold(folds, shuffle=True, random_state=split_seed)
     else:
         splitter = StratifiedGroupKFold(folds, shuffle=True, random_state=split_seed)
+        groups = group_codes_of(groups)  # an empty id is a group of its own, as in the splits
     parts = list(splitter.split(X, _pooled(strata, y, folds), groups))
     if any(len(np.unique(y[fit])) < 2 for fit, _ in parts):
         return None

@@ -6,7 +6,8 @@ subconcept of its class and every row is kept, unless the paper's minority down-
 Such a task is never refused for being small: a subconcept with fewer than ``min_rows`` rows
 gets its count in a warning (:class:`SmallSubconceptWarning`) and in the task's reason. What
 makes no task is refused, naming it: a label the data do not hold, a label in two lists, a
-class without rows, and — when class 0 is listed — a label in neither list nor dropped.
+class without rows, a label of the data spelled like a listed one but not listed (``mel``
+beside ``MEL``), and — when class 0 is listed — a label in neither list nor dropped.
 :func:`make_task` is the one entry every tool calls: the user's task when one is given, else
 the paper's ladder (:func:`~medeval.tasks.binary.make_binary_task`).
 """
@@ -22,6 +23,7 @@ import numpy as np
 
 from medeval.datasets.base import DataError, LabelledData
 from medeval.errors import UserError
+from medeval.names import shown, visible_key
 from medeval.tasks.binary import (
     BinaryTask,
     Subconcept,
@@ -213,13 +215,27 @@ def _labels_text(counts: Mapping[str, int]) -> str:
 
 
 def _check_known(spec: TaskSpec, counts: Mapping[str, int], where: str) -> None:
-    for which in ("positive", "negative", "drop"):
-        for label in getattr(spec, which) or ():
-            if label not in counts:
-                raise DataError(
-                    f"{where}: label {label!r} in {WHERE[which]} is not a label of the data "
-                    f"(labels and rows: {_labels_text(counts)})"
-                )
+    """Every listed label is a label of the data, and no label of the data that the lists do
+    not name is spelled like a listed one (``mel`` beside ``MEL``: by case, invisible
+    characters or Unicode normalisation), which would silently join class 0."""
+    listed = {lab: w for w in ("positive", "negative", "drop") for lab in getattr(spec, w) or ()}
+    for label, which in listed.items():
+        alike = [lab for lab in counts if _folded(lab) == _folded(label) and lab not in listed]
+        if label not in counts:
+            raise DataError(
+                f"{where}: label {shown(label)} in {WHERE[which]} is not a label of the data "
+                f"(labels and rows: {_labels_text(counts)})"
+            )
+        if alike:
+            raise DataError(
+                f"{where}: label {shown(label)} in {WHERE[which]} and label {shown(alike[0])} "
+                f"({counts[alike[0]]} rows) of the data differ only in spelling (case, invisible "
+                "characters or Unicode form); list both, or give the data one spelling"
+            )
+
+
+def _folded(label: str) -> str:
+    return visible_key(label).casefold()
 
 
 def _check_listed(spec: TaskSpec, counts: Mapping[str, int], where: str) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import math
 import re
 import types
@@ -296,9 +297,7 @@ def _build(cls: type, values: Any, where: str) -> Any:
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = [k for k in values if k not in names]
     if unknown:
-        raise ConfigError(
-            f"unknown config key {where + str(unknown[0])!r} (known: {', '.join(sorted(names))})"
-        )
+        raise _unknown_key(where + str(unknown[0]), names)
     kwargs = {}
     for name, value in values.items():
         tp = hints[name]
@@ -383,13 +382,21 @@ def merge(base: dict, update: dict, *, where: str = "") -> dict:
         raise ConfigError(f"{where.rstrip('.') or 'config'}: expected a mapping, got {update!r}")
     for key, value in update.items():
         if key not in out:
-            known = ", ".join(sorted(out))
-            raise ConfigError(f"unknown config key {where + str(key)!r} (known: {known})")
+            raise _unknown_key(where + str(key), out)
         if isinstance(out[key], dict) and isinstance(value, dict) and key != "options":
             out[key] = merge(out[key], value, where=f"{where}{key}.")
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def _unknown_key(key: str, known: Any) -> ConfigError:
+    """'unknown config key 'train.epoch': did you mean 'train.epochs'? (known: ...)'."""
+    known = sorted(map(str, known)) if isinstance(known, dict | list) else []
+    head, _, last = key.rpartition(".")
+    near = difflib.get_close_matches(last, known, n=1)
+    hint = f": did you mean {head + '.' * bool(head) + near[0]!r}?" if near else ""
+    return ConfigError(f"unknown config key {key!r}{hint} (known: {', '.join(known) or 'none'})")
 
 
 def apply_overrides(config: dict, overrides: list[str]) -> dict:
@@ -409,7 +416,7 @@ def apply_overrides(config: dict, overrides: list[str]) -> dict:
             last = depth == len(parts) - 1
             inside_options = depth > 0 and parts[depth - 1] == "options"
             if not isinstance(node, dict) or (part not in node and not inside_options):
-                raise ConfigError(f"unknown config key {'.'.join(parts[: depth + 1])!r}")
+                raise _unknown_key(".".join(parts[: depth + 1]), node)
             if last:
                 node[part] = value
             else:
@@ -464,13 +471,17 @@ def load_config(
         if not path.is_file():
             raise ConfigError(f"{path}: config file not found")
         try:
-            loaded = load_yaml(path.read_text(encoding="utf-8"), path) or {}
+            loaded = load_yaml(path.read_text(encoding="utf-8"), path)
         except UnicodeDecodeError as exc:
             raise ConfigError(
                 f"{path}: not a YAML text file ({exc.reason} at byte {exc.start})"
             ) from exc
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        if loaded is None:
+            raise ConfigError(
+                f"{path}: the config file is empty (no key): give keys, or no --config"
+            )
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: a config must be a mapping of keys")
         try:

@@ -232,7 +232,9 @@ def test_reference_data_check_the_subconcept_model_without_test_labels(files, ca
     within each class, and a weak one is flagged in metrics.json and the report."""
     df, pred, sizes, out = files
     ref = out.parent / "reference.csv"
-    df.to_csv(ref, index=False)  # uninformative Dirichlet posteriors: a weak subconcept model
+    q = np.random.default_rng(1).dirichlet(np.ones(5), len(df))  # other rows than the test's
+    ref_rows = df.assign(**{f"q_{nm}": q[:, i] for i, nm in enumerate(NAMES)})
+    ref_rows.to_csv(ref, index=False)  # uninformative posteriors: a weak subconcept model
     df.drop(columns="subconcept").to_csv(pred, index=False)
     args = ["--predictions", str(pred), "--train-sizes", str(sizes), "--reference", str(ref)]
     rc = main([*args, "--out", str(out), "--bootstrap", "50", "--quiet"])

