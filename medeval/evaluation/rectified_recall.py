@@ -174,7 +174,8 @@ def jeffreys_bounds(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Jeffreys bounds ``(K,)`` of ``θ`` on ``n_eff`` rows (bound 0 at θ = 0, 1 at θ = 1); a
     bound within half a step of 0 or 1 on the ``1/grid`` lattice the test rows' recall lives on
-    is that end (the recall of 10 rows is 1 or at most 0.9: a bound of 0.97 means 1)."""
+    is that end (the recall of 10 rows is 1 or at most 0.9: a bound of 0.97 means 1), and the
+    interval holds the point of the lattice nearest ``θ``."""
     a = (1 - confidence) / 2
     x = theta * n_eff
     with np.errstate(invalid="ignore"):
@@ -183,8 +184,14 @@ def jeffreys_bounds(
         half = 0.5 / np.maximum(grid, 1.0)
         lo = np.where(lo < half, 0.0, lo)
         hi = np.where(hi > 1 - half, 1.0, hi)
-    exact = np.isinf(n_eff)  # every test row of the subconcept known
-    return np.where(exact, theta, lo), np.where(exact, theta, hi)
+    # the test rows' recall is a point of the grid: the interval holds the point nearest θ
+    g = np.maximum(np.round(grid), 1.0)
+    near = np.round(theta * g) / g
+    lo, hi = (
+        np.fmin(np.where(np.isinf(n_eff), theta, lo), near),
+        np.fmax(np.where(np.isinf(n_eff), theta, hi), near),
+    )
+    return lo, hi
 
 
 @dataclass(frozen=True)
@@ -200,6 +207,7 @@ class _Evidence:
     reference: np.ndarray
     ht_coef: np.ndarray
     ht_var: np.ndarray
+    test_labelled: np.ndarray  # (N,) the class's test rows that are labelled
 
 
 def _coefficients(ev: _Evidence, n_class: int, n_test: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -215,7 +223,7 @@ def _coefficients(ev: _Evidence, n_class: int, n_test: np.ndarray) -> tuple[np.n
         v_ref = np.where(
             n_ref > 0, (unlabelled / n_test) ** 2 * (1 / n_ref + 1 / unlabelled), np.inf
         )
-        v_ref = np.where(unlabelled > 0, v_ref, 0.0)
+        v_ref = np.where((unlabelled > 0) | (n_ref == 0), v_ref, 0.0)
         v_lab = np.where(lab.any(), (ev.q * ev.ht_var * lab).sum(1) / n_test**2, np.inf)
         alpha = np.where(
             np.isinf(v_lab),
@@ -226,17 +234,25 @@ def _coefficients(ev: _Evidence, n_class: int, n_test: np.ndarray) -> tuple[np.n
     n_unlab_rows = n_class - int(lab.sum())
     coef = (1 - alpha)[:, None] * np.where(ref, n_unlab_rows / n_r, 1.0)[None, :]
     coef = coef + alpha[:, None] * np.where(ref, 0.0, ev.ht_coef)[None, :]
+    return coef, v_ref, v_lab
+
+
+def _together(v_ref: np.ndarray, v_lab: np.ndarray) -> np.ndarray:
+    """The variance ``(K,)`` of the two sources combined with inverse-variance weights."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        v = np.where(
-            np.isinf(v_lab),
-            v_ref,
-            np.where(
-                np.isinf(v_ref),
-                v_lab,
-                v_ref * v_lab / np.where(v_ref + v_lab > 0, v_ref + v_lab, 1.0),
-            ),
-        )
-    return coef, v
+        both = v_ref * v_lab / np.where(v_ref + v_lab > 0, v_ref + v_lab, 1.0)
+    return np.where(np.isinf(v_lab), v_ref, np.where(np.isinf(v_ref), v_lab, both))
+
+
+def _unlabelled_floor(qt, ht, th, lam, ev: _Evidence, n_test, deff) -> np.ndarray:
+    """The labelled rows' variance ``(K,)`` (per unit of ``θ(1 − θ)·deff``) that the rows left
+    unlabelled imply if the posteriors are calibrated: ``Σ_U (h − θ)² q(1 − 2λq + λ²q)``. A
+    floor under the inverse-probability estimate, which sees the unlabelled rows only through
+    the labelled ones and misses a rare subconcept's rows that were not drawn."""
+    lam_bar = lam.mean(1, keepdims=True)
+    e2 = (ht[None, :] - th) ** 2 * qt * (1 - 2 * lam_bar * qt + lam_bar**2 * qt)
+    unit = n_test**2 * (th[:, 0] * (1 - th[:, 0])) * deff
+    return (e2 * ~ev.test_labelled[None, :]).sum(1) / unit
 
 
 def _model_deff(qt, ht, th, lam) -> np.ndarray:
@@ -256,13 +272,13 @@ def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarra
     k, n_known = len(qt), ev.m.sum(1)
     n_class = qt.shape[1]
     n_test = np.maximum(qt.sum(1), 1.0)
-    coef, _ = _coefficients(ev, n_class, n_test)
+    coef, _, _ = _coefficients(ev, n_class, n_test)
     ones = np.ones(k)
     theta, den = _solve(qt, ht, ev, ones[:, None], ones, coef)  # pilot: λ = 1
     theta = np.nan_to_num(theta, nan=0.5)
     for _ in range(_ITERATIONS):  # a fixed point: the slopes at the estimate they give
         n_test = np.maximum(np.nan_to_num(den, nan=1.0), 1.0)
-        coef, v = _coefficients(ev, n_class, n_test)
+        coef, v_ref, v_lab = _coefficients(ev, n_class, n_test)
         resid = ht - theta[:, None]
         psi, ph = ev.m * (ev.h - theta[:, None]), ev.q * (ev.h - theta[:, None])
         lam = _toward_one(_slopes_loo(psi, ph, qt * resid))
@@ -278,8 +294,10 @@ def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarra
     deff = np.fmax(deff, _model_deff(qt, ht, th, lam))
     deff = np.clip(np.nan_to_num(deff, nan=1.0, posinf=1.0), 1e-4, None)
     n_test = np.maximum(np.nan_to_num(den, nan=1.0), 1.0)
+    if ev.test_labelled.any():
+        v_lab = np.fmax(v_lab, _unlabelled_floor(qt, ht, th, lam, ev, n_test, deff))
     with np.errstate(divide="ignore"):
-        n_eff = 1.0 / (v * deff)
+        n_eff = 1.0 / (_together(v_ref, v_lab) * deff)
     lo, hi = jeffreys_bounds(theta, n_eff, n_test, confidence)
     few = n_known < MIN_REFERENCE_ROWS
     lo, hi = np.where(few, np.nan, lo), np.where(few, np.nan, hi)
@@ -369,6 +387,9 @@ def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
         coef.append(a[mine])
         var.append(v[mine])
     codes = np.concatenate(sub) if sub else np.zeros(0, dtype=int)
+    test_labelled = np.zeros(int(t.sum()), dtype=bool)
+    if labelled is not None:
+        test_labelled[np.searchsorted(np.flatnonzero(t), labelled.index[t[labelled.index]])] = True
     return _Evidence(
         q=np.concatenate(q).T if q else np.zeros((len(idx), 0)),
         m=(codes[None, :] == idx[:, None]).astype(float),
@@ -376,6 +397,7 @@ def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
         reference=np.concatenate(is_ref) if is_ref else np.zeros(0, dtype=bool),
         ht_coef=np.concatenate(coef) if coef else np.zeros(0),
         ht_var=np.concatenate(var) if var else np.zeros(0),
+        test_labelled=test_labelled,
     )
 
 
