@@ -294,7 +294,8 @@ def declared(constraints: Mapping[str, list[Any]]) -> Callable[[type], type]:
         called = hasattr(cls, "__post_init__")  # else the dataclass's __init__ does not call it
 
         def __post_init__(self: Any) -> None:
-            check_params(type(self).__qualname__, vars(self), type(self).constraints)
+            if not _VALIDATING.get():  # inside a validated call: made of checked values
+                check_params(type(self).__qualname__, vars(self), type(self).constraints)
             if own_post_init is not None:  # checks across fields come after each field's own
                 own_post_init(self)
 

@@ -4,7 +4,7 @@
 threshold, the bootstrap's replicates, level, strata and seed, and the memory budget. The same
 declaration is
 
-- the fields of :class:`medeval.flows.evaluate.EvaluateSettings` (which adds the device and the
+- the fields of :class:`medeval.evaluation.EvaluateSettings` (which adds the device and the
   progress bar) and of the settings of ``subconcepts`` and ``discover``, and the evaluation
   fields of :class:`medeval.flows.benchmark.BenchmarkSettings` (defaults
   :data:`PROTOCOL_OPTIONS`);

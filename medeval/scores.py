@@ -46,11 +46,9 @@ __all__ = [
     "RECOMMENDED",
     "RECOMMENDED_RECTIFIED",
     "REFERENCE_SCORES",
-    "REFERENCE_STRATA",
     "SCORED_WEIGHTINGS",
     "SCORE_DESCRIPTIONS",
     "TRUE_ONLY_SCORES",
-    "VARIANTS",
     "WEAK_WITHIN_CLASS_BA",
     "WEIGHTINGS",
     "Weighting",
@@ -213,11 +211,6 @@ RECOMMENDED = {f: f"c{f}" for f in FAMILIES}
 RECOMMENDED_RECTIFIED = {f: f"r{f}" for f in FAMILIES}
 #: The rectified label-free scores, computed only from reference rows.
 LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
-#: How reference rows may be resampled; the first is the default
-#: (:func:`medeval.evaluation.rectified.rectified_scores`).
-REFERENCE_STRATA = ("class", "subconcept")
-#: The rectification's variants; the first is the default.
-VARIANTS = ("rectified", "ppi++")
 #: Below this within-class balanced accuracy the subconcept model is reported as weak
 # (docs/method.md, "Label-free scores").
 WEAK_WITHIN_CLASS_BA = 0.7

@@ -176,7 +176,8 @@ def _evaluate(args: argparse.Namespace, out: Path) -> int:
     # torch, pandas and scipy imported without the collector's passes, and kept out of them;
     # matplotlib is imported only after the bootstrap, where the run's memory peaks
     with frozen_imports():
-        from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
+        from medeval.evaluation import NO_REFERENCE_NOTE, EvaluateSettings
+        from medeval.flows.evaluate import evaluate_file
         from medeval.io.atomic import write_files
         from medeval.io.outdir import replace_folder
         from medeval.report.outputs import output_files

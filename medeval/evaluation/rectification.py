@@ -57,7 +57,6 @@ def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInpu
 
 def _rectified_parts(
     reference: ReferenceRows | None,
-    variant: str,
     inputs: _RectifyInputs,
     reps: Any,
     confidence: float,
@@ -69,7 +68,7 @@ def _rectified_parts(
     why = _rectified_unavailable(reference, inputs)
     if why:
         return None, why, None, []
-    res = _rectify(reference, variant, inputs, reps, confidence, boot_info, **opts)
+    res = _rectify(reference, inputs, reps, confidence, boot_info, **opts)
     notes: list[str] = []
     return res, why, _rectified_rows(reference, res, inputs, notes), notes
 
@@ -140,9 +139,9 @@ def _rectified_rows(
     "Evaluation subsets and analyses"), as columns.
 
     On ``sub_i`` the point estimate is ``cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i))``
-    (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i; the
-    ``"ppi++"`` variant keeps the full set's λ). The joint bootstrap runs on the full set only,
-    so ``low`` / ``high`` are NaN on ``sub_i`` (and ``n_undefined`` 0: no replicates).
+    (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i).
+    The joint bootstrap runs on the full set only, so ``low`` / ``high`` are NaN on ``sub_i``
+    (and ``n_undefined`` 0: no replicates).
 
     Built from the exact subset scores and plain lists, with the rest of the table: this runs on
     every fold of the benchmark grid, where pandas' lookups cost more than the scores."""
@@ -155,7 +154,8 @@ def _rectified_rows(
     new: dict[str, list] = {c: [] for c in ("subset", "subconcept", "score", "value", "low")}
     new |= {"high": [], "n_undefined": []}
     for family, name in RECOMMENDED_RECTIFIED.items():
-        if name in res.unavailable or family not in res.lam or ("c", family) not in inputs.point:
+        missing = family not in res.correction or ("c", family) not in inputs.point
+        if name in res.unavailable or missing:
             continue
         for label, j, nm in aliases:
             if nm is None:  # full
@@ -179,7 +179,7 @@ def _rectified_on_subset(
     undefined."""
     tc = float(tc)
     rc, rw = ref.get(("c", family), math.nan), ref.get(("w", family), math.nan)
-    value = combine(tc, rc, rw, variant=res.variant, lam=res.lam[family])
+    value = combine(tc, rc, rw)
     if math.isnan(value) and sub not in ("largest", "smallest"):  # aliases: warned once
         where = "its test rows" if math.isnan(tc) else "its reference rows"
         msg = (
@@ -193,7 +193,6 @@ def _rectified_on_subset(
 
 def _rectify(
     reference: ReferenceRows,
-    variant: str,
     inputs: _RectifyInputs,
     reps: Any,
     confidence: float,
@@ -215,7 +214,7 @@ def _rectify(
     test = TargetRows(inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None)
     test.point = point
     res = rectify_test_side(
-        test, reference, inputs.u, variant=variant, n_bootstrap=0 if reps is None else reps.n,
+        test, reference, inputs.u, n_bootstrap=0 if reps is None else reps.n,
         confidence=confidence, stratify=boot_info["stratify"], reference_stratify="class",
         seed=seed, device=device, memory_budget=memory_budget, test_replicates=test_reps,
     )  # fmt: skip

@@ -17,7 +17,7 @@ predictions have an ``id`` column, the test rows must match the predictions row 
 The training part's classes are clustered (:func:`medeval.discovery.discover_subconcepts`); the
 predictions gain posterior columns ``q_c<class>_k<j>`` and the cluster sizes become
 ``train_sizes.json``; that very table is evaluated in memory by
-:func:`medeval.flows.evaluate.evaluate_table` (label-free scores with intervals; evaluating the
+:func:`medeval.evaluation.evaluate` (label-free scores with intervals; evaluating the
 written files gives the same numbers), and each discovered subconcept gets a label-free recall with
 an interval (``clusters.csv``, ``clusters.png``) and a sheet of its most typical training
 instances (``examples.png``) so that a clinician can name it.
@@ -37,8 +37,7 @@ import pandas as pd
 from medeval._validation import Interval, declared
 from medeval.discovery import DISCOVERY_OPTIONS, Discovery, discover_subconcepts
 from medeval.errors import InputError
-from medeval.evaluation import Evaluation
-from medeval.flows.evaluate import EvaluateSettings, evaluate_table
+from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.io.atomic import json_text
 from medeval.io.embeddings import EmbeddingTable, class_of_rows, read_embeddings, thumbnail
 from medeval.io.predictions import (
@@ -113,7 +112,7 @@ def discover_and_evaluate(
         seed=s.seed,
     )
     table, files = _discovered(disc, checked, raw, te)
-    ev = evaluate_table(
+    ev = evaluate(
         table,
         utilities_from_train_sizes(disc.train_sizes),
         settings=EvaluateSettings(**s.evaluation_options()),

@@ -17,7 +17,7 @@ Inputs (CSV or Parquet; feature columns ``f0000…`` or named in the settings):
 The subconcept model (:class:`~medeval.subconcept_model.SubconceptModel`) is fitted on TRAIN;
 TEST and REF gain ``q_<subconcept>`` columns (``predictions.csv``, ``reference.csv``, feature
 columns left out), TRAIN's subconcept counts become ``train_sizes.json``, and the very tables
-those files hold are evaluated in memory by :func:`medeval.flows.evaluate.evaluate_table` —
+those files hold are evaluated in memory by :func:`medeval.evaluation.evaluate` —
 with REF as its reference rows, so that the rectified scores rBA / rF1 / rAUC are computed and
 recommended (evaluating the written files gives the same numbers). The output folder
 can be re-evaluated with ``python -m medeval.evaluate --predictions predictions.csv
@@ -44,13 +44,7 @@ import pandas as pd
 from medeval._validation import TypeOf, declared
 from medeval.discovery import DISCOVERY_OPTIONS, discover_subconcepts
 from medeval.errors import InputError
-from medeval.evaluation import Evaluation
-from medeval.flows.evaluate import (
-    NO_REFERENCE_NOTE,
-    EvaluateSettings,
-    evaluate_table,
-    reference_rows,
-)
+from medeval.evaluation import NO_REFERENCE_NOTE, EvaluateSettings, Evaluation, evaluate
 from medeval.io.atomic import json_text
 from medeval.io.features import FEATURE, FeatureTable, binary_column, read_feature_table
 from medeval.io.predictions import (
@@ -60,6 +54,7 @@ from medeval.io.predictions import (
     read_predictions_frame,
 )
 from medeval.io.predictions import _check_subconcepts as check_subconcepts
+from medeval.io.reference import reference_rows
 from medeval.io.tables import read_frame
 from medeval.options import EvaluationOptions
 from medeval.subconcept_model import SubconceptModel, subconcept_classes, train_sizes
@@ -81,7 +76,7 @@ DISCOVERED_REFERENCE = (
     "construction) and, like cBA, cannot see a failure the clusters do not separate"
 )
 
-#: :data:`~medeval.flows.evaluate.NO_REFERENCE_NOTE` for this flow, whose REF is a table
+#: :data:`~medeval.evaluation.NO_REFERENCE_NOTE` for this flow, whose REF is a table
 #: with features (the subconcept model writes the posteriors).
 OWN_NO_REFERENCE = NO_REFERENCE_NOTE.split(" Give reference rows")[0] + (
     " Give reference rows — held-out rows of the same population that neither your classifier "
@@ -567,7 +562,7 @@ def _evaluate(
     if ref is not None:  # e.g. no reference row of a minority subconcept: naming REF's file
         source = str(ref.table.path)
         rows = reference_rows(tables["reference.csv"], u, threshold=es.threshold, source=source)
-    ev = evaluate_table(tables["predictions.csv"], u, reference=rows, settings=es)
+    ev = evaluate(tables["predictions.csv"], u, reference=rows, settings=es)
     notes = [OWN_NO_REFERENCE if n == NO_REFERENCE_NOTE else n for n in ev.notes]
     return dataclasses.replace(ev, notes=notes)
 

@@ -49,10 +49,13 @@ POSTERIOR_PREFIX = "q_"
 
 @dataclass
 class PredictionTable:
-    """Test predictions read from a file; arrays are ``(N,)``, posteriors ``(N, S)``.
+    """Test predictions read from a file (``path``: what messages name); arrays are ``(N,)``,
+    posteriors ``(N, S)``.
 
     Labels are ``int8``; ``subconcept`` is a :class:`pandas.Categorical` (one small code per
-    row instead of one Python string per row).
+    row instead of one Python string per row). ``groups`` (cluster ids such as patients, resampled
+    whole) and ``strata`` (bootstrap strata codes, in place of the settings' ``stratify``) are
+    given only by :func:`medeval.evaluation.evaluate_predictions`.
     """
 
     path: Path
@@ -61,6 +64,8 @@ class PredictionTable:
     y_pred: np.ndarray | None
     subconcept: pd.Categorical | None
     posteriors: pd.DataFrame | None  # columns = subconcept names
+    groups: np.ndarray | None = None
+    strata: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.y_true)

@@ -1,7 +1,7 @@
 """Reference rows (docs/method.md, "Rectified scores"): held-out rows with the true
 subconcept, the classifier's prediction and the subconcept model's posteriors — out-of-bag
 forest predictions, the calibration part of an imaging split, or a file a user supplies
-(``python -m medeval.evaluate --reference FILE``) — read (:func:`read_reference`) and checked
+(``python -m medeval.evaluate --reference FILE``) — read (:func:`load_reference`) and checked
 once against the training sizes (:class:`ReferenceRows`). The rectification
 (:mod:`medeval.evaluation.rectified`) measures the subconcept model's error on them.
 """
@@ -30,8 +30,8 @@ __all__ = [
     "ReferenceDataError",
     "ReferenceRows",
     "check_reference",
-    "read_reference",
-    "reference_quality",
+    "load_reference",
+    "reference_rows",
 ]
 
 
@@ -143,7 +143,7 @@ class ReferenceRows:
     def from_table(
         cls, table: Any, u: Utilities, *, threshold: float = 0.5, source: str | None = None
     ) -> ReferenceRows:
-        """From a :class:`~medeval.io.predictions.PredictionTable` (``read_reference``)."""
+        """From a :class:`~medeval.io.predictions.PredictionTable` (:func:`reference_rows`)."""
         return cls.from_arrays(
             u,
             y_true=table.y_true,
@@ -238,16 +238,41 @@ def _posteriors(posteriors: Any, columns: Sequence[str] | None, u: Utilities, n:
     return q.cpu().numpy()
 
 
-def read_reference(path: str | Path, u: Utilities) -> PredictionTable:
-    """Read a reference file: the predictions columns plus the true ``subconcept`` and a
-    ``q_<name>`` posterior column for every subconcept of the train sizes.
+def reference_rows(
+    table: PredictionTable, u: Utilities, *, threshold: float = 0.5, source: str | None = None
+) -> ReferenceRows:
+    """Check a table of reference rows (read from a file, or built in memory by a tool)
+    against the train sizes ``u``.
+
+    Checked: the predictions columns, the true ``subconcept`` (known names, on the side of
+    their class), every ``q_<subconcept>`` column, and at least one row of every minority
+    subconcept. ``y_pred`` defaults to ``y_score >= threshold`` (the test rows' rule).
 
     Raises:
-        InputError: naming the file and the missing or bad column (and row).
+        InputError: naming the table's file and the column or subconcept at fault.
+    """
+    check_reference(table, u)
+    try:
+        return ReferenceRows.from_table(
+            table, u, threshold=float(threshold), source=source or str(table.path)
+        )
+    except ReferenceDataError as e:
+        column = e.column if e.column in ("y_true", "y_pred", "y_score", "subconcept") else None
+        raise InputError(table.path, str(e), column=column) from None
+
+
+def load_reference(
+    path: str | Path, u: Utilities, *, threshold: float = 0.5, source: str | None = None
+) -> tuple[ReferenceRows, PredictionTable]:
+    """Read a reference file (the predictions columns plus the true ``subconcept`` and a
+    ``q_<name>`` posterior column for every subconcept of the train sizes) and check it
+    (:func:`reference_rows`).
+
+    Raises:
+        InputError: naming the file and the column or subconcept at fault.
     """
     table = read_predictions(path, u)
-    check_reference(table, u)
-    return table
+    return reference_rows(table, u, threshold=threshold, source=source or str(path)), table
 
 
 def check_reference(table: PredictionTable, u: Utilities) -> None:
@@ -267,11 +292,3 @@ def check_reference(table: PredictionTable, u: Utilities) -> None:
             f"({', '.join(POSTERIOR_PREFIX + n for n in u.names)})",
             column=POSTERIOR_PREFIX + u.names[0],
         )
-
-
-def reference_quality(path: str | Path, u: Utilities) -> dict[str, float]:
-    """Within-class balanced accuracy of the subconcept model on a reference file."""
-    table = read_reference(path, u)
-    from medeval.evaluation.quality import within_class_balanced_accuracy
-
-    return within_class_balanced_accuracy(table.y_true, table.subconcept, table.posteriors, u)

@@ -29,9 +29,8 @@ from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
 from medeval.errors import UserError
-from medeval.evaluation import Evaluation
+from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.evaluation.subconcept_recall import PER_SUBCONCEPT_COLUMNS
-from medeval.flows.evaluate import EvaluateSettings, evaluate_table
 from medeval.io.atomic import json_ready
 from medeval.io.predictions import PredictionTable
 from medeval.io.reference import ReferenceDataError, ReferenceRows
@@ -423,11 +422,11 @@ def _evaluate_method(
     settings: EvaluateSettings,
     reference: ReferenceRows | None = None,
 ) -> Evaluation:
-    """The evaluation of every tool (:func:`~medeval.flows.evaluate.evaluate_table`) on the test
+    """The evaluation of every tool (:func:`~medeval.evaluation.evaluate`) on the test
     fold for one method's ``(N_test,)`` scores, rectified with the fold's out-of-bag
     ``reference`` rows where they exist (the caller records the warnings as notes)."""
     table = fold_table(task, split["test"], shared["test_subconcept"], shared["posteriors"], score)
-    return evaluate_table(table, shared["utilities"], reference=reference, settings=settings)
+    return evaluate(table, shared["utilities"], reference=reference, settings=settings)
 
 
 def fold_table(
@@ -545,6 +544,6 @@ def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, t
         seed=seed,
         n_estimators=n_estimators,
         results=results,
-        notes=[*(str(w.message) for w in caught), *ev.warned],
+        notes=[str(w.message) for w in caught],
         timing=timing,
     )
