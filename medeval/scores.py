@@ -30,9 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import torch
-
 from medeval.errors import UserError
 
 __all__ = [
@@ -286,6 +283,9 @@ def labels_from_scores(y_score: Any, threshold: float) -> Any:
     A numpy array (or sequence) gives int64 labels; a tensor gives labels of its own floating
     dtype on its device (the weighted confusion sums take float labels).
     """
+    import numpy as np  # here: the vocabulary above is read by --help, without numpy
+    import torch
+
     if isinstance(y_score, torch.Tensor):
         return (y_score >= threshold).to(y_score.dtype)
     return (np.asarray(y_score) >= threshold).astype(np.int64)

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Real
 from typing import Any, Protocol
 
 import numpy as np
 import torch
 
+from medeval._validation import ArrayLike, Interval, TypeOf, validate_params
 from medeval.errors import UserError
 
 from .metrics._checks import default_dtype
@@ -144,6 +146,14 @@ def utilities_from_train_sizes(sizes: Mapping[str, Mapping[str, int]]) -> Utilit
     return utilities(counts, sides, names)
 
 
+_U = [TypeOf(Utilities, desc="Utilities")]
+_COLUMNS = [ArrayLike(), None]
+_ATOL = [Interval(Real, 0, None)]
+
+
+@validate_params(
+    {"subconcept": [ArrayLike()], "u": _U, "device": [TypeOf(str, torch.device, desc="a device")]}
+)
 def true_weights(
     subconcept: Sequence[str] | np.ndarray, u: Utilities, *, device: str | torch.device = "cpu"
 ) -> torch.Tensor:
@@ -216,6 +226,7 @@ def align_posteriors(
     return q
 
 
+@validate_params({"posteriors": [ArrayLike()], "u": _U, "columns": _COLUMNS, "atol": _ATOL})
 def predicted_weights(
     posteriors: Any, u: Utilities, *, columns: Sequence[str] | None = None, atol: float = 1e-4
 ) -> torch.Tensor:
@@ -291,6 +302,15 @@ def renormalise_within_class(q: torch.Tensor, u: Utilities, y_true: Any) -> Clas
     return ClassPosteriors(q_class, fallback)
 
 
+@validate_params(
+    {
+        "posteriors": [ArrayLike()],
+        "u": _U,
+        "y_true": [ArrayLike()],
+        "columns": _COLUMNS,
+        "atol": _ATOL,
+    }
+)
 def class_conditional_weights(
     posteriors: Any,
     u: Utilities,

@@ -20,16 +20,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from medeval.cli.common import (
-    add_evaluation_options,
     check_out,
     common_options,
     default_out,
-    evaluation_options,
     execute,
     refuse_repeats,
     run_command,
     say,
 )
+from medeval.cli.options import add_evaluation_options, evaluation_options
 from medeval.errors import UserError
 
 PROG = "python -m medeval.evaluate"

@@ -176,8 +176,14 @@ def evaluate(
 
 @validate_params(
     {
+        "y_true": [ArrayLike()],
+        **{key: [ArrayLike(), None] for key in ("y_score", "y_pred", "subconcept", "posteriors")},
+        "posterior_columns": [ArrayLike(), None],
+        "train_sizes": [TypeOf(Mapping, Utilities, desc="train sizes or Utilities"), None],
         **EvaluateSettings.constraints,  # threshold, n_bootstrap, confidence, seed, ...
         "stratify": [StrOptions(STRATIFY), ArrayLike()],  # ... or per-row stratum codes
+        "groups": [ArrayLike(), None],
+        "pos_label": [TypeOf(object, desc="a label")],
         "reference": [TypeOf(ReferenceRows, desc="ReferenceRows"), None],
     }
 )

@@ -19,11 +19,13 @@ temporary folder that replaces ``--out`` only when complete.
 from __future__ import annotations
 
 from collections.abc import Callable
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from medeval._validation import Interval, StrOptions, TypeOf, validate_params
 from medeval.analyses.agreement import (
     agreement_by_method,
     agreement_table,
@@ -48,8 +50,10 @@ from medeval.analyses.subconcepts import subconcept_agreement, subconcept_agreem
 from medeval.analyses.weight_error import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
 from medeval.io.atomic import write_bytes, write_text
 from medeval.io.outdir import replace_folder
+from medeval.options import CORRECTIONS
 from medeval.protocol.store import ResultsStore
 from medeval.report.figures import figure_png
+from medeval.scores import FAMILIES
 
 
 def timing_table(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -81,6 +85,17 @@ def _csv(path: Path, frame: pd.DataFrame) -> None:
     write_text(path, frame.to_csv(index=False, float_format="%.6g"))
 
 
+@validate_params(
+    {
+        "results": [TypeOf(str, Path, desc="a path")],
+        "out": [TypeOf(str, Path, desc="a path"), None],
+        "rq3_method": [StrOptions(CORRECTIONS)],
+        "metric": [StrOptions(FAMILIES)],
+        "what": [TypeOf(str, desc="a str")],
+        "wait_s": [Interval(Real, 0, None)],
+        "log": [TypeOf(Callable, desc="a callable"), None],
+    }
+)
 def analyze(
     results: str | Path,
     out: str | Path | None = None,

@@ -27,15 +27,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
-from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from medeval._validation import Interval, declared
-from medeval.discovery import DISCOVERY_OPTIONS, Discovery, discover_subconcepts
+from medeval.discovery import Discovery, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.io.atomic import json_text
@@ -46,35 +43,10 @@ from medeval.io.predictions import (
     read_predictions,
     read_predictions_frame,
 )
-from medeval.options import EvaluationOptions
+from medeval.options import DiscoverySettings
 from medeval.weights import utilities_from_train_sizes
 
 __all__ = ["DiscoverySettings", "discover_and_evaluate", "typical_examples"]
-
-
-@declared(
-    {
-        **{k: v for k, v in DISCOVERY_OPTIONS.items() if k != "seed"},  # seed: the evaluation's
-        "n_examples": [Interval(Integral, 1, None)],
-    }
-)
-@dataclass(frozen=True)
-class DiscoverySettings(EvaluationOptions):
-    """How to discover subconcepts and evaluate with them: the discovery's settings and the
-    evaluation's (:class:`~medeval.options.EvaluationOptions`; ``seed`` seeds both).
-
-    Raises:
-        InvalidParameterError: a value outside its declared constraints, naming the field.
-    """
-
-    positive: str | None = None
-    method: str = "gmm"
-    reducer: str = "pca"
-    n_components: int = 8
-    k_max: int = 8
-    min_cluster_size: int = 5
-    n_estimators: int = 100
-    n_examples: int = 6
 
 
 def discover_and_evaluate(
@@ -100,17 +72,7 @@ def discover_and_evaluate(
     s = settings or DiscoverySettings()
     pred_path = Path(predictions)
     tr, y_tr, te, (checked, raw) = _read_inputs(Path(train), Path(test), pred_path, s.positive)
-    disc = discover_subconcepts(
-        tr.X,
-        y_tr,
-        method=s.method,
-        reducer=s.reducer,
-        n_components=s.n_components,
-        k_max=s.k_max,
-        min_cluster_size=s.min_cluster_size,
-        n_estimators=s.n_estimators,
-        seed=s.seed,
-    )
+    disc = discover_subconcepts(tr.X, y_tr, **s.discovery_options(), seed=s.seed)
     table, files = _discovered(disc, checked, raw, te)
     ev = evaluate(
         table,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from medeval._validation import TypeOf, validate_params
 from medeval.errors import InputError
 from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
@@ -17,6 +18,18 @@ from medeval.metrics.bootstrap import check_replicates, default_memory_budget
 __all__ = ["evaluate_file"]
 
 
+_PATH = TypeOf(str, Path, desc="a path")
+
+
+@validate_params(
+    {
+        "predictions": [_PATH],
+        "train_sizes": [_PATH, None],
+        "reference": [_PATH, None],
+        "reference_source": [TypeOf(str, desc="a str"), None],
+        "settings": [TypeOf(EvaluateSettings, desc="EvaluateSettings"), None],
+    }
+)
 def evaluate_file(
     predictions: str | Path,
     train_sizes: str | Path | None = None,

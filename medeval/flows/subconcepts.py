@@ -41,8 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from medeval._validation import TypeOf, declared
-from medeval.discovery import DISCOVERY_OPTIONS, discover_subconcepts
+from medeval.discovery import discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import NO_REFERENCE_NOTE, EvaluateSettings, Evaluation, evaluate
 from medeval.io.atomic import json_text
@@ -56,7 +55,7 @@ from medeval.io.predictions import (
 from medeval.io.predictions import _check_subconcepts as check_subconcepts
 from medeval.io.reference import reference_rows
 from medeval.io.tables import read_frame
-from medeval.options import EvaluationOptions
+from medeval.options import SubconceptSettings
 from medeval.subconcept_model import SubconceptModel, subconcept_classes, train_sizes
 from medeval.weights import Utilities, utilities_from_train_sizes
 
@@ -85,42 +84,6 @@ OWN_NO_REFERENCE = NO_REFERENCE_NOTE.split(" Give reference rows")[0] + (
     "--reference REF: the command then reports the rectified rBA / rF1 / rAUC, which correct "
     "that error, and recommends them."
 )
-
-
-@declared(
-    {
-        "features": [TypeOf(tuple, desc="a tuple of column names"), None],
-        "discover": [TypeOf(bool, desc="a bool")],
-        "device": EvaluateSettings.constraints["device"],
-        # the discovery's own options (n_estimators also sizes the default forest)
-        **{k: v for k, v in DISCOVERY_OPTIONS.items() if k != "seed"},
-    }
-)
-@dataclass(frozen=True)
-class SubconceptSettings(EvaluationOptions):
-    """How to fit the subconcept model and evaluate with it (the evaluation's own options:
-    :class:`~medeval.options.EvaluationOptions`).
-
-    ``n_estimators`` and ``seed`` set the default forest (and the discovery); ``method`` …
-    ``min_cluster_size`` are the discovery's (:func:`medeval.discovery.discover_subconcepts`),
-    used with ``discover`` only.
-
-    Raises:
-        InvalidParameterError: a value outside its declared constraints, naming the field.
-    """
-
-    features: tuple[str, ...] | None = None
-    discover: bool = False
-    n_estimators: int = 100
-    device: Any = "cpu"
-    method: str = "gmm"
-    reducer: str = "pca"
-    n_components: int = 8
-    k_max: int = 8
-    min_cluster_size: int = 5
-
-    def evaluate_settings(self) -> EvaluateSettings:
-        return EvaluateSettings(**self.evaluation_options(), device=self.device)
 
 
 @dataclass
@@ -234,17 +197,7 @@ def _fit_model(
     when ``names`` is ``None``."""
     disc = None
     if names is None:
-        disc = discover_subconcepts(
-            tr.X,
-            y,
-            method=s.method,
-            reducer=s.reducer,
-            n_components=s.n_components,
-            k_max=s.k_max,
-            min_cluster_size=s.min_cluster_size,
-            n_estimators=s.n_estimators,
-            seed=s.seed,
-        )
+        disc = discover_subconcepts(tr.X, y, **s.discovery_options(), seed=s.seed)
         names = np.asarray(disc.labels).astype(str)
     model = SubconceptModel(estimator, n_estimators=s.n_estimators, random_state=s.seed)
     return model.fit(tr.X, names, y), disc
@@ -557,7 +510,7 @@ def _evaluate(
     """The evaluation of the tables the files a user gets hold, REF as the reference rows;
     messages name the user's files (the tables were read from them)."""
     u = utilities_from_train_sizes(model.train_sizes_)
-    es = s.evaluate_settings()
+    es = EvaluateSettings(**s.evaluation_options(), device=s.device)
     rows = None
     if ref is not None:  # e.g. no reference row of a minority subconcept: naming REF's file
         source = str(ref.table.path)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from medeval._validation import TypeOf, validate_params
 from medeval.errors import InputError
 from medeval.io.tables import (
     MISSING_CELLS,
@@ -30,6 +31,7 @@ from medeval.io.tables import (
     table_kind,
 )
 from medeval.names import lookalike, shown
+from medeval.options import MEMORY_BUDGET
 from medeval.weights import Utilities, utilities_from_train_sizes
 
 __all__ = [
@@ -200,6 +202,14 @@ def _categories(path: Path, table, column: str) -> pd.Categorical:
     )
 
 
+@validate_params(
+    {
+        "path": [TypeOf(str, Path, pd.DataFrame, desc="a path or a DataFrame")],
+        "utilities": [TypeOf(Utilities, desc="Utilities"), None],
+        "memory_budget": [MEMORY_BUDGET, None],
+        "name": [TypeOf(str, desc="a str")],
+    }
+)
 def read_predictions(
     path: str | Path | pd.DataFrame,
     utilities: Utilities | None = None,

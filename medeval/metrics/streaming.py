@@ -150,7 +150,9 @@ class SubconceptScores(Metric):
     @validate_params(
         {
             "train_sizes": [TypeOf(Mapping, Utilities, desc="train sizes or Utilities")],
+            "scores": [TypeOf(list, tuple, desc="a list of score names"), None],
             "threshold": [THRESHOLD],
+            "pos_label": [TypeOf(object, desc="a label")],
         }
     )
     def __init__(

@@ -35,7 +35,7 @@ from medeval.io.atomic import json_ready
 from medeval.io.predictions import PredictionTable
 from medeval.io.reference import ReferenceDataError, ReferenceRows
 from medeval.metrics.multiclass import confusion, macro_balanced_accuracy, macro_f1
-from medeval.options import PROTOCOL_OPTIONS, EvaluationOptions
+from medeval.options import CORRECTIONS, PROTOCOL_OPTIONS, EvaluationOptions
 from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores, trees_per_fold
 from medeval.protocol.oob import ReferenceRows as OobRows
 from medeval.protocol.oob import (
@@ -53,16 +53,10 @@ from medeval.weights import train_utilities
 
 __all__ = ["METHODS", "derive_seed", "fold_record", "run_fold"]
 
-#: Correction methods: none, random over-/under-sampling, SMOTE, cost-sensitive forest.
-METHODS = ("none", "ros", "rus", "smote", "weight")
+#: Correction methods: none, random over-/under-sampling, SMOTE, cost-sensitive forest
+#: (declared with the benchmark's settings, :class:`medeval.options.BenchmarkSettings`).
+METHODS = CORRECTIONS
 
-METHOD_DESCRIPTIONS = {
-    "none": "no correction",
-    "ros": "random oversampling (imbalanced-learn RandomOverSampler)",
-    "rus": "random undersampling (imbalanced-learn RandomUnderSampler)",
-    "smote": "SMOTE (imbalanced-learn)",
-    "weight": 'cost-sensitive forest, class_weight="balanced"',
-}
 
 #: The forest's predicted label by default: class 1 where its score >= THRESHOLD.
 THRESHOLD = PROTOCOL_OPTIONS.threshold

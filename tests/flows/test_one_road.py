@@ -61,7 +61,7 @@ def test_subconcepts_in_memory_equals_its_written_files(tmp_path):
         out / "predictions.csv",
         out / "train_sizes.json",
         reference=out / "reference.csv",
-        settings=s.evaluate_settings(),
+        settings=EvaluateSettings(**s.evaluation_options()),
     )
     assert _numbers(json.dumps(again.to_dict())) == _numbers(own.files["metrics.json"])
     # no test subconcepts: the quality is the reference rows', named after the user's file

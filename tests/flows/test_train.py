@@ -23,6 +23,7 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore::medeval.evaluation.rectified.FewReferenceRowsWarning"
 )
 
+
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory, tiny_overrides):
     from medeval.training.config import SYNTHETIC, load_config
