@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sklearn.decomposition import PCA
-from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, silhouette_score
 from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import StandardScaler
@@ -45,6 +44,7 @@ from threadpoolctl import threadpool_limits
 from medeval._validation import ArrayLike, validate_params
 from medeval.errors import MissingExtraError, UserError
 from medeval.options import SEED, DiscoveryOptions
+from medeval.subconcept_model import subconcept_forest
 
 __all__ = [
     "ClassClustering",
@@ -398,8 +398,7 @@ def discover_subconcepts(
     sides = np.array([0] * classes[0].k + [1] * classes[1].k, dtype=np.int64)
     counts = np.concatenate([classes[0].counts, classes[1].counts]).astype(np.int64)
     codes = np.array([names.index(s) for s in labels], dtype=np.int64)
-    forest = RandomForestClassifier(n_estimators=n_estimators, random_state=seed, n_jobs=1)
-    forest.fit(X, codes)
+    forest = subconcept_forest(n_estimators, seed).fit(X, codes)
     settings = {
         "method": method,
         "reducer": reducer,

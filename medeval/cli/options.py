@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import inspect
+import math
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any
@@ -137,9 +138,10 @@ def size_bytes(text: str) -> Any:
     t = text.strip().upper().removesuffix("B").removesuffix("I")
     unit = t[-1:] if t[-1:] in "KMG" else ""
     try:
-        return int(float(t[: len(t) - len(unit)]) * _UNITS[unit])
-    except (ValueError, OverflowError):  # OverflowError: int(inf)
+        value = float(t[: len(t) - len(unit)]) * _UNITS[unit]
+    except ValueError:
         return text
+    return int(value) if math.isfinite(value) else value
 
 
 #: Fields whose text is parsed otherwise than as a number.

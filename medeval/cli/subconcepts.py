@@ -9,7 +9,7 @@ Example::
     python -m medeval.subconcepts --train train.parquet --test test.csv \\
         --reference validation.csv --out runs/my-model
 
-The library side is :func:`medeval.flows.subconcepts.fit_and_evaluate`.
+The library side is :func:`medeval.flows.own_model.fit_and_evaluate`.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
+    from medeval.flows.own_model import SubconceptSettings, fit_and_evaluate
     from medeval.io.atomic import write_files
     from medeval.io.outdir import replace_folder
     from medeval.report.tables import scores_table, worst_lines

@@ -257,14 +257,14 @@ def evaluate_predictions(
 
 
 def _evaluation(
-    table: PredictionTable, u: Utilities | None, reference: ReferenceRows | None, s: Any
+    table: PredictionTable, utilities: Utilities | None, reference: ReferenceRows | None, s: Any
 ) -> Evaluation:
     """The point estimates, the bootstrap, the rectified scores and the tables of
     :func:`evaluate`. The table's posteriors are taken out of it and dropped once the plan
     holds its weights, so no frame holds them during the bootstrap."""
     y, sc, yp = _labels(table.y_true, table.y_score, table.y_pred, s.threshold)
     posteriors, table.posteriors = table.posteriors, None
-    plan = _plan(y, table.subconcept, posteriors, None, u)
+    plan = _plan(y, table.subconcept, posteriors, None, utilities)
     posteriors = None  # what follows reads the plan's weights: the matrix can be freed
     groups = table.groups
     stratify = s.stratify if table.strata is None else table.strata
@@ -272,7 +272,7 @@ def _evaluation(
     if sc is None:
         for w in SCORED_WEIGHTINGS:
             plan.unavailable.setdefault(f"{w.prefix}AUC", NO_SCORES)
-    notes = _first_notes(plan, u)
+    notes = _first_notes(plan, utilities)
     point = _point_scores(y, yp, sc, plan, notes)
     n_bootstrap, seed, device = s.n_bootstrap, s.seed, s.device
     reps = _replicates(
@@ -281,7 +281,7 @@ def _evaluation(
     )  # fmt: skip
     boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
     thr = float(s.threshold) if table.y_pred is None else None  # labels made from scores
-    inputs = _RectifyInputs(y, yp, sc, u, plan, point)
+    inputs = _RectifyInputs(y, yp, sc, utilities, plan, point)
     opts = dict(seed=seed, device=device, memory_budget=s.memory_budget)
     res, why, rows, row_notes = _rectified_parts(
         reference, inputs, reps, s.confidence, boot_info, **opts
@@ -289,15 +289,15 @@ def _evaluation(
     ref_side = None
     if not why:  # the rectified per-subconcept recalls need what the rectified scores need
         ref_side = reference_side(
-            reference, u, n_bootstrap=0 if reps is None else reps.n,
+            reference, utilities, n_bootstrap=0 if reps is None else reps.n,
             seed=reference_seed(seed), device=device, memory_budget=s.memory_budget,
         )  # fmt: skip
     ev = _assemble(
-        y, yp, plan, u, point, reps, s.confidence, notes, bootstrap=boot_info, threshold=thr,
-        extra_rows=rows, reference=ref_side, seed=seed,
+        y, yp, plan, utilities, point, reps, s.confidence, notes, bootstrap=boot_info,
+        threshold=thr, extra_rows=rows, reference=ref_side, seed=seed,
     )  # fmt: skip
     ev = _with_reference(ev, reference, res, why, inputs, row_notes)
-    return _with_quality(ev, reference, u)
+    return _with_quality(ev, reference, utilities)
 
 
 def _replicates(y, yp, s, plan: _Plan, stratify, groups, n_bootstrap: int, **opts: Any) -> Any:
@@ -312,17 +312,17 @@ def _replicates(y, yp, s, plan: _Plan, stratify, groups, n_bootstrap: int, **opt
     return boot.run(n_bootstrap, seed=seed, progress=progress)
 
 
-def _first_notes(plan: _Plan, u: Utilities | None) -> list[str]:
+def _first_notes(plan: _Plan, utilities: Utilities | None) -> list[str]:
     """The first notes: a single class-1 subconcept (nothing is weighted), and how many rows
     fell back to their class's mean utility."""
     notes: list[str] = []
-    if u is not None and len(u.minority) == 1:
+    if utilities is not None and len(utilities.minority) == 1:
         notes.append(
-            f"the training sizes hold a single class-1 subconcept ({u.minority[0]!r}): every "
-            "class-1 row has the same utility, so wBA, cBA and rBA equal BA (and wAUC, cAUC, "
-            "rAUC equal AUC; the weighted F1s only rescale class 1 against class 0): no "
-            "weighting can show a failure hidden within class 1; give two or more class-1 "
-            "subconcepts"
+            "the training sizes hold a single class-1 subconcept "
+            f"({utilities.minority[0]!r}): every class-1 row has the same utility, so wBA, cBA "
+            "and rBA equal BA (and wAUC, cAUC, rAUC equal AUC; the weighted F1s only rescale "
+            "class 1 against class 0): no weighting can show a failure hidden within class 1; "
+            "give two or more class-1 subconcepts"
         )
     if plan.n_fallback:
         notes.append(
@@ -461,14 +461,14 @@ def _assemble(
     )
 
 
-def _weighted_classes(u: Utilities | None) -> list[str]:
+def _weighted_classes(utilities: Utilities | None) -> list[str]:
     """Classes whose subconcepts have different utilities: only there do the label-free
     weights depend on the subconcept model (a class of equal utilities gets them exactly)."""
-    if u is None:
+    if utilities is None:
         return []
     out = []
     for c in (0, 1):
-        vals = u.values[u.sides == c]
+        vals = utilities.values[utilities.sides == c]
         if len(vals) and not np.all(vals == vals[0]):
             out.append(f"class {c}")
     return out

@@ -39,7 +39,7 @@ class _RectifyInputs:
     y: np.ndarray
     yp: np.ndarray
     s: np.ndarray | None
-    u: Utilities | None
+    utilities: Utilities | None
     plan: _Plan
     point: dict[tuple, np.ndarray]
 
@@ -48,7 +48,7 @@ def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInpu
     """Why the rectified scores cannot be computed, or ``""`` when they can."""
     if reference is None:
         return NO_REFERENCE
-    if inputs.u is None:
+    if inputs.utilities is None:
         return "reference rows given, but no training subconcept sizes (train sizes)"
     if "c" not in inputs.plan.weights:
         return "reference rows given, but no test posteriors: the rectified scores correct cM"
@@ -107,7 +107,7 @@ def _with_reference(
         ev.per_subconcept["n_reference"] = [
             counts.get(str(nm), 0) for nm in ev.per_subconcept["subconcept"]
         ]
-        minority = inputs.u.minority if inputs.u is not None else ()
+        minority = inputs.utilities.minority if inputs.utilities is not None else ()
         ev.reference = {
             "source": reference.source,
             "n": len(reference),
@@ -149,7 +149,9 @@ def _rectified_rows(
     names = list(plan.subsets)
     aliases = [(label, j, plan.subset_subconcept[names[j]]) for label, j in _aliases(names)]
     ref_scores = reference_subset_scores(
-        reference, inputs.u, list(dict.fromkeys(nm for _, _, nm in aliases if nm is not None))
+        reference,
+        inputs.utilities,
+        list(dict.fromkeys(nm for _, _, nm in aliases if nm is not None)),
     )
     new: dict[str, list] = {c: [] for c in ("subset", "subconcept", "score", "value", "low")}
     new |= {"high": [], "n_undefined": []}
@@ -214,7 +216,7 @@ def _rectify(
     test = TargetRows(inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None)
     test.point = point
     res = rectify_test_side(
-        test, reference, inputs.u, n_bootstrap=0 if reps is None else reps.n,
+        test, reference, inputs.utilities, n_bootstrap=0 if reps is None else reps.n,
         confidence=confidence, stratify=boot_info["stratify"], reference_stratify="class",
         seed=seed, device=device, memory_budget=memory_budget, test_replicates=test_reps,
     )  # fmt: skip

@@ -150,7 +150,7 @@ def bootstrap_scores(
 
 
 def reference_subset_scores(
-    reference: ReferenceRows, u: Utilities, subconcepts: Sequence[str]
+    reference: ReferenceRows, utilities: Utilities, subconcepts: Sequence[str]
 ) -> dict[str, dict[tuple[str, str], float]]:
     """``{subconcept: {("c" | "w", family): score}}`` on each ``R ∩ sub_i``: the reference rows
     of the majority class and those of minority subconcept ``sub_i`` (the subsets of
@@ -163,9 +163,9 @@ def reference_subset_scores(
     """
     if not subconcepts:
         return {}
-    c_all, _ = reference.class_weights(u)
-    w_all = u.values[reference.subconcept]
-    codes = np.array([u.index(nm) for nm in subconcepts])
+    c_all, _ = reference.class_weights(utilities)
+    w_all = utilities.values[reference.subconcept]
+    codes = np.array([utilities.index(nm) for nm in subconcepts])
     member = (reference.y_true == 0) | (reference.subconcept == codes[:, None])  # (K, R)
     w = torch.as_tensor(np.concatenate([member * c_all, member * w_all]), dtype=torch.float64)
     scores = batched_point_scores(reference.y_true, reference.y_pred, reference.y_score, w)
@@ -243,12 +243,12 @@ class RectifiedResult:
         }
 
 
-def _check_names(reference: ReferenceRows, u: Utilities) -> None:
+def _check_names(reference: ReferenceRows, utilities: Utilities) -> None:
     """The utilities must be those the reference rows were checked against."""
-    if tuple(reference.names) != tuple(u.names):
+    if tuple(reference.names) != tuple(utilities.names):
         raise ReferenceDataError(
             f"reference rows were checked against subconcepts {list(reference.names)}, "
-            f"not these training sizes' {list(u.names)}",
+            f"not these training sizes' {list(utilities.names)}",
             column="subconcept",
         )
 
@@ -284,7 +284,7 @@ class TargetRows:
 def rectify_test_side(
     test: TargetRows,
     reference: ReferenceRows,
-    u: Utilities,
+    utilities: Utilities,
     *,
     n_bootstrap: int,
     confidence: float,
@@ -310,10 +310,10 @@ def rectify_test_side(
     Raises:
         ReferenceDataError: reference rows checked against other subconcepts.
     """
-    _check_names(reference, u)
+    _check_names(reference, utilities)
     y, yp, s, c_test = test.y, test.yp, test.s, test.c
-    c_ref, fb_ref = reference.class_weights(u)
-    w_ref = u.values[reference.subconcept]
+    c_ref, fb_ref = reference.class_weights(utilities)
+    w_ref = utilities.values[reference.subconcept]
     auc = s is not None and reference.y_score is not None
     s_t, s_r = (s, reference.y_score) if auc else (None, None)
     unavailable = {} if auc else {"rAUC": "needs y_score on the test and the reference rows"}
@@ -330,7 +330,7 @@ def rectify_test_side(
     return RectifiedResult(
         **result,
         reference_counts=reference.counts(),
-        few_reference=_few_reference(reference.counts(), u, notes),
+        few_reference=_few_reference(reference.counts(), utilities, notes),
         components=comps,
         unavailable=unavailable,
         confidence=confidence,
@@ -471,10 +471,10 @@ def _warn_undefined(name: str, tc: float, rc: float, rw: float, notes: list[str]
     warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
 
 
-def _few_reference(counts: dict[str, int], u: Utilities, notes: list[str]) -> list[str]:
+def _few_reference(counts: dict[str, int], utilities: Utilities, notes: list[str]) -> list[str]:
     """Minority subconcepts with fewer than :data:`FEW_REFERENCE_ROWS` reference rows, warned
     about by name and count."""
-    few = [nm for nm in u.minority if counts[nm] < FEW_REFERENCE_ROWS]
+    few = [nm for nm in utilities.minority if counts[nm] < FEW_REFERENCE_ROWS]
     if few:
         listing = ", ".join(f"{nm!r} ({counts[nm]})" for nm in few)
         msg = (

@@ -10,7 +10,7 @@ Inputs (CSV or Parquet; feature columns ``f0000…`` or named in the settings):
 - TEST: features, ``y_true``, ``y_score`` and/or ``y_pred`` (+ ``subconcept`` when known), one
   row per test prediction; the predictions columns may come from a separate file instead
   (joined by ``id`` when both have one, else by the file's ``path`` against the table's ``id``,
-  else row by row — :func:`joined_rows`);
+  else row by row — :func:`medeval.io.joins.joined_rows`);
 - REF (optional, recommended): held-out labelled rows scored by the same classifier, e.g. the
   validation set: features, ``y_true``, ``y_score`` and/or ``y_pred`` and ``subconcept``.
 
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,7 @@ from medeval.errors import InputError
 from medeval.evaluation import NO_REFERENCE_NOTE, EvaluateSettings, Evaluation, evaluate
 from medeval.io.atomic import json_text
 from medeval.io.features import FEATURE, FeatureTable, binary_column, read_feature_table
+from medeval.io.joins import agreeing, joined_rows, no_shared_rows
 from medeval.io.predictions import (
     POSTERIOR_PREFIX,
     PredictionTable,
@@ -64,7 +65,6 @@ __all__ = [
     "SubconceptSettings",
     "evaluate_own_model",
     "fit_and_evaluate",
-    "joined_rows",
 ]
 
 #: The note of a run with ``discover`` and REF: what its rectification can and cannot correct.
@@ -146,7 +146,7 @@ def fit_and_evaluate(
     if train_labels is not None:
         labels = read_predictions_frame(train_labels)
         rest = joined_rows(tr, labels, Path(train_labels), what="labels")
-        rest = _agreeing(tr.rest, rest.reset_index(drop=True), tr.path, Path(train_labels))
+        rest = agreeing(tr.rest, rest.reset_index(drop=True), tr.path, Path(train_labels))
         if tr.ids is not None:  # TRAIN's own names: the held-out check compares them
             rest["id"] = tr.ids
         tr = dataclasses.replace(tr, rest=rest)
@@ -164,7 +164,7 @@ def fit_and_evaluate(
     ref = None
     if reference is not None:
         ref = _scored(reference, reference_predictions, tr, u, s, role="reference")
-        _no_shared_ids(te.table, ref.table, "reference", other="TEST")
+        no_shared_rows(te.table, ref.table, "reference", other="TEST")
     model, disc = _fit_model(tr, y, names, s, estimator)
     if ref is not None and disc is not None:  # discovered: the clustering names each REF row
         found = disc.assign(ref.table.X, ref.checked.y_true)
@@ -246,7 +246,7 @@ def _scored(
     path: str | Path | pd.DataFrame,
     predictions: str | Path | None,
     tr: FeatureTable,
-    u: Utilities | None,
+    utilities: Utilities | None,
     s: SubconceptSettings,
     *,
     role: str,
@@ -272,7 +272,7 @@ def _scored(
             "ones (the reference rows get theirs from the clustering): drop the column",
             column="subconcept",
         )
-    checked = read_predictions(given, None if s.discover else u, name=str(source))
+    checked = read_predictions(given, None if s.discover else utilities, name=str(source))
     if role == "reference" and not s.discover and checked.subconcept is None:
         raise InputError(
             source,
@@ -290,15 +290,15 @@ def _scored(
     else:
         frame = joined_rows(table, read_predictions_frame(source), source)
         checked = _in_order(checked, frame.index.to_numpy())
-        frame = _agreeing(table.rest, frame.reset_index(drop=True), table.path, source)
+        frame = agreeing(table.rest, frame.reset_index(drop=True), table.path, source)
         if checked.subconcept is None and table.has("subconcept") and not s.discover:
-            frame, checked = _own_subconcepts(table, frame, checked, u)
-    _no_shared_ids(tr, table, role)
+            frame, checked = _own_subconcepts(table, frame, checked, utilities)
+    no_shared_rows(tr, table, role)
     return _Rows(table, frame.reset_index(drop=True).copy(), source, checked)
 
 
 def _own_subconcepts(
-    table: FeatureTable, frame: pd.DataFrame, checked: PredictionTable, u: Utilities | None
+    table: FeatureTable, frame: pd.DataFrame, checked: PredictionTable, utilities: Utilities | None
 ) -> tuple[pd.DataFrame, PredictionTable]:
     """The table's own ``subconcept`` column joined to predictions from a file of their own
     (which lack it): the true test subconcepts give wBA, as in one file.
@@ -311,8 +311,8 @@ def _own_subconcepts(
     if len(empty):
         raise InputError(table.path, "missing value", column="subconcept", row=int(empty[0]) + 1)
     sc = pd.Categorical(names.to_numpy())
-    if u is not None:
-        check_subconcepts(table.path, sc, checked.y_true, u)
+    if utilities is not None:
+        check_subconcepts(table.path, sc, checked.y_true, utilities)
     frame = frame.assign(subconcept=table.rest["subconcept"].to_numpy())
     return frame, dataclasses.replace(checked, subconcept=sc)
 
@@ -332,153 +332,6 @@ def _columns(given: str | Path | pd.DataFrame) -> list[str]:
 def _frame_name(role: str) -> str:
     """What messages call the caller's DataFrame of ``role`` (train, test, reference)."""
     return f"{role} (DataFrame)"
-
-
-def joined_rows(
-    table: FeatureTable, pred: pd.DataFrame, source: Path, what: str = "predictions"
-) -> pd.DataFrame:
-    """The rows of ``pred`` (read from ``source``) in the feature table's row order.
-
-    By ``id`` when both have one; else, when ``pred`` has a ``path`` column and the table an
-    ``id`` (``python -m medeval.embed`` names each image so: its path below the layout's
-    folder, or the image name), a path joins the id it ends with (``/data/test/opel/a.png``
-    joins ``opel/a.png``; ``.../ISIC_0024306.jpg`` joins ``ISIC_0024306``); else row by row.
-
-    Raises:
-        InputError: row counts that differ, a repeated key, a table row without a match, or a
-            path matching two ids.
-    """
-    if len(pred) != len(table):
-        raise InputError(
-            source,
-            f"has {len(pred)} rows but {table.path} has {len(table)}; one {what} row per "
-            "feature row",
-        )
-    ids = table.ids
-    if ids is None or not ({"id", "path"} & set(pred.columns)):
-        return pred
-    column = "id" if "id" in pred.columns else "path"
-    keys = pred[column].astype(str).to_numpy()
-    dup = pd.Series(keys).duplicated().to_numpy()
-    if dup.any():
-        i = int(np.argmax(dup))
-        raise InputError(source, f"{column} {keys[i]!r} appears twice", column=column, row=i + 1)
-    pos = {v: i for i, v in enumerate(keys)} if column == "id" else _path_keys(keys, ids, source)
-    missing = [i for i, v in enumerate(ids) if v not in pos]
-    if missing:
-        i = missing[0]
-        raise InputError(
-            source,
-            f"no {what} row for id {ids[i]!r} (row {i + 1} of {table.path})",
-            column=column,
-        )
-    return pred.iloc[[pos[v] for v in ids]]
-
-
-def _path_keys(paths: np.ndarray, ids: np.ndarray, source: Path) -> dict[str, int]:
-    """``{id: row of paths}`` for the ids a path ends with (whole path components; an id of one
-    component may also be the file name without its suffix)."""
-    wanted = {tuple(PurePosixPath(str(v).replace("\\", "/")).parts): str(v) for v in ids}
-    longest = max(len(k) for k in wanted)
-    out: dict[str, int] = {}
-    for row, text in enumerate(paths):
-        parts = PurePosixPath(text.replace("\\", "/")).parts
-        found = [wanted[parts[-n:]] for n in range(1, longest + 1) if parts[-n:] in wanted]
-        if not found and parts:
-            stem = (PurePosixPath(parts[-1]).stem,)
-            found = [wanted[stem]] if stem in wanted else []
-        for key in found:
-            if key in out:
-                raise InputError(
-                    source,
-                    f"paths {paths[out[key]]!r} and {text!r} both name the image {key!r}",
-                    column="path",
-                    row=row + 1,
-                )
-            out[key] = row
-    return out
-
-
-def _agreeing(rest: pd.DataFrame, given: pd.DataFrame, table: Path, source: Path) -> pd.DataFrame:
-    """``given``, the file of a feature table's labels or predictions (in the table's row
-    order), checked against the table's own non-feature columns ``rest``: a column in both
-    must hold the same values, since which of the two is meant cannot be guessed.
-
-    Raises:
-        InputError: a column in both whose values differ, naming the column, the first such
-            row and both files.
-    """
-    for col in (c for c in given.columns if c in rest.columns and c not in ("id", "path")):
-        a, b = rest[col].astype(str).str.strip(), given[col].astype(str).str.strip()
-        differ = np.flatnonzero(a.to_numpy() != b.to_numpy())
-        if len(differ):
-            i = int(differ[0])
-            raise InputError(
-                source,
-                f"column {col!r} is also in {table} and the two differ in {len(differ)} rows "
-                f"(row {i + 1} of {table}: {a.iloc[i]!r} there, {b.iloc[i]!r} here); keep the "
-                "column in one of the files",
-                column=col,
-            )
-    return given
-
-
-def _no_shared_ids(
-    held: FeatureTable, table: FeatureTable, role: str, other: str = "TRAIN"
-) -> None:
-    """A row of TRAIN must not be a test or reference row: the subconcept model has seen it;
-    nor a test row a reference row (``other="TEST"``): the joint bootstrap takes the two as
-    independent samples. ``held``: the table whose rows ``table`` must not repeat."""
-    if held.ids is None or table.ids is None:
-        _no_shared_rows(held, table, role, other)
-        return
-    shared = np.flatnonzero(np.isin(table.ids, held.ids))
-    if len(shared):
-        i = int(shared[0])
-        why = (
-            "must be held out from the subconcept model's training data"
-            if other == "TRAIN"
-            else "must be other rows than the test rows (the rectification measures the "
-            "subconcept model's error on rows it does not evaluate)"
-        )
-        raise InputError(
-            table.path,
-            f"id {table.ids[i]!r} is also a {other} row ({len(shared)} shared ids): {role} rows "
-            + why,
-            column="id",
-            row=i + 1,
-        )
-
-
-def _no_shared_rows(held: FeatureTable, table: FeatureTable, role: str, other: str) -> None:
-    """Without ids on both sides, rows are compared by their features: a table most of whose
-    rows are rows of ``held`` (the same file given twice, or a copy) is refused; a few
-    identical rows (discrete features can coincide) are a warning.
-
-    Raises:
-        InputError: half or more of the rows repeat rows of ``held``, naming both files and
-            the first such row.
-    """
-    import warnings
-
-    seen = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(held.X, np.float64))}
-    rows = np.ascontiguousarray(table.X, np.float64)
-    shared = [(i, seen[r.tobytes()]) for i, r in enumerate(rows) if r.tobytes() in seen]
-    if not shared:
-        return
-    (i, j), k = shared[0], len(shared)
-    what = (
-        f"{k} of its {len(table)} rows have the features of a {other} row of {held.path} "
-        f"(first: row {i + 1}, {other} row {j + 1})"
-    )
-    if 2 * k >= len(table):
-        why = (
-            "held out from the subconcept model's training data"
-            if other == "TRAIN"
-            else "other rows than the test rows"
-        )
-        raise InputError(table.path, f"{what}: {role} rows must be {why}", row=i + 1)
-    warnings.warn(f"{table.path}: {what}; are they the same images?", UserWarning, stacklevel=3)
 
 
 def _posterior_files(

@@ -363,7 +363,7 @@ def evaluate_split_folder(
 def evaluate_split(
     folder: str | Path,
     table: PredictionTable,
-    u: Utilities,
+    utilities: Utilities,
     reference: PredictionTable | InputError | None,
     settings: EvaluateSettings,
     *,
@@ -380,11 +380,11 @@ def evaluate_split(
     if isinstance(reference, PredictionTable):
         try:
             rows = reference_rows(
-                reference, u, threshold=settings.threshold, source=REFERENCE_SOURCE
+                reference, utilities, threshold=settings.threshold, source=REFERENCE_SOURCE
             )
         except InputError as e:
             unusable = e
-    ev = evaluate(table, u, reference=rows, settings=settings)
+    ev = evaluate(table, utilities, reference=rows, settings=settings)
     if unusable is not None:
         why = f"the split's reference rows ({REFERENCE_SOURCE}) cannot be used: {unusable}"
         ev.notes.append(f"rectified scores not computed: {why}")

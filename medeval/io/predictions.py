@@ -475,9 +475,9 @@ def _names_chunk(col, names: dict[str, int]) -> np.ndarray | None:
     return np.asarray(local, dtype=np.int32)[enc.indices.to_numpy(zero_copy_only=False)]
 
 
-def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, u: Utilities) -> None:
+def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, utilities: Utilities) -> None:
     """Every name known and on its class's side; checked per category, reported per row."""
-    side = {n: int(c) for n, c in zip(u.names, u.sides, strict=True)}
+    side = {n: int(c) for n, c in zip(utilities.names, utilities.sides, strict=True)}
     cats = list(sc.categories)
     known = np.array([c in side for c in cats], dtype=bool)
     codes = np.asarray(sc.codes)
@@ -487,8 +487,8 @@ def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, u: Utiliti
         name = cats[codes[i]]
         raise InputError(
             path,
-            f"unknown subconcept {shown(name)}: the train sizes know {', '.join(u.names)}"
-            + lookalike(name, u.names),
+            f"unknown subconcept {shown(name)}: the train sizes know {', '.join(utilities.names)}"
+            + lookalike(name, utilities.names),
             column="subconcept",
             row=i + 1,
         )
@@ -506,12 +506,14 @@ def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, u: Utiliti
         )
 
 
-def _check_posteriors(path, q, q_cols, names, u: Utilities | None, atol: float = 1e-4) -> None:
+def _check_posteriors(
+    path, q, q_cols, names, utilities: Utilities | None, atol: float = 1e-4
+) -> None:
     # Column names first: a missing q_<name> column also makes the rows sum to less than 1,
     # and the missing column is the problem to report.
-    if u is not None:
-        missing = [n for n in u.names if n not in names]
-        extra = [n for n in names if n not in u.names]
+    if utilities is not None:
+        missing = [n for n in utilities.names if n not in names]
+        extra = [n for n in names if n not in utilities.names]
         if missing or extra:
             alike = next((c for c in (lookalike(e, missing) for e in extra) if c), "")
             raise InputError(

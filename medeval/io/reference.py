@@ -87,16 +87,16 @@ class ReferenceRows:
     def __len__(self) -> int:
         return len(self.y_true)
 
-    def class_weights(self, u: Utilities) -> tuple[np.ndarray, int]:
-        """Class-conditional weights ``(R,)`` of the rows under the utilities ``u``
+    def class_weights(self, utilities: Utilities) -> tuple[np.ndarray, int]:
+        """Class-conditional weights ``(R,)`` of the rows under the ``utilities``
         (docs/method.md, "Label-free scores")
         and how many rows fell back to their class's mean utility: :func:`class_conditional`
         of the checked posteriors, computed once per utilities (the rectification and the
         per-subset correction both need them)."""
-        key = (tuple(u.names), u.values.tobytes(), u.sides.tobytes())
+        key = (tuple(utilities.names), utilities.values.tobytes(), utilities.sides.tobytes())
         if key not in self._weights:
-            cp = renormalise_within_class(torch.from_numpy(self.posteriors), u, self.y_true)
-            c = expected_class_utility(cp, u, self.y_true).cpu().numpy()
+            cp = renormalise_within_class(torch.from_numpy(self.posteriors), utilities, self.y_true)
+            c = expected_class_utility(cp, utilities, self.y_true).cpu().numpy()
             self._weights[key] = (c, int(cp.fallback.sum()))
         return self._weights[key]
 
@@ -108,7 +108,7 @@ class ReferenceRows:
     @classmethod
     def from_arrays(
         cls,
-        u: Utilities,
+        utilities: Utilities,
         *,
         y_true: Any,
         subconcept: Sequence[str] | None,
@@ -119,7 +119,7 @@ class ReferenceRows:
         threshold: float = 0.5,
         source: str = "reference",
     ) -> ReferenceRows:
-        """Check reference rows against the utilities ``u`` (training sizes).
+        """Check reference rows against the ``utilities`` (of the training sizes).
 
         ``y_pred`` defaults to ``y_score >= threshold`` (use the test predictions' threshold).
         ``posteriors`` is a DataFrame with subconcept-named columns or an array with
@@ -135,17 +135,17 @@ class ReferenceRows:
         y = _binary("y_true", y_true, None)
         n = len(y)
         yp, s = _predictions(y_pred, y_score, n, threshold)
-        codes = _subconcept_codes(subconcept, y, u)
-        q = _posteriors(posteriors, posterior_columns, u, n)
-        return cls(y, codes, q, u.names, yp, s, source=source)
+        codes = _subconcept_codes(subconcept, y, utilities)
+        q = _posteriors(posteriors, posterior_columns, utilities, n)
+        return cls(y, codes, q, utilities.names, yp, s, source=source)
 
     @classmethod
     def from_table(
-        cls, table: Any, u: Utilities, *, threshold: float = 0.5, source: str | None = None
+        cls, table: Any, utilities: Utilities, *, threshold: float = 0.5, source: str | None = None
     ) -> ReferenceRows:
         """From a :class:`~medeval.io.predictions.PredictionTable` (:func:`reference_rows`)."""
         return cls.from_arrays(
-            u,
+            utilities,
             y_true=table.y_true,
             subconcept=table.subconcept,
             posteriors=table.posteriors,
@@ -174,7 +174,7 @@ def _predictions(
     return yp, s
 
 
-def _subconcept_codes(subconcept: Any, y: np.ndarray, u: Utilities) -> np.ndarray:
+def _subconcept_codes(subconcept: Any, y: np.ndarray, utilities: Utilities) -> np.ndarray:
     """Codes ``(R,)`` into ``u.names``, checked against the classes and the minority names."""
     if subconcept is None:
         raise ReferenceDataError(
@@ -188,25 +188,26 @@ def _subconcept_codes(subconcept: Any, y: np.ndarray, u: Utilities) -> np.ndarra
         )
     uniq, inverse = np.unique(names, return_inverse=True)
     for nm in map(str, uniq):
-        if nm not in u.names:
+        if nm not in utilities.names:
             raise ReferenceDataError(
-                f"reference subconcept {nm!r} has no training size; known: {', '.join(u.names)}",
+                f"reference subconcept {nm!r} has no training size; known: "
+                f"{', '.join(utilities.names)}",
                 column="subconcept",
                 subconcept=nm,
             )
-    codes = np.array([u.names.index(nm) for nm in uniq], dtype=np.int64)[inverse]
-    wrong = np.flatnonzero(u.sides[codes] != y)
+    codes = np.array([utilities.names.index(nm) for nm in uniq], dtype=np.int64)[inverse]
+    wrong = np.flatnonzero(utilities.sides[codes] != y)
     if len(wrong):
-        i, nm = int(wrong[0]), u.names[codes[wrong[0]]]
+        i, nm = int(wrong[0]), utilities.names[codes[wrong[0]]]
         raise ReferenceDataError(
-            f"reference row {i}: subconcept {nm!r} belongs to class {u.sides[codes[i]]} in the "
-            f"training sizes but y_true is {y[i]}",
+            f"reference row {i}: subconcept {nm!r} belongs to class "
+            f"{utilities.sides[codes[i]]} in the training sizes but y_true is {y[i]}",
             column="y_true",
             subconcept=nm,
         )
     present = set(codes.tolist())
-    for nm in u.minority:
-        if u.names.index(nm) not in present:
+    for nm in utilities.minority:
+        if utilities.names.index(nm) not in present:
             raise ReferenceDataError(
                 f"minority subconcept {nm!r} has no reference row: its part of the correction "
                 "cannot be measured (add reference rows of it)",
@@ -216,33 +217,41 @@ def _subconcept_codes(subconcept: Any, y: np.ndarray, u: Utilities) -> np.ndarra
     return codes
 
 
-def _posteriors(posteriors: Any, columns: Sequence[str] | None, u: Utilities, n: int) -> np.ndarray:
+def _posteriors(
+    posteriors: Any, columns: Sequence[str] | None, utilities: Utilities, n: int
+) -> np.ndarray:
     if posteriors is None:
         raise ReferenceDataError(
             "reference rows need the subconcept model's posteriors "
-            f"({', '.join(POSTERIOR_PREFIX + nm for nm in u.names)})",
-            column=POSTERIOR_PREFIX + u.names[0],
+            f"({', '.join(POSTERIOR_PREFIX + nm for nm in utilities.names)})",
+            column=POSTERIOR_PREFIX + utilities.names[0],
         )
     if columns is None and hasattr(posteriors, "columns"):  # q_<name> columns of a file
         cols = [str(c) for c in posteriors.columns]
-        columns = [c.removeprefix(POSTERIOR_PREFIX) if c not in u.names else c for c in cols]
+        columns = [
+            c.removeprefix(POSTERIOR_PREFIX) if c not in utilities.names else c for c in cols
+        ]
     try:
-        q = align_posteriors(posteriors, u, columns=columns)
+        q = align_posteriors(posteriors, utilities, columns=columns)
     except ValueError as e:
         raise ReferenceDataError(f"reference posteriors: {e}", column="posteriors") from None
-    if q.shape != (n, len(u.names)):
+    if q.shape != (n, len(utilities.names)):
         raise ReferenceDataError(
-            f"reference posteriors must be ({n}, {len(u.names)}); got {tuple(q.shape)}",
+            f"reference posteriors must be ({n}, {len(utilities.names)}); got {tuple(q.shape)}",
             column="posteriors",
         )
     return q.cpu().numpy()
 
 
 def reference_rows(
-    table: PredictionTable, u: Utilities, *, threshold: float = 0.5, source: str | None = None
+    table: PredictionTable,
+    utilities: Utilities,
+    *,
+    threshold: float = 0.5,
+    source: str | None = None,
 ) -> ReferenceRows:
     """Check a table of reference rows (read from a file, or built in memory by a tool)
-    against the train sizes ``u``.
+    against the train sizes' ``utilities``.
 
     Checked: the predictions columns, the true ``subconcept`` (known names, on the side of
     their class), every ``q_<subconcept>`` column, and at least one row of every minority
@@ -251,10 +260,10 @@ def reference_rows(
     Raises:
         InputError: naming the table's file and the column or subconcept at fault.
     """
-    check_reference(table, u)
+    check_reference(table, utilities)
     try:
         return ReferenceRows.from_table(
-            table, u, threshold=float(threshold), source=source or str(table.path)
+            table, utilities, threshold=float(threshold), source=source or str(table.path)
         )
     except ReferenceDataError as e:
         column = e.column if e.column in ("y_true", "y_pred", "y_score", "subconcept") else None
@@ -262,7 +271,7 @@ def reference_rows(
 
 
 def load_reference(
-    path: str | Path, u: Utilities, *, threshold: float = 0.5, source: str | None = None
+    path: str | Path, utilities: Utilities, *, threshold: float = 0.5, source: str | None = None
 ) -> tuple[ReferenceRows, PredictionTable]:
     """Read a reference file (the predictions columns plus the true ``subconcept`` and a
     ``q_<name>`` posterior column for every subconcept of the train sizes) and check it
@@ -271,11 +280,11 @@ def load_reference(
     Raises:
         InputError: naming the file and the column or subconcept at fault.
     """
-    table = read_predictions(path, u)
-    return reference_rows(table, u, threshold=threshold, source=source or str(path)), table
+    table = read_predictions(path, utilities)
+    return reference_rows(table, utilities, threshold=threshold, source=source or str(path)), table
 
 
-def check_reference(table: PredictionTable, u: Utilities) -> None:
+def check_reference(table: PredictionTable, utilities: Utilities) -> None:
     """Reference rows need the true subconcept and the posteriors of every subconcept.
 
     Raises:
@@ -289,6 +298,6 @@ def check_reference(table: PredictionTable, u: Utilities) -> None:
         raise InputError(
             table.path,
             "reference data need the subconcept model's posteriors "
-            f"({', '.join(POSTERIOR_PREFIX + n for n in u.names)})",
-            column=POSTERIOR_PREFIX + u.names[0],
+            f"({', '.join(POSTERIOR_PREFIX + n for n in utilities.names)})",
+            column=POSTERIOR_PREFIX + utilities.names[0],
         )

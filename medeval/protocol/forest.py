@@ -48,6 +48,7 @@ from medeval.protocol.oob import (
 from medeval.protocol.saved import save_fold
 from medeval.scores import ALL_SCORES, RECOMMENDED
 from medeval.splits import Split, derive_seed
+from medeval.subconcept_model import subconcept_forest
 from medeval.tasks import BinaryTask
 from medeval.weights import train_utilities
 
@@ -156,7 +157,7 @@ def _fit_subconcept_model(
     ``(N_test, K)`` (its ``predict_proba``) and out of bag on the training rows ``(N_train, K)``
     (NaN rows where no tree is out of bag)."""
     X = task.data.X
-    rf = _forest(n_estimators, seed).fit(X[train], task.subconcept[train])
+    rf = subconcept_forest(n_estimators, seed).fit(X[train], task.subconcept[train])
     out = forest_oob(rf, X[train], X_test=X[test])
     k = len(task.subconcepts)
     test_posteriors = full_posteriors(out.test_proba, rf.classes_, k)

@@ -15,7 +15,7 @@ from sklearn.datasets import make_blobs
 from medeval.evaluation import EvaluateSettings, evaluate, evaluate_predictions
 from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate
 from medeval.flows.evaluate import evaluate_file
-from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
+from medeval.flows.own_model import SubconceptSettings, fit_and_evaluate
 from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.io.reference import ReferenceRows
 
@@ -157,7 +157,7 @@ def _frames(folder: Path) -> tuple[pd.DataFrame, ...]:
 def test_own_model_on_dataframes_equals_its_files(tmp_path):
     """evaluate_own_model on DataFrames evaluates them in memory: the numbers of the same
     tables given as files."""
-    from medeval.flows.subconcepts import evaluate_own_model
+    from medeval.flows.own_model import evaluate_own_model
 
     s = SubconceptSettings(n_estimators=20, n_bootstrap=40)
     paths = _own_tables(tmp_path)
@@ -182,7 +182,7 @@ def test_own_model_dataframe_errors_are_the_files_errors_naming_the_frame(
     """A bad DataFrame gets the check and the message of the same table in a Parquet file,
     naming the DataFrame (not a temporary copy)."""
     from medeval.errors import InputError
-    from medeval.flows.subconcepts import evaluate_own_model
+    from medeval.flows.own_model import evaluate_own_model
 
     frames = dict(zip(("train", "test", "reference"), _frames(tmp_path), strict=True))
     bad = frames[role].copy()
