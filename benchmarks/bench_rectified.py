@@ -24,8 +24,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import rectified_simulation as sim
+from rq4_variants import ppi_lambda
 
-from medeval.evaluation.rectified import combine, point_scores, ppi_lambda, rectified_scores
+from medeval.evaluation.rectified import point_scores
 from medeval.io.reference import ReferenceRows
 from medeval.metrics.proportion import METHODS, exact_coverage, soft_recall_interval
 from medeval.weights import class_posteriors, utilities_from_train_sizes
@@ -59,11 +60,9 @@ def evaluate(seed, temperature, n_test, ref_counts, reference_stratify, n_bootst
     truth = point_scores(t["y_true"], t["y_pred"], t["y_score"], {"w": w})
     with warnings.catch_warnings(record=True):  # few-reference warnings are measured here
         warnings.simplefilter("always")
-        res = rectified_scores(
-            t["y_true"], y_pred=t["y_pred"], y_score=t["y_score"], posteriors=t["posteriors"],
-            reference=ref, utilities=U, n_bootstrap=n_bootstrap, seed=seed,
-            reference_stratify=reference_stratify,
-        )  # fmt: skip
+        res = sim.rectify(
+            t, ref, U, n_bootstrap=n_bootstrap, seed=seed, reference_stratify=reference_stratify
+        )
     return res, truth
 
 
@@ -81,11 +80,9 @@ def table_bias(seeds: int) -> None:
                         tw = truth[("w", m)]
                         p = res.components[m]
                         lam = ppi_lambda(**p)
-                        pt = combine(
-                            res.class_conditional[m], res.reference_scores[m]["c"],
-                            res.reference_scores[m]["w"], variant="ppi++", lam=lam,
-                        )  # fmt: skip
-                        pr = combine(p["test_c"], p["ref_c"], p["ref_w"], variant="ppi++", lam=lam)
+                        rc, rw = res.reference_scores[m]["c"], res.reference_scores[m]["w"]
+                        pt = rw + lam * (res.class_conditional[m] - rc)  # PPI++
+                        pr = p["ref_w"] + lam * (p["test_c"] - p["ref_c"])
                         ests = {
                             "c": (res.class_conditional[m], p["test_c"]),
                             "r": (res.scores["r" + m], res.replicates["r" + m]),

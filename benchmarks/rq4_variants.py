@@ -8,12 +8,13 @@ Both estimate the true-weight score wM from the class-conditional score cM and r
 
 This script reads every fold a benchmark run saved (``python -m medeval.benchmark
 --save-predictions``: ``predictions/<set>/<method>-<k>/``, :mod:`medeval.protocol.saved`),
-evaluates it with :func:`medeval.evaluation.evaluate_predictions` once per variant — with the
-record's bootstrap (B, seed, level) and the fold's out-of-bag reference rows — and
+evaluates it with :func:`medeval.evaluation.evaluate_predictions` — with the record's bootstrap
+(B, seed, level) and the fold's out-of-bag reference rows — forms PPI++ from that evaluation's
+parts (:func:`ppi_part`: its exact cM(test), cM(R), wM(R) and their joint-bootstrap replicates,
+so both variants share the replicates; medeval itself computes the rectified score only), and
 
 1. checks that the rectified scores equal the record's rBA / rF1 / rAUC (point estimates, their
-   95 % intervals and their values on every subset), and that both variants drew the same
-   joint-bootstrap replicates of cM(test), cM(R) and wM(R);
+   95 % intervals and their values on every subset);
 2. builds, per variant, the records with that variant's rM (scores, intervals, subsets) and
    runs the RQ4 analyses of :mod:`medeval.analyses` on them (:func:`agreement_table`,
    :func:`agreement_by_method`, :func:`coverage_by_dataset`): mae and bias against wM of the
@@ -53,9 +54,10 @@ from medeval.analyses.agreement import agreement_by_method, agreement_table
 from medeval.analyses.coverage import coverage_by_dataset
 from medeval.analyses.quality import subconcept_model_quality
 from medeval.evaluation import Evaluation, evaluate_predictions
-from medeval.evaluation.rectified import VARIANTS
-from medeval.flows.evaluate import load_reference
+from medeval.evaluation.rectified import reference_subset_scores
 from medeval.io.predictions import read_predictions, read_train_sizes
+from medeval.io.reference import ReferenceRows, load_reference
+from medeval.metrics.bootstrap import percentile_interval
 from medeval.protocol.saved import fold_folder, has_fold_files
 from medeval.protocol.store import ResultsStore
 from medeval.scores import FAMILIES, RECOMMENDED_RECTIFIED
@@ -64,6 +66,8 @@ from medeval.scores import FAMILIES, RECOMMENDED_RECTIFIED
 LABELS = {"": "unweighted", "w": "wM (truth)", "c": "cM", "r": "rM (rectified)", "r+": "PPI++"}
 #: The protocol's decision threshold (``y_pred = y_score >= 0.5``, :mod:`medeval.protocol.forest`).
 THRESHOLD = 0.5
+#: The compared variants: medeval's rectified score, and PPI++ formed here.
+VARIANTS = ("rectified", "ppi++")
 
 
 @dataclass
@@ -75,7 +79,6 @@ class FoldResult:
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)
     lam: dict[str, float] = field(default_factory=dict)
     ref_w: dict[str, float] = field(default_factory=dict)
-    same_replicates: bool = True
     min_reference: int | None = None
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -97,43 +100,79 @@ def _rectified_part(ev: Evaluation) -> dict[str, Any]:
     }
 
 
-def _same_components(a: Evaluation, b: Evaluation) -> bool:
-    """Whether two evaluations drew the very same joint-bootstrap replicates."""
-    ca, cb = a.rectified.components, b.rectified.components
-    return ca.keys() == cb.keys() and all(
-        torch.equal(ca[m][k], cb[m][k]) for m in ca for k in ("test_c", "ref_c", "ref_w")
-    )
+def ppi_lambda(test_c: torch.Tensor, ref_c: torch.Tensor, ref_w: torch.Tensor) -> float:
+    """Power-tuning λ = Cov(wM(R), cM(R)) / (Var cM(test) + Var cM(R)), clipped to [0, 1],
+    from replicates ``(B,)`` (undefined ones left out); 1.0 (the plain rectified score) when
+    fewer than two replicates are defined or the variances vanish."""
+    ok = torch.isfinite(test_c) & torch.isfinite(ref_c) & torch.isfinite(ref_w)
+    if int(ok.sum()) < 2:
+        return 1.0
+    t, c, w = test_c[ok], ref_c[ok], ref_w[ok]
+    den = float(t.var() + c.var())
+    if not den > 0:
+        return 1.0
+    cov = float(((w - w.mean()) * (c - c.mean())).sum() / (len(c) - 1))
+    return min(1.0, max(0.0, cov / den))
 
 
-def _evaluate_both(folder: Path, fold: dict[str, Any]) -> tuple[dict[str, Evaluation], Any, Any]:
-    """Both variants' evaluations of a saved fold, the reference rows and the utilities."""
+def ppi_part(ev: Evaluation, reference: ReferenceRows, u: Any) -> tuple[dict[str, Any], dict]:
+    """PPI++ ``wM(R) + λ·(cM(test) − cM(R))`` from a rectified evaluation's parts: its
+    scores, intervals (the same joint replicates) and subset values (each ``sub_i`` with the
+    full set's λ), in the form of :func:`_rectified_part`, and λ per family."""
+    res = ev.rectified
+    lam = {m: ppi_lambda(**parts) for m, parts in res.components.items()}
+    out: dict[str, Any] = {"scores": {}, "intervals": {}, "subsets": []}
+    for m, parts in res.components.items():
+        name, ref = RECOMMENDED_RECTIFIED[m], res.reference_scores[m]
+        out["scores"][name] = ref["w"] + lam[m] * (res.class_conditional[m] - ref["c"])
+        reps = parts["ref_w"] + lam[m] * (parts["test_c"] - parts["ref_c"])
+        if len(reps):
+            lo, hi, _ = percentile_interval(reps[:, None], ev.confidence)
+            out["intervals"][name] = (float(lo[0]), float(hi[0]))
+    for name in RECOMMENDED_RECTIFIED.values():
+        out["scores"].setdefault(name, math.nan)
+    sub = ev.subsets
+    names = [nm for nm in dict.fromkeys(sub["subconcept"]) if isinstance(nm, str)]
+    ref_sub = reference_subset_scores(reference, u, names)
+    cells = zip(sub["subset"], sub["score"], sub["value"], strict=True)
+    test_c = {(s, n[1:]): v for s, n, v in cells if n[0] == "c"}
+    for row in _rectified_part(ev)["subsets"]:
+        m, nm = row["score"][1:], row["subconcept"]
+        if not isinstance(nm, str):  # full
+            value = out["scores"][row["score"]]
+        else:
+            r = ref_sub[nm]
+            value = r[("w", m)] + lam[m] * (test_c[(row["subset"], m)] - r[("c", m)])
+        out["subsets"].append({**row, "value": float(value)})
+    return out, lam
+
+
+def _evaluate(folder: Path, fold: dict[str, Any]) -> tuple[Evaluation, Any, Any]:
+    """The rectified evaluation of a saved fold, the reference rows and the utilities."""
     u = read_train_sizes(folder / "train_sizes.json")
     reference, _ = load_reference(folder / "reference.csv", u, threshold=THRESHOLD)
     table = read_predictions(folder / "predictions.csv", u)
-    evs = {}
-    for variant in VARIANTS:
-        evs[variant] = evaluate_predictions(
-            table.y_true,
-            y_score=table.y_score,
-            y_pred=table.y_pred,
-            threshold=THRESHOLD,
-            subconcept=table.subconcept,
-            posteriors=table.posteriors,
-            train_sizes=u,
-            n_bootstrap=int(fold["n_bootstrap"]),
-            confidence=float(fold["confidence"]),
-            seed=int(fold["seed"]),
-            reference=reference,
-            reference_variant=variant,
-        )
-    return evs, reference, u
+    ev = evaluate_predictions(
+        table.y_true,
+        y_score=table.y_score,
+        y_pred=table.y_pred,
+        threshold=THRESHOLD,
+        subconcept=table.subconcept,
+        posteriors=table.posteriors,
+        train_sizes=u,
+        n_bootstrap=int(fold["n_bootstrap"]),
+        confidence=float(fold["confidence"]),
+        seed=int(fold["seed"]),
+        reference=reference,
+    )
+    return ev, reference, u
 
 
 def evaluate_fold(folder: str | Path) -> FoldResult:
     """Evaluate one saved fold with the rectified and the PPI++ variant.
 
-    The fold's ``fold.json`` gives the bootstrap (replicates, seed, level) its record used; both
-    variants share it, so their intervals come from the same replicates. Torch runs on one
+    The fold's ``fold.json`` gives the bootstrap (replicates, seed, level) its record used; PPI++
+    is formed from the same joint replicates (:func:`ppi_part`). Torch runs on one
     thread, as the benchmark grid computes its records (:mod:`medeval.protocol.grid`): on
     folds above torch's parallel grain (about 33,000 rows: connect_4, fars, kddcup, sleep…)
     a multi-threaded sum differs from the records in the last bits. Warnings of the evaluation
@@ -149,15 +188,13 @@ def evaluate_fold(folder: str | Path) -> FoldResult:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")  # counted and reported, not hidden
-            evs, reference, u = _evaluate_both(folder, fold)
+            ev, reference, u = _evaluate(folder, fold)
     finally:
         torch.set_num_threads(threads)
     out.warnings = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
-    out.variants = {v: _rectified_part(ev) for v, ev in evs.items()}
-    out.lam = {m: float(x) for m, x in evs["ppi++"].rectified.lam.items()}
-    ref = evs["rectified"].rectified.reference_scores
-    out.ref_w = {m: float(v["w"]) for m, v in ref.items()}
-    out.same_replicates = _same_components(evs["rectified"], evs["ppi++"])
+    ppi, out.lam = ppi_part(ev, reference, u)
+    out.variants = {"rectified": _rectified_part(ev), "ppi++": ppi}
+    out.ref_w = {m: float(v["w"]) for m, v in ev.rectified.reference_scores.items()}
     counts = reference.counts()
     out.min_reference = min(counts[nm] for nm in u.minority)
     out.seconds = time.perf_counter() - start
@@ -205,8 +242,6 @@ def check_fold(record: dict[str, Any], result: FoldResult) -> list[str]:
         theirs = recorded.get((s["subset"], s["score"]), math.nan)
         if _differs(s["value"], theirs):
             problems.append(f"{where}: {s['score']} on {s['subset']} {s['value']!r} != {theirs!r}")
-    if not result.same_replicates:
-        problems.append(f"{where}: the two variants drew different bootstrap replicates")
     return problems
 
 

@@ -31,8 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from medeval.flows.evaluate import EvaluateSettings, evaluate_table, load_reference
+from medeval.evaluation import EvaluateSettings, evaluate
 from medeval.io.predictions import read_predictions, read_train_sizes
+from medeval.io.reference import load_reference
 
 
 def fold_rows(fold: Path, n_bootstrap: int, old: dict | None) -> tuple[list[dict], list[dict]]:
@@ -46,7 +47,7 @@ def fold_rows(fold: Path, n_bootstrap: int, old: dict | None) -> tuple[list[dict
     table.subconcept = None  # evaluated as a user without test subconcepts would
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ev = evaluate_table(table, u, reference=ref, settings=settings)
+        ev = evaluate(table, u, reference=ref, settings=settings)
     ps = ev.per_subconcept.set_index("subconcept")
     true = {
         s: float(hit[truth.subconcept == s].mean())

@@ -19,9 +19,8 @@ _LAZY = {
     "evaluate_predictions": "medeval.evaluation",
     "Evaluation": "medeval.evaluation",
     "SubconceptRecall": "medeval.evaluation",  # what Evaluation.by_subconcept() returns
+    "EvaluateSettings": "medeval.evaluation",
     "evaluate_file": "medeval.flows.evaluate",
-    "evaluate_table": "medeval.flows.evaluate",
-    "EvaluateSettings": "medeval.flows.evaluate",
     # inputs
     "read_predictions": "medeval.io.predictions",
     "read_train_sizes": "medeval.io.predictions",

@@ -19,7 +19,7 @@ function called from inside another one skips the check: the outer call already 
 passes on, and internal calls pass values it made itself. Data arguments (arrays) are not
 declared here: their shapes and values are checked by the function's own input formatting.
 
-The same declarations give the command-line types (:func:`medeval.cli.common.option_type`) and
+The same declarations give the command-line types (:func:`medeval.cli.options.option_type`) and
 the training config's ranges; every declared callable (:data:`VALIDATED`) and settings object
 (:data:`SETTINGS`) is registered, so a test walks them all with invalid values. This module
 imports only the standard library, so a tool's ``--help`` stays fast.
@@ -44,7 +44,6 @@ __all__ = [
     "SETTINGS",
     "VALIDATED",
     "ArrayLike",
-    "Fields",
     "Interval",
     "InvalidParameterError",
     "Options",
@@ -55,6 +54,7 @@ __all__ = [
     "checked",
     "declared",
     "describe",
+    "refusal",
     "validate_params",
 ]
 
@@ -179,14 +179,6 @@ class _NoneConstraint(Constraint):
         return "None"
 
 
-class Fields:
-    """A settings object (a dataclass) whose fields each have constraints; errors name the
-    field, as if it were a parameter of the function."""
-
-    def __init__(self, constraints: Mapping[str, list[Any]]) -> None:
-        self.constraints = constraints
-
-
 def _as_constraint(c: Any) -> Constraint:
     if c is None:
         return _NoneConstraint()
@@ -207,8 +199,17 @@ def accepts(allowed: list[Any], value: Any) -> bool:
     return any(_as_constraint(c).accepts(value) for c in allowed)
 
 
+def refusal(allowed: list[Any], value: Any) -> str | None:
+    """Why ``value`` is refused, ``"must be <allowed>; got <value>"``, or ``None`` when one of
+    the constraints accepts it: the words of every refusal, in Python, in a config and on the
+    command line."""
+    if accepts(allowed, value):
+        return None
+    return f"must be {describe(allowed)}; got {value!r}"
+
+
 def check_params(
-    where: str, values: Mapping[str, Any], constraints: Mapping[str, list[Any] | Fields]
+    where: str, values: Mapping[str, Any], constraints: Mapping[str, list[Any]]
 ) -> None:
     """Check each declared parameter of ``values`` against its constraints.
 
@@ -219,19 +220,16 @@ def check_params(
         if name not in values:
             continue
         value = values[name]
-        if isinstance(allowed, Fields):
-            check_params(where, vars(value), allowed.constraints)
-            continue
-        if not accepts(allowed, value):
-            shown = describe(allowed)
-            raise InvalidParameterError(f"{where}: {name} must be {shown}; got {value!r}")
+        message = refusal(allowed, value)
+        if message:
+            raise InvalidParameterError(f"{where}: {name} {message}")
 
 
 _VALIDATING = contextvars.ContextVar("medeval_validating", default=False)
 
 #: Every function decorated with :func:`validate_params`, with its constraints (for the test
 #: that feeds each declared parameter invalid values).
-VALIDATED: list[tuple[Callable[..., Any], Mapping[str, list[Any] | Fields]]] = []
+VALIDATED: list[tuple[Callable[..., Any], Mapping[str, list[Any]]]] = []
 #: Every settings class decorated with :func:`declared`.
 SETTINGS: list[type] = []
 
@@ -248,7 +246,7 @@ def checked() -> Iterator[None]:
         _VALIDATING.reset(token)
 
 
-def validate_params(constraints: Mapping[str, list[Any] | Fields]) -> Callable[[F], F]:
+def validate_params(constraints: Mapping[str, list[Any]]) -> Callable[[F], F]:
     """Decorate a function (or ``__init__``) so that its declared options are checked on every
     outside call; calls from inside another validated call skip the check."""
 
@@ -273,6 +271,7 @@ def validate_params(constraints: Mapping[str, list[Any] | Fields]) -> Callable[[
                 _VALIDATING.reset(token)
 
         wrapper.__signature__ = signature  # type: ignore[attr-defined]
+        wrapper.constraints = constraints  # type: ignore[attr-defined]
         VALIDATED.append((wrapper, constraints))
         return wrapper  # type: ignore[return-value]
 
@@ -282,19 +281,22 @@ def validate_params(constraints: Mapping[str, list[Any] | Fields]) -> Callable[[
 def declared(constraints: Mapping[str, list[Any]]) -> Callable[[type], type]:
     """Decorate a dataclass so that each declared field is checked when an instance is made
     (:class:`InvalidParameterError` ``"<Class>: <field> must be ..."``). A subclass adds its own
-    fields' constraints to those it inherits; ``cls.constraints`` holds them all."""
+    fields' constraints to those it inherits (from every base); ``cls.constraints`` holds them
+    all."""
 
     def decorate(cls: type) -> type:
         fields = {f.name for f in dataclasses.fields(cls)}
         unknown = set(constraints) - fields
         if unknown:
             raise TypeError(f"{cls.__qualname__}: constraints for unknown {sorted(unknown)}")
-        cls.constraints = {**getattr(cls, "constraints", {}), **constraints}  # type: ignore[attr-defined]
+        inherited = [vars(base).get("constraints", {}) for base in reversed(cls.__mro__[1:])]
+        cls.constraints = {k: v for c in [*inherited, constraints] for k, v in c.items()}  # type: ignore[attr-defined]
         own_post_init = cls.__dict__.get("__post_init__")
         called = hasattr(cls, "__post_init__")  # else the dataclass's __init__ does not call it
 
         def __post_init__(self: Any) -> None:
-            check_params(type(self).__qualname__, vars(self), type(self).constraints)
+            if not _VALIDATING.get():  # inside a validated call: made of checked values
+                check_params(type(self).__qualname__, vars(self), type(self).constraints)
             if own_post_init is not None:  # checks across fields come after each field's own
                 own_post_init(self)
 

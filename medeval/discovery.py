@@ -31,25 +31,22 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.decomposition import PCA
-from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, silhouette_score
 from sklearn.mixture import GaussianMixture
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from medeval._validation import Interval, StrOptions, validate_params
+from medeval._validation import ArrayLike, validate_params
 from medeval.errors import MissingExtraError, UserError
-from medeval.options import SEED
+from medeval.options import SEED, DiscoveryOptions
+from medeval.subconcept_model import subconcept_forest
 
 __all__ = [
-    "METHODS",
-    "REDUCERS",
     "ClassClustering",
     "Discovery",
     "discover_subconcepts",
@@ -57,8 +54,6 @@ __all__ = [
     "subconcept_name",
 ]
 
-METHODS = ("gmm", "kmeans")
-REDUCERS = ("pca", "umap")
 #: silhouette on at most this many instances (it is quadratic in the class size).
 SILHOUETTE_SAMPLE = 2000
 
@@ -339,20 +334,9 @@ def _one_gaussian_bic(Z: np.ndarray) -> float:
     return float(m.bic(Z))
 
 
-#: The discovery's options, declared once (also the fields of the ``discover`` and
-#: ``subconcepts --discover`` settings).
-DISCOVERY_OPTIONS = {
-    "method": [StrOptions(METHODS)],
-    "reducer": [StrOptions(REDUCERS)],
-    "n_components": [Interval(Integral, 1, None)],
-    "k_max": [Interval(Integral, 1, None)],
-    "min_cluster_size": [Interval(Integral, 1, None)],
-    "n_estimators": [Interval(Integral, 1, None)],
-    "seed": [SEED],
-}
-
-
-@validate_params(DISCOVERY_OPTIONS)
+@validate_params(
+    {"X": [ArrayLike()], "y": [ArrayLike()], **DiscoveryOptions.constraints, "seed": [SEED]}
+)
 def discover_subconcepts(
     X: Any,
     y: Any,
@@ -382,7 +366,8 @@ def discover_subconcepts(
 
     Raises:
         UserError: bad shapes, non-finite features, a class with fewer than 2 instances;
-            InvalidParameterError (one) for an option outside :data:`DISCOVERY_OPTIONS`.
+            InvalidParameterError (one) for an option outside its declaration
+            (:class:`~medeval.options.DiscoveryOptions`).
     """
     X = _features(X)
     y = _labels(y, len(X))
@@ -413,8 +398,7 @@ def discover_subconcepts(
     sides = np.array([0] * classes[0].k + [1] * classes[1].k, dtype=np.int64)
     counts = np.concatenate([classes[0].counts, classes[1].counts]).astype(np.int64)
     codes = np.array([names.index(s) for s in labels], dtype=np.int64)
-    forest = RandomForestClassifier(n_estimators=n_estimators, random_state=seed, n_jobs=1)
-    forest.fit(X, codes)
+    forest = subconcept_forest(n_estimators, seed).fit(X, codes)
     settings = {
         "method": method,
         "reducer": reducer,

@@ -30,9 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import torch
-
 from medeval.errors import UserError
 
 __all__ = [
@@ -46,11 +43,9 @@ __all__ = [
     "RECOMMENDED",
     "RECOMMENDED_RECTIFIED",
     "REFERENCE_SCORES",
-    "REFERENCE_STRATA",
     "SCORED_WEIGHTINGS",
     "SCORE_DESCRIPTIONS",
     "TRUE_ONLY_SCORES",
-    "VARIANTS",
     "WEAK_WITHIN_CLASS_BA",
     "WEIGHTINGS",
     "Weighting",
@@ -213,11 +208,6 @@ RECOMMENDED = {f: f"c{f}" for f in FAMILIES}
 RECOMMENDED_RECTIFIED = {f: f"r{f}" for f in FAMILIES}
 #: The rectified label-free scores, computed only from reference rows.
 LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
-#: How reference rows may be resampled; the first is the default
-#: (:func:`medeval.evaluation.rectified.rectified_scores`).
-REFERENCE_STRATA = ("class", "subconcept")
-#: The rectification's variants; the first is the default.
-VARIANTS = ("rectified", "ppi++")
 #: Below this within-class balanced accuracy the subconcept model is reported as weak
 # (docs/method.md, "Label-free scores").
 WEAK_WITHIN_CLASS_BA = 0.7
@@ -293,6 +283,9 @@ def labels_from_scores(y_score: Any, threshold: float) -> Any:
     A numpy array (or sequence) gives int64 labels; a tensor gives labels of its own floating
     dtype on its device (the weighted confusion sums take float labels).
     """
+    import numpy as np  # here: the vocabulary above is read by --help, without numpy
+    import torch
+
     if isinstance(y_score, torch.Tensor):
         return (y_score >= threshold).to(y_score.dtype)
     return (np.asarray(y_score) >= threshold).astype(np.int64)

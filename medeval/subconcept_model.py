@@ -29,7 +29,14 @@ from sklearn.utils.validation import check_is_fitted
 from medeval.errors import UserError
 from medeval.weights import Utilities, utilities_from_train_sizes
 
-__all__ = ["SubconceptModel", "subconcept_classes", "train_sizes"]
+__all__ = ["SubconceptModel", "subconcept_classes", "subconcept_forest", "train_sizes"]
+
+
+def subconcept_forest(n_estimators: int = 100, seed: int = 0) -> RandomForestClassifier:
+    """The subconcept forest, unfitted: the one of the forest protocol, of discovery and of
+    :class:`SubconceptModel` by default. ``n_jobs=1``: parallelism comes from the caller (the
+    benchmark's grid)."""
+    return RandomForestClassifier(n_estimators=n_estimators, random_state=seed, n_jobs=1)
 
 
 class SubconceptModel(BaseEstimator):
@@ -94,10 +101,7 @@ class SubconceptModel(BaseEstimator):
     def _make_estimator(self) -> Any:
         if self.estimator is not None:
             return clone(self.estimator)
-        # the forest protocol's subconcept forest (medeval.protocol.forest): same settings
-        return RandomForestClassifier(
-            n_estimators=self.n_estimators, random_state=self.random_state, n_jobs=1
-        )
+        return subconcept_forest(self.n_estimators, self.random_state)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """``(N, F)`` → ``(N, S)`` posteriors, columns :attr:`classes_`, rows summing to 1."""

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Real
 from typing import Any, Protocol
 
 import numpy as np
 import torch
 
+from medeval._validation import ArrayLike, Interval, TypeOf, validate_params
 from medeval.errors import UserError
 
 from .metrics._checks import default_dtype
@@ -144,31 +146,52 @@ def utilities_from_train_sizes(sizes: Mapping[str, Mapping[str, int]]) -> Utilit
     return utilities(counts, sides, names)
 
 
+_U = [TypeOf(Utilities, desc="Utilities")]
+_COLUMNS = [ArrayLike(), None]
+_ATOL = [Interval(Real, 0, None)]
+
+
+@validate_params(
+    {
+        "subconcept": [ArrayLike()],
+        "utilities": _U,
+        "device": [TypeOf(str, torch.device, desc="a device")],
+    }
+)
 def true_weights(
-    subconcept: Sequence[str] | np.ndarray, u: Utilities, *, device: str | torch.device = "cpu"
+    subconcept: Sequence[str] | np.ndarray,
+    utilities: Utilities,
+    *,
+    device: str | torch.device = "cpu",
 ) -> torch.Tensor:
     """``w_i = u_{s_i}`` from test subconcept names: ``(N,)`` → ``(N,)`` float64 tensor."""
-    lookup = {n: i for i, n in enumerate(u.names)}
+    lookup = {n: i for i, n in enumerate(utilities.names)}
     codes = np.empty(len(subconcept), dtype=np.int64)
     for i, s in enumerate(subconcept):
         code = lookup.get(str(s))
         if code is None:
             raise UserError(
-                f"row {i}: unknown subconcept {shown(str(s))}; known: {', '.join(u.names)}"
-                + lookalike(str(s), u.names)
+                f"row {i}: unknown subconcept {shown(str(s))}; known: {', '.join(utilities.names)}"
+                + lookalike(str(s), utilities.names)
             )
         codes[i] = code
     dev = torch.device(device)
-    return torch.tensor(u.values, dtype=default_dtype(dev), device=dev)[torch.from_numpy(codes)]
+    return torch.tensor(utilities.values, dtype=default_dtype(dev), device=dev)[
+        torch.from_numpy(codes)
+    ]
 
 
 def align_posteriors(
-    posteriors: Any, u: Utilities, *, columns: Sequence[str] | None = None, atol: float = 1e-4
+    posteriors: Any,
+    utilities: Utilities,
+    *,
+    columns: Sequence[str] | None = None,
+    atol: float = 1e-4,
 ) -> torch.Tensor:
-    """Validate posteriors ``(..., N, S)`` and order their columns as ``u.names``.
+    """Validate posteriors ``(..., N, S)`` and order their columns as ``utilities.names``.
 
     Column names come from a DataFrame's columns, from ``columns``, or else the columns must
-    already be in ``u.names`` order. Rows must be non-negative, finite and sum to 1 within
+    already be in ``utilities.names`` order. Rows must be non-negative, finite and sum to 1 within
     ``atol``.
     """
     if columns is None and hasattr(posteriors, "columns"):
@@ -182,29 +205,30 @@ def align_posteriors(
         raise UserError(f"posteriors must be (N, S); got shape {tuple(q.shape)}")
     if columns is not None:
         columns = [str(c) for c in columns]
-        missing = [n for n in u.names if n not in columns]
-        extra = [c for c in columns if c not in u.names]
+        missing = [n for n in utilities.names if n not in columns]
+        extra = [c for c in columns if c not in utilities.names]
         if missing or extra or len(columns) != len(set(columns)):
             raise UserError(
                 "posterior columns do not match the subconcepts: "
-                f"missing {missing}, unknown {extra}, expected exactly {list(u.names)}"
+                f"missing {missing}, unknown {extra}, expected exactly {list(utilities.names)}"
             )
-        q = q[..., [columns.index(n) for n in u.names]]
+        q = q[..., [columns.index(n) for n in utilities.names]]
         if not isinstance(q, torch.Tensor):
             q = torch.from_numpy(q)  # the reordering made a private copy
     if not isinstance(q, torch.Tensor):
         q = torch.tensor(q)
     q = q.to(default_dtype(q.device))
-    if q.shape[-1] != len(u.names):
+    if q.shape[-1] != len(utilities.names):
         raise UserError(
-            f"posteriors have {q.shape[-1]} columns but there are {len(u.names)} subconcepts"
+            f"posteriors have {q.shape[-1]} columns but there are {len(utilities.names)} "
+            "subconcepts"
         )
     bad = ~torch.isfinite(q) | (q < 0)
     if bool(bad.any()):
         row, col = torch.nonzero(bad.reshape(-1, q.shape[-1]))[0].tolist()
         raise UserError(
             f"posteriors must be finite and non-negative; row {row}, subconcept "
-            f"{u.names[col]!r} has {q.reshape(-1, q.shape[-1])[row, col].item()!r}"
+            f"{utilities.names[col]!r} has {q.reshape(-1, q.shape[-1])[row, col].item()!r}"
         )
     dev = (q.sum(-1) - 1).abs()
     if bool((dev > atol).any()):
@@ -216,21 +240,28 @@ def align_posteriors(
     return q
 
 
+@validate_params({"posteriors": [ArrayLike()], "utilities": _U, "columns": _COLUMNS, "atol": _ATOL})
 def predicted_weights(
-    posteriors: Any, u: Utilities, *, columns: Sequence[str] | None = None, atol: float = 1e-4
+    posteriors: Any,
+    utilities: Utilities,
+    *,
+    columns: Sequence[str] | None = None,
+    atol: float = 1e-4,
 ) -> torch.Tensor:
     """Expected utility ``a_x = Σ_s q_s(x) u_s``: posteriors ``(..., N, S)`` → ``(..., N)``.
 
     Soft on purpose: an instance split between a large and a small subconcept gets an
     intermediate weight (docs/method.md, "Utility weights").
     """
-    return expected_utility(align_posteriors(posteriors, u, columns=columns, atol=atol), u)
+    return expected_utility(
+        align_posteriors(posteriors, utilities, columns=columns, atol=atol), utilities
+    )
 
 
-def expected_utility(q: torch.Tensor, u: Utilities) -> torch.Tensor:
+def expected_utility(q: torch.Tensor, utilities: Utilities) -> torch.Tensor:
     """``Σ_s q_s u_s`` of posteriors already checked by :func:`align_posteriors` ``(..., N, S)``
     (callers that need several weightings of one posterior matrix check it once)."""
-    return q @ torch.tensor(u.values, dtype=q.dtype, device=q.device)
+    return q @ torch.tensor(utilities.values, dtype=q.dtype, device=q.device)
 
 
 @dataclass(frozen=True)
@@ -251,7 +282,7 @@ class ClassPosteriors:
 
 def class_posteriors(
     posteriors: Any,
-    u: Utilities,
+    utilities: Utilities,
     y_true: Any,
     *,
     columns: Sequence[str] | None = None,
@@ -264,11 +295,11 @@ def class_posteriors(
         u: utilities (their ``sides`` say which class each subconcept belongs to).
         y_true: ``(N,)`` or ``(..., N)`` true classes in {0, 1}.
     """
-    q = align_posteriors(posteriors, u, columns=columns, atol=atol)
-    return renormalise_within_class(q, u, y_true)
+    q = align_posteriors(posteriors, utilities, columns=columns, atol=atol)
+    return renormalise_within_class(q, utilities, y_true)
 
 
-def renormalise_within_class(q: torch.Tensor, u: Utilities, y_true: Any) -> ClassPosteriors:
+def renormalise_within_class(q: torch.Tensor, utilities: Utilities, y_true: Any) -> ClassPosteriors:
     """:func:`class_posteriors` of posteriors already checked by :func:`align_posteriors`
     ``(..., N, S)`` (not checked again; ``y_true`` is)."""
     y = y_true if isinstance(y_true, torch.Tensor) else torch.tensor(np.array(y_true))
@@ -279,7 +310,7 @@ def renormalise_within_class(q: torch.Tensor, u: Utilities, y_true: Any) -> Clas
         )
     if not bool(((y == 0) | (y == 1)).all()):
         raise UserError("y_true must contain only 0 and 1")
-    sides = torch.tensor(np.array(u.sides), device=q.device)
+    sides = torch.tensor(np.array(utilities.sides), device=q.device)
     member = sides == y.to(sides.dtype).unsqueeze(-1)  # (..., N, S) bool: s ∈ S_y
     q_class = q * member  # the only (N, S) float copy: every later step works in place
     mass = q_class.sum(-1, keepdim=True)
@@ -291,9 +322,18 @@ def renormalise_within_class(q: torch.Tensor, u: Utilities, y_true: Any) -> Clas
     return ClassPosteriors(q_class, fallback)
 
 
+@validate_params(
+    {
+        "posteriors": [ArrayLike()],
+        "utilities": _U,
+        "y_true": [ArrayLike()],
+        "columns": _COLUMNS,
+        "atol": _ATOL,
+    }
+)
 def class_conditional_weights(
     posteriors: Any,
-    u: Utilities,
+    utilities: Utilities,
     y_true: Any,
     *,
     columns: Sequence[str] | None = None,
@@ -306,21 +346,21 @@ def class_conditional_weights(
     posterior mass on its own class gets the mean utility of that class's subconcepts (see
     :func:`class_posteriors`, whose ``fallback`` counts such rows).
     """
-    cp = class_posteriors(posteriors, u, y_true, columns=columns, atol=atol)
-    return expected_class_utility(cp, u, y_true)
+    cp = class_posteriors(posteriors, utilities, y_true, columns=columns, atol=atol)
+    return expected_class_utility(cp, utilities, y_true)
 
 
-def expected_class_utility(cp: ClassPosteriors, u: Utilities, y_true: Any) -> torch.Tensor:
+def expected_class_utility(cp: ClassPosteriors, utilities: Utilities, y_true: Any) -> torch.Tensor:
     """``Σ_s q̃_s(x) u_s`` from class-renormalised posteriors, ``(..., N)``.
 
     A class whose subconcepts share one utility (the majority: all 1) gets exactly that utility,
     not a sum of renormalised posteriors that equals it only up to rounding.
     """
-    a = cp.q @ torch.tensor(u.values, dtype=cp.q.dtype, device=cp.q.device)
+    a = cp.q @ torch.tensor(utilities.values, dtype=cp.q.dtype, device=cp.q.device)
     y = y_true if isinstance(y_true, torch.Tensor) else torch.tensor(np.array(y_true))
     y = y.to(a.device)
     for c in (0, 1):
-        vals = u.values[u.sides == c]
+        vals = utilities.values[utilities.sides == c]
         if len(vals) and np.all(vals == vals[0]):
             a = torch.where(y == c, a.new_tensor(float(vals[0])), a)
     return a

@@ -25,7 +25,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_sp
 
 from medeval.datasets import load
 from medeval.evaluation import evaluate_predictions
-from medeval.sklearn import SubconceptAware, make_subconcept_scorer, pooled_cross_val_scores
+from medeval.scorers import SubconceptAware, make_subconcept_scorer, pooled_cross_val_scores
 from medeval.tasks import make_binary_task
 
 # the shared data folder (holds keel/): $MEDEVAL_DATA, else ../shared/data beside the repo

@@ -59,3 +59,29 @@ def draw_reference(rng: np.random.Generator, counts: dict[str, int], temperature
     """Reference rows with fixed counts per subconcept."""
     codes = np.repeat(np.arange(len(NAMES)), [counts[nm] for nm in NAMES])
     return draw(rng, codes, temperature)
+
+
+def rectify(test: dict, reference, u, *, n_bootstrap: int = 200, seed: int = 0, **kw):
+    """The rectified scores of simulated ``test`` rows (their ``y_true``, ``y_pred``,
+    ``y_score``, ``posteriors``) with checked ``reference`` rows: the estimator the evaluation
+    runs (:func:`medeval.evaluation.rectified.rectify_test_side`) on its own, with the test
+    strata ``stratify`` (``"class"``, ``"none"``), ``groups`` and ``reference_stratify``
+    (``"class"``, ``"subconcept"``); other keywords go to the estimator."""
+    from medeval.evaluation.checks import codes, strata
+    from medeval.evaluation.rectified import TargetRows, rectify_test_side
+    from medeval.weights import align_posteriors, expected_class_utility, renormalise_within_class
+
+    y = np.asarray(test["y_true"])
+    stratify, groups = kw.pop("stratify", "class"), kw.pop("groups", None)
+    cp = renormalise_within_class(align_posteriors(test["posteriors"], u), u, y)
+    c = expected_class_utility(cp, u, y).numpy()
+    clusters = None if groups is None else codes(groups, len(y), "groups")
+    rows = TargetRows(
+        y, np.asarray(test["y_pred"]), test.get("y_score"), c, int(cp.fallback.sum()),
+        strata(stratify, y), clusters,
+    )  # fmt: skip
+    kw.setdefault("reference_stratify", "class")
+    return rectify_test_side(
+        rows, reference, u, n_bootstrap=n_bootstrap, confidence=kw.pop("confidence", 0.95),
+        stratify=stratify, seed=seed, **kw,
+    )  # fmt: skip

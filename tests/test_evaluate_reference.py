@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 
 from medeval.cli.evaluate import main
-from medeval.evaluation import evaluate_predictions
-from medeval.flows.evaluate import NO_REFERENCE_NOTE
+from medeval.evaluation import NO_REFERENCE_NOTE, evaluate_predictions
 from medeval.io.predictions import example_paths
 from medeval.io.reference import ReferenceRows
 from medeval.weights import utilities_from_train_sizes

@@ -24,9 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 EXPORTS = {
     "evaluate_predictions": "medeval.evaluation",
     "Evaluation": "medeval.evaluation",
+    "EvaluateSettings": "medeval.evaluation",
     "evaluate_file": "medeval.flows.evaluate",
-    "evaluate_table": "medeval.flows.evaluate",
-    "EvaluateSettings": "medeval.flows.evaluate",
     "read_predictions": "medeval.io.predictions",
     "ReferenceRows": "medeval.io.reference",
     "class_conditional_weights": "medeval.weights",

@@ -179,7 +179,7 @@ def test_parse_and_split_score():
 
 def test_streaming_metric_and_scorers_refuse_rectified_scores():
     from medeval.metrics.streaming import SubconceptScores
-    from medeval.sklearn import make_subconcept_scorer
+    from medeval.scorers import make_subconcept_scorer
 
     sizes = {"neg": {"class": 0, "n": 10}, "a": {"class": 1, "n": 5}, "b": {"class": 1, "n": 2}}
     with pytest.raises(ValueError, match="rBA is a rectified score.*evaluate_predictions"):

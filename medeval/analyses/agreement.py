@@ -281,7 +281,7 @@ def reference_sources(records: list[dict[str, Any]]) -> str:
     return "Reference rows of the rectified scores: " + "; ".join(parts) + "."
 
 
-def rq4_markdown(
+def agreement_markdown(
     table: pd.DataFrame, quality: pd.DataFrame | None = None, sources: str = ""
 ) -> str:
     """The table with a short reading: per family, the recommended score against BA / pBA /
@@ -352,7 +352,9 @@ def _f(x: float, digits: int = 3, *, signed: bool = False) -> str:
     return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
 
 
-def rq4_figure(records: list[dict[str, Any]], table: pd.DataFrame, *, kind: str = "") -> Figure:
+def agreement_figure(
+    records: list[dict[str, Any]], table: pd.DataFrame, *, kind: str = ""
+) -> Figure:
     """Per family, box plots of est − true-weight score per estimator (unweighted first, grey).
 
     Each box is annotated with its coverage %; the recommended estimator's box is outlined.

@@ -75,7 +75,7 @@ def pooled_gap(means: pd.DataFrame, measure: str) -> float:
     With one correction method this is the RQ1 gap over data-set means; with several, each
     (data set, method) pair is one point of the correlation. Only collections with at least
     :data:`MIN_DATASETS` data sets count (RQ1 is undefined for the others, as in
-    :func:`rq1_table`): NaN when none has them, never a correlation across the correction
+    :func:`gap_table`): NaN when none has them, never a correlation across the correction
     methods of one or two data sets.
 
     Args:
@@ -99,7 +99,7 @@ def measures_in(names) -> list[str]:
     return sorted({n for n in names if is_measure(n)}, key=score_key)
 
 
-def rq1_table(means: pd.DataFrame) -> pd.DataFrame:
+def gap_table(means: pd.DataFrame) -> pd.DataFrame:
     """Correlations and gaps.
 
     Args:
@@ -142,7 +142,7 @@ def rq1_table(means: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def rq1_markdown(table: pd.DataFrame) -> str:
+def gap_markdown(table: pd.DataFrame) -> str:
     """Per collection: the gap per measure × method, then the full r / p table."""
     out = []
     for (collection, kind), part in table.groupby(["collection", "subconcepts"], sort=True):
@@ -173,7 +173,7 @@ def _r_p(r: float, p: float) -> str:
     return "–" if not np.isfinite(r) else f"{r:.3f} ({p:.2g})"
 
 
-def rq1_figure(table: pd.DataFrame, collection: str) -> Figure:
+def gap_figure(table: pd.DataFrame, collection: str) -> Figure:
     """Gap bars: panels AUC / BA / F1; per method, one bar per weighting present (unweighted,
     true, predicted, class-conditional, rectified, ...); the legend explains the names."""
     part = table[table.collection == collection]

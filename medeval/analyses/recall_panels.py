@@ -20,7 +20,7 @@ from matplotlib.image import imread
 from medeval.report.figures import figure_png, subconcept_figure
 
 
-def rq3_panel_data(
+def recall_panel_data(
     records: list[dict[str, Any]], dataset: str, method: str
 ) -> tuple[pd.DataFrame, dict[str, float]]:
     """Split-averaged per-subconcept table and full-test scores of one data set and method.
@@ -61,9 +61,9 @@ def rq3_panel_data(
     return table, scores
 
 
-def rq3_panel(records: list[dict[str, Any]], dataset: str, method: str, metric: str = "BA"):
+def recall_panel(records: list[dict[str, Any]], dataset: str, method: str, metric: str = "BA"):
     """One data set's figure (a matplotlib ``Figure``)."""
-    table, scores = rq3_panel_data(records, dataset, method)
+    table, scores = recall_panel_data(records, dataset, method)
     n = len({r["split"] for r in records if r["dataset"] == dataset and r["method"] == method})
     title = f"{dataset} — method {method}, {metric}, mean of {n} splits"
     return subconcept_figure(table, scores, metric=metric, title=title)
@@ -86,7 +86,7 @@ def contact_sheet(pngs: list[bytes], *, columns: int = 2, title: str = "") -> Fi
     return fig
 
 
-def rq3_sheets(
+def recall_sheets(
     records: list[dict[str, Any]],
     *,
     method: str = "none",
@@ -102,7 +102,7 @@ def rq3_sheets(
     for dataset in sorted({r["dataset"] for r in records}):
         methods = sorted({r["method"] for r in records if r["dataset"] == dataset})
         use = method if method in methods else methods[0]
-        panels[dataset] = figure_png(rq3_panel(records, dataset, use, metric), dpi=80)
+        panels[dataset] = figure_png(recall_panel(records, dataset, use, metric), dpi=80)
     names = list(panels)
     sheets = []
     for start in range(0, len(names), per_sheet):

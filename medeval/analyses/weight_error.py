@@ -34,7 +34,7 @@ def _one_record_per_split(records: list[dict[str, Any]]) -> list[dict[str, Any]]
     return list(seen.values())
 
 
-def rq2_datasets(records: list[dict[str, Any]]) -> pd.DataFrame:
+def weight_error_by_dataset(records: list[dict[str, Any]]) -> pd.DataFrame:
     """μ and subconcept-model performance per data set.
 
     Returns:
@@ -75,7 +75,7 @@ def _outliers(values: np.ndarray) -> np.ndarray:
     return np.abs((values - np.nanmean(values)) / sd) > Z_LIMIT
 
 
-def rq2_table(per_dataset: pd.DataFrame) -> pd.DataFrame:
+def weight_error_table(per_dataset: pd.DataFrame) -> pd.DataFrame:
     """Pearson r between μ and each performance measure, per collection, after |z| > 4 removal.
 
     Returns:
@@ -94,7 +94,7 @@ def rq2_table(per_dataset: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def rq2_markdown(table: pd.DataFrame) -> str:
+def weight_error_markdown(table: pd.DataFrame) -> str:
     out = []
     for collection, part in table.groupby("collection", sort=True):
         out.append(f"### RQ2 — {collection}\n")
@@ -106,7 +106,7 @@ def rq2_markdown(table: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-def rq2_figure(per_dataset: pd.DataFrame, table: pd.DataFrame, collection: str) -> Figure:
+def weight_error_figure(per_dataset: pd.DataFrame, table: pd.DataFrame, collection: str) -> Figure:
     """Scatter of μ against each performance measure; dropped outliers drawn as crosses."""
     part = per_dataset[per_dataset.collection == collection]
     fig = Figure(figsize=(12, 3.8), layout="constrained")

@@ -10,8 +10,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from medeval._validation import StrOptions
 from medeval.cli.common import common_options, execute, run_command
+from medeval.cli.options import option_type
 from medeval.errors import UserError
+from medeval.options import CORRECTIONS
+from medeval.scores import FAMILIES
 
 PROG = "python -m medeval.analyze"
 
@@ -34,11 +38,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", required=True, help="results folder of python -m medeval.benchmark")
     p.add_argument(
         "--rq3-method",
-        default=None,
+        type=option_type([StrOptions(CORRECTIONS)]),
+        metavar="{" + ",".join(CORRECTIONS) + "}",
         help="correction method drawn in RQ3, one the results hold (default: none, or the "
         "first method of a data set without it)",
     )
-    p.add_argument("--metric", default="BA", choices=("BA", "F1", "AUC"), help="RQ3 score family")
+    p.add_argument(
+        "--metric",
+        type=option_type([StrOptions(FAMILIES)]),
+        default="BA",
+        metavar="{" + ",".join(FAMILIES) + "}",
+        help="RQ3 score family (default BA)",
+    )
     p.add_argument(
         "--partial",
         action="store_true",
@@ -64,10 +75,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_out("analysis", root=args.results)
     OutputFolder(out, "analyze", force=args.force, inputs=(args.results,)).check()
     from medeval.flows.analyze import analyze
-    from medeval.protocol.forest import METHODS
 
-    if args.rq3_method is not None and args.rq3_method not in METHODS:
-        raise UserError(f"--rq3-method {args.rq3_method!r}: choose from {', '.join(METHODS)}")
     store = ResultsStore(args.results)
     if not store.root.is_dir():
         raise UserError(f"--results {args.results}: no such results folder")

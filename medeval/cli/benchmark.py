@@ -15,24 +15,38 @@ import threading
 from collections.abc import Sequence
 
 from medeval.cli.common import (
-    add_evaluation_options,
     add_source_arguments,
     add_task_arguments,
     common_options,
-    evaluation_options,
     execute,
-    positive_int,
     run_command,
     source_options,
     task_spec,
 )
+from medeval.cli.options import (
+    add_evaluation_options,
+    add_options,
+    evaluation_options,
+    given_options,
+)
 from medeval.errors import UserError
-from medeval.options import PROTOCOL_OPTIONS
+from medeval.options import CORRECTIONS, N_SPLITS, BenchmarkSettings
 
 PROG = "python -m medeval.benchmark"
 ANALYSIS = "--out's analysis folder"
-METHODS = ("none", "ros", "rus", "smote", "weight")  # = medeval.protocol.forest.METHODS
-N_SPLITS = 10
+#: The grid's options (:class:`medeval.options.BenchmarkSettings`).
+GRID_FLAGS = {
+    "--jobs": "parallel workers",
+    "--backend": "where the grid runs: joblib's loky processes or a Dask cluster",
+    "--n-estimators": "trees per forest",
+    "--max-splits": (
+        "max_splits",
+        f"run only the first K of the {N_SPLITS} splits (smoke runs and tests)",
+        "K",
+    ),
+    "--subconcepts": "true: the data set's labels; discovered: clusters found per class on "
+    "each training fold (the true subconcepts then only score the result)",
+}
 
 EPILOG = f"""\
 collections:
@@ -44,7 +58,8 @@ collections:
                every other column = a numeric feature.
                This is the contract of `python -m medeval.embed` output.
 
-methods: {", ".join(METHODS)} (none, random over-/under-sampling, SMOTE, class_weight="balanced")
+methods: {", ".join(CORRECTIONS)}
+  (none, random over-/under-sampling, SMOTE, class_weight="balanced")
 
 The results folder holds one JSON record per data set x method x split
 (records/<set>/<method>-<k>.json).
@@ -59,13 +74,6 @@ k by BIC; medeval.discovery); utilities, the subconcept forest and every label-f
 clusters only. The true subconcepts score the result: true-weight scores, the test subsets, and
 the discovery quality (ARI / NMI per class, in each record and analysis/discovery.csv).
 """
-
-
-def _max_splits(text: str) -> int:
-    value = positive_int(text)
-    if value > N_SPLITS:
-        raise argparse.ArgumentTypeError(f"must be in 1..{N_SPLITS}, got {text}")
-    return value
 
 
 #: The benchmark's words on the shared evaluation options.
@@ -104,30 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder holding keel/ and pmlb/ (default $MEDEVAL_DATA or ../shared/data)",
     )
     p.add_argument("--datasets", default=None, help="comma-separated data-set names (default all)")
-    p.add_argument("--methods", default=",".join(METHODS), help="comma-separated corrections")
-    p.add_argument("--jobs", type=positive_int, default=1, help="parallel workers (default 1)")
-    p.add_argument("--backend", choices=("loky", "dask"), default="loky")
+    p.add_argument("--methods", default=",".join(CORRECTIONS), help="comma-separated corrections")
+    add_options(p, BenchmarkSettings, GRID_FLAGS)
     p.add_argument(
         "--scheduler",
         default=None,
         help="Dask scheduler address (with --backend dask; "
         "default: a local cluster of --jobs workers)",
-    )
-    p.add_argument(
-        "--n-estimators", type=positive_int, default=100, help="trees per forest (default 100)"
-    )
-    p.add_argument(
-        "--max-splits",
-        type=_max_splits,
-        default=N_SPLITS,
-        help="run only the first K of the 10 splits (smoke runs and tests)",
-    )
-    p.add_argument(
-        "--subconcepts",
-        choices=("true", "discovered"),
-        default="true",
-        help="true: the data set's labels; discovered: clusters found per class on each "
-        "training fold (the true subconcepts then only score the result). Default: true",
     )
     p.add_argument(
         "--resume",
@@ -143,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         "resumable like the records",
     )
     p.add_argument("--no-analyze", action="store_true", help="skip the analyses at the end")
-    add_evaluation_options(p, defaults=PROTOCOL_OPTIONS, notes=EVALUATION_NOTES)
+    add_evaluation_options(p, owner=BenchmarkSettings, notes=EVALUATION_NOTES)
     add_source_arguments(p, sources=("keel", "pmlb", "csv"), with_source=False)
     add_task_arguments(p)  # over a task recorded with an embedded table
     return p
@@ -175,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     check_in_place(out, tool="benchmark", resume=args.resume or args.force, hint=hint)
     if not args.no_analyze:  # before the work, not after it
         OutputFolder(out / "analysis", "analyze", force=True, what=ANALYSIS).check()
-    from medeval.flows.benchmark import BenchmarkSettings, run_benchmark
+    from medeval.flows.benchmark import run_benchmark
 
     settings = BenchmarkSettings(
         collection=args.collection,
@@ -184,16 +175,12 @@ def run(args: argparse.Namespace) -> int:
         datasets=_names(args.datasets),
         methods=_names(args.methods) or (),
         seed=0 if args.seed is None else args.seed,
-        n_estimators=args.n_estimators,
-        max_splits=args.max_splits,
-        jobs=args.jobs,
-        backend=args.backend,
         scheduler=args.scheduler,
         force=args.force,
         loader_options=options,
-        subconcepts=args.subconcepts,
         save_predictions=args.save_predictions,
         task=None if spec is None else spec.to_dict(),
+        **given_options(args, GRID_FLAGS),
         **evaluation_options(args),
     )
 

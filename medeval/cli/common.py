@@ -4,9 +4,8 @@ Common options (one parent parser): ``--out``, ``--seed`` (each tool documents t
 its seed controls), ``--device``, ``--quiet`` and ``-v/--verbose``. A :class:`~medeval.errors.
 UserError` (bad file, option, config key or output path) ends the tool with one line on stderr
 and exit code 2; ``-v`` adds the traceback. A bad option value is refused at parse time in one
-line naming the option: each option declares its range with its type (counts >= 0 or >= 1,
-seeds in NumPy's range), and the evaluation's options (:func:`add_evaluation_options`) take
-theirs from the one declaration of :class:`medeval.options.EvaluationOptions`. ``--out`` is
+line naming the option: each option's type, range and default come from the settings that
+declare it (:mod:`medeval.cli.options`; ``--seed``: :data:`medeval.options.SEED`). ``--out`` is
 checked before any work (a new folder by default, an existing one only with ``--force`` or
 ``--resume``: :mod:`medeval.io.outdir`). Only the standard library is imported here, so
 ``--help`` is instant: each tool imports the library inside its run function.
@@ -19,39 +18,29 @@ import atexit
 import contextlib
 import errno
 import functools
-import math
 import os
 import sys
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
+from numbers import Integral
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
+from medeval._validation import Interval
+from medeval.cli.options import option_type
 from medeval.device import check_device
 from medeval.errors import EXIT_BAD_INPUT, UserError
 
-if TYPE_CHECKING:  # not imported at run time: --help stays instant
-    from medeval.options import EvaluationOptions
-
 __all__ = [
     "EXIT_BAD_INPUT",
-    "add_evaluation_options",
     "add_task_arguments",
     "common_options",
     "data_folders",
-    "evaluation_options",
     "execute",
-    "finite_float",
-    "non_negative_int",
-    "option_type",
     "parse_nested",
-    "positive_int",
-    "probability",
     "refuse_repeats",
     "say",
-    "seed_int",
-    "size_bytes",
     "task_spec",
 ]
 
@@ -86,7 +75,9 @@ def common_options(
     if force_help is not None:
         g.add_argument("--force", action="store_true", help=force_help)
     if seed_help is not None:
-        g.add_argument("--seed", type=seed_int, default=None, metavar="S", help=seed_help)
+        from medeval.options import SEED
+
+        g.add_argument("--seed", type=option_type([SEED]), metavar="S", help=seed_help)
     if device_help is not None:
         g.add_argument("--device", default=None, metavar="DEV", help=device_help)
     g.add_argument("--quiet", action="store_true", help="print only where the results are")
@@ -94,176 +85,6 @@ def common_options(
         "-v", "--verbose", action="store_true", help="show the traceback of an error as well"
     )
     return p
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    value = _int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    """argparse type: an integer >= 0."""
-    value = _int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-    return value
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-
-
-#: Largest seed: NumPy's legacy generators and scikit-learn take seeds below 2**32.
-MAX_SEED = 2**32 - 1
-
-
-def seed_int(text: str) -> int:
-    """argparse type: a seed, an integer in ``0..2**32-1``."""
-    value = _int(text)
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"must be in 0..{MAX_SEED}, got {text}")
-    return value
-
-
-def finite_float(text: str) -> float:
-    """argparse type: a finite number (no NaN, no infinity)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
-    return value
-
-
-def probability(text: str) -> float:
-    """argparse type: a number strictly between 0 and 1 (an interval level)."""
-    value = finite_float(text)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
-    return value
-
-
-_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
-
-
-def size_bytes(text: str) -> float:
-    """A size such as ``500M``, ``2G``, ``1.5GiB`` or ``1048576`` (bytes), as a number of bytes
-    (its range is the declaration's: :func:`option_type`)."""
-    t = text.strip().upper().removesuffix("B").removesuffix("I")
-    unit = t[-1:] if t[-1:] in "KMG" else ""
-    try:
-        return int(float(t[: len(t) - len(unit)]) * _UNITS[unit])
-    except (ValueError, OverflowError):  # OverflowError: int(inf)
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500M, 2G)") from None
-
-
-def option_type(
-    allowed: Sequence[object], *, parse: Callable[[str], object] | None = None
-) -> Callable[[str], object]:
-    """argparse type of a declared parameter (:mod:`medeval._validation`): the text parsed as
-    its declared kind (an int for ``Interval(Integral, ...)``, else a number) or by ``parse``,
-    then refused unless the declaration accepts it, in the declaration's words:
-    ``argument --bootstrap: must be an int >= 0, got -5``."""
-    from numbers import Integral
-
-    from medeval._validation import Interval, accepts, describe
-
-    integral = any(isinstance(c, Interval) and issubclass(c.kind, Integral) for c in allowed)
-    convert = parse or (_int if integral else _number)
-
-    def check(text: str) -> object:
-        value = convert(text)
-        if not accepts(list(allowed), value):
-            raise argparse.ArgumentTypeError(f"must be {describe(list(allowed))}, got {text}")
-        return value
-
-    check.__name__ = "declared"  # argparse names the type in its own messages
-    return check
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-
-
-#: The evaluation's options on the command line, in every tool that evaluates: flag → (field
-#: of :class:`medeval.options.EvaluationOptions`, metavar, help). Types, ranges and defaults
-#: come from that declaration (:func:`add_evaluation_options`).
-EVALUATION_FLAGS: dict[str, tuple[str, str | None, str]] = {
-    "--threshold": (
-        "threshold",
-        "T",
-        "predicted label = y_score >= T when there is no y_pred",
-    ),
-    "--bootstrap": ("n_bootstrap", "B", "bootstrap replicates for the intervals (0 = none)"),
-    "--confidence": ("confidence", "L", "interval level in (0, 1)"),
-    "--stratify": ("stratify", None, "resample within these strata"),
-    "--memory-budget": (
-        "memory_budget",
-        "SIZE",
-        "memory the work buffers may take, e.g. 500M or 2G: the bootstrap's replicates are "
-        "processed in chunks that fit (and evaluate reads its file in chunks); changes speed "
-        "and memory only, never the numbers; the replicates' scores (kept for all of them at "
-        "once) must fit it, else --bootstrap is refused before any work. Default: from the "
-        "machine's free memory",
-    ),
-}
-
-
-def add_evaluation_options(
-    parser: argparse.ArgumentParser,
-    *,
-    flags: Sequence[str] = tuple(EVALUATION_FLAGS),
-    notes: dict[str, str] | None = None,
-    config: bool = False,
-    defaults: EvaluationOptions | None = None,
-) -> None:
-    """The evaluation's options (:data:`EVALUATION_FLAGS`, the same in every tool): types,
-    ranges and defaults from :class:`medeval.options.EvaluationOptions`. Each option's value
-    is ``None`` unless given (:func:`evaluation_options` gives those that were); ``notes``
-    adds a tool's own words to an option's help; with ``config`` the defaults are a training
-    config's ``evaluation.*`` keys, which the options set; ``defaults`` (an
-    ``EvaluationOptions``) are the tool's own, shown in the help, where its settings object
-    declares other ones (the benchmark's 200 replicates)."""
-    from medeval._validation import StrOptions
-    from medeval.options import EvaluationOptions
-
-    defaults = defaults if defaults is not None else EvaluationOptions()
-    g = parser.add_argument_group("evaluation options (the same in every tool)")
-    for flag in flags:
-        field, metavar, text = EVALUATION_FLAGS[flag]
-        allowed = [c for c in EvaluationOptions.constraints[field] if c is not None]  # = absent
-        default = getattr(defaults, field)
-        shown = f" (default {default})" if default is not None else ""
-        if config:
-            shown = f" (= evaluation.{field}; default: the config's)"
-        text = f"{text}{shown}" + (f"; {notes[flag]}" if notes and flag in notes else "")
-        choices = [c for c in allowed if isinstance(c, StrOptions)]
-        if choices:
-            g.add_argument(flag, choices=choices[0].options, default=None, help=text)
-        else:
-            kind = option_type(allowed, parse=size_bytes if field == "memory_budget" else None)
-            g.add_argument(flag, type=kind, default=None, metavar=metavar, help=text)
-
-
-def evaluation_options(args: argparse.Namespace) -> dict[str, object]:
-    """The evaluation's options given on the command line, by field name (those left out take
-    the settings' defaults)."""
-    given = {}
-    for flag, (field, _metavar, _help) in EVALUATION_FLAGS.items():
-        value = getattr(args, flag[2:].replace("-", "_"), None)
-        if value is not None:
-            given[field] = value
-    return given
 
 
 def say(args: argparse.Namespace, *lines: str) -> None:
@@ -390,8 +211,7 @@ def execute(
 def checked_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Make a parse error of ``parser`` and its subcommands one line, naming the option:
     ``PROG: error: argument --jobs: must be >= 1, got 0`` (``--help`` shows the usage). Each
-    option's range is its own type's (declared with it: :func:`positive_int`,
-    :func:`option_type`, ...)."""
+    option's range is its own type's (from its declaration: :mod:`medeval.cli.options`)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
@@ -497,7 +317,7 @@ def _source_type(opt) -> Callable[[str], object]:
     in one line when the text is none)."""
     if opt.allowed:
         return option_type(opt.allowed)
-    return _int if opt.type is int else opt.type
+    return option_type([Interval(Integral, None, None)]) if opt.type is int else opt.type
 
 
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:

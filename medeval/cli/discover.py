@@ -19,16 +19,30 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from medeval.cli.common import (
-    add_evaluation_options,
     common_options,
-    evaluation_options,
     execute,
-    positive_int,
     run_command,
     say,
 )
+from medeval.cli.options import (
+    add_evaluation_options,
+    add_options,
+    evaluation_options,
+    given_options,
+)
 
 PROG = "python -m medeval.discover"
+#: How each class is reduced and clustered, and the subconcept forest
+#: (:class:`medeval.options.DiscoverySettings`).
+DISCOVERY_FLAGS = {
+    "--method": "gmm: k by BIC; kmeans: k by silhouette",
+    "--reducer": "pca or umap (needs pip install 'medeval[discovery]')",
+    "--components": ("n_components", "reduced dimensions"),
+    "--k-max": "largest k per class",
+    "--min-cluster-size": "smallest training cluster allowed",
+    "--n-estimators": "trees of the subconcept forest",
+}
+EXAMPLE_FLAGS = {"--examples": ("n_examples", "examples per cluster in the sheet")}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,10 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
         "mixture by BIC, or KMeans by silhouette), then evaluate test predictions with "
         "label-free utility-weighted scores and per-cluster recall.",
     )
+    from medeval.options import DiscoverySettings
+
     _input_arguments(p)
-    _discovery_arguments(p.add_argument_group("discovery"))
-    add_evaluation_options(p)
-    _example_arguments(p)
+    add_options(p.add_argument_group("discovery"), DiscoverySettings, DISCOVERY_FLAGS)
+    add_evaluation_options(p, owner=DiscoverySettings)
+    add_options(p, DiscoverySettings, EXAMPLE_FLAGS)
     return p
 
 
@@ -86,44 +102,6 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _discovery_arguments(g: argparse._ArgumentGroup) -> None:
-    """How each class is reduced and clustered, and the subconcept forest."""
-    g.add_argument(
-        "--method",
-        choices=("gmm", "kmeans"),
-        default="gmm",
-        help="gmm: k by BIC (default); kmeans: k by silhouette",
-    )
-    g.add_argument(
-        "--reducer",
-        choices=("pca", "umap"),
-        default="pca",
-        help="pca (default) or umap (needs pip install 'medeval[discovery]')",
-    )
-    g.add_argument(
-        "--components", type=positive_int, default=8, help="reduced dimensions (default 8)"
-    )
-    g.add_argument("--k-max", type=positive_int, default=8, help="largest k per class (default 8)")
-    g.add_argument(
-        "--min-cluster-size",
-        type=positive_int,
-        default=5,
-        help="smallest training cluster allowed (default 5)",
-    )
-    g.add_argument(
-        "--n-estimators",
-        type=positive_int,
-        default=100,
-        help="trees of the subconcept forest (default 100)",
-    )
-
-
-def _example_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--examples", type=positive_int, default=6, help="examples per cluster in the sheet"
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate
     from medeval.io.atomic import write_files
@@ -137,13 +115,7 @@ def run(args: argparse.Namespace) -> int:
     seed = 0 if args.seed is None else args.seed
     settings = DiscoverySettings(
         positive=args.positive,
-        method=args.method,
-        reducer=args.reducer,
-        n_components=args.components,
-        k_max=args.k_max,
-        min_cluster_size=args.min_cluster_size,
-        n_estimators=args.n_estimators,
-        n_examples=args.examples,
+        **given_options(args, {**DISCOVERY_FLAGS, **EXAMPLE_FLAGS}),
         **evaluation_options(args),
         seed=seed,
     )

@@ -31,19 +31,31 @@ from medeval.cli.common import (
     common_options,
     data_folders,
     execute,
-    non_negative_int,
     parse_nested,
-    positive_int,
     run_command,
     say,
     source_options,
     task_spec,
 )
+from medeval.cli.options import add_options, given_options
 from medeval.device import device_name as _device
 from medeval.errors import UserError
 from medeval.io.outdir import check_in_place, check_outside, check_writable
+from medeval.options import EmbedSettings
 
 PROG = "python -m medeval.embed"
+#: How images and text are embedded (:class:`medeval.options.EmbedSettings`).
+IMAGE_FLAGS = {
+    "--model": "timm backbone",
+    "--features": "head: timm num_classes=0 output (VGG16 fc7, 4096-d); conv: pooled conv map",
+    "--size": "image side in pixels",
+    "--batch-size": "images per batch",
+    "--workers": "DataLoader workers",
+}
+TEXT_FLAGS = {
+    "--text-model": "sentence-transformers model name or folder, or 'tfidf'",
+    "--svd-components": "TF-IDF SVD dimensions",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,24 +77,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_source_arguments(p)
     add_task_arguments(p)  # recorded with the table: the benchmark builds that task
     g = p.add_argument_group("images")
-    g.add_argument("--model", default="vgg16", help="timm backbone (default vgg16)")
+    add_options(g, EmbedSettings, IMAGE_FLAGS)
     g.add_argument("--weights", help="local weights file (.pth/.safetensors)")
     g.add_argument(
         "--random-init",
         action="store_true",
         help="randomly initialised backbone (explicit; features carry no ImageNet prior)",
     )
-    g.add_argument(
-        "--features",
-        choices=("head", "conv"),
-        default="head",
-        help="head: timm num_classes=0 output (VGG16 fc7, 4096-d); conv: pooled conv map",
-    )
-    g.add_argument(
-        "--size", type=positive_int, default=224, help="image side in pixels (default 224)"
-    )
-    g.add_argument("--batch-size", type=positive_int, default=32)
-    g.add_argument("--workers", type=non_negative_int, default=0, help="DataLoader workers")
     g.add_argument(
         "--cache",
         type=Path,
@@ -95,13 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="decode image files on every run (default: once, into .medeval-cache/images)",
     )
-    t = p.add_argument_group("text")
-    t.add_argument(
-        "--text-model",
-        default="all-MiniLM-L6-v2",
-        help="sentence-transformers model name or folder, or 'tfidf'",
-    )
-    t.add_argument("--svd-components", type=positive_int, default=256, help="TF-IDF SVD dimensions")
+    add_options(p.add_argument_group("text"), EmbedSettings, TEXT_FLAGS)
     p.add_argument("--no-benchmark", action="store_true", help="only write the table")
     p.add_argument(
         "--benchmark-args",
@@ -121,20 +116,14 @@ def run(args: argparse.Namespace) -> int:
     check_in_place(args.out, tool="embed", resume=True)
     check_outside(args.out, data_folders(args.source, args.path, options.get("images")))
     from medeval.datasets.cache import DEFAULT_CACHE_DIR as IMAGE_CACHE
-    from medeval.flows.embed import EmbedSettings, embed_source
+    from medeval.flows.embed import embed_source
 
     settings = EmbedSettings(
-        model=args.model,
+        **given_options(args, {**IMAGE_FLAGS, **TEXT_FLAGS}),
         pretrained=not args.random_init,
         weights=args.weights,
-        features=args.features,
-        size=args.size,
-        batch_size=args.batch_size,
-        workers=args.workers,
         cache=None if args.no_cache else args.cache,
         image_cache=None if args.no_image_cache else IMAGE_CACHE,
-        text_model=args.text_model,
-        svd_components=args.svd_components,
         seed=0 if args.seed is None else args.seed,
     )
     done = embed_source(
@@ -150,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             "NOTE: the data are SYNTHETIC phantoms (medeval.datasets.synthetic), not real images.",
         )
     if args.random_init:
-        say(args, f"NOTE: the {args.model} backbone is RANDOMLY INITIALISED (--random-init).")
+        say(args, f"NOTE: the {settings.model} backbone is RANDOMLY INITIALISED (--random-init).")
     say(args, f"{name}: {done.n_rows} rows x {done.n_features} features ({json.dumps(done.info)})")
     say(args, f"wrote {done.table}")
     if args.no_benchmark:

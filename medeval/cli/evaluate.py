@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medeval.cli.common import (
-    add_evaluation_options,
     common_options,
-    evaluation_options,
     execute,
     refuse_repeats,
     run_command,
     say,
 )
+from medeval.cli.options import add_evaluation_options, evaluation_options
 from medeval.errors import UserError
 
 if TYPE_CHECKING:
@@ -186,7 +185,8 @@ def _evaluate(args: argparse.Namespace, target: OutputFolder) -> int:
     # torch, pandas and scipy imported without the collector's passes, and kept out of them;
     # matplotlib is imported only after the bootstrap, where the run's memory peaks
     with frozen_imports():
-        from medeval.flows.evaluate import NO_REFERENCE_NOTE, EvaluateSettings, evaluate_file
+        from medeval.evaluation import NO_REFERENCE_NOTE, EvaluateSettings
+        from medeval.flows.evaluate import evaluate_file
         from medeval.io.atomic import write_files
         from medeval.report.outputs import output_files
         from medeval.report.tables import scores_table, subconcept_table, worst_lines

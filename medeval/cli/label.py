@@ -15,15 +15,22 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from medeval.cli.common import common_options, execute, option_type, refuse_repeats, say
+from medeval.cli.common import common_options, execute, refuse_repeats, say
+from medeval.cli.options import add_options, given_options
+from medeval.options import LabelSettings
 
 PROG = "python -m medeval.label"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from medeval._validation import Interval
-    from medeval.options import CONFIDENCE, THRESHOLD
+#: The options of :class:`medeval.options.LabelSettings` (``--seed`` is a common option).
+LABEL_FLAGS = {
+    "--budget": "rows to label in this batch",
+    "--confidence": "level of the verdicts the design aims at",
+    "--threshold": "predicted label = y_score >= T when there is no y_pred",
+}
 
+
+def build_parser() -> argparse.ArgumentParser:
     common = common_options(
         out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/label-"
         "<predictions file name>-<time>)",
@@ -70,32 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="held-out reference rows, if any (as evaluate --reference)",
     )
-    p.add_argument(
-        "--budget",
-        type=option_type([Interval(int, 1, None)]),
-        default=20,
-        metavar="N",
-        help="rows to label in this batch (default 20)",
-    )
-    p.add_argument(
-        "--confidence",
-        type=option_type([CONFIDENCE]),
-        default=0.95,
-        metavar="L",
-        help="level of the verdicts the design aims at (default 0.95)",
-    )
-    p.add_argument(
-        "--threshold",
-        type=option_type([THRESHOLD]),
-        default=0.5,
-        metavar="T",
-        help="predicted label = y_score >= T when there is no y_pred (default 0.5)",
-    )
+    add_options(p, LabelSettings, LABEL_FLAGS)
     return refuse_repeats(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from medeval.flows.label import LabelSettings, label_next
+    from medeval.flows.label import label_next
     from medeval.io.atomic import write_files
     from medeval.io.outdir import OutputFolder, default_out
 
@@ -108,12 +95,8 @@ def run(args: argparse.Namespace) -> int:
         inputs=inputs,
         fresh=args.out is None,
     ).check()
-    settings = LabelSettings(
-        budget=args.budget,
-        seed=args.seed or 0,
-        confidence=args.confidence,
-        threshold=args.threshold,
-    )
+    given = given_options(args, LABEL_FLAGS) | ({} if args.seed is None else {"seed": args.seed})
+    settings = LabelSettings(**given)
     batch = label_next(
         args.predictions,
         args.train_sizes,

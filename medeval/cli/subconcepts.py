@@ -9,7 +9,7 @@ Example::
     python -m medeval.subconcepts --train train.parquet --test test.csv \\
         --reference validation.csv --out runs/my-model
 
-The library side is :func:`medeval.flows.subconcepts.fit_and_evaluate`.
+The library side is :func:`medeval.flows.own_model.fit_and_evaluate`.
 """
 
 from __future__ import annotations
@@ -22,17 +22,26 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from medeval.cli.common import (
-    add_evaluation_options,
     common_options,
-    evaluation_options,
     execute,
-    positive_int,
     run_command,
     say,
+)
+from medeval.cli.options import (
+    add_evaluation_options,
+    add_options,
+    evaluation_options,
+    given_options,
 )
 from medeval.errors import UserError
 
 PROG = "python -m medeval.subconcepts"
+#: The subconcept model's options (:class:`medeval.options.SubconceptSettings`).
+MODEL_FLAGS = {
+    "--n-estimators": "trees of the subconcept forest",
+    "--method": "with --discover: gmm (k by BIC) or kmeans (k by silhouette)",
+    "--k-max": "with --discover: largest k per class",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,9 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
         "their utility-weighted and label-free forms, rectified (rBA, rF1, rAUC, recommended) "
         "when reference rows are given.",
     )
+    from medeval.options import SubconceptSettings
+
     _input_arguments(p)
-    _model_arguments(p.add_argument_group("subconcept model"))
-    add_evaluation_options(p)
+    model = p.add_argument_group("subconcept model")
+    add_options(model, SubconceptSettings, MODEL_FLAGS)
+    model.add_argument(
+        "--discover",
+        action="store_true",
+        help="TRAIN has no subconcept column: discover subconcepts per class as python -m "
+        "medeval.discover does (PCA + Gaussian mixture by BIC)",
+    )
+    add_evaluation_options(p, owner=SubconceptSettings)
     return p
 
 
@@ -111,32 +129,8 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _model_arguments(g: argparse._ArgumentGroup) -> None:
-    g.add_argument(
-        "--n-estimators",
-        type=positive_int,
-        default=100,
-        help="trees of the subconcept forest (default 100)",
-    )
-    g.add_argument(
-        "--discover",
-        action="store_true",
-        help="TRAIN has no subconcept column: discover subconcepts per class as python -m "
-        "medeval.discover does (PCA + Gaussian mixture by BIC)",
-    )
-    g.add_argument(
-        "--method", choices=("gmm", "kmeans"), default=None, help="with --discover (default gmm)"
-    )
-    g.add_argument(
-        "--k-max",
-        type=positive_int,
-        default=None,
-        help="with --discover: largest k per class (default 8)",
-    )
-
-
 def run(args: argparse.Namespace) -> int:
-    from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
+    from medeval.flows.own_model import SubconceptSettings, fit_and_evaluate
     from medeval.io.atomic import write_files
     from medeval.io.outdir import OutputFolder, default_out
     from medeval.report.tables import scores_table, worst_lines
@@ -153,12 +147,10 @@ def run(args: argparse.Namespace) -> int:
     settings = SubconceptSettings(
         features=tuple(args.features) if args.features else None,
         discover=args.discover,
-        n_estimators=args.n_estimators,
+        **given_options(args, MODEL_FLAGS),
         **evaluation_options(args),
         seed=0 if args.seed is None else args.seed,
         device=args.device or "cpu",
-        method=args.method or "gmm",
-        k_max=args.k_max or 8,
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -22,14 +22,20 @@ from medeval.cli.common import (
     add_task_arguments,
     common_options,
     execute,
-    positive_int,
     run_command,
-    seed_int,
     source_options,
     task_spec,
 )
+from medeval.cli.options import add_options, given_options
 
 PROG = "python -m medeval.tasks"
+#: How a task is split (:func:`medeval.flows.tasks.write_split_manifest`).
+SPLIT_FLAGS = {
+    "--scheme": "auto: cv5x2 for tabular sources, patient-level otherwise; presplit: the "
+    "source's own train/val/test parts",
+    "--split-seed": "first split seed",
+    "--n-seeds": "patient splits: how many seeds",
+}
 SEED_HELP = (
     "task seed: the minority down-sampling of the paper's ladder (docs/method.md; default 0; "
     "your own task: only with --downsample)"
@@ -71,8 +77,8 @@ def cmd_split(args: argparse.Namespace) -> int:
     tasks, path = _tasks(args)
     task = tasks[0].require_kept()
     scheme, splits = write_split_manifest(
-        task, out, record_path, path=path, scheme=args.scheme, split_seed=args.split_seed,
-        n_seeds=args.n_seeds, command=[PROG, *args.argv],
+        task, out, record_path, path=path, command=[PROG, *args.argv],
+        **given_options(args, SPLIT_FLAGS),
     )  # fmt: skip
     if not args.quiet:
         print(f"wrote {len(splits)} {scheme} splits of {task.name} ({len(task)} rows) to {out}")
@@ -109,17 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_source_arguments(s)
     add_task_arguments(s)
-    s.add_argument(
-        "--scheme",
-        choices=("auto", "patient", "cv5x2", "presplit"),
-        default="auto",
-        help="auto: cv5x2 for tabular sources, patient-level otherwise; presplit: the "
-        "source's own train/val/test parts",
-    )
-    s.add_argument("--split-seed", type=seed_int, default=0, help="first split seed")
-    s.add_argument(
-        "--n-seeds", type=positive_int, default=10, help="patient splits: how many seeds"
-    )
+    from medeval.flows.tasks import write_split_manifest
+
+    add_options(s, write_split_manifest, SPLIT_FLAGS)
     return parser
 
 

@@ -24,18 +24,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medeval.cli.common import (
-    add_evaluation_options,
     add_source_arguments,
     add_task_arguments,
     common_options,
     data_folders,
-    evaluation_options,
     execute,
-    positive_int,
     run_command,
     say,
     source_options,
 )
+from medeval.cli.options import add_evaluation_options, add_options, evaluation_options
 from medeval.device import check_device
 from medeval.errors import UserError
 from medeval.io.outdir import check_outside, default_out
@@ -44,6 +42,8 @@ if TYPE_CHECKING:
     from medeval.training.config import Config
 
 PROG = "python -m medeval.train"
+#: How many split seeds (:class:`medeval.training.config.SplitsConfig`).
+SPLIT_FLAGS = {"--splits": ("n", "number of split seeds (10 = full protocol)")}
 #: The loggers whose progress lines the tool prints (unless --quiet).
 PROGRESS_LOGGERS = ("medeval.flows.train", "medeval.training.loop")
 
@@ -87,12 +87,9 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
         help="config overrides with dotted keys, e.g. train.epochs=3 model.pretrained=false",
     )
     p.add_argument("--config", type=Path, help="YAML config (default: the built-in synthetic one)")
-    p.add_argument(
-        "--splits",
-        type=positive_int,
-        metavar="N",
-        help="number of split seeds (10 = full protocol)",
-    )
+    from medeval.training.config import SplitsConfig
+
+    add_options(p, SplitsConfig, SPLIT_FLAGS, config="splits")
     p.add_argument("--weights", metavar="PATH", help="local backbone weights (.pth/.safetensors)")
     p.add_argument(
         "--resume",

@@ -24,6 +24,7 @@ from typing import Any
 
 from medeval._validation import Interval, accepts, describe
 from medeval.errors import UserError
+from medeval.options import SEED
 
 __all__ = [
     "SOURCES",
@@ -327,7 +328,7 @@ for _source in (
                 "seed of the phantom generator",
                 type=int,
                 keyword="seed",
-                allowed=(Interval(Integral, 0, 2**32 - 1),),  # NumPy's seeds
+                allowed=(SEED,),  # the one rule of every seed a user gives
             ),
         ),
         takes_name=False,

@@ -10,51 +10,14 @@ It is written into a collection by :func:`medeval.io.embeddings.write_table`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from numbers import Integral
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from medeval._validation import Interval, StrOptions, TypeOf, declared
 from medeval.datasets.base import DataError, LabelledData
+from medeval.options import EmbedSettings
 
 __all__ = ["EmbedSettings", "embed_table"]
-
-
-@declared(
-    {
-        "model": [TypeOf(str, desc="a backbone name")],
-        "pretrained": [TypeOf(bool, desc="a bool")],
-        "features": [StrOptions(("head", "conv"))],
-        "size": [Interval(Integral, 1, None)],
-        "batch_size": [Interval(Integral, 1, None)],
-        "workers": [Interval(Integral, 0, None)],
-        "svd_components": [Interval(Integral, 1, None)],
-        "seed": [Interval(Integral, 0, None)],
-    }
-)
-@dataclass(frozen=True)
-class EmbedSettings:
-    """How to embed. Images: a frozen timm backbone; text: sentence-transformers or TF-IDF.
-
-    Raises:
-        InvalidParameterError: a value outside its declared constraints, naming the field.
-    """
-
-    model: str = "vgg16"
-    pretrained: bool = True
-    weights: str | None = None
-    features: str = "head"
-    size: int = 224
-    batch_size: int = 32
-    workers: int = 0
-    cache: str | Path | None = ".medeval-cache/features"
-    image_cache: str | Path | None = ".medeval-cache/images"  # decoded image files, once
-    text_model: str = "all-MiniLM-L6-v2"
-    svd_components: int = 256
-    seed: int = 0
 
 
 def embed_table(

@@ -1,18 +1,22 @@
-"""The evaluation itself: the point estimates, the bootstrap intervals, the tables, and
-:func:`evaluate_predictions` / :func:`evaluate_core` that put them together."""
+"""The evaluation itself: :func:`evaluate` (a table of test predictions, the utilities, the
+reference rows and one :class:`EvaluateSettings`), the one front of every tool, and
+:func:`evaluate_predictions`, which makes that table of arrays; the point estimates, the bootstrap
+intervals and the tables they put together."""
 
 from __future__ import annotations
 
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-from medeval._validation import ArrayLike, StrOptions, TypeOf, validate_params
+from medeval._validation import ArrayLike, StrOptions, TypeOf, declared, validate_params
 from medeval.evaluation.checks import bootstrap_info as _bootstrap_info
 from medeval.evaluation.checks import codes as _codes
 from medeval.evaluation.checks import labels as _labels
@@ -25,10 +29,11 @@ from medeval.evaluation.rectification import (
     _with_quality,
     _with_reference,
 )
-from medeval.evaluation.rectified import VARIANTS
+from medeval.evaluation.rectified import FewReferenceRowsWarning
 from medeval.evaluation.result import NO_SCORES, Evaluation
 from medeval.evaluation.subconcept_recall import reference_evidence
-from medeval.io.reference import ReferenceRows
+from medeval.io.predictions import PredictionTable, input_notes
+from medeval.io.reference import ReferenceRows, check_against_test
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
 from medeval.metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
@@ -83,14 +88,105 @@ def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tup
     return out
 
 
+#: Said when the label-free scores rest on the subconcept model alone (no test subconcepts, no
+#: reference rows).
+NO_REFERENCE_NOTE = (
+    "no test subconcepts and no reference rows: the intervals of cBA / cF1 / cAUC resample the "
+    "test rows and treat the subconcept model's posteriors as exact, so they cannot see that "
+    "model's error (a model miscalibrated within a class biases cBA, and its interval still "
+    "looks narrow). Give reference rows — held-out rows with the true 'subconcept', scored by "
+    "the same classifier and subconcept model, from the same population and used to fit "
+    "neither (e.g. a labelled validation set) — with --reference FILE (the predictions columns "
+    "plus 'subconcept' and every q_<subconcept>): evaluate then reports the rectified rBA / rF1 "
+    "/ rAUC, which correct that error, and recommends them."
+)
+
+#: Warnings whose messages the evaluation states in its notes; passed on after the others.
+STATED = (UndefinedMetricWarning, FewReferenceRowsWarning)
+
+
+@declared(
+    {
+        "device": [TypeOf(str, torch.device, desc="a device name or a torch.device")],
+        "progress": [TypeOf(bool, np.bool_, desc="a bool")],
+    }
+)
+@dataclass(frozen=True, kw_only=True)
+class EvaluateSettings(EvaluationOptions):
+    """How to evaluate: the user's :class:`~medeval.options.EvaluationOptions` plus where the
+    bootstrap runs and whether it shows a progress bar.
+
+    Raises:
+        InvalidParameterError: a value outside its declared constraints, naming the field.
+    """
+
+    device: Any = "cpu"  # a name ("cpu", "cuda:1") or a torch.device
+    progress: bool = False
+
+
 @validate_params(
     {
-        **EvaluationOptions.constraints,  # threshold, n_bootstrap, confidence, seed, ...
-        "stratify": [StrOptions(STRATIFY), ArrayLike()],  # ... or per-row stratum codes
-        "device": [str, torch.device],
-        "progress": [TypeOf(bool, np.bool_, desc="a bool")],
+        "table": [TypeOf(PredictionTable, desc="a PredictionTable")],
+        "utilities": [TypeOf(Utilities, desc="Utilities"), None],
         "reference": [TypeOf(ReferenceRows, desc="ReferenceRows"), None],
-        "reference_variant": [StrOptions(VARIANTS)],
+        "settings": [TypeOf(EvaluateSettings, desc="EvaluateSettings"), None],
+    }
+)
+def evaluate(
+    table: PredictionTable,
+    utilities: Utilities | None = None,
+    *,
+    reference: ReferenceRows | None = None,
+    settings: EvaluateSettings | None = None,
+) -> Evaluation:
+    """The evaluation of every tool and of :func:`evaluate_predictions`: a table of test
+    predictions, the train sizes' utilities, checked reference rows and one settings object.
+
+    Notes about the inputs themselves (one class only, scores that are not probabilities:
+    :func:`~medeval.io.predictions.input_notes`) come first; undefined scores are NaN with a
+    note and an :class:`~medeval.metrics.UndefinedMetricWarning`. Every warning reaches the
+    caller, those the notes state (:data:`STATED`) after the others. With reference rows the
+    evaluation gives the rectified scores rBA / rF1 / rAUC, which are then recommended
+    (docs/method.md, "Rectified scores"), and the subconcept model's within-class balanced
+    accuracy on them; without test subconcepts and without reference rows the notes say why
+    the label-free intervals cannot see the subconcept model's error
+    (:data:`NO_REFERENCE_NOTE`).
+
+    The table's ``posteriors`` are handed over: ``table.posteriors`` is ``None`` afterwards,
+    and they are freed once the weights are made, before the bootstrap (on millions of rows
+    they are the largest input).
+
+    Raises:
+        InputError: probability scores with a threshold outside [0, 1], naming the table.
+        UserError: inputs that do not fit together (subconcepts, posteriors, train sizes).
+    """
+    s = settings or EvaluateSettings()
+    if reference is not None:
+        check_against_test(reference, table, float(s.threshold))
+    first = input_notes(table, float(s.threshold))
+    has_posteriors = table.posteriors is not None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ev = _evaluation(table, utilities, reference, s)
+    for w in sorted(caught, key=lambda w: issubclass(w.category, STATED)):
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    ev.notes = [*first, *ev.notes]
+    if reference is None and table.subconcept is None and has_posteriors and utilities is not None:
+        ev.notes.append(NO_REFERENCE_NOTE)
+    return ev
+
+
+@validate_params(
+    {
+        "y_true": [ArrayLike()],
+        **{key: [ArrayLike(), None] for key in ("y_score", "y_pred", "subconcept", "posteriors")},
+        "posterior_columns": [ArrayLike(), None],
+        "train_sizes": [TypeOf(Mapping, Utilities, desc="train sizes or Utilities"), None],
+        **EvaluateSettings.constraints,  # threshold, n_bootstrap, confidence, seed, ...
+        "stratify": [StrOptions(STRATIFY), ArrayLike()],  # ... or per-row stratum codes
+        "groups": [ArrayLike(), None],
+        "pos_label": [TypeOf(object, desc="a label")],
+        "reference": [TypeOf(ReferenceRows, desc="ReferenceRows"), None],
     }
 )
 def evaluate_predictions(
@@ -113,9 +209,8 @@ def evaluate_predictions(
     memory_budget: int | None = None,
     pos_label: Any = None,
     reference: ReferenceRows | None = None,
-    reference_variant: str = "rectified",
 ) -> Evaluation:
-    """Evaluate test predictions with unweighted, true-weight and predicted-weight scores.
+    """Evaluate test predictions given as arrays: :func:`evaluate` of the table they make.
 
     Args:
         y_true: ``(N,)`` true labels, 1 = minority class: {0, 1}, booleans, {-1, 1} or two
@@ -137,82 +232,70 @@ def evaluate_predictions(
             :func:`~medeval.metrics.bootstrap.default_memory_budget`); never changes numbers.
         pos_label: the positive class (1, the minority class) when the labels are not {0, 1},
             booleans or {-1, 1}.
-        reference: :class:`~medeval.evaluation.rectified.ReferenceRows` (held-out rows with true
+        reference: :class:`~medeval.io.reference.ReferenceRows` (held-out rows with true
             subconcepts, from the test rows' population) for rBA, rF1, rAUC (docs/method.md,
             "Rectified scores"; also needs ``posteriors`` and ``train_sizes``); paired with cBA's
             replicates (same ``seed``).
-        reference_variant: ``"rectified"`` (default) or ``"ppi++"``
-            (:func:`~medeval.evaluation.rectified.rectified_scores`).
 
     Per-subconcept recalls get Clopper–Pearson intervals (also with ``n_bootstrap=0``).
     """
-    return evaluate_core(
-        y_true, y_score=y_score, y_pred=y_pred, threshold=threshold, subconcept=subconcept,
-        posteriors=posteriors, posterior_columns=posterior_columns, train_sizes=train_sizes,
-        n_bootstrap=n_bootstrap, confidence=confidence, stratify=stratify, groups=groups,
-        seed=seed, device=device, progress=progress, memory_budget=memory_budget,
-        pos_label=pos_label, reference=reference, reference_variant=reference_variant,
-    )  # fmt: skip
-
-
-def evaluate_core(
-    y_true: Any,
-    *,
-    y_score: Any = None,
-    y_pred: Any = None,
-    threshold: float = 0.5,
-    subconcept: Sequence[str] | None = None,
-    posteriors: Any = None,
-    posterior_columns: Sequence[str] | None = None,
-    train_sizes: Mapping[str, Mapping[str, int]] | Utilities | None = None,
-    n_bootstrap: int = 1000,
-    confidence: float = 0.95,
-    stratify: str | np.ndarray = "class",
-    groups: Any = None,
-    seed: int = 0,
-    device: str | torch.device = "cpu",
-    progress: bool = False,
-    memory_budget: int | None = None,
-    pos_label: Any = None,
-    reference: ReferenceRows | None = None,
-    reference_variant: str = "rectified",
-) -> Evaluation:
-    """:func:`evaluate_predictions` without its declared checks of the options: the core both
-    fronts share, the array one (:func:`evaluate_predictions`) and the table one of every tool
-    (:func:`medeval.flows.evaluate.evaluate_table`, whose settings object checked them when it
-    was built). It holds ``posteriors`` only until it has made its weights, so a caller that
-    hands them over (and keeps no reference) lets them be freed before the bootstrap."""
     y, s, yp = _labels(y_true, y_score, y_pred, threshold, pos_label)
+    if posteriors is not None and posterior_columns is not None:
+        posteriors = pd.DataFrame(np.asarray(posteriors), columns=list(posterior_columns))
+    codes = not isinstance(stratify, str)
+    table = PredictionTable(
+        Path("evaluate_predictions"), y, s, None if y_pred is None else yp, subconcept,
+        posteriors, groups=groups, strata=stratify if codes else None,
+    )  # fmt: skip
+    settings = EvaluateSettings(
+        threshold=threshold, n_bootstrap=n_bootstrap, confidence=confidence,
+        stratify="class" if codes else stratify, seed=seed, device=device, progress=progress,
+        memory_budget=memory_budget,
+    )  # fmt: skip
     u = train_sizes
     if u is not None and not isinstance(u, Utilities):
         u = utilities_from_train_sizes(u)
-    plan = _plan(y, subconcept, posteriors, posterior_columns, u)
+    return evaluate(table, u, reference=reference, settings=settings)
+
+
+def _evaluation(
+    table: PredictionTable, utilities: Utilities | None, reference: ReferenceRows | None, s: Any
+) -> Evaluation:
+    """The point estimates, the bootstrap, the rectified scores and the tables of
+    :func:`evaluate`. The table's posteriors are taken out of it and dropped once the plan
+    holds its weights, so no frame holds them during the bootstrap."""
+    y, sc, yp = _labels(table.y_true, table.y_score, table.y_pred, s.threshold)
+    posteriors, table.posteriors = table.posteriors, None
+    plan = _plan(y, table.subconcept, posteriors, None, utilities)
     posteriors = None  # what follows reads the plan's weights: the matrix can be freed
+    groups = table.groups
+    stratify = s.stratify if table.strata is None else table.strata
     plan.groups = None if groups is None else _codes(groups, len(y), "groups")
-    if s is None:
+    if sc is None:
         for w in SCORED_WEIGHTINGS:
             plan.unavailable.setdefault(f"{w.prefix}AUC", NO_SCORES)
-    notes = _first_notes(plan, u)
-    point = _point_scores(y, yp, s, plan, notes)
+    notes = _first_notes(plan, utilities)
+    point = _point_scores(y, yp, sc, plan, notes)
+    n_bootstrap, seed, device = s.n_bootstrap, s.seed, s.device
     reps = _replicates(
-        y, yp, s, plan, stratify, groups, n_bootstrap, seed=seed, device=device,
-        memory_budget=memory_budget, progress=progress,
+        y, yp, sc, plan, stratify, groups, n_bootstrap, seed=seed, device=device,
+        memory_budget=s.memory_budget, progress=s.progress,
     )  # fmt: skip
     boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
-    thr = float(threshold) if y_pred is None else None  # only when labels came from scores
-    inputs = _RectifyInputs(y, yp, s, u, plan, point)
-    opts = dict(seed=seed, device=device, memory_budget=memory_budget)
+    thr = float(s.threshold) if table.y_pred is None else None  # labels made from scores
+    inputs = _RectifyInputs(y, yp, sc, utilities, plan, point)
+    opts = dict(seed=seed, device=device, memory_budget=s.memory_budget)
     res, why, rows, row_notes = _rectified_parts(
-        reference, reference_variant, inputs, reps, confidence, boot_info, **opts
+        reference, inputs, reps, s.confidence, boot_info, **opts
     )
     # the rectified per-subconcept recalls need what the rectified scores need
-    ref_side = None if why else reference_evidence(reference, u)
+    ref_side = None if why else reference_evidence(reference, utilities)
     ev = _assemble(
-        y, yp, plan, u, point, reps, confidence, notes, bootstrap=boot_info, threshold=thr,
-        extra_rows=rows, reference=ref_side, seed=seed,
+        y, yp, plan, utilities, point, reps, s.confidence, notes, bootstrap=boot_info,
+        threshold=thr, extra_rows=rows, reference=ref_side, seed=seed,
     )  # fmt: skip
     ev = _with_reference(ev, reference, res, why, inputs, row_notes)
-    return _with_quality(ev, reference, u)
+    return _with_quality(ev, reference, utilities)
 
 
 def _replicates(y, yp, s, plan: _Plan, stratify, groups, n_bootstrap: int, **opts: Any) -> Any:
@@ -227,17 +310,17 @@ def _replicates(y, yp, s, plan: _Plan, stratify, groups, n_bootstrap: int, **opt
     return boot.run(n_bootstrap, seed=seed, progress=progress)
 
 
-def _first_notes(plan: _Plan, u: Utilities | None) -> list[str]:
+def _first_notes(plan: _Plan, utilities: Utilities | None) -> list[str]:
     """The first notes: a single class-1 subconcept (nothing is weighted), and how many rows
     fell back to their class's mean utility."""
     notes: list[str] = []
-    if u is not None and len(u.minority) == 1:
+    if utilities is not None and len(utilities.minority) == 1:
         notes.append(
-            f"the training sizes hold a single class-1 subconcept ({u.minority[0]!r}): every "
-            "class-1 row has the same utility, so wBA, cBA and rBA equal BA (and wAUC, cAUC, "
-            "rAUC equal AUC; the weighted F1s only rescale class 1 against class 0): no "
-            "weighting can show a failure hidden within class 1; give two or more class-1 "
-            "subconcepts"
+            "the training sizes hold a single class-1 subconcept "
+            f"({utilities.minority[0]!r}): every class-1 row has the same utility, so wBA, cBA "
+            "and rBA equal BA (and wAUC, cAUC, rAUC equal AUC; the weighted F1s only rescale "
+            "class 1 against class 0): no weighting can show a failure hidden within class 1; "
+            "give two or more class-1 subconcepts"
         )
     if plan.n_fallback:
         notes.append(
@@ -376,14 +459,14 @@ def _assemble(
     )
 
 
-def _weighted_classes(u: Utilities | None) -> list[str]:
+def _weighted_classes(utilities: Utilities | None) -> list[str]:
     """Classes whose subconcepts have different utilities: only there do the label-free
     weights depend on the subconcept model (a class of equal utilities gets them exactly)."""
-    if u is None:
+    if utilities is None:
         return []
     out = []
     for c in (0, 1):
-        vals = u.values[u.sides == c]
+        vals = utilities.values[utilities.sides == c]
         if len(vals) and not np.all(vals == vals[0]):
             out.append(f"class {c}")
     return out

@@ -37,29 +37,29 @@ class _Plan:
     groups: np.ndarray | None = None  # (N,) cluster codes, for the per-subconcept intervals
 
 
-def _sides_of(u: Utilities) -> dict[str, int]:
+def _sides_of(utilities: Utilities) -> dict[str, int]:
     """``{subconcept: class}`` from the utilities."""
-    return {nm: int(c) for nm, c in zip(u.names, u.sides, strict=True)}
+    return {nm: int(c) for nm, c in zip(utilities.names, utilities.sides, strict=True)}
 
 
 def _true_subconcepts(
-    y: np.ndarray, subconcept: Sequence[str], u: Utilities | None
+    y: np.ndarray, subconcept: Sequence[str], utilities: Utilities | None
 ) -> tuple[tuple[str, ...], np.ndarray, dict[str, int]]:
     """Names ``(S,)``, each instance's code ``(N,)`` into them and each name's class, checked
     against the training sizes (when given) and against ``y``."""
     n = len(y)
     uniq, inverse = _name_codes(subconcept, n)  # vectorised name → code lookup
     sc = _Names(uniq, inverse)
-    if u is not None:
-        unknown = [i for i, nm in enumerate(uniq) if nm not in set(u.names)]
+    if utilities is not None:
+        unknown = [i for i, nm in enumerate(uniq) if nm not in set(utilities.names)]
         if unknown:
             i = int(np.flatnonzero(np.isin(inverse, unknown))[0])
             raise UserError(
                 f"subconcept at index {i} is {str(sc[i])!r}, which has no training size; "
-                f"known subconcepts: {', '.join(u.names)}"
+                f"known subconcepts: {', '.join(utilities.names)}"
             )
-        sc_names = u.names
-        sc_side = _sides_of(u)
+        sc_names = utilities.names
+        sc_side = _sides_of(utilities)
     else:
         sc_names = tuple(str(nm) for nm in uniq)
         sc_side = {}
@@ -82,18 +82,20 @@ def _true_subconcepts(
 
 
 def _posterior_weights(
-    y: np.ndarray, posteriors: Any, posterior_columns: Sequence[str] | None, u: Utilities
+    y: np.ndarray, posteriors: Any, posterior_columns: Sequence[str] | None, utilities: Utilities
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Predicted weights ``(N,)``, class-renormalised posteriors ``(N, S)``, class-conditional
     weights ``(N,)`` and the number of rows that fell back to the class mean."""
     n = len(y)
-    q = align_posteriors(posteriors, u, columns=posterior_columns)  # validated once, in order
-    a = expected_utility(q, u)  # q is checked once; the weightings below reuse it
+    q = align_posteriors(
+        posteriors, utilities, columns=posterior_columns
+    )  # validated once, in order
+    a = expected_utility(q, utilities)  # q is checked once; the weightings below reuse it
     if a.shape != (n,):
         raise UserError(f"posteriors must have one row per instance ({n}); got {a.shape}")
-    cp = renormalise_within_class(q, u, y)
+    cp = renormalise_within_class(q, utilities, y)
     q_class = cp.q.cpu().numpy()
-    c = expected_class_utility(cp, u, y).cpu().numpy()
+    c = expected_class_utility(cp, utilities, y).cpu().numpy()
     return a.cpu().numpy(), q_class, c, int(cp.fallback.sum())
 
 
@@ -102,7 +104,7 @@ def _subsets(
     sc_names: tuple[str, ...],
     sc_codes: np.ndarray | None,
     sc_side: dict[str, int],
-    u: Utilities | None,
+    utilities: Utilities | None,
 ) -> tuple[dict[str, np.ndarray], dict[str, str | None]]:
     """Subset masks ``{name: (N,) bool}`` and each subset's minority subconcept."""
     # Subsets (docs/method.md, "Evaluation subsets and analyses"): full, and sub_i = majority ∪
@@ -112,8 +114,8 @@ def _subsets(
     subset_sc: dict[str, str | None] = {"full": None}
     if sc_codes is not None:
         minority = [nm for nm in sc_names if sc_side[nm] == 1]
-        if u is not None:
-            minority = list(u.minority)
+        if utilities is not None:
+            minority = list(utilities.minority)
         else:  # no training sizes: order by test size
             minority.sort(key=lambda nm: (-int((sc_codes == sc_names.index(nm)).sum()), nm))
         for i, nm in enumerate(minority, start=1):
@@ -127,7 +129,7 @@ def _plan(
     subconcept: Sequence[str] | None,
     posteriors: Any,
     posterior_columns: Sequence[str] | None,
-    u: Utilities | None,
+    utilities: Utilities | None,
 ) -> _Plan:
     """What can be computed: instance weights, subsets and subconcepts, checked (``y``:
     ``(N,)``)."""
@@ -136,27 +138,29 @@ def _plan(
     unavailable: dict[str, str] = {}
     sc_codes, sc_names, sc_side = None, (), {}
     if subconcept is not None:
-        sc_names, sc_codes, sc_side = _true_subconcepts(y, subconcept, u)
+        sc_names, sc_codes, sc_side = _true_subconcepts(y, subconcept, utilities)
     no_sizes = "no training subconcept sizes (train sizes), so no utilities"
-    if u is None:
+    if utilities is None:
         unavailable["w"] = unavailable["p"] = no_sizes
     if subconcept is None:
         unavailable.setdefault("w", "no true test subconcept labels (column 'subconcept')")
-    elif u is not None:
-        weights["w"] = u.values[np.array([u.index(nm) for nm in sc_names])][sc_codes]
+    elif utilities is not None:
+        weights["w"] = utilities.values[np.array([utilities.index(nm) for nm in sc_names])][
+            sc_codes
+        ]
     q_class, n_fallback = None, 0
     if posteriors is None:
         unavailable.setdefault("p", "no subconcept posteriors (columns 'q_<subconcept>')")
-    elif u is not None:
+    elif utilities is not None:
         weights["p"], q_class, weights["c"], n_fallback = _posterior_weights(
-            y, posteriors, posterior_columns, u
+            y, posteriors, posterior_columns, utilities
         )
         if sc_codes is None:  # label-free per-subconcept results still need the names
-            sc_names = u.names
-            sc_side = _sides_of(u)
+            sc_names = utilities.names
+            sc_side = _sides_of(utilities)
     if "p" in unavailable:
         unavailable["c"] = unavailable["p"]
-    subsets, subset_sc = _subsets(y, sc_names, sc_codes, sc_side, u)
+    subsets, subset_sc = _subsets(y, sc_names, sc_codes, sc_side, utilities)
     return _Plan(
         weights, subsets, subset_sc, sc_names, sc_codes, sc_side, unavailable, q_class, n_fallback
     )

@@ -16,7 +16,7 @@ __all__ = ["within_class_ba_from_q", "within_class_balanced_accuracy"]
 
 
 def within_class_balanced_accuracy(
-    y_true: np.ndarray, subconcept: np.ndarray, posteriors, u: Utilities
+    y_true: np.ndarray, subconcept: np.ndarray, posteriors, utilities: Utilities
 ) -> dict[str, float]:
     """Balanced accuracy of the subconcept model among each class's subconcepts.
 
@@ -28,20 +28,20 @@ def within_class_balanced_accuracy(
         y_true: ``(N,)`` classes in {0, 1}.
         subconcept: ``(N,)`` true subconcept names.
         posteriors: ``(N, S)`` DataFrame with subconcept-named columns, or an array in
-            ``u.names`` order.
+            ``utilities.names`` order.
 
     Returns:
         ``{"class 0": ba, "class 1": ba}`` (classes with one subconcept omitted).
     """
     names, inverse = np.unique(np.asarray(subconcept).astype(str), return_inverse=True)
-    codes = np.array([u.index(nm) for nm in names], dtype=np.int64)[inverse.reshape(-1)]
-    return within_class_ba_from_q(y_true, codes, posteriors, u)
+    codes = np.array([utilities.index(nm) for nm in names], dtype=np.int64)[inverse.reshape(-1)]
+    return within_class_ba_from_q(y_true, codes, posteriors, utilities)
 
 
 def within_class_ba_from_q(
-    y_true: np.ndarray, codes: np.ndarray, posteriors, u: Utilities
+    y_true: np.ndarray, codes: np.ndarray, posteriors, utilities: Utilities
 ) -> dict[str, float]:
-    """:func:`within_class_balanced_accuracy` from subconcept codes ``(N,)`` into ``u.names``
-    (e.g. checked :class:`~medeval.io.reference.ReferenceRows`)."""
-    q = class_posteriors(posteriors, u, y_true).q.cpu().numpy()
+    """:func:`within_class_balanced_accuracy` from subconcept codes ``(N,)`` into
+    ``utilities.names`` (e.g. checked :class:`~medeval.io.reference.ReferenceRows`)."""
+    q = class_posteriors(posteriors, utilities, y_true).q.cpu().numpy()
     return within_class_ba(y_true, codes, q)

@@ -39,7 +39,7 @@ class _RectifyInputs:
     y: np.ndarray
     yp: np.ndarray
     s: np.ndarray | None
-    u: Utilities | None
+    utilities: Utilities | None
     plan: _Plan
     point: dict[tuple, np.ndarray]
 
@@ -48,7 +48,7 @@ def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInpu
     """Why the rectified scores cannot be computed, or ``""`` when they can."""
     if reference is None:
         return NO_REFERENCE
-    if inputs.u is None:
+    if inputs.utilities is None:
         return "reference rows given, but no training subconcept sizes (train sizes)"
     if "c" not in inputs.plan.weights:
         return "reference rows given, but no test posteriors: the rectified scores correct cM"
@@ -57,7 +57,6 @@ def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInpu
 
 def _rectified_parts(
     reference: ReferenceRows | None,
-    variant: str,
     inputs: _RectifyInputs,
     reps: Any,
     confidence: float,
@@ -69,7 +68,7 @@ def _rectified_parts(
     why = _rectified_unavailable(reference, inputs)
     if why:
         return None, why, None, []
-    res = _rectify(reference, variant, inputs, reps, confidence, boot_info, **opts)
+    res = _rectify(reference, inputs, reps, confidence, boot_info, **opts)
     notes: list[str] = []
     return res, why, _rectified_rows(reference, res, inputs, notes), notes
 
@@ -108,7 +107,7 @@ def _with_reference(
         ev.per_subconcept["n_reference"] = [
             counts.get(str(nm), 0) for nm in ev.per_subconcept["subconcept"]
         ]
-        minority = inputs.u.minority if inputs.u is not None else ()
+        minority = inputs.utilities.minority if inputs.utilities is not None else ()
         ev.reference = {
             "source": reference.source,
             "n": len(reference),
@@ -140,9 +139,9 @@ def _rectified_rows(
     "Evaluation subsets and analyses"), as columns.
 
     On ``sub_i`` the point estimate is ``cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i))``
-    (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i; the
-    ``"ppi++"`` variant keeps the full set's λ). The joint bootstrap runs on the full set only,
-    so ``low`` / ``high`` are NaN on ``sub_i`` (and ``n_undefined`` 0: no replicates).
+    (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i).
+    The joint bootstrap runs on the full set only, so ``low`` / ``high`` are NaN on ``sub_i``
+    (and ``n_undefined`` 0: no replicates).
 
     Built from the exact subset scores and plain lists, with the rest of the table: this runs on
     every fold of the benchmark grid, where pandas' lookups cost more than the scores."""
@@ -150,12 +149,15 @@ def _rectified_rows(
     names = list(plan.subsets)
     aliases = [(label, j, plan.subset_subconcept[names[j]]) for label, j in _aliases(names)]
     ref_scores = reference_subset_scores(
-        reference, inputs.u, list(dict.fromkeys(nm for _, _, nm in aliases if nm is not None))
+        reference,
+        inputs.utilities,
+        list(dict.fromkeys(nm for _, _, nm in aliases if nm is not None)),
     )
     new: dict[str, list] = {c: [] for c in ("subset", "subconcept", "score", "value", "low")}
     new |= {"high": [], "n_undefined": []}
     for family, name in RECOMMENDED_RECTIFIED.items():
-        if name in res.unavailable or family not in res.lam or ("c", family) not in inputs.point:
+        missing = family not in res.correction or ("c", family) not in inputs.point
+        if name in res.unavailable or missing:
             continue
         for label, j, nm in aliases:
             if nm is None:  # full
@@ -179,7 +181,7 @@ def _rectified_on_subset(
     undefined."""
     tc = float(tc)
     rc, rw = ref.get(("c", family), math.nan), ref.get(("w", family), math.nan)
-    value = combine(tc, rc, rw, variant=res.variant, lam=res.lam[family])
+    value = combine(tc, rc, rw)
     if math.isnan(value) and sub not in ("largest", "smallest"):  # aliases: warned once
         where = "its test rows" if math.isnan(tc) else "its reference rows"
         msg = (
@@ -193,7 +195,6 @@ def _rectified_on_subset(
 
 def _rectify(
     reference: ReferenceRows,
-    variant: str,
     inputs: _RectifyInputs,
     reps: Any,
     confidence: float,
@@ -215,7 +216,7 @@ def _rectify(
     test = TargetRows(inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None)
     test.point = point
     res = rectify_test_side(
-        test, reference, inputs.u, variant=variant, n_bootstrap=0 if reps is None else reps.n,
+        test, reference, inputs.utilities, n_bootstrap=0 if reps is None else reps.n,
         confidence=confidence, stratify=boot_info["stratify"], reference_stratify="class",
         seed=seed, device=device, memory_budget=memory_budget, test_replicates=test_reps,
     )  # fmt: skip

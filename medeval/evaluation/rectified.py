@@ -26,17 +26,11 @@ the correction (simulated: rBA bias −0.012 with the rarest subconcept three ti
 over-represented).
 
 Seeds: the test side uses ``seed`` itself, so with the same inputs and strata its replicates are
-those of :func:`medeval.evaluation.evaluate_predictions` (cM and rM intervals are paired); the
-reference side uses :func:`reference_seed` ``(seed)``, a different stream. Both sides use
-:class:`~medeval.metrics.bootstrap.BatchedBootstrap`; with its numpy generator (the CPU default)
-replicate b depends on neither the chunk size, the memory budget nor the thread count.
-
-``variant="ppi++"`` gives the power-tuned score ``wM(R) + λ·(cM(test) − cM(R))`` with
-``λ = Cov(wM(R), cM(R)) / (Var cM(test) + Var cM(R))`` from the bootstrap replicates, clipped to
-[0, 1] (λ = 1 is the plain rectified score). In simulation it did worse than the plain score
-(coverage 77–95 % against 92–99 %, no smaller error: λ is estimated and then held fixed, and
-wM(R) is noisier than the test-set difference), as docs/method.md, "Rectified scores" found; it is
-kept for comparison.
+those of the evaluation's own bootstrap (:func:`medeval.evaluation.evaluate` passes them: cM and
+rM intervals are paired); the reference side uses :func:`reference_seed` ``(seed)``, a different
+stream. Both sides use :class:`~medeval.metrics.bootstrap.BatchedBootstrap`; with its numpy
+generator (the CPU default) replicate b depends on neither the chunk size, the memory budget nor
+the thread count. (The power-tuned PPI++ variant is compared in ``benchmarks/rq4_variants.py``.)
 
 A minority subconcept with few reference rows makes the correction noisy (its utility multiplies
 the error of a handful of rows): subconcepts with fewer than :data:`FEW_REFERENCE_ROWS` rows are
@@ -54,27 +48,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from medeval._validation import StrOptions, validate_params
 from medeval.errors import UserError
-from medeval.evaluation.checks import bootstrap_info, codes, labels, strata
+from medeval.evaluation.checks import bootstrap_info
 from medeval.io.reference import ReferenceDataError, ReferenceRows
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
 from medeval.metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from medeval.metrics.ranking import auc_from_sums, auc_sums
-from medeval.options import CONFIDENCE, N_BOOTSTRAP, SEED
-from medeval.scores import (
-    FAMILIES,
-    RECOMMENDED_RECTIFIED,
-    REFERENCE_STRATA,
-    VARIANTS,
-)
+from medeval.scores import FAMILIES, RECOMMENDED_RECTIFIED
 from medeval.weights import (
     Utilities,
-    align_posteriors,
-    class_posteriors,
-    expected_class_utility,
-    utilities_from_train_sizes,
 )
 
 #: A minority subconcept with fewer reference rows than this is warned about. Simulated
@@ -100,16 +83,6 @@ def reference_seed(seed: int) -> int:
     """
     ss = np.random.SeedSequence([int(seed), REFERENCE_SEED_TAG])
     return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))
-
-
-def class_conditional(
-    y: np.ndarray, posteriors: Any, u: Utilities, *, columns: Sequence[str] | None = None
-) -> tuple[np.ndarray, int]:
-    """Class-conditional weights ``(N,)`` (docs/method.md, "Label-free scores") and the rows that
-    fell back to the class mean utility (no posterior mass on their own class)."""
-    q = align_posteriors(posteriors, u, columns=columns)
-    cp = class_posteriors(q, u, y)
-    return expected_class_utility(cp, u, y).cpu().numpy(), int(cp.fallback.sum())
 
 
 def point_scores(
@@ -177,7 +150,7 @@ def bootstrap_scores(
 
 
 def reference_subset_scores(
-    reference: ReferenceRows, u: Utilities, subconcepts: Sequence[str]
+    reference: ReferenceRows, utilities: Utilities, subconcepts: Sequence[str]
 ) -> dict[str, dict[tuple[str, str], float]]:
     """``{subconcept: {("c" | "w", family): score}}`` on each ``R ∩ sub_i``: the reference rows
     of the majority class and those of minority subconcept ``sub_i`` (the subsets of
@@ -190,9 +163,9 @@ def reference_subset_scores(
     """
     if not subconcepts:
         return {}
-    c_all, _ = reference.class_weights(u)
-    w_all = u.values[reference.subconcept]
-    codes = np.array([u.index(nm) for nm in subconcepts])
+    c_all, _ = reference.class_weights(utilities)
+    w_all = utilities.values[reference.subconcept]
+    codes = np.array([utilities.index(nm) for nm in subconcepts])
     member = (reference.y_true == 0) | (reference.subconcept == codes[:, None])  # (K, R)
     w = torch.as_tensor(np.concatenate([member * c_all, member * w_all]), dtype=torch.float64)
     scores = batched_point_scores(reference.y_true, reference.y_pred, reference.y_score, w)
@@ -206,35 +179,31 @@ def reference_subset_scores(
 
 @dataclass
 class RectifiedResult:
-    """Result of :func:`rectified_scores`.
+    """Result of a rectification (:func:`rectify_test_side`).
 
     Attributes:
-        variant: ``"rectified"`` or ``"ppi++"``.
         scores: ``{"rBA", "rF1", "rAUC": value}``; NaN where undefined or unavailable.
         intervals: ``{score: (low, high)}`` percentile intervals of the joint bootstrap.
         n_undefined: ``{score: replicates left out as undefined}``.
         class_conditional: ``{family: cM(test)}``.
         reference_scores: ``{family: {"c": cM(R), "w": wM(R)}}``.
         correction: ``{family: cM(R) − wM(R)}`` (subtracted from cM(test)).
-        lam: ``{family: λ}``; 1.0 for the plain rectified score.
         reference_counts: ``{subconcept: reference rows}``.
         few_reference: minority subconcepts with fewer than :data:`FEW_REFERENCE_ROWS` rows.
         replicates: ``{score: (B,)}`` joint-bootstrap replicates of each score (for RQ4).
         components: ``{family: {"test_c", "ref_c", "ref_w": (B,)}}`` the replicates of cM(test),
-            cM(R), wM(R) (the other variant can be formed from them).
+            cM(R), wM(R) (another estimator can be formed from them).
         unavailable: ``{score: reason}``.
         notes: things a reader must know (undefined scores, few reference rows, fallbacks).
         bootstrap: ``{"n", "seed", "reference_seed", "method"}``.
     """
 
-    variant: str
     scores: dict[str, float]
     intervals: dict[str, tuple[float, float]]
     n_undefined: dict[str, int]
     class_conditional: dict[str, float]
     reference_scores: dict[str, dict[str, float]]
     correction: dict[str, float]
-    lam: dict[str, float]
     reference_counts: dict[str, int]
     few_reference: list[str]
     replicates: dict[str, torch.Tensor]
@@ -254,7 +223,6 @@ class RectifiedResult:
             return None if math.isnan(x) else float(x)
 
         return {
-            "variant": self.variant,
             "scores": {k: num(v) for k, v in self.scores.items()},
             "intervals": {
                 k: {"low": num(lo), "high": num(hi), "n_undefined": self.n_undefined.get(k, 0)}
@@ -262,7 +230,6 @@ class RectifiedResult:
             },
             "class_conditional": {k: num(v) for k, v in self.class_conditional.items()},
             "correction": {k: num(v) for k, v in self.correction.items()},
-            "lambda": {k: num(v) for k, v in self.lam.items()},
             "reference": {
                 "source": self.source,
                 "n": self.n_reference,
@@ -276,18 +243,14 @@ class RectifiedResult:
         }
 
 
-def _utilities_for(
-    reference: ReferenceRows, utilities: Utilities | Mapping[str, Mapping[str, int]]
-) -> Utilities:
-    """The utilities, checked to be those the reference rows were validated against."""
-    u = utilities if isinstance(utilities, Utilities) else utilities_from_train_sizes(utilities)
-    if tuple(reference.names) != tuple(u.names):
+def _check_names(reference: ReferenceRows, utilities: Utilities) -> None:
+    """The utilities must be those the reference rows were checked against."""
+    if tuple(reference.names) != tuple(utilities.names):
         raise ReferenceDataError(
             f"reference rows were checked against subconcepts {list(reference.names)}, "
-            f"not these training sizes' {list(u.names)}",
+            f"not these training sizes' {list(utilities.names)}",
             column="subconcept",
         )
-    return u
 
 
 def _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, test) -> dict[tuple, Any]:
@@ -299,86 +262,6 @@ def _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, test) -> dict
         point = {("c", m): float(v) for m, v in test.items() if m != "AUC" or s_t is not None}
     ref = point_scores(reference.y_true, reference.y_pred, s_r, {"c": c_ref, "w": w_ref})
     return point | {("ref_" + k, m): v for (k, m), v in ref.items()}
-
-
-@validate_params(
-    {
-        "variant": [StrOptions(VARIANTS)],
-        "n_bootstrap": [N_BOOTSTRAP],
-        "confidence": [CONFIDENCE],
-        "reference_stratify": [StrOptions(REFERENCE_STRATA)],
-        "seed": [SEED],
-    }
-)
-def rectified_scores(
-    y_true: Any,
-    *,
-    posteriors: Any,
-    reference: ReferenceRows,
-    utilities: Utilities | Mapping[str, Mapping[str, int]],
-    y_pred: Any = None,
-    y_score: Any = None,
-    posterior_columns: Sequence[str] | None = None,
-    threshold: float = 0.5,
-    variant: str = "rectified",
-    n_bootstrap: int = 1000,
-    confidence: float = 0.95,
-    stratify: str | np.ndarray = "class",
-    groups: Any = None,
-    subconcept: Any = None,
-    pos_label: Any = None,
-    reference_stratify: str = "class",
-    seed: int = 0,
-    device: str | torch.device = "cpu",
-    memory_budget: int | None = None,
-    chunk_size: int | None = None,
-    test_replicates: Mapping[str, torch.Tensor] | None = None,
-) -> RectifiedResult:
-    """rBA, rF1, rAUC of test predictions, corrected with reference rows (docs/method.md,
-    "Rectified scores").
-
-    Args:
-        y_true: ``(N,)`` test classes, 1 = minority class: {0, 1}, booleans, {-1, 1} or two
-            labels with ``pos_label`` (the rule of every metric and of
-            :func:`~medeval.evaluation.evaluate_predictions`).
-        posteriors: ``(N, S)`` test posteriors of the subconcept model (DataFrame with
-            subconcept-named columns, or an array with ``posterior_columns`` / ``u.names`` order).
-        reference: validated reference rows (:meth:`ReferenceRows.from_arrays`).
-        utilities: :class:`~medeval.weights.Utilities` or train sizes
-            ``{name: {"class", "n"}}``.
-        y_pred: ``(N,)`` predicted labels; default ``y_score >= threshold``.
-        y_score: ``(N,)`` scores for class 1 (rAUC needs them here and in ``reference``).
-        variant: ``"rectified"`` (default) or ``"ppi++"``; n_bootstrap: replicates B (0: none).
-        stratify: test-side strata: ``"class"`` (default), ``"subconcept"`` (needs
-            ``subconcept``), ``"none"`` or ``(N,)`` codes (the reference side:
-            ``reference_stratify``).
-        groups: ``(N,)`` test cluster ids (whole clusters are resampled; an empty id is a
-            cluster of its own).
-        subconcept: ``(N,)`` true test subconcepts, for ``stratify="subconcept"``.
-        pos_label: the positive class when the labels are not {0, 1}, booleans or {-1, 1}.
-        reference_stratify: how the reference rows are resampled: ``"class"`` (default: they
-            are a sample of the population, whose subconcept mix varies) or ``"subconcept"``
-            (that mix held fixed: too narrow in simulation, ``docs/method.md``).
-        seed: test side ``seed``, reference side :func:`reference_seed` ``(seed)``.
-        device, memory_budget, chunk_size: passed to the bootstraps; they change speed and
-            memory only (on the CPU never the numbers).
-        test_replicates: ``{family: (B,)}`` cM(test) replicates already drawn with ``seed``
-            (``evaluate_predictions`` passes its own); the test bootstrap is then skipped.
-
-    Raises ``ValueError`` (``ReferenceDataError``: rows made for other subconcepts).
-    """
-    u = _utilities_for(reference, utilities)
-    y, s, yp = labels(y_true, y_score, y_pred, threshold, pos_label)
-    c_test, fb_test = class_conditional(y, posteriors, u, columns=posterior_columns)
-    sc = None if subconcept is None else codes(subconcept, len(y), "subconcept")
-    clusters = None if groups is None else codes(groups, len(y), "groups")
-    test = TargetRows(y, yp, s, c_test, fb_test, strata(stratify, y, sc), clusters)
-    opts = {"device": device, "memory_budget": memory_budget, "chunk_size": chunk_size}
-    return rectify_test_side(
-        test, reference, u, variant=variant, n_bootstrap=n_bootstrap, confidence=confidence,
-        stratify=stratify, reference_stratify=reference_stratify, seed=seed,
-        test_replicates=test_replicates, **opts,
-    )  # fmt: skip
 
 
 @dataclass
@@ -401,9 +284,8 @@ class TargetRows:
 def rectify_test_side(
     test: TargetRows,
     reference: ReferenceRows,
-    u: Utilities,
+    utilities: Utilities,
     *,
-    variant: str,
     n_bootstrap: int,
     confidence: float,
     stratify: Any,
@@ -414,12 +296,24 @@ def rectify_test_side(
     chunk_size: int | None = None,
     test_replicates: Mapping[str, torch.Tensor] | None = None,
 ) -> RectifiedResult:
-    """:func:`rectified_scores` from a checked :class:`TargetRows` (``evaluate_predictions``
-    passes the class-conditional weights, point estimates and replicates it already has, so
-    that nothing is computed twice and cM and rM are paired)."""
+    """rBA, rF1, rAUC of the checked test rows ``test``, corrected with the reference rows
+    (docs/method.md, "Rectified scores"): ``rM = cM(test) − (cM(R) − wM(R))`` with its joint
+    bootstrap interval (the test rows within ``test.strata`` and ``test.clusters``, the
+    reference rows within ``reference_stratify``: ``"class"`` or ``"subconcept"``).
+
+    :func:`medeval.evaluation.evaluate` passes the class-conditional weights, point estimates
+    and replicates (``test_replicates``: ``{family: (B,)}``, drawn with ``seed``) it already
+    has, so that nothing is computed twice and cM and rM are paired. ``device``,
+    ``memory_budget`` and ``chunk_size`` change speed and memory only (on the CPU never the
+    numbers).
+
+    Raises:
+        ReferenceDataError: reference rows checked against other subconcepts.
+    """
+    _check_names(reference, utilities)
     y, yp, s, c_test = test.y, test.yp, test.s, test.c
-    c_ref, fb_ref = reference.class_weights(u)
-    w_ref = u.values[reference.subconcept]
+    c_ref, fb_ref = reference.class_weights(utilities)
+    w_ref = utilities.values[reference.subconcept]
     auc = s is not None and reference.y_score is not None
     s_t, s_r = (s, reference.y_score) if auc else (None, None)
     unavailable = {} if auc else {"rAUC": "needs y_score on the test and the reference rows"}
@@ -431,13 +325,12 @@ def rectify_test_side(
         test_replicates,
     )  # fmt: skip
     notes = _fallback_notes(test.fallback, fb_ref)
-    result = _combine(families, point, comps, variant, confidence, notes)
+    result = _combine(families, point, comps, confidence, notes)
     n_boot = n_bootstrap if test_replicates is None else _length(test_replicates)
     return RectifiedResult(
-        variant=variant,
         **result,
         reference_counts=reference.counts(),
-        few_reference=_few_reference(reference.counts(), u, notes),
+        few_reference=_few_reference(reference.counts(), utilities, notes),
         components=comps,
         unavailable=unavailable,
         confidence=confidence,
@@ -495,53 +388,32 @@ def _components(
     }
 
 
-def ppi_lambda(test_c: torch.Tensor, ref_c: torch.Tensor, ref_w: torch.Tensor) -> float:
-    """Power-tuning λ = Cov(wM(R), cM(R)) / (Var cM(test) + Var cM(R)), clipped to [0, 1],
-    from replicates ``(B,)`` (undefined ones left out); 1.0 (the plain rectified score) when
-    fewer than two replicates are defined or the variances vanish."""
-    ok = torch.isfinite(test_c) & torch.isfinite(ref_c) & torch.isfinite(ref_w)
-    if int(ok.sum()) < 2:
-        return 1.0
-    t, c, w = test_c[ok], ref_c[ok], ref_w[ok]
-    den = float(t.var() + c.var())
-    if not den > 0:
-        return 1.0
-    cov = float(((w - w.mean()) * (c - c.mean())).sum() / (len(c) - 1))
-    return min(1.0, max(0.0, cov / den))
-
-
-def combine(
-    test_c: Any, ref_c: Any, ref_w: Any, *, variant: str = "rectified", lam: float = 1.0
-) -> Any:
-    """The score from its parts (floats or ``(B,)`` replicates): ``test_c − (ref_c − ref_w)``
-    or, for ``"ppi++"``, ``ref_w + lam·(test_c − ref_c)``."""
-    if variant == "ppi++":
-        return ref_w + lam * (test_c - ref_c)
+def combine(test_c: Any, ref_c: Any, ref_w: Any) -> Any:
+    """The rectified score from its parts (floats or ``(B,)`` replicates):
+    ``test_c − (ref_c − ref_w)``."""
     return test_c - (ref_c - ref_w)
 
 
-def _combine(families, point, comps, variant, confidence, notes) -> dict[str, Any]:
-    """Point estimates, λ, intervals and replicates of each family's score."""
+def _combine(families, point, comps, confidence, notes) -> dict[str, Any]:
+    """Point estimates, intervals and replicates of each family's score."""
     out: dict[str, Any] = {
         k: {}
         for k in ("scores", "intervals", "n_undefined", "class_conditional", "reference_scores")
     }
-    out |= {"correction": {}, "lam": {}, "replicates": {}}
+    out |= {"correction": {}, "replicates": {}}
     for name in RECOMMENDED_RECTIFIED.values():
         out["scores"][name] = math.nan
     for m in families:
         name, parts = RECOMMENDED_RECTIFIED[m], comps[m]
         tc, rc, rw = point[("c", m)], point[("ref_c", m)], point[("ref_w", m)]
-        lam = ppi_lambda(**parts) if variant == "ppi++" else 1.0
-        value = combine(tc, rc, rw, variant=variant, lam=lam)
-        out["lam"][m], out["scores"][name] = lam, value
+        value = combine(tc, rc, rw)
+        out["scores"][name] = value
         out["class_conditional"][m] = tc
         out["reference_scores"][m] = {"c": rc, "w": rw}
         out["correction"][m] = rc - rw
         if math.isnan(value):
             _warn_undefined(name, tc, rc, rw, notes)
-        reps = combine(parts["test_c"], parts["ref_c"], parts["ref_w"], variant=variant, lam=lam)
-        out["replicates"][name] = reps
+        out["replicates"][name] = combine(parts["test_c"], parts["ref_c"], parts["ref_w"])
     names = [
         RECOMMENDED_RECTIFIED[m]
         for m in families
@@ -599,10 +471,10 @@ def _warn_undefined(name: str, tc: float, rc: float, rw: float, notes: list[str]
     warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
 
 
-def _few_reference(counts: dict[str, int], u: Utilities, notes: list[str]) -> list[str]:
+def _few_reference(counts: dict[str, int], utilities: Utilities, notes: list[str]) -> list[str]:
     """Minority subconcepts with fewer than :data:`FEW_REFERENCE_ROWS` reference rows, warned
     about by name and count."""
-    few = [nm for nm in u.minority if counts[nm] < FEW_REFERENCE_ROWS]
+    few = [nm for nm in utilities.minority if counts[nm] < FEW_REFERENCE_ROWS]
     if few:
         listing = ", ".join(f"{nm!r} ({counts[nm]})" for nm in few)
         msg = (

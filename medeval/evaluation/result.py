@@ -33,7 +33,7 @@ NO_REFERENCE = (
 
 @dataclass
 class Evaluation:
-    """Result of :func:`evaluate_predictions`.
+    """Result of :func:`~medeval.evaluation.evaluate`.
 
     Attributes:
         scores: the nine scores of the paper, the label-free ``cBA``, ``cF1``, ``cAUC`` and the
@@ -57,10 +57,6 @@ class Evaluation:
             (``{"class 0": ..., "class 1": ...}``) on the test set when it has true
             subconcepts, else on reference data if given (``subconcept_model_source``).
         notes: undefined scores and other things a reader must know.
-        warned: the notes that :func:`medeval.flows.evaluate.evaluate_table` recorded instead
-            of passing their warning on (undefined scores, few reference rows), in the order
-            warned: what a caller that keeps the warnings of a run (the benchmark's records)
-            keeps.
         rectified: the rectified scores' full result (correction terms, replicates, reference
             counts) when reference rows gave them, else ``None``.
         reference: the reference rows given: ``{"source", "n", "per_subconcept": {name:
@@ -79,7 +75,6 @@ class Evaluation:
     n_positive: int
     threshold: float | None
     notes: list[str] = field(default_factory=list)
-    warned: list[str] = field(default_factory=list)
     subconcept_model: dict[str, float] = field(default_factory=dict)
     subconcept_model_source: str = "test set"
     weighted_classes: list[str] = field(default_factory=lambda: ["class 1"])
@@ -190,20 +185,17 @@ def _num(x: Any) -> float | None:
 
 
 def _rectification_block(res: RectifiedResult | None) -> dict[str, Any] | None:
-    """Variant, per family cM(test), cM(R), wM(R), the correction cM(R) − wM(R) subtracted
-    from cM(test) and λ, and how the joint bootstrap resampled; None without rectified
-    scores."""
+    """Per family cM(test), cM(R), wM(R) and the correction cM(R) − wM(R) subtracted from
+    cM(test), and how the joint bootstrap resampled; None without rectified scores."""
     if res is None:
         return None
     return {
-        "variant": res.variant,
         "families": {
             m: {
                 "class_conditional_test": _num(res.class_conditional[m]),
                 "class_conditional_reference": _num(res.reference_scores[m]["c"]),
                 "true_weight_reference": _num(res.reference_scores[m]["w"]),
                 "correction": _num(res.correction[m]),
-                "lambda": _num(res.lam[m]),
             }
             for m in res.correction
         },

@@ -1,7 +1,7 @@
 """RQ1–RQ3 tables and figures of a benchmark results folder (``python -m medeval.analyze``).
 
 Writes into ``--out`` (default ``DIR/analysis``): ``rq1.csv``, ``rq1.md``,
-``rq1_gap_<collection>.png``, ``rq2_datasets.csv``, ``rq2.csv``, ``rq2.md``,
+``rq1_gap_<collection>.png``, ``weight_error_by_dataset.csv``, ``rq2.csv``, ``rq2.md``,
 ``rq2_scatter_<collection>.png``, ``rq3/<data set>.png``, ``rq3_sheet_<collection>_<i>.png``,
 ``agreement.csv``, ``agreement_by_method.csv``, ``agreement.png`` (RQ4, docs/method.md,
 "Measured agreement with the true-weight scores (RQ4)"; one ``agreement_<kind>.png`` per subconcept
@@ -18,20 +18,23 @@ class). Everything is written into a temporary folder that replaces ``--out`` on
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from medeval._validation import Interval, StrOptions, TypeOf, validate_params
 from medeval.analyses.agreement import (
     agreement_by_method,
+    agreement_figure,
+    agreement_markdown,
     agreement_table,
     reference_sources,
-    rq4_figure,
-    rq4_markdown,
 )
 from medeval.analyses.common import dataset_means, markdown_table, subset_frame
-from medeval.analyses.correlation_gap import rq1_figure, rq1_markdown, rq1_table
+from medeval.analyses.correlation_gap import gap_figure, gap_markdown, gap_table
 from medeval.analyses.coverage import (
     COVERAGE_INTRO,
     coverage_by_dataset,
@@ -41,14 +44,22 @@ from medeval.analyses.coverage import (
 )
 from medeval.analyses.discovery import discovery_markdown, discovery_table
 from medeval.analyses.quality import subconcept_model_quality, weak_markdown
-from medeval.analyses.recall_panels import rq3_sheets
+from medeval.analyses.recall_panels import recall_sheets
 from medeval.analyses.scores import score_table
 from medeval.analyses.subconcepts import subconcept_agreement, subconcept_agreement_markdown
-from medeval.analyses.weight_error import rq2_datasets, rq2_figure, rq2_markdown, rq2_table
+from medeval.analyses.weight_error import (
+    weight_error_by_dataset,
+    weight_error_figure,
+    weight_error_markdown,
+    weight_error_table,
+)
 from medeval.io.atomic import write_bytes, write_text
 from medeval.io.outdir import OutputFolder
+from medeval.options import CORRECTIONS
 from medeval.protocol.store import ResultsStore
+from medeval.report.benchmark import Agreement, benchmark_report
 from medeval.report.figures import figure_png
+from medeval.scores import FAMILIES
 
 
 def timing_table(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -80,6 +91,17 @@ def _csv(path: Path, frame: pd.DataFrame) -> None:
     write_text(path, frame.to_csv(index=False, float_format="%.6g"))
 
 
+@validate_params(
+    {
+        "results": [TypeOf(str, Path, desc="a path")],
+        "out": [TypeOf(str, Path, desc="a path"), None],
+        "rq3_method": [StrOptions(CORRECTIONS)],
+        "metric": [StrOptions(FAMILIES)],
+        "what": [TypeOf(str, desc="a str")],
+        "wait_s": [Interval(Real, 0, None)],
+        "log": [TypeOf(Callable, desc="a callable"), None],
+    }
+)
 def analyze(
     results: str | Path,
     out: str | Path | None = None,
@@ -111,20 +133,20 @@ def _write_analysis(
     _csv(out / "scores.csv", scores)
     write_text(out / "scores.md", scores_markdown(scores))
     means = dataset_means(subset_frame(records))
-    rq1 = rq1_table(means)
+    rq1 = gap_table(means)
     _csv(out / "rq1.csv", rq1)
-    write_text(out / "rq1.md", rq1_markdown(rq1))
-    per_ds = rq2_datasets(records)
-    rq2 = rq2_table(per_ds)
-    _csv(out / "rq2_datasets.csv", per_ds)
+    write_text(out / "rq1.md", gap_markdown(rq1))
+    per_ds = weight_error_by_dataset(records)
+    rq2 = weight_error_table(per_ds)
+    _csv(out / "weight_error_by_dataset.csv", per_ds)
     _csv(out / "rq2.csv", rq2)
-    write_text(out / "rq2.md", rq2_markdown(rq2))
+    write_text(out / "rq2.md", weight_error_markdown(rq2))
     collections = sorted(rq1["collection"].unique())
     for c in collections:
-        write_bytes(out / f"rq1_gap_{c}.png", figure_png(rq1_figure(rq1, c)))
-        write_bytes(out / f"rq2_scatter_{c}.png", figure_png(rq2_figure(per_ds, rq2, c)))
+        write_bytes(out / f"rq1_gap_{c}.png", figure_png(gap_figure(rq1, c)))
+        write_bytes(out / f"rq2_scatter_{c}.png", figure_png(weight_error_figure(per_ds, rq2, c)))
         recs = [r for r in records if r.get("collection") == c]
-        panels, sheets = rq3_sheets(recs, method=rq3_method, metric=metric)
+        panels, sheets = recall_sheets(recs, method=rq3_method, metric=metric)
         for name, png in panels.items():
             write_bytes(out / "rq3" / f"{name}.png", png)
         for i, png in enumerate(sheets, start=1):
@@ -149,14 +171,22 @@ def _write_analysis(
     _csv(out / "timing.csv", timing)
     summary = _summary(records, scores, rq1, rq2, timing, quality)
     sources = reference_sources(records)
-    summary += "\n" + rq4_markdown(agreement, quality, sources) + "\n" + coverage_markdown(coverage)
+    summary += (
+        "\n" + agreement_markdown(agreement, quality, sources) + "\n" + coverage_markdown(coverage)
+    )
     summary += "\n" + subconcept_agreement_markdown(per_sc)
     write_text(out / "summary.md", summary)
-    page = _report_html(
-        results, out, records, scores, rq1, rq2, timing, agreement, quality=quality,
-        coverage=coverage, sources=sources,
+    view = None if coverage.empty else coverage_view(coverage)
+    low = "" if coverage.empty else "\n".join(low_coverage_lines(coverage))
+    rq4 = Agreement(
+        agreement_markdown(agreement, sources=sources), agreement, weak_markdown(quality), view,
+        COVERAGE_INTRO, low,
     )  # fmt: skip
-    write_text(out / "report.html", page)
+    tables = {"scores": scores, "rq1": rq1, "rq2": rq2, "timing": timing}
+    weak = weak_markdown(quality) if quality["weak"].any() else ""
+    write_text(
+        out / "report.html", benchmark_report(results, out, records, tables, rq4=rq4, weak=weak)
+    )
 
 
 def scores_markdown(scores: pd.DataFrame) -> str:
@@ -182,119 +212,11 @@ def write_agreement(records: list[dict[str, Any]], out: Path) -> pd.DataFrame:
     _csv(out / "agreement_by_method.csv", agreement_by_method(records))
     if table["subconcepts"].nunique() > 1:
         for kind in sorted(table["subconcepts"].unique()):
-            fig = rq4_figure(records, table, kind=kind)
+            fig = agreement_figure(records, table, kind=kind)
             write_bytes(out / f"agreement_{kind}.png", figure_png(fig))
     else:
-        write_bytes(out / "agreement.png", figure_png(rq4_figure(records, table)))
+        write_bytes(out / "agreement.png", figure_png(agreement_figure(records, table)))
     return table
-
-
-def _agreement_section(
-    out: Path, agreement: pd.DataFrame, quality=None, coverage=None, sources: str = ""
-):
-    """Report section of RQ4: the reading, the table, the figure(s), the weak subconcept
-    models and the per-data-set coverage."""
-    from medeval.report.html import Section
-
-    sec = Section("RQ4 — do the label-free scores agree with the true-weight scores?")
-    for line in rq4_markdown(agreement, sources=sources).splitlines()[1:]:
-        if line.strip() and not line.startswith("|"):
-            sec.text(line.removeprefix("- "))
-    sec.table(agreement)
-    for png in sorted(out.glob("agreement*.png")):
-        sec.image(png.read_bytes(), caption=png.stem)
-    if quality is not None:
-        _text_lines(sec, weak_markdown(quality))
-    if coverage is not None and not coverage.empty:
-        sec.text("Coverage per data set. " + COVERAGE_INTRO)
-        sec.table(coverage_view(coverage))
-        _text_lines(sec, "\n".join(low_coverage_lines(coverage)))
-    return sec
-
-
-def _text_lines(sec, md: str) -> None:
-    """Markdown prose (no tables) as paragraphs of a report section."""
-    for line in md.splitlines():
-        line = line.strip()
-        if line and not line.startswith(("|", "#")):
-            sec.text(line.removeprefix("- ").replace("**", ""))
-
-
-def _report_html(
-    results: Path,
-    out: Path,
-    records,
-    scores,
-    rq1,
-    rq2,
-    timing,
-    agreement=None,
-    *,
-    quality=None,
-    coverage=None,
-    sources: str = "",
-) -> str:
-    """Self-contained benchmark report: RQ1–RQ3 tables and figures, settings, warnings
-    (``sources``: where the reference rows came from, :func:`reference_sources`)."""
-    import json
-
-    from medeval.report.html import Section, render
-
-    settings = results / "run.json"
-    methods = sorted({r["method"] for r in records})
-    head = Section("Benchmark").text(
-        f"{len(records)} records (data set × method × split), "
-        f"{len({r['dataset'] for r in records})} data sets, methods {', '.join(methods)}. "
-        "pAUC = ROC AUC with predicted utility weights (not partial AUC)."
-    )
-    if settings.is_file():
-        head.pre(settings.read_text())
-    if quality is not None and quality["weak"].any():
-        _text_lines(head, weak_markdown(quality))
-    head.table(scores)
-    rq1_sec = Section("RQ1 — bias toward the largest subconcepts").text(
-        "Pearson r across data sets between M(full) and M(largest) and M(smallest); the gap "
-        "r_largest − r_smallest is positive when the full-test score tracks the largest "
-        "subconcept. A good weighting shrinks it."
-    )
-    rq1_sec.table(rq1)
-    for png in sorted(out.glob("rq1_gap_*.png")):
-        rq1_sec.image(png.read_bytes(), caption=png.stem)
-    rq2_sec = Section("RQ2 — does a better subconcept model give better weights?").text(
-        "μ = mean over subconcepts of |mean true weight − mean predicted weight|; negative r "
-        "means a better subconcept model gives closer weights."
-    )
-    rq2_sec.table(rq2)
-    for png in sorted(out.glob("rq2_scatter_*.png")):
-        rq2_sec.image(png.read_bytes(), caption=png.stem)
-    rq3_sec = Section("RQ3 — why a score moves")
-    for png in sorted(out.glob("rq3_sheet_*.png")):
-        rq3_sec.image(png.read_bytes(), caption=png.stem)
-    time_sec = Section("Time and memory").table(timing)
-    warnings = []
-    for task_file in sorted((results / "tasks").glob("*.json")):
-        task = json.loads(task_file.read_text())
-        if not task.get("kept", True):
-            warnings.append(f"{task_file.stem}: task rejected: {task.get('reason')}")
-    for r in records:
-        warnings += [
-            f"{r['dataset']} {r['method']} split {r.get('split')}: {n}" for n in r.get("notes", [])
-        ]
-    sections = [head, rq1_sec, rq2_sec, rq3_sec, time_sec]
-    if agreement is not None:
-        sections.insert(4, _agreement_section(out, agreement, quality, coverage, sources))
-    if warnings:
-        sections.append(
-            Section("Warnings").notes(
-                warnings[:200]
-                + (
-                    [f"... and {len(warnings) - 200} more (see the records)"]
-                    if len(warnings) > 200
-                    else []
-                )
-            )
-        )
-    return render(f"medeval benchmark: {results.name}", sections, subtitle=str(results))
 
 
 def _summary(records, scores, rq1, rq2, timing, quality=None) -> str:
@@ -309,8 +231,8 @@ def _summary(records, scores, rq1, rq2, timing, quality=None) -> str:
         lines += ["### Subconcept model\n", weak_markdown(quality)]
     lines += [
         scores_markdown(scores),
-        rq1_markdown(rq1),
-        rq2_markdown(rq2),
+        gap_markdown(rq1),
+        weight_error_markdown(rq2),
         "### Time\n",
         f"Fold compute {total.compute_s:.1f} s (sum over workers), of which metrics "
         f"{total.metrics_s:.2f} s = {total.metrics_share:.2%}.\n",

@@ -9,21 +9,17 @@ import os
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from numbers import Integral
 from pathlib import Path
 
-from medeval._validation import Fields, Interval, StrOptions, TypeOf, validate_params
+from medeval._validation import TypeOf, validate_params
 from medeval.datasets.base import DataError
 from medeval.errors import UserError
 from medeval.io.atomic import write_json
-from medeval.options import PROTOCOL_OPTIONS, EvaluationOptions
-from medeval.protocol.forest import METHODS, check_methods
+from medeval.options import PROTOCOL_OPTIONS, BenchmarkSettings, EvaluationOptions
+from medeval.protocol.forest import check_methods
 from medeval.protocol.grid import (
-    BACKENDS,
-    N_SPLITS,
-    SUBCONCEPT_MODES,
     Collection,
     UnitResult,
     plan_units,
@@ -36,48 +32,6 @@ from medeval.tasks.user import SmallSubconceptWarning, TaskSpec, make_task
 logger = logging.getLogger(__name__)
 
 __all__ = ["BenchmarkRun", "BenchmarkSettings", "run_benchmark", "select_datasets"]
-
-
-#: The evaluation's options a benchmark takes (all but the seed: each fold's is derived).
-EVALUATION_FIELDS = ("threshold", "n_bootstrap", "confidence", "stratify", "memory_budget")
-
-
-@dataclass(frozen=True)
-class BenchmarkSettings:
-    """What to run. ``datasets=None`` = every data set of the collection.
-
-    ``threshold``, ``n_bootstrap``, ``confidence``, ``stratify`` and ``memory_budget`` are the
-    evaluation's options of every tool (:class:`~medeval.options.EvaluationOptions`, same
-    constraints), with the protocol's defaults (:data:`~medeval.options.
-    PROTOCOL_OPTIONS`: 200 replicates at 95 %); each fold's bootstrap seed is derived from
-    ``seed``.
-    """
-
-    collection: str
-    out: str | Path
-    data: str | Path | None = None
-    datasets: tuple[str, ...] | None = None
-    methods: tuple[str, ...] = METHODS
-    seed: int = 0
-    n_estimators: int = 100
-    max_splits: int = N_SPLITS
-    jobs: int = 1
-    backend: str = "loky"
-    scheduler: str | None = None
-    force: bool = False
-    loader_options: dict = field(default_factory=dict)
-    subconcepts: str = "true"  # or "discovered" (medeval.protocol.discovered)
-    save_predictions: bool = False  # each fold's files for evaluate (medeval.protocol.saved)
-    task: dict | None = None  # the user's task for every data set (TaskSpec.to_dict())
-    threshold: float = PROTOCOL_OPTIONS.threshold
-    n_bootstrap: int = PROTOCOL_OPTIONS.n_bootstrap
-    confidence: float = PROTOCOL_OPTIONS.confidence
-    stratify: str = PROTOCOL_OPTIONS.stratify
-    memory_budget: int | None = PROTOCOL_OPTIONS.memory_budget
-
-    def evaluation(self) -> EvaluationOptions:
-        """The evaluation's options of every fold (the seed: derived per fold)."""
-        return EvaluationOptions(**{f: getattr(self, f) for f in EVALUATION_FIELDS})
 
 
 @dataclass
@@ -112,26 +66,13 @@ def select_datasets(names: tuple[str, ...] | None, available: list[str], where: 
     return list(dict.fromkeys(names))  # each once, in the order given
 
 
-#: The allowed values of each :class:`BenchmarkSettings` field (the methods are checked by
-#: :func:`~medeval.protocol.forest.check_methods`, the data-set names against the collection).
-SETTINGS_CONSTRAINTS = {
-    "collection": [str],
-    "seed": [Interval(Integral, 0, None)],
-    "n_estimators": [Interval(Integral, 1, None)],
-    "max_splits": [Interval(Integral, 1, N_SPLITS)],
-    "jobs": [Interval(Integral, 1, None)],
-    "backend": [StrOptions(BACKENDS)],
-    "scheduler": [str, None],
-    "force": [TypeOf(bool, desc="a bool")],
-    "subconcepts": [StrOptions(SUBCONCEPT_MODES)],
-    "save_predictions": [TypeOf(bool, desc="a bool")],
-    "task": [TypeOf(dict, desc="a dict (TaskSpec.to_dict())"), None],
-    # the evaluation's options: declared once, in medeval.options
-    **{f: EvaluationOptions.constraints[f] for f in EVALUATION_FIELDS},
-}
-
-
-@validate_params({"s": Fields(SETTINGS_CONSTRAINTS), "progress": [TypeOf(bool, desc="a bool")]})
+@validate_params(
+    {
+        "s": [TypeOf(BenchmarkSettings, desc="BenchmarkSettings")],
+        "progress": [TypeOf(bool, desc="a bool")],
+        "log": [TypeOf(Callable, desc="a callable"), None],
+    }
+)
 def run_benchmark(
     s: BenchmarkSettings, *, progress: bool = True, log: Callable[[str], None] | None = None
 ) -> BenchmarkRun:
@@ -140,7 +81,7 @@ def run_benchmark(
     ``log`` receives the plan's one-line summary (default: this module's logger, at INFO).
 
     Raises:
-        InvalidParameterError: a setting outside :data:`SETTINGS_CONSTRAINTS`.
+        InvalidParameterError: ``s`` not a :class:`~medeval.options.BenchmarkSettings`.
         DataError, FileNotFoundError, SettingsMismatch: bad collection, data-set names or
             methods, or a results folder made with other protocol settings (the evaluation's
             options included, the memory budget excepted).

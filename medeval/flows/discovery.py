@@ -17,7 +17,7 @@ predictions have an ``id`` column, the test rows must match the predictions row 
 The training part's classes are clustered (:func:`medeval.discovery.discover_subconcepts`); the
 predictions gain posterior columns ``q_c<class>_k<j>`` and the cluster sizes become
 ``train_sizes.json``; that very table is evaluated in memory by
-:func:`medeval.flows.evaluate.evaluate_table` (label-free scores with intervals; evaluating the
+:func:`medeval.evaluation.evaluate` (label-free scores with intervals; evaluating the
 written files gives the same numbers), and each discovered subconcept gets a label-free recall with
 an interval (``clusters.csv``, ``clusters.png``) and a sheet of its most typical training
 instances (``examples.png``) so that a clinician can name it.
@@ -27,18 +27,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
-from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from medeval._validation import Interval, declared
-from medeval.discovery import DISCOVERY_OPTIONS, Discovery, discover_subconcepts
+from medeval.discovery import Discovery, discover_subconcepts
 from medeval.errors import InputError
-from medeval.evaluation import Evaluation
-from medeval.flows.evaluate import EvaluateSettings, evaluate_table
+from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.io.atomic import json_text
 from medeval.io.embeddings import EmbeddingTable, class_of_rows, read_embeddings, thumbnail
 from medeval.io.predictions import (
@@ -47,35 +43,10 @@ from medeval.io.predictions import (
     read_predictions,
     read_predictions_frame,
 )
-from medeval.options import EvaluationOptions
+from medeval.options import DiscoverySettings
 from medeval.weights import utilities_from_train_sizes
 
 __all__ = ["DiscoverySettings", "discover_and_evaluate", "typical_examples"]
-
-
-@declared(
-    {
-        **{k: v for k, v in DISCOVERY_OPTIONS.items() if k != "seed"},  # seed: the evaluation's
-        "n_examples": [Interval(Integral, 1, None)],
-    }
-)
-@dataclass(frozen=True)
-class DiscoverySettings(EvaluationOptions):
-    """How to discover subconcepts and evaluate with them: the discovery's settings and the
-    evaluation's (:class:`~medeval.options.EvaluationOptions`; ``seed`` seeds both).
-
-    Raises:
-        InvalidParameterError: a value outside its declared constraints, naming the field.
-    """
-
-    positive: str | None = None
-    method: str = "gmm"
-    reducer: str = "pca"
-    n_components: int = 8
-    k_max: int = 8
-    min_cluster_size: int = 5
-    n_estimators: int = 100
-    n_examples: int = 6
 
 
 def discover_and_evaluate(
@@ -101,19 +72,9 @@ def discover_and_evaluate(
     s = settings or DiscoverySettings()
     pred_path = Path(predictions)
     tr, y_tr, te, (checked, raw) = _read_inputs(Path(train), Path(test), pred_path, s.positive)
-    disc = discover_subconcepts(
-        tr.X,
-        y_tr,
-        method=s.method,
-        reducer=s.reducer,
-        n_components=s.n_components,
-        k_max=s.k_max,
-        min_cluster_size=s.min_cluster_size,
-        n_estimators=s.n_estimators,
-        seed=s.seed,
-    )
+    disc = discover_subconcepts(tr.X, y_tr, **s.discovery_options(), seed=s.seed)
     table, files = _discovered(disc, checked, raw, te)
-    ev = evaluate_table(
+    ev = evaluate(
         table,
         utilities_from_train_sizes(disc.train_sizes),
         settings=EvaluateSettings(**s.evaluation_options()),

@@ -11,14 +11,12 @@ The same inputs and seed propose the same rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
-from medeval._validation import Interval, declared
 from medeval.errors import InputError
 from medeval.evaluation.checks import labels as checked_labels
 from medeval.evaluation.label_design import Design, plan_batch
@@ -26,33 +24,10 @@ from medeval.evaluation.rectified_recall import LabelledRows, RectifiedRecall, v
 from medeval.evaluation.subconcept_recall import reference_evidence
 from medeval.io.labels import read_ids, read_labels, sheet
 from medeval.io.predictions import read_predictions, read_train_sizes
-from medeval.options import CONFIDENCE, SEED, THRESHOLD
+from medeval.options import LabelSettings
 from medeval.weights import renormalise_within_class
 
 __all__ = ["LabelBatch", "LabelSettings", "label_next", "labelled_rows"]
-
-
-@declared(
-    {
-        "budget": [Interval(Integral, 1, None)],
-        "seed": [SEED],
-        "confidence": [CONFIDENCE],
-        "threshold": [THRESHOLD],
-    }
-)
-@dataclass(frozen=True, kw_only=True)
-class LabelSettings:
-    """How to choose the next batch: its size ``budget``, the ``seed`` of the draw, the level
-    of the verdicts it aims at and the decision ``threshold`` on ``y_score``.
-
-    Raises:
-        InvalidParameterError: a value outside its declared constraints, naming the field.
-    """
-
-    budget: int = 20
-    seed: int = 0
-    confidence: float = 0.95
-    threshold: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -109,7 +84,7 @@ def label_next(
         fields, notes = read_labels(labels, ids, y, u)
     ref = None
     if reference is not None:
-        from medeval.flows.evaluate import load_reference
+        from medeval.io.reference import load_reference
 
         rows, _ = load_reference(reference, u, threshold=s.threshold)
         ref = reference_evidence(rows, u)

@@ -21,10 +21,16 @@ import pandas as pd
 
 from medeval._validation import TypeOf, declared
 from medeval.errors import InputError
-from medeval.evaluation import ALL_SCORES, LABEL_FREE_RECTIFIED, Evaluation
-from medeval.flows.evaluate import EvaluateSettings, evaluate_table, reference_rows
+from medeval.evaluation import (
+    ALL_SCORES,
+    LABEL_FREE_RECTIFIED,
+    EvaluateSettings,
+    Evaluation,
+    evaluate,
+)
 from medeval.io import atomic
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
+from medeval.io.reference import reference_rows
 from medeval.io.tables import read_frame
 from medeval.options import EvaluationOptions
 from medeval.scores import RECOMMENDED
@@ -357,7 +363,7 @@ def evaluate_split_folder(
 def evaluate_split(
     folder: str | Path,
     table: PredictionTable,
-    u: Utilities,
+    utilities: Utilities,
     reference: PredictionTable | InputError | None,
     settings: EvaluateSettings,
     *,
@@ -374,11 +380,11 @@ def evaluate_split(
     if isinstance(reference, PredictionTable):
         try:
             rows = reference_rows(
-                reference, u, threshold=settings.threshold, source=REFERENCE_SOURCE
+                reference, utilities, threshold=settings.threshold, source=REFERENCE_SOURCE
             )
         except InputError as e:
             unusable = e
-    ev = evaluate_table(table, u, reference=rows, settings=settings)
+    ev = evaluate(table, utilities, reference=rows, settings=settings)
     if unusable is not None:
         why = f"the split's reference rows ({REFERENCE_SOURCE}) cannot be used: {unusable}"
         ev.notes.append(f"rectified scores not computed: {why}")

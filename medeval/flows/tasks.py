@@ -13,7 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from medeval._validation import StrOptions, TypeOf, validate_params
 from medeval.errors import OutputPathError, UserError
+from medeval.options import COUNT, SCHEMES, SEED
 
 __all__ = ["build_tasks", "check_manifest_out", "write_split_manifest"]
 
@@ -38,18 +40,32 @@ def build_tasks(
     return [make_task(load(source, path, name=n, **options), spec, seed=seed) for n in names], path
 
 
+@validate_params(
+    {
+        "task": [TypeOf(object, desc="a BinaryTask")],
+        "out": [TypeOf(str, Path, desc="a path")],
+        "record_path": [TypeOf(str, Path, desc="a path")],
+        "path": [TypeOf(str, Path, desc="a path")],
+        "scheme": [StrOptions(SCHEMES)],
+        "split_seed": [SEED],
+        "n_seeds": [COUNT],
+        "command": [TypeOf(list, tuple, desc="a list of words")],
+    }
+)
 def write_split_manifest(
     task: Any,
     out: Path,
     record_path: Path,
     *,
     path: Path,
-    scheme: str,
-    split_seed: int,
-    n_seeds: int,
-    command: Sequence[str],
+    scheme: str = "auto",
+    split_seed: int = 0,
+    n_seeds: int = 10,
+    command: Sequence[str] = (),
 ) -> tuple[str, list]:
-    """Split ``task`` by ``scheme`` and write the manifest ``out`` and its record
+    """Split ``task`` by ``scheme`` (:func:`medeval.splits.make_splits`: ``"auto"``,
+    ``"patient"`` with ``n_seeds`` seeds from ``split_seed``, ``"cv5x2"`` seeded
+    ``split_seed``, or ``"presplit"``) and write the manifest ``out`` and its record
     ``record_path`` (the data set, source, seeds, the task and the command); returns the
     scheme used and the splits."""
     from medeval.io.atomic import json_text, write_text

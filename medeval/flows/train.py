@@ -36,8 +36,7 @@ from medeval.datasets.cache import CachedImages, skip_undecodable
 from medeval.datasets.sources import get_source
 from medeval.device import device_name, resolve_device
 from medeval.errors import OutputPathError
-from medeval.evaluation import Evaluation
-from medeval.flows.evaluate import EvaluateSettings
+from medeval.evaluation import EvaluateSettings, Evaluation
 from medeval.flows.rerun import REFERENCE_FILE, evaluate_split, split_line, summarize_run
 from medeval.io import atomic
 from medeval.io.outdir import check_in_place, mark

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from medeval._validation import TypeOf, validate_params
 from medeval.errors import InputError
 from medeval.io.tables import (
     MISSING_CELLS,
@@ -30,6 +31,7 @@ from medeval.io.tables import (
     table_kind,
 )
 from medeval.names import lookalike, shown
+from medeval.options import MEMORY_BUDGET
 from medeval.weights import Utilities, utilities_from_train_sizes
 
 __all__ = [
@@ -49,10 +51,13 @@ POSTERIOR_PREFIX = "q_"
 
 @dataclass
 class PredictionTable:
-    """Test predictions read from a file; arrays are ``(N,)``, posteriors ``(N, S)``.
+    """Test predictions read from a file (``path``: what messages name); arrays are ``(N,)``,
+    posteriors ``(N, S)``.
 
     Labels are ``int8``; ``subconcept`` is a :class:`pandas.Categorical` (one small code per
-    row instead of one Python string per row).
+    row instead of one Python string per row). ``groups`` (cluster ids such as patients, resampled
+    whole) and ``strata`` (bootstrap strata codes, in place of the settings' ``stratify``) are
+    given only by :func:`medeval.evaluation.evaluate_predictions`.
     """
 
     path: Path
@@ -61,6 +66,8 @@ class PredictionTable:
     y_pred: np.ndarray | None
     subconcept: pd.Categorical | None
     posteriors: pd.DataFrame | None  # columns = subconcept names
+    groups: np.ndarray | None = None
+    strata: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.y_true)
@@ -195,6 +202,14 @@ def _categories(path: Path, table, column: str) -> pd.Categorical:
     )
 
 
+@validate_params(
+    {
+        "path": [TypeOf(str, Path, pd.DataFrame, desc="a path or a DataFrame")],
+        "utilities": [TypeOf(Utilities, desc="Utilities"), None],
+        "memory_budget": [MEMORY_BUDGET, None],
+        "name": [TypeOf(str, desc="a str")],
+    }
+)
 def read_predictions(
     path: str | Path | pd.DataFrame,
     utilities: Utilities | None = None,
@@ -460,9 +475,9 @@ def _names_chunk(col, names: dict[str, int]) -> np.ndarray | None:
     return np.asarray(local, dtype=np.int32)[enc.indices.to_numpy(zero_copy_only=False)]
 
 
-def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, u: Utilities) -> None:
+def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, utilities: Utilities) -> None:
     """Every name known and on its class's side; checked per category, reported per row."""
-    side = {n: int(c) for n, c in zip(u.names, u.sides, strict=True)}
+    side = {n: int(c) for n, c in zip(utilities.names, utilities.sides, strict=True)}
     cats = list(sc.categories)
     known = np.array([c in side for c in cats], dtype=bool)
     codes = np.asarray(sc.codes)
@@ -472,8 +487,8 @@ def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, u: Utiliti
         name = cats[codes[i]]
         raise InputError(
             path,
-            f"unknown subconcept {shown(name)}: the train sizes know {', '.join(u.names)}"
-            + lookalike(name, u.names),
+            f"unknown subconcept {shown(name)}: the train sizes know {', '.join(utilities.names)}"
+            + lookalike(name, utilities.names),
             column="subconcept",
             row=i + 1,
         )
@@ -491,12 +506,14 @@ def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, u: Utiliti
         )
 
 
-def _check_posteriors(path, q, q_cols, names, u: Utilities | None, atol: float = 1e-4) -> None:
+def _check_posteriors(
+    path, q, q_cols, names, utilities: Utilities | None, atol: float = 1e-4
+) -> None:
     # Column names first: a missing q_<name> column also makes the rows sum to less than 1,
     # and the missing column is the problem to report.
-    if u is not None:
-        missing = [n for n in u.names if n not in names]
-        extra = [n for n in names if n not in u.names]
+    if utilities is not None:
+        missing = [n for n in utilities.names if n not in names]
+        extra = [n for n in names if n not in utilities.names]
         if missing or extra:
             alike = next((c for c in (lookalike(e, missing) for e in extra) if c), "")
             raise InputError(

@@ -1,7 +1,7 @@
 """Reference rows (docs/method.md, "Rectified scores"): held-out rows with the true
 subconcept, the classifier's prediction and the subconcept model's posteriors — out-of-bag
 forest predictions, the calibration part of an imaging split, or a file a user supplies
-(``python -m medeval.evaluate --reference FILE``) — read (:func:`read_reference`) and checked
+(``python -m medeval.evaluate --reference FILE``) — read (:func:`load_reference`) and checked
 once against the training sizes (:class:`ReferenceRows`). The rectification
 (:mod:`medeval.evaluation.rectified`) measures the subconcept model's error on them.
 """
@@ -35,8 +35,8 @@ __all__ = [
     "check_against_test",
     "check_ids_once",
     "check_reference",
-    "read_reference",
-    "reference_quality",
+    "load_reference",
+    "reference_rows",
 ]
 
 
@@ -92,16 +92,16 @@ class ReferenceRows:
     def __len__(self) -> int:
         return len(self.y_true)
 
-    def class_weights(self, u: Utilities) -> tuple[np.ndarray, int]:
-        """Class-conditional weights ``(R,)`` of the rows under the utilities ``u``
+    def class_weights(self, utilities: Utilities) -> tuple[np.ndarray, int]:
+        """Class-conditional weights ``(R,)`` of the rows under the ``utilities``
         (docs/method.md, "Label-free scores")
         and how many rows fell back to their class's mean utility: :func:`class_conditional`
         of the checked posteriors, computed once per utilities (the rectification and the
         per-subset correction both need them)."""
-        key = (tuple(u.names), u.values.tobytes(), u.sides.tobytes())
+        key = (tuple(utilities.names), utilities.values.tobytes(), utilities.sides.tobytes())
         if key not in self._weights:
-            cp = renormalise_within_class(torch.from_numpy(self.posteriors), u, self.y_true)
-            c = expected_class_utility(cp, u, self.y_true).cpu().numpy()
+            cp = renormalise_within_class(torch.from_numpy(self.posteriors), utilities, self.y_true)
+            c = expected_class_utility(cp, utilities, self.y_true).cpu().numpy()
             self._weights[key] = (c, int(cp.fallback.sum()))
         return self._weights[key]
 
@@ -113,7 +113,7 @@ class ReferenceRows:
     @classmethod
     def from_arrays(
         cls,
-        u: Utilities,
+        utilities: Utilities,
         *,
         y_true: Any,
         subconcept: Sequence[str] | None,
@@ -124,7 +124,7 @@ class ReferenceRows:
         threshold: float = 0.5,
         source: str = "reference",
     ) -> ReferenceRows:
-        """Check reference rows against the utilities ``u`` (training sizes).
+        """Check reference rows against the ``utilities`` (of the training sizes).
 
         ``y_pred`` defaults to ``y_score >= threshold`` (use the test predictions' threshold).
         ``posteriors`` is a DataFrame with subconcept-named columns or an array with
@@ -140,17 +140,17 @@ class ReferenceRows:
         y = _binary("y_true", y_true, None)
         n = len(y)
         yp, s = _predictions(y_pred, y_score, n, threshold)
-        codes = _subconcept_codes(subconcept, y, u)
-        q = _posteriors(posteriors, posterior_columns, u, n)
-        return cls(y, codes, q, u.names, yp, s, source=source)
+        codes = _subconcept_codes(subconcept, y, utilities)
+        q = _posteriors(posteriors, posterior_columns, utilities, n)
+        return cls(y, codes, q, utilities.names, yp, s, source=source)
 
     @classmethod
     def from_table(
-        cls, table: Any, u: Utilities, *, threshold: float = 0.5, source: str | None = None
+        cls, table: Any, utilities: Utilities, *, threshold: float = 0.5, source: str | None = None
     ) -> ReferenceRows:
-        """From a :class:`~medeval.io.predictions.PredictionTable` (``read_reference``)."""
+        """From a :class:`~medeval.io.predictions.PredictionTable` (:func:`reference_rows`)."""
         return cls.from_arrays(
-            u,
+            utilities,
             y_true=table.y_true,
             subconcept=table.subconcept,
             posteriors=table.posteriors,
@@ -179,7 +179,7 @@ def _predictions(
     return yp, s
 
 
-def _subconcept_codes(subconcept: Any, y: np.ndarray, u: Utilities) -> np.ndarray:
+def _subconcept_codes(subconcept: Any, y: np.ndarray, utilities: Utilities) -> np.ndarray:
     """Codes ``(R,)`` into ``u.names``, checked against the classes and the minority names."""
     if subconcept is None:
         raise ReferenceDataError(
@@ -193,25 +193,26 @@ def _subconcept_codes(subconcept: Any, y: np.ndarray, u: Utilities) -> np.ndarra
         )
     uniq, inverse = np.unique(names, return_inverse=True)
     for nm in map(str, uniq):
-        if nm not in u.names:
+        if nm not in utilities.names:
             raise ReferenceDataError(
-                f"reference subconcept {nm!r} has no training size; known: {', '.join(u.names)}",
+                f"reference subconcept {nm!r} has no training size; known: "
+                f"{', '.join(utilities.names)}",
                 column="subconcept",
                 subconcept=nm,
             )
-    codes = np.array([u.names.index(nm) for nm in uniq], dtype=np.int64)[inverse]
-    wrong = np.flatnonzero(u.sides[codes] != y)
+    codes = np.array([utilities.names.index(nm) for nm in uniq], dtype=np.int64)[inverse]
+    wrong = np.flatnonzero(utilities.sides[codes] != y)
     if len(wrong):
-        i, nm = int(wrong[0]), u.names[codes[wrong[0]]]
+        i, nm = int(wrong[0]), utilities.names[codes[wrong[0]]]
         raise ReferenceDataError(
-            f"reference row {i}: subconcept {nm!r} belongs to class {u.sides[codes[i]]} in the "
-            f"training sizes but y_true is {y[i]}",
+            f"reference row {i}: subconcept {nm!r} belongs to class "
+            f"{utilities.sides[codes[i]]} in the training sizes but y_true is {y[i]}",
             column="y_true",
             subconcept=nm,
         )
     present = set(codes.tolist())
-    for nm in u.minority:
-        if u.names.index(nm) not in present:
+    for nm in utilities.minority:
+        if utilities.names.index(nm) not in present:
             raise ReferenceDataError(
                 f"minority subconcept {nm!r} has no reference row: its part of the correction "
                 "cannot be measured (add reference rows of it)",
@@ -221,23 +222,27 @@ def _subconcept_codes(subconcept: Any, y: np.ndarray, u: Utilities) -> np.ndarra
     return codes
 
 
-def _posteriors(posteriors: Any, columns: Sequence[str] | None, u: Utilities, n: int) -> np.ndarray:
+def _posteriors(
+    posteriors: Any, columns: Sequence[str] | None, utilities: Utilities, n: int
+) -> np.ndarray:
     if posteriors is None:
         raise ReferenceDataError(
             "reference rows need the subconcept model's posteriors "
-            f"({', '.join(POSTERIOR_PREFIX + nm for nm in u.names)})",
-            column=POSTERIOR_PREFIX + u.names[0],
+            f"({', '.join(POSTERIOR_PREFIX + nm for nm in utilities.names)})",
+            column=POSTERIOR_PREFIX + utilities.names[0],
         )
     if columns is None and hasattr(posteriors, "columns"):  # q_<name> columns of a file
         cols = [str(c) for c in posteriors.columns]
-        columns = [c.removeprefix(POSTERIOR_PREFIX) if c not in u.names else c for c in cols]
+        columns = [
+            c.removeprefix(POSTERIOR_PREFIX) if c not in utilities.names else c for c in cols
+        ]
     try:
-        q = align_posteriors(posteriors, u, columns=columns)
+        q = align_posteriors(posteriors, utilities, columns=columns)
     except ValueError as e:
         raise ReferenceDataError(f"reference posteriors: {e}", column="posteriors") from None
-    if q.shape != (n, len(u.names)):
+    if q.shape != (n, len(utilities.names)):
         raise ReferenceDataError(
-            f"reference posteriors must be ({n}, {len(u.names)}); got {tuple(q.shape)}",
+            f"reference posteriors must be ({n}, {len(utilities.names)}); got {tuple(q.shape)}",
             column="posteriors",
         )
     return q.cpu().numpy()
@@ -288,19 +293,49 @@ def check_ids_once(path: str | Path) -> None:
         unique_ids(frame.iloc[:, 0].astype(str).to_numpy(), Path(path))
 
 
-def read_reference(path: str | Path, u: Utilities) -> PredictionTable:
-    """Read a reference file: the predictions columns plus the true ``subconcept`` and a
-    ``q_<name>`` posterior column for every subconcept of the train sizes.
+def reference_rows(
+    table: PredictionTable,
+    utilities: Utilities,
+    *,
+    threshold: float = 0.5,
+    source: str | None = None,
+) -> ReferenceRows:
+    """Check a table of reference rows (read from a file, or built in memory by a tool)
+    against the train sizes' ``utilities``.
+
+    Checked: the predictions columns, the true ``subconcept`` (known names, on the side of
+    their class), every ``q_<subconcept>`` column, and at least one row of every minority
+    subconcept. ``y_pred`` defaults to ``y_score >= threshold`` (the test rows' rule).
 
     Raises:
-        InputError: naming the file and the missing or bad column (and row).
+        InputError: naming the table's file and the column or subconcept at fault.
     """
-    table = read_predictions(path, u)
-    check_reference(table, u)
-    return table
+    check_reference(table, utilities)
+    try:
+        return ReferenceRows.from_table(
+            table, utilities, threshold=float(threshold), source=source or str(table.path)
+        )
+    except ReferenceDataError as e:
+        column = e.column if e.column in ("y_true", "y_pred", "y_score", "subconcept") else None
+        raise InputError(table.path, str(e), column=column) from None
 
 
-def check_reference(table: PredictionTable, u: Utilities) -> None:
+def load_reference(
+    path: str | Path, utilities: Utilities, *, threshold: float = 0.5, source: str | None = None
+) -> tuple[ReferenceRows, PredictionTable]:
+    """Read a reference file (the predictions columns plus the true ``subconcept`` and a
+    ``q_<name>`` posterior column for every subconcept of the train sizes) and check it
+    (:func:`reference_rows`).
+
+    Raises:
+        InputError: naming the file and the column or subconcept at fault.
+    """
+    table = read_predictions(path, utilities)
+    check_ids_once(path)
+    return reference_rows(table, utilities, threshold=threshold, source=source or str(path)), table
+
+
+def check_reference(table: PredictionTable, utilities: Utilities) -> None:
     """Reference rows need the true subconcept and the posteriors of every subconcept.
 
     Raises:
@@ -314,14 +349,6 @@ def check_reference(table: PredictionTable, u: Utilities) -> None:
         raise InputError(
             table.path,
             "reference data need the subconcept model's posteriors "
-            f"({', '.join(POSTERIOR_PREFIX + n for n in u.names)})",
-            column=POSTERIOR_PREFIX + u.names[0],
+            f"({', '.join(POSTERIOR_PREFIX + n for n in utilities.names)})",
+            column=POSTERIOR_PREFIX + utilities.names[0],
         )
-
-
-def reference_quality(path: str | Path, u: Utilities) -> dict[str, float]:
-    """Within-class balanced accuracy of the subconcept model on a reference file."""
-    table = read_reference(path, u)
-    from medeval.evaluation.quality import within_class_balanced_accuracy
-
-    return within_class_balanced_accuracy(table.y_true, table.subconcept, table.posteriors, u)

@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 from scipy import special  # scipy.stats costs 0.4 s at import; special holds the same functions
 
-from medeval._validation import StrOptions, validate_params
+from medeval._validation import ArrayLike, Interval, StrOptions, TypeOf, validate_params
 from medeval.errors import UserError
 from medeval.options import CONFIDENCE
 
@@ -72,7 +73,12 @@ class ProportionInterval:
 
 
 #: The options of every interval here, declared once.
-_OPTIONS = {"confidence": [CONFIDENCE], "method": [StrOptions(METHODS)]}
+_OPTIONS = {
+    "confidence": [CONFIDENCE],
+    "method": [StrOptions(METHODS)],
+    "names": [TypeOf(tuple, desc="a tuple of subconcept names"), None],
+}
+_COUNTS = [ArrayLike(), Interval(Real, 0, None)]
 
 
 def _bounds(k: np.ndarray, n: np.ndarray, method: str, alpha: float) -> tuple[np.ndarray, ...]:
@@ -95,7 +101,7 @@ def _bounds(k: np.ndarray, n: np.ndarray, method: str, alpha: float) -> tuple[np
     return np.where(k <= 0, 0.0, lo), np.where(k >= n, 1.0, hi)
 
 
-@validate_params(_OPTIONS)
+@validate_params({"k": _COUNTS, "n": _COUNTS, **_OPTIONS})
 def binomial_interval(
     k: np.ndarray | float,
     n: np.ndarray | float,
@@ -159,7 +165,7 @@ def exact_coverage(
     return float(pmf @ covered), float(pmf @ (ci.high - ci.low))
 
 
-@validate_params(_OPTIONS)
+@validate_params({"q_class": [ArrayLike()], "hit": [ArrayLike()], **_OPTIONS})
 def soft_recall_interval(
     q_class: np.ndarray,
     hit: np.ndarray,

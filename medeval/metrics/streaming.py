@@ -56,7 +56,7 @@ def _as_utilities(train_sizes: Mapping[str, Mapping[str, int]] | Utilities) -> U
 
 def instance_weights(
     keys: Sequence[str],
-    u: Utilities,
+    utilities: Utilities,
     y_true: torch.Tensor,
     *,
     subconcept: Any = None,
@@ -66,8 +66,8 @@ def instance_weights(
 
     Args:
         y_true: ``(N,)`` float64 labels in {0, 1}.
-        subconcept: ``(N,)`` integer codes into ``u.names`` (needed for ``"w"``).
-        posteriors: ``(N, S)`` subconcept posteriors, columns in ``u.names`` order (``"p"``,
+        subconcept: ``(N,)`` integer codes into ``utilities.names`` (needed for ``"w"``).
+        posteriors: ``(N, S)`` subconcept posteriors, columns in ``utilities.names`` order (``"p"``,
             ``"c"``).
     """
     n, dev = len(y_true), y_true.device
@@ -76,8 +76,8 @@ def instance_weights(
         if key == "":
             out[key] = torch.ones(n, dtype=y_true.dtype, device=dev)
         elif key == "w":
-            codes = _codes(subconcept, u, y_true)
-            values = torch.tensor(u.values, dtype=y_true.dtype, device=dev)
+            codes = _codes(subconcept, utilities, y_true)
+            values = torch.tensor(utilities.values, dtype=y_true.dtype, device=dev)
             out[key] = values[codes]
         else:
             if posteriors is None:
@@ -87,12 +87,16 @@ def instance_weights(
             q = torch.as_tensor(posteriors).to(dev)
             if q.ndim != 2 or q.shape[0] != n:
                 raise UserError(f"posteriors must be (N={n}, S); got shape {tuple(q.shape)}")
-            a = predicted_weights(q, u) if key == "p" else class_conditional_weights(q, u, y_true)
+            a = (
+                predicted_weights(q, utilities)
+                if key == "p"
+                else class_conditional_weights(q, utilities, y_true)
+            )
             out[key] = a.to(y_true.dtype)
     return out
 
 
-def _codes(subconcept: Any, u: Utilities, y_true: torch.Tensor) -> torch.Tensor:
+def _codes(subconcept: Any, utilities: Utilities, y_true: torch.Tensor) -> torch.Tensor:
     """Validated ``(N,)`` subconcept codes: in range and on the side of each instance's class."""
     if subconcept is None:
         raise UserError("wBA/wF1/wAUC need subconcept: integer codes (N,) into the train sizes")
@@ -103,19 +107,19 @@ def _codes(subconcept: Any, u: Utilities, y_true: torch.Tensor) -> torch.Tensor:
             f"got {codes.dtype} {tuple(codes.shape)}"
         )
     codes = codes.long()
-    bad = (codes < 0) | (codes >= len(u.names))
+    bad = (codes < 0) | (codes >= len(utilities.names))
     if bool(bad.any()):
         i = int(torch.nonzero(bad)[0])
         raise UserError(
             f"subconcept code {int(codes[i])} at index {i} is out of range: there are "
-            f"{len(u.names)} subconcepts ({', '.join(u.names)})"
+            f"{len(utilities.names)} subconcepts ({', '.join(utilities.names)})"
         )
-    sides = torch.tensor(np.array(u.sides), device=y_true.device)[codes]
+    sides = torch.tensor(np.array(utilities.sides), device=y_true.device)[codes]
     wrong = sides != y_true.long()
     if bool(wrong.any()):
         i = int(torch.nonzero(wrong)[0])
         raise UserError(
-            f"index {i}: subconcept {u.names[int(codes[i])]!r} belongs to class "
+            f"index {i}: subconcept {utilities.names[int(codes[i])]!r} belongs to class "
             f"{int(sides[i])} but y_true is {int(y_true[i])}"
         )
     return codes
@@ -150,7 +154,9 @@ class SubconceptScores(Metric):
     @validate_params(
         {
             "train_sizes": [TypeOf(Mapping, Utilities, desc="train sizes or Utilities")],
+            "scores": [TypeOf(list, tuple, desc="a list of score names"), None],
             "threshold": [THRESHOLD],
+            "pos_label": [TypeOf(object, desc="a label")],
         }
     )
     def __init__(

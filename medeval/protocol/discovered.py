@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from medeval.discovery import Discovery, discover_subconcepts, discovery_quality
-from medeval.evaluation import Evaluation
+from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
+from medeval.evaluation.core import STATED
 from medeval.evaluation.quality import within_class_balanced_accuracy
-from medeval.flows.evaluate import EvaluateSettings, evaluate_table
 from medeval.io.predictions import PredictionTable
 from medeval.options import EvaluationOptions
 from medeval.protocol.forest import (
@@ -148,7 +148,7 @@ def label_free_scores(
         :data:`DISCOVERED_SCORES`.
     """
     settings = fold_settings(options, seed=seed, n_bootstrap=n_bootstrap)
-    return _label_free(y, score, posteriors, train_sizes, settings=settings)[:2]
+    return _label_free(y, score, posteriors, train_sizes, settings=settings)
 
 
 def _label_free(
@@ -158,8 +158,8 @@ def _label_free(
     train_sizes: dict,
     *,
     settings: EvaluateSettings,
-) -> tuple[dict[str, float], dict[str, list[float | None]], list[str]]:
-    """:func:`label_free_scores` and the messages of the warnings the evaluation recorded."""
+) -> tuple[dict[str, float], dict[str, list[float | None]]]:
+    """:func:`label_free_scores` of a settings object."""
     table = PredictionTable(
         Path("test fold (discovered subconcepts)"),
         y,
@@ -169,10 +169,10 @@ def _label_free(
         posteriors,
     )
     u = utilities_from_train_sizes(train_sizes)
-    ev = evaluate_table(table, u, settings=settings)
+    ev = evaluate(table, u, settings=settings)
     scores = {s: ev.scores[s] for s in DISCOVERED_SCORES}
     intervals = {s: list(ev.intervals[s]) for s in DISCOVERED_SCORES if s in ev.intervals}
-    return scores, intervals, ev.warned
+    return scores, intervals
 
 
 def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]) -> pd.DataFrame:
@@ -251,12 +251,19 @@ def run_fold_discovered(
                 seed=seed,
                 n_estimators=n_estimators,
                 results=results,
-                notes=[*(str(w.message) for w in caught), *results["warned"]],
+                notes=_notes(caught),
                 timing=timing,
                 discovery={**free.discovery.describe(), "quality": truth["quality"]},
             )
         )
     return records
+
+
+def _notes(caught: list[warnings.WarningMessage]) -> list[str]:
+    """A record's notes: the messages of the warnings of its method's evaluations, those the
+    evaluations state in their notes (undefined scores, few reference rows) after the others,
+    as one evaluation passes them on."""
+    return [str(w.message) for w in sorted(caught, key=lambda w: issubclass(w.category, STATED))]
 
 
 def _truth_of_fold(
@@ -300,19 +307,17 @@ def _score_method(
     n_bootstrap = settings.n_bootstrap
     where = Path("test fold (true subconcepts)")
     table = PredictionTable(where, y_te, score, y_pred, truth["test_subconcept"], None)
-    ev_true = evaluate_table(table, truth["utilities"], settings=settings)
-    warned = list(ev_true.warned)
+    ev_true = evaluate(table, truth["utilities"], settings=settings)
     free_scores: dict[str | None, dict[str, float]] = {}
     for key, m in _true_subset_masks(ev_true, y_te, test_names).items():
         full = key is None
-        free_scores[key], iv, more = _label_free(
+        free_scores[key], iv = _label_free(
             y_te[m],
             score[m],
             free.posteriors[m].reset_index(drop=True),
             free.discovery.train_sizes,
             settings=settings if full else replace(settings, n_bootstrap=0),
         )
-        warned += more
         if full:  # without replicates (--bootstrap 0) there are no intervals
             true_iv = {s: list(ev_true.intervals[s]) for s in TRUE_ONLY_SCORES if n_bootstrap}
             intervals = {**true_iv, **iv} if n_bootstrap else {}
@@ -333,5 +338,4 @@ def _score_method(
         "subconcept_model": truth["subconcept_model"],
         "within_class": truth["within_class"],
         "reference": {"source": None, "n": 0, "unavailable": NO_RECTIFIED},
-        "warned": warned,
     }

@@ -29,14 +29,13 @@ from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
 from medeval.errors import UserError
-from medeval.evaluation import Evaluation
+from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.evaluation.subconcept_recall import PER_SUBCONCEPT_COLUMNS
-from medeval.flows.evaluate import EvaluateSettings, evaluate_table
 from medeval.io.atomic import json_ready
 from medeval.io.predictions import PredictionTable
 from medeval.io.reference import ReferenceDataError, ReferenceRows
 from medeval.metrics.multiclass import confusion, macro_balanced_accuracy, macro_f1
-from medeval.options import PROTOCOL_OPTIONS, EvaluationOptions
+from medeval.options import CORRECTIONS, PROTOCOL_OPTIONS, EvaluationOptions
 from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores, trees_per_fold
 from medeval.protocol.oob import ReferenceRows as OobRows
 from medeval.protocol.oob import (
@@ -49,21 +48,16 @@ from medeval.protocol.oob import (
 from medeval.protocol.saved import save_fold
 from medeval.scores import ALL_SCORES, RECOMMENDED
 from medeval.splits import Split, derive_seed
+from medeval.subconcept_model import subconcept_forest
 from medeval.tasks import BinaryTask
 from medeval.weights import train_utilities
 
 __all__ = ["METHODS", "derive_seed", "fold_record", "run_fold"]
 
-#: Correction methods: none, random over-/under-sampling, SMOTE, cost-sensitive forest.
-METHODS = ("none", "ros", "rus", "smote", "weight")
+#: Correction methods: none, random over-/under-sampling, SMOTE, cost-sensitive forest
+#: (declared with the benchmark's settings, :class:`medeval.options.BenchmarkSettings`).
+METHODS = CORRECTIONS
 
-METHOD_DESCRIPTIONS = {
-    "none": "no correction",
-    "ros": "random oversampling (imbalanced-learn RandomOverSampler)",
-    "rus": "random undersampling (imbalanced-learn RandomUnderSampler)",
-    "smote": "SMOTE (imbalanced-learn)",
-    "weight": 'cost-sensitive forest, class_weight="balanced"',
-}
 
 #: The forest's predicted label by default: class 1 where its score >= THRESHOLD.
 THRESHOLD = PROTOCOL_OPTIONS.threshold
@@ -163,7 +157,7 @@ def _fit_subconcept_model(
     ``(N_test, K)`` (its ``predict_proba``) and out of bag on the training rows ``(N_train, K)``
     (NaN rows where no tree is out of bag)."""
     X = task.data.X
-    rf = _forest(n_estimators, seed).fit(X[train], task.subconcept[train])
+    rf = subconcept_forest(n_estimators, seed).fit(X[train], task.subconcept[train])
     out = forest_oob(rf, X[train], X_test=X[test])
     k = len(task.subconcepts)
     test_posteriors = full_posteriors(out.test_proba, rf.classes_, k)
@@ -423,11 +417,11 @@ def _evaluate_method(
     settings: EvaluateSettings,
     reference: ReferenceRows | None = None,
 ) -> Evaluation:
-    """The evaluation of every tool (:func:`~medeval.flows.evaluate.evaluate_table`) on the test
+    """The evaluation of every tool (:func:`~medeval.evaluation.evaluate`) on the test
     fold for one method's ``(N_test,)`` scores, rectified with the fold's out-of-bag
     ``reference`` rows where they exist (the caller records the warnings as notes)."""
     table = fold_table(task, split["test"], shared["test_subconcept"], shared["posteriors"], score)
-    return evaluate_table(table, shared["utilities"], reference=reference, settings=settings)
+    return evaluate(table, shared["utilities"], reference=reference, settings=settings)
 
 
 def fold_table(
@@ -545,6 +539,6 @@ def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, t
         seed=seed,
         n_estimators=n_estimators,
         results=results,
-        notes=[*(str(w.message) for w in caught), *ev.warned],
+        notes=[str(w.message) for w in caught],
         timing=timing,
     )

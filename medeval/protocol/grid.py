@@ -17,15 +17,21 @@ import traceback
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from numbers import Integral
 from pathlib import Path
 from typing import Any
 
-from medeval._validation import Interval, StrOptions, validate_params
+from medeval._validation import StrOptions, TypeOf, validate_params
 from medeval.datasets import LabelledData, dataset_names, load
 from medeval.datasets.base import DataError, data_root, read_table
 from medeval.errors import UserError
-from medeval.options import PROTOCOL_OPTIONS, EvaluationOptions
+from medeval.options import (
+    BACKENDS,
+    COUNT,
+    N_SPLITS,
+    PROTOCOL_OPTIONS,
+    SUBCONCEPT_MODES,
+    EvaluationOptions,
+)
 from medeval.progress import progress as progress_bar
 from medeval.protocol.discovered import run_fold_discovered
 from medeval.protocol.forest import check_methods, derive_seed, run_fold
@@ -45,11 +51,6 @@ __all__ = [
     "run_grid",
 ]
 
-N_SPLITS = 10  # 5 repeats × 2 folds
-#: Where the subconcepts come from: the data set's labels, or discovery per training fold.
-SUBCONCEPT_MODES = ("true", "discovered")
-#: Where the grid runs: joblib's loky processes or a Dask cluster.
-BACKENDS = ("loky", "dask")
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".pq")
 
 
@@ -402,9 +403,11 @@ def _task_info(task: BinaryTask) -> dict[str, Any]:
 
 @validate_params(
     {
-        "jobs": [Interval(Integral, 1, None)],
+        "units": [TypeOf(list, desc="a list of units")],
+        "jobs": [COUNT],
         "backend": [StrOptions(BACKENDS)],
         "scheduler": [str, None],
+        "progress": [TypeOf(bool, desc="a bool")],
     }
 )
 def run_grid(

@@ -292,47 +292,6 @@ def scores_frame(
     return pd.DataFrame(rows), marked, missing
 
 
-def run_scores_frame(
-    summary: Mapping[str, Any], *, recommended: Collection[str] = (), confidence: float = 0.95
-) -> tuple[pd.DataFrame, list[int]]:
-    """The run summary's headline table: per score the mean ± sd over the splits and, per
-    split, its value with its bootstrap interval in one cell.
-
-    Args:
-        summary: the run's summary record: ``"scores"`` ``{name: {"mean", "sd", "n_splits",
-            "per_split": {split: value}}}`` and ``"intervals"`` ``{split: {name: {"low",
-            "high"}}}`` (each split's ``metrics.json`` ``"intervals"``); ``"splits"`` the split
-            names (default: those of ``per_split``).
-        recommended: names to mark (and highlight) as the scores to read.
-
-    Returns:
-        (the table, the positions of the recommended rows), for ``Section.table(table,
-        highlight=...)``.
-    """
-    scores = summary["scores"]
-    per = {k: v.get("per_split", {}) for k, v in scores.items()}
-    splits = list(summary.get("splits") or dict.fromkeys(s for p in per.values() for s in p))
-    intervals = summary.get("intervals") or {}
-    pct = f"{confidence:.0%}"
-    rows, marked = [], []
-    for k in ordered_scores(scores):
-        v = scores[k]
-        mean, sd = v.get("mean"), v.get("sd")
-        row = {"score": k}
-        if len(splits) > 1:
-            row["mean ± sd over splits"] = (
-                "—" if _missing(mean) else f"{mean:.3f}" + ("" if _missing(sd) else f" ± {sd:.3f}")
-            )
-        for s in splits:
-            lo, hi = _bounds((intervals.get(s) or {}).get(k))
-            row[f"{s} [{pct} CI]"] = interval_cell(per[k].get(s), lo, hi)
-        row["read"] = "recommended" if k in recommended else ""
-        if k in recommended:
-            marked.append(len(rows))
-        rows.append(row)
-    return pd.DataFrame(rows), marked
-
-
 def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Section]:
     """Sections for one :class:`~medeval.evaluation.Evaluation`: scores, subsets, subconcepts."""
     out = [_worst_section(ev), _scores_section(ev), _per_subconcept_section(ev, figure_png)]

@@ -29,10 +29,10 @@ from typing import Any, Literal
 
 import yaml
 
-from medeval._validation import Constraint, Interval, StrOptions, accepts, declared, describe
+from medeval._validation import Constraint, Interval, StrOptions, TypeOf, declared, refusal
 from medeval.datasets.sources import PHANTOM_NORMALS, PHANTOM_SIZE
 from medeval.errors import UserError
-from medeval.options import EvaluationOptions
+from medeval.options import COUNT, FEATURES, SEED, EvaluationOptions
 from medeval.scores import INSTANCE_SCORES
 
 __all__ = [
@@ -54,11 +54,13 @@ class ConfigError(UserError):
     """An unknown key, a value of the wrong type or range, or an unreadable config file."""
 
 
-#: A seed: an int >= 0 (NumPy's and torch's generators refuse negative seeds).
-_SEED = [Interval(Integral, 0, None)]
-_AT_LEAST_1 = [Interval(Integral, 1, None)]
+#: A seed: the one rule of every seed a user gives (:data:`medeval.options.SEED`).
+_SEED = [SEED]
+_AT_LEAST_1 = [COUNT]
 _AT_LEAST_0 = [Interval(Integral, 0, None)]
 _NON_NEGATIVE = [Interval(Real, 0, None)]
+_TEXT = TypeOf(str, desc="a str")
+_BOOL = TypeOf(bool, desc="a bool")
 
 
 @declared(
@@ -75,7 +77,18 @@ class SyntheticConfig:
     seed: int = 0
 
 
-@declared({"task_seed": _SEED})
+@declared(
+    {
+        "source": [_TEXT],
+        "path": [_TEXT, None],
+        "dataset": [_TEXT, None],
+        "options": [TypeOf(dict, desc="a mapping of loader options")],
+        "task_seed": _SEED,
+        "synthetic": [TypeOf(SyntheticConfig, desc="a synthetic section")],
+        "cache": [_BOOL],
+        "cache_dir": [_TEXT],
+    }
+)
 @dataclass
 class DataConfig:
     source: str = "synthetic"  # a source of medeval.datasets.sources: synthetic, nih, ham10000, ...
@@ -103,7 +116,15 @@ class TaskConfig:
     downsample: bool = False  # class 1 down-sampled along the paper's ladder (default: all rows)
 
 
-@declared({"dropout": [Interval(Real, 0, 1, closed="left")]})
+@declared(
+    {
+        "backbone": [_TEXT],
+        "pretrained": [_BOOL],
+        "weights": [_TEXT, None],
+        "features": [StrOptions(FEATURES)],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+    }
+)
 @dataclass
 class ModelConfig:
     backbone: str = "vgg16"
@@ -126,6 +147,9 @@ class LossWeights:
         "batch_size": _AT_LEAST_1,
         "epochs": _AT_LEAST_1,
         "lr": [Interval(Real, 0, None, closed="neither")],
+        "loss_weights": [TypeOf(LossWeights, desc="a loss_weights section")],
+        "class_balanced": [_BOOL],
+        "device": [_TEXT],
         "weight_decay": _NON_NEGATIVE,
         "grad_clip": _NON_NEGATIVE,
         "patience": _AT_LEAST_1,
@@ -169,7 +193,7 @@ class _SplitSeeds(Constraint):
         )
 
     def __str__(self) -> str:
-        return "a non-empty list of distinct seeds >= 0"
+        return f"a non-empty list of distinct seeds, each {SEED}"
 
 
 @declared({"n": _AT_LEAST_1, "seeds": [None, _SplitSeeds()]})
@@ -318,8 +342,9 @@ def _ranges(cls: type) -> dict[str, list[Any]]:
 
 
 def _check_range(value: Any, allowed: list[Any] | None, key: str) -> None:
-    if allowed is not None and not accepts(allowed, value):
-        raise ConfigError(f"{key}: must be {describe(allowed)}, got {value!r}")
+    message = refusal(allowed, value) if allowed is not None else None
+    if message:
+        raise ConfigError(f"{key}: {message}")
 
 
 def _check_finite(node: Any, key: str) -> None:

@@ -174,10 +174,10 @@ def monitor_name(cfg: Config) -> str:
     return name
 
 
-def _validation_metric(cfg: Config, u: Utilities, device: torch.device) -> SubconceptScores:
-    return SubconceptScores(u, scores=INSTANCE_SCORES, threshold=cfg.evaluation.threshold).to(
-        device
-    )
+def _validation_metric(cfg: Config, utilities: Utilities, device: torch.device) -> SubconceptScores:
+    return SubconceptScores(
+        utilities, scores=INSTANCE_SCORES, threshold=cfg.evaluation.threshold
+    ).to(device)
 
 
 def _loss_fn(

@@ -10,12 +10,12 @@ from scipy import stats
 from medeval.analyses.agreement import (
     COLUMNS,
     agreement_by_method,
+    agreement_figure,
+    agreement_markdown,
     agreement_table,
-    rq4_figure,
-    rq4_markdown,
 )
 from medeval.analyses.common import dataset_means, split_measure, subset_frame
-from medeval.analyses.correlation_gap import rq1_figure, rq1_markdown, rq1_table
+from medeval.analyses.correlation_gap import gap_figure, gap_markdown, gap_table
 from medeval.evaluation import PAPER_SCORES
 from medeval.flows.analyze import analyze
 from medeval.protocol.store import ResultsStore
@@ -186,7 +186,7 @@ def test_rq1_gap_pools_dataset_method_means():
     # per method: that method's data-set means, i.e. RQ1's own gap
     by_method = agreement_by_method(recs)
     assert list(by_method.columns) == ["subconcepts", "method", *COLUMNS]
-    rq1 = rq1_table(means)
+    rq1 = gap_table(means)
     for m in ("none", "ros"):
         row = by_method[(by_method.method == m) & (by_method.estimator == "cBA")].iloc[0]
         ref = rq1[(rq1.method == m) & (rq1.measure == "cBA")].gap.item()
@@ -225,9 +225,9 @@ def test_subconcepts_column_says_the_kind_and_splits_mixed_folders():
     assert true.n == 3 and true.mae == pytest.approx(0.04)
     by_method = agreement_by_method(recs)
     assert list(by_method.columns[:2]) == ["subconcepts", "method"]
-    fig = rq4_figure(recs, table, kind="discovered")
+    fig = agreement_figure(recs, table, kind="discovered")
     assert fig.get_suptitle().endswith("(discovered subconcepts), 1 evaluations")
-    md = rq4_markdown(table)
+    md = agreement_markdown(table)
     assert "(discovered subconcepts)" in md and "(true subconcepts)" in md
 
 
@@ -237,11 +237,11 @@ def _kw(r):
 
 def test_markdown_reads_the_recommended_row_and_figure_is_png():
     table = agreement_table(HAND)
-    md = rq4_markdown(table)
+    md = agreement_markdown(table)
     assert "cBA (recommended) is off the true-weight score by 0.040" in md
     assert "bias +0.007" in md and "in 33 % of 3 evaluations" in md
     assert "cBA: label-free, class-conditional predicted weights" in md
-    fig = rq4_figure(HAND, table)
+    fig = agreement_figure(HAND, table)
     assert [ax.get_title() for ax in fig.axes] == ["BA: estimate − wBA"]
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert labels == ["BA", "pBA", "cBA"]
@@ -268,7 +268,7 @@ def test_rq1_table_figure_and_markdown_show_the_new_weightings():
         full, large, small = rng.uniform(0.5, 1, 3)
         scores = dict.fromkeys(names, full)
         recs.append(_rec(f"d{i}", 0, scores, sub=dict.fromkeys(names, (large, small))))
-    table = rq1_table(dataset_means(subset_frame(recs)))
+    table = gap_table(dataset_means(subset_frame(recs)))
     assert list(table.measure) == [
         "BA", "wBA", "pBA", "cBA", "rBA", "F1", "wF1", "pF1", "cF1",
         "AUC", "wAUC", "pAUC", "cAUC",
@@ -276,10 +276,10 @@ def test_rq1_table_figure_and_markdown_show_the_new_weightings():
     row = table[table.measure == "cBA"].iloc[0]
     assert row.weighting == "class-conditional" and row.family == "BA" and row.n_datasets == 5
     assert table[table.measure == "rBA"].weighting.item() == "rectified"
-    md = rq1_markdown(table)
+    md = gap_markdown(table)
     assert "| cBA |" in md and "| rBA |" in md
     assert "cBA: label-free, class-conditional predicted weights" in md
-    fig = rq1_figure(table, "toy")
+    fig = gap_figure(table, "toy")
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "cBA: label-free, class-conditional predicted weights" in labels
     assert "rBA: label-free, cBA rectified with reference rows (prediction-powered)" in labels
@@ -346,5 +346,5 @@ def test_reference_sources_names_each_source_with_its_methods_and_counts():
     )
     assert reference_sources([{"method": "none"}]) == ""
     table = agreement_table([_rec("d", 0, _ba(0.8, 0.7, 0.75, 0.72))])
-    assert text in rq4_markdown(table, sources=text)
-    assert "Reference rows" not in rq4_markdown(table)
+    assert text in agreement_markdown(table, sources=text)
+    assert "Reference rows" not in agreement_markdown(table)

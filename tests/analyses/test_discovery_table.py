@@ -52,7 +52,7 @@ def _subset_record(dataset, kind, full, largest, smallest):
 
 def test_rq1_table_has_a_subconcepts_column_and_separates_the_kinds():
     from medeval.analyses.common import dataset_means, subset_frame
-    from medeval.analyses.correlation_gap import rq1_markdown, rq1_table
+    from medeval.analyses.correlation_gap import gap_markdown, gap_table
 
     full = [0.6, 0.7, 0.8, 0.9]
     true = [
@@ -64,10 +64,10 @@ def test_rq1_table_has_a_subconcepts_column_and_separates_the_kinds():
         _subset_record(f"d{i}", "discovered", f, 0.7 + 0.01 * (i % 2), f)
         for i, f in enumerate(full)
     ]
-    table = rq1_table(dataset_means(subset_frame(true + disc)))
+    table = gap_table(dataset_means(subset_frame(true + disc)))
     assert list(table.columns[:3]) == ["collection", "subconcepts", "method"]
     gaps = table.set_index("subconcepts")["gap"]
     assert gaps["true"] > 0.9  # the full score tracks the largest subset
     assert gaps["discovered"] < 0
-    md = rq1_markdown(table)
+    md = gap_markdown(table)
     assert "RQ1 — keel (4 data sets)" in md and "RQ1 — keel, discovered subconcepts" in md

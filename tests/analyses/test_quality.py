@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from medeval.analyses.agreement import agreement_by_method, agreement_table, rq4_markdown
+from medeval.analyses.agreement import agreement_by_method, agreement_markdown, agreement_table
 from medeval.analyses.coverage import COVERAGE_COLUMNS, coverage_by_dataset, coverage_markdown
 from medeval.analyses.quality import subconcept_model_quality, weak_markdown, weighted_classes
 from medeval.flows.analyze import analyze
@@ -87,7 +87,7 @@ def test_rq4_rows_of_the_rectified_score_by_hand():
     }  # fmt: skip
     # one of the three evaluations comes from the data set with the weak subconcept model
     assert r.n_weak == 1 and c.n_weak == 1 and _row(table, "wBA").n_weak == 1
-    md = rq4_markdown(table, subconcept_model_quality(FOLDER))
+    md = agreement_markdown(table, subconcept_model_quality(FOLDER))
     assert "rBA (recommended) is off the true-weight score by 0.013" in md
     assert "cBA: mae 0.047, bias +0.020, coverage 33 %" in md
     assert "1 of these evaluations come from data sets with a weak subconcept model" in md

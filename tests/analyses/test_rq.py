@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 from medeval.analyses.common import dataset_means, pearson, subset_frame
-from medeval.analyses.correlation_gap import rq1_table
-from medeval.analyses.recall_panels import rq3_panel_data, rq3_sheets
-from medeval.analyses.weight_error import rq2_datasets, rq2_table
+from medeval.analyses.correlation_gap import gap_table
+from medeval.analyses.recall_panels import recall_panel_data, recall_sheets
+from medeval.analyses.weight_error import weight_error_by_dataset, weight_error_table
 from medeval.evaluation import PAPER_SCORES
 from medeval.flows.analyze import analyze
 from medeval.protocol.store import ResultsStore
@@ -86,7 +86,7 @@ def test_rq1_gap_is_positive_when_full_tracks_the_largest_subconcept():
     recs = [
         _record(f"d{i}", 0, f, f, s) for i, (f, s) in enumerate(zip(full, smallest, strict=True))
     ]
-    table = rq1_table(dataset_means(subset_frame(recs)))
+    table = gap_table(dataset_means(subset_frame(recs)))
     assert len(table) == 9 and set(table.measure) == set(PAPER_SCORES)
     row = table[table.measure == "pBA"].iloc[0]
     assert row.weighting == "predicted" and row.family == "BA" and row.n_datasets == 12
@@ -104,7 +104,7 @@ def test_rq2_pools_sums_over_splits_before_averaging():
         # another method of the same split must not be counted twice
         _record("a", 1, 1, 1, 1, method="ros", sc={"M": (10, 10.0, 10.0), "B": (6, 48.0, 36.0)}),
     ]
-    per_ds = rq2_datasets(recs)
+    per_ds = weight_error_by_dataset(recs)
     assert per_ds.mu.item() == pytest.approx((0 + 3) / 2)
     assert per_ds.n_splits.item() == 2 and per_ds.n_subconcepts.item() == 2
     assert per_ds.balanced_accuracy.item() == pytest.approx(0.7)
@@ -126,7 +126,7 @@ def test_rq2_drops_outliers_beyond_four_sd():
             "f1_macro": perf,
         }
     )
-    table = rq2_table(frame)
+    table = weight_error_table(frame)
     row = table[table.performance == "balanced_accuracy"].iloc[0]
     assert row.n_dropped == 1 and row.dropped == "d0" and row.n_datasets == n - 1
     assert row.r == pytest.approx(stats.pearsonr(mu[1:], perf[1:]).statistic)
@@ -135,12 +135,12 @@ def test_rq2_drops_outliers_beyond_four_sd():
 
 def test_rq3_panel_averages_splits_and_sheets_are_pngs():
     recs = [_record(f"d{i}", k, 0.5 + 0.1 * k, 0.6, 0.4) for i in range(3) for k in range(2)]
-    table, scores = rq3_panel_data(recs, "d1", "none")
+    table, scores = recall_panel_data(recs, "d1", "none")
     assert list(table.subconcept) == ["M", "A", "B"]
     assert scores["BA"] == pytest.approx(0.55)
     with pytest.raises(ValueError, match="d1.*smote"):
-        rq3_panel_data(recs, "d1", "smote")
-    panels, sheets = rq3_sheets(recs, per_sheet=2)
+        recall_panel_data(recs, "d1", "smote")
+    panels, sheets = recall_sheets(recs, per_sheet=2)
     assert sorted(panels) == ["d0", "d1", "d2"] and len(sheets) == 2
     assert all(b.startswith(PNG) for b in [*panels.values(), *sheets])
 
@@ -156,7 +156,7 @@ def test_analyze_writes_every_table_and_figure(tmp_path):
     out = tmp_path / "res" / "analysis"
     rq1 = pd.read_csv(out / "rq1.csv")
     assert len(rq1) == 9 and rq1.n_datasets.eq(5).all()
-    assert pd.read_csv(out / "rq2_datasets.csv").shape[0] == 5
+    assert pd.read_csv(out / "weight_error_by_dataset.csv").shape[0] == 5
     for name in ("rq1_gap_toy.png", "rq2_scatter_toy.png", "rq3_sheet_toy_1.png", "rq3/d0.png"):
         assert (out / name).read_bytes().startswith(PNG)
     summary = (out / "summary.md").read_text()

@@ -25,6 +25,7 @@ def seeds():
     return module
 
 
+@pytest.mark.filterwarnings("ignore::medeval.evaluation.rectified.FewReferenceRowsWarning")
 def test_the_row_of_a_run_holds_its_figures_and_checks(
     seeds, tiny_overrides, tmp_path, monkeypatch
 ):

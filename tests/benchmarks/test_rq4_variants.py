@@ -1,6 +1,7 @@
 """benchmarks/rq4_variants.py on one tiny saved fold: its rectified figures are the record's and
-``evaluate_predictions``'s, its PPI++ figures ``evaluate_predictions(reference_variant="ppi++")``'s,
-and its tables are the RQ4 statistics of those figures."""
+``evaluate_predictions``'s, its PPI++ figures formed from that evaluation's joint replicates
+(wM(R) + λ·(cM(test) − cM(R)) on every subset), and its tables are the RQ4 statistics of those
+figures."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ import pytest
 
 from medeval.benchmark import main as benchmark_main
 from medeval.evaluation import evaluate_predictions
-from medeval.flows.evaluate import load_reference
 from medeval.io.predictions import read_predictions, read_train_sizes
+from medeval.io.reference import load_reference
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "rq4_variants.py"
 NAMES = ("rBA", "rF1", "rAUC")
@@ -45,7 +46,7 @@ def saved(shared_data, tmp_path_factory) -> Path:
     return out
 
 
-def _library(folder: Path, variant: str):
+def _library(folder: Path):
     """evaluate_predictions on the saved fold, called here directly."""
     fold = json.loads((folder / "fold.json").read_text())
     u = read_train_sizes(folder / "train_sizes.json")
@@ -54,7 +55,7 @@ def _library(folder: Path, variant: str):
     return evaluate_predictions(
         t.y_true, y_score=t.y_score, subconcept=t.subconcept, posteriors=t.posteriors,
         train_sizes=u, n_bootstrap=fold["n_bootstrap"], seed=fold["seed"],
-        reference=reference, reference_variant=variant,
+        reference=reference,
     )  # fmt: skip
 
 
@@ -62,21 +63,38 @@ def test_rectified_figures_are_the_records_and_the_librarys(rq4, saved):
     [(record, folder)] = rq4.saved_folds(saved)
     res = rq4.evaluate_fold(folder)
     assert rq4.check_fold(record, res) == []
-    for variant in ("rectified", "ppi++"):
-        ev = _library(folder, variant)
-        mine = res.variants[variant]
-        for name in NAMES:
-            assert mine["scores"][name] == ev.scores[name]
-            assert mine["intervals"][name] == tuple(ev.intervals[name])
+    ev = _library(folder)
+    mine = res.variants["rectified"]
+    for name in NAMES:
+        assert mine["scores"][name] == ev.scores[name]
+        assert mine["intervals"][name] == tuple(ev.intervals[name])
     # PPI++ differs from the rectified score: λ < 1 somewhere
     assert any(lam < 1 for lam in res.lam.values())
     assert res.variants["ppi++"]["scores"] != res.variants["rectified"]["scores"]
-    assert res.same_replicates
+    # λ from the joint replicates' covariances; λ = 1 would be the rectified score itself
+    for family, parts in ev.rectified.components.items():
+        assert res.lam[family] == rq4.ppi_lambda(**parts)
     # the level-gap table's identity: PPI++ = (1 − λ)·wM(R) + λ·rM
     for family, name in zip(("BA", "F1", "AUC"), NAMES, strict=True):
         lam, r = res.lam[family], res.variants["rectified"]["scores"][name]
         ppi = res.variants["ppi++"]["scores"][name]
         assert ppi == pytest.approx((1 - lam) * res.ref_w[family] + lam * r, abs=1e-12)
+    # on every subset: a value where the rectified score has one
+    rect = {(s["subset"], s["score"]): s["value"] for s in mine["subsets"]}
+    ppi_sub = {(s["subset"], s["score"]): s["value"] for s in res.variants["ppi++"]["subsets"]}
+    assert rect.keys() == ppi_sub.keys() and len(rect) > 3
+    assert ppi_sub[("full", "rBA")] == res.variants["ppi++"]["scores"]["rBA"]
+
+
+def test_ppi_lambda_recovers_the_optimum_and_is_clipped(rq4):
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    z, e1, e2 = (torch.randn(20000, generator=g, dtype=torch.float64) for _ in range(3))
+    ref_c, ref_w, test_c = z + e1, 0.5 * z, e2  # Cov = 0.5, Var = 2 + 1
+    assert rq4.ppi_lambda(test_c, ref_c, ref_w) == pytest.approx(0.5 / 3, abs=0.01)
+    assert rq4.ppi_lambda(test_c, ref_c, -ref_w) == 0.0
+    assert rq4.ppi_lambda(test_c * 0, ref_c * 0, ref_w) == 1.0
 
 
 def test_a_differing_record_is_reported(rq4, saved):

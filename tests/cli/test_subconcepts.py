@@ -267,7 +267,7 @@ def test_a_minority_subconcept_without_reference_rows_names_the_users_file(tmp_p
 def test_every_input_is_checked_before_the_subconcept_model_is_fitted(
     tmp_path, capsys, monkeypatch
 ):
-    import medeval.flows.subconcepts as flow
+    import medeval.flows.own_model as flow
 
     def no_fit(*args, **kwargs):
         raise AssertionError("fitted before the inputs were checked")

@@ -64,7 +64,7 @@ def test_strata_the_data_cannot_give_are_a_user_error(no_subconcepts, tmp_path, 
 @pytest.mark.parametrize(
     ("module", "flow", "name"),
     [
-        ("medeval.subconcepts", "medeval.flows.subconcepts", "fit_and_evaluate"),
+        ("medeval.subconcepts", "medeval.flows.own_model", "fit_and_evaluate"),
         ("medeval.discover", "medeval.flows.discovery", "discover_and_evaluate"),
     ],
 )

@@ -55,6 +55,7 @@ def test_real_jpegs_load_and_decode(table):
     assert read_image_array(data.files[0]).shape == (180, 180, 3)
 
 
+@pytest.mark.filterwarnings("ignore::medeval.evaluation.rectified.FewReferenceRowsWarning")
 def test_one_epoch_tiny_training_on_real_images(table, tmp_path, capsys, monkeypatch):
     import huggingface_hub.constants
     import torch

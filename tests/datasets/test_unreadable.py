@@ -184,6 +184,7 @@ def test_skip_undecodable_leaves_out_what_passes_the_header_check_but_cannot_be_
     assert len(reader) == len(kept)
 
 
+@pytest.mark.filterwarnings("ignore::medeval.evaluation.rectified.FewReferenceRowsWarning")
 def test_train_and_embed_leave_an_undecodable_file_out_with_skip_unreadable(
     tmp_path, capsys, monkeypatch
 ):

@@ -7,7 +7,6 @@ import rectified_simulation as sim
 
 from medeval.evaluation import evaluate_predictions
 from medeval.evaluation.checks import codes
-from medeval.evaluation.rectified import rectified_scores
 from medeval.io.reference import ReferenceRows
 from medeval.weights import utilities_from_train_sizes
 
@@ -24,11 +23,11 @@ def drawn():
 
 
 def _rba(t, ref, y_true, y_pred, **kw):
-    res = rectified_scores(
+    ev = evaluate_predictions(
         y_true, y_pred=y_pred, y_score=t["y_score"], posteriors=t["posteriors"],
-        reference=ref, utilities=U, n_bootstrap=20, **kw,
+        posterior_columns=sim.NAMES, train_sizes=U, reference=ref, n_bootstrap=20, **kw,
     )  # fmt: skip
-    return res.scores["rBA"], res.intervals["rBA"]
+    return ev.scores["rBA"], ev.intervals["rBA"]
 
 
 def test_rectified_takes_the_labels_the_metrics_take(drawn):
@@ -55,8 +54,8 @@ def test_custom_strata_have_one_name(drawn):
     y = np.asarray(t["y_true"])
     strata = np.arange(len(y)) % 3
     ev = evaluate_predictions(
-        y, y_score=t["y_score"], posteriors=t["posteriors"], train_sizes=U, reference=ref,
-        n_bootstrap=10, stratify=strata,
+        y, y_pred=t["y_pred"], y_score=t["y_score"], posteriors=t["posteriors"], train_sizes=U,
+        reference=ref, n_bootstrap=10, stratify=strata,
     )  # fmt: skip
     assert ev.bootstrap["stratify"] == ev.rectified.bootstrap["stratify"] == "custom strata"
 

@@ -1,4 +1,4 @@
-"""evaluate_predictions with reference rows: rBA / rF1 / rAUC as rectified_scores gives them,
+"""evaluate_predictions with reference rows: rBA / rF1 / rAUC as the estimator gives them,
 paired with cBA / cF1 / cAUC, in to_dict; nothing else changes; binomial per-subconcept
 intervals and each subconcept's reference rows."""
 
@@ -19,7 +19,7 @@ from medeval.evaluation import (
     RECOMMENDED_RECTIFIED,
     evaluate_predictions,
 )
-from medeval.evaluation.rectified import FewReferenceRowsWarning, rectified_scores
+from medeval.evaluation.rectified import FewReferenceRowsWarning
 from medeval.io.reference import ReferenceRows
 from medeval.metrics.bootstrap import percentile_interval
 from medeval.metrics.proportion import DEFAULT_METHOD, soft_recall_interval
@@ -50,20 +50,11 @@ def evaluate(t, ref=None, **kw):
 
 
 @pytest.mark.parametrize("temperature", [0.5, 2.0])
-def test_rectified_scores_are_those_of_rectified_scores_and_paired_with_cm(temperature):
+def test_rectified_scores_are_those_of_the_estimator_and_paired_with_cm(temperature):
     t, r = data(1, temperature)
     ref = ReferenceRows.from_arrays(U, **r)
     ev = evaluate(t, ref, n_bootstrap=300, seed=7)
-    direct = rectified_scores(
-        t["y_true"],
-        y_pred=t["y_pred"],
-        y_score=t["y_score"],
-        posteriors=t["posteriors"],
-        reference=ref,
-        utilities=U,
-        n_bootstrap=300,
-        seed=7,
-    )
+    direct = sim.rectify(t, ref, U, n_bootstrap=300, seed=7)
     for m, name in RECOMMENDED_RECTIFIED.items():
         assert ev.scores[name] == pytest.approx(direct.scores[name], rel=1e-12)
         np.testing.assert_allclose(ev.intervals[name], direct.intervals[name], rtol=1e-12)
@@ -99,7 +90,7 @@ def test_recommended_switches_to_the_rectified_scores_with_reference_rows():
 def test_to_dict_holds_the_rectified_scores_reference_rows_and_correction():
     t, r = data(3)
     ref = ReferenceRows.from_arrays(U, **r, source="validation part")
-    ev = evaluate(t, ref, n_bootstrap=100, seed=2, reference_variant="ppi++")
+    ev = evaluate(t, ref, n_bootstrap=100, seed=2)
     d = json.loads(json.dumps(ev.to_dict(), allow_nan=False))  # strict JSON: no NaN
     assert list(d["scores"]) == list(ALL_SCORES)
     assert d["recommended"] == {**RECOMMENDED_RECTIFIED, "per_subconcept": "r_recall"}
@@ -115,7 +106,7 @@ def test_to_dict_holds_the_rectified_scores_reference_rows_and_correction():
         "few_rows": [],
     }
     rect = d["rectification"]
-    assert rect["variant"] == "ppi++" and rect["bootstrap"]["n"] == 100
+    assert rect["bootstrap"]["n"] == 100
     assert rect["bootstrap"]["stratify"] == "class"
     for m in ("BA", "F1", "AUC"):
         fam = rect["families"][m]
@@ -123,7 +114,12 @@ def test_to_dict_holds_the_rectified_scores_reference_rows_and_correction():
             fam["class_conditional_reference"] - fam["true_weight_reference"]
         )
         assert fam["class_conditional_test"] == pytest.approx(ev.scores["c" + m], abs=1e-12)
-        assert 0 <= fam["lambda"] <= 1
+        assert set(fam) == {
+            "class_conditional_test",
+            "class_conditional_reference",
+            "true_weight_reference",
+            "correction",
+        }
 
 
 def test_without_reference_rows_the_rectified_scores_are_null_with_the_reason():
@@ -225,6 +221,7 @@ def test_reference_rows_without_test_posteriors_say_why_and_bad_options_raise():
     ev = evaluate_predictions(
         t["y_true"],
         y_score=t["y_score"],
+        y_pred=t["y_pred"],
         subconcept=t["subconcept"],
         train_sizes=sim.TRAIN_SIZES,
         reference=ref,
@@ -234,8 +231,6 @@ def test_reference_rows_without_test_posteriors_say_why_and_bad_options_raise():
     assert ev.recommended == RECOMMENDED and ev.to_dict()["rectification"] is None
     assert ev.to_dict()["reference"]["per_subconcept"] == COUNTS
     assert ev.per_subconcept.set_index("subconcept").n_reference.to_dict() == COUNTS
-    with pytest.raises(ValueError, match="reference_variant must be one of"):
-        evaluate(t, ref, reference_variant="ppi")
     with pytest.raises(ValueError, match="reference must be ReferenceRows"):
         evaluate(t, r)
 
@@ -252,17 +247,14 @@ def _class_conditional_by_hand(y, q, names):
     return np.asarray(out)
 
 
-@pytest.mark.parametrize("variant", ["rectified", "ppi++"])
-def test_rectified_scores_on_every_subset_by_hand(variant):
+def test_rectified_scores_on_every_subset_by_hand():
     """rM(sub_i) = cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i)), R ∩ sub_i = R's majority
     rows and its rows of minority subconcept i; weighted metrics from scikit-learn."""
     from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
     t, r = data(6)
     ref = ReferenceRows.from_arrays(U, **r)
-    ev = evaluate(
-        t, ref, n_bootstrap=60, seed=3, subconcept=t["subconcept"], reference_variant=variant
-    )
+    ev = evaluate(t, ref, n_bootstrap=60, seed=3, subconcept=t["subconcept"])
     names = list(sim.NAMES)
     metric = {
         "BA": lambda y, p, s, w: balanced_accuracy_score(y, p, sample_weight=w),
@@ -274,8 +266,6 @@ def test_rectified_scores_on_every_subset_by_hand(variant):
     w_ref = np.array([U.values[U.index(nm)] for nm in r["subconcept"]])
     y_ref, sc_ref = np.asarray(r["y_true"]), np.asarray(r["subconcept"])
     for m, name in RECOMMENDED_RECTIFIED.items():
-        lam = ev.rectified.lam[m]
-        assert lam == 1.0 if variant == "rectified" else 0.0 <= lam <= 1.0
         full = sub.loc[("full", name)]
         assert full.value == ev.scores[name]
         assert (full.low, full.high) == ev.intervals[name]
@@ -286,8 +276,7 @@ def test_rectified_scores_on_every_subset_by_hand(variant):
             args = (y_ref[keep], np.asarray(r["y_pred"])[keep], np.asarray(r["y_score"])[keep])
             rc, rw = metric[m](*args, c_ref[keep]), metric[m](*args, w_ref[keep])
             tc = sub.loc[(row.subset, "c" + m)].value
-            expected = rw + lam * (tc - rc) if variant == "ppi++" else tc - (rc - rw)
-            assert row.value == pytest.approx(expected, abs=1e-10)
+            assert row.value == pytest.approx(tc - (rc - rw), abs=1e-10)
             assert math.isnan(row.low) and math.isnan(row.high) and row.n_undefined == 0
         # largest / smallest repeat sub_1 / sub_3, as for every other score
         assert sub.loc[("largest", name)].value == sub.loc[("sub_1", name)].value

@@ -15,17 +15,14 @@ from medeval.evaluation import evaluate_predictions
 from medeval.evaluation.rectified import (
     FEW_REFERENCE_ROWS,
     FewReferenceRowsWarning,
-    class_conditional,
     combine,
     point_scores,
-    ppi_lambda,
-    rectified_scores,
     reference_seed,
 )
 from medeval.io.reference import ReferenceDataError, ReferenceRows
 from medeval.metrics import UndefinedMetricWarning
 from medeval.metrics.bootstrap import percentile_interval
-from medeval.weights import utilities_from_train_sizes
+from medeval.weights import class_posteriors, expected_class_utility, utilities_from_train_sizes
 
 U = utilities_from_train_sizes(sim.TRAIN_SIZES)
 
@@ -43,16 +40,7 @@ def data(seed=0, temperature=2.0, n_test=400, counts=None):
 
 
 def run(t, ref, **kw):
-    kw.setdefault("n_bootstrap", 200)
-    return rectified_scores(
-        t["y_true"],
-        y_pred=t["y_pred"],
-        y_score=t["y_score"],
-        posteriors=t["posteriors"],
-        reference=ref,
-        utilities=U,
-        **kw,
-    )
+    return sim.rectify(t, ref, U, **kw)
 
 
 def reference(r, **kw):
@@ -107,7 +95,7 @@ def test_miscalibrated_posteriors_bias_cm_but_not_rm_and_rm_covers(temperature):
 def test_rm_equals_cm_when_the_reference_posteriors_are_exact():
     t, r = data()
     r["posteriors"] = np.eye(len(sim.NAMES))[[U.index(s) for s in r["subconcept"]]]
-    res = run(t, reference(r), variant="rectified")
+    res = run(t, reference(r))
     for m, name in (("BA", "rBA"), ("F1", "rF1"), ("AUC", "rAUC")):
         assert res.correction[m] == 0.0
         assert res.scores[name] == res.class_conditional[m]
@@ -181,27 +169,10 @@ def test_test_side_is_paired_with_evaluate_predictions_and_reference_side_indepe
     torch.testing.assert_close(again.replicates["rF1"], res.replicates["rF1"], rtol=0, atol=0)
 
 
-def test_ppi_plus_plus_uses_lambda_from_the_bootstrap_covariances():
-    t, r = data(seed=4)
-    res = run(t, reference(r), variant="ppi++", n_bootstrap=300)
-    for m in ("BA", "F1", "AUC"):
-        p, lam = res.components[m], res.lam[m]
-        assert 0 <= lam <= 1
-        assert lam == ppi_lambda(p["test_c"], p["ref_c"], p["ref_w"])
-        rc, rw = res.reference_scores[m]["c"], res.reference_scores[m]["w"]
-        assert res.scores["r" + m] == pytest.approx(rw + lam * (res.class_conditional[m] - rc))
-    plain = run(t, reference(r), n_bootstrap=300)
-    assert plain.lam == {"BA": 1.0, "F1": 1.0, "AUC": 1.0}
-    assert combine(1.0, 0.5, 0.25) == combine(1.0, 0.5, 0.25, variant="ppi++", lam=1.0)
-
-
-def test_ppi_lambda_recovers_the_optimum_and_is_clipped():
-    g = torch.Generator().manual_seed(0)
-    z, e1, e2 = (torch.randn(20000, generator=g, dtype=torch.float64) for _ in range(3))
-    ref_c, ref_w, test_c = z + e1, 0.5 * z, e2  # Cov = 0.5, Var = 2 + 1
-    assert ppi_lambda(test_c, ref_c, ref_w) == pytest.approx(0.5 / 3, abs=0.01)
-    assert ppi_lambda(test_c, ref_c, -ref_w) == 0.0
-    assert ppi_lambda(test_c * 0, ref_c * 0, ref_w) == 1.0
+def test_the_score_is_the_class_conditional_one_minus_its_error_on_the_reference_rows():
+    assert combine(1.0, 0.5, 0.25) == 0.75
+    a, b, c = (torch.tensor([0.9, 0.8]), torch.tensor([0.5, 0.6]), torch.tensor([0.4, 0.4]))
+    torch.testing.assert_close(combine(a, b, c), a - (b - c))
 
 
 def test_few_reference_rows_are_listed_and_warned_by_name_and_count():
@@ -293,7 +264,9 @@ def test_reference_class_weights_follow_the_utilities_they_are_asked_for():
         {k: {**v, "n": 3 * v["n"] + 7 * i} for i, (k, v) in enumerate(sim.TRAIN_SIZES.items())},
     ):
         u = utilities_from_train_sizes(sizes)
-        expected, fallback = class_conditional(r["y_true"], r["posteriors"], u)
+        cp = class_posteriors(r["posteriors"], u, r["y_true"])
+        expected = expected_class_utility(cp, u, r["y_true"]).numpy()
+        fallback = int(cp.fallback.sum())
         got, got_fallback = ref.class_weights(u)
         np.testing.assert_array_equal(got, expected)
         assert got_fallback == fallback
@@ -301,18 +274,14 @@ def test_reference_class_weights_follow_the_utilities_they_are_asked_for():
     assert not np.array_equal(first, ref.class_weights(u)[0])  # the sizes do change them
 
 
-def test_reference_for_other_subconcepts_and_bad_options_are_refused():
+def test_reference_for_other_subconcepts_is_refused():
     t, r = data()
     other = utilities_from_train_sizes({**sim.TRAIN_SIZES, "f": {"class": 1, "n": 9}})
     ref = reference(r)
+    wider = {**t, "posteriors": np.c_[t["posteriors"], np.zeros(len(t["y_true"]))]}
     with pytest.raises(ReferenceDataError, match="checked against subconcepts"):
-        rectified_scores(t["y_true"], y_pred=t["y_pred"], posteriors=np.c_[t["posteriors"],
-            np.zeros(len(t["y_true"]))], reference=ref, utilities=other)  # fmt: skip
-    with pytest.raises(ValueError, match="variant"):
-        run(t, ref, variant="ppi")
-    with pytest.raises(ValueError, match="reference_stratify"):
-        run(t, ref, reference_stratify="none")
-    with pytest.raises(ValueError, match="stratify"):
+        sim.rectify(wider, ref, other)
+    with pytest.raises(ValueError, match="stratify='subconcept' needs the true test subconcepts"):
         run(t, ref, stratify="subconcept")
 
 
@@ -337,11 +306,11 @@ def _write_reference(path, r):
 
 
 def test_reference_rows_from_a_reference_file(tmp_path):
-    from medeval.io.reference import read_reference
+    from medeval.io.predictions import read_predictions
 
     t, r = data(seed=6)
     _write_reference(tmp_path / "ref.csv", r)
-    ref = ReferenceRows.from_table(read_reference(tmp_path / "ref.csv", U), U)
+    ref = ReferenceRows.from_table(read_predictions(tmp_path / "ref.csv", U), U)
     assert ref.source.endswith("ref.csv") and len(ref) == len(r["y_true"])
     np.testing.assert_allclose(ref.posteriors, r["posteriors"], rtol=1e-12)
     np.testing.assert_array_equal(ref.subconcept, [U.index(s) for s in r["subconcept"]])
@@ -350,7 +319,7 @@ def test_reference_rows_from_a_reference_file(tmp_path):
     keep = r["subconcept"] != "d"
     _write_reference(tmp_path / "no_d.csv", {k: v[keep] for k, v in r.items()})
     with pytest.raises(ReferenceDataError, match="'d' has no reference row") as err:
-        ReferenceRows.from_table(read_reference(tmp_path / "no_d.csv", U), U)
+        ReferenceRows.from_table(read_predictions(tmp_path / "no_d.csv", U), U)
     assert err.value.subconcept == "d"
 
 
@@ -371,10 +340,8 @@ def test_a_rectified_score_outside_0_1_is_reported_as_computed_with_a_note():
     ref = ReferenceRows.from_arrays(
         u, y_true=y, subconcept=sub, posteriors=ref_q, posterior_columns=names, y_pred=ref_pred
     )
-    res = rectified_scores(
-        y, y_pred=y, posteriors=onehot, posterior_columns=names, reference=ref, utilities=u,
-        n_bootstrap=50,
-    )  # fmt: skip
+    test = {"y_true": y, "y_pred": y, "posteriors": onehot}
+    res = sim.rectify(test, ref, u, n_bootstrap=50)
     rc, rw = res.reference_scores["BA"]["c"], res.reference_scores["BA"]["w"]
     assert res.class_conditional["BA"] == 1.0 and rc < rw
     assert res.scores["rBA"] == pytest.approx(1.0 - (rc - rw)) and res.scores["rBA"] > 1

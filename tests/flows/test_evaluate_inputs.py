@@ -1,6 +1,7 @@
 """evaluate: bad options exit 2, inputs a reader must know about come first, outputs replace
 the previous run as a whole."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -9,7 +10,8 @@ import pandas as pd
 import pytest
 
 from medeval.cli.evaluate import main
-from medeval.flows.evaluate import EvaluateSettings, evaluate_file
+from medeval.evaluation import EvaluateSettings
+from medeval.flows.evaluate import evaluate_file
 from medeval.io.predictions import ScoreRangeWarning
 
 NAMES = ["normal", "A", "B"]
@@ -166,26 +168,26 @@ def test_evaluate_file_hands_the_posteriors_over_and_every_setting_on(files, mon
     t = flow.read_predictions(pred, flow.read_train_sizes(sizes))
     kw = dict(y_score=t.y_score, subconcept=t.subconcept, posteriors=t.posteriors)
     u = flow.read_train_sizes(sizes)
-    expected = evaluate_predictions(t.y_true, train_sizes=u, **kw, **s.options())
+    expected = evaluate_predictions(t.y_true, train_sizes=u, **kw, **dataclasses.asdict(s))
     assert ev.scores == expected.scores and ev.intervals == expected.intervals
     assert not np.isnan(ev.scores["cBA"])  # the posteriors were used
 
 
-def test_evaluate_file_passes_every_setting_to_the_evaluation(files, monkeypatch):
-    """evaluate_file spells the settings out (no ** dict) to the evaluation core, and never
-    past a declared check (no __wrapped__): none may be left behind."""
+def test_evaluate_file_hands_its_settings_to_the_one_evaluation(files, monkeypatch):
+    """evaluate_file hands the very settings object to :func:`medeval.evaluation.evaluate`
+    (no option is spelled out, so none can be left behind), and never past a declared check
+    (no __wrapped__)."""
     import medeval.flows.evaluate as flow
 
     _df, pred, sizes, _out = files
-    real, seen = flow.evaluate_core, {}
+    real, seen = flow.evaluate, []
 
     def record(*args, **kwargs):
-        seen.update(kwargs)
+        seen.append(kwargs["settings"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(flow, "evaluate_core", record)
+    monkeypatch.setattr(flow, "evaluate", record)
     s = EvaluateSettings(threshold=0.3, n_bootstrap=5, stratify="subconcept", seed=2)
     evaluate_file(pred, sizes, settings=s)
-    assert set(s.options()) <= set(seen)
-    assert {k: seen[k] for k in s.options()} == s.options()
+    assert seen == [s] and seen[0] is s
     assert "__wrapped__" not in Path(flow.__file__).read_text()

@@ -1,9 +1,10 @@
-"""One evaluator: every tool evaluates its tables in memory (``evaluate_table``), and evaluating
+"""One evaluator: every tool evaluates its tables in memory (``evaluate``), and evaluating
 the files it wrote gives the same numbers; the subconcept model's quality on reference rows is
 the evaluation's own (so the library's array road has it too)."""
 
 import json
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -11,10 +12,10 @@ import pandas as pd
 import pytest
 from sklearn.datasets import make_blobs
 
-from medeval.evaluation import evaluate_predictions
+from medeval.evaluation import EvaluateSettings, evaluate, evaluate_predictions
 from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate
-from medeval.flows.evaluate import EvaluateSettings, evaluate_file, evaluate_table
-from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
+from medeval.flows.evaluate import evaluate_file
+from medeval.flows.own_model import SubconceptSettings, fit_and_evaluate
 from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.io.reference import ReferenceRows
 
@@ -60,7 +61,7 @@ def test_subconcepts_in_memory_equals_its_written_files(tmp_path):
         out / "predictions.csv",
         out / "train_sizes.json",
         reference=out / "reference.csv",
-        settings=s.evaluate_settings(),
+        settings=EvaluateSettings(**s.evaluation_options()),
     )
     assert _numbers(json.dumps(again.to_dict())) == _numbers(own.files["metrics.json"])
     # no test subconcepts: the quality is the reference rows', named after the user's file
@@ -98,7 +99,7 @@ def test_discover_in_memory_equals_its_written_files(tmp_path):
     assert _numbers(json.dumps(again.to_dict())) == _numbers(files["metrics.json"])
 
 
-def test_evaluate_table_is_what_evaluate_file_does(tmp_path):
+def test_evaluate_is_what_evaluate_file_does(tmp_path):
     from medeval.io.predictions import example_paths
 
     pred, sizes = example_paths()
@@ -106,7 +107,7 @@ def test_evaluate_table_is_what_evaluate_file_does(tmp_path):
     u = read_train_sizes(sizes)
     table, ev = evaluate_file(pred, sizes, settings=s)
     assert table.posteriors is None  # handed over
-    again = evaluate_table(read_predictions(pred, u), u, settings=s)
+    again = evaluate(read_predictions(pred, u), u, settings=s)
     assert again.to_dict() == ev.to_dict()
 
 
@@ -156,7 +157,7 @@ def _frames(folder: Path) -> tuple[pd.DataFrame, ...]:
 def test_own_model_on_dataframes_equals_its_files(tmp_path):
     """evaluate_own_model on DataFrames evaluates them in memory: the numbers of the same
     tables given as files."""
-    from medeval.flows.subconcepts import evaluate_own_model
+    from medeval.flows.own_model import evaluate_own_model
 
     s = SubconceptSettings(n_estimators=20, n_bootstrap=40)
     paths = _own_tables(tmp_path)
@@ -181,7 +182,7 @@ def test_own_model_dataframe_errors_are_the_files_errors_naming_the_frame(
     """A bad DataFrame gets the check and the message of the same table in a Parquet file,
     naming the DataFrame (not a temporary copy)."""
     from medeval.errors import InputError
-    from medeval.flows.subconcepts import evaluate_own_model
+    from medeval.flows.own_model import evaluate_own_model
 
     frames = dict(zip(("train", "test", "reference"), _frames(tmp_path), strict=True))
     bad = frames[role].copy()
@@ -236,17 +237,20 @@ def test_benchmark_fold_in_memory_equals_its_saved_files(shared_data, tmp_path):
         fold = json.loads((folder / "fold.json").read_text())
         s = EvaluateSettings(n_bootstrap=fold["n_bootstrap"], seed=fold["seed"])
         u = read_train_sizes(folder / "train_sizes.json")
-        _, ev = evaluate_file(
-            folder / "predictions.csv",
-            folder / "train_sizes.json",
-            reference=folder / "reference.csv",
-            settings=s,
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _, ev = evaluate_file(
+                folder / "predictions.csv",
+                folder / "train_sizes.json",
+                reference=folder / "reference.csv",
+                settings=s,
+            )
         for score in ALL_SCORES:
             got = ev.scores[score]
             assert rec["scores"][score] == (None if np.isnan(got) else got), score
             assert rec["intervals"][score] == list(ev.intervals[score]), score
-        assert rec["notes"] == ev.warned and rec["notes"], rec["notes"]
+        assert rec["notes"] == [str(w.message) for w in caught] and rec["notes"], rec["notes"]
+        assert set(rec["notes"]) <= set(ev.notes)
         assert any("few reference rows" in n for n in rec["notes"])
         per_sc = ev.per_subconcept.set_index("subconcept")
         for row in rec["per_subconcept"]:
@@ -267,10 +271,11 @@ def test_no_module_evaluates_through_temporary_files_or_past_its_checks():
             assert "tempfile" not in text, path
 
 
-def test_evaluate_table_checks_its_options_once(monkeypatch):
-    """The settings object checked the options when it was built: inside evaluate_table no
-    validated callable checks them again (as inside evaluate_predictions), work a benchmark
-    would repeat for every method of thousands of small folds."""
+def test_evaluate_checks_its_options_once(monkeypatch):
+    """The settings object checked the options when it was built: inside evaluate no
+    validated callable checks them again (as inside evaluate_predictions, whose settings
+    object is made of checked values), work a benchmark would repeat for every method of
+    thousands of small folds."""
     import medeval._validation as validation
     from medeval.io.predictions import example_paths
 
@@ -280,7 +285,7 @@ def test_evaluate_table_checks_its_options_once(monkeypatch):
     calls = []
     check = validation.check_params
     monkeypatch.setattr(validation, "check_params", lambda *a: calls.append(a[0]) or check(*a))
-    evaluate_table(table, u, settings=s)
-    assert calls == []
+    evaluate(table, u, settings=s)
+    assert calls == ["evaluate"]  # its four arguments' types, not the options again
     evaluate_predictions(table.y_true, y_score=table.y_score, train_sizes=u, n_bootstrap=0)
-    assert calls == ["evaluate_predictions"]  # the array road checks its own, once
+    assert calls == ["evaluate", "evaluate_predictions"]  # the array road checks its own, once

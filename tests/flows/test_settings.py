@@ -6,8 +6,8 @@ import dataclasses
 import pytest
 
 from medeval._validation import InvalidParameterError
+from medeval.evaluation import EvaluateSettings
 from medeval.flows.discovery import DiscoverySettings
-from medeval.flows.evaluate import EvaluateSettings
 from medeval.flows.rerun import RerunSettings
 
 
@@ -62,7 +62,7 @@ def test_settings_are_frozen_and_default_to_the_documented_values():
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.n_bootstrap = 10  # type: ignore[misc]
     # The keyword arguments of evaluate_predictions, at its own defaults.
-    assert s.options() == {
+    assert dataclasses.asdict(s) == {
         "threshold": 0.5,
         "n_bootstrap": 1000,
         "confidence": 0.95,

@@ -7,7 +7,7 @@ from sklearn.metrics import balanced_accuracy_score
 
 from medeval.evaluation.quality import within_class_balanced_accuracy
 from medeval.io.predictions import InputError
-from medeval.io.reference import read_reference, reference_quality
+from medeval.io.reference import load_reference
 from medeval.weights import utilities_from_train_sizes
 
 NAMES = ["normal", "benign", "A", "B", "C"]
@@ -47,13 +47,14 @@ def test_reference_file_needs_subconcept_and_posteriors(tmp_path):
     frame = pd.concat([frame, q.add_prefix("q_")], axis=1)
     good = tmp_path / "ref.csv"
     frame.to_csv(good, index=False)
-    assert set(reference_quality(good, u)) == {"class 0", "class 1"}
+    rows, table = load_reference(good, u)
+    assert len(rows) == len(table) == len(y) and table.subconcept is not None
     frame.drop(columns="subconcept").to_csv(tmp_path / "no_sc.csv", index=False)
     with pytest.raises(InputError, match="no_sc.csv, column 'subconcept'"):
-        read_reference(tmp_path / "no_sc.csv", u)
+        load_reference(tmp_path / "no_sc.csv", u)
     frame.drop(columns=[f"q_{n}" for n in NAMES]).to_csv(tmp_path / "no_q.csv", index=False)
     with pytest.raises(InputError, match="no_q.csv, column 'q_normal'"):
-        read_reference(tmp_path / "no_q.csv", u)
+        load_reference(tmp_path / "no_q.csv", u)
 
 
 def test_evaluate_file_reports_the_reference_quality_of_the_file(tmp_path):
@@ -73,7 +74,7 @@ def test_evaluate_file_reports_the_reference_quality_of_the_file(tmp_path):
     pd.concat([ref, q2.add_prefix("q_")], axis=1).to_csv(tmp_path / "ref.csv", index=False)
     (tmp_path / "sizes.json").write_text(json.dumps(SIZES))
     u = utilities_from_train_sizes(SIZES)
-    want = reference_quality(tmp_path / "ref.csv", u)
+    want = within_class_balanced_accuracy(y2, sc2, q2, u)
     _, ev = evaluate_file(
         tmp_path / "test.csv", tmp_path / "sizes.json", reference=tmp_path / "ref.csv"
     )

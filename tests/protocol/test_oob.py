@@ -9,7 +9,7 @@ from imblearn.under_sampling import RandomUnderSampler
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.neighbors import NearestNeighbors
 
-from medeval.io.reference import read_reference
+from medeval.io.reference import load_reference
 from medeval.protocol.oob import (
     class_score,
     forest_oob,
@@ -265,7 +265,7 @@ def test_reference_table_reads_back_as_an_evaluate_reference_file(tmp_path):
     assert t["y_pred"].tolist() == [0, 1, 0]  # a score at the threshold is class 1
     path = tmp_path / "reference.csv"
     t.to_csv(path, index=False)
-    back = read_reference(path, u)
+    _, back = load_reference(path, u)
     np.testing.assert_array_equal(back.y_true, y[[0, 1, 4]])
     assert list(back.subconcept) == ["maj", "min_a", "min_b"]
     pd.testing.assert_frame_equal(

@@ -15,7 +15,6 @@ from medeval.report.html import (
     ordered_scores,
     per_subconcept_frames,
     render,
-    run_scores_frame,
     scores_frame,
 )
 from medeval.scores import ALL_SCORES, weighting
@@ -132,30 +131,6 @@ def test_interval_cell():
     assert interval_cell(0.5, 0.4, 0.6) == "0.500 [0.400, 0.600]"
     assert interval_cell(0.5, math.nan, 0.6) == "0.500"
     assert interval_cell(None) == "—" and interval_cell(math.nan, 0.1, 0.2) == "—"
-
-
-def test_run_scores_frame_shows_each_splits_interval():
-    summary = {
-        "splits": ["split_0", "split_1"],
-        "scores": {
-            "BA": {"mean": 0.8, "sd": 0.01, "per_split": {"split_0": 0.79, "split_1": 0.81}},
-            "cBA": {"mean": 0.7, "sd": None, "per_split": {"split_0": 0.7, "split_1": None}},
-        },
-        "intervals": {"split_0": {"BA": {"low": 0.7, "high": 0.85}}, "split_1": {}},
-    }
-    table, marked = run_scores_frame(summary, recommended=["cBA"])
-    assert list(table.columns) == [
-        "score",
-        "mean ± sd over splits",
-        "split_0 [95% CI]",
-        "split_1 [95% CI]",
-        "read",
-    ]
-    assert table.iloc[0].tolist() == ["BA", "0.800 ± 0.010", "0.790 [0.700, 0.850]", "0.810", ""]
-    assert table.iloc[1].tolist() == ["cBA", "0.700", "0.700", "—", "recommended"]
-    assert marked == [1]
-    one, _ = run_scores_frame({**summary, "splits": ["split_0"]})
-    assert list(one.columns) == ["score", "split_0 [95% CI]", "read"]  # no sd of one split
 
 
 def test_links_are_relative_and_escaped():

@@ -78,7 +78,7 @@ def test_subconcepts_refuses_reference_rows_that_are_train_rows_without_ids(tmp_
 
 # --- subconcepts --predictions: TEST's own subconcept column ---------------------------------
 def test_subconcepts_uses_tests_own_subconcepts_next_to_a_predictions_file(tmp_path):
-    from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
+    from medeval.flows.own_model import SubconceptSettings, fit_and_evaluate
 
     train, test, ref = _own(tmp_path)
     t = pd.read_csv(test)

@@ -18,7 +18,8 @@ from test_cross_file_checks import _one_line_naming, _own
 from test_malformed_inputs import run_tool
 
 from medeval.flows.evaluate import EvaluateSettings, evaluate_file
-from medeval.flows.subconcepts import SubconceptSettings, fit_and_evaluate
+from medeval.flows.own_model import fit_and_evaluate
+from medeval.options import SubconceptSettings
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from medeval.training.loop import validation_scores
 from medeval.weights import utilities
 
 
+@pytest.mark.filterwarnings("ignore::medeval.evaluation.rectified.FewReferenceRowsWarning")
 @pytest.mark.slow
 def test_ddp_two_processes_match_single_process(tiny_config, tiny_overrides, tmp_path):
     out = tmp_path / "ddp"

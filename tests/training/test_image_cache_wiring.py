@@ -160,6 +160,7 @@ def _store_state(store):
     return index.stat().st_mtime_ns, sorted(p.name for p in recipe.glob("shard-*.u8")), index
 
 
+@pytest.mark.filterwarnings("ignore::medeval.evaluation.rectified.FewReferenceRowsWarning")
 def test_train_cli_builds_the_store_once_and_predicts_the_same(folder, tmp_path):
     from medeval.train import main
 

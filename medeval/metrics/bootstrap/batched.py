@@ -13,7 +13,7 @@ import torch
 
 from medeval.errors import UserError
 
-from ..._validation import Interval, StrOptions, TypeOf, validate_params
+from ..._validation import ArrayLike, Interval, StrOptions, TypeOf, validate_params
 from ...options import MEMORY_BUDGET
 from .budget import (
     _BufferPlan,
@@ -62,6 +62,15 @@ class BatchedBootstrap(_StaticMatrices, _BufferPlan, _Kernels):
 
     @validate_params(
         {
+            "y_true": [ArrayLike()],
+            "y_pred": [ArrayLike(), None],
+            "y_score": [ArrayLike(), None],
+            "weights": [TypeOf(Mapping, desc="a mapping of weightings")],
+            "subsets": [TypeOf(Mapping, desc="a mapping of subset masks")],
+            "subconcept": [ArrayLike(), None],
+            "soft_subconcept": [ArrayLike(), None],
+            "strata": [ArrayLike(), None],
+            "clusters": [ArrayLike(), None],
             "n_subconcepts": [Interval(Integral, 0, None), None],
             "device": [str, torch.device],
             "dtype": [torch.dtype],

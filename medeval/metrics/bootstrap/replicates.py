@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..._validation import validate_params
+from ..._validation import TypeOf, validate_params
 from ...options import CONFIDENCE
 
 
@@ -34,7 +34,9 @@ class Replicates:
     estimated_recall: torch.Tensor | None = None
 
 
-@validate_params({"confidence": [CONFIDENCE]})
+@validate_params(
+    {"replicates": [TypeOf(torch.Tensor, desc="a tensor")], "confidence": [CONFIDENCE]}
+)
 def percentile_interval(
     replicates: torch.Tensor, confidence: float = 0.95
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

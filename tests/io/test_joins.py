@@ -1,5 +1,5 @@
 """A user's file joined to a feature table's rows: by id, by a path ending with the id, or row
-by row (``medeval.flows.subconcepts.joined_rows``)."""
+by row (``medeval.io.joins.joined_rows``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from medeval.errors import InputError
-from medeval.flows.subconcepts import joined_rows
 from medeval.io.features import FeatureTable
+from medeval.io.joins import joined_rows
 
 
 def _table(ids: list[str] | None) -> FeatureTable:

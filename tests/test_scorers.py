@@ -1,4 +1,4 @@
-"""medeval.sklearn: the meta-estimator, scorers inside GridSearchCV / cross_validate with
+"""medeval.scorers: the meta-estimator, scorers inside GridSearchCV / cross_validate with
 metadata routing, clear errors without it, and pooled out-of-fold scores."""
 
 import numpy as np
@@ -9,7 +9,7 @@ from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 from sklearn.tree import DecisionTreeClassifier
 
-from medeval.sklearn import SubconceptAware, make_subconcept_scorer, pooled_cross_val_scores
+from medeval.scorers import SubconceptAware, make_subconcept_scorer, pooled_cross_val_scores
 from medeval.weights import class_conditional_weights, predicted_weights, utilities
 
 # subconcept → (class, size, centre): two majority, two minority subconcepts (one small)

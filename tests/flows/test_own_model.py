@@ -9,7 +9,7 @@ from sklearn.datasets import make_blobs
 from sklearn.linear_model import LogisticRegression
 
 from medeval.evaluation import evaluate_predictions
-from medeval.flows.subconcepts import SubconceptSettings, evaluate_own_model, fit_and_evaluate
+from medeval.flows.own_model import SubconceptSettings, evaluate_own_model, fit_and_evaluate
 from medeval.subconcept_model import SubconceptModel, train_sizes
 from medeval.weights import class_posteriors
 

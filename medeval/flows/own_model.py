@@ -10,14 +10,14 @@ Inputs (CSV or Parquet; feature columns ``f0000…`` or named in the settings):
 - TEST: features, ``y_true``, ``y_score`` and/or ``y_pred`` (+ ``subconcept`` when known), one
   row per test prediction; the predictions columns may come from a separate file instead
   (joined by ``id`` when both have one, else by the file's ``path`` against the table's ``id``,
-  else row by row — :func:`joined_rows`);
+  else row by row — :func:`medeval.io.joins.joined_rows`);
 - REF (optional, recommended): held-out labelled rows scored by the same classifier, e.g. the
   validation set: features, ``y_true``, ``y_score`` and/or ``y_pred`` and ``subconcept``.
 
 The subconcept model (:class:`~medeval.subconcept_model.SubconceptModel`) is fitted on TRAIN;
 TEST and REF gain ``q_<subconcept>`` columns (``predictions.csv``, ``reference.csv``, feature
 columns left out), TRAIN's subconcept counts become ``train_sizes.json``, and the very tables
-those files hold are evaluated in memory by :func:`medeval.flows.evaluate.evaluate_table` —
+those files hold are evaluated in memory by :func:`medeval.evaluation.evaluate` —
 with REF as its reference rows, so that the rectified scores rBA / rF1 / rAUC are computed and
 recommended (evaluating the written files gives the same numbers). The output folder
 can be re-evaluated with ``python -m medeval.evaluate --predictions predictions.csv
@@ -36,24 +36,18 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from medeval._validation import TypeOf, declared
-from medeval.discovery import DISCOVERY_OPTIONS, discover_subconcepts
+from medeval.discovery import discover_subconcepts
 from medeval.errors import InputError
-from medeval.evaluation import Evaluation
-from medeval.flows.evaluate import (
-    NO_REFERENCE_NOTE,
-    EvaluateSettings,
-    evaluate_table,
-    reference_rows,
-)
+from medeval.evaluation import NO_REFERENCE_NOTE, EvaluateSettings, Evaluation, evaluate
 from medeval.io.atomic import json_text
 from medeval.io.features import FEATURE, FeatureTable, binary_column, read_feature_table
+from medeval.io.joins import agreeing, joined_rows, no_shared_rows
 from medeval.io.predictions import (
     POSTERIOR_PREFIX,
     PredictionTable,
@@ -61,8 +55,9 @@ from medeval.io.predictions import (
     read_predictions_frame,
 )
 from medeval.io.predictions import _check_subconcepts as check_subconcepts
+from medeval.io.reference import reference_rows
 from medeval.io.tables import read_frame
-from medeval.options import EvaluationOptions
+from medeval.options import SubconceptSettings
 from medeval.subconcept_model import SubconceptModel, subconcept_classes, train_sizes
 from medeval.weights import Utilities, utilities_from_train_sizes
 
@@ -71,7 +66,6 @@ __all__ = [
     "SubconceptSettings",
     "evaluate_own_model",
     "fit_and_evaluate",
-    "joined_rows",
 ]
 
 #: The note of a run with ``discover`` and REF: what its rectification can and cannot correct.
@@ -82,7 +76,7 @@ DISCOVERED_REFERENCE = (
     "construction) and, like cBA, cannot see a failure the clusters do not separate"
 )
 
-#: :data:`~medeval.flows.evaluate.NO_REFERENCE_NOTE` for this flow, whose REF is a table
+#: :data:`~medeval.evaluation.NO_REFERENCE_NOTE` for this flow, whose REF is a table
 #: with features (the subconcept model writes the posteriors).
 OWN_NO_REFERENCE = NO_REFERENCE_NOTE.split(" Give reference rows")[0] + (
     " Give reference rows — held-out rows of the same population that neither your classifier "
@@ -91,42 +85,6 @@ OWN_NO_REFERENCE = NO_REFERENCE_NOTE.split(" Give reference rows")[0] + (
     "--reference REF: the command then reports the rectified rBA / rF1 / rAUC, which correct "
     "that error, and recommends them."
 )
-
-
-@declared(
-    {
-        "features": [TypeOf(tuple, desc="a tuple of column names"), None],
-        "discover": [TypeOf(bool, desc="a bool")],
-        "device": EvaluateSettings.constraints["device"],
-        # the discovery's own options (n_estimators also sizes the default forest)
-        **{k: v for k, v in DISCOVERY_OPTIONS.items() if k != "seed"},
-    }
-)
-@dataclass(frozen=True)
-class SubconceptSettings(EvaluationOptions):
-    """How to fit the subconcept model and evaluate with it (the evaluation's own options:
-    :class:`~medeval.options.EvaluationOptions`).
-
-    ``n_estimators`` and ``seed`` set the default forest (and the discovery); ``method`` …
-    ``min_cluster_size`` are the discovery's (:func:`medeval.discovery.discover_subconcepts`),
-    used with ``discover`` only.
-
-    Raises:
-        InvalidParameterError: a value outside its declared constraints, naming the field.
-    """
-
-    features: tuple[str, ...] | None = None
-    discover: bool = False
-    n_estimators: int = 100
-    device: Any = "cpu"
-    method: str = "gmm"
-    reducer: str = "pca"
-    n_components: int = 8
-    k_max: int = 8
-    min_cluster_size: int = 5
-
-    def evaluate_settings(self) -> EvaluateSettings:
-        return EvaluateSettings(**self.evaluation_options(), device=self.device)
 
 
 @dataclass
@@ -189,7 +147,7 @@ def fit_and_evaluate(
     if train_labels is not None:
         labels = read_predictions_frame(train_labels)
         rest = joined_rows(tr, labels, Path(train_labels), what="labels")
-        rest = _agreeing(tr.rest, rest.reset_index(drop=True), tr.path, Path(train_labels))
+        rest = agreeing(tr.rest, rest.reset_index(drop=True), tr.path, Path(train_labels))
         if tr.ids is not None:  # TRAIN's own names: the held-out check compares them
             rest["id"] = tr.ids
         tr = dataclasses.replace(tr, rest=rest)
@@ -207,7 +165,7 @@ def fit_and_evaluate(
     ref = None
     if reference is not None:
         ref = _scored(reference, reference_predictions, tr, u, s, role="reference")
-        _no_shared_ids(te.table, ref.table, "reference", other="TEST")
+        no_shared_rows(te.table, ref.table, "reference", other="TEST")
     model, disc = _fit_model(tr, y, names, s, estimator)
     if ref is not None and disc is not None:  # discovered: the clustering names each REF row
         found = disc.assign(ref.table.X, ref.checked.y_true)
@@ -240,17 +198,7 @@ def _fit_model(
     when ``names`` is ``None``."""
     disc = None
     if names is None:
-        disc = discover_subconcepts(
-            tr.X,
-            y,
-            method=s.method,
-            reducer=s.reducer,
-            n_components=s.n_components,
-            k_max=s.k_max,
-            min_cluster_size=s.min_cluster_size,
-            n_estimators=s.n_estimators,
-            seed=s.seed,
-        )
+        disc = discover_subconcepts(tr.X, y, **s.discovery_options(), seed=s.seed)
         names = np.asarray(disc.labels).astype(str)
     model = SubconceptModel(estimator, n_estimators=s.n_estimators, random_state=s.seed)
     return model.fit(tr.X, names, y), disc
@@ -315,7 +263,7 @@ def _scored(
     path: str | Path | pd.DataFrame,
     predictions: str | Path | None,
     tr: FeatureTable,
-    u: Utilities | None,
+    utilities: Utilities | None,
     s: SubconceptSettings,
     *,
     role: str,
@@ -341,7 +289,7 @@ def _scored(
             "ones (the reference rows get theirs from the clustering): drop the column",
             column="subconcept",
         )
-    checked = read_predictions(given, None if s.discover else u, name=str(source))
+    checked = read_predictions(given, None if s.discover else utilities, name=str(source))
     if checked.posteriors is not None:
         raise InputError(
             source,
@@ -353,21 +301,21 @@ def _scored(
     else:
         frame = joined_rows(table, read_predictions_frame(source), source)
         checked = _in_order(checked, frame.index.to_numpy())
-        frame = _agreeing(table.rest, frame.reset_index(drop=True), table.path, source)
+        frame = agreeing(table.rest, frame.reset_index(drop=True), table.path, source)
         if checked.subconcept is None and table.has("subconcept") and not s.discover:
-            frame, checked = _own_subconcepts(table, frame, checked, u)
+            frame, checked = _own_subconcepts(table, frame, checked, utilities)
     if role == "reference" and not s.discover and checked.subconcept is None:
         raise InputError(
             source,
             "reference rows need the true subconcept of each row (column 'subconcept')",
             column="subconcept",
         )
-    _no_shared_ids(tr, table, role)
+    no_shared_rows(tr, table, role)
     return _Rows(table, frame.reset_index(drop=True).copy(), source, checked)
 
 
 def _own_subconcepts(
-    table: FeatureTable, frame: pd.DataFrame, checked: PredictionTable, u: Utilities | None
+    table: FeatureTable, frame: pd.DataFrame, checked: PredictionTable, utilities: Utilities | None
 ) -> tuple[pd.DataFrame, PredictionTable]:
     """The table's own ``subconcept`` column joined to predictions from a file of their own
     (which lack it): the true test subconcepts give wBA, as in one file.
@@ -380,8 +328,8 @@ def _own_subconcepts(
     if len(empty):
         raise InputError(table.path, "missing value", column="subconcept", row=int(empty[0]) + 1)
     sc = pd.Categorical(names.to_numpy())
-    if u is not None:
-        check_subconcepts(table.path, sc, checked.y_true, u)
+    if utilities is not None:
+        check_subconcepts(table.path, sc, checked.y_true, utilities)
     frame = frame.assign(subconcept=table.rest["subconcept"].to_numpy())
     return frame, dataclasses.replace(checked, subconcept=sc)
 
@@ -401,151 +349,6 @@ def _columns(given: str | Path | pd.DataFrame) -> list[str]:
 def _frame_name(role: str) -> str:
     """What messages call the caller's DataFrame of ``role`` (train, test, reference)."""
     return f"{role} (DataFrame)"
-
-
-def joined_rows(
-    table: FeatureTable, pred: pd.DataFrame, source: Path, what: str = "predictions"
-) -> pd.DataFrame:
-    """The rows of ``pred`` (read from ``source``) in the feature table's row order.
-
-    By ``id`` when both have one; else, when ``pred`` has a ``path`` column and the table an
-    ``id`` (``python -m medeval.embed`` names each image so: its path below the layout's
-    folder, or the image name), a path joins the id it ends with (``/data/test/opel/a.png``
-    joins ``opel/a.png``; ``.../ISIC_0024306.jpg`` joins ``ISIC_0024306``); else row by row.
-
-    Raises:
-        InputError: row counts that differ, a repeated key, a table row without a match, or a
-            path matching two ids.
-    """
-    if len(pred) != len(table):
-        raise InputError(
-            source,
-            f"has {len(pred)} rows but {table.path} has {len(table)}; one {what} row per "
-            "feature row",
-        )
-    ids = table.ids
-    if ids is None or not ({"id", "path"} & set(pred.columns)):
-        return pred
-    column = "id" if "id" in pred.columns else "path"
-    keys = pred[column].astype(str).to_numpy()
-    dup = pd.Series(keys).duplicated().to_numpy()
-    if dup.any():
-        i = int(np.argmax(dup))
-        raise InputError(source, f"{column} {keys[i]!r} appears twice", column=column, row=i + 1)
-    pos = {v: i for i, v in enumerate(keys)} if column == "id" else _path_keys(keys, ids, source)
-    missing = [i for i, v in enumerate(ids) if v not in pos]
-    if missing:
-        i = missing[0]
-        raise InputError(
-            source,
-            f"no {what} row for id {ids[i]!r} (row {i + 1} of {table.path})",
-            column=column,
-        )
-    return pred.iloc[[pos[v] for v in ids]]
-
-
-def _path_keys(paths: np.ndarray, ids: np.ndarray, source: Path) -> dict[str, int]:
-    """``{id: row of paths}`` for the ids a path ends with (whole path components; an id of one
-    component may also be the file name without its suffix)."""
-    wanted = {tuple(PurePosixPath(str(v).replace("\\", "/")).parts): str(v) for v in ids}
-    longest = max(len(k) for k in wanted)
-    out: dict[str, int] = {}
-    for row, text in enumerate(paths):
-        parts = PurePosixPath(text.replace("\\", "/")).parts
-        found = [wanted[parts[-n:]] for n in range(1, longest + 1) if parts[-n:] in wanted]
-        if not found and parts:
-            stem = (PurePosixPath(parts[-1]).stem,)
-            found = [wanted[stem]] if stem in wanted else []
-        for key in found:
-            if key in out:
-                raise InputError(
-                    source,
-                    f"paths {paths[out[key]]!r} and {text!r} both name the image {key!r}",
-                    column="path",
-                    row=row + 1,
-                )
-            out[key] = row
-    return out
-
-
-def _agreeing(rest: pd.DataFrame, given: pd.DataFrame, table: Path, source: Path) -> pd.DataFrame:
-    """``given``, the file of a feature table's labels or predictions (in the table's row
-    order), checked against the table's own non-feature columns ``rest``: a column in both
-    must hold the same values, since which of the two is meant cannot be guessed.
-
-    Raises:
-        InputError: a column in both whose values differ, naming the column, the first such
-            row and both files.
-    """
-    for col in (c for c in given.columns if c in rest.columns and c not in ("id", "path")):
-        a, b = rest[col].astype(str).str.strip(), given[col].astype(str).str.strip()
-        differ = np.flatnonzero(a.to_numpy() != b.to_numpy())
-        if len(differ):
-            i = int(differ[0])
-            raise InputError(
-                source,
-                f"column {col!r} is also in {table} and the two differ in {len(differ)} rows "
-                f"(row {i + 1} of {table}: {a.iloc[i]!r} there, {b.iloc[i]!r} here); keep the "
-                "column in one of the files",
-                column=col,
-            )
-    return given
-
-
-def _no_shared_ids(
-    held: FeatureTable, table: FeatureTable, role: str, other: str = "TRAIN"
-) -> None:
-    """A row of TRAIN must not be a test or reference row: the subconcept model has seen it;
-    nor a test row a reference row (``other="TEST"``): the joint bootstrap takes the two as
-    independent samples. ``held``: the table whose rows ``table`` must not repeat."""
-    if held.ids is None or table.ids is None:
-        _no_shared_rows(held, table, role, other)
-        return
-    shared = np.flatnonzero(np.isin(table.ids, held.ids))
-    if len(shared):
-        i = int(shared[0])
-        why = (
-            "must be held out from the subconcept model's training data"
-            if other == "TRAIN"
-            else "must be other rows than the test rows (the rectification measures the "
-            "subconcept model's error on rows it does not evaluate)"
-        )
-        raise InputError(
-            table.path,
-            f"id {table.ids[i]!r} is also a {other} row ({len(shared)} shared ids): {role} rows "
-            + why,
-            column="id",
-            row=i + 1,
-        )
-
-
-def _no_shared_rows(held: FeatureTable, table: FeatureTable, role: str, other: str) -> None:
-    """Without ids on both sides, rows are compared by their features: a table most of whose
-    rows are rows of ``held`` (the same file given twice, or a copy) is refused; a few
-    identical rows (discrete features can coincide) are a warning.
-
-    Raises:
-        InputError: half or more of the rows repeat rows of ``held``, naming both files and
-            the first such row.
-    """
-    seen = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(held.X, np.float64))}
-    rows = np.ascontiguousarray(table.X, np.float64)
-    shared = [(i, seen[r.tobytes()]) for i, r in enumerate(rows) if r.tobytes() in seen]
-    if not shared:
-        return
-    (i, j), k = shared[0], len(shared)
-    what = (
-        f"{k} of its {len(table)} rows have the features of a {other} row of {held.path} "
-        f"(first: row {i + 1}, {other} row {j + 1})"
-    )
-    if 2 * k >= len(table):
-        why = (
-            "held out from the subconcept model's training data"
-            if other == "TRAIN"
-            else "other rows than the test rows"
-        )
-        raise InputError(table.path, f"{what}: {role} rows must be {why}", row=i + 1)
-    warnings.warn(f"{table.path}: {what}; are they the same images?", UserWarning, stacklevel=3)
 
 
 def _posterior_files(
@@ -577,12 +380,12 @@ def _evaluate(
     """The evaluation of the tables the files a user gets hold, REF as the reference rows;
     messages name the user's files (the tables were read from them)."""
     u = utilities_from_train_sizes(model.train_sizes_)
-    es = s.evaluate_settings()
+    es = EvaluateSettings(**s.evaluation_options(), device=s.device)
     rows = None
     if ref is not None:  # e.g. no reference row of a minority subconcept: naming REF's file
         source = str(ref.table.path)
         rows = reference_rows(tables["reference.csv"], u, threshold=es.threshold, source=source)
-    ev = evaluate_table(tables["predictions.csv"], u, reference=rows, settings=es)
+    ev = evaluate(tables["predictions.csv"], u, reference=rows, settings=es)
     notes = [OWN_NO_REFERENCE if n == NO_REFERENCE_NOTE else n for n in ev.notes]
     return dataclasses.replace(ev, notes=notes)
 

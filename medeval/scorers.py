@@ -14,8 +14,6 @@ metadata routing: ``sklearn.set_config(enable_metadata_routing=True)`` and pass
 ``subconcept=...`` to ``fit`` (``params=`` in ``cross_validate``). Needs scikit-learn >= 1.4
 (routing through the search and cross-validation tools and ``cross_validate(params=...)``
 arrived in 1.4); tested with 1.9.
-
-This module shares its name with the ``sklearn`` package: it uses absolute imports only.
 """
 
 from __future__ import annotations
@@ -162,7 +160,7 @@ class SubconceptScorer:
             )
         if not isinstance(getattr(estimator, "utilities_", None), Utilities):
             raise TypeError(
-                f"the {self.name} scorer scores a fitted medeval.sklearn.SubconceptAware; got "
+                f"the {self.name} scorer scores a fitted medeval.scorers.SubconceptAware; got "
                 f"{type(estimator).__name__}"
             )
         kw = {}

@@ -1,0 +1,194 @@
+"""Command-line options made from their declarations: each option's type, range, choices and
+default come from the settings class (or validated function) that declares the field
+(:mod:`medeval.options`, :mod:`medeval._validation`), and a bad value is refused at parse time
+in the declaration's own words, the words Python uses (``argument --bootstrap: must be an int
+>= 0; got -5``). Only the standard library is imported here, so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import math
+from collections.abc import Callable, Mapping, Sequence
+from numbers import Integral, Real
+from typing import Any
+
+from medeval._validation import Interval, Options, refusal
+
+__all__ = [
+    "EVALUATION_FLAGS",
+    "add_evaluation_options",
+    "add_options",
+    "evaluation_options",
+    "given_options",
+    "option_type",
+]
+
+
+def option_type(
+    allowed: Sequence[Any], *, parse: Callable[[str], Any] | None = None
+) -> Callable[[str], Any]:
+    """argparse type of a declared field: the text as a number where the declaration is an
+    :class:`~medeval._validation.Interval` (an int, else a float; text that is not one stays
+    text) or by ``parse``, refused unless the declaration accepts it
+    (:func:`~medeval._validation.refusal`); a whole number given for a real field is kept as a
+    float."""
+    allowed = [c for c in allowed if c is not None]  # None = the option left out
+    kinds = [c.kind for c in allowed if isinstance(c, Interval)]
+    integral = any(issubclass(k, Integral) for k in kinds)
+    numeric = integral or any(issubclass(k, Real) for k in kinds)
+
+    def check(text: str) -> Any:
+        value = parse(text) if parse else _number(text) if numeric else text
+        message = refusal(allowed, value)  # of the value as Python would hold it: "got 1"
+        if message:
+            raise argparse.ArgumentTypeError(message)
+        return float(value) if numeric and not integral and isinstance(value, int) else value
+
+    check.__name__ = "declared"  # argparse names the type in its own messages
+    check.allowed = allowed  # type: ignore[attr-defined]
+    return check
+
+
+def _number(text: str) -> Any:
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            continue
+    return text  # not a number: refused by the declaration, quoted as given
+
+
+def declaration(owner: Any) -> tuple[Mapping[str, list[Any]], dict[str, Any]]:
+    """The constraints and defaults of a settings class or a validated function."""
+    if dataclasses.is_dataclass(owner):
+        fields = dataclasses.fields(owner)
+        return owner.constraints, {f.name: f.default for f in fields}
+    parameters = inspect.signature(owner).parameters.values()
+    return owner.constraints, {p.name: p.default for p in parameters}
+
+
+def add_options(
+    group: argparse._ActionsContainer,
+    owner: Any,
+    flags: Mapping[str, str | tuple[str, ...]],
+    *,
+    notes: Mapping[str, str] | None = None,
+    config: str | None = None,
+) -> None:
+    """One option per flag of ``flags`` (``{flag: help}``, the field named by the flag, or
+    ``{flag: (field, help[, metavar])}``) from ``owner``'s declaration of the field. Each
+    option's value is ``None`` unless given (:func:`given_options`); its help says the
+    default (with ``config``: the section of a training config the option sets); ``notes``
+    adds a tool's own words to an option's help."""
+    constraints, shown = declaration(owner)
+    for flag, spec in flags.items():
+        field, text, *metavar = _spec(flag, spec)
+        allowed = [c for c in constraints[field] if c is not None]
+        default = shown.get(field)
+        if config:
+            text += f" (= {config}.{field}; default: the config's)"
+        elif default not in (None, inspect.Parameter.empty, dataclasses.MISSING):
+            text += f" (default {default})"
+        if notes and flag in notes:
+            text += f"; {notes[flag]}"
+        metavar = metavar or [_metavar(allowed)]
+        kind = option_type(allowed, parse=_PARSERS.get(field))
+        action = group.add_argument(flag, type=kind, default=None, metavar=metavar[0], help=text)
+        action.declared = (owner, field)  # type: ignore[attr-defined]
+
+
+def _metavar(allowed: list[Any]) -> str | None:
+    """``{a,b}`` for a choice, ``N`` for an int, ``X`` for a number."""
+    for c in allowed:
+        if isinstance(c, Options):
+            return "{" + ",".join(map(str, c.options)) + "}"
+        if isinstance(c, Interval):
+            return "N" if issubclass(c.kind, Integral) else "X"
+    return None
+
+
+def given_options(
+    args: argparse.Namespace, flags: Mapping[str, str | tuple[str, ...]]
+) -> dict[str, Any]:
+    """The options of ``flags`` given on the command line, by field name (those left out take
+    the settings' defaults)."""
+    given = {}
+    for flag, spec in flags.items():
+        field = _spec(flag, spec)[0]
+        value = getattr(args, flag[2:].replace("-", "_"), None)
+        if value is not None:
+            given[field] = value
+    return given
+
+
+def _spec(flag: str, spec: str | tuple[str, ...]) -> tuple[str, ...]:
+    """``(field, help[, metavar])`` of a flag: a bare help names the field by the flag."""
+    return (flag[2:].replace("-", "_"), spec) if isinstance(spec, str) else spec
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def size_bytes(text: str) -> Any:
+    """A size such as ``500M``, ``2G``, ``1.5GiB`` or ``1048576`` (bytes), as a number of bytes
+    (its range is the declaration's); text that is no size stays text (and is refused)."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in "KMG" else ""
+    try:
+        value = float(t[: len(t) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        return text
+    return int(value) if math.isfinite(value) else value
+
+
+#: Fields whose text is parsed otherwise than as a number.
+_PARSERS: dict[str, Callable[[str], Any]] = {"memory_budget": size_bytes}
+
+#: The evaluation's options on the command line, in every tool that evaluates: flag → (field
+#: of :class:`medeval.options.EvaluationOptions`, help, metavar).
+EVALUATION_FLAGS: dict[str, tuple[str, ...]] = {
+    "--threshold": ("threshold", "predicted label = y_score >= T when there is no y_pred", "T"),
+    "--bootstrap": ("n_bootstrap", "bootstrap replicates for the intervals (0 = none)", "B"),
+    "--confidence": ("confidence", "interval level in (0, 1)", "L"),
+    "--stratify": ("stratify", "resample within these strata"),
+    "--memory-budget": (
+        "memory_budget",
+        "memory the work buffers may take, e.g. 500M or 2G: the bootstrap's replicates are "
+        "processed in chunks that fit (and evaluate reads its file in chunks); changes speed "
+        "and memory only, never the numbers; the replicates' scores (kept for all of them at "
+        "once) must fit it, else --bootstrap is refused before any work. Default: from the "
+        "machine's free memory",
+        "SIZE",
+    ),
+}
+
+
+def add_evaluation_options(
+    parser: argparse.ArgumentParser,
+    *,
+    owner: Any = None,
+    notes: Mapping[str, str] | None = None,
+    config: bool = False,
+) -> None:
+    """The evaluation's options (:data:`EVALUATION_FLAGS`, the same in every tool), declared by
+    :class:`medeval.options.EvaluationOptions`; their defaults are ``owner``'s (a tool's
+    settings class, default ``EvaluationOptions``), or with ``config`` a training config's
+    ``evaluation.*`` keys, which the options set."""
+    from medeval.options import EvaluationOptions
+
+    g = parser.add_argument_group("evaluation options (the same in every tool)")
+    add_options(
+        g,
+        owner or EvaluationOptions,
+        EVALUATION_FLAGS,
+        notes=notes,
+        config="evaluation" if config else None,
+    )
+
+
+def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The evaluation's options given on the command line, by field name."""
+    return given_options(args, EVALUATION_FLAGS)

@@ -1,0 +1,167 @@
+"""Joins of a feature table (:mod:`medeval.io.features`) with the files that go with it: its
+labels or predictions in a file of their own, joined by ``id``, by a ``path`` that ends with
+the table's ``id`` or row by row (:func:`joined_rows`); a column in both that must agree
+(:func:`agreeing`); and the rows two tables must not share (:func:`no_shared_rows`: the
+subconcept model's training rows are held out from the test and reference rows, the test rows
+are not the reference rows).
+
+Every refusal is an :class:`~medeval.errors.InputError` naming the files, column and row.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+import pandas as pd
+
+from medeval.errors import InputError
+from medeval.io.features import FeatureTable
+
+__all__ = ["agreeing", "joined_rows", "no_shared_rows"]
+
+
+def joined_rows(
+    table: FeatureTable, pred: pd.DataFrame, source: Path, what: str = "predictions"
+) -> pd.DataFrame:
+    """The rows of ``pred`` (read from ``source``) in the feature table's row order.
+
+    By ``id`` when both have one; else, when ``pred`` has a ``path`` column and the table an
+    ``id`` (``python -m medeval.embed`` names each image so: its path below the layout's
+    folder, or the image name), a path joins the id it ends with (``/data/test/opel/a.png``
+    joins ``opel/a.png``; ``.../ISIC_0024306.jpg`` joins ``ISIC_0024306``); else row by row.
+
+    Raises:
+        InputError: row counts that differ, a repeated key, a table row without a match, or a
+            path matching two ids.
+    """
+    if len(pred) != len(table):
+        raise InputError(
+            source,
+            f"has {len(pred)} rows but {table.path} has {len(table)}; one {what} row per "
+            "feature row",
+        )
+    ids = table.ids
+    if ids is None or not ({"id", "path"} & set(pred.columns)):
+        return pred
+    column = "id" if "id" in pred.columns else "path"
+    keys = pred[column].astype(str).to_numpy()
+    dup = pd.Series(keys).duplicated().to_numpy()
+    if dup.any():
+        i = int(np.argmax(dup))
+        raise InputError(source, f"{column} {keys[i]!r} appears twice", column=column, row=i + 1)
+    pos = {v: i for i, v in enumerate(keys)} if column == "id" else _path_keys(keys, ids, source)
+    missing = [i for i, v in enumerate(ids) if v not in pos]
+    if missing:
+        i = missing[0]
+        raise InputError(
+            source,
+            f"no {what} row for id {ids[i]!r} (row {i + 1} of {table.path})",
+            column=column,
+        )
+    return pred.iloc[[pos[v] for v in ids]]
+
+
+def _path_keys(paths: np.ndarray, ids: np.ndarray, source: Path) -> dict[str, int]:
+    """``{id: row of paths}`` for the ids a path ends with (whole path components; an id of one
+    component may also be the file name without its suffix)."""
+    wanted = {tuple(PurePosixPath(str(v).replace("\\", "/")).parts): str(v) for v in ids}
+    longest = max(len(k) for k in wanted)
+    out: dict[str, int] = {}
+    for row, text in enumerate(paths):
+        parts = PurePosixPath(text.replace("\\", "/")).parts
+        found = [wanted[parts[-n:]] for n in range(1, longest + 1) if parts[-n:] in wanted]
+        if not found and parts:
+            stem = (PurePosixPath(parts[-1]).stem,)
+            found = [wanted[stem]] if stem in wanted else []
+        for key in found:
+            if key in out:
+                raise InputError(
+                    source,
+                    f"paths {paths[out[key]]!r} and {text!r} both name the image {key!r}",
+                    column="path",
+                    row=row + 1,
+                )
+            out[key] = row
+    return out
+
+
+def agreeing(rest: pd.DataFrame, given: pd.DataFrame, table: Path, source: Path) -> pd.DataFrame:
+    """``given``, the file of a feature table's labels or predictions (in the table's row
+    order), checked against the table's own non-feature columns ``rest``: a column in both
+    must hold the same values, since which of the two is meant cannot be guessed.
+
+    Raises:
+        InputError: a column in both whose values differ, naming the column, the first such
+            row and both files.
+    """
+    for col in (c for c in given.columns if c in rest.columns and c not in ("id", "path")):
+        a, b = rest[col].astype(str).str.strip(), given[col].astype(str).str.strip()
+        differ = np.flatnonzero(a.to_numpy() != b.to_numpy())
+        if len(differ):
+            i = int(differ[0])
+            raise InputError(
+                source,
+                f"column {col!r} is also in {table} and the two differ in {len(differ)} rows "
+                f"(row {i + 1} of {table}: {a.iloc[i]!r} there, {b.iloc[i]!r} here); keep the "
+                "column in one of the files",
+                column=col,
+            )
+    return given
+
+
+def no_shared_rows(
+    held: FeatureTable, table: FeatureTable, role: str, other: str = "TRAIN"
+) -> None:
+    """A row of TRAIN must not be a test or reference row: the subconcept model has seen it;
+    nor a test row a reference row (``other="TEST"``): the joint bootstrap takes the two as
+    independent samples. ``held``: the table whose rows ``table`` must not repeat."""
+    if held.ids is None or table.ids is None:
+        _no_shared_features(held, table, role, other)
+        return
+    shared = np.flatnonzero(np.isin(table.ids, held.ids))
+    if len(shared):
+        i = int(shared[0])
+        why = (
+            "must be held out from the subconcept model's training data"
+            if other == "TRAIN"
+            else "must be other rows than the test rows (the rectification measures the "
+            "subconcept model's error on rows it does not evaluate)"
+        )
+        raise InputError(
+            table.path,
+            f"id {table.ids[i]!r} is also a {other} row ({len(shared)} shared ids): {role} rows "
+            + why,
+            column="id",
+            row=i + 1,
+        )
+
+
+def _no_shared_features(held: FeatureTable, table: FeatureTable, role: str, other: str) -> None:
+    """Without ids on both sides, rows are compared by their features: a table most of whose
+    rows are rows of ``held`` (the same file given twice, or a copy) is refused; a few
+    identical rows (discrete features can coincide) are a warning.
+
+    Raises:
+        InputError: half or more of the rows repeat rows of ``held``, naming both files and
+            the first such row.
+    """
+    seen = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(held.X, np.float64))}
+    rows = np.ascontiguousarray(table.X, np.float64)
+    shared = [(i, seen[r.tobytes()]) for i, r in enumerate(rows) if r.tobytes() in seen]
+    if not shared:
+        return
+    (i, j), k = shared[0], len(shared)
+    what = (
+        f"{k} of its {len(table)} rows have the features of a {other} row of {held.path} "
+        f"(first: row {i + 1}, {other} row {j + 1})"
+    )
+    if 2 * k >= len(table):
+        why = (
+            "held out from the subconcept model's training data"
+            if other == "TRAIN"
+            else "other rows than the test rows"
+        )
+        raise InputError(table.path, f"{what}: {role} rows must be {why}", row=i + 1)
+    warnings.warn(f"{table.path}: {what}; are they the same images?", UserWarning, stacklevel=3)
