@@ -107,6 +107,17 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
         "measure the subconcept model within each class when the test set has no subconcept "
         "labels. Needs --train-sizes",
     )
+    p.add_argument(
+        "--labels",
+        type=Path,
+        metavar="FILE",
+        help="test rows whose subconcept a person gave (id, subconcept; from python -m "
+        "medeval.label also inclusion_probability and batch: filled to_label.csv files, "
+        "appended). They count for the test rows themselves, weighted by the inverse of the "
+        "probability each was chosen with: the rectified recall of every subconcept, its "
+        "verdict and rBA. A file without inclusion_probability is taken as a simple random "
+        "sample of the test rows. Needs --train-sizes and an id column in --predictions",
+    )
 
 
 def run_folder(args: argparse.Namespace) -> int:
@@ -154,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
     name = args.predictions.name.split(".")[0]
     out = OutputFolder(
         args.out or default_out(f"evaluate-{name}"), "evaluate", force=args.force,
-        inputs=(args.predictions, args.train_sizes, args.reference), fresh=args.out is None,
+        inputs=(args.predictions, args.train_sizes, args.reference, args.labels),
+        fresh=args.out is None,
     ).check()  # fmt: skip
     return _evaluate(args, out)
 
@@ -198,8 +210,9 @@ def _evaluate(args: argparse.Namespace, target: OutputFolder) -> int:
     with warnings.catch_warnings(record=True) as caught, _replicate_budget(args):
         warnings.simplefilter("always")
         table, ev = evaluate_file(
-            args.predictions, args.train_sizes, reference=args.reference, settings=settings
-        )
+            args.predictions, args.train_sizes, reference=args.reference, labels=args.labels,
+            settings=settings,
+        )  # fmt: skip
     source = (
         f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n"
         + (f"reference: {args.reference}\n" if args.reference else "")

@@ -21,6 +21,7 @@ from medeval.evaluation.checks import bootstrap_info as _bootstrap_info
 from medeval.evaluation.checks import codes as _codes
 from medeval.evaluation.checks import labels as _labels
 from medeval.evaluation.checks import strata
+from medeval.evaluation.labelled import labelled_reference, pooled
 from medeval.evaluation.per_subconcept import class_indicators, per_subconcept
 from medeval.evaluation.plan import _aliases, _Plan, _plan
 from medeval.evaluation.rectification import (
@@ -30,6 +31,7 @@ from medeval.evaluation.rectification import (
     _with_reference,
 )
 from medeval.evaluation.rectified import FewReferenceRowsWarning
+from medeval.evaluation.rectified_recall import LabelledRows
 from medeval.evaluation.result import NO_SCORES, Evaluation
 from medeval.evaluation.subconcept_recall import reference_evidence
 from medeval.io.predictions import PredictionTable, input_notes
@@ -129,6 +131,7 @@ class EvaluateSettings(EvaluationOptions):
         "table": [TypeOf(PredictionTable, desc="a PredictionTable")],
         "utilities": [TypeOf(Utilities, desc="Utilities"), None],
         "reference": [TypeOf(ReferenceRows, desc="ReferenceRows"), None],
+        "labels": [TypeOf(LabelledRows, desc="LabelledRows"), None],
         "settings": [TypeOf(EvaluateSettings, desc="EvaluateSettings"), None],
     }
 )
@@ -137,6 +140,7 @@ def evaluate(
     utilities: Utilities | None = None,
     *,
     reference: ReferenceRows | None = None,
+    labels: LabelledRows | None = None,
     settings: EvaluateSettings | None = None,
 ) -> Evaluation:
     """The evaluation of every tool and of :func:`evaluate_predictions`: a table of test
@@ -148,9 +152,11 @@ def evaluate(
     caller, those the notes state (:data:`STATED`) after the others. With reference rows the
     evaluation gives the rectified scores rBA / rF1 / rAUC, which are then recommended
     (docs/method.md, "Rectified scores"), and the subconcept model's within-class balanced
-    accuracy on them; without test subconcepts and without reference rows the notes say why
-    the label-free intervals cannot see the subconcept model's error
-    (:data:`NO_REFERENCE_NOTE`).
+    accuracy on them. ``labels``, test rows whose subconcept a person gave (with the
+    probabilities they were chosen with), count as such rows for the test rows themselves: in
+    the rectified recall of every subconcept and, weighted, in the rectified scores. Without
+    test subconcepts, reference rows or labels the notes say why the label-free intervals
+    cannot see the subconcept model's error (:data:`NO_REFERENCE_NOTE`).
 
     The table's ``posteriors`` are handed over: ``table.posteriors`` is ``None`` afterwards,
     and they are freed once the weights are made, before the bootstrap (on millions of rows
@@ -167,11 +173,12 @@ def evaluate(
     has_posteriors = table.posteriors is not None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ev = _evaluation(table, utilities, reference, s)
+        ev = _evaluation(table, utilities, reference, s, labels)
     for w in sorted(caught, key=lambda w: issubclass(w.category, STATED)):
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     ev.notes = [*first, *ev.notes]
-    if reference is None and table.subconcept is None and has_posteriors and utilities is not None:
+    alone = reference is None and labels is None and table.subconcept is None
+    if alone and has_posteriors and utilities is not None:
         ev.notes.append(NO_REFERENCE_NOTE)
     return ev
 
@@ -259,13 +266,20 @@ def evaluate_predictions(
 
 
 def _evaluation(
-    table: PredictionTable, utilities: Utilities | None, reference: ReferenceRows | None, s: Any
+    table: PredictionTable,
+    utilities: Utilities | None,
+    reference: ReferenceRows | None,
+    s: Any,
+    labels: LabelledRows | None = None,
 ) -> Evaluation:
     """The point estimates, the bootstrap, the rectified scores and the tables of
     :func:`evaluate`. The table's posteriors are taken out of it and dropped once the plan
     holds its weights, so no frame holds them during the bootstrap."""
     y, sc, yp = _labels(table.y_true, table.y_score, table.y_pred, s.threshold)
     posteriors, table.posteriors = table.posteriors, None
+    if labels is not None and posteriors is not None and utilities is not None:
+        given = labelled_reference(labels, y, yp, sc, posteriors, utilities)
+        reference = pooled(reference, given)
     plan = _plan(y, table.subconcept, posteriors, None, utilities)
     posteriors = None  # what follows reads the plan's weights: the matrix can be freed
     groups = table.groups
@@ -288,11 +302,14 @@ def _evaluation(
     res, why, rows, row_notes = _rectified_parts(
         reference, inputs, reps, s.confidence, boot_info, **opts
     )
-    # the rectified per-subconcept recalls need what the rectified scores need
-    ref_side = None if why else reference_evidence(reference, utilities)
+    # the rectified per-subconcept recalls need what the rectified scores need; the labelled
+    # rows enter them with their inclusion probabilities, not as reference rows
+    held_out = None if why or reference is None else _held_out(reference, labels)
+    ref_side = None if held_out is None else reference_evidence(held_out, utilities)
     ev = _assemble(
         y, yp, plan, utilities, point, reps, s.confidence, notes, bootstrap=boot_info,
         threshold=thr, extra_rows=rows, reference=ref_side, seed=seed,
+        labelled=None if why else labels,
     )  # fmt: skip
     ev = _with_reference(ev, reference, res, why, inputs, row_notes)
     return _with_quality(ev, reference, utilities)
@@ -430,16 +447,32 @@ def _score_tables(plan: _Plan, point, reps, confidence, notes, extra_rows=None) 
     return scores, intervals, unavailable, _subset_frame(columns, parts, reps)
 
 
+def _held_out(reference: ReferenceRows, labels: LabelledRows | None) -> ReferenceRows | None:
+    """The held-out reference rows of a pooled set (the labelled test rows come last)."""
+    if labels is None:
+        return reference
+    n = len(reference) - len(labels.index)
+    if n == 0:
+        return None
+    keep = slice(0, n)
+    return ReferenceRows(
+        reference.y_true[keep], reference.subconcept[keep], reference.posteriors[keep],
+        reference.names, reference.y_pred[keep],
+        None if reference.y_score is None else reference.y_score[keep], source=reference.source,
+    )  # fmt: skip
+
+
 def _assemble(
     y, yp, plan: _Plan, u, point, reps, confidence, notes, *, bootstrap: dict, threshold,
-    extra_rows: dict[str, list] | None = None, reference=None, seed: int = 0,
+    extra_rows: dict[str, list] | None = None, reference=None, seed: int = 0, labelled=None,
 ) -> Evaluation:  # fmt: skip
     scores, intervals, unavailable, subsets = _score_tables(
         plan, point, reps, confidence, notes, extra_rows
     )
     per_sc = per_subconcept(
-        y, yp, plan, u, confidence, notes, reps=reps, reference=reference, seed=seed
-    )
+        y, yp, plan, u, confidence, notes, reps=reps, reference=reference, labelled=labelled,
+        seed=seed,
+    )  # fmt: skip
     return Evaluation(
         scores=scores,
         intervals=intervals,

@@ -15,7 +15,11 @@ import pandas as pd
 import torch
 
 from medeval.evaluation.rectified import FewReferenceRowsWarning
-from medeval.evaluation.rectified_recall import R_INTERVAL_METHOD, ReferenceEvidence
+from medeval.evaluation.rectified_recall import (
+    R_INTERVAL_METHOD,
+    LabelledRows,
+    ReferenceEvidence,
+)
 from medeval.evaluation.subconcept_recall import (
     NO_REFERENCE_ROWS,
     PER_SUBCONCEPT_COLUMNS,
@@ -55,6 +59,7 @@ def per_subconcept(
     *,
     reps: Any = None,
     reference: ReferenceEvidence | None = None,
+    labelled: LabelledRows | None = None,
     seed: int = 0,
 ) -> PerSubconcept:
     """The per-subconcept table, with the rectified columns where ``reference`` (the reference
@@ -80,11 +85,12 @@ def per_subconcept(
     if reps is not None and reps.subconcept_recall is not None:
         rep_cols["recall"] = reps.subconcept_recall.to("cpu", torch.float64).numpy()
     rectified = None
-    if reference is not None and plan.q_class is not None:
+    if (reference is not None or labelled is not None) and plan.q_class is not None:
         sides = np.array([plan.sc_side[nm] for nm in plan.sc_names])
         extra, rectified, msgs = rectified_columns(
             plan.sc_names, sides, plan.q_class, hit, y, reference, class_recall,
-            confidence=confidence, n_draws=0 if reps is None else reps.n, seed=seed,
+            labelled=labelled, confidence=confidence, n_draws=0 if reps is None else reps.n,
+            seed=seed,
         )  # fmt: skip
         for i, row in enumerate(rows):
             row |= {c: _item(v[i]) for c, v in extra.items()}

@@ -104,9 +104,10 @@ def _with_reference(
     """``ev`` with rBA, rF1, rAUC (or ``why`` not) and each subconcept's reference rows."""
     if reference is not None:
         counts = reference.counts()
-        ev.per_subconcept["n_reference"] = [
-            counts.get(str(nm), 0) for nm in ev.per_subconcept["subconcept"]
-        ]
+        if ev.per_subconcept["n_reference"].isna().all():  # else the rectified recall's count
+            ev.per_subconcept["n_reference"] = [
+                counts.get(str(nm), 0) for nm in ev.per_subconcept["subconcept"]
+            ]
         minority = inputs.utilities.minority if inputs.utilities is not None else ()
         ev.reference = {
             "source": reference.source,

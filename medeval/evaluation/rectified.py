@@ -165,6 +165,8 @@ def reference_subset_scores(
         return {}
     c_all, _ = reference.class_weights(utilities)
     w_all = utilities.values[reference.subconcept]
+    if reference.row_weight is not None:
+        c_all, w_all = c_all * reference.row_weight, w_all * reference.row_weight
     codes = np.array([utilities.index(nm) for nm in subconcepts])
     member = (reference.y_true == 0) | (reference.subconcept == codes[:, None])  # (K, R)
     w = torch.as_tensor(np.concatenate([member * c_all, member * w_all]), dtype=torch.float64)
@@ -314,6 +316,8 @@ def rectify_test_side(
     y, yp, s, c_test = test.y, test.yp, test.s, test.c
     c_ref, fb_ref = reference.class_weights(utilities)
     w_ref = utilities.values[reference.subconcept]
+    if reference.row_weight is not None:
+        c_ref, w_ref = c_ref * reference.row_weight, w_ref * reference.row_weight
     auc = s is not None and reference.y_score is not None
     s_t, s_r = (s, reference.y_score) if auc else (None, None)
     unavailable = {} if auc else {"rAUC": "needs y_score on the test and the reference rows"}

@@ -465,25 +465,36 @@ def more_rows(
     recall: np.ndarray,
     class_recall: np.ndarray,
     deff: np.ndarray,
-    n_reference: np.ndarray,
+    n_known: np.ndarray,
     n_test: np.ndarray,
     confidence: float,
+    n_eff: np.ndarray | None = None,
+    labelled: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Further reference rows ``(S,)`` of each subconcept that would, at today's estimate and
-    design effect, bring its gap interval clear of 0 or its width under
-    :data:`DECISIVE_WIDTH` (whichever needs fewer): from ``Var = θ(1 − θ)·deff·(1/n + 1/N̂_s)``.
-    NaN where no number of reference rows would (the test rows' own count limits it)."""
-    z = special.ndtri(1 - (1 - confidence) / 2)
-    th = np.clip(recall, 0.5 / (n_reference + 1), (n_reference + 0.5) / (n_reference + 1))
-    unit = z**2 * th * (1 - th) * deff
-    with np.errstate(invalid="ignore", divide="ignore"):
-        need = []
-        for half in (np.abs(class_recall - recall), np.full(len(recall), DECISIVE_WIDTH / 2)):
-            inv = half**2 / unit - 1.0 / n_test  # 1/n the interval allows
-            need.append(np.where(inv > 0, 1.0 / np.where(inv > 0, inv, 1.0), np.inf))
-        total = np.minimum(*need)
-    extra = np.ceil(total - n_reference)
-    return np.where(np.isfinite(extra), np.maximum(extra, 1.0), np.nan)
+    """Further rows of known subconcept ``(S,)`` each subconcept needs, at today's estimate and
+    design effect, for its interval (the same Jeffreys interval) to clear its class's recall
+    or to be narrower than :data:`DECISIVE_WIDTH`, whichever needs fewer. Reference rows: the
+    effective rows ``(1/n + 1/N̂_s)⁻¹ / deff`` grow with ``n``; NaN where no number of them
+    would do (the test rows' own count limits it). Labelled test rows (``labelled`` ``(S,)``):
+    today's effective rows ``n_eff`` ``(S,)`` grow in proportion to the labelled rows."""
+    lab = np.zeros(len(recall), dtype=bool) if labelled is None else labelled
+    total = np.full(len(recall), np.inf)
+    n = np.maximum(n_known, 1.0)
+    for factor in _FACTORS:
+        more = n * factor
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grown = 1.0 / (1.0 / more + 1.0 / n_test) / deff
+            if n_eff is not None:
+                grown = np.where(lab, n_eff * factor, grown)
+        lo, hi = jeffreys_bounds(recall, grown, n_test, confidence)
+        decided = (lo > class_recall) | (hi < class_recall) | (hi - lo < DECISIVE_WIDTH)
+        total = np.where(decided & np.isinf(total), more, total)
+    extra = np.ceil(total - n_known)
+    return np.where(np.isfinite(extra) & np.isfinite(recall), np.maximum(extra, 1.0), np.nan)
+
+
+#: The multiples of today's rows of known subconcept that :func:`more_rows` tries.
+_FACTORS = np.geomspace(1.05, 200, 120)
 
 
 def worst_bounds(

@@ -30,6 +30,7 @@ from medeval.evaluation.rectified_recall import (
     DECISIVE_WIDTH,
     MIN_REFERENCE_ROWS,
     VERDICTS,
+    LabelledRows,
     RectifiedRecall,
     ReferenceEvidence,
     could_be_worst,
@@ -102,6 +103,7 @@ PER_SUBCONCEPT_COLUMNS = (
     "est_high",
     "interval_method",
     "n_reference",
+    "n_labelled",
     "ref_recall",
     "ref_low",
     "ref_high",
@@ -304,27 +306,35 @@ def rectified_columns(
     q_test: np.ndarray,
     hit: np.ndarray,
     y: np.ndarray,
-    evidence: ReferenceEvidence,
+    evidence: ReferenceEvidence | None,
     class_recall: dict[int, float],
     *,
+    labelled: LabelledRows | None = None,
     confidence: float,
     n_draws: int,
     seed: int,
 ) -> tuple[dict[str, np.ndarray], RectifiedRecall, list[str]]:
     """``{column: (S,)}`` of the rectified recall of every subconcept's test rows (``r_*``, see
-    :mod:`medeval.evaluation.rectified_recall`) and of the reference rows' own recall
-    (``ref_*``, ``n_reference``), the estimate itself (its joint draws for the worst
-    subconcept) and the notes: subconcepts without reference rows, or too few for an interval."""
-    res = rectified_recall(q_test, hit, y, sides, evidence, confidence=confidence,
-                           n_draws=n_draws, seed=seed)  # fmt: skip
-    n, k = (
-        res.n_reference.astype(np.float64),
-        np.bincount(evidence.subconcept, weights=evidence.hit, minlength=len(names)),
-    )
+    :mod:`medeval.evaluation.rectified_recall`) from the reference rows ``evidence`` and the
+    ``labelled`` test rows, and of the reference rows' own recall (``ref_*``, ``n_reference``;
+    ``n_labelled``), the estimate itself (its joint draws for the worst subconcept) and the
+    notes: subconcepts without rows of known subconcept, or too few for an interval."""
+    res = rectified_recall(
+        q_test, hit, y, sides, evidence, labelled=labelled, confidence=confidence,
+        n_draws=n_draws, seed=seed,
+    )  # fmt: skip
+    n, k = np.zeros(len(names)), np.zeros(len(names))
+    if evidence is not None:
+        n = np.bincount(evidence.subconcept, minlength=len(names)).astype(np.float64)
+        k = np.bincount(evidence.subconcept, weights=evidence.hit, minlength=len(names))
+    n_lab = np.zeros(len(names), dtype=np.int64)
+    if labelled is not None:
+        n_lab = np.bincount(labelled.subconcept, minlength=len(names))
     cr = np.array([class_recall.get(int(c), math.nan) for c in sides])
     gap_lo, gap_hi = cr - res.high, cr - res.low
     cols = {
-        "n_reference": res.n_reference.astype(np.int64),
+        "n_reference": n.astype(np.int64),
+        "n_labelled": n_lab,
         "ref_recall": _ratio(k, n),
         "ref_low": np.full(len(names), math.nan),
         "ref_high": np.full(len(names), math.nan),
@@ -352,13 +362,17 @@ def rectified_columns(
             cols["r_could_be_worst"][idx[defined]] = inside[defined]
             cols["r_p_worst"][idx] = share
     open_ = (cols["r_verdict"] == VERDICTS[2]) & np.isfinite(res.low)
-    more = more_rows(res.recall, cr, res.deff, n, res.n_test, confidence)
+    more = more_rows(
+        res.recall, cr, res.deff, res.n_reference.astype(float), res.n_test, confidence,
+        n_eff=res.n_eff, labelled=n_lab > 0,
+    )  # fmt: skip
     narrow = res.high - res.low < DECISIVE_WIDTH  # already decisive: close to its class
     cols["r_more_rows"] = np.where(open_, np.where(narrow, 0.0, more), math.nan)
-    return cols, res, _reference_notes(names, res.n_reference)
+    rows = "reference rows" if labelled is None else "reference or labelled rows"
+    return cols, res, _reference_notes(names, res.n_reference, rows)
 
 
-def _reference_notes(names: Sequence[str], n_reference: np.ndarray) -> list[str]:
+def _reference_notes(names: Sequence[str], n_reference: np.ndarray, rows: str) -> list[str]:
     notes = []
     missing = [nm for nm, c in zip(names, n_reference, strict=True) if c == 0]
     if missing:
@@ -374,7 +388,7 @@ def _reference_notes(names: Sequence[str], n_reference: np.ndarray) -> list[str]
     ]
     if few:
         notes.append(
-            f"fewer than {MIN_REFERENCE_ROWS} reference rows for {', '.join(few)}: no interval "
-            "for their rectified recall and a verdict of 'not known'; add reference rows of them"
+            f"fewer than {MIN_REFERENCE_ROWS} {rows} for {', '.join(few)}: no interval "
+            f"for their rectified recall and a verdict of 'not known'; add {rows} of them"
         )
     return notes

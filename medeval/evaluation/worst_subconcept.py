@@ -135,7 +135,8 @@ def _rectified_worst(
             more = _num(r.r_more_rows)
             open_.append({"subconcept": str(r.subconcept),
                           "more_rows": more if math.isfinite(more) else None,
-                          "n_reference": int(r.n_reference)})  # fmt: skip
+                          "n_reference": int(r.n_reference + r.get("n_labelled", 0)),
+                          "labelled": bool(r.get("n_labelled", 0))})  # fmt: skip
     return {
         "low": lo,
         "high": hi,
@@ -223,10 +224,11 @@ def _open_groups(open_: list[dict[str, Any]]) -> list[str]:
         groups.setdefault(kind, []).append(o)
     said = {
         "rows": lambda g: (
-            f"about {', '.join(str(int(o['more_rows'])) for o in g)} more reference rows "
+            f"about {', '.join(str(int(o['more_rows'])) for o in g)} more "
+            f"{'labelled' if any(o.get('labelled') for o in g) else 'reference'} rows "
             f"{'would' if len(g) == 1 else 'respectively would'} decide"
         ),
-        "few": lambda g: "needs at least 2 reference rows for an interval",
+        "few": lambda g: "needs at least 2 rows of known subconcept for an interval",
         "label": lambda g: (
             "too few test rows for reference rows to decide: label test rows "
             "(python -m medeval.label)"

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from medeval._validation import TypeOf, validate_params
 from medeval.errors import InputError
 from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
+from medeval.evaluation.rectified_recall import LabelledRows
+from medeval.io.labels import read_ids, read_labels
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
 from medeval.io.reference import load_reference
 from medeval.metrics.bootstrap import check_replicates, default_memory_budget
+from medeval.weights import Utilities
 
-__all__ = ["evaluate_file"]
+__all__ = ["evaluate_file", "read_labelled"]
 
 
 _PATH = TypeOf(str, Path, desc="a path")
@@ -27,6 +32,7 @@ _PATH = TypeOf(str, Path, desc="a path")
         "train_sizes": [_PATH, None],
         "reference": [_PATH, None],
         "reference_source": [TypeOf(str, desc="a str"), None],
+        "labels": [_PATH, None],
         "settings": [TypeOf(EvaluateSettings, desc="EvaluateSettings"), None],
     }
 )
@@ -36,6 +42,7 @@ def evaluate_file(
     *,
     reference: str | Path | None = None,
     reference_source: str | None = None,
+    labels: str | Path | None = None,
     settings: EvaluateSettings | None = None,
 ) -> tuple[PredictionTable, Evaluation]:
     """Read a predictions file (and its train sizes and reference rows), then evaluate it
@@ -44,7 +51,9 @@ def evaluate_file(
     ``reference``: a file of reference rows (the predictions columns plus the true
     ``subconcept`` and every ``q_<subconcept>``, checked by
     :func:`medeval.io.reference.load_reference`); ``reference_source`` names where the rows
-    come from in the outputs (default: the file's path).
+    come from in the outputs (default: the file's path). ``labels``: a file of test rows whose
+    subconcept a person gave (``id``, ``subconcept`` and, from ``python -m medeval.label``, the
+    ``inclusion_probability`` and ``batch`` they were chosen with; :func:`read_labelled`).
 
     The returned table's ``posteriors`` are ``None``: the evaluation takes them.
     """
@@ -59,4 +68,25 @@ def evaluate_file(
             raise InputError(reference, "reference data need --train-sizes (the subconcepts)")
         rows, _ = load_reference(reference, u, threshold=s.threshold, source=reference_source)
     table = read_predictions(predictions, u, memory_budget=s.memory_budget)
-    return table, evaluate(table, u, reference=rows, settings=s)
+    labelled, notes = (None, []) if labels is None else read_labelled(labels, predictions, table, u)
+    ev = evaluate(table, u, reference=rows, labels=labelled, settings=s)
+    ev.notes = [*notes, *ev.notes]
+    return table, ev
+
+
+def read_labelled(
+    labels: str | Path, predictions: str | Path, table: PredictionTable, u: Utilities | None
+) -> tuple[LabelledRows, list[str]]:
+    """The labelled test rows of ``labels`` matched by ``id`` to the rows of ``predictions``
+    (read as ``table``), and the notes reading them raised.
+
+    Raises:
+        InputError: labels without train sizes, or a bad labels file (naming file, row, value).
+    """
+    if u is None:
+        raise InputError(labels, "labels need --train-sizes (the subconcepts)")
+    ids, _ = read_ids(predictions)
+    fields, notes = read_labels(labels, ids, np.asarray(table.y_true, dtype=np.int64), u)
+    n, batches = len(fields["index"]), len(np.unique(fields["batch"]))
+    notes.append(f"labels: {n} labelled test rows ({Path(labels).name}, {batches} batch(es))")
+    return LabelledRows(**fields), notes

@@ -77,6 +77,9 @@ class ReferenceRows:
         y_pred: ``(R,)`` predicted labels, or ``None`` (no rBA / rF1).
         y_score: ``(R,)`` scores for class 1, or ``None`` (no rAUC).
         source: where the rows come from (e.g. ``"out-of-bag"``, a file name).
+        row_weight: ``(R,)`` each row's weight in the rectified scores' correction (``None``:
+            1 each): labelled test rows stand for the rows not labelled through the inverse of
+            their inclusion probabilities.
     """
 
     y_true: np.ndarray
@@ -87,6 +90,7 @@ class ReferenceRows:
     y_score: np.ndarray | None = None
     _: KW_ONLY  # the data may be positional, the options not
     source: str = "reference"
+    row_weight: np.ndarray | None = None  # (R,) e.g. labelled test rows' inverse inclusion
     _weights: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:

@@ -152,9 +152,10 @@ def test_reference_rows_change_no_other_number():
     # the reference rows' own columns and the rectified recall are added; nothing else changes
     added = ["n_reference", "ref_recall", "ref_low", "ref_high", "r_recall", "r_low", "r_high"]
     added += ["r_ess", "r_gap", "r_gap_low", "r_gap_high", "r_verdict", "r_could_be_worst"]
-    added += ["r_p_worst", "r_interval_method"]
+    added += ["r_p_worst", "r_interval_method", "n_labelled"]
     assert plain.per_subconcept[[*added, "r_more_rows"]].isna().all().all()
     assert with_ref.per_subconcept[added].notna().all().all()
+    assert (with_ref.per_subconcept["n_labelled"] == 0).all()
     added += ["r_more_rows"]  # only where the verdict is open
     pd.testing.assert_frame_equal(
         plain.per_subconcept.drop(columns=added),

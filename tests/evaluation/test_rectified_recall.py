@@ -187,14 +187,21 @@ def test_the_chosen_worst_interval_widens_over_the_set_that_could_be_worst():
     assert worst_bounds(res, np.array([0]), 0, 0.95) == (res.low[0], res.high[0])
 
 
-def test_further_reference_rows_follow_the_variance_formula():
-    z2 = special.ndtri(0.975) ** 2
-    recall, cr, deff = np.array([0.5, 0.5]), np.array([0.7, 0.5]), np.array([0.5, 0.5])
+def test_further_rows_are_the_fewest_whose_interval_decides():
+    """The predicted total rows give an interval that clears the class's recall (or is under
+    0.2 wide); about 5 % fewer do not. No number of reference rows decides a gap smaller than
+    the test rows' own noise."""
+    recall, cr, deff = np.array([0.5, 0.5]), np.array([0.7, 0.52]), np.array([0.5, 0.5])
     n, n_test = np.array([10.0, 10.0]), np.array([1000.0, 30.0])
     more = more_rows(recall, cr, deff, n, n_test, 0.95)
-    want = 1 / (0.2**2 / (z2 * 0.25 * 0.5) - 1 / 1000)  # gap 0.2 clear of 0
-    assert more[0] == np.ceil(want - 10)
-    # no gap and 30 test rows: the width 0.2 needs 1/n <= 0.01/(z²·0.125) − 1/30 < 0: never
+    total = n[0] + more[0]
+
+    def decided(rows):
+        n_eff = 1 / (1 / rows + 1 / n_test[:1]) / deff[:1]
+        lo, hi = jeffreys_bounds(recall[:1], n_eff, n_test[:1], 0.95)
+        return bool(lo[0] > cr[0] or hi[0] < cr[0] or hi[0] - lo[0] < 0.2)
+
+    assert decided(total) and not decided(0.95 * total - 1)
     assert math.isnan(more[1])
 
 
