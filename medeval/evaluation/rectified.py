@@ -14,16 +14,13 @@ weights from the posteriors, true weights from the subconcepts; utilities from t
 sizes). The interval is a joint bootstrap: replicate b resamples the test rows (within class, or
 the caller's strata / clusters) and, independently, the reference rows within class (or within
 subconcept: ``reference_stratify``), and computes ``rM_b`` from both; the interval is the
-percentile interval of the ``rM_b``. Resampling the reference rows within subconcept, as
-docs/method.md, "Rectified scores" first proposed, holds their subconcept mix fixed; in simulation
-that left the interval too narrow even for rows in the population's mix (rF1 / rAUC coverage 91–92 %
-at temperature 2, 86–89 % for a random sample), while within class it held 95–99 % for rBA and rF1
-(``benchmarks/bench_rectified.py``).
+percentile interval of the ``rM_b``. Resampling the reference rows within subconcept holds their
+subconcept mix fixed and left the interval too narrow in simulation; within class it covers
+(docs/method.md, "Rectified scores").
 
 The reference rows must come from the test rows' population, in its subconcept mix: rows
 enriched in a rare subconcept measure the subconcept model's error under another mix and bias
-the correction (simulated: rBA bias −0.012 with the rarest subconcept three times
-over-represented).
+the correction.
 
 Seeds: the test side uses ``seed`` itself, so with the same inputs and strata its replicates are
 those of the evaluation's own bootstrap (:func:`medeval.evaluation.evaluate` passes them: cM and
@@ -60,11 +57,9 @@ from medeval.weights import (
     Utilities,
 )
 
-#: A minority subconcept with fewer reference rows than this is warned about. Simulated
-#: (``benchmarks/bench_rectified.py``: utility 26.7, reference rows in the population's mix,
-#: 300 seeds): rBA coverage 96 / 95 / 96 / 95 % with 50 / 20 / 10 / 5 rows of that subconcept,
-#: 93 % with 3 and 84 % with 1; the error sd 1.2× (10 rows) and 1.4× (5) its value at 50 rows,
-#: 1.7× at 3 and 2.4× at 1.
+#: A minority subconcept with fewer reference rows than this is warned about: below it the
+#: correction's error grows and its coverage falls (simulated: docs/method.md, "Rectified
+#: scores").
 FEW_REFERENCE_ROWS = 5
 #: Mixed into ``seed`` to derive the reference side's seed (ASCII "REFR").
 REFERENCE_SEED_TAG = 0x52454652
