@@ -204,7 +204,6 @@ def evaluate_predictions(
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: bool = False,
-    memory_budget: int | None = None,
     pos_label: Any = None,
     reference: ReferenceRows | None = None,
 ) -> Evaluation:
@@ -226,8 +225,6 @@ def evaluate_predictions(
         groups: ``(N,)`` cluster ids (e.g. patients): resample whole clusters.
         seed: bootstrap seed; the same seed gives the same intervals.
         device: where the bootstrap runs (``"cpu"``, ``"cuda"``…).
-        memory_budget: bytes the bootstrap's work buffers may take (default from the machine,
-            :func:`~medeval.metrics.bootstrap.default_memory_budget`); never changes numbers.
         pos_label: the positive class (1, the minority class) when the labels are not {0, 1},
             booleans or {-1, 1}.
         reference: :class:`~medeval.io.reference.ReferenceRows` (held-out rows with true
@@ -248,7 +245,6 @@ def evaluate_predictions(
     settings = EvaluateSettings(
         threshold=threshold, n_bootstrap=n_bootstrap, confidence=confidence,
         stratify="class" if codes else stratify, seed=seed, device=device, progress=progress,
-        memory_budget=memory_budget,
     )  # fmt: skip
     u = train_sizes
     if u is not None and not isinstance(u, Utilities):
@@ -277,12 +273,12 @@ def _evaluation(
     n_bootstrap, seed, device = s.n_bootstrap, s.seed, s.device
     reps = _replicates(
         y, yp, sc, plan, stratify, groups, n_bootstrap, seed=seed, device=device,
-        memory_budget=s.memory_budget, progress=s.progress,
+        progress=s.progress,
     )  # fmt: skip
     boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
     thr = float(s.threshold) if table.y_pred is None else None  # labels made from scores
     inputs = _RectifyInputs(y, yp, sc, utilities, plan, point)
-    opts = dict(seed=seed, device=device, memory_budget=s.memory_budget)
+    opts = dict(seed=seed, device=device)
     res, why, rows, row_notes = _rectified_parts(
         reference, inputs, reps, s.confidence, boot_info, **opts
     )
@@ -290,7 +286,7 @@ def _evaluation(
     if not why:  # the rectified per-subconcept recalls need what the rectified scores need
         ref_side = reference_side(
             reference, utilities, n_bootstrap=0 if reps is None else reps.n,
-            seed=reference_seed(seed), device=device, memory_budget=s.memory_budget,
+            seed=reference_seed(seed), device=device,
         )  # fmt: skip
     ev = _assemble(
         y, yp, plan, utilities, point, reps, s.confidence, notes, bootstrap=boot_info,

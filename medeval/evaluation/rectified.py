@@ -124,7 +124,6 @@ def bootstrap_scores(
     strata: np.ndarray | None = None,
     clusters: np.ndarray | None = None,
     device: str | torch.device = "cpu",
-    memory_budget: int | None = None,
     chunk_size: int | None = None,
 ) -> dict[tuple[str, str], torch.Tensor]:
     """``{(weighting, family): (B,)}`` float64 CPU replicates on the whole set (one
@@ -138,7 +137,6 @@ def bootstrap_scores(
         strata=strata,
         clusters=clusters,
         device=device,
-        memory_budget=memory_budget,
     )
     reps = boot.run(n_bootstrap, seed=seed, chunk_size=chunk_size)
     return {k: v[:, 0].to("cpu", torch.float64) for k, v in reps.scores.items()}
@@ -287,7 +285,6 @@ def rectify_test_side(
     reference_stratify: str,
     seed: int,
     device: str | torch.device = "cpu",
-    memory_budget: int | None = None,
     chunk_size: int | None = None,
     test_replicates: Mapping[str, torch.Tensor] | None = None,
 ) -> RectifiedResult:
@@ -299,7 +296,7 @@ def rectify_test_side(
     :func:`medeval.evaluation.evaluate` passes the class-conditional weights, point estimates
     and replicates (``test_replicates``: ``{family: (B,)}``, drawn with ``seed``) it already
     has, so that nothing is computed twice and cM and rM are paired. ``device``,
-    ``memory_budget`` and ``chunk_size`` change speed and memory only (on the CPU never the
+    ``chunk_size`` change speed and memory only (on the CPU never the
     numbers).
 
     Raises:
@@ -316,7 +313,7 @@ def rectify_test_side(
     families = [m for m in FAMILIES if m != "AUC" or auc]
     comps = _components(
         families, y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, n_bootstrap, seed,
-        test.strata, test.clusters, reference_stratify, device, memory_budget, chunk_size,
+        test.strata, test.clusters, reference_stratify, device, chunk_size,
         test_replicates,
     )  # fmt: skip
     notes = _fallback_notes(test.fallback, fb_ref)
@@ -352,7 +349,7 @@ def _length(reps: Mapping[str, torch.Tensor]) -> int:
 
 def _components(
     families, y, yp, s_t, c_test, ref: ReferenceRows, s_r, c_ref, w_ref, n_bootstrap, seed,
-    strata, clusters, reference_stratify, device, memory_budget, chunk_size, test_replicates,
+    strata, clusters, reference_stratify, device, chunk_size, test_replicates,
 ) -> dict[str, dict[str, torch.Tensor]]:  # fmt: skip
     """Replicates ``(B,)`` of cM(test), cM(R) and wM(R) per family: two independent
     bootstraps (test rows within ``strata``; reference rows within subconcept or class)."""
@@ -366,7 +363,7 @@ def _components(
     if n_bootstrap <= 0:
         empty = torch.empty(0, dtype=torch.float64)
         return {m: {"test_c": empty, "ref_c": empty, "ref_w": empty} for m in families}
-    opts = {"device": device, "memory_budget": memory_budget, "chunk_size": chunk_size}
+    opts = {"device": device, "chunk_size": chunk_size}
     if test_replicates is None:
         test = bootstrap_scores(
             y, yp, s_t, {"c": c_test}, n_bootstrap=n_bootstrap, seed=seed, strata=strata,

@@ -31,7 +31,6 @@ from medeval.io.tables import (
     table_kind,
 )
 from medeval.names import lookalike, shown
-from medeval.options import MEMORY_BUDGET
 from medeval.weights import Utilities, utilities_from_train_sizes
 
 __all__ = [
@@ -206,7 +205,6 @@ def _categories(path: Path, table, column: str) -> pd.Categorical:
     {
         "path": [TypeOf(str, Path, pd.DataFrame, desc="a path or a DataFrame")],
         "utilities": [TypeOf(Utilities, desc="Utilities"), None],
-        "memory_budget": [MEMORY_BUDGET, None],
         "name": [TypeOf(str, desc="a str")],
     }
 )
@@ -214,7 +212,6 @@ def read_predictions(
     path: str | Path | pd.DataFrame,
     utilities: Utilities | None = None,
     *,
-    memory_budget: int | None = None,
     name: str = "",
 ) -> PredictionTable:
     """Read and validate a predictions file (see the module docstring for the columns), or a
@@ -224,8 +221,8 @@ def read_predictions(
     CSV and Parquet are read with pyarrow in typed chunks (CSV blocks, Parquet record batches),
     each turned into its final array at once: labels become ``int8``, scores and posteriors
     ``float64``, subconcept names a categorical, so millions of rows take tens of bytes each and
-    the file is never held whole, nor as a second float64 copy. ``memory_budget`` (bytes, default
-    :data:`READ_BUDGET`) bounds one chunk's buffers. A file the typed reading cannot take as is
+    the file is never held whole, nor as a second float64 copy (:data:`READ_BUDGET` bounds one
+    chunk's buffers). A file the typed reading cannot take as is
     (a cell that is not a number, a missing value, text labels…) is read again whole, with types
     inferred, to give the same values or the error that names the bad cell.
 
@@ -242,7 +239,7 @@ def read_predictions(
         cols = _read_whole(path, _arrow(given_frame(frame, path), path))
     else:
         path = Path(path)
-        cols = _read_typed(path, memory_budget or READ_BUDGET)
+        cols = _read_typed(path, READ_BUDGET)
     if cols is None:  # the whole-table reading quotes the bad cell (or takes what typing can't)
         cols = _read_whole(path)
     y_true = cols["y_true"]

@@ -8,7 +8,7 @@ import argparse
 import pytest
 
 from medeval._validation import InvalidParameterError
-from medeval.cli.options import add_options, given_options, option_type, size_bytes
+from medeval.cli.options import add_options, given_options, option_type
 from medeval.options import DiscoverySettings, EvaluationOptions
 
 FLAGS = {"--k-max": "largest k per class", "--method": "how each class is clustered"}
@@ -59,13 +59,3 @@ def test_an_option_records_the_declaration_it_was_made_from():
     action = next(a for a in _parser()._actions if "--k-max" in a.option_strings)
     assert action.declared == (DiscoverySettings, "k_max")
     assert action.type.allowed == DiscoverySettings.constraints["k_max"]
-
-
-def test_sizes_are_read_in_bytes_and_anything_else_is_left_to_the_declaration():
-    assert size_bytes("500M") == 500 * 2**20
-    assert size_bytes("2G") == 2 * 2**30 and size_bytes("1.5GiB") == int(1.5 * 2**30)
-    assert size_bytes("1048576") == 2**20
-    assert size_bytes("lots") == "lots"
-    kind = option_type(EvaluationOptions.constraints["memory_budget"], parse=size_bytes)
-    with pytest.raises(argparse.ArgumentTypeError, match="positive number of bytes; got 'lots'"):
-        kind("lots")
