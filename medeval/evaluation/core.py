@@ -19,8 +19,8 @@ import torch
 from medeval._validation import ArrayLike, StrOptions, TypeOf, declared, validate_params
 from medeval.evaluation.checks import bootstrap_info as _bootstrap_info
 from medeval.evaluation.checks import codes as _codes
+from medeval.evaluation.checks import input_notes, strata
 from medeval.evaluation.checks import labels as _labels
-from medeval.evaluation.checks import strata
 from medeval.evaluation.per_subconcept import class_indicators, per_subconcept
 from medeval.evaluation.plan import _aliases, _Plan, _plan
 from medeval.evaluation.rectification import (
@@ -32,7 +32,7 @@ from medeval.evaluation.rectification import (
 from medeval.evaluation.rectified import FewReferenceRowsWarning, reference_seed
 from medeval.evaluation.result import NO_SCORES, Evaluation
 from medeval.evaluation.subconcept_recall import reference_side
-from medeval.io.predictions import PredictionTable, input_notes
+from medeval.io.predictions import PredictionTable
 from medeval.io.reference import ReferenceRows
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
@@ -143,7 +143,7 @@ def evaluate(
     predictions, the train sizes' utilities, checked reference rows and one settings object.
 
     Notes about the inputs themselves (one class only, scores that are not probabilities:
-    :func:`~medeval.io.predictions.input_notes`) come first; undefined scores are NaN with a
+    :func:`~medeval.evaluation.checks.input_notes`) come first; undefined scores are NaN with a
     note and an :class:`~medeval.metrics.UndefinedMetricWarning`. Every warning reaches the
     caller, those the notes state (:data:`STATED`) after the others. With reference rows the
     evaluation gives the rectified scores rBA / rF1 / rAUC, which are then recommended

@@ -11,7 +11,6 @@ Train sizes: JSON ``{"<subconcept name>": {"class": 0 or 1, "n": <training count
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -36,9 +35,7 @@ from medeval.weights import Utilities, utilities_from_train_sizes
 __all__ = [
     "POSTERIOR_PREFIX",
     "PredictionTable",
-    "ScoreRangeWarning",
     "example_paths",
-    "input_notes",
     "read_predictions",
     "read_predictions_frame",
     "read_train_sizes",
@@ -570,10 +567,6 @@ def read_train_sizes(path: str | Path) -> Utilities:
         raise InputError(path, str(err)) from err
 
 
-class ScoreRangeWarning(UserWarning):
-    """Scores outside [0, 1] compared with a probability threshold."""
-
-
 def example_paths() -> tuple[Path, Path]:
     """The bundled example predictions and train sizes."""
     base = resources.files("medeval") / "examples"
@@ -584,40 +577,3 @@ def read_predictions_frame(path: str | Path) -> pd.DataFrame:
     """A predictions file as given, every CSV cell kept as its text (so that a tool can write
     it back column for column); check it with :func:`read_predictions` first."""
     return read_frame(path, as_text=True, csv_suffixes=PREDICTION_SUFFIXES)
-
-
-def input_notes(table: PredictionTable, threshold: float) -> list[str]:
-    """What a reader must know about the inputs before any score: one class only, scores that
-    are not probabilities although the threshold is one (the latter also warns).
-
-    Raises:
-        InputError: probability scores with a threshold outside [0, 1].
-    """
-    notes = []
-    classes = np.unique(table.y_true)
-    if len(classes) < 2:
-        notes.append(
-            f"y_true holds only class {int(classes[0])} ({len(table)} rows): every score that "
-            "needs both classes (BA, F1, AUC and their weighted forms) is undefined"
-        )
-    s = table.y_score
-    if table.y_pred is None and s is not None:
-        lo, hi = float(np.min(s)), float(np.max(s))
-        probabilities = lo >= 0 and hi <= 1
-        if probabilities and not 0 <= threshold <= 1:
-            raise InputError(
-                table.path,
-                f"every y_score is a probability in [0, 1] but the threshold {threshold:g} is "
-                f"outside [0, 1] (option --threshold; evaluation.threshold in a training "
-                f"config): every prediction would be class {int(threshold < 0)}",
-                column="y_score",
-            )
-        if not probabilities and 0 <= threshold <= 1:
-            msg = (
-                f"y_score lies in [{lo:.4g}, {hi:.4g}], not [0, 1], but the threshold "
-                f"{threshold:g} is a probability: predicted labels may be meaningless "
-                "(give probabilities, or a threshold on the score's own scale)"
-            )
-            warnings.warn(msg, ScoreRangeWarning, stacklevel=3)
-            notes.append(msg)
-    return notes

@@ -11,8 +11,8 @@ import pytest
 
 from medeval.cli.evaluate import main
 from medeval.evaluation import EvaluateSettings
+from medeval.evaluation.checks import ScoreRangeWarning
 from medeval.flows.evaluate import evaluate_file
-from medeval.io.predictions import ScoreRangeWarning
 
 NAMES = ["normal", "A", "B"]
 
