@@ -58,8 +58,8 @@ from medeval.weights import (
 )
 
 #: A minority subconcept with fewer reference rows than this is warned about: below it the
-#: correction's error grows and its coverage falls (simulated: docs/method.md, "Rectified
-#: scores").
+#: correction's error grows and its coverage falls (simulated in
+#: docs/method.md, "Rectified scores").
 FEW_REFERENCE_ROWS = 5
 #: Mixed into ``seed`` to derive the reference side's seed (ASCII "REFR").
 REFERENCE_SEED_TAG = 0x52454652
