@@ -5,7 +5,6 @@ posteriors, in CSV and Parquet, then runs the command in fresh processes and pri
 wall time and peak RSS (``getrusage`` of that child alone), with the machine's load::
 
     python benchmarks/bench_cli_memory.py                        # 2M rows, B = 1,000, 3 runs each
-    python benchmarks/bench_cli_memory.py --memory-budget 300M   # the whole command's budget
     python benchmarks/bench_cli_memory.py --stages --runs 1      # RSS peak of each stage
 
 ``--stages`` runs the command once more in a child that samples its own RSS every 2 ms and
@@ -93,7 +92,6 @@ def main() -> None:
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--formats", nargs="+", default=["parquet", "csv"])
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--memory-budget", default=None, help="passed to --memory-budget")
     ap.add_argument("--inputs", type=Path, default=None, help="folder to write or reuse inputs")
     ap.add_argument("--stages", action="store_true", help="also print each stage's RSS peak")
     args = ap.parse_args()
@@ -108,8 +106,6 @@ def main() -> None:
             opts = ["--predictions", str(path), "--train-sizes", str(sizes), "--quiet"]
             opts += ["--out", str(Path(tmp) / "out"), "--force"]  # each run replaces the last
             opts += ["--bootstrap", str(args.bootstrap)]
-            if args.memory_budget:
-                opts += ["--memory-budget", args.memory_budget]
             mb = path.stat().st_size / 2**20
             results = []
             for _ in range(args.runs):

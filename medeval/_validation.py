@@ -28,13 +28,12 @@ imports only the standard library, so a tool's ``--help`` stays fast.
 from __future__ import annotations
 
 import abc
-import contextlib
 import contextvars
 import dataclasses
 import functools
 import inspect
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from numbers import Integral, Real
 from typing import Any, TypeVar
 
@@ -51,7 +50,6 @@ __all__ = [
     "TypeOf",
     "accepts",
     "check_params",
-    "checked",
     "declared",
     "describe",
     "refusal",
@@ -232,18 +230,6 @@ _VALIDATING = contextvars.ContextVar("medeval_validating", default=False)
 VALIDATED: list[tuple[Callable[..., Any], Mapping[str, list[Any]]]] = []
 #: Every settings class decorated with :func:`declared`.
 SETTINGS: list[type] = []
-
-
-@contextlib.contextmanager
-def checked() -> Iterator[None]:
-    """A block whose options a settings object checked already: the validated calls inside it
-    skip their checks, as they do inside another validated call (checking them again is work
-    without a use, thousands of times over in a benchmark's small folds)."""
-    token = _VALIDATING.set(True)
-    try:
-        yield
-    finally:
-        _VALIDATING.reset(token)
 
 
 def validate_params(constraints: Mapping[str, list[Any]]) -> Callable[[F], F]:

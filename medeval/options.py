@@ -2,7 +2,7 @@
 their allowed values.
 
 :class:`EvaluationOptions` is the part of every evaluation's settings that a user sets: the
-threshold, the bootstrap's replicates, level, strata and seed, and the memory budget. It is a
+threshold, the bootstrap's replicates, level, strata and seed. It is a
 base of the settings of ``evaluate`` (:class:`medeval.evaluation.EvaluateSettings`, which adds
 the device and the progress bar), ``subconcepts`` (:class:`SubconceptSettings`) and ``discover``
 (:class:`DiscoverySettings`), the evaluation fields of :class:`BenchmarkSettings` (defaults
@@ -55,7 +55,8 @@ __all__ = [
 
 #: Named bootstrap strata of the evaluation and the rectification (besides per-row codes).
 STRATIFY = ("class", "subconcept", "none")
-#: A memory budget of the bootstrap's work buffers, in bytes.
+#: A memory budget of the bootstrap's work buffers, in bytes (its own choice by default: an
+#: expert's setting of :class:`~medeval.metrics.bootstrap.BatchedBootstrap`, not a user's).
 MEMORY_BUDGET = Interval(Real, 0, None, closed="neither", desc="a positive number of bytes")
 #: A decision threshold on ``y_score``: any finite number (the score's own scale).
 THRESHOLD = Interval(Real, -math.inf, math.inf, closed="neither", desc="a finite number")
@@ -94,7 +95,6 @@ SCHEMES = ("auto", "patient", "cv5x2", "presplit")
         "confidence": [CONFIDENCE],
         "stratify": [StrOptions(STRATIFY)],
         "seed": [SEED],
-        "memory_budget": [MEMORY_BUDGET, None],
     }
 )
 @dataclass(frozen=True, kw_only=True)
@@ -108,8 +108,9 @@ class EvaluationOptions:
         confidence: interval level in (0, 1).
         stratify: strata the bootstrap resamples within: ``"class"``, ``"subconcept"`` or
             ``"none"``.
-        memory_budget: bytes the work buffers may take (``None``: from the machine's free
-            memory); changes speed and memory only, never the numbers.
+
+    The bootstrap sizes its work from the data and the machine's free memory by itself
+    (:func:`medeval.metrics.bootstrap.default_memory_budget`).
 
     Raises:
         InvalidParameterError: a value outside its constraints, naming the field.
@@ -121,7 +122,6 @@ class EvaluationOptions:
     seed: int = 0
     confidence: float = 0.95
     stratify: str = "class"
-    memory_budget: int | None = None
 
     def evaluation_options(self) -> dict[str, Any]:
         """These fields by name (of a settings object that extends this one, too)."""

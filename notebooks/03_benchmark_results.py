@@ -75,7 +75,7 @@ for png in sorted(OUT.glob("rq1_gap_*.png")):
 # %% [md]
 # ## RQ2 — does a better subconcept model give closer predicted weights?
 # %%
-display(pd.read_csv(OUT / "weight_error_by_dataset.csv").round(3))
+display(pd.read_csv(OUT / "rq2_datasets.csv").round(3))
 display(Markdown((OUT / "rq2.md").read_text()))
 for png in sorted(OUT.glob("rq2_scatter_*.png")):
     display(Image(filename=str(png)))

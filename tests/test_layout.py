@@ -10,7 +10,7 @@ PACKAGE = Path(medeval.__file__).parent
 TESTS = Path(__file__).parent
 MAX_LINES = 700
 #: tools whose pipeline module has another name than the tool
-PIPELINE_OF = {"discover": "discovery"}
+PIPELINE_OF = {"discover": "discovery", "subconcepts": "own_model"}
 #: test folders that test across packages rather than mirror one
 CROSS_CUTTING = {"robustness", "benchmarks"}
 
@@ -25,7 +25,7 @@ def test_no_module_is_longer_than_700_lines():
 
 
 def test_every_tool_has_its_pipeline_under_flows():
-    helpers = ("__init__", "common", "logs")
+    helpers = ("__init__", "common", "logs", "options")
     tools = [p.stem for p in (PACKAGE / "cli").glob("*.py") if p.stem not in helpers]
     assert len(tools) >= 8, tools
     flows = PACKAGE / "flows"

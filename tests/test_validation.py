@@ -48,8 +48,6 @@ def _raises(name, call):
         ("seed", 0.5),
         ("device", 0),
         ("progress", "yes"),
-        ("memory_budget", 0),
-        ("memory_budget", -1),
     ],
 )
 def test_evaluate_predictions_rejects_each_bad_option(name, bad):
@@ -71,7 +69,7 @@ def test_valid_edge_values_pass():
     ev = evaluate_predictions(Y, y_score=S, n_bootstrap=0, confidence=0.5, seed=np.int64(3))
     assert ev.bootstrap["n"] == 0 and ev.confidence == 0.5
     codes = np.array([0, 0, 1, 1, 0, 1])
-    ev = evaluate_predictions(Y, y_score=S, n_bootstrap=3, stratify=codes, memory_budget=2**20)
+    ev = evaluate_predictions(Y, y_score=S, n_bootstrap=3, stratify=codes)
     assert ev.bootstrap["stratify"] == "custom strata"  # the rectification says so too
 
 
@@ -121,11 +119,18 @@ def test_percentile_interval_rejects_a_bad_confidence():
         ("force", "no"),
     ],
 )
-def test_run_benchmark_rejects_each_bad_setting(name, bad, tmp_path):
-    settings = BenchmarkSettings(collection="keel", out=tmp_path / "out", **{name: bad})
-    msg = _raises(name, lambda: run_benchmark(settings, progress=False))
+def test_benchmark_settings_reject_each_bad_setting(name, bad, tmp_path):
+    """Refused when the settings are made, before run_benchmark could write anything."""
+    msg = _raises(
+        name, lambda: BenchmarkSettings(collection="keel", out=tmp_path / "out", **{name: bad})
+    )
+    assert msg.startswith("BenchmarkSettings: ")
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_benchmark_refuses_what_is_not_its_settings(tmp_path):
+    msg = _raises("s", lambda: run_benchmark({"collection": "keel"}, progress=False))
     assert msg.startswith("run_benchmark: ")
-    assert not (tmp_path / "out").exists()  # rejected before anything is written
 
 
 @pytest.mark.parametrize(("name", "bad"), [("jobs", 0), ("backend", "threads"), ("scheduler", 1)])

@@ -144,7 +144,6 @@ NOT_WITH_RUN = {
     "--threshold": "each split is evaluated with the run's evaluation.threshold",
     "--confidence": "each split is evaluated with the run's evaluation.confidence",
     "--stratify": "each split is evaluated with the run's evaluation.stratify",
-    "--memory-budget": "each split is evaluated with the run's evaluation.memory_budget",
 }
 
 
@@ -173,19 +172,16 @@ def run(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _replicate_budget(args: argparse.Namespace):
-    """More replicates than the memory budget holds: said with this tool's options."""
+    """More replicates than the memory holds: said with this tool's option."""
     from medeval.metrics.bootstrap import ReplicateBudgetError, format_bytes
 
     try:
         yield
     except ReplicateBudgetError as err:
-        budget = format_bytes(err.budget)
-        budget = f"--memory-budget {budget}" if args.memory_budget else f"{budget} by default"
         raise UserError(
             f"--bootstrap {err.n}: the replicates' scores need {err.needs()}, more than the "
-            f"memory budget ({budget}); use "
-            f"{err.advice('fewer replicates', '--bootstrap {} or fewer')}, or a larger "
-            "--memory-budget"
+            f"bootstrap may take ({format_bytes(err.budget)}, from the free memory); use "
+            f"{err.advice('fewer replicates', '--bootstrap {} or fewer')}"
         ) from None
 
 

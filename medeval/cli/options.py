@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import inspect
-import math
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any
@@ -27,12 +26,10 @@ __all__ = [
 ]
 
 
-def option_type(
-    allowed: Sequence[Any], *, parse: Callable[[str], Any] | None = None
-) -> Callable[[str], Any]:
+def option_type(allowed: Sequence[Any]) -> Callable[[str], Any]:
     """argparse type of a declared field: the text as a number where the declaration is an
     :class:`~medeval._validation.Interval` (an int, else a float; text that is not one stays
-    text) or by ``parse``, refused unless the declaration accepts it
+    text), refused unless the declaration accepts it
     (:func:`~medeval._validation.refusal`); a whole number given for a real field is kept as a
     float."""
     allowed = [c for c in allowed if c is not None]  # None = the option left out
@@ -41,7 +38,7 @@ def option_type(
     numeric = integral or any(issubclass(k, Real) for k in kinds)
 
     def check(text: str) -> Any:
-        value = parse(text) if parse else _number(text) if numeric else text
+        value = _number(text) if numeric else text
         message = refusal(allowed, value)  # of the value as Python would hold it: "got 1"
         if message:
             raise argparse.ArgumentTypeError(message)
@@ -95,7 +92,7 @@ def add_options(
         if notes and flag in notes:
             text += f"; {notes[flag]}"
         metavar = metavar or [_metavar(allowed)]
-        kind = option_type(allowed, parse=_PARSERS.get(field))
+        kind = option_type(allowed)
         action = group.add_argument(flag, type=kind, default=None, metavar=metavar[0], help=text)
         action.declared = (owner, field)  # type: ignore[attr-defined]
 
@@ -129,24 +126,6 @@ def _spec(flag: str, spec: str | tuple[str, ...]) -> tuple[str, ...]:
     return (flag[2:].replace("-", "_"), spec) if isinstance(spec, str) else spec
 
 
-_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
-
-
-def size_bytes(text: str) -> Any:
-    """A size such as ``500M``, ``2G``, ``1.5GiB`` or ``1048576`` (bytes), as a number of bytes
-    (its range is the declaration's); text that is no size stays text (and is refused)."""
-    t = text.strip().upper().removesuffix("B").removesuffix("I")
-    unit = t[-1:] if t[-1:] in "KMG" else ""
-    try:
-        value = float(t[: len(t) - len(unit)]) * _UNITS[unit]
-    except ValueError:
-        return text
-    return int(value) if math.isfinite(value) else value
-
-
-#: Fields whose text is parsed otherwise than as a number.
-_PARSERS: dict[str, Callable[[str], Any]] = {"memory_budget": size_bytes}
-
 #: The evaluation's options on the command line, in every tool that evaluates: flag → (field
 #: of :class:`medeval.options.EvaluationOptions`, help, metavar).
 EVALUATION_FLAGS: dict[str, tuple[str, ...]] = {
@@ -154,15 +133,6 @@ EVALUATION_FLAGS: dict[str, tuple[str, ...]] = {
     "--bootstrap": ("n_bootstrap", "bootstrap replicates for the intervals (0 = none)", "B"),
     "--confidence": ("confidence", "interval level in (0, 1)", "L"),
     "--stratify": ("stratify", "resample within these strata"),
-    "--memory-budget": (
-        "memory_budget",
-        "memory the work buffers may take, e.g. 500M or 2G: the bootstrap's replicates are "
-        "processed in chunks that fit (and evaluate reads its file in chunks); changes speed "
-        "and memory only, never the numbers; the replicates' scores (kept for all of them at "
-        "once) must fit it, else --bootstrap is refused before any work. Default: from the "
-        "machine's free memory",
-        "SIZE",
-    ),
 }
 
 

@@ -10,19 +10,22 @@ balanced accuracy accepts.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from medeval.errors import UserError
+from medeval.errors import InputError, UserError
 from medeval.io.tables import MISSING_WORDS
 from medeval.metrics._checks import binary_labels
 from medeval.scores import labels_from_scores
 
 __all__ = [
+    "ScoreRangeWarning",
     "bootstrap_info",
     "codes",
+    "input_notes",
     "labels",
     "missing_ids",
     "one_d",
@@ -119,16 +122,7 @@ def codes(values: Any, n: int, name: str) -> np.ndarray:
     a = np.asarray(values)
     if a.shape != (n,):
         raise UserError(f"{name} must have one entry per instance ({n}); got {a.shape}")
-    text = a.astype(str)
-    missing = missing_ids(a)
-    if not missing.any():
-        return np.unique(text, return_inverse=True)[1].reshape(-1)
-    out = np.empty(n, dtype=np.int64)
-    keep = ~missing
-    out[keep] = np.unique(text[keep], return_inverse=True)[1].reshape(-1)
-    first = int(out[keep].max()) + 1 if keep.any() else 0
-    out[missing] = np.arange(first, first + int(missing.sum()))
-    return out
+    return own_groups(np.unique(a.astype(str), return_inverse=True)[1].reshape(-1), missing_ids(a))
 
 
 def strata(
@@ -183,3 +177,45 @@ def bootstrap_info(
         "method": f"percentile; joint: test rows within {name}, reference rows within "
         f"{reference_stratify}, drawn independently",
     }
+
+
+class ScoreRangeWarning(UserWarning):
+    """Scores outside [0, 1] compared with a probability threshold."""
+
+
+def input_notes(table: Any, threshold: float) -> list[str]:
+    """What a reader must know about the inputs of ``table`` (a
+    :class:`~medeval.io.predictions.PredictionTable`) before any score: one class only, scores
+    that are not probabilities although the threshold is one (the latter also warns).
+
+    Raises:
+        InputError: probability scores with a threshold outside [0, 1].
+    """
+    notes = []
+    classes = np.unique(table.y_true)
+    if len(classes) < 2:
+        notes.append(
+            f"y_true holds only class {int(classes[0])} ({len(table)} rows): every score that "
+            "needs both classes (BA, F1, AUC and their weighted forms) is undefined"
+        )
+    s = table.y_score
+    if table.y_pred is None and s is not None:
+        lo, hi = float(np.min(s)), float(np.max(s))
+        probabilities = lo >= 0 and hi <= 1
+        if probabilities and not 0 <= threshold <= 1:
+            raise InputError(
+                table.path,
+                f"every y_score is a probability in [0, 1] but the threshold {threshold:g} is "
+                f"outside [0, 1] (option --threshold; evaluation.threshold in a training "
+                f"config): every prediction would be class {int(threshold < 0)}",
+                column="y_score",
+            )
+        if not probabilities and 0 <= threshold <= 1:
+            msg = (
+                f"y_score lies in [{lo:.4g}, {hi:.4g}], not [0, 1], but the threshold "
+                f"{threshold:g} is a probability: predicted labels may be meaningless "
+                "(give probabilities, or a threshold on the score's own scale)"
+            )
+            warnings.warn(msg, ScoreRangeWarning, stacklevel=3)
+            notes.append(msg)
+    return notes

@@ -19,8 +19,8 @@ import torch
 from medeval._validation import ArrayLike, StrOptions, TypeOf, declared, validate_params
 from medeval.evaluation.checks import bootstrap_info as _bootstrap_info
 from medeval.evaluation.checks import codes as _codes
+from medeval.evaluation.checks import input_notes, strata
 from medeval.evaluation.checks import labels as _labels
-from medeval.evaluation.checks import strata
 from medeval.evaluation.labelled import labelled_reference, pooled
 from medeval.evaluation.per_subconcept import class_indicators, per_subconcept
 from medeval.evaluation.plan import _aliases, _Plan, _plan
@@ -34,7 +34,7 @@ from medeval.evaluation.rectified import FewReferenceRowsWarning
 from medeval.evaluation.rectified_recall import LabelledRows
 from medeval.evaluation.result import NO_SCORES, Evaluation
 from medeval.evaluation.subconcept_recall import reference_evidence
-from medeval.io.predictions import PredictionTable, input_notes
+from medeval.io.predictions import PredictionTable
 from medeval.io.reference import ReferenceRows, check_against_test
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
@@ -147,7 +147,7 @@ def evaluate(
     predictions, the train sizes' utilities, checked reference rows and one settings object.
 
     Notes about the inputs themselves (one class only, scores that are not probabilities:
-    :func:`~medeval.io.predictions.input_notes`) come first; undefined scores are NaN with a
+    :func:`~medeval.evaluation.checks.input_notes`) come first; undefined scores are NaN with a
     note and an :class:`~medeval.metrics.UndefinedMetricWarning`. Every warning reaches the
     caller, those the notes state (:data:`STATED`) after the others. With reference rows the
     evaluation gives the rectified scores rBA / rF1 / rAUC, which are then recommended
@@ -213,7 +213,6 @@ def evaluate_predictions(
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: bool = False,
-    memory_budget: int | None = None,
     pos_label: Any = None,
     reference: ReferenceRows | None = None,
 ) -> Evaluation:
@@ -235,8 +234,6 @@ def evaluate_predictions(
         groups: ``(N,)`` cluster ids (e.g. patients): resample whole clusters.
         seed: bootstrap seed; the same seed gives the same intervals.
         device: where the bootstrap runs (``"cpu"``, ``"cuda"``…).
-        memory_budget: bytes the bootstrap's work buffers may take (default from the machine,
-            :func:`~medeval.metrics.bootstrap.default_memory_budget`); never changes numbers.
         pos_label: the positive class (1, the minority class) when the labels are not {0, 1},
             booleans or {-1, 1}.
         reference: :class:`~medeval.io.reference.ReferenceRows` (held-out rows with true
@@ -257,7 +254,6 @@ def evaluate_predictions(
     settings = EvaluateSettings(
         threshold=threshold, n_bootstrap=n_bootstrap, confidence=confidence,
         stratify="class" if codes else stratify, seed=seed, device=device, progress=progress,
-        memory_budget=memory_budget,
     )  # fmt: skip
     u = train_sizes
     if u is not None and not isinstance(u, Utilities):
@@ -293,12 +289,12 @@ def _evaluation(
     n_bootstrap, seed, device = s.n_bootstrap, s.seed, s.device
     reps = _replicates(
         y, yp, sc, plan, stratify, groups, n_bootstrap, seed=seed, device=device,
-        memory_budget=s.memory_budget, progress=s.progress,
+        progress=s.progress,
     )  # fmt: skip
     boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
     thr = float(s.threshold) if table.y_pred is None else None  # labels made from scores
     inputs = _RectifyInputs(y, yp, sc, utilities, plan, point)
-    opts = dict(seed=seed, device=device, memory_budget=s.memory_budget)
+    opts = dict(seed=seed, device=device)
     res, why, rows, row_notes = _rectified_parts(
         reference, inputs, reps, s.confidence, boot_info, **opts
     )

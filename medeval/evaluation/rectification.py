@@ -202,7 +202,6 @@ def _rectify(
     boot_info: dict,
     seed: int,
     device: str | torch.device,
-    memory_budget: int | None,
 ) -> RectifiedResult:
     """The rectified scores from this evaluation's class-conditional weights, its exact cM on
     the full test set and its bootstrap's replicates of cM (``reps``; none when
@@ -219,7 +218,7 @@ def _rectify(
     res = rectify_test_side(
         test, reference, inputs.utilities, n_bootstrap=0 if reps is None else reps.n,
         confidence=confidence, stratify=boot_info["stratify"], reference_stratify="class",
-        seed=seed, device=device, memory_budget=memory_budget, test_replicates=test_reps,
+        seed=seed, device=device, test_replicates=test_reps,
     )  # fmt: skip
     # the test side was resampled as this evaluation's bootstrap says
     res.bootstrap["method"] = (

@@ -14,16 +14,13 @@ weights from the posteriors, true weights from the subconcepts; utilities from t
 sizes). The interval is a joint bootstrap: replicate b resamples the test rows (within class, or
 the caller's strata / clusters) and, independently, the reference rows within class (or within
 subconcept: ``reference_stratify``), and computes ``rM_b`` from both; the interval is the
-percentile interval of the ``rM_b``. Resampling the reference rows within subconcept, as
-docs/method.md, "Rectified scores" first proposed, holds their subconcept mix fixed; in simulation
-that left the interval too narrow even for rows in the population's mix (rF1 / rAUC coverage 91–92 %
-at temperature 2, 86–89 % for a random sample), while within class it held 95–99 % for rBA and rF1
-(``benchmarks/bench_rectified.py``).
+percentile interval of the ``rM_b``. Resampling the reference rows within subconcept holds their
+subconcept mix fixed and left the interval too narrow in simulation; within class it covers
+(docs/method.md, "Rectified scores").
 
 The reference rows must come from the test rows' population, in its subconcept mix: rows
 enriched in a rare subconcept measure the subconcept model's error under another mix and bias
-the correction (simulated: rBA bias −0.012 with the rarest subconcept three times
-over-represented).
+the correction.
 
 Seeds: the test side uses ``seed`` itself, so with the same inputs and strata its replicates are
 those of the evaluation's own bootstrap (:func:`medeval.evaluation.evaluate` passes them: cM and
@@ -60,11 +57,9 @@ from medeval.weights import (
     Utilities,
 )
 
-#: A minority subconcept with fewer reference rows than this is warned about. Simulated
-#: (``benchmarks/bench_rectified.py``: utility 26.7, reference rows in the population's mix,
-#: 300 seeds): rBA coverage 96 / 95 / 96 / 95 % with 50 / 20 / 10 / 5 rows of that subconcept,
-#: 93 % with 3 and 84 % with 1; the error sd 1.2× (10 rows) and 1.4× (5) its value at 50 rows,
-#: 1.7× at 3 and 2.4× at 1.
+#: A minority subconcept with fewer reference rows than this is warned about: below it the
+#: correction's error grows and its coverage falls (simulated in
+#: docs/method.md, "Rectified scores").
 FEW_REFERENCE_ROWS = 5
 #: Mixed into ``seed`` to derive the reference side's seed (ASCII "REFR").
 REFERENCE_SEED_TAG = 0x52454652
@@ -129,7 +124,6 @@ def bootstrap_scores(
     strata: np.ndarray | None = None,
     clusters: np.ndarray | None = None,
     device: str | torch.device = "cpu",
-    memory_budget: int | None = None,
     chunk_size: int | None = None,
 ) -> dict[tuple[str, str], torch.Tensor]:
     """``{(weighting, family): (B,)}`` float64 CPU replicates on the whole set (one
@@ -143,7 +137,6 @@ def bootstrap_scores(
         strata=strata,
         clusters=clusters,
         device=device,
-        memory_budget=memory_budget,
     )
     reps = boot.run(n_bootstrap, seed=seed, chunk_size=chunk_size)
     return {k: v[:, 0].to("cpu", torch.float64) for k, v in reps.scores.items()}
@@ -294,7 +287,6 @@ def rectify_test_side(
     reference_stratify: str,
     seed: int,
     device: str | torch.device = "cpu",
-    memory_budget: int | None = None,
     chunk_size: int | None = None,
     test_replicates: Mapping[str, torch.Tensor] | None = None,
 ) -> RectifiedResult:
@@ -306,7 +298,7 @@ def rectify_test_side(
     :func:`medeval.evaluation.evaluate` passes the class-conditional weights, point estimates
     and replicates (``test_replicates``: ``{family: (B,)}``, drawn with ``seed``) it already
     has, so that nothing is computed twice and cM and rM are paired. ``device``,
-    ``memory_budget`` and ``chunk_size`` change speed and memory only (on the CPU never the
+    ``chunk_size`` change speed and memory only (on the CPU never the
     numbers).
 
     Raises:
@@ -325,7 +317,7 @@ def rectify_test_side(
     families = [m for m in FAMILIES if m != "AUC" or auc]
     comps = _components(
         families, y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, n_bootstrap, seed,
-        test.strata, test.clusters, reference_stratify, device, memory_budget, chunk_size,
+        test.strata, test.clusters, reference_stratify, device, chunk_size,
         test_replicates,
     )  # fmt: skip
     notes = _fallback_notes(test.fallback, fb_ref)
@@ -361,7 +353,7 @@ def _length(reps: Mapping[str, torch.Tensor]) -> int:
 
 def _components(
     families, y, yp, s_t, c_test, ref: ReferenceRows, s_r, c_ref, w_ref, n_bootstrap, seed,
-    strata, clusters, reference_stratify, device, memory_budget, chunk_size, test_replicates,
+    strata, clusters, reference_stratify, device, chunk_size, test_replicates,
 ) -> dict[str, dict[str, torch.Tensor]]:  # fmt: skip
     """Replicates ``(B,)`` of cM(test), cM(R) and wM(R) per family: two independent
     bootstraps (test rows within ``strata``; reference rows within subconcept or class)."""
@@ -375,7 +367,7 @@ def _components(
     if n_bootstrap <= 0:
         empty = torch.empty(0, dtype=torch.float64)
         return {m: {"test_c": empty, "ref_c": empty, "ref_w": empty} for m in families}
-    opts = {"device": device, "memory_budget": memory_budget, "chunk_size": chunk_size}
+    opts = {"device": device, "chunk_size": chunk_size}
     if test_replicates is None:
         test = bootstrap_scores(
             y, yp, s_t, {"c": c_test}, n_bootstrap=n_bootstrap, seed=seed, strata=strata,

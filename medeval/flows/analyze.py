@@ -1,7 +1,7 @@
 """RQ1–RQ3 tables and figures of a benchmark results folder (``python -m medeval.analyze``).
 
 Writes into ``--out`` (default ``DIR/analysis``): ``rq1.csv``, ``rq1.md``,
-``rq1_gap_<collection>.png``, ``weight_error_by_dataset.csv``, ``rq2.csv``, ``rq2.md``,
+``rq1_gap_<collection>.png``, ``rq2_datasets.csv``, ``rq2.csv``, ``rq2.md``,
 ``rq2_scatter_<collection>.png``, ``rq3/<data set>.png``, ``rq3_sheet_<collection>_<i>.png``,
 ``agreement.csv``, ``agreement_by_method.csv``, ``agreement.png`` (RQ4, docs/method.md,
 "Measured agreement with the true-weight scores (RQ4)"; one ``agreement_<kind>.png`` per subconcept
@@ -138,7 +138,7 @@ def _write_analysis(
     write_text(out / "rq1.md", gap_markdown(rq1))
     per_ds = weight_error_by_dataset(records)
     rq2 = weight_error_table(per_ds)
-    _csv(out / "weight_error_by_dataset.csv", per_ds)
+    _csv(out / "rq2_datasets.csv", per_ds)
     _csv(out / "rq2.csv", rq2)
     write_text(out / "rq2.md", weight_error_markdown(rq2))
     collections = sorted(rq1["collection"].unique())

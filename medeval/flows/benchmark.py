@@ -84,9 +84,7 @@ def run_benchmark(
         InvalidParameterError: ``s`` not a :class:`~medeval.options.BenchmarkSettings`.
         DataError, FileNotFoundError, SettingsMismatch: bad collection, data-set names or
             methods, or a results folder made with other protocol settings (the evaluation's
-            options included, the memory budget excepted).
-        ReplicateBudgetError: ``n_bootstrap`` replicates whose scores cannot fit
-            ``memory_budget``.
+            options included).
     """
     log = log or logger.info
     methods, collection, datasets = _checked_inputs(s)
@@ -131,10 +129,6 @@ def run_benchmark(
 def _checked_inputs(s: BenchmarkSettings) -> tuple[list[str], Collection, list[str]]:
     """The methods, the collection (with the user's task, if any) and the data sets to run,
     each checked before anything is written."""
-    if s.n_bootstrap and s.memory_budget is not None:
-        from medeval.metrics.bootstrap import check_replicates
-
-        check_replicates(s.n_bootstrap, s.memory_budget)
     try:
         methods = check_methods(list(s.methods))
     except ValueError as exc:

@@ -58,16 +58,15 @@ def evaluate_file(
     The returned table's ``posteriors`` are ``None``: the evaluation takes them.
     """
     s = settings or EvaluateSettings()
-    if s.n_bootstrap:  # before the file is read: the replicates' scores must fit the budget
-        budget = s.memory_budget or default_memory_budget(s.device)
-        check_replicates(s.n_bootstrap, budget)
+    if s.n_bootstrap:  # before the file is read: the replicates' scores must fit in memory
+        check_replicates(s.n_bootstrap, default_memory_budget(s.device))
     u = read_train_sizes(train_sizes) if train_sizes else None
     rows = None
     if reference is not None:
         if u is None:
             raise InputError(reference, "reference data need --train-sizes (the subconcepts)")
         rows, _ = load_reference(reference, u, threshold=s.threshold, source=reference_source)
-    table = read_predictions(predictions, u, memory_budget=s.memory_budget)
+    table = read_predictions(predictions, u)
     labelled, notes = (None, []) if labels is None else read_labelled(labels, predictions, table, u)
     ev = evaluate(table, u, reference=rows, labels=labelled, settings=s)
     ev.notes = [*notes, *ev.notes]

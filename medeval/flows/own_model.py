@@ -23,12 +23,8 @@ recommended (evaluating the written files gives the same numbers). The output fo
 can be re-evaluated with ``python -m medeval.evaluate --predictions predictions.csv
 --train-sizes train_sizes.json --reference reference.csv``.
 
-The posteriors are the fitted model's, without a within-class calibration step. A cross-fitted
-within-class power calibration was measured (``benchmarks/subconcept_calibration.py``: KEEL
-vehicle, segment, satimage, ten splits each, a logistic regression as the classifier): it
-lowered the mean |cBA − wBA| by 0.0004–0.0025 and the mean |rBA − wBA| by 0.0001–0.0017
-(paired, within about 1.5 standard errors for rBA), against rBA intervals about 0.15 wide and
-five extra forest fits; it is therefore not applied.
+The posteriors are the fitted model's, without a within-class calibration step: a measured
+cross-fitted calibration gained too little to be worth its extra fits (docs/own_model.md).
 """
 
 from __future__ import annotations

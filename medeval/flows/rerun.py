@@ -356,7 +356,7 @@ def evaluate_split_folder(
             reference = read_predictions(ref_path, u)
         except InputError as e:  # kept: the split is evaluated without it, saying why
             reference = e
-    table = read_predictions(folder / "predictions.csv", u, memory_budget=settings.memory_budget)
+    table = read_predictions(folder / "predictions.csv", u)
     return evaluate_split(folder, table, u, reference, settings, title=title)
 
 

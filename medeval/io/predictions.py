@@ -11,7 +11,6 @@ Train sizes: JSON ``{"<subconcept name>": {"class": 0 or 1, "n": <training count
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -31,15 +30,12 @@ from medeval.io.tables import (
     table_kind,
 )
 from medeval.names import lookalike, shown
-from medeval.options import MEMORY_BUDGET
 from medeval.weights import Utilities, utilities_from_train_sizes
 
 __all__ = [
     "POSTERIOR_PREFIX",
     "PredictionTable",
-    "ScoreRangeWarning",
     "example_paths",
-    "input_notes",
     "read_predictions",
     "read_predictions_frame",
     "read_train_sizes",
@@ -206,7 +202,6 @@ def _categories(path: Path, table, column: str) -> pd.Categorical:
     {
         "path": [TypeOf(str, Path, pd.DataFrame, desc="a path or a DataFrame")],
         "utilities": [TypeOf(Utilities, desc="Utilities"), None],
-        "memory_budget": [MEMORY_BUDGET, None],
         "name": [TypeOf(str, desc="a str")],
     }
 )
@@ -214,7 +209,6 @@ def read_predictions(
     path: str | Path | pd.DataFrame,
     utilities: Utilities | None = None,
     *,
-    memory_budget: int | None = None,
     name: str = "",
 ) -> PredictionTable:
     """Read and validate a predictions file (see the module docstring for the columns), or a
@@ -224,8 +218,8 @@ def read_predictions(
     CSV and Parquet are read with pyarrow in typed chunks (CSV blocks, Parquet record batches),
     each turned into its final array at once: labels become ``int8``, scores and posteriors
     ``float64``, subconcept names a categorical, so millions of rows take tens of bytes each and
-    the file is never held whole, nor as a second float64 copy. ``memory_budget`` (bytes, default
-    :data:`READ_BUDGET`) bounds one chunk's buffers. A file the typed reading cannot take as is
+    the file is never held whole, nor as a second float64 copy (:data:`READ_BUDGET` bounds one
+    chunk's buffers). A file the typed reading cannot take as is
     (a cell that is not a number, a missing value, text labels…) is read again whole, with types
     inferred, to give the same values or the error that names the bad cell.
 
@@ -242,7 +236,7 @@ def read_predictions(
         cols = _read_whole(path, _arrow(given_frame(frame, path), path))
     else:
         path = Path(path)
-        cols = _read_typed(path, memory_budget or READ_BUDGET)
+        cols = _read_typed(path, READ_BUDGET)
     if cols is None:  # the whole-table reading quotes the bad cell (or takes what typing can't)
         cols = _read_whole(path)
     y_true = cols["y_true"]
@@ -573,10 +567,6 @@ def read_train_sizes(path: str | Path) -> Utilities:
         raise InputError(path, str(err)) from err
 
 
-class ScoreRangeWarning(UserWarning):
-    """Scores outside [0, 1] compared with a probability threshold."""
-
-
 def example_paths() -> tuple[Path, Path]:
     """The bundled example predictions and train sizes."""
     base = resources.files("medeval") / "examples"
@@ -587,40 +577,3 @@ def read_predictions_frame(path: str | Path) -> pd.DataFrame:
     """A predictions file as given, every CSV cell kept as its text (so that a tool can write
     it back column for column); check it with :func:`read_predictions` first."""
     return read_frame(path, as_text=True, csv_suffixes=PREDICTION_SUFFIXES)
-
-
-def input_notes(table: PredictionTable, threshold: float) -> list[str]:
-    """What a reader must know about the inputs before any score: one class only, scores that
-    are not probabilities although the threshold is one (the latter also warns).
-
-    Raises:
-        InputError: probability scores with a threshold outside [0, 1].
-    """
-    notes = []
-    classes = np.unique(table.y_true)
-    if len(classes) < 2:
-        notes.append(
-            f"y_true holds only class {int(classes[0])} ({len(table)} rows): every score that "
-            "needs both classes (BA, F1, AUC and their weighted forms) is undefined"
-        )
-    s = table.y_score
-    if table.y_pred is None and s is not None:
-        lo, hi = float(np.min(s)), float(np.max(s))
-        probabilities = lo >= 0 and hi <= 1
-        if probabilities and not 0 <= threshold <= 1:
-            raise InputError(
-                table.path,
-                f"every y_score is a probability in [0, 1] but the threshold {threshold:g} is "
-                f"outside [0, 1] (option --threshold; evaluation.threshold in a training "
-                f"config): every prediction would be class {int(threshold < 0)}",
-                column="y_score",
-            )
-        if not probabilities and 0 <= threshold <= 1:
-            msg = (
-                f"y_score lies in [{lo:.4g}, {hi:.4g}], not [0, 1], but the threshold "
-                f"{threshold:g} is a probability: predicted labels may be meaningless "
-                "(give probabilities, or a threshold on the score's own scale)"
-            )
-            warnings.warn(msg, ScoreRangeWarning, stacklevel=3)
-            notes.append(msg)
-    return notes

@@ -11,11 +11,8 @@ every row was found. The binomial intervals here have a coverage that can be com
 * ``"clopper-pearson"`` — the exact (inverted binomial test) interval: never below nominal,
   wider than the others.
 
-The default, :data:`DEFAULT_METHOD`, was chosen by exact enumeration (:func:`exact_coverage`)
-over n = 5, 9, 20, 50 and p = 0.5, 0.9, 0.95 at 95 % nominal. The lowest coverage on that grid:
-Wilson 91.9 % (n = 5, p = 0.9), Jeffreys 88.5 % (n = 50, p = 0.95), Clopper–Pearson 95.9 %. Only
-Clopper–Pearson keeps 93 % everywhere, at 10–25 % more width than Wilson (e.g. n = 9, p = 0.9:
-mean width 0.448 against 0.388), so it is the default. Every method returns an upper bound of 1
+The default, :data:`DEFAULT_METHOD`, was chosen by exact enumeration (:func:`exact_coverage`;
+the figures: docs/method.md, "Per-subconcept recall"). Every method returns an upper bound of 1
 and a lower bound below 1 when all rows were found.
 
 The label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` (docs/method.md, "Label-free scores") is a
@@ -23,11 +20,9 @@ ratio of soft counts; its interval applies the same method to the Kish effective
 ``n_eff = (Σ q̃_s)² / Σ q̃_s²`` with ``r̂_s · n_eff`` successes (:func:`soft_recall_interval`).
 It sees the sampling noise of the soft counts, not the subconcept model's error: the soft counts
 mix the recalls of every subconcept a row's posterior spreads over, so the interval is about the
-true recall only as far as the posteriors are sharp. Simulated (``benchmarks/bench_rectified.py``,
-a weak subconcept model, temperatures 0.5 / 1 / 2, 300 and 1,000 test rows): coverage of the
-true recall 77–98 % for the subconcept whose recall lies between the others', 16–76 % and
-0–69 % for the two at the extremes, lower with more rows; with posteriors 0.95 on the true
-subconcept it holds (``tests/metrics/test_proportion.py``).
+true recall only as far as the posteriors are sharp (simulated: docs/method.md,
+"Per-subconcept recall"; with posteriors 0.95 on the true subconcept it holds,
+``tests/metrics/test_proportion.py``).
 """
 
 from __future__ import annotations
@@ -47,8 +42,8 @@ from ._checks import UndefinedMetricWarning
 
 #: Stable method names, as written to ``per_subconcept.csv`` and the report.
 METHODS = ("wilson", "jeffreys", "clopper-pearson")
-#: The default: the only one of :data:`METHODS` with exact coverage ≥ 93 % at 95 % nominal on
-#: n ∈ {5, 9, 20, 50} × p ∈ {0.5, 0.9, 0.95}.
+#: The default: the only one of :data:`METHODS` that keeps its exact coverage near nominal on
+#: small n (docs/method.md, "Per-subconcept recall").
 DEFAULT_METHOD = "clopper-pearson"
 
 

@@ -4,17 +4,13 @@ correction's out-of-bag rows do not, they are cross-fitted, and the records say 
 
 Under ROS every minority row is copied into most trees, and under ``weight`` scikit-learn's
 bootstrap (1.9.1 when this was measured) draws rows in proportion to their class weight (so a
-minority row is drawn into most trees too): the minority training rows keep 6–9 of 100
-out-of-bag trees on average (ROS drops 29 % of them, with no tree left), and their coarse
-scores give the reference rows a
-class-conditional error unlike the test fold's. Measured on KEEL (8 sets × 10 folds,
-``benchmarks/oob_reference.py``), the mean |error| of the rectified AUC against the test
-fold's true-weight score: ROS 0.0074 out of bag, 0.0034 cross-fitted (cAUC's own 0.0033);
-``weight`` 0.0050 and 0.0035 (cAUC 0.0032); BA and F1 no worse (ROS BA 0.0072 → 0.0053,
-``weight`` 0.0052 → 0.0048). Without a correction and under SMOTE cross-fitting was no better,
-and RUS's out-of-bag rows (its dropped rows are seen by no tree) are at cM's error, so those
-keep their out-of-bag rows and need no refit. The tables, and the check on PMLB sets the
-choice was not made on: ``docs/benchmark.md``, "Reference rows: out of bag or cross-fitted".
+minority row is drawn into most trees too): the minority training rows keep few out-of-bag
+trees, and their coarse scores give the reference rows a class-conditional error unlike the test
+fold's; cross-fitted, the rectified scores' error falls to cM's. Without a correction and under
+SMOTE cross-fitting was no better, and RUS's out-of-bag rows (its dropped rows are seen by no
+tree) are at cM's error, so those keep their out-of-bag rows and need no refit. The
+measurements (``benchmarks/oob_reference.py``, KEEL and a check on PMLB): ``docs/benchmark.md``,
+"Reference rows: out of bag or cross-fitted".
 
 Cross-fitting: the training part is split in :data:`FOLDS` folds stratified by subconcept
 (whole groups kept together where the task has groups); for each fold, a forest with the same

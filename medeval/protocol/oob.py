@@ -13,8 +13,8 @@ Under a resampling correction the binary forest is fitted on resampled rows, and
 
 * ROS: any copy of the row (the sampler's ``sample_indices_`` maps copies to originals). A
   minority row copied k times is out of bag for a tree with probability about e^-k, so rows
-  copied often may have none (on 8 KEEL sets: 8–50 % of the minority training rows, more with
-  a larger imbalance ratio; the rest keep 2–13 of 100 trees); they are dropped and counted;
+  copied often may have none (measured: ``docs/benchmark.md``, "Reference rows: out of bag or
+  cross-fitted"); they are dropped and counted;
 * RUS: the rows the undersampler dropped were seen by no tree, so every tree scores them;
 * SMOTE: a synthetic point is made from two rows, the sample it was generated around and the
   neighbour it moves toward. Excluding every tree that drew such a point leaves most minority
@@ -56,14 +56,11 @@ __all__ = [
 
 #: How a SMOTE point is linked to the original rows: ``"none"`` (the default) — to no row, so a
 #: tree that drew it still scores the two rows it was made from; ``"parents"`` — to both rows.
-#: Measured on 8 KEEL sets × 4 folds (``benchmarks/oob_reference.py``): linking the parents
-#: leaves 67 % of the minority training rows (37–87 % per set) with no out-of-bag tree and the
-#: rest with 1.7 trees on average, and the rectified BA's error grows to 0.0112 against cBA's
-#: 0.0066; unlinked, every row keeps about 37 trees and cBA − wBA on the out-of-bag rows matches
-#: the test fold's as closely as 2-fold cross-fitting does (mean difference +0.0014 ± 0.0094 vs
-#: +0.0024 ± 0.0089) without the refits (1.5 × the SMOTE forest's fit). The leak shows in the
-#: classifier's own out-of-bag BA (+0.05 above the test fold's), not in cBA − wBA: use these rows
-#: for the class-conditional score's error, not to estimate BA.
+#: Linking the parents leaves most minority rows without an out-of-bag tree; unlinked, cBA − wBA
+#: on the out-of-bag rows matches the test fold's as closely as cross-fitting does, without the
+#: refits (measured: ``docs/benchmark.md``, "Reference rows: out of bag or cross-fitted"). The
+#: leak shows in the classifier's own out-of-bag BA, not in cBA − wBA: use these rows for the
+#: class-conditional score's error, not to estimate BA.
 SMOTE_LINKS = ("none", "parents")
 
 

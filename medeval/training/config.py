@@ -22,6 +22,7 @@ import math
 import re
 import types
 import typing
+import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from pathlib import Path
@@ -509,6 +510,7 @@ def load_config(
             )
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: a config must be a mapping of keys")
+        _drop_retired(loaded, path)
         try:
             config = merge(config, loaded)
             validate(config)
@@ -516,6 +518,24 @@ def load_config(
             raise ConfigError(f"{path}: {exc}") from None
     config = apply_overrides(config, overrides or [])
     return validate(config)
+
+
+#: Keys earlier versions wrote into a run's ``config.yaml`` and no longer read.
+RETIRED = {
+    ("evaluation", "memory_budget"): "the bootstrap sizes its work from the free memory by itself"
+}
+
+
+def _drop_retired(loaded: dict, path: Path) -> None:
+    """Drop the :data:`RETIRED` keys of a config file, so that an earlier run folder still
+    resumes and re-evaluates; one that sets a value is told it is not read (a ``null``, what
+    every earlier run folder holds, silently)."""
+    for (section, key), why in RETIRED.items():
+        part = loaded.get(section)
+        if isinstance(part, dict) and key in part and part.pop(key) is not None:
+            warnings.warn(
+                f"{path}: {section}.{key} is no longer read ({why}); drop it", stacklevel=3
+            )
 
 
 def dump(config: Config | dict) -> str:

@@ -180,7 +180,6 @@ def test_discovered_subconcepts_run_and_folder_guard(shared_data, reference, tmp
         (["--datasets", "vehicle,nope"], r"\['nope'\] not in"),
         (["--methods", "none,adasyn"], "adasyn"),
         (["--max-splits", "11"], "max-splits"),
-        (["--memory-budget", "1K"], "200 bootstrap replicates need .* memory budget"),
     ],
 )
 def test_bad_arguments_exit_2_and_name_the_problem(shared_data, tmp_path, capsys, extra, message):

@@ -259,24 +259,3 @@ def test_bad_reference_file_exits_2_naming_the_column(files, capsys, drop, colum
     assert rc == 2 and not out.exists()
     err = capsys.readouterr().err
     assert "reference.csv" in err and f"'{column}'" in err and len(err.strip().splitlines()) == 1
-
-
-def test_memory_budget_changes_nothing_but_memory(files):
-    _df, pred, sizes, out = files
-    common = ["--predictions", str(pred), "--train-sizes", str(sizes), "--bootstrap", "100"]
-    assert main([*common, "--out", str(out / "a"), "--quiet"]) == 0
-    # small chunks, yet room for the 100 replicates' scores (kept for all of them at once)
-    assert main([*common, "--out", str(out / "b"), "--memory-budget", "256K", "--quiet"]) == 0
-    a = json.loads((out / "a" / "metrics.json").read_text())["intervals"]
-    b = json.loads((out / "b" / "metrics.json").read_text())["intervals"]
-    for k in INSTANCE_SCORES:
-        assert b[k]["low"] == pytest.approx(a[k]["low"], abs=1e-12)
-        assert b[k]["high"] == pytest.approx(a[k]["high"], abs=1e-12)
-
-
-@pytest.mark.parametrize("size", ["0", "-5M", "lots"])
-def test_bad_memory_budget_exits_2(files, capsys, size):
-    _df, pred, _sizes, out = files
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--predictions", str(pred), "--memory-budget", size, "--out", str(out)])
-    assert exit_info.value.code == 2 and "--memory-budget" in capsys.readouterr().err

@@ -239,16 +239,16 @@ def test_an_image_size_the_model_cannot_take_exits_2_and_the_fixed_command_start
 
 
 def test_the_evaluation_options_set_the_configs_evaluation_section():
-    """--bootstrap, --confidence, --threshold, --stratify and --memory-budget are the
-    evaluation options of every tool; for train they set evaluation.* (after a --config)."""
+    """--bootstrap, --confidence, --threshold and --stratify are the evaluation options of
+    every tool; for train they set evaluation.* (after a --config)."""
     from medeval.cli.train import _overrides, build_parser
     from medeval.training.config import SYNTHETIC, load_config
 
     argv = ["--bootstrap", "7", "--confidence", "0.9", "--threshold", "0.4"]
-    args = build_parser().parse_args([*argv, "--stratify", "none", "--memory-budget", "64M"])
+    args = build_parser().parse_args([*argv, "--stratify", "none"])
     e = load_config(None, _overrides(args, "synthetic"), preset=SYNTHETIC).evaluation
     assert (e.n_bootstrap, e.confidence, e.threshold) == (7, 0.9, 0.4)
-    assert (e.stratify, e.memory_budget) == ("none", 64 * 2**20)
+    assert e.stratify == "none"
     default = build_parser().parse_args([])
     assert load_config(None, _overrides(default, "synthetic"), preset=SYNTHETIC).evaluation == (
         load_config(None, preset=SYNTHETIC).evaluation

@@ -43,6 +43,13 @@ def _write(df, path):
     return path
 
 
+def _chunked(monkeypatch, path, u=None):
+    """The typed reading in chunks of :data:`TINY` bytes."""
+    with monkeypatch.context() as m:
+        m.setattr(predictions, "READ_BUDGET", TINY)
+        return read_predictions(path, u)
+
+
 def _whole(monkeypatch, path, u=None):
     """The previous reading: the whole table, types inferred."""
     with monkeypatch.context() as m:
@@ -68,7 +75,7 @@ def test_chunks_give_the_same_table_and_evaluation(tmp_path, monkeypatch, fmt):
     calls = []
     real = predictions._chunk
     monkeypatch.setattr(predictions, "_chunk", lambda *a: calls.append(1) or real(*a))
-    chunked = read_predictions(path, u, memory_budget=TINY)
+    chunked = _chunked(monkeypatch, path, u)
     monkeypatch.undo()
     assert len(calls) > 8 * 8  # many chunks of the 8 columns: the chunked path did the reading
     whole = _whole(monkeypatch, path, u)
@@ -101,7 +108,7 @@ def test_labels_and_predictions_read_alike(tmp_path, monkeypatch, fmt):
     df["y_pred"] = (df.y_score >= 0.5).astype(float)  # 0.0 / 1.0 are labels too
     df["extra"] = "ignored"
     path = _write(df, tmp_path / f"p.{fmt}")
-    chunked = read_predictions(path, memory_budget=TINY)
+    chunked = _chunked(monkeypatch, path)
     assert chunked.posteriors is None and chunked.y_pred.dtype == np.int8
     whole = _whole(monkeypatch, path)
     np.testing.assert_array_equal(chunked.y_pred, whole.y_pred)
@@ -120,7 +127,7 @@ def test_a_bad_cell_late_gives_the_same_error(tmp_path, monkeypatch, fmt, column
     df.loc[1733, column] = value  # in a late chunk
     path = _write(df, tmp_path / f"p.{fmt}")
     with pytest.raises(InputError) as chunked:
-        read_predictions(path, memory_budget=TINY)
+        _chunked(monkeypatch, path)
     with pytest.raises(InputError) as whole:
         _whole(monkeypatch, path)
     assert str(chunked.value) == str(whole.value)
@@ -132,7 +139,7 @@ def test_padded_names_and_text_cells_fall_back_to_the_whole_reading(tmp_path, mo
     df = df.rename(columns={"y_true": " y_true "})
     df["y_score"] = df["y_score"].map(lambda v: f" {v:.6f}")  # padded numbers: text for pyarrow
     path = _write(df, tmp_path / "p.csv")
-    chunked = read_predictions(path, memory_budget=TINY)
+    chunked = _chunked(monkeypatch, path)
     _same_table(chunked, _whole(monkeypatch, path))
 
 
@@ -141,6 +148,6 @@ def test_a_categorical_parquet_column_reads_alike(tmp_path, monkeypatch):
     df["subconcept"] = pd.Categorical(df["subconcept"], categories=NAMES[::-1])  # dictionary type
     path = _write(df, tmp_path / "p.parquet")
     u = read_train_sizes(_write_sizes(tmp_path))
-    chunked = read_predictions(path, u, memory_budget=TINY)
+    chunked = _chunked(monkeypatch, path, u)
     _same_table(chunked, _whole(monkeypatch, path, u))
     assert set(chunked.subconcept.categories) == set(NAMES)

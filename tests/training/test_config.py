@@ -117,7 +117,6 @@ evaluation:
   seed: 0
   confidence: 0.95
   stratify: class
-  memory_budget: null
 out: null
 """
 
@@ -150,11 +149,12 @@ def test_dump_round_trips(tmp_path):
         ("model.features=pixels", r"model\.features: expected one of 'head', 'conv'"),
         ("splits.seeds=[1, x]", r"splits\.seeds\[1\]: expected int"),
         ("train.monitor=3", r"train\.monitor: expected str, got 3"),
-        ("train.epochs=0", r"train\.epochs: must be an int >= 1, got 0"),
+        ("train.epochs=0", r"train\.epochs: must be an int >= 1; got 0"),
         ("evaluation.threshold=1.5", r"evaluation\.threshold: must be a number in \[0, 1\]"),
         ("evaluation.confidence=1", r"evaluation\.confidence: must be a number in \(0, 1\)"),
         ("evaluation.stratify=rows", r"evaluation\.stratify: must be one of 'class', "),
-        ("evaluation.memory_budget=0", r"evaluation\.memory_budget: must be a positive number"),
+        ("evaluation.memory_budget=0", r"unknown config key 'evaluation\.memory_budget'"),
+        ("train.seed=9223372036854775808", r"train\.seed: must be an int in \[0, 4294967295\]"),
         ("splits.seeds=[1, 1]", r"splits\.seeds: must be None or a non-empty list of distinct"),
         ("data.source=nope", r"data\.source: unknown source 'nope'"),
         ("data.options.images=/x", r"data\.options\.images: source 'synthetic' takes no option"),

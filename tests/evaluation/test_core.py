@@ -186,19 +186,6 @@ def test_pandas_inputs_are_accepted_without_warnings():
     assert ev.scores == ref.scores and ev.intervals == ref.intervals
 
 
-def test_memory_budget_changes_chunks_not_intervals():
-    y, s, sc, q = _data(3)
-    kw = dict(y_score=s, subconcept=sc, posteriors=q, train_sizes=SIZES, n_bootstrap=60, seed=1)
-    # small chunks (6 here); the budget holds the 60 replicates' scores (67 kB), which are
-    # kept for all replicates at once
-    a = evaluate_predictions(y, memory_budget=64 * len(y) + 2**17, **kw)
-    b = evaluate_predictions(y, **kw)
-    for k in PAPER_SCORES:
-        np.testing.assert_allclose(a.intervals[k], b.intervals[k], rtol=1e-12)
-    with pytest.raises(ValueError, match="memory_budget"):
-        evaluate_predictions(y, memory_budget=-1, **kw)
-
-
 def test_point_estimates_in_subset_blocks_equal_one_block(monkeypatch):
     """On millions of rows the point estimates are computed a few subsets at a time."""
     import medeval.evaluation.core as evaluation

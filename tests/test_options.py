@@ -19,7 +19,6 @@ from medeval.flows.rerun import RerunSettings
         ("confidence", 7.0),
         ("confidence", 0.0),
         ("stratify", "bogus"),
-        ("memory_budget", 0),
         ("seed", -1),
         ("seed", 1.5),
         ("threshold", "0.5"),
@@ -70,7 +69,6 @@ def test_settings_are_frozen_and_default_to_the_documented_values():
         "seed": 0,
         "device": "cpu",
         "progress": False,
-        "memory_budget": None,
     }
     assert RerunSettings() == RerunSettings(n_bootstrap=None, seed=None, device="cpu")
     assert DiscoverySettings().method == "gmm"
