@@ -108,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                 return EXIT_RUN_FAILED
             rows.append(row)
             lo, hi = row["rBA_interval"]
-            where = row["trained_on"].get("device_name", "?")
+            on = row["trained_on"]  # the CPU's kernels and threads decide a CPU run's numbers
+            where = " ".join(str(on.get(k, "?")) for k in ("device_name", "cpu_capability"))
+            where += f" {on.get('threads', '?')} thread(s) torch {on.get('torch', '?')}"
             ok = (
                 "ok"
                 if all(row["checks"].values())

@@ -149,7 +149,10 @@ def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
     want = cfg.train.device
     cuda = device_name(want).startswith("cuda")
     info: DistInfo = init_distributed(cuda=cuda)
+    threads = torch.get_num_threads()
     try:
+        if cfg.train.threads:  # the same sums on every machine: see TrainConfig.threads
+            torch.set_num_threads(cfg.train.threads)
         device = resolve_device(want, info)
         torch.manual_seed(cfg.train.seed)
         data = load_data(cfg.data)
@@ -183,6 +186,7 @@ def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
             )
         return summarize_run(out) if info.is_main else {}
     finally:
+        torch.set_num_threads(threads)
         cleanup(info)
 
 

@@ -158,6 +158,7 @@ class LossWeights:
             StrOptions(INSTANCE_SCORES, desc="a validation score: " + ", ".join(INSTANCE_SCORES))
         ],
         "workers": _AT_LEAST_0,
+        "threads": _AT_LEAST_0,
         "seed": _SEED,
         "keep_checkpoints": _AT_LEAST_0,
         "max_steps_per_epoch": _AT_LEAST_0,
@@ -176,6 +177,10 @@ class TrainConfig:
     patience: int = 5  # epochs without a better validation score before stopping
     monitor: str = "BA"  # the validation score that chooses early stopping and the best epoch
     workers: int = 2
+    # torch's CPU threads for the run (0 = torch's default, one per core). A CPU step's sums
+    # depend on how they are split over threads, so a fixed number gives the same numbers on
+    # machines with other core counts (docs/imaging.md, "Reproducibility").
+    threads: int = 1
     seed: int = 0  # weight initialisation, batch order, dropout
     device: str = "auto"  # auto, cpu, cuda, cuda:1
     keep_checkpoints: int = 0  # epoch_<k>.pt files kept (0 = all)

@@ -359,7 +359,8 @@ def _record_epoch(
 
 def _environment(device: torch.device, world_size: int) -> dict[str, Any]:
     """Where a checkpoint was trained: the numbers of a run depend on the device's kernels
-    (bf16 autocast and cuDNN on a GPU take another training path than the CPU)."""
+    (bf16 autocast and cuDNN on a GPU take another training path than the CPU; on the CPU the
+    instruction set the kernels use and the number of threads they split sums over)."""
     cuda = device.type == "cuda"
     return {
         "device": str(device),
@@ -367,6 +368,8 @@ def _environment(device: torch.device, world_size: int) -> dict[str, Any]:
         "processes": int(world_size),
         "torch": torch.__version__,
         "cuda": torch.version.cuda if cuda else None,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "threads": torch.get_num_threads(),
     }
 
 

@@ -247,3 +247,27 @@ def test_a_runs_evaluation_section_sets_the_level_and_strata(finished, tmp_path)
     m = json.loads((run / "split_0" / "metrics.json").read_text())
     assert m["confidence"] == 0.8
     assert m["bootstrap"]["stratify"] == "none" and m["bootstrap"]["n"] == 30
+
+
+def test_the_weights_do_not_depend_on_the_machines_core_count(tiny_config, tmp_path):
+    """A CPU step's sums depend on how torch splits them over threads, and torch starts one
+    thread per core: ``train.threads`` (default 1) fixes the number for the run, so a machine
+    with 1 core and one with 3 train the same weights; torch's own count is restored after."""
+    weights = {}
+    for name, threads, cores in (("one core", 1, 1), ("three cores", 1, 3), ("torch's", 0, 3)):
+        cfg = dataclasses.replace(
+            tiny_config, train=dataclasses.replace(tiny_config.train, threads=threads)
+        )
+        torch.set_num_threads(cores)  # what torch picks by itself on such a machine
+        try:
+            run_training(cfg, tmp_path / name)
+            assert torch.get_num_threads() == cores
+        finally:
+            torch.set_num_threads(1)
+        weights[name] = load_checkpoint(tmp_path / name / "split_0/checkpoints/last.pt")["model"]
+    for k, v in weights["one core"].items():
+        assert torch.equal(v, weights["three cores"][k]), k
+    # without the fixed number the machine's core count shows in the weights
+    assert not all(torch.equal(v, weights["torch's"][k]) for k, v in weights["one core"].items())
+    trained_on = json.loads((tmp_path / "three cores/split_0/best.json").read_text())["trained_on"]
+    assert trained_on["threads"] == 1 and trained_on["cpu_capability"]

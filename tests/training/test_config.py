@@ -104,6 +104,7 @@ train:
   patience: 8
   monitor: BA
   workers: 0
+  threads: 1
   seed: 0
   device: auto
   keep_checkpoints: 2
