@@ -38,7 +38,17 @@ from medeval._validation import (
     check_params,
 )
 
-TOOLS = ("evaluate", "subconcepts", "discover", "train", "benchmark", "embed", "analyze", "tasks")
+TOOLS = (
+    "evaluate",
+    "subconcepts",
+    "discover",
+    "train",
+    "benchmark",
+    "embed",
+    "analyze",
+    "tasks",
+    "label",
+)
 
 
 def _import_every_module() -> None:

@@ -18,14 +18,12 @@ class). Everything is written into a temporary folder that replaces ``--out`` on
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from numbers import Real
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from medeval._validation import Interval, StrOptions, TypeOf, validate_params
+from medeval._validation import StrOptions, TypeOf, validate_params
 from medeval.analyses.agreement import (
     agreement_by_method,
     agreement_figure,
@@ -98,8 +96,7 @@ def _csv(path: Path, frame: pd.DataFrame) -> None:
         "rq3_method": [StrOptions(CORRECTIONS)],
         "metric": [StrOptions(FAMILIES)],
         "what": [TypeOf(str, desc="a str")],
-        "wait_s": [Interval(Real, 0, None)],
-        "log": [TypeOf(Callable, desc="a callable"), None],
+        "force": [TypeOf(bool, desc="a bool")],
     }
 )
 def analyze(

@@ -10,7 +10,17 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-TOOLS = ("evaluate", "train", "tasks", "benchmark", "analyze", "embed", "discover", "subconcepts")
+TOOLS = (
+    "evaluate",
+    "train",
+    "tasks",
+    "benchmark",
+    "analyze",
+    "embed",
+    "discover",
+    "subconcepts",
+    "label",
+)
 
 
 def _bad_out_args(tool: str, tmp: Path, out: Path) -> list[str]:
@@ -28,6 +38,7 @@ def _bad_out_args(tool: str, tmp: Path, out: Path) -> list[str]:
             *("--predictions", str(table), "--out", str(out)),
         ],
         "subconcepts": ["--train", str(table), "--test", str(table), "--out", str(out)],
+        "label": ["--predictions", str(table), "--train-sizes", str(table), "--out", str(out)],
     }[tool]
 
 
