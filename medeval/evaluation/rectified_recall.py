@@ -208,6 +208,7 @@ class _Evidence:
     ht_coef: np.ndarray
     ht_var: np.ndarray
     test_labelled: np.ndarray  # (N,) the class's test rows that are labelled
+    weight: np.ndarray  # (n,) each row's weight in the design effect (1; labelled rows 1/π)
 
 
 def _coefficients(ev: _Evidence, n_class: int, n_test: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -255,6 +256,16 @@ def _unlabelled_floor(qt, ht, th, lam, ev: _Evidence, n_test, deff) -> np.ndarra
     return (e2 * ~ev.test_labelled[None, :]).sum(1) / unit
 
 
+def _weighted_var(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each row's variance ``(K,)`` of ``x`` ``(K, n)`` with row weights ``w`` ``(n,)``: the
+    labelled rows, drawn where the residuals are large, stand for the rows they represent."""
+    w = w / w.sum() if w.sum() > 0 else np.full(len(w), 1 / max(len(w), 1))
+    mean = (x * w).sum(1, keepdims=True)
+    n_eff = 1.0 / (w**2).sum() if len(w) else 0.0
+    scale = n_eff / (n_eff - 1) if n_eff > 1 else np.nan
+    return ((x - mean) ** 2 * w).sum(1) * scale
+
+
 def _model_deff(qt, ht, th, lam) -> np.ndarray:
     """The design effect ``(K,)`` the posteriors imply if calibrated, on every test row of the
     class: ``Σ (h − θ)² q(1 − 2λq + λ²q) / Σ (h − θ)² q`` (``E[(m − λq)² | x]`` over
@@ -288,7 +299,7 @@ def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarra
     th = np.clip(theta_c, 0.5 / (n_known + 1), (n_known + 0.5) / (n_known + 1))[:, None]
     psi, e = ev.m * (ev.h - th), (ev.m - lam * ev.q) * (ev.h - th)
     with np.errstate(invalid="ignore", divide="ignore"):
-        deff = e.var(1, ddof=1) / psi.var(1, ddof=1)
+        deff = _weighted_var(e, ev.weight) / _weighted_var(psi, ev.weight)
     p = 1 - (1 - confidence) / 2
     deff = deff * np.maximum((_t(p, _dof(e)) / _t(p, _dof(psi))) ** 2, 1.0)
     deff = np.fmax(deff, _model_deff(qt, ht, th, lam))
@@ -367,7 +378,7 @@ def rectified_recall(
 def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
     """The rows of class ``c`` whose subconcept is known (subconcepts ``idx``; ``t``: the
     test rows of the class): the reference rows, then the labelled test rows."""
-    q, h, sub, is_ref, coef, var = [], [], [], [], [], []
+    q, h, sub, is_ref, coef, var, weight = [], [], [], [], [], [], []
     if reference is not None:
         r = reference.y == c
         q.append(reference.q[r][:, idx])
@@ -375,6 +386,7 @@ def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
         sub.append(reference.subconcept[r])
         is_ref.append(np.ones(r.sum(), dtype=bool))
         coef.append(np.zeros(r.sum()))
+        weight.append(np.ones(r.sum()))
         var.append(np.zeros(r.sum()))
     if labelled is not None:
         mine = t[labelled.index]
@@ -385,6 +397,8 @@ def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
         sub.append(labelled.subconcept[mine])
         is_ref.append(np.zeros(len(rows), dtype=bool))
         coef.append(a[mine])
+        inverse = 1.0 / labelled.pi[mine]
+        weight.append(inverse * len(inverse) / max(inverse.sum(), 1e-12))
         var.append(v[mine])
     codes = np.concatenate(sub) if sub else np.zeros(0, dtype=int)
     test_labelled = np.zeros(int(t.sum()), dtype=bool)
@@ -398,6 +412,7 @@ def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
         ht_coef=np.concatenate(coef) if coef else np.zeros(0),
         ht_var=np.concatenate(var) if var else np.zeros(0),
         test_labelled=test_labelled,
+        weight=np.concatenate(weight) if weight else np.zeros(0),
     )
 
 
