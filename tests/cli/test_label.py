@@ -1,0 +1,113 @@
+"""python -m medeval.label and evaluate --labels: the loop a team runs, end to end."""
+
+from __future__ import annotations
+
+import json
+
+import label_data
+import pandas as pd
+import pytest
+
+from medeval.cli.evaluate import main as evaluate_main
+from medeval.cli.label import main as label_main
+
+
+@pytest.fixture
+def files(tmp_path):
+    return label_data.write(tmp_path, n=600, seed=1)
+
+
+def _label(files, out, *extra):
+    return label_main(
+        [
+            "--predictions",
+            str(files["predictions"]),
+            "--train-sizes",
+            str(files["train_sizes"]),
+            "--out",
+            str(out),
+            "--quiet",
+            *extra,
+        ]
+    )
+
+
+def test_label_evaluate_label_again(files, tmp_path, capsys):
+    assert _label(files, tmp_path / "l1", "--budget", "25", "--seed", "3") == 0
+    sheet = pd.read_csv(tmp_path / "l1" / "to_label.csv", dtype={"id": str}, keep_default_na=False)
+    assert list(sheet.columns) == [
+        "id",
+        "inclusion_probability",
+        "batch",
+        "class",
+        "candidates",
+        "subconcept",
+    ]
+    assert len(sheet) == 25 and sheet["id"].is_unique and (sheet["batch"] == 1).all()
+    assert ((sheet.inclusion_probability > 0) & (sheet.inclusion_probability <= 1)).all()
+    assert (sheet["subconcept"] == "").all()
+    # the same inputs and seed propose the same rows
+    assert _label(files, tmp_path / "l1b", "--budget", "25", "--seed", "3") == 0
+    again = pd.read_csv(tmp_path / "l1b" / "to_label.csv", dtype={"id": str})
+    assert again["id"].tolist() == sheet["id"].tolist()
+    labels = label_data.fill(tmp_path / "l1" / "to_label.csv", files["truth"], tmp_path / "l.csv")
+    code = evaluate_main(
+        [
+            "--predictions",
+            str(files["predictions"]),
+            "--train-sizes",
+            str(files["train_sizes"]),
+            "--labels",
+            str(labels),
+            "--bootstrap",
+            "50",
+            "--out",
+            str(tmp_path / "e1"),
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "labels: 25 labelled test rows (l.csv, 1 batch(es))" in out and "class 1: " in out
+    m = json.loads((tmp_path / "e1" / "metrics.json").read_text())
+    rows = {r["subconcept"]: r for r in m["per_subconcept"]}
+    assert sum(r["n_labelled"] for r in rows.values()) == 25
+    assert all(r["r_verdict"] in ("below", "not below", "not known") for r in rows.values())
+    assert m["recommended"]["BA"] == "rBA" and m["scores"]["rBA"] is not None
+    # the next batch: none of the labelled rows again, batch 2
+    assert _label(files, tmp_path / "l2", "--budget", "25", "--labels", str(labels)) == 0
+    second = pd.read_csv(tmp_path / "l2" / "to_label.csv", dtype={"id": str})
+    assert not set(second["id"]) & set(sheet["id"]) and (second["batch"] == 2).all()
+
+
+def test_a_budget_over_the_rows_left_proposes_them_all(files, tmp_path, capsys):
+    assert (
+        label_main(
+            [
+                "--predictions",
+                str(files["predictions"]),
+                "--train-sizes",
+                str(files["train_sizes"]),
+                "--budget",
+                "5000",
+                "--out",
+                str(tmp_path / "all"),
+            ]
+        )
+        == 0
+    )
+    assert "--budget 5000 is more than the 600 rows not yet labelled" in capsys.readouterr().out
+    assert len(pd.read_csv(tmp_path / "all" / "to_label.csv")) == 600
+
+
+def test_bad_labels_exit_2_with_one_line_and_write_nothing(files, tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"id": ["img0001", "nope"], "subconcept": ["c0", "s"]}).to_csv(bad, index=False)
+    out = tmp_path / "never"
+    assert _label(files, out, "--labels", str(bad)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.csv" in err[0] and "'nope'" in err[0] and "row 3" in err[0]
+    assert not out.exists()
+    with pytest.raises(SystemExit) as stop:  # a bad option value is refused while parsing
+        _label(files, out, "--budget", "0")
+    assert stop.value.code == 2
+    assert "argument --budget: must be an int >= 1; got 0" in capsys.readouterr().err

@@ -1,0 +1,129 @@
+"""Which test rows to label next (medeval.evaluation.label_design): the inclusion probabilities,
+the draw that has exactly them, the subconcepts aimed at, and the design against uniform labels
+on a simulation with known truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special
+
+from medeval.evaluation.label_design import (
+    UNIFORM_SHARE,
+    choose_rows,
+    inclusion_probabilities,
+    open_subconcepts,
+    plan_batch,
+    row_scores,
+    systematic_sample,
+)
+from medeval.evaluation.rectified_recall import LabelledRows, rectified_recall
+
+SIDES = np.array([0, 0, 1, 1, 1])
+NAMES = ("c0", "c1", "s", "a", "b")
+
+
+def _draw(rng, n, rare=0.03, kappa=3.0):
+    shares = np.array([0.42, 0.28, 0.3 * rare, 0.3 * (1 - rare) * 0.6, 0.3 * (1 - rare) * 0.4])
+    sub = rng.choice(5, n, p=shares)
+    hit = (rng.random(n) < np.array([0.95, 0.9, 0.5, 0.85, 0.75])[sub]).astype(float)
+    z = rng.normal(kappa * np.eye(5)[sub], 1.0)
+    own = SIDES[None, :] == SIDES[sub][:, None]
+    q = special.softmax(np.where(own, np.log(shares) + kappa * z, -np.inf), axis=1)
+    return sub, hit, q
+
+
+def test_inclusion_probabilities_sum_to_the_budget_are_capped_and_keep_a_uniform_share():
+    rng = np.random.default_rng(0)
+    score = rng.exponential(size=500) ** 3  # a few rows far above the rest
+    free = np.ones(500, dtype=bool)
+    free[:50] = False
+    pi = inclusion_probabilities(score, free, 60)
+    assert pi[:50].sum() == 0 and pi.sum() == pytest.approx(60)
+    assert pi.max() <= 1 and (pi[free] >= UNIFORM_SHARE * 60 / 450 - 1e-12).all()
+    assert inclusion_probabilities(score, free, 1000)[free].tolist() == [1.0] * 450
+
+
+def test_the_systematic_draw_has_the_size_asked_and_its_inclusion_probabilities():
+    rng = np.random.default_rng(1)
+    pi = inclusion_probabilities(rng.exponential(size=40), np.ones(40, dtype=bool), 8)
+    counts = np.zeros(40)
+    for seed in range(4000):
+        rows = systematic_sample(pi, seed)
+        assert len(rows) == 8 and len(set(rows.tolist())) == 8
+        counts[rows] += 1
+    assert np.abs(counts / 4000 - pi).max() < 0.03
+    assert (systematic_sample(pi, 7) == systematic_sample(pi, 7)).all()
+
+
+def test_open_subconcepts_are_the_unknown_verdicts_and_a_contested_worst():
+    v = np.array(["not below", "not below", "below", "not known", "not below"])
+    alone = np.array([False, False, True, False, False])
+    assert open_subconcepts(NAMES, SIDES, v, alone).tolist() == [0, 0, 0, 1, 0]
+    two = np.array([True, True, True, False, True])
+    assert open_subconcepts(NAMES, SIDES, v, two).tolist() == [1, 1, 1, 1, 1]
+    assert open_subconcepts(NAMES, SIDES, None, None).all()
+    one_class = np.array([0, 1, 1, 1, 1])  # a class of one subconcept is never open
+    assert not open_subconcepts(NAMES, one_class, None, None)[0]
+
+
+def test_row_scores_follow_the_expected_squared_residual_of_the_open_subconcepts():
+    q = np.array([[0, 0, 0.5, 0.5, 0.0], [0, 0, 0.99, 0.01, 0], [0.5, 0.5, 0, 0, 0]])
+    hit, y = np.array([0.0, 0.0, 1.0]), np.array([1, 1, 0])
+    theta, lam = np.full(5, 0.5), np.ones(5)
+    score = row_scores(q, hit, y, SIDES, theta, lam, np.full(5, 10.0), np.array([0, 0, 1, 0, 0]))
+    # q(1 − q)(h − θ)² / N²: most where the model is unsure, nothing for another class's row
+    assert score[0] == pytest.approx(np.sqrt(0.25 * 0.25 / 100))
+    assert score[0] > score[1] > 0 and score[2] == 0
+
+
+def test_the_same_inputs_and_seed_propose_the_same_rows():
+    rng = np.random.default_rng(2)
+    sub, hit, q = _draw(rng, 800)
+    y = SIDES[sub]
+    a, _ = plan_batch(q, hit, y, SIDES, NAMES, reference=None, labelled=None, budget=30, seed=5)
+    b, _ = plan_batch(q, hit, y, SIDES, NAMES, reference=None, labelled=None, budget=30, seed=5)
+    c, _ = plan_batch(q, hit, y, SIDES, NAMES, reference=None, labelled=None, budget=30, seed=6)
+    assert (a.rows == b.rows).all() and not set(a.rows) == set(c.rows)
+    lab = LabelledRows(a.rows, sub[a.rows], a.inclusion, np.ones(30, dtype=int))
+    d, known = plan_batch(q, hit, y, SIDES, NAMES, reference=None, labelled=lab, budget=30, seed=5)
+    assert not set(d.rows) & set(a.rows) and known is not None
+    assert (
+        choose_rows(np.ones(5), np.array([1, 1, 1, 0, 0], bool), 9, seed=0, aim=()).rows.size == 2
+    )
+
+
+def test_active_labels_find_the_rare_subconcept_and_keep_coverage():
+    """Known truth, 60 seeds: 1,500 test rows, a 3 % subconcept of class 1, 100 labels in 2
+    batches against a simple random sample of 100: the rare subconcept gets more labelled
+    rows, a narrower interval, and its interval holds its test recall."""
+    rng = np.random.default_rng(3)
+    got, widths, covers = {"active": [], "uniform": []}, {"active": [], "uniform": []}, []
+    for seed in range(60):
+        sub, hit, q = _draw(rng, 1500)
+        y = SIDES[sub]
+        truth = hit[sub == 2].mean()
+        rows, pi, batch = np.zeros(0, int), np.zeros(0), np.zeros(0, int)
+        for k in (1, 2):
+            lab = None if not len(rows) else LabelledRows(rows, sub[rows], pi, batch)
+            d, _ = plan_batch(
+                q, hit, y, SIDES, NAMES, reference=None, labelled=lab, budget=50, seed=seed * 10 + k
+            )
+            rows, pi = np.r_[rows, d.rows], np.r_[pi, d.inclusion]
+            batch = np.r_[batch, np.full(len(d.rows), k)]
+        srs = rng.choice(1500, 100, replace=False)
+        for name, (r, p, b) in {
+            "active": (rows, pi, batch),
+            "uniform": (srs, np.full(100, 100 / 1500), np.ones(100, int)),
+        }.items():
+            res = rectified_recall(
+                q, hit, y, SIDES, None, labelled=LabelledRows(r, sub[r], p, b), confidence=0.95
+            )
+            got[name].append((sub[r] == 2).sum())
+            ok = np.isfinite(res.low[2])
+            widths[name].append(res.high[2] - res.low[2] if ok else 1.0)
+            if name == "active" and ok:
+                covers.append(res.low[2] <= truth <= res.high[2])
+    assert np.mean(got["active"]) > 2 * np.mean(got["uniform"])
+    assert np.mean(widths["active"]) < 0.8 * np.mean(widths["uniform"])
+    assert np.mean(covers) >= 0.9

@@ -1,0 +1,96 @@
+"""Labels files (medeval.io.labels): matched by id, every bad row refused naming the file, row
+and value, and the sheet to fill."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from medeval.errors import InputError
+from medeval.io.labels import SHEET_COLUMNS, read_ids, read_labels, sheet
+from medeval.weights import utilities_from_train_sizes
+
+U = utilities_from_train_sizes(
+    {"n": {"class": 0, "n": 50}, "a": {"class": 1, "n": 20}, "b": {"class": 1, "n": 5}}
+)
+IDS = np.array(["r0", "r1", "r2", "r3"])
+Y = np.array([0, 1, 1, 1])
+
+
+def _write(tmp_path, rows, columns=("id", "subconcept", "inclusion_probability", "batch")):
+    path = tmp_path / "labels.csv"
+    pd.DataFrame(rows, columns=list(columns)).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def write(tmp_path):
+    return lambda rows, columns=("id", "subconcept", "inclusion_probability", "batch"): _write(
+        tmp_path, rows, columns
+    )
+
+
+def test_rows_are_matched_by_id_with_their_inclusion_probability_and_batch(write):
+    fields, notes = read_labels(write([["r2", "b", 0.5, 1], ["r0", "n", 0.25, 2]]), IDS, Y, U)
+    assert fields["index"].tolist() == [2, 0]
+    assert fields["subconcept"].tolist() == [U.names.index("b"), U.names.index("n")]
+    assert fields["pi"].tolist() == [0.5, 0.25] and fields["batch"].tolist() == [1, 2]
+    assert notes == []
+
+
+def test_without_inclusion_probabilities_a_simple_random_sample_is_said(write):
+    fields, notes = read_labels(write([["r1", "a"], ["r2", "b"]], ("id", "subconcept")), IDS, Y, U)
+    assert fields["pi"].tolist() == [0.5, 0.5] and fields["batch"].tolist() == [1, 1]
+    assert "taken as a simple random sample of the 4 test rows" in notes[0]
+
+
+def test_the_same_id_twice_with_one_subconcept_counts_once(write):
+    fields, notes = read_labels(write([["r1", "a", 0.5, 1], ["r1", "a", 0.5, 1]]), IDS, Y, U)
+    assert fields["index"].tolist() == [1] and "counted once" in notes[0]
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([["r9", "a", 0.5, 1]], r"row 2: id 'r9' is not a row of the test predictions"),
+        ([["r1", "zz", 0.5, 1]], r"row 2: subconcept 'zz' has no training size"),
+        ([["r0", "a", 0.5, 1]], r"row 2: subconcept 'a' is of class 1, but the test row 'r0'"),
+        ([["r1", "a", 0.5, 1], ["r1", "b", 0.5, 1]], r"id 'r1' is labelled 'a' in row 2 and 'b'"),
+        ([["r1", "a", 0.0, 1]], r"row 2: inclusion_probability '0.0' is not in \(0, 1\]"),
+        ([["r1", "a", 1.5, 1]], r"row 2: inclusion_probability '1.5' is not in \(0, 1\]"),
+        ([["r1", "", 0.5, 1]], r"row\(s\) 2: no subconcept given"),
+        ([["r1", "a", 0.5, 0]], r"row 2: batch '0' is not a whole number from 1"),
+    ],
+)
+def test_a_bad_row_is_refused_naming_file_row_and_value(write, rows, message):
+    with pytest.raises(InputError, match=message) as err:
+        read_labels(write(rows), IDS, Y, U)
+    assert "labels.csv" in str(err.value)
+
+
+def test_ids_and_images_of_a_predictions_file(tmp_path):
+    path = tmp_path / "p.csv"
+    pd.DataFrame({"id": ["x", "y"], "y_true": [0, 1], "image": ["a.png", "/abs/b.png"]}).to_csv(
+        path, index=False
+    )
+    ids, images = read_ids(path)
+    assert ids.tolist() == ["x", "y"]
+    assert images.tolist() == [str(tmp_path / "a.png"), "/abs/b.png"]
+    pd.DataFrame({"id": ["x", "x"], "y_true": [0, 1]}).to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"id 'x' is given twice \(rows 2 and 3\)"):
+        read_ids(path)
+    pd.DataFrame({"y_true": [0, 1]}).to_csv(path, index=False)
+    with pytest.raises(InputError, match="need an 'id' column"):
+        read_ids(path)
+
+
+def test_the_sheet_lists_each_rows_candidates_most_likely_first():
+    q = np.array([[1, 0, 0], [0, 0.3, 0.7], [0, 0.9, 0.1], [0, 0.5, 0.5]])
+    frame = sheet(np.array([1, 2]), np.array([0.4, 0.6]), 3, IDS, Y, q, U)
+    assert list(frame.columns) == [c for c in SHEET_COLUMNS if c != "image"]
+    assert frame["candidates"].tolist() == ["a (0.90); b (0.10)", "b (0.70); a (0.30)"]
+    assert frame["id"].tolist() == ["r2", "r1"] and (frame["batch"] == 3).all()
+    assert (frame["subconcept"] == "").all() and frame["class"].tolist() == [1, 1]
+    with_images = sheet(np.array([1]), np.array([0.4]), 1, IDS, Y, q, U, np.array(list("wxyz")))
+    assert with_images["image"].tolist() == ["x"]
