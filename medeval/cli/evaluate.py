@@ -127,7 +127,7 @@ def run_folder(args: argparse.Namespace) -> int:
 
     device = args.device or "cpu"
     settings = RerunSettings(n_bootstrap=args.bootstrap, seed=args.seed, device=device)
-    summary = evaluate_run(args.run, settings)
+    summary = evaluate_run(args.run, settings, labels=args.labels)
     notes = (f"note: {note}" for note in summary["notes"])
     say(args, summary_table(summary), "", *interval_lines(summary), *notes)
     print(f"results: {args.run}")

@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--predictions",
         type=Path,
-        required=True,
+        default=None,
         metavar="FILE",
         help="test predictions with id, y_true, y_score or y_pred and every "
         "q_<subconcept> posterior (an image column shows the images)",
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--train-sizes",
         type=Path,
-        required=True,
+        default=None,
         metavar="FILE",
         help="training subconcept sizes (JSON)",
     )
@@ -77,11 +77,53 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="held-out reference rows, if any (as evaluate --reference)",
     )
+    p.add_argument(
+        "--run",
+        type=Path,
+        default=None,
+        metavar="RUN",
+        help="a training run: the test rows of one of its splits (--split), with the split's "
+        "train sizes and reference rows; the sheet shows their images",
+    )
+    p.add_argument(
+        "--split",
+        default=None,
+        metavar="SEED",
+        help="with --run: the split (split_<SEED>; default: the run's first)",
+    )
     add_options(p, LabelSettings, LABEL_FLAGS)
     return refuse_repeats(p)
 
 
+def _from_run(args: argparse.Namespace) -> None:
+    """``--run``: the files of one split of a training run."""
+    from medeval.errors import UserError
+    from medeval.flows.rerun import split_folders
+
+    if args.predictions or args.train_sizes or args.reference:
+        raise UserError(
+            "--run takes the split's own files: drop --predictions, --train-sizes and --reference"
+        )
+    folders = [f for f in split_folders(args.run) if (f / "predictions.csv").is_file()]
+    if args.split is not None:
+        folders = [f for f in folders if f.name == f"split_{args.split}"]
+    if not folders:
+        raise UserError(
+            f"--run {args.run}: no finished split"
+            + (f" split_{args.split}" if args.split is not None else "")
+        )
+    folder = folders[0]
+    args.predictions, args.train_sizes = folder / "predictions.csv", folder / "train_sizes.json"
+    args.reference = folder / "reference.csv" if (folder / "reference.csv").is_file() else None
+
+
 def run(args: argparse.Namespace) -> int:
+    from medeval.errors import UserError
+
+    if args.run is not None:
+        _from_run(args)
+    elif args.predictions is None or args.train_sizes is None:
+        raise UserError("give --predictions and --train-sizes, or --run")
     from medeval.flows.label import label_next
     from medeval.io.atomic import write_files
     from medeval.io.outdir import OutputFolder, default_out

@@ -28,6 +28,8 @@ from medeval.evaluation import (
     Evaluation,
     evaluate,
 )
+from medeval.evaluation.rectified_recall import LabelledRows
+from medeval.flows.evaluate import read_labelled
 from medeval.io import atomic
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
 from medeval.io.reference import reference_rows
@@ -241,11 +243,18 @@ def _evaluation_config(run: Path) -> EvaluationOptions:
     return load_config(path).evaluation if path.is_file() else EvaluationOptions()
 
 
-def evaluate_run(run: str | Path, settings: RerunSettings | None = None) -> dict:
+def evaluate_run(
+    run: str | Path, settings: RerunSettings | None = None, *, labels: str | Path | None = None
+) -> dict:
     """Re-evaluate every finished split of a run from its saved predictions, then summarise.
 
     The evaluation's settings are those of the run's ``config.yaml`` (its ``evaluation``
-    section); ``settings`` may change the replicates, the seed and the device.
+    section); ``settings`` may change the replicates, the seed and the device. ``labels``
+    (``python -m medeval.label --run``'s filled sheets) count in every split whose test rows
+    hold all of their ids, the split they were chosen from; the others are evaluated without.
+
+    Raises:
+        InputError: labels whose ids are the test rows of no split.
     """
     s = settings or RerunSettings()
     run = Path(run)
@@ -261,9 +270,23 @@ def evaluate_run(run: str | Path, settings: RerunSettings | None = None) -> dict
         **(ecfg.evaluation_options() | {k: v for k, v in given.items() if v is not None}),
         device=s.device,
     )
+    used = 0
     for folder in folders:
-        evaluate_split_folder(folder, evaluation, title=f"{run.name}/{folder.name}")
+        lab = None if labels is None else _labels_of(folder, labels)
+        used += lab is not None
+        evaluate_split_folder(folder, evaluation, title=f"{run.name}/{folder.name}", labels=lab)
+    if labels is not None and not used:
+        raise InputError(labels, "its ids are the test rows of no split of the run")
     return summarize_run(run)
+
+
+def _labels_of(folder: Path, labels: str | Path) -> Path | None:
+    """``labels`` where every id it names is a test row of ``folder``'s split, else ``None``."""
+    ids = set(read_frame(folder / "predictions.csv", as_text=True)["id"].astype(str).str.strip())
+    given = read_frame(labels, as_text=True)
+    if "id" not in given.columns:
+        raise InputError(labels, "a labels file needs the column 'id'", column="id")
+    return Path(labels) if set(given["id"].astype(str).str.strip()) <= ids else None
 
 
 #: The run's manifest, one line per split and row (:func:`medeval.splits.write_manifest`).
@@ -342,7 +365,7 @@ def _check_rows(path: Path, expected: list[str], rows: str) -> None:
 
 
 def evaluate_split_folder(
-    folder: str | Path, settings: EvaluateSettings, *, title: str
+    folder: str | Path, settings: EvaluateSettings, *, title: str, labels: Path | None = None
 ) -> Evaluation:
     """Read ``folder/predictions.csv`` with ``folder/train_sizes.json`` and, when present, the
     reference rows ``folder/reference.csv``, then :func:`evaluate_split` them (``python -m
@@ -357,7 +380,14 @@ def evaluate_split_folder(
         except InputError as e:  # kept: the split is evaluated without it, saying why
             reference = e
     table = read_predictions(folder / "predictions.csv", u)
-    return evaluate_split(folder, table, u, reference, settings, title=title)
+    lab, notes = (
+        (None, [])
+        if labels is None
+        else read_labelled(labels, folder / "predictions.csv", table, u)
+    )
+    return evaluate_split(
+        folder, table, u, reference, settings, title=title, labels=lab, notes=notes
+    )
 
 
 def evaluate_split(
@@ -368,6 +398,8 @@ def evaluate_split(
     settings: EvaluateSettings,
     *,
     title: str,
+    labels: LabelledRows | None = None,
+    notes: list[str] | None = None,
 ) -> Evaluation:
     """Evaluate a split's test table with its reference rows (the table of its validation and
     calibration parts, or the error that made them unreadable) and write the outputs into
@@ -384,7 +416,8 @@ def evaluate_split(
             )
         except InputError as e:
             unusable = e
-    ev = evaluate(table, utilities, reference=rows, settings=settings)
+    ev = evaluate(table, utilities, reference=rows, labels=labels, settings=settings)
+    ev.notes = [*(notes or []), *ev.notes]
     if unusable is not None:
         why = f"the split's reference rows ({REFERENCE_SOURCE}) cannot be used: {unusable}"
         ev.notes.append(f"rectified scores not computed: {why}")

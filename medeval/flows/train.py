@@ -353,6 +353,8 @@ def _predictions_frame(
     )
     for j, name in enumerate(names):
         frame[f"{POSTERIOR_PREFIX}{name}"] = _as_written(q[:, j])
+    if task.data.files is not None:  # the images, for the sheet of rows to label
+        frame["image"] = np.asarray(task.data.files, dtype=str)[idx]
     return frame
 
 

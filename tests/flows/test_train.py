@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import logging
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -271,3 +272,25 @@ def test_the_weights_do_not_depend_on_the_machines_core_count(tiny_config, tmp_p
     assert not all(torch.equal(v, weights["torch's"][k]) for k, v in weights["one core"].items())
     trained_on = json.loads((tmp_path / "three cores/split_0/best.json").read_text())["trained_on"]
     assert trained_on["threads"] == 1 and trained_on["cpu_capability"]
+
+
+def test_label_from_a_run_and_evaluate_the_run_with_the_labels(finished, tmp_path, capsys):
+    """label --run proposes test rows of a split; evaluate --run --labels counts them there."""
+    from medeval.cli.label import main as label_main
+
+    _, out, _ = finished
+    sheet_dir = tmp_path / "sheet"
+    assert label_main(["--run", str(out), "--budget", "6", "--out", str(sheet_dir), "--quiet"]) == 0
+    sheet = pd.read_csv(sheet_dir / "to_label.csv", dtype={"id": str})
+    truth = pd.read_csv(out / "split_0" / "predictions.csv", dtype={"id": str}).set_index("id")
+    sheet["subconcept"] = truth.loc[sheet["id"], "subconcept"].to_numpy()
+    sheet.to_csv(tmp_path / "labels.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tiny run's few reference rows
+        assert (
+            evaluate_main(["--run", str(out), "--labels", str(tmp_path / "labels.csv"), "--quiet"])
+            == 0
+        )
+    m = json.loads((out / "split_0" / "metrics.json").read_text())
+    assert sum(r["n_labelled"] for r in m["per_subconcept"]) == 6
+    assert any("labels: 6 labelled test rows" in n for n in m["notes"])
