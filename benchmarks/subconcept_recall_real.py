@@ -16,7 +16,8 @@ subconcepts — as a user would — and compares with them:
   the truly worst (and whether ``est_recall`` names it), whether the interval printed for it
   (after selection) holds its true recall, and the rectified rBA's coverage of wBA.
 
-Usage: ``python benchmarks/subconcept_recall_real.py /tmp/keel [--old /tmp/old-keel]``
+Usage: ``python benchmarks/subconcept_recall_real.py /tmp/keel [--old /tmp/old-keel]``; a training
+run's folder works too (its ``split_*`` folders, reference rows = validation + calibration).
 """
 
 from __future__ import annotations
@@ -121,8 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     subs, classes = [], []
     for i, res in enumerate(a.results):
         old_root = a.old[i] if i < len(a.old) else None
-        for fold in sorted((res / "predictions").glob("*/*")):
-            if not (fold / "fold.json").exists():
+        found = sorted((res / "predictions").glob("*/*")) or sorted(res.glob("split_*"))
+        for fold in found:
+            if not (fold / "reference.csv").exists():
                 continue
             old = None
             if old_root is not None:

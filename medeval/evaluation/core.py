@@ -194,6 +194,7 @@ def evaluate(
         "groups": [ArrayLike(), None],
         "pos_label": [TypeOf(object, desc="a label")],
         "reference": [TypeOf(ReferenceRows, desc="ReferenceRows"), None],
+        "labels": [TypeOf(LabelledRows, desc="LabelledRows"), None],
     }
 )
 def evaluate_predictions(
@@ -215,6 +216,7 @@ def evaluate_predictions(
     progress: bool = False,
     pos_label: Any = None,
     reference: ReferenceRows | None = None,
+    labels: LabelledRows | None = None,
 ) -> Evaluation:
     """Evaluate test predictions given as arrays: :func:`evaluate` of the table they make.
 
@@ -240,6 +242,9 @@ def evaluate_predictions(
             subconcepts, from the test rows' population) for rBA, rF1, rAUC (docs/method.md,
             "Rectified scores"; also needs ``posteriors`` and ``train_sizes``); paired with cBA's
             replicates (same ``seed``).
+        labels: :class:`~medeval.evaluation.rectified_recall.LabelledRows`, test rows whose
+            subconcept a person gave (positions, subconcept codes in the train sizes' order,
+            inclusion probabilities, batches): see :func:`evaluate`.
 
     Per-subconcept recalls get Clopper–Pearson intervals (also with ``n_bootstrap=0``).
     """
@@ -258,7 +263,7 @@ def evaluate_predictions(
     u = train_sizes
     if u is not None and not isinstance(u, Utilities):
         u = utilities_from_train_sizes(u)
-    return evaluate(table, u, reference=reference, settings=settings)
+    return evaluate(table, u, reference=reference, labels=labels, settings=settings)
 
 
 def _evaluation(

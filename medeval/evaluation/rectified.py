@@ -1,37 +1,12 @@
-"""Rectified label-free scores rBA, rF1, rAUC (docs/method.md,
-"Rectified scores": prediction-powered inference).
-
-The class-conditional scores cM (docs/method.md, "Label-free scores") are unbiased only when the
-subconcept model is calibrated within each class, and a test-set bootstrap cannot see that model's
-error. Reference rows R — held-out rows with the true subconcept, the classifier's prediction and
-score and the subconcept model's posteriors, from the same classifier, subconcept model and
-population as the test rows — measure that error where the truth is known:
+"""Rectified label-free scores rBA, rF1, rAUC (docs/method.md, "Rectified scores"):
 
     rM = cM(test) − (cM(R) − wM(R))          M ∈ {BA, F1, AUC}
 
-cM and wM are computed exactly as in :mod:`medeval.evaluation` on each set (class-conditional
-weights from the posteriors, true weights from the subconcepts; utilities from the training
-sizes). The interval is a joint bootstrap: replicate b resamples the test rows (within class, or
-the caller's strata / clusters) and, independently, the reference rows within class (or within
-subconcept: ``reference_stratify``), and computes ``rM_b`` from both; the interval is the
-percentile interval of the ``rM_b``. Resampling the reference rows within subconcept holds their
-subconcept mix fixed and left the interval too narrow in simulation; within class it covers
-(docs/method.md, "Rectified scores").
-
-The reference rows must come from the test rows' population, in its subconcept mix: rows
-enriched in a rare subconcept measure the subconcept model's error under another mix and bias
-the correction.
-
-Seeds: the test side uses ``seed`` itself, so with the same inputs and strata its replicates are
-those of the evaluation's own bootstrap (:func:`medeval.evaluation.evaluate` passes them: cM and
-rM intervals are paired); the reference side uses :func:`reference_seed` ``(seed)``, a different
-stream. Both sides use :class:`~medeval.metrics.bootstrap.BatchedBootstrap`; with its numpy
-generator (the CPU default) replicate b depends on neither the chunk size, the memory budget nor
-the thread count. (The power-tuned PPI++ variant is compared in ``benchmarks/rq4_variants.py``.)
-
-A minority subconcept with few reference rows makes the correction noisy (its utility multiplies
-the error of a handful of rows): subconcepts with fewer than :data:`FEW_REFERENCE_ROWS` rows are
-listed in the result and warned about (:class:`FewReferenceRowsWarning`).
+with reference rows R (true subconcepts, same classifier, subconcept model and population). The
+interval is a joint percentile bootstrap: the test rows as the evaluation's own bootstrap
+resamples them (same ``seed``: cM and rM intervals are paired) and, independently, R within
+class (:func:`reference_seed`). Minority subconcepts with fewer than
+:data:`FEW_REFERENCE_ROWS` reference rows are warned about (:class:`FewReferenceRowsWarning`).
 """
 
 from __future__ import annotations
