@@ -42,9 +42,11 @@ def test_cpu_dry_run_exercises_every_section(tmp_path):
     files = figures["files"]
     assert files["files"] == 12 and files["embed_rows"] == 20
     assert files["train_final_loss_finite"] and figures["train"]["final_loss_finite"]
-    ratio = files["train_from_store_images_per_s"] / figures["train"]["images_per_s"]
-    # the rates are rounded to 0.1 image/s, the ratio is not: a few images/s here
-    assert files["train_from_store_over_in_memory"] == pytest.approx(ratio, rel=0.05)
+    # the ratio is the store's unrounded rate over the printed in-memory rate; the printed store
+    # rate is rounded to 0.1 image/s, which at a few images/s moves it by several per cent
+    store, in_memory = files["train_from_store_images_per_s"], figures["train"]["images_per_s"]
+    ratio = files["train_from_store_over_in_memory"]
+    assert (store - 0.05) / in_memory - 0.0005 <= ratio <= (store + 0.05) / in_memory + 0.0005
     assert files["store_first_pass_images_per_s"] > 0
     assert files["train_float32_final_loss_finite"]
     assert files["train_from_store_float32_images_per_s"] > 0
