@@ -33,8 +33,8 @@ __all__ = [
     "image_files_below",
     "index_files",
     "is_hidden",
+    "listed_images",
     "missing_files_text",
-    "resolve_files",
     "warn_not_images",
 ]
 
@@ -136,45 +136,48 @@ def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) ->
     return found
 
 
-def resolve_files(
+def listed_images(
     names: np.ndarray,
+    rows: np.ndarray,
     root: str | Path,
     *,
     metadata_path: str | Path,
-    require: bool,
+    suffixes: tuple[str, ...],
+    require_images: bool,
+    verify: bool | str,
     skip_unreadable: bool,
-    suffixes: tuple[str, ...] = IMAGE_SUFFIXES,
-    rows: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, list[SkippedFile], bool]:
-    """Full paths for the image ``names`` listed in a metadata file.
+    meta: dict,
+    **fields,
+) -> LabelledData:
+    """The data of a metadata file that lists its images by file name (NIH, HAM10000).
 
-    ``rows`` (N,) are the metadata rows of ``names`` used in messages (default 0..N-1).
-
-    Returns:
-        paths (N,) (for missing files: where they were expected, ``root/name``), keep mask (N,)
-        (False only for files skipped with ``skip_unreadable``), the skipped records, and
-        ``metadata_only`` (True when no image at all was found and ``require`` is False).
-
-    Raises:
-        DataError: listing the first missing files with their metadata rows, when some images
-            are present but others are not (or ``require`` is True), unless ``skip_unreadable``.
+    ``names`` (N,) are looked for anywhere under ``root`` (:func:`index_files`); ``rows`` (N,)
+    are their metadata rows (named in messages); ``fields`` are the other
+    :class:`LabelledData` fields of the N rows. When no image at all is found and
+    ``require_images`` is False, the data are metadata only (``files`` hold the expected paths,
+    ``root/name``, and ``meta["metadata_only"]`` is True); otherwise the missing and the
+    unreadable files are checked in one pass (:func:`check_listed_files`).
     """
     index = index_files(root, suffixes)
     names = np.asarray(names).astype(str)
     found = np.fromiter((n in index for n in names), dtype=bool, count=len(names))
     paths = np.asarray([index.get(n, os.path.join(str(root), n)) for n in names], dtype=object)
-    keep = np.ones(len(names), dtype=bool)
-    rows = np.arange(len(names)) if rows is None else np.asarray(rows)
     check_one_row_per_image(paths, names, rows, None, where=str(metadata_path))
-    if found.all():
-        return paths, keep, [], False
-    if not found.any() and not require:
-        return paths, keep, [], True
+    metadata_only = not found.any() and not require_images
+    meta = {"path": str(metadata_path), "metadata_only": metadata_only, **meta}
+    data = LabelledData(files=paths, meta=meta, **fields)
+    if metadata_only:
+        return data
     missing = np.flatnonzero(~found)
-    if skip_unreadable:
-        skipped = [SkippedFile(str(paths[i]), int(rows[i]), "file not found") for i in missing]
-        return paths, found, skipped, False
-    raise DataError(missing_files_text(names, rows, missing, root, metadata_path))
+    return check_listed_files(
+        data.subset(np.flatnonzero(found)),
+        missing=[SkippedFile(str(paths[i]), int(rows[i]), "file not found") for i in missing],
+        missing_text=missing_files_text(names, rows, missing, root, metadata_path),
+        verify=verify,
+        skip_unreadable=skip_unreadable,
+        rows=rows[found],
+        where=str(metadata_path),
+    )
 
 
 def missing_files_text(
