@@ -103,13 +103,21 @@ def is_dicom(path: Path) -> bool:
 
 
 @contextmanager
-def _bombs_refused() -> Iterator[None]:
-    """Raise PIL's decompression-bomb warning as an error here: an image over
-    ``Image.MAX_IMAGE_PIXELS`` is refused (naming the file) rather than decoded with a warning
-    per read (a DataLoader would print it once per epoch, from every worker)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", Image.DecompressionBombWarning)
-        yield
+def _named_errors(path: Path) -> Iterator[None]:
+    """Every reason a file cannot be read as a ``DataError`` naming it. PIL's
+    decompression-bomb warning is an error here: an image over ``Image.MAX_IMAGE_PIXELS`` is
+    refused rather than decoded with a warning per read (a DataLoader would print it once per
+    epoch, from every worker)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            yield
+    except DataError:
+        raise
+    except FileNotFoundError as exc:
+        raise DataError(f"{path}: {not_found_reason(path)}") from exc
+    except _PIL_ERRORS as exc:
+        raise DataError(f"{path}: {_pil_reason(exc)}") from exc
 
 
 def _pil_reason(exc: BaseException) -> str:
@@ -125,7 +133,7 @@ def _pil_reason(exc: BaseException) -> str:
 
 
 def _pil_array(path: Path) -> np.ndarray:
-    with _bombs_refused(), Image.open(path) as img:
+    with Image.open(path) as img:
         img.load()
         if img.mode in ("I;16", "I;16B", "I;16L", "I"):
             # 16-bit grayscale (PNG/TIFF): scale by the 16-bit range, not by the image's max.
@@ -152,16 +160,8 @@ def read_image_array(path: str | Path, *, frame: int | None = None) -> np.ndarra
         DataError: naming the file when it is missing or cannot be decoded.
     """
     path = Path(path)
-    try:
-        if is_dicom(path):
-            return read_dicom_image(path, frame=frame)
-        return _pil_array(path)
-    except DataError:
-        raise
-    except FileNotFoundError as exc:
-        raise DataError(f"{path}: {not_found_reason(path)}") from exc
-    except _PIL_ERRORS as exc:
-        raise DataError(f"{path}: {_pil_reason(exc)}") from exc
+    with _named_errors(path):
+        return read_dicom_image(path, frame=frame) if is_dicom(path) else _pil_array(path)
 
 
 def _check_pil(img: Image.Image) -> None:
@@ -190,18 +190,12 @@ def check_image(path: str | Path, *, level: str = "header", frame: int | None = 
     if level == "full":
         read_image_array(path, frame=frame)
         return
-    try:
+    with _named_errors(path):
         if is_dicom(path):
             dicom_frame(path, read_dicom_header(path).n_frames, frame)
             return
-        with _bombs_refused(), Image.open(path) as img:
+        with Image.open(path) as img:
             _check_pil(img)
-    except DataError:
-        raise
-    except FileNotFoundError as exc:
-        raise DataError(f"{path}: {not_found_reason(path)}") from exc
-    except _PIL_ERRORS as exc:
-        raise DataError(f"{path}: {_pil_reason(exc)}") from exc
 
 
 @dataclass(frozen=True)
