@@ -73,6 +73,11 @@ class SkippedFile:
     row: int | None
     reason: str
 
+    @classmethod
+    def of(cls, file: object, row: int, error: object) -> SkippedFile:
+        """The record of ``file``: the reason ``error`` gives, less the file it starts with."""
+        return cls(str(file), int(row), str(error).removeprefix(f"{file}: "))
+
 
 def bad_files_text(bad: list[SkippedFile], n_files: int | None = None) -> str:
     """'k of n image files cannot be used: row r: path: why; ...': every bad file (the first

@@ -392,15 +392,8 @@ def skip_undecodable(
     failed = store.undecodable(
         data.files, workers=workers, progress=progress, desc=f"decode {data.name} once"
     )
-    bad = {
-        i: SkippedFile(str(data.files[i]), i, _why(why, data.files[i])) for i, why in failed.items()
-    }
+    bad = {i: SkippedFile.of(data.files[i], i, why) for i, why in failed.items()}
     return without_unreadable(data, bad, skip_unreadable=True, where=f"{data.source}/{data.name}")
-
-
-def _why(message: str, file: str) -> str:
-    """The reason alone, without the file (and row) the decode error names."""
-    return message.split(f"{file}: ", 1)[-1]
 
 
 class CachedImages:

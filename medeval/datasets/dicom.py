@@ -25,10 +25,10 @@ from medeval.datasets.base import (
 from medeval.datasets.files import check_one_row_per_image
 from medeval.datasets.pixels import (
     FRAME_KEY,
-    check_image,
     dicom_frame,
     read_dicom_header,
     read_dicom_image,
+    unreadable_files,
     verify_level,
 )
 
@@ -66,26 +66,10 @@ def _check_headers(files: np.ndarray, frame: int | None, bad: dict[int, SkippedF
             header = read_dicom_header(file)
             dicom_frame(file, header.n_frames, frame)
         except DataError as exc:
-            bad[row] = _record(file, row, exc)
+            bad[row] = SkippedFile.of(file, row, exc)
             continue
         ids[row] = header.patient_id
     return ids
-
-
-def _record(file: str, row: int, exc: DataError) -> SkippedFile:
-    message, prefix = str(exc), f"{file}: "
-    return SkippedFile(str(file), row, message.removeprefix(prefix))
-
-
-def _check_pixels(files: np.ndarray, frame: int | None, bad: dict[int, SkippedFile]) -> None:
-    """Decode every file not yet in ``bad``; failures go into ``bad`` by row."""
-    for row, file in enumerate(files):
-        if row in bad:
-            continue
-        try:
-            check_image(file, level="full", frame=frame)
-        except DataError as exc:
-            bad[row] = _record(file, row, exc)
 
 
 def _groups(table: pd.DataFrame, patient_column: str | None, tags: np.ndarray) -> np.ndarray:
@@ -149,7 +133,11 @@ def load_dicom(
     if need_tags or level != "full":  # headers are cheap: the frame rule holds without verify
         tags = _check_headers(files, frame, bad)
     if level == "full":
-        _check_pixels(files, frame, bad)
+        ok = np.setdiff1d(np.arange(len(files)), np.fromiter(bad, dtype=np.intp))
+        bad |= {
+            int(ok[p]): s
+            for p, s in unreadable_files(files[ok], rows=ok, level="full", frame=frame).items()
+        }
     if bad and not skip_unreadable:
         raise bad_files_error(str(csv_path), [bad[r] for r in sorted(bad)], len(files))
     keep = np.setdiff1d(np.arange(len(table)), np.asarray(sorted(bad), dtype=np.intp))

@@ -399,13 +399,8 @@ def unreadable_files(
         try:
             check_image(file, level=level, frame=frame)
         except DataError as exc:
-            bad[pos] = SkippedFile(str(file), int(rows[pos]), _reason(str(exc), str(file)))
+            bad[pos] = SkippedFile.of(file, rows[pos], exc)
     return bad
-
-
-def _reason(message: str, file: str) -> str:
-    prefix = f"{file}: "
-    return message[len(prefix) :] if message.startswith(prefix) else message
 
 
 def without_unreadable(
