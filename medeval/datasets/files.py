@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from medeval.datasets.base import (
-    N_NAMED,
     DataError,
     LabelledData,
     SkippedFile,
     bad_files_text,
+    first_named,
     row_text,
 )
 from medeval.datasets.pixels import (
@@ -98,11 +98,9 @@ def warn_not_images(where: str | Path, others: list[Path]) -> None:
     :data:`N_NAMED`, then a count), so that an unsupported format is never dropped unseen."""
     if not others:
         return
-    named = ", ".join(str(p) for p in others[:N_NAMED])
-    more = f", and {len(others) - N_NAMED} more" if len(others) > N_NAMED else ""
     warnings.warn(
         f"{where}: {len(others)} file(s) are not read: not an image suffix "
-        f"({', '.join(IMAGE_SUFFIXES)}): {named}{more}",
+        f"({', '.join(IMAGE_SUFFIXES)}): {first_named(others)}",
         NotImageFilesWarning,
         stacklevel=3,
     )
@@ -184,11 +182,10 @@ def missing_files_text(
     names: np.ndarray, rows: np.ndarray, missing: np.ndarray, root: str | Path, metadata_path
 ) -> str:
     """'meta: k of n images listed there are missing under root; first missing: ...'."""
-    listed = ", ".join(f"{names[i]} at {row_text(rows[i])}" for i in missing[:N_NAMED])
-    more = f", and {len(missing) - N_NAMED} more" if len(missing) > N_NAMED else ""
+    listed = first_named(missing, lambda i: f"{names[i]} at {row_text(rows[i])}")
     return (
         f"{metadata_path}: {len(missing)} of {len(names)} images listed there are missing under "
-        f"{root}; first missing: {listed}{more}"
+        f"{root}; first missing: {listed}"
     )
 
 

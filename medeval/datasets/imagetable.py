@@ -21,11 +21,11 @@ import numpy as np
 import pandas as pd
 
 from medeval.datasets.base import (
-    N_NAMED,
     DataError,
     LabelledData,
     SkippedFile,
     check_labels_present,
+    first_named,
     group_ids,
     label_strings,
     read_table,
@@ -199,9 +199,7 @@ def _resolve(cells: pd.Series, index: _Index, root: Path) -> tuple[list[str], li
 
 def _missing_text(table: Path, root: Path, missing: list[SkippedFile], n: int) -> str:
     """'table: k of n images listed there cannot be found under root: row r (line l): x: why'."""
-    named = "; ".join(f"{row_text(m.row)}: {m.path}: {m.reason}" for m in missing[:N_NAMED])
-    more = f"; and {len(missing) - N_NAMED} more" if len(missing) > N_NAMED else ""
+    named = first_named(missing, lambda m: f"{row_text(m.row)}: {m.path}: {m.reason}", "; ")
     return (
-        f"{table}: {len(missing)} of {n} images listed there cannot be found under {root}: "
-        f"{named}{more}"
+        f"{table}: {len(missing)} of {n} images listed there cannot be found under {root}: {named}"
     )
