@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,7 @@ __all__ = [
     "DataError",
     "LabelledData",
     "SkippedFile",
+    "as_data_error",
     "bad_files_error",
     "bad_files_text",
     "data_root",
@@ -228,11 +230,19 @@ def read_table(path: str | Path, **csv_options) -> pd.DataFrame:
     ``csv_options``: :func:`pandas.read_csv` options of the loader (``dtype``, ``usecols``…)."""
     from medeval.io.tables import DATASET_SUFFIXES, read_frame
 
-    try:
+    with as_data_error():
         return read_frame(path, csv_suffixes=(*DATASET_SUFFIXES, ""), **csv_options)
+
+
+@contextmanager
+def as_data_error() -> Iterator[None]:
+    """An :class:`~medeval.errors.InputError` raised as the loaders' error type, with the same
+    message."""
+    try:
+        yield
     except DataError:
         raise
-    except InputError as err:  # the same message, as the loaders' error type
+    except InputError as err:
         raise DataError(str(err), column=err.column, row=err.row) from None
 
 

@@ -9,8 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from medeval.datasets.base import DataError, LabelledData, check_labels_present, label_strings
-from medeval.errors import InputError
+from medeval.datasets.base import (
+    DataError,
+    LabelledData,
+    as_data_error,
+    check_labels_present,
+    label_strings,
+)
 from medeval.io.tables import feature_matrix
 
 __all__ = ["dataset_names", "keel_names", "load_keel"]
@@ -120,8 +125,5 @@ def numeric_features(path: str | Path, frame: pd.DataFrame) -> tuple[np.ndarray,
     needs; missing stays NaN); a stray text cell in a column of numbers is a ``DataError``
     naming the file, column and row.
     """
-    try:
-        X = feature_matrix(path, frame, list(frame.columns))
-    except InputError as err:
-        raise DataError(str(err)) from err
-    return X, [str(c) for c in frame.columns]
+    with as_data_error():
+        return feature_matrix(path, frame, list(frame.columns)), [str(c) for c in frame.columns]

@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from medeval.datasets.base import (
-    DataError,
     LabelledData,
+    as_data_error,
     check_labels_present,
     group_ids,
     label_strings,
     require_columns,
 )
-from medeval.errors import InputError
-from medeval.io.tables import feature_matrix, read_frame
+from medeval.datasets.keel import numeric_features
+from medeval.io.tables import read_frame
 
 __all__ = ["load_table"]
 
@@ -48,20 +48,14 @@ def load_table(
             the file, the column and the first bad row.
     """
     path = Path(path)
-    try:
+    with as_data_error():
         frame = read_frame(path)
-    except InputError as err:  # the loaders' own error type, the same one-line message
-        raise DataError(str(err)) from err
     extra = [c for c in (group_column, id_column) if c is not None]
     require_columns(frame, [label_column, *extra, *(feature_columns or [])], path)
     check_labels_present(frame[label_column], path, label_column)
     if feature_columns is None:
         feature_columns = [c for c in frame.columns if c not in {label_column, *extra}]
-    try:  # the one rule of every tabular loader for numbers and categories
-        X = feature_matrix(path, frame, feature_columns)
-    except InputError as err:
-        raise DataError(str(err)) from err
-    names = [str(c) for c in feature_columns]
+    X, names = numeric_features(path, frame[feature_columns])
     return LabelledData(
         labels=label_strings(frame[label_column]),
         source="csv",
