@@ -181,21 +181,12 @@ class ImageCache:
             CacheFolderError: the store needs images and its folder cannot be written.
         """
         stats = [_stat(f) for f in files]
-        index = self._add(stats, workers=workers, progress=progress, desc=desc)
-        return CachedImages(self.folder, self.size, [_index_row(index, s) for s in stats])
+        index = self._add(stats, None, workers=workers, progress=progress, desc=desc)
+        return CachedImages(self.folder, self.size, [index[s.key][2:] for s in stats])
 
-    def _add(
-        self,
-        stats: list[_Stat],
-        *,
-        workers: int,
-        progress: bool,
-        desc: str | None,
-        failed: dict[str, str] | None = None,
-    ) -> dict[str, list]:
+    def _add(self, stats: list[_Stat], failed: dict[str, str] | None, **decode) -> dict:
         """Decode the files of ``stats`` the store lacks (under its lock) and return the index;
-        ``failed``: collect ``{resolved path: why}`` of the files that fail and go on, instead
-        of stopping at the first (:meth:`_write_shard`)."""
+        ``failed``: see :meth:`_build`; ``decode``: its options."""
         index = self.read_index()
         if self._stale(stats, index):
             self._make_folder()
@@ -205,13 +196,7 @@ class ImageCache:
                 index = self.read_index()  # another builder may have added them meanwhile
                 todo = self._stale(stats, index)
                 if todo:
-                    by_todo: dict[int, str] | None = None if failed is None else {}
-                    self._build(
-                        todo, index, workers=workers, progress=progress, desc=desc,
-                        failed=by_todo,
-                    )  # fmt: skip
-                    if failed is not None:
-                        failed.update({todo[p].key: why for p, why in by_todo.items()})
+                    self._build(todo, index, failed, **decode)
                     index = self.read_index()
         return index
 
@@ -228,10 +213,8 @@ class ImageCache:
         """
         stats = [_stat(f) if os.path.exists(f) else None for f in files]
         bad: dict[str, str] = {}
-        self._add(
-            [st for st in stats if st is not None], workers=workers, progress=progress,
-            desc=desc, failed=bad,
-        )  # fmt: skip
+        present = [st for st in stats if st is not None]
+        self._add(present, bad, workers=workers, progress=progress, desc=desc)
         return {
             i: "missing" if st is None else bad[st.key]
             for i, st in enumerate(stats)
@@ -267,14 +250,15 @@ class ImageCache:
         self,
         todo: list[_Stat],
         index: dict,
+        failed: dict[str, str] | None,
         *,
         workers: int,
         progress: bool,
         desc: str | None,
-        failed: dict[int, str] | None = None,
     ) -> None:
-        """Decode ``todo`` into one new shard, then publish shard and index (under the lock);
-        ``failed``: see :meth:`_write_shard`."""
+        """Decode ``todo`` into one new shard, then publish shard and index (under the lock).
+        The build stops at the first file that fails, unless ``failed`` (a dict) collects
+        every failure (resolved path → the error text) and the others are written."""
         name = f"shard-{uuid.uuid4().hex}.u8"
         tmp = self.folder / f".{name}.tmp"
         loader = DataLoader(
@@ -302,10 +286,8 @@ class ImageCache:
             raise DataError(f"image cache {self.folder}: {failure}")
 
     @staticmethod
-    def _write_shard(tmp: Path, name: str, todo: list[_Stat], loader, bar, failed=None):
-        """Images from ``loader`` appended to ``tmp``; stops at the first file that fails,
-        unless ``failed`` (a dict) collects every failure (its position in ``todo`` → the
-        error text) and the others are written.
+    def _write_shard(tmp: Path, name: str, todo: list[_Stat], loader, bar, failed):
+        """Images from ``loader`` appended to ``tmp`` (``failed``: see :meth:`_build`).
 
         Returns:
             The index entries written, and the error text of the failing file (or ``None``).
@@ -315,7 +297,7 @@ class ImageCache:
         with open(tmp, "wb") as out:
             for pos, image in loader:
                 if isinstance(image, str) and failed is not None:
-                    failed[pos] = image
+                    failed[todo[pos].key] = image
                     bar.update(1)
                     continue
                 if isinstance(image, str):
@@ -342,12 +324,6 @@ class ImageCache:
                 shard.unlink(missing_ok=True)
         for stale in self.folder.glob(".shard-*.tmp"):  # left by a builder that was killed
             stale.unlink(missing_ok=True)
-
-
-def _index_row(index: dict[str, list], stat: _Stat) -> tuple[str, int, int]:
-    """(shard, offset, channels) of one file in ``index``."""
-    _, _, shard, offset, channels = index[stat.key]
-    return shard, int(offset), int(channels)
 
 
 def data_images(
