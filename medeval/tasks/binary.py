@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -68,8 +68,6 @@ class BinaryTask:
     seed: int
     kept: bool
     reason: str
-    min_minority: int = 8
-    extra: dict = field(default_factory=dict)
     #: The user's task definition (``TaskSpec.to_dict()``, docs/method.md, "The user's own task");
     # ``None``: the paper's ladder.
     definition: dict | None = None
@@ -139,7 +137,6 @@ class BinaryTask:
             index=self.index[idx],
             y=self.y[idx],
             subconcept=self.subconcept[idx],
-            extra=dict(self.extra),
         )
 
     def describe(self) -> dict:
@@ -278,7 +275,6 @@ def make_binary_task(
         n_classes=n_classes,
         kept=kept,
         reason=reason,
-        min_minority=min_minority,
     )
 
 

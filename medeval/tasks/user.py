@@ -199,7 +199,6 @@ def make_user_task(
         n_classes=len(counts),
         kept=True,
         reason=_reason(spec, small, min_rows),
-        min_minority=min_rows,
         definition=spec.to_dict(),
     )
 
