@@ -34,7 +34,6 @@ __all__ = [
     "index_files",
     "is_hidden",
     "listed_images",
-    "missing_files_text",
     "warn_not_images",
 ]
 
@@ -154,7 +153,8 @@ def listed_images(
     :class:`LabelledData` fields of the N rows. When no image at all is found and
     ``require_images`` is False, the data are metadata only (``files`` hold the expected paths,
     ``root/name``, and ``meta["metadata_only"]`` is True); otherwise the missing and the
-    unreadable files are checked in one pass (:func:`check_listed_files`).
+    unreadable files are checked in one pass (:func:`check_listed_files`: ``verify``,
+    ``skip_unreadable``).
     """
     index = index_files(root, suffixes)
     names = np.asarray(names).astype(str)
@@ -170,22 +170,15 @@ def listed_images(
     return check_listed_files(
         data.subset(np.flatnonzero(found)),
         missing=[SkippedFile(str(paths[i]), int(rows[i]), "file not found") for i in missing],
-        missing_text=missing_files_text(names, rows, missing, root, metadata_path),
+        missing_text=(
+            f"{metadata_path}: {len(missing)} of {len(names)} images listed there are missing "
+            f"under {root}; first missing: "
+            + first_named(missing, lambda i: f"{names[i]} at {row_text(rows[i])}")
+        ),
         verify=verify,
         skip_unreadable=skip_unreadable,
         rows=rows[found],
         where=str(metadata_path),
-    )
-
-
-def missing_files_text(
-    names: np.ndarray, rows: np.ndarray, missing: np.ndarray, root: str | Path, metadata_path
-) -> str:
-    """'meta: k of n images listed there are missing under root; first missing: ...'."""
-    listed = first_named(missing, lambda i: f"{names[i]} at {row_text(rows[i])}")
-    return (
-        f"{metadata_path}: {len(missing)} of {len(names)} images listed there are missing under "
-        f"{root}; first missing: {listed}"
     )
 
 
@@ -202,9 +195,12 @@ def check_listed_files(
     """Check the present files of a metadata-listed set in one pass with its missing ones.
 
     ``data`` holds the present files (their metadata ``rows`` (N,)); ``missing`` the records of
-    absent ones and ``missing_text`` the message part naming them. With ``skip_unreadable``
-    both kinds are left out and recorded; otherwise one error names every missing and every
-    unreadable file.
+    absent ones and ``missing_text`` the message part naming them. ``verify``: check every
+    present image now (``True``: a header check, see
+    :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode), so that one error
+    names every missing and every unreadable file with its row; ``False``: an unreadable file
+    fails when first read, naming it. ``skip_unreadable``: leave out and record both kinds
+    instead (the headers are checked even without ``verify``).
     """
     level = verify_level(verify) or ("header" if skip_unreadable else None)
     bad = unreadable_files(data.files, rows=rows, level=level) if level else {}

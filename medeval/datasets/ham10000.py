@@ -47,13 +47,8 @@ def load_ham10000(
     Args:
         path: the metadata file or the folder holding it and the image folders.
         images: image folder when elsewhere (searched recursively for ``<image_id>.jpg``).
-        require_images: raise, listing the missing files, when pixels are absent.
-        verify: check every present image now (``True``: a header check, see
-            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode); one error
-            then names every missing and every unreadable file with its row. ``False``:
-            unreadable files fail when first read, naming the file.
-        skip_unreadable: leave out (and record) missing or unreadable images instead of
-            raising (checks the headers even with ``verify=False``).
+        require_images, verify, skip_unreadable: see
+            :func:`~medeval.datasets.files.listed_images`.
 
     Returns:
         ``LabelledData`` with ``files`` (N,), ``labels`` = dx, ``groups`` = lesion_id,

@@ -138,11 +138,8 @@ def load_image_table(
         image_column, label_column: the columns with the image and the multiclass label.
         group_column: patient / lesion id column (rows of a group stay in one split part; an
             empty cell is a group of its own); default none, every image its own group.
-        verify: check every image now (``True``: a header check, see
-            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode): one error then
-            names every missing, ambiguous and unreadable file with its row. ``False``:
-            unreadable files fail when first read (missing ones are named now all the same).
-        skip_unreadable: leave out (and record) missing or unreadable images instead.
+        verify, skip_unreadable: see :func:`~medeval.datasets.files.check_listed_files` (a
+            cell that names no single image file counts as missing).
         name: the data set's name (default: the folder's name, or the table's without suffix).
 
     Returns:

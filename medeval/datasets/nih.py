@@ -79,13 +79,8 @@ def load_nih(
         path: the metadata file, or the folder holding it (and, as distributed, the
             ``images_001/images/`` … folders or one flat image folder).
         images: folder with the images when elsewhere (default: the metadata's folder).
-        require_images: raise, listing the missing files, when pixels are absent.
-        verify: check every present image now (``True``: a header check, see
-            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode); one error
-            then names every missing and every unreadable file with its row. ``False``:
-            unreadable files fail when first read, naming the file.
-        skip_unreadable: leave out (and record) missing or unreadable images instead of
-            raising (checks the headers even with ``verify=False``).
+        require_images, verify, skip_unreadable: see
+            :func:`~medeval.datasets.files.listed_images`.
 
     Returns:
         ``LabelledData`` (N single-label images) with ``files`` (N,), ``groups`` = Patient ID
