@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -212,20 +213,28 @@ def read_dicom_header(path: str | Path) -> DicomHeader:
     Raises:
         DataError: naming the file when it is missing or not readable DICOM.
     """
+    ds, n_frames = _dcmread(
+        Path(path), "header", stop_before_pixels=True, specific_tags=["PatientID", "NumberOfFrames"]
+    )
+    return DicomHeader(str(ds.get("PatientID", "")).strip(), n_frames)
+
+
+def _dcmread(path: Path, what: str, **options) -> tuple[Any, int]:
+    """The DICOM data set of ``path`` and its number of frames; ``what`` (``"header"`` or
+    ``"pixels"``) is what the messages say could not be read."""
     import pydicom  # only DICOM users pay for importing pydicom
     from pydicom.errors import InvalidDicomError
 
-    path = Path(path)
     try:
-        ds = pydicom.dcmread(
-            path, stop_before_pixels=True, specific_tags=["PatientID", "NumberOfFrames"]
-        )
-        n_frames = int(ds.get("NumberOfFrames") or 1)
+        ds = pydicom.dcmread(path, **options)
     except FileNotFoundError as exc:
         raise DataError(f"{path}: DICOM file not found") from exc
     except (InvalidDicomError, *_HEADER_ERRORS) as exc:
-        raise DataError(f"{path}: cannot read DICOM header: {exc}") from exc
-    return DicomHeader(str(ds.get("PatientID", "")).strip(), n_frames)
+        raise DataError(f"{path}: cannot read DICOM {what}: {exc}") from exc
+    try:
+        return ds, int(ds.get("NumberOfFrames") or 1)
+    except _HEADER_ERRORS as exc:
+        raise DataError(f"{path}: cannot read DICOM {what}: bad NumberOfFrames: {exc}") from exc
 
 
 def dicom_frame(path: str | Path, n_frames: int, frame: int | None) -> int | None:
@@ -262,8 +271,8 @@ def read_dicom_image(path: str | Path, *, frame: int | None = None) -> np.ndarra
             ``frame``.
     """
     path = Path(path)
-    ds = _read_dataset(path)
-    raw = _decode(ds, path, frame)
+    ds, n_frames = _dcmread(path, "pixels")
+    raw = _decode(ds, path, dicom_frame(path, n_frames, frame))
     photometric = str(ds.get("PhotometricInterpretation", "")).strip()
     if photometric == "PALETTE COLOR":
         return _palette_to_rgb(raw, ds, path)
@@ -273,27 +282,11 @@ def read_dicom_image(path: str | Path, *, frame: int | None = None) -> np.ndarra
     return _grey(raw, ds, monochrome1=photometric == "MONOCHROME1")
 
 
-def _read_dataset(path: Path):
-    import pydicom
-    from pydicom.errors import InvalidDicomError
-
-    try:
-        return pydicom.dcmread(path)
-    except FileNotFoundError as exc:
-        raise DataError(f"{path}: DICOM file not found") from exc
-    except (InvalidDicomError, *_HEADER_ERRORS) as exc:
-        raise DataError(f"{path}: cannot read DICOM pixels: {exc}") from exc
-
-
-def _decode(ds, path: Path, frame: int | None) -> np.ndarray:
-    """The pixels of one frame, (H, W) or (H, W, 3); every decoder failure is a DataError."""
+def _decode(ds, path: Path, index: int | None) -> np.ndarray:
+    """The pixels of frame ``index`` (``None``: the one image), (H, W) or (H, W, 3); every
+    decoder failure is a DataError."""
     if "PixelData" not in ds and "FloatPixelData" not in ds and "DoubleFloatPixelData" not in ds:
         raise DataError(f"{path}: cannot read DICOM pixels: the file has no pixel data")
-    try:
-        n_frames = int(ds.get("NumberOfFrames") or 1)
-    except (ValueError, TypeError) as exc:
-        raise DataError(f"{path}: cannot read DICOM pixels: bad NumberOfFrames: {exc}") from exc
-    index = dicom_frame(path, n_frames, frame)
     meta = getattr(ds, "file_meta", None)
     syntax = meta.get("TransferSyntaxUID") if meta is not None else None
     try:
