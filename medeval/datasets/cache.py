@@ -369,7 +369,7 @@ def skip_undecodable(
         data.files, workers=workers, progress=progress, desc=f"decode {data.name} once"
     )
     bad = {i: SkippedFile.of(data.files[i], i, why) for i, why in failed.items()}
-    return without_unreadable(data, bad, skip_unreadable=True, where=f"{data.source}/{data.name}")
+    return without_unreadable(data, bad)
 
 
 class CachedImages:

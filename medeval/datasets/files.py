@@ -8,27 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
-from medeval.datasets.base import (
-    DataError,
-    LabelledData,
-    SkippedFile,
-    bad_files_text,
-    first_named,
-    row_text,
-)
-from medeval.datasets.pixels import (
-    IMAGE_SUFFIXES,
-    is_image_name,
-    unreadable_files,
-    verify_level,
-    without_unreadable,
-)
+from medeval.datasets.base import DataError, LabelledData, SkippedFile, first_named, row_text
+from medeval.datasets.pixels import IMAGE_SUFFIXES, is_image_name, verify_files
 from medeval.names import shown
 
 __all__ = [
     "IMAGE_SUFFIXES",
     "NotImageFilesWarning",
-    "check_listed_files",
     "check_one_row_per_image",
     "image_files_below",
     "index_files",
@@ -153,8 +139,8 @@ def listed_images(
     :class:`LabelledData` fields of the N rows. When no image at all is found and
     ``require_images`` is False, the data are metadata only (``files`` hold the expected paths,
     ``root/name``, and ``meta["metadata_only"]`` is True); otherwise the missing and the
-    unreadable files are checked in one pass (:func:`check_listed_files`: ``verify``,
-    ``skip_unreadable``).
+    unreadable files are checked in one pass (:func:`~medeval.datasets.pixels.verify_files`:
+    ``verify``, ``skip_unreadable``).
     """
     index = index_files(root, suffixes)
     names = np.asarray(names).astype(str)
@@ -167,7 +153,7 @@ def listed_images(
     if metadata_only:
         return data
     missing = np.flatnonzero(~found)
-    return check_listed_files(
+    return verify_files(
         data.subset(np.flatnonzero(found)),
         missing=[SkippedFile(str(paths[i]), int(rows[i]), "file not found") for i in missing],
         missing_text=(
@@ -180,36 +166,3 @@ def listed_images(
         rows=rows[found],
         where=str(metadata_path),
     )
-
-
-def check_listed_files(
-    data: LabelledData,
-    *,
-    missing: list[SkippedFile],
-    missing_text: str,
-    verify: bool | str,
-    skip_unreadable: bool,
-    rows: np.ndarray,
-    where: str,
-) -> LabelledData:
-    """Check the present files of a metadata-listed set in one pass with its missing ones.
-
-    ``data`` holds the present files (their metadata ``rows`` (N,)); ``missing`` the records of
-    absent ones and ``missing_text`` the message part naming them. ``verify``: check every
-    present image now (``True``: a header check, see
-    :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode), so that one error
-    names every missing and every unreadable file with its row; ``False``: an unreadable file
-    fails when first read, naming it. ``skip_unreadable``: leave out and record both kinds
-    instead (the headers are checked even without ``verify``).
-    """
-    level = verify_level(verify) or ("header" if skip_unreadable else None)
-    bad = unreadable_files(data.files, rows=rows, level=level) if level else {}
-    if skip_unreadable or not (missing or bad):
-        data.skipped = [*data.skipped, *missing]
-        return without_unreadable(data, bad, skip_unreadable=True, where=where)
-    unreadable = bad_files_text([bad[p] for p in sorted(bad)], len(data) + len(missing))
-    if not missing:
-        text = f"{where}: {unreadable}"
-    else:
-        text = missing_text + (f"; besides, {unreadable}" if bad else "")
-    raise DataError(f"{text} (fix or remove them, or leave them out with --skip-unreadable)")

@@ -18,7 +18,7 @@ import numpy as np
 
 from medeval.datasets.base import EMPTY_CLASS_FOLDERS, DataError, LabelledData
 from medeval.datasets.files import image_files_below, is_hidden, warn_not_images
-from medeval.datasets.pixels import verify_files, verify_level
+from medeval.datasets.pixels import verify_files
 
 __all__ = ["load_image_folder"]
 
@@ -110,7 +110,4 @@ def load_image_folder(
             **({EMPTY_CLASS_FOLDERS: sorted(set(empty))} if empty else {}),
         },
     )
-    level = verify_level(verify) or ("header" if skip_unreadable else None)
-    if level is not None:
-        data = verify_files(data, skip_unreadable=skip_unreadable, level=level, where=str(root))
-    return data
+    return verify_files(data, verify=verify, skip_unreadable=skip_unreadable, where=str(root))

@@ -32,8 +32,8 @@ from medeval.datasets.base import (
     require_columns,
     row_text,
 )
-from medeval.datasets.files import check_listed_files, check_one_row_per_image, is_hidden
-from medeval.datasets.pixels import IMAGE_SUFFIXES, is_image_name
+from medeval.datasets.files import check_one_row_per_image, is_hidden
+from medeval.datasets.pixels import IMAGE_SUFFIXES, is_image_name, verify_files
 from medeval.names import lookalike, visible_key
 
 __all__ = ["find_table", "load_image_table"]
@@ -138,7 +138,7 @@ def load_image_table(
         image_column, label_column: the columns with the image and the multiclass label.
         group_column: patient / lesion id column (rows of a group stay in one split part; an
             empty cell is a group of its own); default none, every image its own group.
-        verify, skip_unreadable: see :func:`~medeval.datasets.files.check_listed_files` (a
+        verify, skip_unreadable: see :func:`~medeval.datasets.pixels.verify_files` (a
             cell that names no single image file counts as missing).
         name: the data set's name (default: the folder's name, or the table's without suffix).
 
@@ -171,7 +171,7 @@ def load_image_table(
         ids=cells.to_numpy(dtype=str)[keep],
         meta={"path": str(table_path), "images": str(root), "group_column": group_column},
     )
-    return check_listed_files(
+    return verify_files(
         data,
         missing=missing,
         missing_text=_missing_text(table_path, root, missing, len(frame)),

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from medeval.datasets.base import DataError, LabelledData, SkippedFile, bad_files_error
+from medeval.datasets.base import DataError, LabelledData, SkippedFile, bad_files_text
 
 __all__ = [
     "DICOM_SUFFIXES",
@@ -396,23 +396,10 @@ def unreadable_files(
     return bad
 
 
-def without_unreadable(
-    data: LabelledData,
-    bad: dict[int, SkippedFile],
-    *,
-    skip_unreadable: bool,
-    where: str,
-) -> LabelledData:
-    """``data`` less the rows in ``bad`` (position → record), recorded in ``skipped``.
-
-    Raises:
-        DataError: without ``skip_unreadable``, one error naming every bad file (up to a cap,
-            then a count) and why, so that a whole export is fixed in one pass.
-    """
+def without_unreadable(data: LabelledData, bad: dict[int, SkippedFile]) -> LabelledData:
+    """``data`` less the rows in ``bad`` (position → record), recorded in ``skipped``."""
     if not bad:
         return data
-    if not skip_unreadable:
-        raise bad_files_error(where, [bad[p] for p in sorted(bad)], len(data))
     out = data.subset(np.setdiff1d(np.arange(len(data)), np.fromiter(bad, dtype=np.intp)))
     out.skipped = [*data.skipped, *(bad[p] for p in sorted(bad))]
     return out
@@ -422,17 +409,31 @@ def verify_files(
     data: LabelledData,
     *,
     skip_unreadable: bool,
+    verify: bool | str = True,
     rows: np.ndarray | None = None,
-    frame: int | None = None,
-    level: str = "header",
     where: str | None = None,
+    missing: Sequence[SkippedFile] = (),
+    missing_text: str = "",
 ) -> LabelledData:
-    """Check every file of ``data`` once; raise naming every bad file, or skip and record them.
+    """Check every file of ``data`` in one pass, with the records of listed files that are
+    absent (``missing``; ``missing_text``: the message part naming them).
 
-    ``rows`` (N,) are the rows named in messages (e.g. metadata rows; default 0..N-1);
-    ``frame`` is the frame read from multi-frame DICOM files; ``level``: see
-    :data:`VERIFY_LEVELS`; ``where`` starts the message (default ``source/name``).
+    ``verify``: check every image now (``True``: a header check, see :data:`VERIFY_LEVELS`;
+    ``"full"``: decode), so that one error names every missing and every unreadable file with
+    its row; ``False``: an unreadable file fails when first read, naming it.
+    ``skip_unreadable``: leave out and record both kinds instead (the headers are checked even
+    without ``verify``). ``rows`` (N,): the rows named in messages (e.g. metadata rows; default
+    0..N-1); ``where`` starts the message (default ``source/name``).
     """
-    bad = unreadable_files(data.files, rows=rows, level=level, frame=frame)
     where = where or f"{data.source}/{data.name}"
-    return without_unreadable(data, bad, skip_unreadable=skip_unreadable, where=where)
+    level = verify_level(verify) or ("header" if skip_unreadable else None)
+    bad = unreadable_files(data.files, rows=rows, level=level) if level else {}
+    if skip_unreadable or not (missing or bad):
+        data.skipped = [*data.skipped, *missing]
+        return without_unreadable(data, bad)
+    unreadable = bad_files_text([bad[p] for p in sorted(bad)], len(data) + len(missing))
+    if not missing:
+        text = f"{where}: {unreadable}"
+    else:
+        text = missing_text + (f"; besides, {unreadable}" if bad else "")
+    raise DataError(f"{text} (fix or remove them, or leave them out with --skip-unreadable)")
