@@ -43,9 +43,9 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 from torchvision import transforms
 
-from medeval.datasets.base import DataError, LabelledData
+from medeval.datasets.base import DataError, LabelledData, SkippedFile
 from medeval.datasets.images import pixel_table, to_tensor
-from medeval.datasets.pixels import FRAME_KEY, read_image_array
+from medeval.datasets.pixels import FRAME_KEY, read_image_array, without_unreadable
 from medeval.errors import UserError
 from medeval.io import atomic
 from medeval.progress import progress as progress_bar
@@ -200,27 +200,6 @@ class ImageCache:
                     index = self.read_index()
         return index
 
-    def undecodable(
-        self, files, *, workers: int = 0, progress: bool = True, desc: str | None = None
-    ) -> dict[int, str]:
-        """Decode into the store every file of ``files`` it lacks, past the ones that fail:
-        ``{position in files: why}`` of those (files it holds already are not read again).
-        What ``skip_unreadable`` needs of image files that pass the header check but cannot
-        be decoded (:func:`skip_undecodable`).
-
-        Raises:
-            CacheFolderError: the store needs images and its folder cannot be written.
-        """
-        stats = [_stat(f) if os.path.exists(f) else None for f in files]
-        bad: dict[str, str] = {}
-        present = [st for st in stats if st is not None]
-        self._add(present, bad, workers=workers, progress=progress, desc=desc)
-        return {
-            i: "missing" if st is None else bad[st.key]
-            for i, st in enumerate(stats)
-            if st is None or st.key in bad
-        }
-
     @staticmethod
     def _stale(stats: list[_Stat], index: dict[str, list]) -> list[_Stat]:
         """Distinct files absent from ``index`` or changed since (size or mtime)."""
@@ -358,17 +337,24 @@ def skip_undecodable(
     """``data`` less the image files that cannot be decoded, recorded in ``data.skipped``
     (``skip_unreadable``: the loaders' header check lets through a file whose pixel data are
     broken; decoding it is the store's first pass, so it is done once here, over every file of
-    the data set, before the task is made from the rest)."""
-    from medeval.datasets.base import SkippedFile
-    from medeval.datasets.pixels import without_unreadable
+    the data set, past the ones that fail, before the task is made from the rest; files the
+    store holds already are not read again).
 
+    Raises:
+        CacheFolderError: the store needs images and its folder cannot be written.
+    """
     if data.files is None:
         return data
     store = ImageCache(cache_dir, size=size, frame=data.meta.get(FRAME_KEY))
-    failed = store.undecodable(
-        data.files, workers=workers, progress=progress, desc=f"decode {data.name} once"
-    )
-    bad = {i: SkippedFile.of(data.files[i], i, why) for i, why in failed.items()}
+    stats = {i: _stat(f) for i, f in enumerate(data.files) if os.path.exists(f)}
+    failed: dict[str, str] = {}
+    desc = f"decode {data.name} once"
+    store._add(list(stats.values()), failed, workers=workers, progress=progress, desc=desc)
+    bad = {
+        i: SkippedFile.of(f, i, failed[stats[i].key] if i in stats else "missing")
+        for i, f in enumerate(data.files)
+        if i not in stats or stats[i].key in failed
+    }
     return without_unreadable(data, bad)
 
 
