@@ -72,14 +72,6 @@ def _check_headers(files: np.ndarray, frame: int | None, bad: dict[int, SkippedF
     return ids
 
 
-def _groups(table: pd.DataFrame, patient_column: str | None, tags: np.ndarray) -> np.ndarray:
-    """(N,) patient ids from the CSV column, else from the tags; ``""`` for a file without
-    one (:func:`~medeval.datasets.base.group_ids`: a group of its own)."""
-    if patient_column is not None and patient_column in table.columns:
-        return group_ids(table[patient_column])
-    return group_ids(pd.Series(tags, dtype=object))
-
-
 def load_dicom(
     path: str | Path,
     *,
@@ -147,7 +139,7 @@ def load_dicom(
         source="dicom",
         name=name or folder.name,
         files=files[keep],
-        groups=_groups(table, patient_column, tags)[keep],
+        groups=group_ids(pd.Series(tags, dtype=object) if need_tags else table[by])[keep],
         ids=table[file_column].str.strip().to_numpy(dtype=str)[keep],
         skipped=[bad[r] for r in sorted(bad)],
         meta={"path": str(folder), "csv": str(csv_path), FRAME_KEY: frame, "group_column": by},
