@@ -194,16 +194,13 @@ def embed_images(
             num_workers=workers,
             pin_memory=device.type == "cuda",
         )
-        rows = iter(todo)
         batches = _run_backbone(
             net.to(device).eval(), loader, device, desc=f"embed {model}", progress=progress
         )
-        for batch in batches:
-            for vector in batch:
-                row = int(next(rows))
-                found[row] = vector
-                if store is not None:
-                    store.put(keys[row], vector)
+        for row, vector in zip(todo.tolist(), (v for b in batches for v in b), strict=True):
+            found[row] = vector
+            if store is not None:
+                store.put(keys[row], vector)
     out = np.stack([found[i] for i in range(len(keys))]).astype(np.float32)
     info = {
         "model": model,

@@ -55,7 +55,8 @@ class BinaryTask:
         kept: whether the task passes docs/method.md, "Binary tasks from multiclass data", step 4;
             ``reason`` says why (not). The user's own task (``definition``,
             :mod:`medeval.tasks.user`) is always kept.
-        definition: the user's task (positive, negative, drop, downsample), or ``None``.
+        definition: the user's task (``TaskSpec.to_dict()``: positive, negative, drop,
+            downsample), or ``None`` (the paper's ladder).
     """
 
     data: LabelledData
@@ -68,8 +69,6 @@ class BinaryTask:
     seed: int
     kept: bool
     reason: str
-    #: The user's task definition (``TaskSpec.to_dict()``, docs/method.md, "The user's own task");
-    # ``None``: the paper's ladder.
     definition: dict | None = None
 
     def __len__(self) -> int:
