@@ -31,6 +31,7 @@ silent fallback to decoding every epoch, which would only show as a slow run.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -381,11 +382,9 @@ class CachedImages:
     def take(self, rows: np.ndarray) -> CachedImages:
         """The reader of rows ``rows`` (e.g. one split's part), sharing this one's store."""
         rows = np.asarray(rows, dtype=np.intp)
-        out = object.__new__(CachedImages)
-        out.folder, out.size, out.shards = self.folder, self.size, self.shards
-        out.shard, out.offset = self.shard[rows], self.offset[rows]
-        out.channels = self.channels[rows]
-        out._maps, out._pid = {}, os.getpid()
+        out = copy.copy(self)  # with maps of its own (__getstate__)
+        for name in ("shard", "offset", "channels"):
+            setattr(out, name, getattr(self, name)[rows])
         return out
 
     def __getstate__(self) -> dict:
