@@ -38,14 +38,12 @@ def load_table(
         id_column: optional row identifier column.
 
     Returns:
-        ``LabelledData`` with ``X`` (N, F) by :func:`medeval.io.tables.feature_matrix`:
-        numeric columns as numbers, text-only columns as category codes.
+        ``LabelledData`` with ``X`` (N, F) (:func:`~medeval.datasets.keel.numeric_features`).
 
     Raises:
         DataError: an unreadable file, a duplicated or padded column name, a missing column,
-            a cell that is not a number in a column of numbers, a number written with a
-            decimal comma or thousands separator, or a timestamp column; the message names
-            the file, the column and the first bad row.
+            or a feature column :func:`medeval.io.tables.feature_matrix` refuses; the message
+            names the file, the column and the first bad row.
     """
     path = Path(path)
     with as_data_error():
