@@ -32,7 +32,7 @@ from medeval.datasets.base import (
     require_columns,
     row_text,
 )
-from medeval.datasets.files import check_one_row_per_image, is_hidden
+from medeval.datasets.files import check_one_row_per_image, image_files_below
 from medeval.datasets.pixels import IMAGE_SUFFIXES, is_image_name, verify_files
 from medeval.names import lookalike, visible_key
 
@@ -73,16 +73,11 @@ class _Index:
         self._visible: dict[str, str] | None = None
         self.by_path: dict[str, list[str]] = {}
         self.by_name: dict[str, list[str]] = {}
-        for top, dirs, names in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if not is_hidden(d))
-            for name in sorted(names):
-                if is_hidden(name) or not is_image_name(name):
-                    continue
-                full = os.path.join(top, name)
-                rel = PurePosixPath(Path(full).relative_to(root)).as_posix()
-                for key, table in ((rel, self.by_path), (name, self.by_name)):
-                    table.setdefault(key, []).append(full)
-                    table.setdefault(_stem(key), []).append(full)
+        for path in image_files_below(root)[0]:
+            rel, full = path.relative_to(root).as_posix(), str(path)
+            for key, table in ((rel, self.by_path), (path.name, self.by_name)):
+                table.setdefault(key, []).append(full)
+                table.setdefault(_stem(key), []).append(full)
 
     def find(self, value: str) -> tuple[str | None, str]:
         """The file of one image cell and, when none or several fit, why."""
