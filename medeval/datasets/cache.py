@@ -276,18 +276,17 @@ class ImageCache:
         failure, offset = None, 0
         with open(tmp, "wb") as out:
             for pos, image in loader:
-                if isinstance(image, str) and failed is not None:
-                    failed[todo[pos].key] = image
-                    bar.update(1)
-                    continue
-                if isinstance(image, str):
+                s = todo[pos]
+                if isinstance(image, str) and failed is None:
                     failure = image  # what was decoded before it is still published
                     break
-                out.write(image.tobytes())
-                s = todo[pos]
-                channels = 1 if image.ndim == 2 else image.shape[2]
-                added[s.key] = [s.size, s.mtime_ns, name, offset, channels]
-                offset += image.nbytes
+                if isinstance(image, str):
+                    failed[s.key] = image
+                else:
+                    out.write(image.tobytes())
+                    channels = 1 if image.ndim == 2 else image.shape[2]
+                    added[s.key] = [s.size, s.mtime_ns, name, offset, channels]
+                    offset += image.nbytes
                 bar.update(1)
             out.flush()
             os.fsync(out.fileno())
