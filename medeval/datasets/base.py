@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,9 +20,11 @@ __all__ = [
     "DataError",
     "LabelledData",
     "SkippedFile",
+    "as_data_error",
     "bad_files_error",
     "bad_files_text",
     "data_root",
+    "first_named",
     "load_notes",
     "read_table",
 ]
@@ -73,18 +77,29 @@ class SkippedFile:
     row: int | None
     reason: str
 
+    @classmethod
+    def of(cls, file: object, row: int, error: object) -> SkippedFile:
+        """The record of ``file``: the reason ``error`` gives, less the file it starts with."""
+        return cls(str(file), int(row), str(error).removeprefix(f"{file}: "))
+
+
+def first_named(items: Sequence, text: Callable = str, sep: str = ", ") -> str:
+    """The first :data:`N_NAMED` of ``items`` as ``text`` words them, then 'and k more', so
+    that a whole export is fixed in one pass."""
+    named = [text(item) for item in items[:N_NAMED]]
+    more = [f"and {len(items) - N_NAMED} more"] if len(items) > N_NAMED else []
+    return sep.join(named + more)
+
 
 def bad_files_text(bad: list[SkippedFile], n_files: int | None = None) -> str:
-    """'k of n image files cannot be used: row r: path: why; ...': every bad file (the first
-    :data:`N_NAMED`, then a count), so that a whole export is fixed in one pass (without
-    ``n_files``: 'k image files …')."""
-    named = "; ".join(
-        f"{'' if s.row is None else f'row {s.row}: '}{s.path}: {s.reason}" for s in bad[:N_NAMED]
+    """'k of n image files cannot be used: row r: path: why; ...' (without ``n_files``: 'k
+    image files …')."""
+    named = first_named(
+        bad, lambda s: f"{'' if s.row is None else f'row {s.row}: '}{s.path}: {s.reason}", "; "
     )
-    more = f"; and {len(bad) - N_NAMED} more" if len(bad) > N_NAMED else ""
     if n_files is None:
-        return f"{len(bad)} image file{'s' * (len(bad) != 1)} cannot be used: {named}{more}"
-    return f"{len(bad)} of {n_files} image files cannot be used: {named}{more}"
+        return f"{len(bad)} image file{'s' * (len(bad) != 1)} cannot be used: {named}"
+    return f"{len(bad)} of {n_files} image files cannot be used: {named}"
 
 
 #: ``LabelledData.meta`` key: class folders that hold no image (not classes of the data set).
@@ -100,10 +115,9 @@ def load_notes(data: LabelledData, listed_in: str) -> list[str]:
         notes.append(f"left out ({listed_in} lists them): {bad_files_text(data.skipped)}")
     empty = data.meta.get(EMPTY_CLASS_FOLDERS)
     if empty:
-        named = ", ".join(empty[:N_NAMED]) + (
-            f", and {len(empty) - N_NAMED} more" * (len(empty) > N_NAMED)
+        notes.append(
+            f"class folder(s) without any image, so not classes here: {first_named(empty)}"
         )
-        notes.append(f"class folder(s) without any image, so not classes here: {named}")
     return notes
 
 
@@ -216,11 +230,19 @@ def read_table(path: str | Path, **csv_options) -> pd.DataFrame:
     ``csv_options``: :func:`pandas.read_csv` options of the loader (``dtype``, ``usecols``…)."""
     from medeval.io.tables import DATASET_SUFFIXES, read_frame
 
-    try:
+    with as_data_error():
         return read_frame(path, csv_suffixes=(*DATASET_SUFFIXES, ""), **csv_options)
+
+
+@contextmanager
+def as_data_error() -> Iterator[None]:
+    """An :class:`~medeval.errors.InputError` raised as the loaders' error type, with the same
+    message."""
+    try:
+        yield
     except DataError:
         raise
-    except InputError as err:  # the same message, as the loaders' error type
+    except InputError as err:
         raise DataError(str(err), column=err.column, row=err.row) from None
 
 

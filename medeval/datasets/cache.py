@@ -31,6 +31,7 @@ silent fallback to decoding every epoch, which would only show as a slow run.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -43,9 +44,9 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 from torchvision import transforms
 
-from medeval.datasets.base import DataError, LabelledData
+from medeval.datasets.base import DataError, LabelledData, SkippedFile
 from medeval.datasets.images import pixel_table, to_tensor
-from medeval.datasets.pixels import FRAME_KEY, read_image_array
+from medeval.datasets.pixels import FRAME_KEY, read_image_array, without_unreadable
 from medeval.errors import UserError
 from medeval.io import atomic
 from medeval.progress import progress as progress_bar
@@ -181,21 +182,12 @@ class ImageCache:
             CacheFolderError: the store needs images and its folder cannot be written.
         """
         stats = [_stat(f) for f in files]
-        index = self._add(stats, workers=workers, progress=progress, desc=desc)
-        return CachedImages(self.folder, self.size, [_index_row(index, s) for s in stats])
+        index = self._add(stats, None, workers=workers, progress=progress, desc=desc)
+        return CachedImages(self.folder, self.size, [index[s.key][2:] for s in stats])
 
-    def _add(
-        self,
-        stats: list[_Stat],
-        *,
-        workers: int,
-        progress: bool,
-        desc: str | None,
-        failed: dict[str, str] | None = None,
-    ) -> dict[str, list]:
+    def _add(self, stats: list[_Stat], failed: dict[str, str] | None, **decode) -> dict:
         """Decode the files of ``stats`` the store lacks (under its lock) and return the index;
-        ``failed``: collect ``{resolved path: why}`` of the files that fail and go on, instead
-        of stopping at the first (:meth:`_write_shard`)."""
+        ``failed``: see :meth:`_build`; ``decode``: its options."""
         index = self.read_index()
         if self._stale(stats, index):
             self._make_folder()
@@ -205,38 +197,9 @@ class ImageCache:
                 index = self.read_index()  # another builder may have added them meanwhile
                 todo = self._stale(stats, index)
                 if todo:
-                    by_todo: dict[int, str] | None = None if failed is None else {}
-                    self._build(
-                        todo, index, workers=workers, progress=progress, desc=desc,
-                        failed=by_todo,
-                    )  # fmt: skip
-                    if failed is not None:
-                        failed.update({todo[p].key: why for p, why in by_todo.items()})
+                    self._build(todo, index, failed, **decode)
                     index = self.read_index()
         return index
-
-    def undecodable(
-        self, files, *, workers: int = 0, progress: bool = True, desc: str | None = None
-    ) -> dict[int, str]:
-        """Decode into the store every file of ``files`` it lacks, past the ones that fail:
-        ``{position in files: why}`` of those (files it holds already are not read again).
-        What ``skip_unreadable`` needs of image files that pass the header check but cannot
-        be decoded (:func:`skip_undecodable`).
-
-        Raises:
-            CacheFolderError: the store needs images and its folder cannot be written.
-        """
-        stats = [_stat(f) if os.path.exists(f) else None for f in files]
-        bad: dict[str, str] = {}
-        self._add(
-            [st for st in stats if st is not None], workers=workers, progress=progress,
-            desc=desc, failed=bad,
-        )  # fmt: skip
-        return {
-            i: "missing" if st is None else bad[st.key]
-            for i, st in enumerate(stats)
-            if st is None or st.key in bad
-        }
 
     @staticmethod
     def _stale(stats: list[_Stat], index: dict[str, list]) -> list[_Stat]:
@@ -267,14 +230,15 @@ class ImageCache:
         self,
         todo: list[_Stat],
         index: dict,
+        failed: dict[str, str] | None,
         *,
         workers: int,
         progress: bool,
         desc: str | None,
-        failed: dict[int, str] | None = None,
     ) -> None:
-        """Decode ``todo`` into one new shard, then publish shard and index (under the lock);
-        ``failed``: see :meth:`_write_shard`."""
+        """Decode ``todo`` into one new shard, then publish shard and index (under the lock).
+        The build stops at the first file that fails, unless ``failed`` (a dict) collects
+        every failure (resolved path → the error text) and the others are written."""
         name = f"shard-{uuid.uuid4().hex}.u8"
         tmp = self.folder / f".{name}.tmp"
         loader = DataLoader(
@@ -302,10 +266,8 @@ class ImageCache:
             raise DataError(f"image cache {self.folder}: {failure}")
 
     @staticmethod
-    def _write_shard(tmp: Path, name: str, todo: list[_Stat], loader, bar, failed=None):
-        """Images from ``loader`` appended to ``tmp``; stops at the first file that fails,
-        unless ``failed`` (a dict) collects every failure (its position in ``todo`` → the
-        error text) and the others are written.
+    def _write_shard(tmp: Path, name: str, todo: list[_Stat], loader, bar, failed):
+        """Images from ``loader`` appended to ``tmp`` (``failed``: see :meth:`_build`).
 
         Returns:
             The index entries written, and the error text of the failing file (or ``None``).
@@ -314,18 +276,17 @@ class ImageCache:
         failure, offset = None, 0
         with open(tmp, "wb") as out:
             for pos, image in loader:
-                if isinstance(image, str) and failed is not None:
-                    failed[pos] = image
-                    bar.update(1)
-                    continue
-                if isinstance(image, str):
+                s = todo[pos]
+                if isinstance(image, str) and failed is None:
                     failure = image  # what was decoded before it is still published
                     break
-                out.write(image.tobytes())
-                s = todo[pos]
-                channels = 1 if image.ndim == 2 else image.shape[2]
-                added[s.key] = [s.size, s.mtime_ns, name, offset, channels]
-                offset += image.nbytes
+                if isinstance(image, str):
+                    failed[s.key] = image
+                else:
+                    out.write(image.tobytes())
+                    channels = 1 if image.ndim == 2 else image.shape[2]
+                    added[s.key] = [s.size, s.mtime_ns, name, offset, channels]
+                    offset += image.nbytes
                 bar.update(1)
             out.flush()
             os.fsync(out.fileno())
@@ -342,12 +303,6 @@ class ImageCache:
                 shard.unlink(missing_ok=True)
         for stale in self.folder.glob(".shard-*.tmp"):  # left by a builder that was killed
             stale.unlink(missing_ok=True)
-
-
-def _index_row(index: dict[str, list], stat: _Stat) -> tuple[str, int, int]:
-    """(shard, offset, channels) of one file in ``index``."""
-    _, _, shard, offset, channels = index[stat.key]
-    return shard, int(offset), int(channels)
 
 
 def data_images(
@@ -382,25 +337,25 @@ def skip_undecodable(
     """``data`` less the image files that cannot be decoded, recorded in ``data.skipped``
     (``skip_unreadable``: the loaders' header check lets through a file whose pixel data are
     broken; decoding it is the store's first pass, so it is done once here, over every file of
-    the data set, before the task is made from the rest)."""
-    from medeval.datasets.base import SkippedFile
-    from medeval.datasets.pixels import without_unreadable
+    the data set, past the ones that fail, before the task is made from the rest; files the
+    store holds already are not read again).
 
+    Raises:
+        CacheFolderError: the store needs images and its folder cannot be written.
+    """
     if data.files is None:
         return data
     store = ImageCache(cache_dir, size=size, frame=data.meta.get(FRAME_KEY))
-    failed = store.undecodable(
-        data.files, workers=workers, progress=progress, desc=f"decode {data.name} once"
-    )
+    stats = {i: _stat(f) for i, f in enumerate(data.files) if os.path.exists(f)}
+    failed: dict[str, str] = {}
+    desc = f"decode {data.name} once"
+    store._add(list(stats.values()), failed, workers=workers, progress=progress, desc=desc)
     bad = {
-        i: SkippedFile(str(data.files[i]), i, _why(why, data.files[i])) for i, why in failed.items()
+        i: SkippedFile.of(f, i, failed[stats[i].key] if i in stats else "missing")
+        for i, f in enumerate(data.files)
+        if i not in stats or stats[i].key in failed
     }
-    return without_unreadable(data, bad, skip_unreadable=True, where=f"{data.source}/{data.name}")
-
-
-def _why(message: str, file: str) -> str:
-    """The reason alone, without the file (and row) the decode error names."""
-    return message.split(f"{file}: ", 1)[-1]
+    return without_unreadable(data, bad)
 
 
 class CachedImages:
@@ -426,11 +381,9 @@ class CachedImages:
     def take(self, rows: np.ndarray) -> CachedImages:
         """The reader of rows ``rows`` (e.g. one split's part), sharing this one's store."""
         rows = np.asarray(rows, dtype=np.intp)
-        out = object.__new__(CachedImages)
-        out.folder, out.size, out.shards = self.folder, self.size, self.shards
-        out.shard, out.offset = self.shard[rows], self.offset[rows]
-        out.channels = self.channels[rows]
-        out._maps, out._pid = {}, os.getpid()
+        out = copy.copy(self)  # with maps of its own (__getstate__)
+        for name in ("shard", "offset", "channels"):
+            setattr(out, name, getattr(self, name)[rows])
         return out
 
     def __getstate__(self) -> dict:

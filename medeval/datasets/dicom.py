@@ -25,10 +25,10 @@ from medeval.datasets.base import (
 from medeval.datasets.files import check_one_row_per_image
 from medeval.datasets.pixels import (
     FRAME_KEY,
-    check_image,
     dicom_frame,
     read_dicom_header,
     read_dicom_image,
+    unreadable_files,
     verify_level,
 )
 
@@ -66,34 +66,10 @@ def _check_headers(files: np.ndarray, frame: int | None, bad: dict[int, SkippedF
             header = read_dicom_header(file)
             dicom_frame(file, header.n_frames, frame)
         except DataError as exc:
-            bad[row] = _record(file, row, exc)
+            bad[row] = SkippedFile.of(file, row, exc)
             continue
         ids[row] = header.patient_id
     return ids
-
-
-def _record(file: str, row: int, exc: DataError) -> SkippedFile:
-    message, prefix = str(exc), f"{file}: "
-    return SkippedFile(str(file), row, message.removeprefix(prefix))
-
-
-def _check_pixels(files: np.ndarray, frame: int | None, bad: dict[int, SkippedFile]) -> None:
-    """Decode every file not yet in ``bad``; failures go into ``bad`` by row."""
-    for row, file in enumerate(files):
-        if row in bad:
-            continue
-        try:
-            check_image(file, level="full", frame=frame)
-        except DataError as exc:
-            bad[row] = _record(file, row, exc)
-
-
-def _groups(table: pd.DataFrame, patient_column: str | None, tags: np.ndarray) -> np.ndarray:
-    """(N,) patient ids from the CSV column, else from the tags; ``""`` for a file without
-    one (:func:`~medeval.datasets.base.group_ids`: a group of its own)."""
-    if patient_column is not None and patient_column in table.columns:
-        return group_ids(table[patient_column])
-    return group_ids(pd.Series(tags, dtype=object))
 
 
 def load_dicom(
@@ -149,7 +125,11 @@ def load_dicom(
     if need_tags or level != "full":  # headers are cheap: the frame rule holds without verify
         tags = _check_headers(files, frame, bad)
     if level == "full":
-        _check_pixels(files, frame, bad)
+        ok = np.setdiff1d(np.arange(len(files)), np.fromiter(bad, dtype=np.intp))
+        bad |= {
+            int(ok[p]): s
+            for p, s in unreadable_files(files[ok], rows=ok, level="full", frame=frame).items()
+        }
     if bad and not skip_unreadable:
         raise bad_files_error(str(csv_path), [bad[r] for r in sorted(bad)], len(files))
     keep = np.setdiff1d(np.arange(len(table)), np.asarray(sorted(bad), dtype=np.intp))
@@ -159,7 +139,7 @@ def load_dicom(
         source="dicom",
         name=name or folder.name,
         files=files[keep],
-        groups=_groups(table, patient_column, tags)[keep],
+        groups=group_ids(pd.Series(tags, dtype=object) if need_tags else table[by])[keep],
         ids=table[file_column].str.strip().to_numpy(dtype=str)[keep],
         skipped=[bad[r] for r in sorted(bad)],
         meta={"path": str(folder), "csv": str(csv_path), FRAME_KEY: frame, "group_column": by},

@@ -8,33 +8,18 @@ from pathlib import Path
 
 import numpy as np
 
-from medeval.datasets.base import (
-    N_NAMED,
-    DataError,
-    LabelledData,
-    SkippedFile,
-    bad_files_text,
-    row_text,
-)
-from medeval.datasets.pixels import (
-    IMAGE_SUFFIXES,
-    is_image_name,
-    unreadable_files,
-    verify_level,
-    without_unreadable,
-)
+from medeval.datasets.base import DataError, LabelledData, SkippedFile, first_named, row_text
+from medeval.datasets.pixels import IMAGE_SUFFIXES, is_image_name, verify_files
 from medeval.names import shown
 
 __all__ = [
     "IMAGE_SUFFIXES",
     "NotImageFilesWarning",
-    "check_listed_files",
     "check_one_row_per_image",
     "image_files_below",
     "index_files",
     "is_hidden",
-    "missing_files_text",
-    "resolve_files",
+    "listed_images",
     "warn_not_images",
 ]
 
@@ -98,11 +83,9 @@ def warn_not_images(where: str | Path, others: list[Path]) -> None:
     :data:`N_NAMED`, then a count), so that an unsupported format is never dropped unseen."""
     if not others:
         return
-    named = ", ".join(str(p) for p in others[:N_NAMED])
-    more = f", and {len(others) - N_NAMED} more" if len(others) > N_NAMED else ""
     warnings.warn(
         f"{where}: {len(others)} file(s) are not read: not an image suffix "
-        f"({', '.join(IMAGE_SUFFIXES)}): {named}{more}",
+        f"({', '.join(IMAGE_SUFFIXES)}): {first_named(others)}",
         NotImageFilesWarning,
         stacklevel=3,
     )
@@ -136,84 +119,50 @@ def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) ->
     return found
 
 
-def resolve_files(
+def listed_images(
     names: np.ndarray,
+    rows: np.ndarray,
     root: str | Path,
     *,
     metadata_path: str | Path,
-    require: bool,
+    suffixes: tuple[str, ...],
+    require_images: bool,
+    verify: bool | str,
     skip_unreadable: bool,
-    suffixes: tuple[str, ...] = IMAGE_SUFFIXES,
-    rows: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, list[SkippedFile], bool]:
-    """Full paths for the image ``names`` listed in a metadata file.
+    meta: dict,
+    **fields,
+) -> LabelledData:
+    """The data of a metadata file that lists its images by file name (NIH, HAM10000).
 
-    ``rows`` (N,) are the metadata rows of ``names`` used in messages (default 0..N-1).
-
-    Returns:
-        paths (N,) (for missing files: where they were expected, ``root/name``), keep mask (N,)
-        (False only for files skipped with ``skip_unreadable``), the skipped records, and
-        ``metadata_only`` (True when no image at all was found and ``require`` is False).
-
-    Raises:
-        DataError: listing the first missing files with their metadata rows, when some images
-            are present but others are not (or ``require`` is True), unless ``skip_unreadable``.
+    ``names`` (N,) are looked for anywhere under ``root`` (:func:`index_files`); ``rows`` (N,)
+    are their metadata rows (named in messages); ``fields`` are the other
+    :class:`LabelledData` fields of the N rows. When no image at all is found and
+    ``require_images`` is False, the data are metadata only (``files`` hold the expected paths,
+    ``root/name``, and ``meta["metadata_only"]`` is True); otherwise the missing and the
+    unreadable files are checked in one pass (:func:`~medeval.datasets.pixels.verify_files`:
+    ``verify``, ``skip_unreadable``).
     """
     index = index_files(root, suffixes)
     names = np.asarray(names).astype(str)
     found = np.fromiter((n in index for n in names), dtype=bool, count=len(names))
     paths = np.asarray([index.get(n, os.path.join(str(root), n)) for n in names], dtype=object)
-    keep = np.ones(len(names), dtype=bool)
-    rows = np.arange(len(names)) if rows is None else np.asarray(rows)
     check_one_row_per_image(paths, names, rows, None, where=str(metadata_path))
-    if found.all():
-        return paths, keep, [], False
-    if not found.any() and not require:
-        return paths, keep, [], True
+    metadata_only = not found.any() and not require_images
+    meta = {"path": str(metadata_path), "metadata_only": metadata_only, **meta}
+    data = LabelledData(files=paths, meta=meta, **fields)
+    if metadata_only:
+        return data
     missing = np.flatnonzero(~found)
-    if skip_unreadable:
-        skipped = [SkippedFile(str(paths[i]), int(rows[i]), "file not found") for i in missing]
-        return paths, found, skipped, False
-    raise DataError(missing_files_text(names, rows, missing, root, metadata_path))
-
-
-def missing_files_text(
-    names: np.ndarray, rows: np.ndarray, missing: np.ndarray, root: str | Path, metadata_path
-) -> str:
-    """'meta: k of n images listed there are missing under root; first missing: ...'."""
-    listed = ", ".join(f"{names[i]} at {row_text(rows[i])}" for i in missing[:N_NAMED])
-    more = f", and {len(missing) - N_NAMED} more" if len(missing) > N_NAMED else ""
-    return (
-        f"{metadata_path}: {len(missing)} of {len(names)} images listed there are missing under "
-        f"{root}; first missing: {listed}{more}"
+    return verify_files(
+        data.subset(np.flatnonzero(found)),
+        missing=[SkippedFile(str(paths[i]), int(rows[i]), "file not found") for i in missing],
+        missing_text=(
+            f"{metadata_path}: {len(missing)} of {len(names)} images listed there are missing "
+            f"under {root}; first missing: "
+            + first_named(missing, lambda i: f"{names[i]} at {row_text(rows[i])}")
+        ),
+        verify=verify,
+        skip_unreadable=skip_unreadable,
+        rows=rows[found],
+        where=str(metadata_path),
     )
-
-
-def check_listed_files(
-    data: LabelledData,
-    *,
-    missing: list[SkippedFile],
-    missing_text: str,
-    verify: bool | str,
-    skip_unreadable: bool,
-    rows: np.ndarray,
-    where: str,
-) -> LabelledData:
-    """Check the present files of a metadata-listed set in one pass with its missing ones.
-
-    ``data`` holds the present files (their metadata ``rows`` (N,)); ``missing`` the records of
-    absent ones and ``missing_text`` the message part naming them. With ``skip_unreadable``
-    both kinds are left out and recorded; otherwise one error names every missing and every
-    unreadable file.
-    """
-    level = verify_level(verify) or ("header" if skip_unreadable else None)
-    bad = unreadable_files(data.files, rows=rows, level=level) if level else {}
-    if skip_unreadable or not (missing or bad):
-        data.skipped = [*data.skipped, *missing]
-        return without_unreadable(data, bad, skip_unreadable=True, where=where)
-    unreadable = bad_files_text([bad[p] for p in sorted(bad)], len(data) + len(missing))
-    if not missing:
-        text = f"{where}: {unreadable}"
-    else:
-        text = missing_text + (f"; besides, {unreadable}" if bad else "")
-    raise DataError(f"{text} (fix or remove them, or leave them out with --skip-unreadable)")

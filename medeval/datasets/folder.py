@@ -18,7 +18,7 @@ import numpy as np
 
 from medeval.datasets.base import EMPTY_CLASS_FOLDERS, DataError, LabelledData
 from medeval.datasets.files import image_files_below, is_hidden, warn_not_images
-from medeval.datasets.pixels import verify_files, verify_level
+from medeval.datasets.pixels import verify_files
 
 __all__ = ["load_image_folder"]
 
@@ -79,18 +79,16 @@ def load_image_folder(
         raise ValueError(f"splits must be 'merge' or 'respect', got {splits!r}")
     sub = {p.name.lower(): p for p in _subfolders(root)}
     split_dirs = {SPLIT_NAMES[k]: p for k, p in sub.items() if k in SPLIT_NAMES}
-    rows: list[tuple[str, str, str]] = []
+    if splits == "respect" and not split_dirs:
+        raise DataError(f"{root}: splits='respect' but no train/val/test subfolders")
+    folders = [(p, split_dirs[p]) for p in ("train", "val", "test") if p in split_dirs]
     empty: list[str] = []
     others: list[Path] = []
-    if split_dirs:
-        for part in ("train", "val", "test"):
-            if part in split_dirs:
-                found = _class_files(split_dirs[part], empty, others)
-                rows += [(lab, f, part) for lab, f in found]
-    else:
-        if splits == "respect":
-            raise DataError(f"{root}: splits='respect' but no train/val/test subfolders")
-        rows = [(lab, f, "") for lab, f in _class_files(root, empty, others)]
+    rows = [
+        (lab, f, part)
+        for part, folder in folders or [("", root)]
+        for lab, f in _class_files(folder, empty, others)
+    ]
     warn_not_images(root, others)
     found = {lab for lab, _, _ in rows}
     empty = [e for e in empty if Path(e).name not in found]  # empty in every part
@@ -110,7 +108,4 @@ def load_image_folder(
             **({EMPTY_CLASS_FOLDERS: sorted(set(empty))} if empty else {}),
         },
     )
-    level = verify_level(verify) or ("header" if skip_unreadable else None)
-    if level is not None:
-        data = verify_files(data, skip_unreadable=skip_unreadable, level=level, where=str(root))
-    return data
+    return verify_files(data, verify=verify, skip_unreadable=skip_unreadable, where=str(root))

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from medeval.datasets.base import (
     LabelledData,
     check_known_labels,
@@ -17,7 +15,7 @@ from medeval.datasets.base import (
     read_table,
     require_columns,
 )
-from medeval.datasets.files import check_listed_files, missing_files_text, resolve_files
+from medeval.datasets.files import listed_images
 
 __all__ = ["find_ham_metadata", "load_ham10000"]
 
@@ -49,13 +47,8 @@ def load_ham10000(
     Args:
         path: the metadata file or the folder holding it and the image folders.
         images: image folder when elsewhere (searched recursively for ``<image_id>.jpg``).
-        require_images: raise, listing the missing files, when pixels are absent.
-        verify: check every present image now (``True``: a header check, see
-            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode); one error
-            then names every missing and every unreadable file with its row. ``False``:
-            unreadable files fail when first read, naming the file.
-        skip_unreadable: leave out (and record) missing or unreadable images instead of
-            raising (checks the headers even with ``verify=False``).
+        require_images, verify, skip_unreadable: see
+            :func:`~medeval.datasets.files.listed_images`.
 
     Returns:
         ``LabelledData`` with ``files`` (N,), ``labels`` = dx, ``groups`` = lesion_id,
@@ -68,36 +61,19 @@ def load_ham10000(
     check_labels_present(frame["image_id"], meta_path, "image_id")
     frame["dx"] = frame["dx"].str.strip()
     check_known_labels(frame["dx"], DIAGNOSES, meta_path, "dx")
-    names = (frame["image_id"].str.strip() + ".jpg").to_numpy()
-    root = Path(images) if images is not None else meta_path.parent
-    meta_rows = frame.index.to_numpy()
-    paths, keep, missing, metadata_only = resolve_files(
-        names,
-        root,
+    return listed_images(
+        (frame["image_id"].str.strip() + ".jpg").to_numpy(),
+        frame.index.to_numpy(),
+        Path(images) if images is not None else meta_path.parent,
         metadata_path=meta_path,
-        require=require_images,
-        skip_unreadable=True,  # missing files are collected, then named with unreadable ones
         suffixes=(".jpg", ".jpeg"),
-        rows=meta_rows,
-    )
-    frame = frame.loc[keep]
-    data = LabelledData(
-        labels=frame["dx"].str.strip().to_numpy(dtype=str),
-        source="ham10000",
-        name="ham10000",
-        files=np.asarray(paths[keep]),
-        groups=group_ids(frame["lesion_id"]),  # no lesion id: a group of its own
-        ids=frame["image_id"].str.strip().to_numpy(dtype=str),
-        meta={"path": str(meta_path), "metadata_only": metadata_only, "group_column": "lesion_id"},
-    )
-    if metadata_only:
-        return data
-    return check_listed_files(
-        data,
-        missing=missing,
-        missing_text=missing_files_text(names, meta_rows, np.flatnonzero(~keep), root, meta_path),
+        require_images=require_images,
         verify=verify,
         skip_unreadable=skip_unreadable,
-        rows=meta_rows[keep],
-        where=str(meta_path),
+        meta={"group_column": "lesion_id"},
+        labels=frame["dx"].to_numpy(dtype=str),
+        source="ham10000",
+        name="ham10000",
+        groups=group_ids(frame["lesion_id"]),  # no lesion id: a group of its own
+        ids=frame["image_id"].str.strip().to_numpy(dtype=str),
     )

@@ -14,7 +14,7 @@ import torch
 from torch.utils.data import Dataset
 from torchvision import transforms
 
-from medeval.datasets.base import N_NAMED, DataError
+from medeval.datasets.base import DataError, first_named
 from medeval.datasets.pixels import FRAME_KEY, read_image_array, verify_files
 
 __all__ = [
@@ -79,11 +79,10 @@ def check_files_exist(files: np.ndarray, *, where: str) -> None:
     """Raise ``DataError`` listing the missing files (with their rows) of ``files``."""
     missing = [i for i, f in enumerate(files) if not os.path.exists(f)]
     if missing:
-        listed = ", ".join(f"{files[i]} (row {i})" for i in missing[:N_NAMED])
-        more = f", and {len(missing) - N_NAMED} more" if len(missing) > N_NAMED else ""
+        listed = first_named(missing, lambda i: f"{files[i]} (row {i})")
         raise DataError(
             f"{where}: {len(missing)} of {len(files)} image files are absent "
-            f"(metadata-only data?); first missing: {listed}{more}"
+            f"(metadata-only data?); first missing: {listed}"
         )
 
 

@@ -21,19 +21,19 @@ import numpy as np
 import pandas as pd
 
 from medeval.datasets.base import (
-    N_NAMED,
     DataError,
     LabelledData,
     SkippedFile,
     check_labels_present,
+    first_named,
     group_ids,
     label_strings,
     read_table,
     require_columns,
     row_text,
 )
-from medeval.datasets.files import check_listed_files, check_one_row_per_image, is_hidden
-from medeval.datasets.pixels import IMAGE_SUFFIXES, is_image_name
+from medeval.datasets.files import check_one_row_per_image, image_files_below
+from medeval.datasets.pixels import IMAGE_SUFFIXES, is_image_name, verify_files
 from medeval.names import lookalike, visible_key
 
 __all__ = ["find_table", "load_image_table"]
@@ -73,16 +73,11 @@ class _Index:
         self._visible: dict[str, str] | None = None
         self.by_path: dict[str, list[str]] = {}
         self.by_name: dict[str, list[str]] = {}
-        for top, dirs, names in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if not is_hidden(d))
-            for name in sorted(names):
-                if is_hidden(name) or not is_image_name(name):
-                    continue
-                full = os.path.join(top, name)
-                rel = PurePosixPath(Path(full).relative_to(root)).as_posix()
-                for key, table in ((rel, self.by_path), (name, self.by_name)):
-                    table.setdefault(key, []).append(full)
-                    table.setdefault(_stem(key), []).append(full)
+        for path in image_files_below(root)[0]:
+            rel, full = path.relative_to(root).as_posix(), str(path)
+            for key, table in ((rel, self.by_path), (path.name, self.by_name)):
+                table.setdefault(key, []).append(full)
+                table.setdefault(_stem(key), []).append(full)
 
     def find(self, value: str) -> tuple[str | None, str]:
         """The file of one image cell and, when none or several fit, why."""
@@ -138,11 +133,8 @@ def load_image_table(
         image_column, label_column: the columns with the image and the multiclass label.
         group_column: patient / lesion id column (rows of a group stay in one split part; an
             empty cell is a group of its own); default none, every image its own group.
-        verify: check every image now (``True``: a header check, see
-            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode): one error then
-            names every missing, ambiguous and unreadable file with its row. ``False``:
-            unreadable files fail when first read (missing ones are named now all the same).
-        skip_unreadable: leave out (and record) missing or unreadable images instead.
+        verify, skip_unreadable: see :func:`~medeval.datasets.pixels.verify_files` (a
+            cell that names no single image file counts as missing).
         name: the data set's name (default: the folder's name, or the table's without suffix).
 
     Returns:
@@ -174,7 +166,7 @@ def load_image_table(
         ids=cells.to_numpy(dtype=str)[keep],
         meta={"path": str(table_path), "images": str(root), "group_column": group_column},
     )
-    return check_listed_files(
+    return verify_files(
         data,
         missing=missing,
         missing_text=_missing_text(table_path, root, missing, len(frame)),
@@ -199,9 +191,7 @@ def _resolve(cells: pd.Series, index: _Index, root: Path) -> tuple[list[str], li
 
 def _missing_text(table: Path, root: Path, missing: list[SkippedFile], n: int) -> str:
     """'table: k of n images listed there cannot be found under root: row r (line l): x: why'."""
-    named = "; ".join(f"{row_text(m.row)}: {m.path}: {m.reason}" for m in missing[:N_NAMED])
-    more = f"; and {len(missing) - N_NAMED} more" if len(missing) > N_NAMED else ""
+    named = first_named(missing, lambda m: f"{row_text(m.row)}: {m.path}: {m.reason}", "; ")
     return (
-        f"{table}: {len(missing)} of {n} images listed there cannot be found under {root}: "
-        f"{named}{more}"
+        f"{table}: {len(missing)} of {n} images listed there cannot be found under {root}: {named}"
     )

@@ -9,27 +9,29 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from medeval.datasets.base import DataError, LabelledData, check_labels_present, label_strings
-from medeval.errors import InputError
+from medeval.datasets.base import (
+    DataError,
+    LabelledData,
+    as_data_error,
+    check_labels_present,
+    label_strings,
+)
 from medeval.io.tables import feature_matrix
 
-__all__ = ["dataset_names", "keel_names", "load_keel"]
+__all__ = ["dataset_names", "load_keel"]
 
 # "@attribute Name real [0, 1]", "@attribute 'Sepal length' real", "@attribute Class{a, b}"
 _ATTRIBUTE = re.compile(r"""@attribute\s+(?:'([^']*)'|"([^"]*)"|([^\s{\[]+))""", re.IGNORECASE)
 
 
-def keel_names(folder: str | Path) -> list[str]:
-    """Names (file stems) of the ``.dat`` files in ``folder``, sorted."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such KEEL folder")
-    return sorted(p.stem for p in folder.glob("*.dat"))
-
-
-def dataset_names(path: Path) -> list[str]:
-    """The data sets at ``path``: the file's, or those of a folder of ``.dat`` files."""
-    return [path.stem] if path.is_file() else keel_names(path)
+def dataset_names(path: str | Path) -> list[str]:
+    """The data sets at ``path``: the file's, or those of a folder of ``.dat`` files (sorted)."""
+    path = Path(path)
+    if path.is_file():
+        return [path.stem]
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: no such KEEL folder")
+    return sorted(p.stem for p in path.glob("*.dat"))
 
 
 def _resolve(path: str | Path, name: str | None) -> Path:
@@ -120,8 +122,5 @@ def numeric_features(path: str | Path, frame: pd.DataFrame) -> tuple[np.ndarray,
     needs; missing stays NaN); a stray text cell in a column of numbers is a ``DataError``
     naming the file, column and row.
     """
-    try:
-        X = feature_matrix(path, frame, list(frame.columns))
-    except InputError as err:
-        raise DataError(str(err)) from err
-    return X, [str(c) for c in frame.columns]
+    with as_data_error():
+        return feature_matrix(path, frame, list(frame.columns)), [str(c) for c in frame.columns]

@@ -20,7 +20,7 @@ from medeval.datasets.base import (
     read_table,
     require_columns,
 )
-from medeval.datasets.files import check_listed_files, missing_files_text, resolve_files
+from medeval.datasets.files import listed_images
 
 __all__ = ["find_nih_metadata", "load_nih"]
 
@@ -79,13 +79,8 @@ def load_nih(
         path: the metadata file, or the folder holding it (and, as distributed, the
             ``images_001/images/`` … folders or one flat image folder).
         images: folder with the images when elsewhere (default: the metadata's folder).
-        require_images: raise, listing the missing files, when pixels are absent.
-        verify: check every present image now (``True``: a header check, see
-            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode); one error
-            then names every missing and every unreadable file with its row. ``False``:
-            unreadable files fail when first read, naming the file.
-        skip_unreadable: leave out (and record) missing or unreadable images instead of
-            raising (checks the headers even with ``verify=False``).
+        require_images, verify, skip_unreadable: see
+            :func:`~medeval.datasets.files.listed_images`.
 
     Returns:
         ``LabelledData`` (N single-label images) with ``files`` (N,), ``groups`` = Patient ID
@@ -93,43 +88,23 @@ def load_nih(
     """
     meta_path = find_nih_metadata(path)
     table, meta_rows, n_total = _single_label_rows(meta_path)
-    names = table["Image Index"].to_numpy()
-    root = Path(images) if images is not None else meta_path.parent
-    paths, keep, missing, metadata_only = resolve_files(
-        names,
-        root,
+    return listed_images(
+        table["Image Index"].to_numpy(),
+        meta_rows,
+        Path(images) if images is not None else meta_path.parent,
         metadata_path=meta_path,
-        require=require_images,
-        skip_unreadable=True,  # missing files are collected, then named with unreadable ones
         suffixes=(".png",),
-        rows=meta_rows,
-    )
-    table = table.loc[keep]
-    data = LabelledData(
-        labels=table["Finding Labels"].str.strip().to_numpy(dtype=str),
-        source="nih",
-        name="nih-chestxray14",
-        files=paths[keep],
-        groups=group_ids(table["Patient ID"]),
-        ids=table["Image Index"].to_numpy(dtype=str),
+        require_images=require_images,
+        verify=verify,
+        skip_unreadable=skip_unreadable,
         meta={
-            "path": str(meta_path),
-            "metadata_only": metadata_only,
             "group_column": "Patient ID",
             "n_rows": n_total,
             "n_multi_label_dropped": n_total - len(meta_rows),
         },
-    )
-    if metadata_only:
-        return data
-    return check_listed_files(
-        data,
-        missing=missing,
-        missing_text=missing_files_text(
-            names.astype(str), meta_rows, np.flatnonzero(~keep), root, meta_path
-        ),
-        verify=verify,
-        skip_unreadable=skip_unreadable,
-        rows=meta_rows[keep],
-        where=str(meta_path),
+        labels=table["Finding Labels"].str.strip().to_numpy(dtype=str),
+        source="nih",
+        name="nih-chestxray14",
+        groups=group_ids(table["Patient ID"]),
+        ids=table["Image Index"].to_numpy(dtype=str),
     )

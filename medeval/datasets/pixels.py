@@ -27,11 +27,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from medeval.datasets.base import DataError, LabelledData, SkippedFile, bad_files_error
+from medeval.datasets.base import DataError, LabelledData, SkippedFile, bad_files_text
 
 __all__ = [
     "DICOM_SUFFIXES",
@@ -103,13 +104,21 @@ def is_dicom(path: Path) -> bool:
 
 
 @contextmanager
-def _bombs_refused() -> Iterator[None]:
-    """Raise PIL's decompression-bomb warning as an error here: an image over
-    ``Image.MAX_IMAGE_PIXELS`` is refused (naming the file) rather than decoded with a warning
-    per read (a DataLoader would print it once per epoch, from every worker)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", Image.DecompressionBombWarning)
-        yield
+def _named_errors(path: Path) -> Iterator[None]:
+    """Every reason a file cannot be read as a ``DataError`` naming it. PIL's
+    decompression-bomb warning is an error here: an image over ``Image.MAX_IMAGE_PIXELS`` is
+    refused rather than decoded with a warning per read (a DataLoader would print it once per
+    epoch, from every worker)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            yield
+    except DataError:
+        raise
+    except FileNotFoundError as exc:
+        raise DataError(f"{path}: {not_found_reason(path)}") from exc
+    except _PIL_ERRORS as exc:
+        raise DataError(f"{path}: {_pil_reason(exc)}") from exc
 
 
 def _pil_reason(exc: BaseException) -> str:
@@ -125,7 +134,7 @@ def _pil_reason(exc: BaseException) -> str:
 
 
 def _pil_array(path: Path) -> np.ndarray:
-    with _bombs_refused(), Image.open(path) as img:
+    with Image.open(path) as img:
         img.load()
         if img.mode in ("I;16", "I;16B", "I;16L", "I"):
             # 16-bit grayscale (PNG/TIFF): scale by the 16-bit range, not by the image's max.
@@ -152,16 +161,8 @@ def read_image_array(path: str | Path, *, frame: int | None = None) -> np.ndarra
         DataError: naming the file when it is missing or cannot be decoded.
     """
     path = Path(path)
-    try:
-        if is_dicom(path):
-            return read_dicom_image(path, frame=frame)
-        return _pil_array(path)
-    except DataError:
-        raise
-    except FileNotFoundError as exc:
-        raise DataError(f"{path}: {not_found_reason(path)}") from exc
-    except _PIL_ERRORS as exc:
-        raise DataError(f"{path}: {_pil_reason(exc)}") from exc
+    with _named_errors(path):
+        return read_dicom_image(path, frame=frame) if is_dicom(path) else _pil_array(path)
 
 
 def _check_pil(img: Image.Image) -> None:
@@ -190,18 +191,12 @@ def check_image(path: str | Path, *, level: str = "header", frame: int | None = 
     if level == "full":
         read_image_array(path, frame=frame)
         return
-    try:
+    with _named_errors(path):
         if is_dicom(path):
             dicom_frame(path, read_dicom_header(path).n_frames, frame)
             return
-        with _bombs_refused(), Image.open(path) as img:
+        with Image.open(path) as img:
             _check_pil(img)
-    except DataError:
-        raise
-    except FileNotFoundError as exc:
-        raise DataError(f"{path}: {not_found_reason(path)}") from exc
-    except _PIL_ERRORS as exc:
-        raise DataError(f"{path}: {_pil_reason(exc)}") from exc
 
 
 @dataclass(frozen=True)
@@ -218,20 +213,28 @@ def read_dicom_header(path: str | Path) -> DicomHeader:
     Raises:
         DataError: naming the file when it is missing or not readable DICOM.
     """
+    ds, n_frames = _dcmread(
+        Path(path), "header", stop_before_pixels=True, specific_tags=["PatientID", "NumberOfFrames"]
+    )
+    return DicomHeader(str(ds.get("PatientID", "")).strip(), n_frames)
+
+
+def _dcmread(path: Path, what: str, **options) -> tuple[Any, int]:
+    """The DICOM data set of ``path`` and its number of frames; ``what`` (``"header"`` or
+    ``"pixels"``) is what the messages say could not be read."""
     import pydicom  # only DICOM users pay for importing pydicom
     from pydicom.errors import InvalidDicomError
 
-    path = Path(path)
     try:
-        ds = pydicom.dcmread(
-            path, stop_before_pixels=True, specific_tags=["PatientID", "NumberOfFrames"]
-        )
-        n_frames = int(ds.get("NumberOfFrames") or 1)
+        ds = pydicom.dcmread(path, **options)
     except FileNotFoundError as exc:
         raise DataError(f"{path}: DICOM file not found") from exc
     except (InvalidDicomError, *_HEADER_ERRORS) as exc:
-        raise DataError(f"{path}: cannot read DICOM header: {exc}") from exc
-    return DicomHeader(str(ds.get("PatientID", "")).strip(), n_frames)
+        raise DataError(f"{path}: cannot read DICOM {what}: {exc}") from exc
+    try:
+        return ds, int(ds.get("NumberOfFrames") or 1)
+    except _HEADER_ERRORS as exc:
+        raise DataError(f"{path}: cannot read DICOM {what}: bad NumberOfFrames: {exc}") from exc
 
 
 def dicom_frame(path: str | Path, n_frames: int, frame: int | None) -> int | None:
@@ -268,8 +271,8 @@ def read_dicom_image(path: str | Path, *, frame: int | None = None) -> np.ndarra
             ``frame``.
     """
     path = Path(path)
-    ds = _read_dataset(path)
-    raw = _decode(ds, path, frame)
+    ds, n_frames = _dcmread(path, "pixels")
+    raw = _decode(ds, path, dicom_frame(path, n_frames, frame))
     photometric = str(ds.get("PhotometricInterpretation", "")).strip()
     if photometric == "PALETTE COLOR":
         return _palette_to_rgb(raw, ds, path)
@@ -279,27 +282,11 @@ def read_dicom_image(path: str | Path, *, frame: int | None = None) -> np.ndarra
     return _grey(raw, ds, monochrome1=photometric == "MONOCHROME1")
 
 
-def _read_dataset(path: Path):
-    import pydicom
-    from pydicom.errors import InvalidDicomError
-
-    try:
-        return pydicom.dcmread(path)
-    except FileNotFoundError as exc:
-        raise DataError(f"{path}: DICOM file not found") from exc
-    except (InvalidDicomError, *_HEADER_ERRORS) as exc:
-        raise DataError(f"{path}: cannot read DICOM pixels: {exc}") from exc
-
-
-def _decode(ds, path: Path, frame: int | None) -> np.ndarray:
-    """The pixels of one frame, (H, W) or (H, W, 3); every decoder failure is a DataError."""
+def _decode(ds, path: Path, index: int | None) -> np.ndarray:
+    """The pixels of frame ``index`` (``None``: the one image), (H, W) or (H, W, 3); every
+    decoder failure is a DataError."""
     if "PixelData" not in ds and "FloatPixelData" not in ds and "DoubleFloatPixelData" not in ds:
         raise DataError(f"{path}: cannot read DICOM pixels: the file has no pixel data")
-    try:
-        n_frames = int(ds.get("NumberOfFrames") or 1)
-    except (ValueError, TypeError) as exc:
-        raise DataError(f"{path}: cannot read DICOM pixels: bad NumberOfFrames: {exc}") from exc
-    index = dicom_frame(path, n_frames, frame)
     meta = getattr(ds, "file_meta", None)
     syntax = meta.get("TransferSyntaxUID") if meta is not None else None
     try:
@@ -405,32 +392,14 @@ def unreadable_files(
         try:
             check_image(file, level=level, frame=frame)
         except DataError as exc:
-            bad[pos] = SkippedFile(str(file), int(rows[pos]), _reason(str(exc), str(file)))
+            bad[pos] = SkippedFile.of(file, rows[pos], exc)
     return bad
 
 
-def _reason(message: str, file: str) -> str:
-    prefix = f"{file}: "
-    return message[len(prefix) :] if message.startswith(prefix) else message
-
-
-def without_unreadable(
-    data: LabelledData,
-    bad: dict[int, SkippedFile],
-    *,
-    skip_unreadable: bool,
-    where: str,
-) -> LabelledData:
-    """``data`` less the rows in ``bad`` (position → record), recorded in ``skipped``.
-
-    Raises:
-        DataError: without ``skip_unreadable``, one error naming every bad file (up to a cap,
-            then a count) and why, so that a whole export is fixed in one pass.
-    """
+def without_unreadable(data: LabelledData, bad: dict[int, SkippedFile]) -> LabelledData:
+    """``data`` less the rows in ``bad`` (position → record), recorded in ``skipped``."""
     if not bad:
         return data
-    if not skip_unreadable:
-        raise bad_files_error(where, [bad[p] for p in sorted(bad)], len(data))
     out = data.subset(np.setdiff1d(np.arange(len(data)), np.fromiter(bad, dtype=np.intp)))
     out.skipped = [*data.skipped, *(bad[p] for p in sorted(bad))]
     return out
@@ -440,17 +409,31 @@ def verify_files(
     data: LabelledData,
     *,
     skip_unreadable: bool,
+    verify: bool | str = True,
     rows: np.ndarray | None = None,
-    frame: int | None = None,
-    level: str = "header",
     where: str | None = None,
+    missing: Sequence[SkippedFile] = (),
+    missing_text: str = "",
 ) -> LabelledData:
-    """Check every file of ``data`` once; raise naming every bad file, or skip and record them.
+    """Check every file of ``data`` in one pass, with the records of listed files that are
+    absent (``missing``; ``missing_text``: the message part naming them).
 
-    ``rows`` (N,) are the rows named in messages (e.g. metadata rows; default 0..N-1);
-    ``frame`` is the frame read from multi-frame DICOM files; ``level``: see
-    :data:`VERIFY_LEVELS`; ``where`` starts the message (default ``source/name``).
+    ``verify``: check every image now (``True``: a header check, see :data:`VERIFY_LEVELS`;
+    ``"full"``: decode), so that one error names every missing and every unreadable file with
+    its row; ``False``: an unreadable file fails when first read, naming it.
+    ``skip_unreadable``: leave out and record both kinds instead (the headers are checked even
+    without ``verify``). ``rows`` (N,): the rows named in messages (e.g. metadata rows; default
+    0..N-1); ``where`` starts the message (default ``source/name``).
     """
-    bad = unreadable_files(data.files, rows=rows, level=level, frame=frame)
     where = where or f"{data.source}/{data.name}"
-    return without_unreadable(data, bad, skip_unreadable=skip_unreadable, where=where)
+    level = verify_level(verify) or ("header" if skip_unreadable else None)
+    bad = unreadable_files(data.files, rows=rows, level=level) if level else {}
+    if skip_unreadable or not (missing or bad):
+        data.skipped = [*data.skipped, *missing]
+        return without_unreadable(data, bad)
+    unreadable = bad_files_text([bad[p] for p in sorted(bad)], len(data) + len(missing))
+    if not missing:
+        text = f"{where}: {unreadable}"
+    else:
+        text = missing_text + (f"; besides, {unreadable}" if bad else "")
+    raise DataError(f"{text} (fix or remove them, or leave them out with --skip-unreadable)")

@@ -140,7 +140,6 @@ def _resolve(ref: str | Callable[..., Any]) -> Callable[..., Any]:
 
 # Options shared by several loaders: one flag, one meaning.
 LABEL = Option("label-column", "column with the multiclass label")
-_COUNT = (Interval(Integral, 1, None),)
 #: The synthetic phantoms' normal class and side: the rules of ``--n-normal`` /
 #: ``--phantom-size`` and of a config's ``data.synthetic.n_normal`` / ``size`` alike.
 PHANTOM_NORMALS = Interval(Integral, 144, None, desc="an int >= 144 (the rarest finding keeps > 8)")

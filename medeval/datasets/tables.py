@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from medeval.datasets.base import (
-    DataError,
     LabelledData,
+    as_data_error,
     check_labels_present,
     group_ids,
     label_strings,
     require_columns,
 )
-from medeval.errors import InputError
-from medeval.io.tables import feature_matrix, read_frame
+from medeval.datasets.keel import numeric_features
+from medeval.io.tables import read_frame
 
 __all__ = ["load_table"]
 
@@ -38,30 +38,22 @@ def load_table(
         id_column: optional row identifier column.
 
     Returns:
-        ``LabelledData`` with ``X`` (N, F) by :func:`medeval.io.tables.feature_matrix`:
-        numeric columns as numbers, text-only columns as category codes.
+        ``LabelledData`` with ``X`` (N, F) (:func:`~medeval.datasets.keel.numeric_features`).
 
     Raises:
         DataError: an unreadable file, a duplicated or padded column name, a missing column,
-            a cell that is not a number in a column of numbers, a number written with a
-            decimal comma or thousands separator, or a timestamp column; the message names
-            the file, the column and the first bad row.
+            or a feature column :func:`medeval.io.tables.feature_matrix` refuses; the message
+            names the file, the column and the first bad row.
     """
     path = Path(path)
-    try:
+    with as_data_error():
         frame = read_frame(path)
-    except InputError as err:  # the loaders' own error type, the same one-line message
-        raise DataError(str(err)) from err
     extra = [c for c in (group_column, id_column) if c is not None]
     require_columns(frame, [label_column, *extra, *(feature_columns or [])], path)
     check_labels_present(frame[label_column], path, label_column)
     if feature_columns is None:
         feature_columns = [c for c in frame.columns if c not in {label_column, *extra}]
-    try:  # the one rule of every tabular loader for numbers and categories
-        X = feature_matrix(path, frame, feature_columns)
-    except InputError as err:
-        raise DataError(str(err)) from err
-    names = [str(c) for c in feature_columns]
+    X, names = numeric_features(path, frame[feature_columns])
     return LabelledData(
         labels=label_strings(frame[label_column]),
         source="csv",

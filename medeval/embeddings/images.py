@@ -9,7 +9,7 @@ run over the same files reads the cache and runs no model.
 Image files go through the pixels of the training path (:class:`ResizedImageDataset`: decoded,
 resized, quantised to uint8 once), read from the decoded-image store under ``image_cache`` or,
 without one, decoded now; both give the same features bit for bit. In-memory images are resized
-as floats, as before.
+as floats.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class FeatureCache:
         pixels: str | None = None,
     ):
         spec = {"model": model, "weights": weights, "features": features, "size": size}
-        if pixels is not None:  # in-memory images keep their earlier folder
+        if pixels is not None:
             spec["pixels"] = pixels
         key = _sha(json.dumps(spec, sort_keys=True))[:16]
         self.folder = Path(root) / f"{model}-{size}px-{key}"
@@ -82,7 +82,7 @@ def row_keys(data: LabelledData) -> list[str]:
     of the in-memory pixels."""
     if data.files is not None:
         frame = data.meta.get(FRAME_KEY)
-        picked = "" if frame is None else f"|frame={frame}"  # keys without a frame stay as before
+        picked = "" if frame is None else f"|frame={frame}"
         keys = []
         for f in data.files:
             st = os.stat(f)
@@ -135,18 +135,6 @@ class _Rows(Dataset):
         return self.transform(image)
 
 
-def _cached(store: FeatureCache | None, keys: list[str]) -> dict[int, np.ndarray]:
-    """Rows whose features the cache already holds."""
-    if store is None:
-        return {}
-    found = {}
-    for i, k in enumerate(keys):
-        v = store.get(k)
-        if v is not None:
-            found[i] = v
-    return found
-
-
 @torch.no_grad()
 def _run_backbone(
     net: torch.nn.Module, loader: DataLoader, device: torch.device, *, desc: str, progress: bool
@@ -188,13 +176,13 @@ def embed_images(
     device = torch.device(device)
     wid = weights_id(pretrained=pretrained, weights=weights, seed=seed)
     keys = row_keys(data)
-    store = None
+    store, found = None, {}
     if cache is not None:
         pixels = None if data.files is None else f"u8-v{DECODE_VERSION}"
         store = FeatureCache(
             cache, model=model, weights=wid, features=features, size=size, pixels=pixels
         )
-    found = _cached(store, keys)
+        found = {i: v for i, k in enumerate(keys) if (v := store.get(k)) is not None}
     todo = np.asarray([i for i in range(len(keys)) if i not in found], dtype=np.intp)
     if len(todo):
         torch.manual_seed(seed)  # random init is an explicit, seeded choice
@@ -206,16 +194,13 @@ def embed_images(
             num_workers=workers,
             pin_memory=device.type == "cuda",
         )
-        rows = iter(todo)
         batches = _run_backbone(
             net.to(device).eval(), loader, device, desc=f"embed {model}", progress=progress
         )
-        for batch in batches:
-            for vector in batch:
-                row = int(next(rows))
-                found[row] = vector
-                if store is not None:
-                    store.put(keys[row], vector)
+        for row, vector in zip(todo.tolist(), (v for b in batches for v in b), strict=True):
+            found[row] = vector
+            if store is not None:
+                store.put(keys[row], vector)
     out = np.stack([found[i] for i in range(len(keys))]).astype(np.float32)
     info = {
         "model": model,

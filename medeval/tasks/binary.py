@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -55,7 +55,8 @@ class BinaryTask:
         kept: whether the task passes docs/method.md, "Binary tasks from multiclass data", step 4;
             ``reason`` says why (not). The user's own task (``definition``,
             :mod:`medeval.tasks.user`) is always kept.
-        definition: the user's task (positive, negative, drop, downsample), or ``None``.
+        definition: the user's task (``TaskSpec.to_dict()``: positive, negative, drop,
+            downsample), or ``None`` (the paper's ladder).
     """
 
     data: LabelledData
@@ -68,10 +69,6 @@ class BinaryTask:
     seed: int
     kept: bool
     reason: str
-    min_minority: int = 8
-    extra: dict = field(default_factory=dict)
-    #: The user's task definition (``TaskSpec.to_dict()``, docs/method.md, "The user's own task");
-    # ``None``: the paper's ladder.
     definition: dict | None = None
 
     def __len__(self) -> int:
@@ -139,7 +136,6 @@ class BinaryTask:
             index=self.index[idx],
             y=self.y[idx],
             subconcept=self.subconcept[idx],
-            extra=dict(self.extra),
         )
 
     def describe(self) -> dict:
@@ -230,10 +226,9 @@ def _ladder(sizes: list[int], m: int) -> list[int]:
     return out
 
 
-def _verdict(n_classes: int, minority: list[Subconcept], min_minority: int) -> tuple[bool, str]:
+def _verdict(n_classes: int, smallest: Subconcept, min_minority: int) -> tuple[bool, str]:
     if n_classes < 3:
         return False, f"only {n_classes} classes (needs C >= 3)"
-    smallest = minority[-1]
     if smallest.n <= min_minority:
         return False, (
             f"smallest minority subconcept {smallest.name!r} keeps {smallest.n} instances "
@@ -269,35 +264,37 @@ def make_binary_task(
     if n_major == 0:
         raise DataError(f"{data.source}/{data.name}: only one class {classes[0][0]!r}")
     major, minor = kept_classes[:n_major], kept_classes[n_major:]
-    m = major[-1][1]
-    targets = _ladder([n for _, n in minor], m)
-    subconcepts = tuple(
+    subconcepts = _subconcepts_of(major, minor, _ladder([n for _, n in minor], major[-1][1]))
+    kept, reason = _verdict(n_classes, subconcepts[-1], min_minority)
+    return _task(
+        data,
+        subconcepts,
+        seed=seed,
+        dropped=tuple(name for name, _ in classes[max_classes:]),
+        n_classes=n_classes,
+        kept=kept,
+        reason=reason,
+    )
+
+
+def _subconcepts_of(
+    major: list[tuple[str, int]], minor: list[tuple[str, int]], targets: list[int]
+) -> tuple[Subconcept, ...]:
+    """Classes 0 (``major``) and 1 (``minor``), (label, count) each in code order, as
+    subconcepts; class 1's down-sampled to ``targets``."""
+    return tuple(
         [Subconcept(name, 0, n, n) for name, n in major]
         + [Subconcept(name, 1, n, t) for (name, n), t in zip(minor, targets, strict=True)]
     )
-    rows, codes = _draw_rows(data.labels, subconcepts, seed)
-    kept, reason = _verdict(n_classes, list(subconcepts[n_major:]), min_minority)
-    return BinaryTask(
-        data=data.subset(rows),
-        index=rows,
-        y=np.asarray([s.side for s in subconcepts], dtype=np.int64)[codes],
-        subconcept=codes,
-        subconcepts=subconcepts,
-        dropped=tuple(name for name, _ in classes[max_classes:]),
-        n_classes=n_classes,
-        seed=seed,
-        kept=kept,
-        reason=reason,
-        min_minority=min_minority,
-    )
 
 
-def _draw_rows(
-    labels: np.ndarray, subconcepts: tuple[Subconcept, ...], seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Kept row positions (sorted) and their subconcept codes; minority rows drawn with ``seed``."""
+def _task(
+    data: LabelledData, subconcepts: tuple[Subconcept, ...], *, seed: int, **fields
+) -> BinaryTask:
+    """The task of ``subconcepts``: class 1's rows drawn with ``seed`` where down-sampled;
+    ``fields``: the other :class:`BinaryTask` fields."""
     rng = np.random.default_rng(seed)
-    labels = np.asarray(labels).astype(str)
+    labels = np.asarray(data.labels).astype(str)
     code_of = np.full(len(labels), -1, dtype=np.int64)
     for code, sub in enumerate(subconcepts):
         members = np.flatnonzero(labels == sub.name)
@@ -306,4 +303,12 @@ def _draw_rows(
             members = rng.choice(members, size=sub.n, replace=False)
         code_of[members] = code
     rows = np.flatnonzero(code_of >= 0)
-    return rows, code_of[rows]
+    return BinaryTask(
+        data=data.subset(rows),
+        index=rows,
+        y=np.asarray([s.side for s in subconcepts], dtype=np.int64)[code_of[rows]],
+        subconcept=code_of[rows],
+        subconcepts=subconcepts,
+        seed=seed,
+        **fields,
+    )

@@ -19,16 +19,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from medeval.datasets.base import DataError, LabelledData
 from medeval.errors import UserError
 from medeval.names import shown, visible_key
 from medeval.tasks.binary import (
     BinaryTask,
     Subconcept,
-    _draw_rows,
     _ladder,
+    _subconcepts_of,
+    _task,
     make_binary_task,
     order_classes,
 )
@@ -187,24 +186,19 @@ def make_user_task(
             + f" (labels: {_labels_text(counts)})"
         )
     subconcepts = _subconcepts(counts, negative, spec, where)
-    rows, codes = _draw_rows(data.labels, subconcepts, seed)
     small = [s for s in subconcepts if s.n < min_rows]
     if small:
         warnings.warn(
             f"{where}: {_small_text(small, min_rows)}", SmallSubconceptWarning, stacklevel=2
         )
-    return BinaryTask(
-        data=data.subset(rows),
-        index=rows,
-        y=np.asarray([s.side for s in subconcepts], dtype=np.int64)[codes],
-        subconcept=codes,
-        subconcepts=subconcepts,
+    return _task(
+        data,
+        subconcepts,
+        seed=seed,
         dropped=tuple(lab for lab in counts if lab in dropped),
         n_classes=len(counts),
-        seed=seed,
         kept=True,
         reason=_reason(spec, small, min_rows),
-        min_minority=min_rows,
         definition=spec.to_dict(),
     )
 
@@ -267,10 +261,7 @@ def _subconcepts(
                     f"{where}: the down-sampling (task.downsample) leaves subconcept {lab!r} "
                     f"({n} rows) no row; drop the down-sampling or the label"
                 )
-    return tuple(
-        [Subconcept(lab, 0, n, n) for lab, n in major]
-        + [Subconcept(lab, 1, n, t) for (lab, n), t in zip(minor, targets, strict=True)]
-    )
+    return _subconcepts_of(major, minor, targets)
 
 
 def _reason(spec: TaskSpec, small: list[Subconcept], min_rows: int) -> str:

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from medeval.datasets.base import DataError
-from medeval.datasets.keel import keel_names, load_keel
+from medeval.datasets.keel import dataset_names, load_keel
 from medeval.tasks import make_binary_task
 
 KEEL_SETS = [
@@ -21,7 +21,7 @@ KEEL_SETS = [
 
 
 def test_every_real_keel_set_loads_and_yields_a_task_or_a_stated_rejection(shared_data):
-    names = keel_names(shared_data / "keel")
+    names = dataset_names(shared_data / "keel")
     assert names == KEEL_SETS
     for name in names:
         data = load_keel(shared_data / "keel", name=name)
