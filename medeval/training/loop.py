@@ -43,14 +43,14 @@ from medeval.models import TwoHeadModel, build_model
 from medeval.models.backbone import check_input_size
 from medeval.models.inputs import model_input
 from medeval.progress import progress as progress_bar
-from medeval.scores import INSTANCE_SCORES, instance_score
+from medeval.scores import INSTANCE_SCORES
 from medeval.splits import Split
 from medeval.tasks.binary import BinaryTask
 from medeval.training.checkpoint import load_checkpoint, prune_epochs, save_checkpoint
 from medeval.training.config import Config
 from medeval.training.data import make_loader, part_dataset
 from medeval.training.distributed import DistInfo, barrier, broadcast_float
-from medeval.weights import Utilities, utilities
+from medeval.weights import utilities
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +58,6 @@ __all__ = [
     "Outputs",
     "autocast",
     "build_model_for",
-    "monitor_name",
     "predict",
     "predict_part",
     "resolve_device",
@@ -162,24 +161,6 @@ def predict_part(
     return predict(model, loader, device)
 
 
-def monitor_name(cfg: Config) -> str:
-    """``train.monitor`` checked against the score names (default ``BA``)."""
-    name = cfg.train.monitor
-    try:
-        instance_score(name)
-    except ValueError:
-        raise ValueError(
-            f"train.monitor is {name!r}; choose one of {', '.join(INSTANCE_SCORES)}"
-        ) from None
-    return name
-
-
-def _validation_metric(cfg: Config, utilities: Utilities, device: torch.device) -> SubconceptScores:
-    return SubconceptScores(
-        utilities, scores=INSTANCE_SCORES, threshold=cfg.evaluation.threshold
-    ).to(device)
-
-
 def _loss_fn(
     cfg: Config, task: BinaryTask, train_idx: np.ndarray, device: torch.device
 ) -> Callable:
@@ -203,28 +184,12 @@ def _loss_fn(
 
 
 def _num(x: float) -> float | None:
+    """JSON-ready: NaN (undefined) becomes null."""
     return None if math.isnan(x) else x
-
-
-def _nums(scores: dict[str, float]) -> dict[str, float | None]:
-    """JSON-ready scores: NaN (undefined) becomes null."""
-    return {k: _num(v) for k, v in scores.items()}
 
 
 def _state(model: nn.Module) -> dict:
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-
-
-def _new_state(monitor: str) -> dict:
-    """Training state before the first epoch (what ``last.pt`` stores under ``state``)."""
-    return {
-        "epoch": 0,
-        "monitor": monitor,
-        "best_score": -math.inf,
-        "best_epoch": 0,
-        "bad_epochs": 0,
-        "log": [],
-    }
 
 
 def _resume_state(last: Path, model: nn.Module, opt: torch.optim.Optimizer, monitor: str) -> dict:
@@ -376,7 +341,8 @@ def _environment(device: torch.device, world_size: int) -> dict[str, Any]:
 def _save_best(folder: Path, model: nn.Module, best: dict) -> None:
     """``checkpoints/best.pt`` (weights and ``best``) and ``best.json`` (NaN as null);
     ``best`` holds ``monitor``, ``epoch``, ``value`` and the validation ``scores``."""
-    best_json = {**best, "value": _num(best["value"]), "scores": _nums(best["scores"])}
+    scores = {k: _num(v) for k, v in best["scores"].items()}
+    best_json = {**best, "value": _num(best["value"]), "scores": scores}
     save_checkpoint(folder / "checkpoints" / "best.pt", {"model": _state(model), **best})
     atomic.write_json(folder / "best.json", best_json)
 
@@ -414,7 +380,15 @@ def _model_and_optimizer(
     torch.manual_seed(seed)  # same initial weights on every rank
     model = build_model_for(cfg, len(task.subconcepts), device)
     opt = torch.optim.AdamW(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
-    state = _new_state(monitor)
+    # the training state before the first epoch (what last.pt stores under "state")
+    state = {
+        "epoch": 0,
+        "monitor": monitor,
+        "best_score": -math.inf,
+        "best_epoch": 0,
+        "bad_epochs": 0,
+        "log": [],
+    }
     last = folder / "checkpoints" / "last.pt"
     if resume and last.is_file():
         state = _resume_state(last, model, opt, monitor)
@@ -426,23 +400,6 @@ def _model_and_optimizer(
             model, device_ids=[device.index] if device.type == "cuda" else None
         )
     return model, train_model, opt, state
-
-
-def _checkpoint_epoch(
-    folder: Path,
-    model: nn.Module,
-    opt: torch.optim.Optimizer,
-    state: dict,
-    keep: int,
-    result: dict,
-    improved: bool,
-) -> None:
-    """Files of the epoch just recorded in ``state``: ``best.pt``/``best.json`` when it
-    improved (``result`` as for :func:`_save_best`), then the full checkpoints and
-    ``log.csv``."""
-    if improved:
-        _save_best(folder, model, result)
-    _save_epoch(folder, model, opt, state, keep)
 
 
 def train_split(
@@ -467,7 +424,7 @@ def train_split(
     """
     info = dist_info or DistInfo()
     t = cfg.train
-    monitor = monitor_name(cfg)
+    monitor = t.monitor  # a validation score: the config refuses any other name
     folder = Path(folder)
     base_seed = t.seed * 1_000_003 + int(split.seed)
     model, train_model, opt, state = _model_and_optimizer(
@@ -482,7 +439,9 @@ def train_split(
         train_model=train_model,
         opt=opt,
         loss_fn=_loss_fn(cfg, task, split["train"], device),
-        metric=_validation_metric(cfg, u, device),
+        metric=SubconceptScores(u, scores=INSTANCE_SCORES, threshold=cfg.evaluation.threshold).to(
+            device
+        ),
         monitor=monitor,
         device=device,
         info=info,
@@ -549,8 +508,9 @@ def _run_epoch(
     if info.is_main:
         result = {"monitor": run.monitor, "epoch": epoch, "value": value, "scores": val}
         result["trained_on"] = _environment(run.device, info.world_size)
-        keep = train.keep_checkpoints
-        _checkpoint_epoch(run.folder, run.model, run.opt, state, keep, result, improved)
+        if improved:
+            _save_best(run.folder, run.model, result)
+        _save_epoch(run.folder, run.model, run.opt, state, train.keep_checkpoints)
         row = state["log"][-1]
         logger.info(
             "split %s epoch %s: loss %.4f, val %s %.3f%s, %.1f img/s, data %.0f%%",
