@@ -52,9 +52,11 @@ from matplotlib.figure import Figure
 
 from medeval.analyses.common import (
     dataset_means,
+    fmt,
     is_measure,
-    legend_label,
     markdown_table,
+    names_note,
+    number,
     subset_frame,
 )
 from medeval.analyses.correlation_gap import pooled_gap
@@ -68,7 +70,6 @@ from medeval.scores import (
     RECOMMENDED,
     RECOMMENDED_RECTIFIED,
     parse_score,
-    prefix_key,
     score_key,
     weighting,
 )
@@ -117,13 +118,9 @@ def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
                 continue
             prefix, family = parse_score(name)
             low, high = _interval(intervals.get(name), f"{key[2]} {key[3]} split {key[4]}: {name}")
-            rows.append((*key, name, prefix, family, _float(value), low, high, is_weak))
+            rows.append((*key, name, prefix, family, number(value), low, high, is_weak))
     cols = [*_KEYS, "estimator", "prefix", "family", "value", "low", "high", "weak"]
     return pd.DataFrame(rows, columns=cols)
-
-
-def _float(x: Any) -> float:
-    return math.nan if x is None else float(x)
 
 
 def _interval(item: Any, where: str) -> tuple[float, float]:
@@ -131,10 +128,10 @@ def _interval(item: Any, where: str) -> tuple[float, float]:
     if item is None:
         return math.nan, math.nan
     if isinstance(item, dict):
-        return _float(item.get("low")), _float(item.get("high"))
+        return number(item.get("low")), number(item.get("high"))
     if not isinstance(item, list | tuple) or len(item) != 2:
         raise ValueError(f"{where}: interval must be [low, high], got {item!r}")
-    return _float(item[0]), _float(item[1])
+    return number(item[0]), number(item[1])
 
 
 def agreement_table(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -299,8 +296,7 @@ def agreement_markdown(
         "(rectified) rows appear where the records carry reference rows.\n"
     )
     out.append(markdown_table(table) + "\n")
-    prefixes = sorted({parse_score(e)[0] for e in table["estimator"]}, key=prefix_key)
-    out.append("Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike).\n")
+    out.append(names_note(table["estimator"]) + "\n")
     if sources:
         out.append(sources + "\n")
     out += [line for line in _reading(table)]
@@ -326,14 +322,14 @@ def _reading(table: pd.DataFrame) -> list[str]:
             r = fam.loc[rec]
             text = (
                 f"- {family}{kind}: {rec} (recommended) is off the true-weight score by "
-                f"{_f(r.mae)} on average (bias {_f(r.bias, signed=True)}), closer to it than "
-                f"{family} in {_f(r.closer_pct, 0)} % of {r.n} evaluations; its interval "
-                f"contains it in {_f(r.coverage_pct, 0)} %; RQ1 gap {_f(r.rq1_gap)} "
-                f"(true-weight score: {_f(fam['rq1_gap'].get('w' + family, math.nan))})."
+                f"{fmt(r.mae)} on average (bias {fmt(r.bias, signed=True)}), closer to it than "
+                f"{family} in {fmt(r.closer_pct, 0)} % of {r.n} evaluations; its interval "
+                f"contains it in {fmt(r.coverage_pct, 0)} %; RQ1 gap {fmt(r.rq1_gap)} "
+                f"(true-weight score: {fmt(fam['rq1_gap'].get('w' + family, math.nan))})."
             )
             compare = [
-                f"{e}: mae {_f(fam.loc[e, 'mae'])}, bias {_f(fam.loc[e, 'bias'], signed=True)}"
-                + (f", coverage {_f(fam.loc[e, 'coverage_pct'], 0)} %" if e == "c" + family else "")
+                f"{e}: mae {fmt(fam.loc[e, 'mae'])}, bias {fmt(fam.loc[e, 'bias'], signed=True)}"
+                + (f", coverage {fmt(fam.loc[e, 'coverage_pct'], 0)} %" if e[0] == "c" else "")
                 for e in (family, "p" + family, "c" + family)
                 if e in fam.index and e != rec
             ]
@@ -344,12 +340,6 @@ def _reading(table: pd.DataFrame) -> list[str]:
                 )
             lines.append(text + (" For comparison " + "; ".join(compare) + "." if compare else ""))
     return [*lines, ""]
-
-
-def _f(x: float, digits: int = 3, *, signed: bool = False) -> str:
-    if x is None or not math.isfinite(x):
-        return "–"
-    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
 
 
 def agreement_figure(
@@ -400,7 +390,7 @@ def agreement_figure(
         for i, name in enumerate(names, start=1):
             cov = rows["coverage_pct"].get(name, np.nan)
             ax.annotate(
-                f"cov {_f(cov, 0)} %" if math.isfinite(cov) else "no intervals",
+                f"cov {fmt(cov, 0)} %" if math.isfinite(cov) else "no intervals",
                 (i, 1.0),
                 xycoords=("data", "axes fraction"),
                 ha="center",

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from medeval.analyses.common import markdown_table, pearson
+from medeval.analyses.common import collection_markdown, pearson
 
 PERFORMANCE = {
     "auc_ovr_macro": "OvR macro ROC AUC",
@@ -95,15 +95,11 @@ def weight_error_table(per_dataset: pd.DataFrame) -> pd.DataFrame:
 
 
 def weight_error_markdown(table: pd.DataFrame) -> str:
-    out = []
-    for collection, part in table.groupby("collection", sort=True):
-        out.append(f"### RQ2 — {collection}\n")
-        out.append(
-            "Pearson r between μ = mean_C |t̄_C − p̄_C| and the subconcept model's "
-            "performance (data sets with |z| > 4 dropped):\n"
-        )
-        out.append(markdown_table(part.drop(columns="collection")) + "\n")
-    return "\n".join(out)
+    intro = (
+        "Pearson r between μ = mean_C |t̄_C − p̄_C| and the subconcept model's "
+        "performance (data sets with |z| > 4 dropped):"
+    )
+    return "\n".join(collection_markdown(table, "RQ2", intro))
 
 
 def weight_error_figure(per_dataset: pd.DataFrame, table: pd.DataFrame, collection: str) -> Figure:
