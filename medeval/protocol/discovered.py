@@ -35,10 +35,10 @@ from medeval.options import EvaluationOptions
 from medeval.protocol.forest import (
     PROTOCOL_OPTIONS,
     _fit_binary,
-    check_methods,
     derive_seed,
     fold_record,
     fold_settings,
+    fold_start,
     fold_subconcepts,
     subconcept_model_scores,
 )
@@ -217,10 +217,7 @@ def run_fold_discovered(
     ``options.confidence`` intervals of the full-test scores (``"intervals": {score: [low,
     high]}``; 0 = none).
     """
-    methods = check_methods(methods)
-    if task.data.X is None:
-        raise ValueError(f"{task.source}/{task.name}: the forest protocol needs tabular features")
-    k = split_index if split_index is not None else 2 * split.repeat + split.fold
+    methods, k = fold_start(task, split, methods, split_index)
     train, test = split["train"], split["test"]
     free = label_free_fold(
         task, train, test, methods, seed=seed, k=k, n_estimators=n_estimators, discovery=discovery
