@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from medeval.datasets.sources import SOURCES as _SOURCES
+from medeval.report.html import Section, render
 from medeval.scores import RECOMMENDED, WEAK_WITHIN_CLASS_BA
 
 __all__ = [
@@ -187,8 +188,6 @@ def report_html(
 ) -> str:
     """Self-contained run report: headline table, calibration, data set, per-split figures,
     the resolved config and every warning (undefined scores, skipped files, synthetic data)."""
-    from medeval.report.html import Section, render
-
     sections = []
     warn = list(summary["notes"])
     worst = worst_run_lines(summary)
@@ -229,9 +228,7 @@ def report_html(
     return render(title, sections, subtitle=subtitle)
 
 
-def _calibration_section(calibration: dict):
-    from medeval.report.html import Section
-
+def _calibration_section(calibration: dict) -> Section:
     cal = pd.DataFrame(
         [
             {"split": s, **{k: v for k, v in c.items() if not isinstance(v, dict | list)}}
@@ -248,9 +245,7 @@ def _calibration_section(calibration: dict):
     )
 
 
-def _split_section(split: SplitView):
-    from medeval.report.html import Section
-
+def _split_section(split: SplitView) -> Section:
     sec = Section(f"Split {split.name.split('_')[1]}")
     if split.figure_png is not None:
         sec.image(

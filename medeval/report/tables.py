@@ -34,8 +34,7 @@ def scores_table(ev: Evaluation) -> str:
         if k in ev.unavailable:
             lines.append(f"{k:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
             continue
-        lo, hi = ev.intervals.get(k, (math.nan, math.nan))
-        ci = "" if math.isnan(lo) else f"[{_fmt(lo)}, {_fmt(hi)}]"
+        ci = _interval(*ev.intervals.get(k, (math.nan, math.nan)))
         mark = ""
         if k in recommended:
             mark = "  <- recommended, label-free" + (", rectified" if k[0] == "r" else "")
@@ -88,8 +87,7 @@ def subconcept_table(ev: Evaluation) -> str:
         + (f" {'n_ref':>6}" if n_ref is not None else "")
     ]
     for i, r in enumerate(df.itertuples(index=False)):
-        ci = "" if math.isnan(r.low) else f"[{_fmt(r.low)}, {_fmt(r.high)}]"
-        est_ci = "" if math.isnan(r.est_low) else f"[{_fmt(r.est_low)}, {_fmt(r.est_high)}]"
+        ci, est_ci = _interval(r.low, r.high), _interval(r.est_low, r.est_high)
         n_test = "—" if math.isnan(r.n_test) else f"{int(r.n_test):,}"
         recall = "—" if math.isnan(r.n_test) else _fmt(r.recall)  # no test labels: not computed
         share = "—" if math.isnan(r.prevalence) else f"{r.prevalence:.1%}"
