@@ -2,16 +2,10 @@
 
 Per fold the multiclass *subconcept* forest is fit once and shared by every correction method;
 each method fits its own binary forest on the (resampled) training fold. Only one forest is
-alive at a time, which keeps memory bounded on the large PMLB sets.
-
-Reference rows for the rectified scores (docs/method.md, "Rectified scores") come with no extra fit:
-the training rows' out-of-bag predictions of both forests (:mod:`medeval.protocol.oob`; each row
-scored only by the trees that saw neither it nor anything made from it), computed in the same pass
-over the trees as the test predictions. Under ROS a row copied into every tree's sample has no
-out-of-bag tree and is dropped (counted in the record's ``"reference"``); under RUS the rows the
-undersampler dropped are out of bag for every tree; under SMOTE the synthetic points are linked to
-no original row, a leak measured not to bias cBA − wBA on the reference rows
-(:data:`medeval.protocol.oob.SMOTE_LINKS`).
+alive at a time, which keeps memory bounded on the large PMLB sets. The rectified scores'
+reference rows (docs/method.md, "Rectified scores") are the training rows' out-of-bag predictions
+of both forests (:mod:`medeval.protocol.oob`), computed in the same pass over the trees as the
+test predictions, or cross-fitted (:mod:`medeval.protocol.crossfit`).
 """
 
 from __future__ import annotations

@@ -312,10 +312,8 @@ def _peak_rss_mb() -> float:
 @contextmanager
 def _single_thread() -> Iterator[None]:
     """A unit on one thread, whichever process runs it: torch's intra-op pool (the grid
-    already uses every core, and on fold-sized tensors that pool only adds overhead: measured
-    2.4x slower metrics with 2 threads) and the BLAS / OpenMP pools (``threadpoolctl``): with
-    several threads, sums in another order give SMOTE's neighbours other last bits, so a unit
-    run in the main process (``--jobs 1``) gave other records than in a worker."""
+    already uses every core) and the BLAS / OpenMP pools (``threadpoolctl``: sums in another
+    order would give SMOTE's neighbours other last bits, and ``--jobs 1`` other records)."""
     import torch
     from threadpoolctl import threadpool_limits
 

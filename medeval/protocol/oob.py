@@ -1,29 +1,17 @@
 """Out-of-bag reference rows of the random-forest protocol (docs/method.md,
 "Rectified scores"), without refitting.
 
-The reference rows R of a fold are its training rows, each scored only by the trees that did not
-see it. The forests are the ones the fold already fitted: a tree's in-bag sample is regenerated
-from its seed (scikit-learn's ``estimators_samples_``, the indices its ``oob_score`` uses), and
-each tree predicts only its out-of-bag rows. Probabilities are averaged over those trees exactly
-as :meth:`~sklearn.ensemble.RandomForestClassifier.predict_proba` averages all trees, so with no
-resampling the result equals scikit-learn's ``oob_decision_function_``.
+Each training row of a fold is scored only by the trees that did not see it: a tree's in-bag
+sample is regenerated from its seed (scikit-learn's ``estimators_samples_``), each tree predicts
+only its out-of-bag rows, and they are averaged as
+:meth:`~sklearn.ensemble.RandomForestClassifier.predict_proba` averages all trees (with no
+resampling: scikit-learn's ``oob_decision_function_``).
 
-Under a resampling correction the binary forest is fitted on resampled rows, and a tree has
-"seen" an original row when it drew the row *or anything made from it*:
-
-* ROS: any copy of the row (the sampler's ``sample_indices_`` maps copies to originals). A
-  minority row copied k times is out of bag for a tree with probability about e^-k, so rows
-  copied often may have none (measured: ``docs/benchmark.md``, "Reference rows: out of bag or
-  cross-fitted"); they are dropped and counted;
-* RUS: the rows the undersampler dropped were seen by no tree, so every tree scores them;
-* SMOTE: a synthetic point is made from two rows, the sample it was generated around and the
-  neighbour it moves toward. Excluding every tree that drew such a point leaves most minority
-  rows without an out-of-bag tree, so by default the synthetic points are linked to no row (a
-  measured leak that does not bias cM − wM; see :data:`SMOTE_LINKS`); the strict link is
-  available (``smote_links="parents"``).
-
-Under ROS and class weights the protocol does not use these rows for the binary forest: it
-cross-fits instead (:mod:`medeval.protocol.crossfit`, where the measurements are).
+Under a resampling correction a tree has "seen" an original row when it drew the row *or
+anything made from it*: under ROS any copy (a row with no out-of-bag tree is dropped and
+counted); under RUS the rows the undersampler dropped are out of bag for every tree; under SMOTE
+a synthetic point is by default linked to no row (:data:`SMOTE_LINKS`). Under ROS and class
+weights the protocol cross-fits instead (:mod:`medeval.protocol.crossfit`).
 
 ``origin`` describes this link: ``origin[j]`` (or row ``origin[j, :]``) lists the original rows
 that fitted row j was made from, ``-1`` for none. A row with no out-of-bag tree gets NaN.
@@ -55,12 +43,10 @@ __all__ = [
 ]
 
 #: How a SMOTE point is linked to the original rows: ``"none"`` (the default) — to no row, so a
-#: tree that drew it still scores the two rows it was made from; ``"parents"`` — to both rows.
-#: Linking the parents leaves most minority rows without an out-of-bag tree; unlinked, cBA − wBA
-#: on the out-of-bag rows matches the test fold's as closely as cross-fitting does, without the
-#: refits (measured: ``docs/benchmark.md``, "Reference rows: out of bag or cross-fitted"). The
-#: leak shows in the classifier's own out-of-bag BA, not in cBA − wBA: use these rows for the
-#: class-conditional score's error, not to estimate BA.
+#: tree that drew it still scores the two rows it was made from; ``"parents"`` — to both rows,
+#: which leaves most minority rows without an out-of-bag tree. The leak shows in the classifier's
+#: own out-of-bag BA, not in cBA − wBA (docs/benchmark.md, "Reference rows: out of bag or
+#: cross-fitted"): use these rows for the class-conditional score's error, not to estimate BA.
 SMOTE_LINKS = ("none", "parents")
 
 
