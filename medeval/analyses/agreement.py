@@ -3,42 +3,9 @@
 
 Every record of a results folder is one evaluation (data set × method × split). For each score
 family (BA, F1, AUC) the true-weight score (``w`` prefix, e.g. wBA) is the truth; every other
-score of the family is an estimate of it: the unweighted score (BA: what a reader has without
-any weighting), the paper's predicted-weight score (pBA), the class-conditional score (cBA), the
-rectified score (rBA: cBA corrected with reference rows, docs/method.md, "Rectified scores"; a row
-only where the records carry it) and any other prefix present.
-
-Columns of :func:`agreement_table`, over the evaluations where both the estimate and the
-true-weight score are finite:
-
-- ``n``: number of such evaluations.
-- ``mae`` = mean |est − true|; ``bias`` = mean (est − true).
-- ``closer_pct``: % of evaluations (among those where the unweighted score is finite too) with
-  |est − true| < |unweighted − true|. A tie (within :data:`TOL`) is *not* closer. NaN on the
-  unweighted row.
-- ``sign_pct``: % with sign(est − unweighted) == sign(true − unweighted): does the estimate move
-  away from the unweighted score in the direction the truth does? An exact zero (within
-  :data:`TOL`) is its own sign: "no change" agrees only with "no change". NaN on the
-  unweighted row.
-- ``coverage_pct``: % of evaluations *with a finite interval* whose 95 % bootstrap interval of
-  the estimate contains the true-weight score (bounds included); ``mean_width`` = mean interval
-  width over the same evaluations. Records without intervals count in ``n``, ``mae`` and
-  ``bias`` only; NaN when no evaluation has an interval.
-- ``rq1_gap``: the estimator's RQ1 correlation gap r(full, largest) − r(full, smallest)
-  (:mod:`medeval.analyses.correlation_gap`) across data-set means; when the folder holds several
-  correction methods, each (data set, method) mean is one point (pooled). Per-method tables use that
-  method's data-set means only. Empty where RQ1 is undefined: only collections with at least
-  three data sets count (as in ``rq1.csv``).
-- ``recommended``: the score to read for its family: the rectified one (rBA) where the records
-  carry it, else the class-conditional one (:data:`medeval.scores.RECOMMENDED`).
-- ``n_weak``: how many of the ``n`` evaluations come from data sets whose subconcept model is
-  weak within a class (:mod:`medeval.analyses.quality`).
-
-The true-weight score has a reference row too (``n``, ``mean_width`` of its own interval and
-its ``rq1_gap``; the agreement columns are NaN), so an estimator's gap and width can be read
-against the oracle's. A leading ``subconcepts`` column says where the subconcepts behind the
-label-free scores came from ("true" / "discovered"); when a folder mixes records of both kinds the
-statistics are computed per kind.
+score of the family (unweighted, pBA, cBA, rBA where the records carry it, any other prefix) is
+an estimate of it. The columns of :func:`agreement_table` (:data:`COLUMNS`) are described in
+docs/benchmark.md (``agreement.csv``); differences within :data:`TOL` count as ties and zeros.
 """
 
 from __future__ import annotations
