@@ -34,6 +34,7 @@ from medeval.io.predictions import PredictionTable
 from medeval.options import EvaluationOptions
 from medeval.protocol.forest import (
     PROTOCOL_OPTIONS,
+    SUBSET_FIELDS,
     _fit_binary,
     derive_seed,
     fold_record,
@@ -177,7 +178,7 @@ def _label_free(
 
 def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]) -> pd.DataFrame:
     """Long subset table: true-weight rows from the truth, every other score label-free."""
-    cols = ["subset", "subconcept", "score", "value"]
+    cols = list(SUBSET_FIELDS)
     keep = ev_true.subsets.loc[ev_true.subsets.score.isin(TRUE_ONLY_SCORES), cols]
     aliases = ev_true.subsets.drop_duplicates("subset")[["subset", "subconcept"]]
     rows = [
@@ -186,17 +187,6 @@ def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]
         for name, value in free[None if pd.isna(sc) else sc].items()
     ]
     return pd.concat([keep, pd.DataFrame(rows, columns=cols)], ignore_index=True)
-
-
-def _true_subset_masks(
-    ev_true: Evaluation, y: np.ndarray, test_names: np.ndarray
-) -> dict[str | None, np.ndarray]:
-    """``{None: full, subconcept: majority ∪ that true minority subconcept}`` (docs/method.md,
-    "Evaluation subsets and analyses")."""
-    masks: dict[str | None, np.ndarray] = {None: np.ones(len(y), dtype=bool)}
-    for sc in ev_true.subsets.subconcept.dropna().unique():
-        masks[sc] = (y == 0) | (test_names == sc)
-    return masks
 
 
 def run_fold_discovered(
@@ -305,8 +295,13 @@ def _score_method(
     where = Path("test fold (true subconcepts)")
     table = PredictionTable(where, y_te, score, y_pred, truth["test_subconcept"], None)
     ev_true = evaluate(table, truth["utilities"], settings=settings)
+    # the full test fold, then majority ∪ each true minority subconcept (docs/method.md,
+    # "Evaluation subsets and analyses")
+    masks: dict[str | None, np.ndarray] = {None: np.ones(len(y_te), dtype=bool)}
+    for sc in ev_true.subsets.subconcept.dropna().unique():
+        masks[sc] = (y_te == 0) | (test_names == sc)
     free_scores: dict[str | None, dict[str, float]] = {}
-    for key, m in _true_subset_masks(ev_true, y_te, test_names).items():
+    for key, m in masks.items():
         full = key is None
         free_scores[key], iv = _label_free(
             y_te[m],
