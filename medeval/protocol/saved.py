@@ -1,17 +1,6 @@
 """A benchmark record's fold as files ``python -m medeval.evaluate`` reads
-(``python -m medeval.benchmark --save-predictions``).
-
-Next to ``records/<set>/<method>-<k>.json`` the run then writes
-``predictions/<set>/<method>-<k>/``:
-
-- ``predictions.csv``: the test fold — ``id`` (the row of the task), ``y_true``, ``y_score`` (the
-  binary forest's class-1 score; the predicted label is ``y_score >= 0.5``), ``subconcept`` (the
-  true test subconcept) and ``q_<subconcept>`` (the subconcept forest's posteriors);
-- ``reference.csv``: the fold's reference rows, out of bag or cross-fitted (absent when the record's
-  ``"reference"`` says they are unavailable);
-- ``train_sizes.json``: the training fold's subconcept counts and classes;
-- ``fold.json``: the record it belongs to and the bootstrap that made its intervals (replicates,
-  seed, level), with the ``python -m medeval.evaluate`` command that reproduces its scores.
+(``python -m medeval.benchmark --save-predictions``): ``predictions/<set>/<method>-<k>/`` beside
+``records/<set>/<method>-<k>.json``, laid out in docs/benchmark.md ("Reopening a fold").
 
 Floats are written with Python's shortest round-trip text, so the files evaluate to the record's
 very numbers. Each file is written atomically, the folder before its record, so a record that

@@ -1,17 +1,9 @@
 """Training one split: epochs with early stopping on a validation score, checkpoints, resume.
 
-The validation scores come from :class:`medeval.metrics.streaming.SubconceptScores`, updated on
-every rank with that rank's share of the validation part and synced by torchmetrics.
-``train.monitor`` (default ``BA``) names the score that drives early stopping and ``best.pt``:
-any of the twelve (unweighted, true-weight, predicted-weight or class-conditional). The
-true-weight (oracle) scores are allowed because the validation part of this pipeline has subconcept
-labels (every image of the task has one); they use validation labels only, never test labels.
-
-Files in the split folder: ``checkpoints/epoch_<k>.pt`` (full state), ``checkpoints/last.pt``
-(same as the newest epoch), ``checkpoints/best.pt`` (model weights at the best monitored score),
-``best.json`` (which score chose ``best.pt``, its epoch and the validation scores there, and
-where it was trained: ``trained_on`` device, its name, processes, torch and CUDA versions),
-``log.csv`` (one row per epoch, ``val_<score>`` for every score). After training,
+``train.monitor`` (default ``BA``) names the validation score that drives early stopping and
+``best.pt``; the scores come from :class:`medeval.metrics.streaming.SubconceptScores`, updated on
+every rank with its share of the validation part and synced by torchmetrics. The split folder's
+files and why the oracle scores may be monitored: docs/imaging.md. After training,
 :mod:`medeval.flows.train` calibrates, predicts and evaluates. Progress goes to this module's
 logger (``medeval.training.loop``, level INFO), on the main process only.
 """
