@@ -175,11 +175,6 @@ def _loss_fn(
     return loss
 
 
-def _num(x: float) -> float | None:
-    """JSON-ready: NaN (undefined) becomes null."""
-    return None if math.isnan(x) else x
-
-
 def _state(model: nn.Module) -> dict:
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
@@ -333,10 +328,8 @@ def _environment(device: torch.device, world_size: int) -> dict[str, Any]:
 def _save_best(folder: Path, model: nn.Module, best: dict) -> None:
     """``checkpoints/best.pt`` (weights and ``best``) and ``best.json`` (NaN as null);
     ``best`` holds ``monitor``, ``epoch``, ``value`` and the validation ``scores``."""
-    scores = {k: _num(v) for k, v in best["scores"].items()}
-    best_json = {**best, "value": _num(best["value"]), "scores": scores}
     save_checkpoint(folder / "checkpoints" / "best.pt", {"model": _state(model), **best})
-    atomic.write_json(folder / "best.json", best_json)
+    atomic.write_json(folder / "best.json", best)
 
 
 def _save_epoch(
