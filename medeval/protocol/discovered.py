@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from medeval.discovery import Discovery, discover_subconcepts, discovery_quality
-from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
+from medeval.evaluation import Evaluation, evaluate
 from medeval.evaluation.core import STATED
 from medeval.evaluation.quality import within_class_balanced_accuracy
 from medeval.io.predictions import PredictionTable
@@ -149,18 +149,6 @@ def label_free_scores(
         :data:`DISCOVERED_SCORES`.
     """
     settings = fold_settings(options, seed=seed, n_bootstrap=n_bootstrap)
-    return _label_free(y, score, posteriors, train_sizes, settings=settings)
-
-
-def _label_free(
-    y: np.ndarray,
-    score: np.ndarray,
-    posteriors: pd.DataFrame,
-    train_sizes: dict,
-    *,
-    settings: EvaluateSettings,
-) -> tuple[dict[str, float], dict[str, list[float | None]]]:
-    """:func:`label_free_scores` of a settings object."""
     table = PredictionTable(
         Path("test fold (discovered subconcepts)"),
         y,
@@ -220,10 +208,11 @@ def run_fold_discovered(
     for method in methods:
         tm = time.perf_counter()
         boot_seed = derive_seed(seed, task.name, k, method, "bootstrap")
-        settings = fold_settings(options, seed=boot_seed)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            results = _score_method(task.y[test], free.scores[method], free, truth, settings)
+            results = _score_method(
+                task.y[test], free.scores[method], free, truth, options, boot_seed
+            )
         timing = {
             "fit_s": free.fit_s[method],
             "shared_s": (free.discovery_s + t_shared) / len(methods),
@@ -285,10 +274,13 @@ def _score_method(
     score: np.ndarray,
     free: LabelFreeFold,
     truth: dict[str, Any],
-    settings: EvaluateSettings,
+    options: EvaluationOptions,
+    seed: int,
 ) -> dict[str, Any]:
     """One method's scores, intervals and tables: the true-weight ones from the truth, every
-    label-free one from the discovered subconcepts (``score``: ``(N_test,)`` class-1 scores)."""
+    label-free one from the discovered subconcepts (``score``: ``(N_test,)`` class-1 scores;
+    ``seed``: its bootstrap's)."""
+    settings = fold_settings(options, seed=seed)
     test_names = truth["test_names"]
     y_pred = labels_from_scores(score, settings.threshold)
     n_bootstrap = settings.n_bootstrap
@@ -303,12 +295,14 @@ def _score_method(
     free_scores: dict[str | None, dict[str, float]] = {}
     for key, m in masks.items():
         full = key is None
-        free_scores[key], iv = _label_free(
+        free_scores[key], iv = label_free_scores(
             y_te[m],
             score[m],
             free.posteriors[m].reset_index(drop=True),
             free.discovery.train_sizes,
-            settings=settings if full else replace(settings, n_bootstrap=0),
+            n_bootstrap=n_bootstrap if full else 0,
+            seed=seed,
+            options=options,
         )
         if full:  # without replicates (--bootstrap 0) there are no intervals
             true_iv = {s: list(ev_true.intervals[s]) for s in TRUE_ONLY_SCORES if n_bootstrap}
