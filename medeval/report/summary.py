@@ -41,14 +41,11 @@ def _nan(x) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def _is_synthetic(source: str | None) -> bool:
-    return source in _SOURCES and _SOURCES[source].synthetic
-
-
 def config_notes(cfg: dict | None) -> list[str]:
     """What a reader must know about a run's resolved config: synthetic data, no pretraining."""
     notes = []
-    if cfg and _is_synthetic(cfg.get("data", {}).get("source")):
+    source = (cfg or {}).get("data", {}).get("source")
+    if source in _SOURCES and _SOURCES[source].synthetic:
         notes.append(
             "DATA ARE SYNTHETIC: built-in chest-radiograph phantoms (medeval.datasets.synthetic), "
             "not real images; the numbers test the pipeline only."

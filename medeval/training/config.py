@@ -328,29 +328,21 @@ def _build(cls: type, values: Any, where: str) -> Any:
     unknown = [k for k in values if k not in names]
     if unknown:
         raise _unknown_key(where + str(unknown[0]), names)
+    # the declared constraints of the section's fields (medeval._validation.declared)
+    ranges = dict(getattr(cls, "constraints", {}))
+    if cls is EvaluationOptions:
+        ranges.update(_EVALUATION_RANGES)
     kwargs = {}
     for name, value in values.items():
         tp = hints[name]
         if dataclasses.is_dataclass(tp):
             kwargs[name] = _build(tp, value, f"{where}{name}.")
-        else:
-            kwargs[name] = _coerce(value, tp, where + name)
-            _check_range(kwargs[name], _ranges(cls).get(name), where + name)
+            continue
+        kwargs[name] = _coerce(value, tp, where + name)
+        message = refusal(ranges[name], kwargs[name]) if name in ranges else None
+        if message:
+            raise ConfigError(f"{where}{name}: {message}")
     return cls(**kwargs)
-
-
-def _ranges(cls: type) -> dict[str, list[Any]]:
-    """The declared constraints of a section's fields (:func:`medeval._validation.declared`)."""
-    ranges = dict(getattr(cls, "constraints", {}))
-    if cls is EvaluationOptions:
-        ranges.update(_EVALUATION_RANGES)
-    return ranges
-
-
-def _check_range(value: Any, allowed: list[Any] | None, key: str) -> None:
-    message = refusal(allowed, value) if allowed is not None else None
-    if message:
-        raise ConfigError(f"{key}: {message}")
 
 
 def _check_finite(node: Any, key: str) -> None:
