@@ -326,12 +326,6 @@ def _single_thread() -> Iterator[None]:
         torch.set_num_threads(old)
 
 
-def run_unit(unit: Unit) -> UnitResult:
-    """Compute and store the records of one unit; never raises (errors are reported)."""
-    with _single_thread():
-        return _run_unit(unit)
-
-
 def _stored_task(store: ResultsStore, dataset: str) -> dict | None:
     path = store.root / "tasks" / f"{dataset}.json"
     try:
@@ -340,7 +334,9 @@ def _stored_task(store: ResultsStore, dataset: str) -> dict | None:
         return None
 
 
-def _run_unit(unit: Unit) -> UnitResult:
+@_single_thread()
+def run_unit(unit: Unit) -> UnitResult:
+    """Compute and store the records of one unit; never raises (errors are reported)."""
     t0 = time.perf_counter()
     store = ResultsStore(unit.out)
     try:
