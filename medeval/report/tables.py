@@ -47,7 +47,12 @@ def scores_table(ev: Evaluation) -> str:
     )
     lines.append(RECTIFIED_LINE)
     for c in ev.weak_classes():
-        lines.append(_weak_text(c, ev.subconcept_model[c]))
+        lines.append(
+            f"warning: the subconcept model is weak within {c} (balanced accuracy "
+            f"{ev.subconcept_model[c]:.2f} over its subconcepts): label-free weights then shrink "
+            "toward the class average, so cBA / cF1 / cAUC move toward BA / F1 / AUC and "
+            "understate a hidden failure."
+        )
     return "\n".join(lines)
 
 
@@ -57,14 +62,6 @@ RECTIFIED_LINE = (
     "rM = cM(test) − (cM(R) − wM(R)); R must come from the same classifier, subconcept model "
     "and population as the test rows and must not have been used to fit either."
 )
-
-
-def _weak_text(cls: str, value: float) -> str:
-    return (
-        f"warning: the subconcept model is weak within {cls} (balanced accuracy {value:.2f} over "
-        "its subconcepts): label-free weights then shrink toward the class average, so cBA / cF1 "
-        "/ cAUC move toward BA / F1 / AUC and understate a hidden failure."
-    )
 
 
 def worst_lines(ev: Evaluation, class_names: dict[int, str] | None = None) -> list[str]:

@@ -325,13 +325,6 @@ def _environment(device: torch.device, world_size: int) -> dict[str, Any]:
     }
 
 
-def _save_best(folder: Path, model: nn.Module, best: dict) -> None:
-    """``checkpoints/best.pt`` (weights and ``best``) and ``best.json`` (NaN as null);
-    ``best`` holds ``monitor``, ``epoch``, ``value`` and the validation ``scores``."""
-    save_checkpoint(folder / "checkpoints" / "best.pt", {"model": _state(model), **best})
-    atomic.write_json(folder / "best.json", best)
-
-
 def _save_epoch(
     folder: Path, model: nn.Module, opt: torch.optim.Optimizer, state: dict, keep: int
 ) -> None:
@@ -494,7 +487,10 @@ def _run_epoch(
         result = {"monitor": run.monitor, "epoch": epoch, "value": value, "scores": val}
         result["trained_on"] = _environment(run.device, info.world_size)
         if improved:
-            _save_best(run.folder, run.model, result)
+            # best.pt: the weights and the choice; best.json: the choice (NaN as null)
+            best = {"model": _state(run.model), **result}
+            save_checkpoint(run.folder / "checkpoints" / "best.pt", best)
+            atomic.write_json(run.folder / "best.json", result)
         _save_epoch(run.folder, run.model, run.opt, state, train.keep_checkpoints)
         row = state["log"][-1]
         logger.info(
