@@ -238,25 +238,14 @@ class _EpochStats:
     seconds: float
 
 
-def _train_epoch(
-    model: nn.Module,
-    train_model: nn.Module,
-    opt: torch.optim.Optimizer,
-    loader,
-    loss_fn: Callable,
-    *,
-    total: int,
-    clip: float,
-    device: torch.device,
-    desc: str,
-    show: bool,
-) -> _EpochStats:
-    """One pass of ``total`` optimizer steps over ``loader``; ``model`` is ``train_model``
-    unwrapped (gradient clipping acts on its parameters)."""
+def _train_epoch(run: _SplitRun, loader, *, total: int, clip: float, desc: str) -> _EpochStats:
+    """One pass of ``total`` optimizer steps over ``loader``; gradient clipping acts on the
+    unwrapped ``run.model``'s parameters."""
+    model, train_model, opt, device = run.model, run.train_model, run.opt, run.device
     train_model.train()
     sums = np.zeros(3)
     n_seen, data_s, start = 0, 0.0, time.perf_counter()
-    bar = progress_bar(total=total, desc=desc, leave=False, disable=not show)
+    bar = progress_bar(total=total, desc=desc, leave=False, disable=not run.info.is_main)
     it = iter(loader)
     for _ in range(total):
         t0 = time.perf_counter()
@@ -265,7 +254,7 @@ def _train_epoch(
         data_s += time.perf_counter() - t0
         with autocast(device):
             logit, sub = train_model(x)
-        loss, lb, ls = loss_fn(logit, sub, y, sc)
+        loss, lb, ls = run.loss_fn(logit, sub, y, sc)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if clip > 0:
@@ -466,18 +455,8 @@ def _run_epoch(
     """Train epoch ``epoch``, score the validation part, record it in ``state`` and write its
     files (main process)."""
     info = run.info
-    stats = _train_epoch(
-        run.model,
-        run.train_model,
-        run.opt,
-        train_loader,
-        run.loss_fn,
-        total=total,
-        clip=train.grad_clip,
-        device=run.device,
-        desc=f"split {run.split_seed} epoch {epoch}",
-        show=info.is_main,
-    )
+    desc = f"split {run.split_seed} epoch {epoch}"
+    stats = _train_epoch(run, train_loader, total=total, clip=train.grad_clip, desc=desc)
     val = validation_scores(run.model, val_loader, run.metric, run.device)
     # Every rank holds the same synced scores; rank 0's value makes the stop decision
     # identical bit for bit on all ranks.
