@@ -114,9 +114,8 @@ def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, f
 
     Same values as scikit-learn's ``roc_auc_score(multi_class="ovr", average="macro")``,
     ``balanced_accuracy_score`` and ``f1_score(average="macro")`` (over the subconcepts present
-    or predicted), computed from one confusion matrix (:mod:`medeval.metrics.multiclass`, the
-    evaluation's too) and one ranking per class (sklearn's input validation alone costs more
-    than the fold's nine weighted scores).
+    or predicted), from one confusion matrix (:mod:`medeval.metrics.multiclass`) and one
+    ranking per class, without scikit-learn's input validation.
 
     Args:
         codes: (N,) true subconcept codes 0..K-1.

@@ -182,10 +182,9 @@ def _oob_masks(forest, n_rows: int, origin):
 def _in_bag_draws(forest):
     """Yield each tree's in-bag draws ``(M_boot,)``: the indices scikit-learn drew for it.
 
-    scikit-learn's ``estimators_samples_`` builds a new ``RandomState`` per tree, which costs
-    as much as predicting a few thousand rows with that tree; reseeding one generator gives the
-    same draws at a hundredth of the cost. The first tree is checked against scikit-learn's own
-    generator, and any difference (another version's sampling) falls back to
+    Reseeding one generator gives the draws of scikit-learn's ``estimators_samples_`` (which
+    builds a new ``RandomState`` per tree) far faster. The first tree is checked against
+    scikit-learn's own generator; any difference (another version's sampling) falls back to
     ``estimators_samples_``.
     """
     from sklearn.ensemble._forest import _generate_sample_indices
