@@ -205,27 +205,16 @@ def _loaders(
 ) -> tuple:
     """The shuffled training loader (sharded by rank) and this rank's validation loader."""
     t = cfg.train
-    size, bs, workers = t.image_size, t.batch_size, t.workers
-    train_loader = make_loader(
-        part_dataset(task, split["train"], size, images=images),
-        batch_size=bs,
-        workers=workers,
-        shuffle=True,
-        seed=seed,
-        cuda=cuda,
-        dist_info=info,
-    )
+    common = {"batch_size": t.batch_size, "workers": t.workers, "seed": seed, "cuda": cuda}
+    train = part_dataset(task, split["train"], t.image_size, images=images)
     # Each rank scores its own share of the validation part (no padding, no duplicates); the
     # metric's compute() syncs the shares, so every rank gets the scores of the whole part.
-    val_loader = make_loader(
-        part_dataset(task, split["validation"][info.rank :: info.world_size], size, images=images),
-        batch_size=bs,
-        workers=workers,
-        shuffle=False,
-        seed=seed,
-        cuda=cuda,
+    shard = split["validation"][info.rank :: info.world_size]
+    validation = part_dataset(task, shard, t.image_size, images=images)
+    return (
+        make_loader(train, shuffle=True, dist_info=info, **common),
+        make_loader(validation, shuffle=False, **common),
     )
-    return train_loader, val_loader
 
 
 @dataclass
