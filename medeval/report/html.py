@@ -99,12 +99,6 @@ class Section:
         self.blocks.append(_table_html(df, caption=caption, digits=digits, highlight=highlight))
         return self
 
-    def details(self, summary: str, df: pd.DataFrame, *, caption: str = "", digits: int = 3):
-        """A collapsed block (``<details>``) holding a secondary table, opened by a click."""
-        table = _table_html(df, caption=caption, digits=digits, highlight=())
-        self.blocks.append(f"<details><summary>{html.escape(summary)}</summary>{table}</details>")
-        return self
-
     def links(self, links: Sequence[tuple[str, str]], *, intro: str = "") -> Section:
         """A list of links ``(href, text)``; hrefs are relative paths next to the report
         (e.g. ``"split_0/report.html"``), never fetched by the report itself."""
@@ -120,11 +114,14 @@ class Section:
         """The per-subconcept results (``per_subconcept.csv`` or
         :attr:`Evaluation.per_subconcept <medeval.evaluation.Evaluation>`): a main table that
         fits the page (readable headers, each recall with its interval in one cell, the
-        interval method named) and the secondary columns in a collapsed block."""
+        interval method named) and the secondary columns in a collapsed block (``<details>``,
+        opened by a click)."""
         main, extra, caption = per_subconcept_frames(df, confidence=confidence)
         self.table(main, caption=caption)
         if len(extra.columns) > 1:
-            self.details("More columns: training size, weight sums, soft test size", extra)
+            more = "More columns: training size, weight sums, soft test size"
+            table = _table_html(extra, caption="", digits=3, highlight=())
+            self.blocks.append(f"<details><summary>{more}</summary>{table}</details>")
         return self
 
     def image(self, png: bytes, *, caption: str = "") -> Section:
