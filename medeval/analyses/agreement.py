@@ -71,14 +71,8 @@ def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     weak = weak_datasets(subconcept_model_quality(records))
     rows = []
     for r in records:
-        key = (
-            str(r.get("subconcepts", "true")),
-            r.get("collection", r.get("source", "")),
-            r["dataset"],
-            r["method"],
-            r["split"],
-        )
-        is_weak = dataset_key(r) in weak
+        key = (*dataset_key(r), r["method"], r["split"])
+        is_weak = key[:3] in weak
         intervals = r.get("intervals") or {}
         for name, value in r["scores"].items():
             if not is_measure(name):  # RQ4 is defined per family (BA, F1, AUC)
