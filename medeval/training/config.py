@@ -1,16 +1,12 @@
-"""Run configuration: built-in defaults ← YAML file ← ``key=value`` overrides (dotted keys).
+"""Run configuration: built-in defaults ← YAML file ← ``key=value`` overrides (dotted keys;
+docs/imaging.md).
 
 The schema is a tree of dataclasses (:class:`Config`): every key, its type and its default are
-declared once. Unknown keys, values of the wrong type and values out of range fail at load time
-with the key's dotted path (``train.epochs: expected int, got 'ten'``); ``data.options`` is
-checked against the loader's declared options (:mod:`medeval.datasets.sources`). :func:`load_config`
-returns the validated, typed :class:`Config` (the training code reads ``cfg.train.epochs``); its
-YAML (:func:`dump`) is saved as ``config.yaml`` in the run folder, so a run can be repeated or
-resumed from its folder alone.
-
-The embedded default (:data:`SYNTHETIC`, a partial config over the defaults) is declared here
-once; ``configs/default.yaml`` is its commented copy for users, and a test checks that the file
-holds exactly the same keys and values.
+declared once. :func:`load_config` returns the validated, typed :class:`Config`; an unknown key,
+a wrong type, a value out of range or a loader option the source does not take fails at load time
+naming the dotted key (``train.epochs: expected int, got 'ten'``). Its YAML (:func:`dump`) is the
+run folder's ``config.yaml``. The embedded default (:data:`SYNTHETIC`) is declared here once;
+``configs/default.yaml`` is its commented copy, and a test checks both hold the same values.
 """
 
 from __future__ import annotations
