@@ -139,8 +139,11 @@ def _rows(evals: pd.DataFrame, means: pd.DataFrame) -> list[list[Any]]:
             continue  # records without reference rows: their rectified scores are all null
         stats = _stats(wide, name, prefix, family)
         gap = pooled_gap(means, name)
-        rows.append([name, family, *stats, gap, name == _recommended(family, present)])
-        rows[-1].append(_n_weak(wide, name, family))
+        # n_weak: evaluations counted in n whose data set has a weak subconcept model
+        est, true = _column(wide, "value", name), _column(wide, "value", "w" + family)
+        weak = _column(wide, "weak", name) > 0
+        n_weak = int(np.sum(np.isfinite(est) & np.isfinite(true) & weak))
+        rows.append([name, family, *stats, gap, name == _recommended(family, present), n_weak])
     return rows
 
 
@@ -156,15 +159,6 @@ def _recommended(family: str, present: pd.Series) -> str | None:
     :data:`~medeval.scores.RECOMMENDED`'s."""
     r = RECOMMENDED_RECTIFIED.get(family)
     return r if r is not None and bool(present.get(r, False)) else RECOMMENDED.get(family)
-
-
-def _n_weak(wide: pd.DataFrame, name: str, family: str) -> int:
-    """Evaluations counted in ``n`` whose data set has a weak subconcept model."""
-    ok = np.isfinite(_column(wide, "value", name)) & np.isfinite(
-        _column(wide, "value", "w" + family)
-    )
-    weak = _column(wide, "weak", name) > 0
-    return int(np.sum(ok & weak))
 
 
 def _wide(evals: pd.DataFrame, values: list[str]) -> pd.DataFrame:

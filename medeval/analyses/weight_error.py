@@ -26,22 +26,18 @@ PERFORMANCE = {
 Z_LIMIT = 4.0
 
 
-def _one_record_per_split(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The subconcept forest is shared by all methods of a split: keep one record per split."""
-    seen: dict[tuple, dict] = {}
-    for r in records:
-        seen.setdefault((r.get("collection", ""), r["dataset"], r["split"]), r)
-    return list(seen.values())
-
-
 def weight_error_by_dataset(records: list[dict[str, Any]]) -> pd.DataFrame:
     """μ and subconcept-model performance per data set.
 
     Returns:
         columns ``collection, dataset, n_splits, n_subconcepts, mu`` + :data:`PERFORMANCE` keys.
     """
+    # the subconcept forest is shared by all methods of a split: one record per split
+    one: dict[tuple, dict] = {}
+    for r in records:
+        one.setdefault((r.get("collection", ""), r["dataset"], r["split"]), r)
     sc_rows, perf_rows = [], []
-    for r in _one_record_per_split(records):
+    for r in one.values():
         key = (r.get("collection", ""), r["dataset"])
         perf_rows.append((*key, r["split"], *(r["subconcept_model"][k] for k in PERFORMANCE)))
         for s in r["per_subconcept"]:
