@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from imblearn.over_sampling import SMOTE
 from sklearn.ensemble import RandomForestClassifier
 
 from medeval.datasets import load
@@ -58,6 +59,40 @@ from medeval.weights import utilities
 METHODS = ("none", "ros", "rus", "smote", "weight")
 FAMILIES = ("BA", "F1", "AUC")
 SCORES = tuple(f"{w}{m}" for m in FAMILIES for w in ("", "c", "w"))
+
+
+def smote_with_parents(X, y, seed: int):
+    """SMOTE that records the two rows each synthetic point is interpolated from: ``X_res (M, F)``,
+    ``y_res (M,)`` and ``origin (M, 2)`` — an original row is ``[i, -1]``, a synthetic one
+    ``[sample, neighbour]`` (:func:`medeval.protocol.oob.forest_oob` takes it as ``origin``).
+
+    imbalanced-learn does not expose them; a subclass records the indices its sample generator
+    receives (same random draws, so the same points) and the result is checked against them.
+    """
+    calls: list[tuple] = []
+
+    class _Recording(SMOTE):
+        def _generate_samples(self, X, nn_data, nn_num, rows, cols, steps, y_type=None, y=None):
+            calls.append((y_type, np.array(rows), np.array(nn_num[rows, cols]), np.array(steps)))
+            return super()._generate_samples(X, nn_data, nn_num, rows, cols, steps, y_type, y)
+
+    X_res, y_res = _Recording(random_state=seed).fit_resample(X, y)
+    n = len(y)
+    parents = [np.column_stack([np.arange(n), np.full(n, -1)])]
+    for y_type, base, neighbour, _ in calls:
+        members = np.flatnonzero(np.asarray(y) == y_type)  # SMOTE's X_class rows, in order
+        parents.append(np.column_stack([members[base], members[neighbour]]))
+    origin = np.concatenate(parents).astype(np.int64)
+    if len(origin) != len(y_res):
+        raise RuntimeError("SMOTE's synthetic rows could not be traced to their parents")
+    # The points must be the interpolations of the recorded parents: a changed imbalanced-learn
+    # that generated them differently would otherwise link rows silently and wrongly.
+    steps = np.concatenate([c[3] for c in calls]) if calls else np.zeros((0, 1))
+    Xa, syn = np.asarray(X, dtype=np.float64), origin[n:]
+    expected = Xa[syn[:, 0]] + steps * (Xa[syn[:, 1]] - Xa[syn[:, 0]])
+    if not np.allclose(expected, np.asarray(X_res)[n:], rtol=1e-6, atol=1e-6):
+        raise RuntimeError("SMOTE's synthetic rows do not match their recorded parents")
+    return X_res, y_res, origin
 
 
 def _forest(n_trees: int, seed: int, method: str) -> RandomForestClassifier:
@@ -125,9 +160,7 @@ def run_fold(
             first[np.unique(origin, return_index=True)[1]] = True
             variants["ros-leak"] = np.where(first, origin, -1)
         if method == "smote":
-            variants["smote-parents"] = resample_with_origin(
-                X[train], ytr, method, s, smote_links="parents"
-            )[2]
+            variants["smote-parents"] = smote_with_parents(X[train], ytr, s)[2]
         for variant, org in variants.items():
             oob = forest_oob(rf, X[train], org)
             score = class_score(oob.proba, rf.classes_)

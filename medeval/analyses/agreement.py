@@ -3,42 +3,9 @@
 
 Every record of a results folder is one evaluation (data set × method × split). For each score
 family (BA, F1, AUC) the true-weight score (``w`` prefix, e.g. wBA) is the truth; every other
-score of the family is an estimate of it: the unweighted score (BA: what a reader has without
-any weighting), the paper's predicted-weight score (pBA), the class-conditional score (cBA), the
-rectified score (rBA: cBA corrected with reference rows, docs/method.md, "Rectified scores"; a row
-only where the records carry it) and any other prefix present.
-
-Columns of :func:`agreement_table`, over the evaluations where both the estimate and the
-true-weight score are finite:
-
-- ``n``: number of such evaluations.
-- ``mae`` = mean |est − true|; ``bias`` = mean (est − true).
-- ``closer_pct``: % of evaluations (among those where the unweighted score is finite too) with
-  |est − true| < |unweighted − true|. A tie (within :data:`TOL`) is *not* closer. NaN on the
-  unweighted row.
-- ``sign_pct``: % with sign(est − unweighted) == sign(true − unweighted): does the estimate move
-  away from the unweighted score in the direction the truth does? An exact zero (within
-  :data:`TOL`) is its own sign: "no change" agrees only with "no change". NaN on the
-  unweighted row.
-- ``coverage_pct``: % of evaluations *with a finite interval* whose 95 % bootstrap interval of
-  the estimate contains the true-weight score (bounds included); ``mean_width`` = mean interval
-  width over the same evaluations. Records without intervals count in ``n``, ``mae`` and
-  ``bias`` only; NaN when no evaluation has an interval.
-- ``rq1_gap``: the estimator's RQ1 correlation gap r(full, largest) − r(full, smallest)
-  (:mod:`medeval.analyses.correlation_gap`) across data-set means; when the folder holds several
-  correction methods, each (data set, method) mean is one point (pooled). Per-method tables use that
-  method's data-set means only. Empty where RQ1 is undefined: only collections with at least
-  three data sets count (as in ``rq1.csv``).
-- ``recommended``: the score to read for its family: the rectified one (rBA) where the records
-  carry it, else the class-conditional one (:data:`medeval.scores.RECOMMENDED`).
-- ``n_weak``: how many of the ``n`` evaluations come from data sets whose subconcept model is
-  weak within a class (:mod:`medeval.analyses.quality`).
-
-The true-weight score has a reference row too (``n``, ``mean_width`` of its own interval and
-its ``rq1_gap``; the agreement columns are NaN), so an estimator's gap and width can be read
-against the oracle's. A leading ``subconcepts`` column says where the subconcepts behind the
-label-free scores came from ("true" / "discovered"); when a folder mixes records of both kinds the
-statistics are computed per kind.
+score of the family (unweighted, pBA, cBA, rBA where the records carry it, any other prefix) is
+an estimate of it. The columns of :func:`agreement_table` (:data:`COLUMNS`) are described in
+docs/benchmark.md (``agreement.csv``); differences within :data:`TOL` count as ties and zeros.
 """
 
 from __future__ import annotations
@@ -52,9 +19,11 @@ from matplotlib.figure import Figure
 
 from medeval.analyses.common import (
     dataset_means,
+    fmt,
     is_measure,
-    legend_label,
     markdown_table,
+    names_note,
+    number,
     subset_frame,
 )
 from medeval.analyses.correlation_gap import pooled_gap
@@ -68,7 +37,6 @@ from medeval.scores import (
     RECOMMENDED,
     RECOMMENDED_RECTIFIED,
     parse_score,
-    prefix_key,
     score_key,
     weighting,
 )
@@ -103,27 +71,17 @@ def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     weak = weak_datasets(subconcept_model_quality(records))
     rows = []
     for r in records:
-        key = (
-            str(r.get("subconcepts", "true")),
-            r.get("collection", r.get("source", "")),
-            r["dataset"],
-            r["method"],
-            r["split"],
-        )
-        is_weak = dataset_key(r) in weak
+        key = (*dataset_key(r), r["method"], r["split"])
+        is_weak = key[:3] in weak
         intervals = r.get("intervals") or {}
         for name, value in r["scores"].items():
             if not is_measure(name):  # RQ4 is defined per family (BA, F1, AUC)
                 continue
             prefix, family = parse_score(name)
             low, high = _interval(intervals.get(name), f"{key[2]} {key[3]} split {key[4]}: {name}")
-            rows.append((*key, name, prefix, family, _float(value), low, high, is_weak))
+            rows.append((*key, name, prefix, family, number(value), low, high, is_weak))
     cols = [*_KEYS, "estimator", "prefix", "family", "value", "low", "high", "weak"]
     return pd.DataFrame(rows, columns=cols)
-
-
-def _float(x: Any) -> float:
-    return math.nan if x is None else float(x)
 
 
 def _interval(item: Any, where: str) -> tuple[float, float]:
@@ -131,10 +89,10 @@ def _interval(item: Any, where: str) -> tuple[float, float]:
     if item is None:
         return math.nan, math.nan
     if isinstance(item, dict):
-        return _float(item.get("low")), _float(item.get("high"))
+        return number(item.get("low")), number(item.get("high"))
     if not isinstance(item, list | tuple) or len(item) != 2:
         raise ValueError(f"{where}: interval must be [low, high], got {item!r}")
-    return _float(item[0]), _float(item[1])
+    return number(item[0]), number(item[1])
 
 
 def agreement_table(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -181,8 +139,11 @@ def _rows(evals: pd.DataFrame, means: pd.DataFrame) -> list[list[Any]]:
             continue  # records without reference rows: their rectified scores are all null
         stats = _stats(wide, name, prefix, family)
         gap = pooled_gap(means, name)
-        rows.append([name, family, *stats, gap, name == _recommended(family, present)])
-        rows[-1].append(_n_weak(wide, name, family))
+        # n_weak: evaluations counted in n whose data set has a weak subconcept model
+        est, true = _column(wide, "value", name), _column(wide, "value", "w" + family)
+        weak = _column(wide, "weak", name) > 0
+        n_weak = int(np.sum(np.isfinite(est) & np.isfinite(true) & weak))
+        rows.append([name, family, *stats, gap, name == _recommended(family, present), n_weak])
     return rows
 
 
@@ -198,15 +159,6 @@ def _recommended(family: str, present: pd.Series) -> str | None:
     :data:`~medeval.scores.RECOMMENDED`'s."""
     r = RECOMMENDED_RECTIFIED.get(family)
     return r if r is not None and bool(present.get(r, False)) else RECOMMENDED.get(family)
-
-
-def _n_weak(wide: pd.DataFrame, name: str, family: str) -> int:
-    """Evaluations counted in ``n`` whose data set has a weak subconcept model."""
-    ok = np.isfinite(_column(wide, "value", name)) & np.isfinite(
-        _column(wide, "value", "w" + family)
-    )
-    weak = _column(wide, "weak", name) > 0
-    return int(np.sum(ok & weak))
 
 
 def _wide(evals: pd.DataFrame, values: list[str]) -> pd.DataFrame:
@@ -299,8 +251,7 @@ def agreement_markdown(
         "(rectified) rows appear where the records carry reference rows.\n"
     )
     out.append(markdown_table(table) + "\n")
-    prefixes = sorted({parse_score(e)[0] for e in table["estimator"]}, key=prefix_key)
-    out.append("Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike).\n")
+    out.append(names_note(table["estimator"]) + "\n")
     if sources:
         out.append(sources + "\n")
     out += [line for line in _reading(table)]
@@ -326,14 +277,14 @@ def _reading(table: pd.DataFrame) -> list[str]:
             r = fam.loc[rec]
             text = (
                 f"- {family}{kind}: {rec} (recommended) is off the true-weight score by "
-                f"{_f(r.mae)} on average (bias {_f(r.bias, signed=True)}), closer to it than "
-                f"{family} in {_f(r.closer_pct, 0)} % of {r.n} evaluations; its interval "
-                f"contains it in {_f(r.coverage_pct, 0)} %; RQ1 gap {_f(r.rq1_gap)} "
-                f"(true-weight score: {_f(fam['rq1_gap'].get('w' + family, math.nan))})."
+                f"{fmt(r.mae)} on average (bias {fmt(r.bias, signed=True)}), closer to it than "
+                f"{family} in {fmt(r.closer_pct, 0)} % of {r.n} evaluations; its interval "
+                f"contains it in {fmt(r.coverage_pct, 0)} %; RQ1 gap {fmt(r.rq1_gap)} "
+                f"(true-weight score: {fmt(fam['rq1_gap'].get('w' + family, math.nan))})."
             )
             compare = [
-                f"{e}: mae {_f(fam.loc[e, 'mae'])}, bias {_f(fam.loc[e, 'bias'], signed=True)}"
-                + (f", coverage {_f(fam.loc[e, 'coverage_pct'], 0)} %" if e == "c" + family else "")
+                f"{e}: mae {fmt(fam.loc[e, 'mae'])}, bias {fmt(fam.loc[e, 'bias'], signed=True)}"
+                + (f", coverage {fmt(fam.loc[e, 'coverage_pct'], 0)} %" if e[0] == "c" else "")
                 for e in (family, "p" + family, "c" + family)
                 if e in fam.index and e != rec
             ]
@@ -344,12 +295,6 @@ def _reading(table: pd.DataFrame) -> list[str]:
                 )
             lines.append(text + (" For comparison " + "; ".join(compare) + "." if compare else ""))
     return [*lines, ""]
-
-
-def _f(x: float, digits: int = 3, *, signed: bool = False) -> str:
-    if x is None or not math.isfinite(x):
-        return "–"
-    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
 
 
 def agreement_figure(
@@ -400,7 +345,7 @@ def agreement_figure(
         for i, name in enumerate(names, start=1):
             cov = rows["coverage_pct"].get(name, np.nan)
             ax.annotate(
-                f"cov {_f(cov, 0)} %" if math.isfinite(cov) else "no intervals",
+                f"cov {fmt(cov, 0)} %" if math.isfinite(cov) else "no intervals",
                 (i, 1.0),
                 xycoords=("data", "axes fraction"),
                 ha="center",

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from medeval.scores import FAMILIES, WEIGHTINGS, parse_score
+from medeval.scores import FAMILIES, WEIGHTINGS, parse_score, prefix_key
 
 #: Score-name prefix → weighting's short name. "" and "w" are the unweighted score and the
 #: true-weight (oracle) score; every other prefix is a label-free estimate of the true-weight score.
@@ -34,6 +35,17 @@ def legend_label(prefix: str, family: str = "BA") -> str:
     return PREFIX_LEGEND.get(prefix, f"{prefix}{{f}}: label-free estimator {prefix!r}").format(
         f=family
     )
+
+
+def names_note(measures: Iterable[str]) -> str:
+    """One line explaining the short names present (BA shown; F1 and AUC alike)."""
+    prefixes = sorted({parse_score(m)[0] for m in measures}, key=prefix_key)
+    return "Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike)."
+
+
+def number(x: Any) -> float:
+    """A record's value as a float: NaN where it is null (an undefined score)."""
+    return math.nan if x is None else float(x)
 
 
 def subset_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -99,8 +111,20 @@ def pearson(x: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
     return float(res.statistic), float(res.pvalue), n
 
 
-def fmt(value: float, digits: int = 3) -> str:
-    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+def fmt(value: float, digits: int = 3, *, signed: bool = False) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def collection_markdown(table: pd.DataFrame, heading: str, intro: str) -> list[str]:
+    """Per collection: ``### {heading} — {collection}``, the ``intro`` line and its rows."""
+    out = []
+    for collection, part in table.groupby("collection", sort=True):
+        out.append(f"### {heading} — {collection}\n")
+        out.append(intro + "\n")
+        out.append(markdown_table(part.drop(columns="collection")) + "\n")
+    return out
 
 
 def markdown_table(frame: pd.DataFrame) -> str:

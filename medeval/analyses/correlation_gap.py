@@ -17,6 +17,7 @@ from medeval.analyses.common import (
     is_measure,
     legend_label,
     markdown_table,
+    names_note,
     pearson,
     split_measure,
 )
@@ -153,7 +154,7 @@ def gap_markdown(table: pd.DataFrame) -> str:
         gap = part.pivot(index="measure", columns="method", values="gap")
         gap = gap.reindex(measures_in(gap.index)).reset_index()
         out.append(markdown_table(gap) + "\n")
-        out.append(_names_note(part["measure"]) + "\n")
+        out.append(names_note(part["measure"]) + "\n")
         out.append("Pearson r (p) per method and measure:\n")
         detail = part.assign(
             r_largest=[_r_p(r, p) for r, p in zip(part.r_largest, part.p_largest, strict=True)],
@@ -161,12 +162,6 @@ def gap_markdown(table: pd.DataFrame) -> str:
         )[["method", "measure", "n_datasets", "r_largest", "r_smallest", "gap"]]
         out.append(markdown_table(detail) + "\n")
     return "\n".join(out)
-
-
-def _names_note(measures) -> str:
-    """One line explaining the short names present (BA shown; F1 and AUC alike)."""
-    prefixes = sorted({parse_score(m)[0] for m in measures}, key=prefix_key)
-    return "Names: " + "; ".join(legend_label(p) for p in prefixes) + " (F1, AUC alike)."
 
 
 def _r_p(r: float, p: float) -> str:

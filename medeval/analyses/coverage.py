@@ -4,6 +4,7 @@ class-conditional score cM and the rectified score rM (``coverage_by_dataset.csv
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from typing import Any
 
 import pandas as pd
@@ -46,6 +47,10 @@ COVERAGE_COLUMNS = [
 ]
 
 
+#: mae, bias, coverage and width out of :func:`~medeval.analyses.agreement._stats`.
+_ERROR_AND_COVERAGE = itemgetter(1, 2, 5, 6)
+
+
 def coverage_by_dataset(
     records: list[dict[str, Any]], quality: pd.DataFrame | None = None
 ) -> pd.DataFrame:
@@ -81,30 +86,14 @@ def coverage_by_dataset(
         for family in FAMILIES:
             if not (part.family == family).any():
                 continue
+            # n, mae, bias, closer, sign, coverage, width of cM and of rM
             c = _stats(wide, "c" + family, "c", family)
             r = _stats(wide, "r" + family, "r", family)
-            has_r = r[0] > 0
-            rec_cov = r[5] if has_r else c[5]
-            rows.append(
-                [
-                    *key,
-                    method,
-                    family,
-                    max(c[0], r[0]),
-                    wcba,
-                    weak,
-                    c[1],
-                    c[2],
-                    c[5],
-                    c[6],
-                    r[1],
-                    r[2],
-                    r[5],
-                    r[6],
-                    ("r" if has_r else "c") + family,
-                    bool(math.isfinite(rec_cov) and rec_cov < LOW_COVERAGE_PCT),
-                ]
-            )
+            rec = r if r[0] > 0 else c
+            low = bool(math.isfinite(rec[5]) and rec[5] < LOW_COVERAGE_PCT)
+            head = [*key, method, family, max(c[0], r[0]), wcba, weak]
+            tail = [("r" if rec is r else "c") + family, low]
+            rows.append([*head, *_ERROR_AND_COVERAGE(c), *_ERROR_AND_COVERAGE(r), *tail])
     out = pd.DataFrame(rows, columns=COVERAGE_COLUMNS)
     return out.astype({"n": int, "weak_subconcept_model": bool, "low_coverage": bool})
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from medeval.analyses.common import markdown_table
+from medeval.analyses.common import collection_markdown, markdown_table
 
 COLUMNS = [
     "collection",
@@ -63,14 +63,13 @@ def discovery_table(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 def discovery_markdown(table: pd.DataFrame) -> str:
     """Per collection: the minority class's quality per data set, then the mean of each class."""
+    intro = (
+        "Mean over splits; class 1 = minority (its subconcepts set the utilities), "
+        "class 0 = majority. ARI / NMI of the training clusters vs the true subconcepts."
+    )
     out = []
-    for collection, part in table.groupby("collection", sort=True):
-        out.append(f"### Discovery quality — {collection}\n")
-        out.append(
-            "Mean over splits; class 1 = minority (its subconcepts set the utilities), "
-            "class 0 = majority. ARI / NMI of the training clusters vs the true subconcepts.\n"
-        )
-        out.append(markdown_table(part.drop(columns="collection")) + "\n")
+    for _, part in table.groupby("collection", sort=True):
+        out += collection_markdown(part, "Discovery quality", intro)
         mean = part.groupby(["method", "class"])[["k_true", "k_found", "ari", "nmi"]].mean()
         out.append("Mean over data sets:\n")
         out.append(markdown_table(mean.reset_index()) + "\n")

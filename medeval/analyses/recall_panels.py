@@ -61,14 +61,6 @@ def recall_panel_data(
     return table, scores
 
 
-def recall_panel(records: list[dict[str, Any]], dataset: str, method: str, metric: str = "BA"):
-    """One data set's figure (a matplotlib ``Figure``)."""
-    table, scores = recall_panel_data(records, dataset, method)
-    n = len({r["split"] for r in records if r["dataset"] == dataset and r["method"] == method})
-    title = f"{dataset} — method {method}, {metric}, mean of {n} splits"
-    return subconcept_figure(table, scores, metric=metric, title=title)
-
-
 def contact_sheet(pngs: list[bytes], *, columns: int = 2, title: str = "") -> Figure:
     """Tile PNG panels (row-major) into one figure."""
     images = [imread(io.BytesIO(b), format="png") for b in pngs]
@@ -102,7 +94,11 @@ def recall_sheets(
     for dataset in sorted({r["dataset"] for r in records}):
         methods = sorted({r["method"] for r in records if r["dataset"] == dataset})
         use = method if method in methods else methods[0]
-        panels[dataset] = figure_png(recall_panel(records, dataset, use, metric), dpi=80)
+        table, scores = recall_panel_data(records, dataset, use)
+        n = len({r["split"] for r in records if r["dataset"] == dataset and r["method"] == use})
+        title = f"{dataset} — method {use}, {metric}, mean of {n} splits"
+        fig = subconcept_figure(table, scores, metric=metric, title=title)
+        panels[dataset] = figure_png(fig, dpi=80)
     names = list(panels)
     sheets = []
     for start in range(0, len(names), per_sheet):

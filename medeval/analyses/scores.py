@@ -5,18 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from medeval.analyses.common import number
 from medeval.scores import ALL_SCORES
 
 __all__ = ["score_table"]
-
-#: The scores in table order: the paper's nine, then the label-free estimates.
-
-
-def _value(x: Any) -> float:
-    return np.nan if x is None else float(x)
 
 
 def score_table(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -29,10 +23,7 @@ def score_table(records: list[dict[str, Any]]) -> pd.DataFrame:
         {
             "dataset": r["dataset"],
             "method": r["method"],
-            **{
-                k: np.nan if r["scores"].get(k) is None else float(r["scores"][k])
-                for k in ALL_SCORES
-            },
+            **{k: number(r["scores"].get(k)) for k in ALL_SCORES},
         }
         for r in records
     ]

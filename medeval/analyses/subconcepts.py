@@ -1,13 +1,6 @@
 """Do the label-free per-subconcept recalls hold the true test recall? (docs/method.md,
-"Per-subconcept recall"; docs/benchmark.md.)
-
-Every record's per-subconcept rows carry the true test recall (``recall``, from the fold's
-test subconcepts), the label-free ``est_recall`` with its interval and, where the fold had
-reference rows, the rectified ``r_recall`` with its interval. Per estimator and group of
-subconcept-evaluations (all, minority-class, the smallest minority subconcept of each record):
-n; coverage = % of intervals holding the true test recall; bias and mean error against it; the
-mean interval width; and how often the worst subconcept of class 1 is named correctly (the
-estimator's lowest recall is the true lowest).
+"Per-subconcept recall"; the table's columns and groups: docs/benchmark.md, "Per-subconcept
+recall (est_recall and r_recall)".)
 """
 
 from __future__ import annotations

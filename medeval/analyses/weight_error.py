@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from medeval.analyses.common import markdown_table, pearson
+from medeval.analyses.common import collection_markdown, pearson
 
 PERFORMANCE = {
     "auc_ovr_macro": "OvR macro ROC AUC",
@@ -26,22 +26,18 @@ PERFORMANCE = {
 Z_LIMIT = 4.0
 
 
-def _one_record_per_split(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The subconcept forest is shared by all methods of a split: keep one record per split."""
-    seen: dict[tuple, dict] = {}
-    for r in records:
-        seen.setdefault((r.get("collection", ""), r["dataset"], r["split"]), r)
-    return list(seen.values())
-
-
 def weight_error_by_dataset(records: list[dict[str, Any]]) -> pd.DataFrame:
     """μ and subconcept-model performance per data set.
 
     Returns:
         columns ``collection, dataset, n_splits, n_subconcepts, mu`` + :data:`PERFORMANCE` keys.
     """
+    # the subconcept forest is shared by all methods of a split: one record per split
+    one: dict[tuple, dict] = {}
+    for r in records:
+        one.setdefault((r.get("collection", ""), r["dataset"], r["split"]), r)
     sc_rows, perf_rows = [], []
-    for r in _one_record_per_split(records):
+    for r in one.values():
         key = (r.get("collection", ""), r["dataset"])
         perf_rows.append((*key, r["split"], *(r["subconcept_model"][k] for k in PERFORMANCE)))
         for s in r["per_subconcept"]:
@@ -95,15 +91,11 @@ def weight_error_table(per_dataset: pd.DataFrame) -> pd.DataFrame:
 
 
 def weight_error_markdown(table: pd.DataFrame) -> str:
-    out = []
-    for collection, part in table.groupby("collection", sort=True):
-        out.append(f"### RQ2 — {collection}\n")
-        out.append(
-            "Pearson r between μ = mean_C |t̄_C − p̄_C| and the subconcept model's "
-            "performance (data sets with |z| > 4 dropped):\n"
-        )
-        out.append(markdown_table(part.drop(columns="collection")) + "\n")
-    return "\n".join(out)
+    intro = (
+        "Pearson r between μ = mean_C |t̄_C − p̄_C| and the subconcept model's "
+        "performance (data sets with |z| > 4 dropped):"
+    )
+    return "\n".join(collection_markdown(table, "RQ2", intro))
 
 
 def weight_error_figure(per_dataset: pd.DataFrame, table: pd.DataFrame, collection: str) -> Figure:

@@ -1,23 +1,13 @@
 """Cross-fitted reference rows for the corrections whose out-of-bag rows are not held-out-like
-(docs/method.md, "Rectified scores": reference rows must behave like held-out rows; where a
-correction's out-of-bag rows do not, they are cross-fitted, and the records say so).
+(docs/method.md, "Rectified scores").
 
-Under ROS every minority row is copied into most trees, and under ``weight`` scikit-learn's
-bootstrap (1.9.1 when this was measured) draws rows in proportion to their class weight (so a
-minority row is drawn into most trees too): the minority training rows keep few out-of-bag
-trees, and their coarse scores give the reference rows a class-conditional error unlike the test
-fold's; cross-fitted, the rectified scores' error falls to cM's. Without a correction and under
-SMOTE cross-fitting was no better, and RUS's out-of-bag rows (its dropped rows are seen by no
-tree) are at cM's error, so those keep their out-of-bag rows and need no refit. The
-measurements (``benchmarks/oob_reference.py``, KEEL and a check on PMLB): ``docs/benchmark.md``,
-"Reference rows: out of bag or cross-fitted".
-
-Cross-fitting: the training part is split in :data:`FOLDS` folds stratified by subconcept
-(whole groups kept together where the task has groups); for each fold, a forest with the same
-correction (its own resampling) and :func:`trees_per_fold` trees is fitted on the other folds
-and scores the held-out fold. Every training row gets a score from a forest that never saw it.
-The subconcept posteriors stay those of the subconcept forest's out-of-bag trees (that forest
-is not resampled).
+Under ROS and ``weight`` a minority training row is drawn into most trees, so its few out-of-bag
+trees give coarse scores and the reference rows a class-conditional error unlike the test fold's;
+those corrections cross-fit instead (measured in ``docs/benchmark.md``, "Reference rows: out of
+bag or cross-fitted"). The training part is split in :data:`FOLDS` folds stratified by
+subconcept (groups kept together); each fold is scored by a forest with the same correction and
+:func:`trees_per_fold` trees fitted on the other folds. The subconcept posteriors stay out of
+bag (that forest is not resampled).
 """
 
 from __future__ import annotations
@@ -39,12 +29,7 @@ FOLDS = 2
 
 def trees_per_fold(n_estimators: int, folds: int = FOLDS) -> int:
     """Trees of each cross-fitted forest: the folds fit as many trees together as the
-    protocol's forest (``n_estimators // folds``, at least 1). A row's score then averages 50
-    of 100 trees, more than the about 37 out-of-bag trees that score it without a correction
-    (where out-of-bag rows behave like held-out rows); measured on KEEL, 50 trees per fold gave
-    the same rectified error as 100 (ROS 0.0053 / 0.0079 / 0.0034 for BA / F1 / AUC against
-    0.0052 / 0.0082 / 0.0034; ``weight`` 0.0048 / 0.0069 / 0.0035 against 0.0052 / 0.0075 /
-    0.0036) at half the refit: 0.73–0.78 × the forest's fit instead of 1.42–1.50 ×."""
+    protocol's forest (``n_estimators // folds``, at least 1; docs/benchmark.md)."""
     return max(1, int(n_estimators) // int(folds))
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +27,19 @@ import numpy as np
 import pandas as pd
 
 from medeval.discovery import Discovery, discover_subconcepts, discovery_quality
-from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
+from medeval.evaluation import Evaluation, evaluate
 from medeval.evaluation.core import STATED
 from medeval.evaluation.quality import within_class_balanced_accuracy
 from medeval.io.predictions import PredictionTable
 from medeval.options import EvaluationOptions
 from medeval.protocol.forest import (
     PROTOCOL_OPTIONS,
+    SUBSET_FIELDS,
     _fit_binary,
-    check_methods,
     derive_seed,
     fold_record,
     fold_settings,
+    fold_start,
     fold_subconcepts,
     subconcept_model_scores,
 )
@@ -148,18 +149,6 @@ def label_free_scores(
         :data:`DISCOVERED_SCORES`.
     """
     settings = fold_settings(options, seed=seed, n_bootstrap=n_bootstrap)
-    return _label_free(y, score, posteriors, train_sizes, settings=settings)
-
-
-def _label_free(
-    y: np.ndarray,
-    score: np.ndarray,
-    posteriors: pd.DataFrame,
-    train_sizes: dict,
-    *,
-    settings: EvaluateSettings,
-) -> tuple[dict[str, float], dict[str, list[float | None]]]:
-    """:func:`label_free_scores` of a settings object."""
     table = PredictionTable(
         Path("test fold (discovered subconcepts)"),
         y,
@@ -177,7 +166,7 @@ def _label_free(
 
 def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]) -> pd.DataFrame:
     """Long subset table: true-weight rows from the truth, every other score label-free."""
-    cols = ["subset", "subconcept", "score", "value"]
+    cols = list(SUBSET_FIELDS)
     keep = ev_true.subsets.loc[ev_true.subsets.score.isin(TRUE_ONLY_SCORES), cols]
     aliases = ev_true.subsets.drop_duplicates("subset")[["subset", "subconcept"]]
     rows = [
@@ -186,17 +175,6 @@ def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]
         for name, value in free[None if pd.isna(sc) else sc].items()
     ]
     return pd.concat([keep, pd.DataFrame(rows, columns=cols)], ignore_index=True)
-
-
-def _true_subset_masks(
-    ev_true: Evaluation, y: np.ndarray, test_names: np.ndarray
-) -> dict[str | None, np.ndarray]:
-    """``{None: full, subconcept: majority ∪ that true minority subconcept}`` (docs/method.md,
-    "Evaluation subsets and analyses")."""
-    masks: dict[str | None, np.ndarray] = {None: np.ones(len(y), dtype=bool)}
-    for sc in ev_true.subsets.subconcept.dropna().unique():
-        masks[sc] = (y == 0) | (test_names == sc)
-    return masks
 
 
 def run_fold_discovered(
@@ -217,10 +195,7 @@ def run_fold_discovered(
     ``options.confidence`` intervals of the full-test scores (``"intervals": {score: [low,
     high]}``; 0 = none).
     """
-    methods = check_methods(methods)
-    if task.data.X is None:
-        raise ValueError(f"{task.source}/{task.name}: the forest protocol needs tabular features")
-    k = split_index if split_index is not None else 2 * split.repeat + split.fold
+    methods, k = fold_start(task, split, methods, split_index)
     train, test = split["train"], split["test"]
     free = label_free_fold(
         task, train, test, methods, seed=seed, k=k, n_estimators=n_estimators, discovery=discovery
@@ -233,10 +208,11 @@ def run_fold_discovered(
     for method in methods:
         tm = time.perf_counter()
         boot_seed = derive_seed(seed, task.name, k, method, "bootstrap")
-        settings = fold_settings(options, seed=boot_seed)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            results = _score_method(task.y[test], free.scores[method], free, truth, settings)
+            results = _score_method(
+                task.y[test], free.scores[method], free, truth, options, boot_seed
+            )
         timing = {
             "fit_s": free.fit_s[method],
             "shared_s": (free.discovery_s + t_shared) / len(methods),
@@ -298,25 +274,35 @@ def _score_method(
     score: np.ndarray,
     free: LabelFreeFold,
     truth: dict[str, Any],
-    settings: EvaluateSettings,
+    options: EvaluationOptions,
+    seed: int,
 ) -> dict[str, Any]:
     """One method's scores, intervals and tables: the true-weight ones from the truth, every
-    label-free one from the discovered subconcepts (``score``: ``(N_test,)`` class-1 scores)."""
+    label-free one from the discovered subconcepts (``score``: ``(N_test,)`` class-1 scores;
+    ``seed``: its bootstrap's)."""
+    settings = fold_settings(options, seed=seed)
     test_names = truth["test_names"]
     y_pred = labels_from_scores(score, settings.threshold)
     n_bootstrap = settings.n_bootstrap
     where = Path("test fold (true subconcepts)")
     table = PredictionTable(where, y_te, score, y_pred, truth["test_subconcept"], None)
     ev_true = evaluate(table, truth["utilities"], settings=settings)
+    # the full test fold, then majority ∪ each true minority subconcept (docs/method.md,
+    # "Evaluation subsets and analyses")
+    masks: dict[str | None, np.ndarray] = {None: np.ones(len(y_te), dtype=bool)}
+    for sc in ev_true.subsets.subconcept.dropna().unique():
+        masks[sc] = (y_te == 0) | (test_names == sc)
     free_scores: dict[str | None, dict[str, float]] = {}
-    for key, m in _true_subset_masks(ev_true, y_te, test_names).items():
+    for key, m in masks.items():
         full = key is None
-        free_scores[key], iv = _label_free(
+        free_scores[key], iv = label_free_scores(
             y_te[m],
             score[m],
             free.posteriors[m].reset_index(drop=True),
             free.discovery.train_sizes,
-            settings=settings if full else replace(settings, n_bootstrap=0),
+            n_bootstrap=n_bootstrap if full else 0,
+            seed=seed,
+            options=options,
         )
         if full:  # without replicates (--bootstrap 0) there are no intervals
             true_iv = {s: list(ev_true.intervals[s]) for s in TRUE_ONLY_SCORES if n_bootstrap}

@@ -2,16 +2,10 @@
 
 Per fold the multiclass *subconcept* forest is fit once and shared by every correction method;
 each method fits its own binary forest on the (resampled) training fold. Only one forest is
-alive at a time, which keeps memory bounded on the large PMLB sets.
-
-Reference rows for the rectified scores (docs/method.md, "Rectified scores") come with no extra fit:
-the training rows' out-of-bag predictions of both forests (:mod:`medeval.protocol.oob`; each row
-scored only by the trees that saw neither it nor anything made from it), computed in the same pass
-over the trees as the test predictions. Under ROS a row copied into every tree's sample has no
-out-of-bag tree and is dropped (counted in the record's ``"reference"``); under RUS the rows the
-undersampler dropped are out of bag for every tree; under SMOTE the synthetic points are linked to
-no original row, a leak measured not to bias cBA − wBA on the reference rows
-(:data:`medeval.protocol.oob.SMOTE_LINKS`).
+alive at a time, which keeps memory bounded on the large PMLB sets. The rectified scores'
+reference rows (docs/method.md, "Rectified scores") are the training rows' out-of-bag predictions
+of both forests (:mod:`medeval.protocol.oob`), computed in the same pass over the trees as the
+test predictions, or cross-fitted (:mod:`medeval.protocol.crossfit`).
 """
 
 from __future__ import annotations
@@ -29,7 +23,7 @@ from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
 from medeval.errors import UserError
-from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
+from medeval.evaluation import EvaluateSettings, evaluate
 from medeval.evaluation.subconcept_recall import PER_SUBCONCEPT_COLUMNS
 from medeval.io.atomic import json_ready
 from medeval.io.predictions import PredictionTable
@@ -120,9 +114,8 @@ def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, f
 
     Same values as scikit-learn's ``roc_auc_score(multi_class="ovr", average="macro")``,
     ``balanced_accuracy_score`` and ``f1_score(average="macro")`` (over the subconcepts present
-    or predicted), computed from one confusion matrix (:mod:`medeval.metrics.multiclass`, the
-    evaluation's too) and one ranking per class (sklearn's input validation alone costs more
-    than the fold's nine weighted scores).
+    or predicted), from one confusion matrix (:mod:`medeval.metrics.multiclass`) and one
+    ranking per class, without scikit-learn's input validation.
 
     Args:
         codes: (N,) true subconcept codes 0..K-1.
@@ -148,20 +141,6 @@ def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, f
     if len(cols) == 2:  # binary: sklearn's single AUC of the second label
         aucs = aucs[1:]
     return {"auc_ovr_macro": float(np.mean(aucs)), "balanced_accuracy": ba, "f1_macro": f1}
-
-
-def _fit_subconcept_model(
-    task: BinaryTask, train: np.ndarray, test: np.ndarray, *, seed: int, n_estimators: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Posteriors of the multiclass subconcept forest, column k = code k: on the test rows
-    ``(N_test, K)`` (its ``predict_proba``) and out of bag on the training rows ``(N_train, K)``
-    (NaN rows where no tree is out of bag)."""
-    X = task.data.X
-    rf = subconcept_forest(n_estimators, seed).fit(X[train], task.subconcept[train])
-    out = forest_oob(rf, X[train], X_test=X[test])
-    k = len(task.subconcepts)
-    test_posteriors = full_posteriors(out.test_proba, rf.classes_, k)
-    return test_posteriors, full_posteriors(out.proba, rf.classes_, k)
 
 
 def _fit_binary(
@@ -237,16 +216,23 @@ def run_fold(
         intervals, subsets (long), per-subconcept rows, subconcept-model scores, the reference
         rows' description (``"reference"``: source, rows kept and dropped) and timings.
     """
-    methods = check_methods(methods)
-    if task.data.X is None:
-        raise ValueError(f"{task.source}/{task.name}: the forest protocol needs tabular features")
-    k = split_index if split_index is not None else 2 * split.repeat + split.fold
+    methods, k = fold_start(task, split, methods, split_index)
     shared = _shared_fold(task, split, k, seed=seed, n_estimators=n_estimators)
     run = dict(seed=seed, n_estimators=n_estimators, options=options)
     return [
         _run_method(task, split, k, method, shared, len(methods), save_predictions, **run)
         for method in methods
     ]
+
+
+def fold_start(
+    task: BinaryTask, split: Split, methods: Sequence[str], split_index: int | None
+) -> tuple[list[str], int]:
+    """A fold's checked methods and its position 0..9 (default ``2·repeat + fold``)."""
+    methods = check_methods(methods)
+    if task.data.X is None:
+        raise ValueError(f"{task.source}/{task.name}: the forest protocol needs tabular features")
+    return methods, split_index if split_index is not None else 2 * split.repeat + split.fold
 
 
 def _run_method(
@@ -280,10 +266,11 @@ def _run_method(
             task, split["train"], shared, oob_score, method, rows=kept, source=how,
             threshold=options.threshold,
         )  # fmt: skip
-        ev = _evaluate_method(
-            task, split, shared, score, settings=fold_settings(options, seed=boot_seed),
-            reference=reference,
-        )  # fmt: skip
+        where = Path(f"{task.source}/{task.name} (test fold)")
+        y, posteriors = task.y[split["test"]], shared["posteriors"]
+        table = PredictionTable(where, y, score, None, shared["test_subconcept"], posteriors)
+        settings = fold_settings(options, seed=boot_seed)
+        ev = evaluate(table, shared["utilities"], reference=reference, settings=settings)
     if save_predictions is not None:
         bootstrap = {
             "n_bootstrap": options.n_bootstrap,
@@ -299,8 +286,22 @@ def _run_method(
         "shared_s": shared["fit_s"] / n_methods,
         "metrics_s": time.perf_counter() - tm + shared["metrics_s"] / n_methods,
     }
-    record = (task, split, k, method, seed, n_estimators, ev, shared["scores"], caught)
-    return _record(*record, timing, ref_info)
+    results = {
+        "scores": {s: ev.scores.get(s, math.nan) for s in ALL_SCORES},
+        "intervals": {s: list(ev.intervals[s]) for s in ALL_SCORES if s in ev.intervals},
+        "confidence": ev.confidence,
+        "n_bootstrap": ev.bootstrap["n"],
+        "subsets": ev.subsets,
+        "per_subconcept": ev.per_subconcept,
+        "subconcept_model": shared["scores"],
+        "within_class": ev.subconcept_model,
+        "recommended": ev.recommended,
+        "reference": ref_info,
+        "worst_subconcepts": ev.worst_subconcepts,
+    }
+    notes = [str(w.message) for w in caught]
+    run = dict(seed=seed, n_estimators=n_estimators, results=results, notes=notes, timing=timing)
+    return fold_record(task, split, k, method, **run)
 
 
 def oob_rows(
@@ -385,13 +386,14 @@ def _shared_fold(
     t0 = time.perf_counter()
     names = task.subconcept_names
     u = train_utilities(task, train)
-    proba, oob_proba = _fit_subconcept_model(
-        task,
-        train,
-        test,
-        seed=derive_seed(seed, task.name, k, "subconcept"),
-        n_estimators=n_estimators,
-    )
+    # the multiclass subconcept forest's posteriors, column k = code k, on the test rows and out
+    # of bag on the training rows (NaN rows where no tree is out of bag)
+    X, n_codes = task.data.X, len(task.subconcepts)
+    rf = subconcept_forest(n_estimators, derive_seed(seed, task.name, k, "subconcept"))
+    rf.fit(X[train], task.subconcept[train])
+    out = forest_oob(rf, X[train], X_test=X[test])
+    proba = full_posteriors(out.test_proba, rf.classes_, n_codes)
+    oob_proba = full_posteriors(out.proba, rf.classes_, n_codes)
     fit_s = time.perf_counter() - t0
     tm = time.perf_counter()
     scores = subconcept_model_scores(task.subconcept[test], proba)
@@ -406,41 +408,6 @@ def _shared_fold(
         "fit_s": fit_s,
         "metrics_s": time.perf_counter() - tm,
     }
-
-
-def _evaluate_method(
-    task: BinaryTask,
-    split: Split,
-    shared: dict[str, Any],
-    score: np.ndarray,
-    *,
-    settings: EvaluateSettings,
-    reference: ReferenceRows | None = None,
-) -> Evaluation:
-    """The evaluation of every tool (:func:`~medeval.evaluation.evaluate`) on the test
-    fold for one method's ``(N_test,)`` scores, rectified with the fold's out-of-bag
-    ``reference`` rows where they exist (the caller records the warnings as notes)."""
-    table = fold_table(task, split["test"], shared["test_subconcept"], shared["posteriors"], score)
-    return evaluate(table, shared["utilities"], reference=reference, settings=settings)
-
-
-def fold_table(
-    task: BinaryTask,
-    test: np.ndarray,
-    subconcept: pd.Categorical | None,
-    posteriors: pd.DataFrame | None,
-    score: np.ndarray,
-    *,
-    where: str = "test fold",
-) -> PredictionTable:
-    """The test fold as the predictions table every tool evaluates, in memory: ``test`` the
-    ``(N,)`` row positions, ``subconcept`` their true subconcepts (:func:`fold_subconcepts`;
-    ``None``: unknown), ``posteriors`` ``(N, S)`` named by subconcept, ``score`` the ``(N,)``
-    class-1 scores (the label is ``score >= THRESHOLD``); messages name the task and
-    ``where``."""
-    path = Path(f"{task.source}/{task.name} ({where})")
-    score = np.asarray(score, dtype=np.float64)
-    return PredictionTable(path, task.y[test], score, None, subconcept, posteriors)
 
 
 def fold_subconcepts(codes: np.ndarray, names: Sequence[str]) -> pd.Categorical:
@@ -515,30 +482,3 @@ def fold_record(
     if results.get("worst_subconcepts") is not None:
         body["worst_subconcepts"] = results["worst_subconcepts"]
     return json_ready({**head, **body, "notes": notes, "timing": timing})
-
-
-def _record(task, split, k, method, seed, n_estimators, ev, sc_scores, caught, timing, ref_info):
-    results = {
-        "scores": {s: ev.scores.get(s, math.nan) for s in ALL_SCORES},
-        "intervals": {s: list(ev.intervals[s]) for s in ALL_SCORES if s in ev.intervals},
-        "confidence": ev.confidence,
-        "n_bootstrap": ev.bootstrap["n"],
-        "subsets": ev.subsets,
-        "per_subconcept": ev.per_subconcept,
-        "subconcept_model": sc_scores,
-        "within_class": ev.subconcept_model,
-        "recommended": ev.recommended,
-        "reference": ref_info,
-        "worst_subconcepts": ev.worst_subconcepts,
-    }
-    return fold_record(
-        task,
-        split,
-        k,
-        method,
-        seed=seed,
-        n_estimators=n_estimators,
-        results=results,
-        notes=[str(w.message) for w in caught],
-        timing=timing,
-    )

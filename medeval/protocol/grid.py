@@ -312,10 +312,8 @@ def _peak_rss_mb() -> float:
 @contextmanager
 def _single_thread() -> Iterator[None]:
     """A unit on one thread, whichever process runs it: torch's intra-op pool (the grid
-    already uses every core, and on fold-sized tensors that pool only adds overhead: measured
-    2.4x slower metrics with 2 threads) and the BLAS / OpenMP pools (``threadpoolctl``): with
-    several threads, sums in another order give SMOTE's neighbours other last bits, so a unit
-    run in the main process (``--jobs 1``) gave other records than in a worker."""
+    already uses every core) and the BLAS / OpenMP pools (``threadpoolctl``: sums in another
+    order would give SMOTE's neighbours other last bits, and ``--jobs 1`` other records)."""
     import torch
     from threadpoolctl import threadpool_limits
 
@@ -328,12 +326,6 @@ def _single_thread() -> Iterator[None]:
         torch.set_num_threads(old)
 
 
-def run_unit(unit: Unit) -> UnitResult:
-    """Compute and store the records of one unit; never raises (errors are reported)."""
-    with _single_thread():
-        return _run_unit(unit)
-
-
 def _stored_task(store: ResultsStore, dataset: str) -> dict | None:
     path = store.root / "tasks" / f"{dataset}.json"
     try:
@@ -342,7 +334,9 @@ def _stored_task(store: ResultsStore, dataset: str) -> dict | None:
         return None
 
 
-def _run_unit(unit: Unit) -> UnitResult:
+@_single_thread()
+def run_unit(unit: Unit) -> UnitResult:
+    """Compute and store the records of one unit; never raises (errors are reported)."""
     t0 = time.perf_counter()
     store = ResultsStore(unit.out)
     try:

@@ -1,29 +1,20 @@
 """Out-of-bag reference rows of the random-forest protocol (docs/method.md,
 "Rectified scores"), without refitting.
 
-The reference rows R of a fold are its training rows, each scored only by the trees that did not
-see it. The forests are the ones the fold already fitted: a tree's in-bag sample is regenerated
-from its seed (scikit-learn's ``estimators_samples_``, the indices its ``oob_score`` uses), and
-each tree predicts only its out-of-bag rows. Probabilities are averaged over those trees exactly
-as :meth:`~sklearn.ensemble.RandomForestClassifier.predict_proba` averages all trees, so with no
-resampling the result equals scikit-learn's ``oob_decision_function_``.
+Each training row of a fold is scored only by the trees that did not see it: a tree's in-bag
+sample is regenerated from its seed (scikit-learn's ``estimators_samples_``), each tree predicts
+only its out-of-bag rows, and they are averaged as
+:meth:`~sklearn.ensemble.RandomForestClassifier.predict_proba` averages all trees (with no
+resampling: scikit-learn's ``oob_decision_function_``).
 
-Under a resampling correction the binary forest is fitted on resampled rows, and a tree has
-"seen" an original row when it drew the row *or anything made from it*:
-
-* ROS: any copy of the row (the sampler's ``sample_indices_`` maps copies to originals). A
-  minority row copied k times is out of bag for a tree with probability about e^-k, so rows
-  copied often may have none (measured: ``docs/benchmark.md``, "Reference rows: out of bag or
-  cross-fitted"); they are dropped and counted;
-* RUS: the rows the undersampler dropped were seen by no tree, so every tree scores them;
-* SMOTE: a synthetic point is made from two rows, the sample it was generated around and the
-  neighbour it moves toward. Excluding every tree that drew such a point leaves most minority
-  rows without an out-of-bag tree, so by default the synthetic points are linked to no row (a
-  measured leak that does not bias cM − wM; see :data:`SMOTE_LINKS`); the strict link is
-  available (``smote_links="parents"``).
-
-Under ROS and class weights the protocol does not use these rows for the binary forest: it
-cross-fits instead (:mod:`medeval.protocol.crossfit`, where the measurements are).
+Under a resampling correction a tree has "seen" an original row when it drew the row *or
+anything made from it*: under ROS any copy (a row with no out-of-bag tree is dropped and
+counted); under RUS the rows the undersampler dropped are out of bag for every tree; under SMOTE
+a synthetic point is linked to no row, so a tree that drew it still scores the two rows it was
+made from (linking both leaves most minority rows without an out-of-bag tree; the leak shows in
+the classifier's own out-of-bag BA, not in cBA − wBA: docs/benchmark.md, "Reference rows: out of
+bag or cross-fitted"). Under ROS and class weights the protocol cross-fits instead
+(:mod:`medeval.protocol.crossfit`).
 
 ``origin`` describes this link: ``origin[j]`` (or row ``origin[j, :]``) lists the original rows
 that fitted row j was made from, ``-1`` for none. A row with no out-of-bag tree gets NaN.
@@ -42,7 +33,6 @@ from medeval.io.predictions import POSTERIOR_PREFIX
 from medeval.scores import labels_from_scores
 
 __all__ = [
-    "SMOTE_LINKS",
     "OutOfBag",
     "ReferenceRows",
     "class_score",
@@ -53,15 +43,6 @@ __all__ = [
     "resample_with_origin",
     "seen_by_tree",
 ]
-
-#: How a SMOTE point is linked to the original rows: ``"none"`` (the default) — to no row, so a
-#: tree that drew it still scores the two rows it was made from; ``"parents"`` — to both rows.
-#: Linking the parents leaves most minority rows without an out-of-bag tree; unlinked, cBA − wBA
-#: on the out-of-bag rows matches the test fold's as closely as cross-fitting does, without the
-#: refits (measured: ``docs/benchmark.md``, "Reference rows: out of bag or cross-fitted"). The
-#: leak shows in the classifier's own out-of-bag BA, not in cBA − wBA: use these rows for the
-#: class-conditional score's error, not to estimate BA.
-SMOTE_LINKS = ("none", "parents")
 
 
 @dataclass(frozen=True)
@@ -128,7 +109,7 @@ class ReferenceRows:
 
 
 def resample_with_origin(
-    X: np.ndarray, y: np.ndarray, method: str, seed: int, *, smote_links: str = "none"
+    X: np.ndarray, y: np.ndarray, method: str, seed: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A correction's resampling of the training part, and which original row each result came
     from.
@@ -139,15 +120,11 @@ def resample_with_origin(
     Args:
         X: ``(N, F)`` training features; y: ``(N,)`` labels.
         method: ``"none"``, ``"weight"`` (not resampled), ``"ros"``, ``"rus"`` or ``"smote"``.
-        smote_links: see :data:`SMOTE_LINKS`.
 
     Returns:
         ``X_res (M, F)``, ``y_res (M,)`` and ``origin``: ``(M,)`` original row of each resampled
-        row (SMOTE's synthetic rows ``-1``), or for SMOTE with ``smote_links="parents"``
-        ``(M, 2)`` — an original row is ``[i, -1]``, a synthetic one ``[sample, neighbour]``.
+        row (SMOTE's synthetic rows ``-1``).
     """
-    if smote_links not in SMOTE_LINKS:
-        raise ValueError(f"smote_links must be one of {SMOTE_LINKS}, not {smote_links!r}")
     if method in ("none", "weight"):
         return X, y, np.arange(len(y))
     if method in ("ros", "rus"):
@@ -158,8 +135,6 @@ def resample_with_origin(
         sampler = cls(random_state=seed)
         X_res, y_res = sampler.fit_resample(X, y)
         return X_res, y_res, np.asarray(sampler.sample_indices_, dtype=np.int64)
-    if method == "smote" and smote_links == "parents":
-        return _smote_with_parents(X, y, seed)
     if method == "smote":
         from imblearn.over_sampling import SMOTE
 
@@ -168,40 +143,6 @@ def resample_with_origin(
         origin[: len(y)] = np.arange(len(y))  # SMOTE keeps the original rows first, in order
         return X_res, y_res, origin
     raise ValueError(f"unknown method {method!r}")
-
-
-def _smote_with_parents(X, y, seed: int):
-    """SMOTE that records the two rows each synthetic point is interpolated from.
-
-    imbalanced-learn does not expose them; a subclass records the indices its sample generator
-    receives (same random draws, so the same points) and the result is checked against them.
-    """
-    from imblearn.over_sampling import SMOTE
-
-    calls: list[tuple] = []
-
-    class _Recording(SMOTE):
-        def _generate_samples(self, X, nn_data, nn_num, rows, cols, steps, y_type=None, y=None):
-            calls.append((y_type, np.array(rows), np.array(nn_num[rows, cols]), np.array(steps)))
-            return super()._generate_samples(X, nn_data, nn_num, rows, cols, steps, y_type, y)
-
-    X_res, y_res = _Recording(random_state=seed).fit_resample(X, y)
-    n = len(y)
-    parents = [np.column_stack([np.arange(n), np.full(n, -1)])]
-    for y_type, base, neighbour, _ in calls:
-        members = np.flatnonzero(np.asarray(y) == y_type)  # SMOTE's X_class rows, in order
-        parents.append(np.column_stack([members[base], members[neighbour]]))
-    origin = np.concatenate(parents).astype(np.int64)
-    if len(origin) != len(y_res):
-        raise RuntimeError("SMOTE's synthetic rows could not be traced to their parents")
-    # The points must be the interpolations of the recorded parents: a changed imbalanced-learn
-    # that generated them differently would otherwise link rows silently and wrongly.
-    steps = np.concatenate([c[3] for c in calls]) if calls else np.zeros((0, 1))
-    Xa, syn = np.asarray(X, dtype=np.float64), origin[n:]
-    expected = Xa[syn[:, 0]] + steps * (Xa[syn[:, 1]] - Xa[syn[:, 0]])
-    if not np.allclose(expected, np.asarray(X_res)[n:], rtol=1e-6, atol=1e-6):
-        raise RuntimeError("SMOTE's synthetic rows do not match their recorded parents")
-    return X_res, y_res, origin
 
 
 def seen_by_tree(
@@ -241,10 +182,9 @@ def _oob_masks(forest, n_rows: int, origin):
 def _in_bag_draws(forest):
     """Yield each tree's in-bag draws ``(M_boot,)``: the indices scikit-learn drew for it.
 
-    scikit-learn's ``estimators_samples_`` builds a new ``RandomState`` per tree, which costs
-    as much as predicting a few thousand rows with that tree; reseeding one generator gives the
-    same draws at a hundredth of the cost. The first tree is checked against scikit-learn's own
-    generator, and any difference (another version's sampling) falls back to
+    Reseeding one generator gives the draws of scikit-learn's ``estimators_samples_`` (which
+    builds a new ``RandomState`` per tree) far faster. The first tree is checked against
+    scikit-learn's own generator; any difference (another version's sampling) falls back to
     ``estimators_samples_``.
     """
     from sklearn.ensemble._forest import _generate_sample_indices

@@ -1,18 +1,10 @@
-"""Results store: one JSON file per data set × method × split, each written atomically.
+"""Results store: one JSON file per data set × method × split, each written atomically (the
+layout of a results folder: docs/benchmark.md, "Results store, resume, ``--force``").
 
-Layout of a results folder::
-
-    run.json                          protocol settings (seed, trees, collection)
-    records/<data set>/<method>-<k>.json   one record of :func:`~medeval.protocol.run_fold`
-    tasks/<data set>.json             the binary task's description (kept / rejected)
-
-A record file exists only once it is complete (temporary file + ``os.replace``), so killing a
-run at any moment loses at most the work in flight; rerunning skips every finished record. A
-record counts as finished only if it reads as a record of its own (data set, method, split):
-one that is truncated, not JSON or of another schema (a disk that filled up, a copy cut short,
-an edit) is recomputed, with a :class:`CorruptRecordWarning` naming it. The folder carries the
-marker of ``medeval benchmark`` (:data:`medeval.io.outdir.MARKER`) from its first settings on,
-with ``finished: false`` until the run that wrote it last has ended.
+A record file exists only once it is complete (temporary file + ``os.replace``), and counts as
+finished only if it reads as a record of its own (data set, method, split): any other file there
+is recomputed, with a :class:`CorruptRecordWarning` naming it. The folder carries the marker of
+``medeval benchmark`` (:data:`medeval.io.outdir.MARKER`), ``finished: false`` while a run is on.
 """
 
 from __future__ import annotations

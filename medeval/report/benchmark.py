@@ -113,15 +113,8 @@ def benchmark_report(
     sections = [head, rq1_sec, rq2_sec, rq3_sec, time_sec]
     if rq4 is not None:
         sections.insert(4, _agreement_section(out, rq4))
+    if len(warnings) > 200:
+        warnings[200:] = [f"... and {len(warnings) - 200} more (see the records)"]
     if warnings:
-        sections.append(
-            Section("Warnings").notes(
-                warnings[:200]
-                + (
-                    [f"... and {len(warnings) - 200} more (see the records)"]
-                    if len(warnings) > 200
-                    else []
-                )
-            )
-        )
+        sections.append(Section("Warnings").notes(warnings))
     return render(f"medeval benchmark: {results.name}", sections, subtitle=str(results))

@@ -7,7 +7,6 @@ on what it passes in (no file is read).
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -132,8 +131,6 @@ def cluster_files(
     from medeval.report.figures import figure_png
     from medeval.report.html import Section, evaluation_sections, render
 
-    buf = io.StringIO()
-    clusters.to_csv(buf, index=False)
     bars = figure_png(cluster_figure(clusters, ev.scores))
     sections = evaluation_sections(ev, figure_png=bars)
     sections.append(
@@ -148,7 +145,7 @@ def cluster_files(
     )
     sections.append(Section("Inputs").pre(source))
     return {
-        "clusters.csv": buf.getvalue().encode(),
+        "clusters.csv": clusters.to_csv(index=False).encode(),
         "clusters.png": bars,
         "examples.png": examples_png,
         "report.html": render("medeval evaluation with discovered subconcepts", sections).encode(),

@@ -99,12 +99,6 @@ class Section:
         self.blocks.append(_table_html(df, caption=caption, digits=digits, highlight=highlight))
         return self
 
-    def details(self, summary: str, df: pd.DataFrame, *, caption: str = "", digits: int = 3):
-        """A collapsed block (``<details>``) holding a secondary table, opened by a click."""
-        table = _table_html(df, caption=caption, digits=digits, highlight=())
-        self.blocks.append(f"<details><summary>{html.escape(summary)}</summary>{table}</details>")
-        return self
-
     def links(self, links: Sequence[tuple[str, str]], *, intro: str = "") -> Section:
         """A list of links ``(href, text)``; hrefs are relative paths next to the report
         (e.g. ``"split_0/report.html"``), never fetched by the report itself."""
@@ -120,11 +114,14 @@ class Section:
         """The per-subconcept results (``per_subconcept.csv`` or
         :attr:`Evaluation.per_subconcept <medeval.evaluation.Evaluation>`): a main table that
         fits the page (readable headers, each recall with its interval in one cell, the
-        interval method named) and the secondary columns in a collapsed block."""
+        interval method named) and the secondary columns in a collapsed block (``<details>``,
+        opened by a click)."""
         main, extra, caption = per_subconcept_frames(df, confidence=confidence)
         self.table(main, caption=caption)
         if len(extra.columns) > 1:
-            self.details("More columns: training size, weight sums, soft test size", extra)
+            more = "More columns: training size, weight sums, soft test size"
+            table = _table_html(extra, caption="", digits=3, highlight=())
+            self.blocks.append(f"<details><summary>{more}</summary>{table}</details>")
         return self
 
     def image(self, png: bytes, *, caption: str = "") -> Section:
@@ -225,10 +222,6 @@ INTERVAL_METHOD_NAMES = {
     "difference-jeffreys": "Jeffreys on the effective reference rows of the difference "
     "estimator, for the test rows' own recall",
 }
-
-
-def _rectified_names() -> list[str]:
-    return list(REFERENCE_SCORES)
 
 
 def ordered_scores(names: Iterable[str]) -> list[str]:
@@ -336,7 +329,7 @@ def _worst_section(ev: Any) -> Section | None:
 def _scores_section(ev: Any) -> Section:
     """The full-test scores with their meaning, what to read, and the subconcept model."""
     pct = f"{ev.confidence:.0%}"
-    rectified = [k for k in _rectified_names() if k in ev.recommended.values()]
+    rectified = [k for k in REFERENCE_SCORES if k in ev.recommended.values()]
     table, marked, missing = scores_frame(
         ev.scores,
         ev.intervals,
@@ -381,7 +374,7 @@ def _scores_section(ev: Any) -> Section:
         ]
     )
     if not ev.subconcept_model:
-        head.notes([_UNCHECKED_MODEL.format(names=", ".join(_rectified_names()))], warning=False)
+        head.notes([_UNCHECKED_MODEL.format(names=", ".join(REFERENCE_SCORES))], warning=False)
     head.table(table, highlight=marked)
     head.notes(missing, warning=False)
     if ev.subconcept_model:
@@ -452,6 +445,9 @@ def per_subconcept_frames(
     def col(name: str) -> pd.Series:
         return df[name] if name in df.columns else pd.Series(math.nan, index=df.index)
 
+    def cells(value: str, low: str, high: str) -> list[str]:
+        return [interval_cell(*x) for x in zip(df[value], col(low), col(high), strict=True)]
+
     main = pd.DataFrame({"subconcept": df["subconcept"].astype(str)})
     main["class"] = [_class_text(c) for c in df["class"]]
     if has("utility"):
@@ -460,21 +456,13 @@ def per_subconcept_frames(
         main["test n"] = [_count_text(v) for v in df["n_test"]]
     if has("prevalence"):
         main["share of class"] = ["—" if _missing(v) else f"{v:.1%}" for v in df["prevalence"]]
-    if has("recall"):
-        main[f"true recall [{pct} CI]"] = [
-            interval_cell(v, lo, hi)
-            for v, lo, hi in zip(df["recall"], col("low"), col("high"), strict=True)
-        ]
-    if has("est_recall"):
-        main[f"label-free recall [{pct} CI]"] = [
-            interval_cell(v, lo, hi)
-            for v, lo, hi in zip(df["est_recall"], col("est_low"), col("est_high"), strict=True)
-        ]
-    if has("r_recall"):
-        main[f"rectified recall [{pct} CI]"] = [
-            interval_cell(v, lo, hi)
-            for v, lo, hi in zip(df["r_recall"], col("r_low"), col("r_high"), strict=True)
-        ]
+    for head, (value, low, high) in {
+        "true": ("recall", "low", "high"),
+        "label-free": ("est_recall", "est_low", "est_high"),
+        "rectified": ("r_recall", "r_low", "r_high"),
+    }.items():
+        if has(value):
+            main[f"{head} recall [{pct} CI]"] = cells(value, low, high)
     if has("r_verdict"):
         main["verdict (gap to its class)"] = [
             f"{v} ({interval_cell(g, lo, hi)})"
@@ -488,10 +476,7 @@ def per_subconcept_frames(
         main["more reference rows to decide"] = [_count_text(v) for v in df["r_more_rows"]]
     extra = pd.DataFrame({"subconcept": main["subconcept"]})
     if has("ref_recall"):
-        extra[f"reference rows' recall [{pct} CI]"] = [
-            interval_cell(v, lo, hi)
-            for v, lo, hi in zip(df["ref_recall"], col("ref_low"), col("ref_high"), strict=True)
-        ]
+        extra[f"reference rows' recall [{pct} CI]"] = cells("ref_recall", "ref_low", "ref_high")
     for name, head, digits in (
         ("n_train", "training n", None),
         ("true_weight_sum", "true-weight sum (test)", 1),

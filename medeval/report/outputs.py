@@ -7,8 +7,6 @@ evaluating a predictions file is :func:`medeval.flows.evaluate.evaluate_file`.
 
 from __future__ import annotations
 
-import io
-
 from medeval.evaluation import Evaluation
 from medeval.io.atomic import json_text
 
@@ -21,14 +19,12 @@ def output_files(ev: Evaluation, title: str, source: str = "") -> dict[str, byte
     from medeval.report.figures import figure_png, subconcept_figure
     from medeval.report.html import Section, evaluation_sections, render
 
-    files = {"metrics.json": json_text(ev.to_dict()).encode()}
-    buf = io.StringIO()
-    ev.subsets.to_csv(buf, index=False)
-    files["metrics.csv"] = buf.getvalue().encode()
+    files = {
+        "metrics.json": json_text(ev.to_dict()).encode(),
+        "metrics.csv": ev.subsets.to_csv(index=False).encode(),
+    }
     if not ev.per_subconcept.empty:
-        buf = io.StringIO()
-        ev.per_subconcept.to_csv(buf, index=False)
-        files["per_subconcept.csv"] = buf.getvalue().encode()
+        files["per_subconcept.csv"] = ev.per_subconcept.to_csv(index=False).encode()
         fig = subconcept_figure(
             ev.per_subconcept, ev.scores, title=f"{title}: subconcept prevalence and recall"
         )

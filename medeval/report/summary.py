@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from medeval.datasets.sources import SOURCES as _SOURCES
+from medeval.report.html import Section, render
 from medeval.scores import RECOMMENDED, WEAK_WITHIN_CLASS_BA
 
 __all__ = [
@@ -40,14 +41,11 @@ def _nan(x) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def _is_synthetic(source: str | None) -> bool:
-    return source in _SOURCES and _SOURCES[source].synthetic
-
-
 def config_notes(cfg: dict | None) -> list[str]:
     """What a reader must know about a run's resolved config: synthetic data, no pretraining."""
     notes = []
-    if cfg and _is_synthetic(cfg.get("data", {}).get("source")):
+    source = (cfg or {}).get("data", {}).get("source")
+    if source in _SOURCES and _SOURCES[source].synthetic:
         notes.append(
             "DATA ARE SYNTHETIC: built-in chest-radiograph phantoms (medeval.datasets.synthetic), "
             "not real images; the numbers test the pipeline only."
@@ -187,8 +185,6 @@ def report_html(
 ) -> str:
     """Self-contained run report: headline table, calibration, data set, per-split figures,
     the resolved config and every warning (undefined scores, skipped files, synthetic data)."""
-    from medeval.report.html import Section, render
-
     sections = []
     warn = list(summary["notes"])
     worst = worst_run_lines(summary)
@@ -229,9 +225,7 @@ def report_html(
     return render(title, sections, subtitle=subtitle)
 
 
-def _calibration_section(calibration: dict):
-    from medeval.report.html import Section
-
+def _calibration_section(calibration: dict) -> Section:
     cal = pd.DataFrame(
         [
             {"split": s, **{k: v for k, v in c.items() if not isinstance(v, dict | list)}}
@@ -248,9 +242,7 @@ def _calibration_section(calibration: dict):
     )
 
 
-def _split_section(split: SplitView):
-    from medeval.report.html import Section
-
+def _split_section(split: SplitView) -> Section:
     sec = Section(f"Split {split.name.split('_')[1]}")
     if split.figure_png is not None:
         sec.image(

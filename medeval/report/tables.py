@@ -34,8 +34,7 @@ def scores_table(ev: Evaluation) -> str:
         if k in ev.unavailable:
             lines.append(f"{k:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
             continue
-        lo, hi = ev.intervals.get(k, (math.nan, math.nan))
-        ci = "" if math.isnan(lo) else f"[{_fmt(lo)}, {_fmt(hi)}]"
+        ci = _interval(*ev.intervals.get(k, (math.nan, math.nan)))
         mark = ""
         if k in recommended:
             mark = "  <- recommended, label-free" + (", rectified" if k[0] == "r" else "")
@@ -48,7 +47,12 @@ def scores_table(ev: Evaluation) -> str:
     )
     lines.append(RECTIFIED_LINE)
     for c in ev.weak_classes():
-        lines.append(_weak_text(c, ev.subconcept_model[c]))
+        lines.append(
+            f"warning: the subconcept model is weak within {c} (balanced accuracy "
+            f"{ev.subconcept_model[c]:.2f} over its subconcepts): label-free weights then shrink "
+            "toward the class average, so cBA / cF1 / cAUC move toward BA / F1 / AUC and "
+            "understate a hidden failure."
+        )
     return "\n".join(lines)
 
 
@@ -58,14 +62,6 @@ RECTIFIED_LINE = (
     "rM = cM(test) − (cM(R) − wM(R)); R must come from the same classifier, subconcept model "
     "and population as the test rows and must not have been used to fit either."
 )
-
-
-def _weak_text(cls: str, value: float) -> str:
-    return (
-        f"warning: the subconcept model is weak within {cls} (balanced accuracy {value:.2f} over "
-        "its subconcepts): label-free weights then shrink toward the class average, so cBA / cF1 "
-        "/ cAUC move toward BA / F1 / AUC and understate a hidden failure."
-    )
 
 
 def worst_lines(ev: Evaluation, class_names: dict[int, str] | None = None) -> list[str]:
@@ -88,8 +84,7 @@ def subconcept_table(ev: Evaluation) -> str:
         + (f" {'n_ref':>6}" if n_ref is not None else "")
     ]
     for i, r in enumerate(df.itertuples(index=False)):
-        ci = "" if math.isnan(r.low) else f"[{_fmt(r.low)}, {_fmt(r.high)}]"
-        est_ci = "" if math.isnan(r.est_low) else f"[{_fmt(r.est_low)}, {_fmt(r.est_high)}]"
+        ci, est_ci = _interval(r.low, r.high), _interval(r.est_low, r.est_high)
         n_test = "—" if math.isnan(r.n_test) else f"{int(r.n_test):,}"
         recall = "—" if math.isnan(r.n_test) else _fmt(r.recall)  # no test labels: not computed
         share = "—" if math.isnan(r.prevalence) else f"{r.prevalence:.1%}"

@@ -1,16 +1,12 @@
-"""Run configuration: built-in defaults ← YAML file ← ``key=value`` overrides (dotted keys).
+"""Run configuration: built-in defaults ← YAML file ← ``key=value`` overrides (dotted keys;
+docs/imaging.md).
 
 The schema is a tree of dataclasses (:class:`Config`): every key, its type and its default are
-declared once. Unknown keys, values of the wrong type and values out of range fail at load time
-with the key's dotted path (``train.epochs: expected int, got 'ten'``); ``data.options`` is
-checked against the loader's declared options (:mod:`medeval.datasets.sources`). :func:`load_config`
-returns the validated, typed :class:`Config` (the training code reads ``cfg.train.epochs``); its
-YAML (:func:`dump`) is saved as ``config.yaml`` in the run folder, so a run can be repeated or
-resumed from its folder alone.
-
-The embedded default (:data:`SYNTHETIC`, a partial config over the defaults) is declared here
-once; ``configs/default.yaml`` is its commented copy for users, and a test checks that the file
-holds exactly the same keys and values.
+declared once. :func:`load_config` returns the validated, typed :class:`Config`; an unknown key,
+a wrong type, a value out of range or a loader option the source does not take fails at load time
+naming the dotted key (``train.epochs: expected int, got 'ten'``). Its YAML (:func:`dump`) is the
+run folder's ``config.yaml``. The embedded default (:data:`SYNTHETIC`) is declared here once;
+``configs/default.yaml`` is its commented copy, and a test checks both hold the same values.
 """
 
 from __future__ import annotations
@@ -328,29 +324,21 @@ def _build(cls: type, values: Any, where: str) -> Any:
     unknown = [k for k in values if k not in names]
     if unknown:
         raise _unknown_key(where + str(unknown[0]), names)
+    # the declared constraints of the section's fields (medeval._validation.declared)
+    ranges = dict(getattr(cls, "constraints", {}))
+    if cls is EvaluationOptions:
+        ranges.update(_EVALUATION_RANGES)
     kwargs = {}
     for name, value in values.items():
         tp = hints[name]
         if dataclasses.is_dataclass(tp):
             kwargs[name] = _build(tp, value, f"{where}{name}.")
-        else:
-            kwargs[name] = _coerce(value, tp, where + name)
-            _check_range(kwargs[name], _ranges(cls).get(name), where + name)
+            continue
+        kwargs[name] = _coerce(value, tp, where + name)
+        message = refusal(ranges[name], kwargs[name]) if name in ranges else None
+        if message:
+            raise ConfigError(f"{where}{name}: {message}")
     return cls(**kwargs)
-
-
-def _ranges(cls: type) -> dict[str, list[Any]]:
-    """The declared constraints of a section's fields (:func:`medeval._validation.declared`)."""
-    ranges = dict(getattr(cls, "constraints", {}))
-    if cls is EvaluationOptions:
-        ranges.update(_EVALUATION_RANGES)
-    return ranges
-
-
-def _check_range(value: Any, allowed: list[Any] | None, key: str) -> None:
-    message = refusal(allowed, value) if allowed is not None else None
-    if message:
-        raise ConfigError(f"{key}: {message}")
 
 
 def _check_finite(node: Any, key: str) -> None:

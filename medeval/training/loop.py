@@ -1,17 +1,9 @@
 """Training one split: epochs with early stopping on a validation score, checkpoints, resume.
 
-The validation scores come from :class:`medeval.metrics.streaming.SubconceptScores`, updated on
-every rank with that rank's share of the validation part and synced by torchmetrics.
-``train.monitor`` (default ``BA``) names the score that drives early stopping and ``best.pt``:
-any of the twelve (unweighted, true-weight, predicted-weight or class-conditional). The
-true-weight (oracle) scores are allowed because the validation part of this pipeline has subconcept
-labels (every image of the task has one); they use validation labels only, never test labels.
-
-Files in the split folder: ``checkpoints/epoch_<k>.pt`` (full state), ``checkpoints/last.pt``
-(same as the newest epoch), ``checkpoints/best.pt`` (model weights at the best monitored score),
-``best.json`` (which score chose ``best.pt``, its epoch and the validation scores there, and
-where it was trained: ``trained_on`` device, its name, processes, torch and CUDA versions),
-``log.csv`` (one row per epoch, ``val_<score>`` for every score). After training,
+``train.monitor`` (default ``BA``) names the validation score that drives early stopping and
+``best.pt``; the scores come from :class:`medeval.metrics.streaming.SubconceptScores`, updated on
+every rank with its share of the validation part and synced by torchmetrics. The split folder's
+files and why the oracle scores may be monitored: docs/imaging.md. After training,
 :mod:`medeval.flows.train` calibrates, predicts and evaluates. Progress goes to this module's
 logger (``medeval.training.loop``, level INFO), on the main process only.
 """
@@ -43,14 +35,14 @@ from medeval.models import TwoHeadModel, build_model
 from medeval.models.backbone import check_input_size
 from medeval.models.inputs import model_input
 from medeval.progress import progress as progress_bar
-from medeval.scores import INSTANCE_SCORES, instance_score
+from medeval.scores import INSTANCE_SCORES
 from medeval.splits import Split
 from medeval.tasks.binary import BinaryTask
 from medeval.training.checkpoint import load_checkpoint, prune_epochs, save_checkpoint
 from medeval.training.config import Config
 from medeval.training.data import make_loader, part_dataset
 from medeval.training.distributed import DistInfo, barrier, broadcast_float
-from medeval.weights import Utilities, utilities
+from medeval.weights import utilities
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +50,6 @@ __all__ = [
     "Outputs",
     "autocast",
     "build_model_for",
-    "monitor_name",
     "predict",
     "predict_part",
     "resolve_device",
@@ -162,24 +153,6 @@ def predict_part(
     return predict(model, loader, device)
 
 
-def monitor_name(cfg: Config) -> str:
-    """``train.monitor`` checked against the score names (default ``BA``)."""
-    name = cfg.train.monitor
-    try:
-        instance_score(name)
-    except ValueError:
-        raise ValueError(
-            f"train.monitor is {name!r}; choose one of {', '.join(INSTANCE_SCORES)}"
-        ) from None
-    return name
-
-
-def _validation_metric(cfg: Config, utilities: Utilities, device: torch.device) -> SubconceptScores:
-    return SubconceptScores(
-        utilities, scores=INSTANCE_SCORES, threshold=cfg.evaluation.threshold
-    ).to(device)
-
-
 def _loss_fn(
     cfg: Config, task: BinaryTask, train_idx: np.ndarray, device: torch.device
 ) -> Callable:
@@ -202,29 +175,8 @@ def _loss_fn(
     return loss
 
 
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else x
-
-
-def _nums(scores: dict[str, float]) -> dict[str, float | None]:
-    """JSON-ready scores: NaN (undefined) becomes null."""
-    return {k: _num(v) for k, v in scores.items()}
-
-
 def _state(model: nn.Module) -> dict:
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-
-
-def _new_state(monitor: str) -> dict:
-    """Training state before the first epoch (what ``last.pt`` stores under ``state``)."""
-    return {
-        "epoch": 0,
-        "monitor": monitor,
-        "best_score": -math.inf,
-        "best_epoch": 0,
-        "bad_epochs": 0,
-        "log": [],
-    }
 
 
 def _resume_state(last: Path, model: nn.Module, opt: torch.optim.Optimizer, monitor: str) -> dict:
@@ -253,27 +205,16 @@ def _loaders(
 ) -> tuple:
     """The shuffled training loader (sharded by rank) and this rank's validation loader."""
     t = cfg.train
-    size, bs, workers = t.image_size, t.batch_size, t.workers
-    train_loader = make_loader(
-        part_dataset(task, split["train"], size, images=images),
-        batch_size=bs,
-        workers=workers,
-        shuffle=True,
-        seed=seed,
-        cuda=cuda,
-        dist_info=info,
-    )
+    common = {"batch_size": t.batch_size, "workers": t.workers, "seed": seed, "cuda": cuda}
+    train = part_dataset(task, split["train"], t.image_size, images=images)
     # Each rank scores its own share of the validation part (no padding, no duplicates); the
     # metric's compute() syncs the shares, so every rank gets the scores of the whole part.
-    val_loader = make_loader(
-        part_dataset(task, split["validation"][info.rank :: info.world_size], size, images=images),
-        batch_size=bs,
-        workers=workers,
-        shuffle=False,
-        seed=seed,
-        cuda=cuda,
+    shard = split["validation"][info.rank :: info.world_size]
+    validation = part_dataset(task, shard, t.image_size, images=images)
+    return (
+        make_loader(train, shuffle=True, dist_info=info, **common),
+        make_loader(validation, shuffle=False, **common),
     )
-    return train_loader, val_loader
 
 
 @dataclass
@@ -286,25 +227,14 @@ class _EpochStats:
     seconds: float
 
 
-def _train_epoch(
-    model: nn.Module,
-    train_model: nn.Module,
-    opt: torch.optim.Optimizer,
-    loader,
-    loss_fn: Callable,
-    *,
-    total: int,
-    clip: float,
-    device: torch.device,
-    desc: str,
-    show: bool,
-) -> _EpochStats:
-    """One pass of ``total`` optimizer steps over ``loader``; ``model`` is ``train_model``
-    unwrapped (gradient clipping acts on its parameters)."""
+def _train_epoch(run: _SplitRun, loader, *, total: int, clip: float, desc: str) -> _EpochStats:
+    """One pass of ``total`` optimizer steps over ``loader``; gradient clipping acts on the
+    unwrapped ``run.model``'s parameters."""
+    model, train_model, opt, device = run.model, run.train_model, run.opt, run.device
     train_model.train()
     sums = np.zeros(3)
     n_seen, data_s, start = 0, 0.0, time.perf_counter()
-    bar = progress_bar(total=total, desc=desc, leave=False, disable=not show)
+    bar = progress_bar(total=total, desc=desc, leave=False, disable=not run.info.is_main)
     it = iter(loader)
     for _ in range(total):
         t0 = time.perf_counter()
@@ -313,7 +243,7 @@ def _train_epoch(
         data_s += time.perf_counter() - t0
         with autocast(device):
             logit, sub = train_model(x)
-        loss, lb, ls = loss_fn(logit, sub, y, sc)
+        loss, lb, ls = run.loss_fn(logit, sub, y, sc)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if clip > 0:
@@ -373,14 +303,6 @@ def _environment(device: torch.device, world_size: int) -> dict[str, Any]:
     }
 
 
-def _save_best(folder: Path, model: nn.Module, best: dict) -> None:
-    """``checkpoints/best.pt`` (weights and ``best``) and ``best.json`` (NaN as null);
-    ``best`` holds ``monitor``, ``epoch``, ``value`` and the validation ``scores``."""
-    best_json = {**best, "value": _num(best["value"]), "scores": _nums(best["scores"])}
-    save_checkpoint(folder / "checkpoints" / "best.pt", {"model": _state(model), **best})
-    atomic.write_json(folder / "best.json", best_json)
-
-
 def _save_epoch(
     folder: Path, model: nn.Module, opt: torch.optim.Optimizer, state: dict, keep: int
 ) -> None:
@@ -414,7 +336,15 @@ def _model_and_optimizer(
     torch.manual_seed(seed)  # same initial weights on every rank
     model = build_model_for(cfg, len(task.subconcepts), device)
     opt = torch.optim.AdamW(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
-    state = _new_state(monitor)
+    # the training state before the first epoch (what last.pt stores under "state")
+    state = {
+        "epoch": 0,
+        "monitor": monitor,
+        "best_score": -math.inf,
+        "best_epoch": 0,
+        "bad_epochs": 0,
+        "log": [],
+    }
     last = folder / "checkpoints" / "last.pt"
     if resume and last.is_file():
         state = _resume_state(last, model, opt, monitor)
@@ -426,23 +356,6 @@ def _model_and_optimizer(
             model, device_ids=[device.index] if device.type == "cuda" else None
         )
     return model, train_model, opt, state
-
-
-def _checkpoint_epoch(
-    folder: Path,
-    model: nn.Module,
-    opt: torch.optim.Optimizer,
-    state: dict,
-    keep: int,
-    result: dict,
-    improved: bool,
-) -> None:
-    """Files of the epoch just recorded in ``state``: ``best.pt``/``best.json`` when it
-    improved (``result`` as for :func:`_save_best`), then the full checkpoints and
-    ``log.csv``."""
-    if improved:
-        _save_best(folder, model, result)
-    _save_epoch(folder, model, opt, state, keep)
 
 
 def train_split(
@@ -467,7 +380,7 @@ def train_split(
     """
     info = dist_info or DistInfo()
     t = cfg.train
-    monitor = monitor_name(cfg)
+    monitor = t.monitor  # a validation score: the config refuses any other name
     folder = Path(folder)
     base_seed = t.seed * 1_000_003 + int(split.seed)
     model, train_model, opt, state = _model_and_optimizer(
@@ -482,7 +395,9 @@ def train_split(
         train_model=train_model,
         opt=opt,
         loss_fn=_loss_fn(cfg, task, split["train"], device),
-        metric=_validation_metric(cfg, u, device),
+        metric=SubconceptScores(u, scores=INSTANCE_SCORES, threshold=cfg.evaluation.threshold).to(
+            device
+        ),
         monitor=monitor,
         device=device,
         info=info,
@@ -529,18 +444,8 @@ def _run_epoch(
     """Train epoch ``epoch``, score the validation part, record it in ``state`` and write its
     files (main process)."""
     info = run.info
-    stats = _train_epoch(
-        run.model,
-        run.train_model,
-        run.opt,
-        train_loader,
-        run.loss_fn,
-        total=total,
-        clip=train.grad_clip,
-        device=run.device,
-        desc=f"split {run.split_seed} epoch {epoch}",
-        show=info.is_main,
-    )
+    desc = f"split {run.split_seed} epoch {epoch}"
+    stats = _train_epoch(run, train_loader, total=total, clip=train.grad_clip, desc=desc)
     val = validation_scores(run.model, val_loader, run.metric, run.device)
     # Every rank holds the same synced scores; rank 0's value makes the stop decision
     # identical bit for bit on all ranks.
@@ -549,8 +454,12 @@ def _run_epoch(
     if info.is_main:
         result = {"monitor": run.monitor, "epoch": epoch, "value": value, "scores": val}
         result["trained_on"] = _environment(run.device, info.world_size)
-        keep = train.keep_checkpoints
-        _checkpoint_epoch(run.folder, run.model, run.opt, state, keep, result, improved)
+        if improved:
+            # best.pt: the weights and the choice; best.json: the choice (NaN as null)
+            best = {"model": _state(run.model), **result}
+            save_checkpoint(run.folder / "checkpoints" / "best.pt", best)
+            atomic.write_json(run.folder / "best.json", result)
+        _save_epoch(run.folder, run.model, run.opt, state, train.keep_checkpoints)
         row = state["log"][-1]
         logger.info(
             "split %s epoch %s: loss %.4f, val %s %.3f%s, %.1f img/s, data %.0f%%",
