@@ -25,12 +25,15 @@ import warnings
 from collections.abc import Callable, Sequence
 from numbers import Integral
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from medeval._validation import Interval
 from medeval.cli.options import option_type
 from medeval.device import check_device
 from medeval.errors import EXIT_BAD_INPUT, UserError
+
+if TYPE_CHECKING:
+    from medeval.io.outdir import OutputFolder
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -38,16 +41,17 @@ __all__ = [
     "common_options",
     "data_folders",
     "execute",
+    "output_folder",
     "parse_nested",
     "refuse_repeats",
     "say",
     "task_spec",
+    "tool_parser",
 ]
 
-#: Exceptions that mean "the user gave something unusable", not a bug.
-#: ``errno`` values of a full disk or quota (ENOSPC, EDQUOT).
+#: ``errno`` values of a full disk or quota.
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
-
+#: Exceptions that mean "the user gave something unusable", not a bug.
 USER_ERRORS: tuple[type[BaseException], ...] = (
     UserError,
     FileNotFoundError,
@@ -87,6 +91,60 @@ def common_options(
     return p
 
 
+#: ``--device`` of a tool whose bootstrap may run on an accelerator.
+DEVICE_HELP = "device for the bootstrap: cpu, cuda, ... (default cpu)"
+#: ``--force`` of a tool that writes its folder whole.
+FORCE_HELP = (
+    "replace --out if it holds an earlier output of medeval (whole, once the run is complete); "
+    "never a folder holding other files"
+)
+
+
+def tool_parser(
+    prog: str,
+    description: str,
+    *,
+    named_by: str | None = None,
+    epilog: str | None = None,
+    **common: Any,
+) -> argparse.ArgumentParser:
+    """A tool's parser with the common options (:func:`common_options`). ``named_by``: the
+    input whose file name names the default output folder, written whole (:func:`output_folder`;
+    the help of ``--out`` and ``--force`` follows); ``epilog``: text shown as written."""
+    if named_by is not None:
+        tool = prog.rsplit(".", 1)[-1]
+        common.setdefault(
+            "out_help",
+            f"output folder, new or empty (default: a new one, $MEDEVAL_RUNS/{tool}-<{named_by} "
+            "file name>-<time>, $MEDEVAL_RUNS = runs)",
+        )
+        common.setdefault("force_help", FORCE_HELP)
+    return argparse.ArgumentParser(
+        prog=prog,
+        parents=[common_options(**common)],
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter if epilog else argparse.HelpFormatter,
+    )
+
+
+def output_folder(
+    args: argparse.Namespace, tool: str, named_by: Path, inputs: Sequence[object]
+) -> OutputFolder:
+    """``--out``, or a new folder ``$MEDEVAL_RUNS/<tool>-<named_by's name>-<time>``, checked
+    before any work (:class:`~medeval.io.outdir.OutputFolder`)."""
+    from medeval.io.outdir import OutputFolder, default_out
+
+    name = f"{tool}-{named_by.name.split('.')[0]}"
+    return OutputFolder(
+        args.out or default_out(name),
+        tool,
+        force=args.force,
+        inputs=tuple(inputs),
+        fresh=args.out is None,
+    ).check()
+
+
 def say(args: argparse.Namespace, *lines: str) -> None:
     """Print unless ``--quiet``."""
     if not getattr(args, "quiet", False):
@@ -100,18 +158,11 @@ def _one_line(err: BaseException) -> str:
 
 
 def run_command(main: Callable[[], int]) -> NoReturn:
-    """Run a tool's ``main()`` as the whole process (``python -m medeval.<tool>``) and end
-    the process with its exit code, without the interpreter's teardown.
-
-    After a run that imported torch, the interpreter's shutdown (tearing down every module and
-    collecting torch's object graph) takes 0.4–0.6 s of a 3.6 s ``evaluate`` run and does
-    nothing a finished command needs: its outputs are written, closed and renamed into place
-    by then. So the exit handlers still run (logging, ``weakref.finalize`` callbacks such as
-    temporary folders), the standard streams are flushed, and the process ends there. An
-    exception out of ``main`` (a bug: user errors are exit codes) takes Python's normal path
-    with its traceback, and so does a process that still runs other threads or child
-    processes (:func:`_alone`).
-    """
+    """Run a tool's ``main()`` as the whole process (``python -m medeval.<tool>``) and end it
+    with its exit code, skipping the interpreter's teardown (torch's object graph), which a
+    finished command does not need: its outputs are written and renamed into place by then.
+    The exit handlers still run and the streams are flushed; an exception out of ``main`` (a
+    bug) and a process still running threads or children take Python's normal path."""
     code = main()
     if _alone():
         exit_now(code)

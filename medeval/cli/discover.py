@@ -18,12 +18,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from medeval.cli.common import (
-    common_options,
-    execute,
-    run_command,
-    say,
-)
+from medeval.cli.common import execute, output_folder, say, tool_parser
 from medeval.cli.options import (
     add_evaluation_options,
     add_options,
@@ -46,20 +41,14 @@ EXAMPLE_FLAGS = {"--examples": ("n_examples", "examples per cluster in the sheet
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
-        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/discover-"
-        "<predictions file name>-<time>, $MEDEVAL_RUNS = runs)",
-        force_help="replace --out if it holds an earlier output of medeval (whole, once the "
-        "run is complete); never a folder holding other files",
+    p = tool_parser(
+        PROG,
+        "Discover subconcepts in training embeddings (per class: PCA + Gaussian mixture by BIC, "
+        "or KMeans by silhouette), then evaluate test predictions with label-free "
+        "utility-weighted scores and per-cluster recall.",
+        named_by="predictions",
         seed_help="seed of the discovery (reduction, clustering, subconcept forest) and of the "
         "bootstrap (default 0)",
-    )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Discover subconcepts in training embeddings (per class: PCA + Gaussian "
-        "mixture by BIC, or KMeans by silhouette), then evaluate test predictions with "
-        "label-free utility-weighted scores and per-cluster recall.",
     )
     from medeval.options import DiscoverySettings
 
@@ -105,13 +94,9 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate
     from medeval.io.atomic import write_files
-    from medeval.io.outdir import OutputFolder, default_out
 
-    name = args.predictions.name.split(".")[0]
-    target = OutputFolder(
-        args.out or default_out(f"discover-{name}"), "discover", force=args.force,
-        inputs=(args.train, args.test, args.predictions), fresh=args.out is None,
-    ).check()  # fmt: skip
+    inputs = (args.train, args.test, args.predictions)
+    target = output_folder(args, "discover", args.predictions, inputs)
     seed = 0 if args.seed is None else args.seed
     settings = DiscoverySettings(
         positive=args.positive,
@@ -133,7 +118,3 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv)
-
-
-if __name__ == "__main__":
-    run_command(main)

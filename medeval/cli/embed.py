@@ -28,14 +28,13 @@ from pathlib import Path
 from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
-    common_options,
     data_folders,
     execute,
     parse_nested,
-    run_command,
     say,
     source_options,
     task_spec,
+    tool_parser,
 )
 from medeval.cli.options import add_options, given_options
 from medeval.device import device_name as _device
@@ -59,7 +58,10 @@ TEXT_FLAGS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
+    p = tool_parser(
+        PROG,
+        "Frozen-backbone image features or text embeddings → a table per data set → the "
+        "random-forest protocol (python -m medeval.benchmark).",
         out_help="collection folder for the tables (one <name>.parquet per data set): new, "
         "empty or one embed wrote, to which the table is added",
         force_help="replace a table of the same name in --out (else refused)",
@@ -67,12 +69,6 @@ def build_parser() -> argparse.ArgumentParser:
         "(default 0)",
         device_help="cpu, cuda, ... (default: cuda when available)",
         out_required=True,
-    )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Frozen-backbone image features or text embeddings → a table per data set "
-        "→ the random-forest protocol (python -m medeval.benchmark).",
     )
     add_source_arguments(p)
     add_task_arguments(p)  # recorded with the table: the benchmark builds that task
@@ -173,7 +169,3 @@ def _check_before_work(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv)
-
-
-if __name__ == "__main__":
-    run_command(main)

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medeval.cli.common import (
-    common_options,
+    DEVICE_HELP,
     execute,
+    output_folder,
     refuse_repeats,
-    run_command,
     say,
+    tool_parser,
 )
 from medeval.cli.options import add_evaluation_options, evaluation_options
 from medeval.errors import UserError
@@ -37,18 +38,9 @@ PROG = "python -m medeval.evaluate"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
-        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/evaluate-"
-        "<predictions file name>-<time>, $MEDEVAL_RUNS = runs)",
-        force_help="replace --out if it holds an earlier output of medeval (whole, once the "
-        "run is complete); never a folder holding other files",
-        seed_help="bootstrap seed (default 0; with --run: the run's evaluation.seed)",
-        device_help="device for the bootstrap: cpu, cuda, ... (default cpu)",
-    )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Balanced accuracy, F1 and ROC AUC — unweighted (BA, F1, AUC), with true "
+    p = tool_parser(
+        PROG,
+        "Balanced accuracy, F1 and ROC AUC — unweighted (BA, F1, AUC), with true "
         "utility weights (wBA…, an oracle: needs test subconcept labels), label-free with "
         "class-conditional predicted weights (cBA, cF1, cAUC: estimates of wBA…, recommended "
         "without reference rows, from q_<subconcept> posteriors and the known test classes) "
@@ -57,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--reference: the rectified rBA, rF1, rAUC, recommended then (rM = cM(test) − "
         "(cM(R) − wM(R)): the class-conditional score minus its error measured on the "
         "reference rows R).",
+        named_by="predictions",
+        seed_help="bootstrap seed (default 0; with --run: the run's evaluation.seed)",
+        device_help=DEVICE_HELP,
     )
     _input_arguments(p)
     add_evaluation_options(p, notes={"--threshold": "with --run: the run's evaluation.threshold"})
@@ -159,15 +154,8 @@ def run(args: argparse.Namespace) -> int:
 
         args.predictions, default_sizes = example_paths()
         args.train_sizes = args.train_sizes or default_sizes
-    from medeval.io.outdir import OutputFolder, default_out
-
-    name = args.predictions.name.split(".")[0]
-    out = OutputFolder(
-        args.out or default_out(f"evaluate-{name}"), "evaluate", force=args.force,
-        inputs=(args.predictions, args.train_sizes, args.reference, args.labels),
-        fresh=args.out is None,
-    ).check()  # fmt: skip
-    return _evaluate(args, out)
+    inputs = (args.predictions, args.train_sizes, args.reference, args.labels)
+    return _evaluate(args, output_folder(args, "evaluate", args.predictions, inputs))
 
 
 @contextlib.contextmanager
@@ -245,7 +233,3 @@ def _evaluate(args: argparse.Namespace, target: OutputFolder) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv)
-
-
-if __name__ == "__main__":
-    run_command(main)

@@ -15,7 +15,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from medeval.cli.common import common_options, execute, refuse_repeats, say
+from medeval.cli.common import execute, output_folder, refuse_repeats, say, tool_parser
 from medeval.cli.options import add_options, given_options
 from medeval.options import LabelSettings
 
@@ -31,22 +31,17 @@ LABEL_FLAGS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
-        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/label-"
-        "<predictions file name>-<time>)",
-        force_help="replace --out if it holds an earlier output of medeval",
+    p = tool_parser(
+        PROG,
+        "Choose the test rows to label next, where a label decides most: the subconcepts whose "
+        "verdict is not known or that could be the worst of their class, with a share spread "
+        "uniformly. Writes to_label.csv (id, inclusion_probability, batch, class, image, "
+        "candidates, an empty subconcept to fill) and, for images, to_label.html. Give the "
+        "filled file (appended to earlier ones) to python -m medeval.evaluate --labels, and to "
+        "the next python -m medeval.label.",
+        named_by="predictions",
         seed_help="seed of the draw (default 0; the batch number is mixed in, so each batch "
         "draws anew and the same inputs propose the same rows)",
-    )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Choose the test rows to label next, where a label decides most: the "
-        "subconcepts whose verdict is not known or that could be the worst of their class, "
-        "with a share spread uniformly. Writes to_label.csv (id, inclusion_probability, "
-        "batch, class, image, candidates, an empty subconcept to fill) and, for images, "
-        "to_label.html. Give the filled file (appended to earlier ones) to "
-        "python -m medeval.evaluate --labels, and to the next python -m medeval.label.",
     )
     p.add_argument(
         "--predictions",
@@ -126,17 +121,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give --predictions and --train-sizes, or --run")
     from medeval.flows.label import label_next
     from medeval.io.atomic import write_files
-    from medeval.io.outdir import OutputFolder, default_out
 
-    name = args.predictions.name.split(".")[0]
     inputs = (args.predictions, args.train_sizes, args.labels, args.reference)
-    target = OutputFolder(
-        args.out or default_out(f"label-{name}"),
-        "label",
-        force=args.force,
-        inputs=inputs,
-        fresh=args.out is None,
-    ).check()
+    target = output_folder(args, "label", args.predictions, inputs)
     given = given_options(args, LABEL_FLAGS) | ({} if args.seed is None else {"seed": args.seed})
     settings = LabelSettings(**given)
     batch = label_next(

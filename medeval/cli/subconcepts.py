@@ -21,12 +21,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from medeval.cli.common import (
-    common_options,
-    execute,
-    run_command,
-    say,
-)
+from medeval.cli.common import DEVICE_HELP, execute, output_folder, say, tool_parser
 from medeval.cli.options import (
     add_evaluation_options,
     add_options,
@@ -45,21 +40,15 @@ MODEL_FLAGS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
-        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/subconcepts-"
-        "<test file name>-<time>, $MEDEVAL_RUNS = runs)",
-        force_help="replace --out if it holds an earlier output of medeval (whole, once the "
-        "run is complete); never a folder holding other files",
+    p = tool_parser(
+        PROG,
+        "Fit a subconcept model on your classifier's training rows, add its posteriors to your "
+        "test (and reference) predictions and evaluate them: BA, F1, AUC, their "
+        "utility-weighted and label-free forms, rectified (rBA, rF1, rAUC, recommended) when "
+        "reference rows are given.",
+        named_by="test",
         seed_help="seed of the subconcept forest, the discovery and the bootstrap (default 0)",
-        device_help="device for the bootstrap: cpu, cuda, ... (default cpu)",
-    )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Fit a subconcept model on your classifier's training rows, add its "
-        "posteriors to your test (and reference) predictions and evaluate them: BA, F1, AUC, "
-        "their utility-weighted and label-free forms, rectified (rBA, rF1, rAUC, recommended) "
-        "when reference rows are given.",
+        device_help=DEVICE_HELP,
     )
     from medeval.options import SubconceptSettings
 
@@ -132,7 +121,6 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from medeval.flows.own_model import SubconceptSettings, fit_and_evaluate
     from medeval.io.atomic import write_files
-    from medeval.io.outdir import OutputFolder, default_out
     from medeval.report.tables import scores_table, worst_lines
 
     for option, value in (("--method", args.method), ("--k-max", args.k_max)):
@@ -140,10 +128,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{option} sets the discovery: it needs --discover")
     inputs = (args.train, args.test, args.reference, args.predictions)
     inputs += (args.reference_predictions, args.train_labels)
-    target = OutputFolder(
-        args.out or default_out(f"subconcepts-{args.test.name.split('.')[0]}"), "subconcepts",
-        force=args.force, inputs=inputs, fresh=args.out is None,
-    ).check()  # fmt: skip
+    target = output_folder(args, "subconcepts", args.test, inputs)
     settings = SubconceptSettings(
         features=tuple(args.features) if args.features else None,
         discover=args.discover,
@@ -194,7 +179,3 @@ def _recommended(ev) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv)
-
-
-if __name__ == "__main__":
-    run_command(main)

@@ -26,12 +26,11 @@ from typing import TYPE_CHECKING
 from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
-    common_options,
     data_folders,
     execute,
-    run_command,
     say,
     source_options,
+    tool_parser,
 )
 from medeval.cli.options import add_evaluation_options, add_options, evaluation_options
 from medeval.device import check_device
@@ -49,33 +48,26 @@ PROGRESS_LOGGERS = ("medeval.flows.train", "medeval.training.loop")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[_common()],
-        description="Train a two-headed image model on patient-level splits, calibrate its "
-        "subconcept posteriors and evaluate BA, F1, AUC with intervals: unweighted, label-free "
-        "(cBA, cF1, cAUC), rectified with each split's validation and calibration parts as "
-        "reference rows (rBA, rF1, rAUC: recommended), true-weight (wBA…, oracle) and the "
-        "paper's pBA….",
-    )
-    _run_arguments(p)
-    # --source/--path/--name set data.source/data.path/data.dataset; loader flags data.options.
-    add_source_arguments(p, required=False)
-    add_task_arguments(p)  # task.positive, task.negative, task.drop, task.downsample
-    add_evaluation_options(
-        p, notes={"--threshold": "on the model's probabilities: in [0, 1]"}, config=True
-    )
-    return p  # the evaluation options set the config's evaluation.*
-
-
-def _common() -> argparse.ArgumentParser:
-    return common_options(
+    p = tool_parser(
+        PROG,
+        "Train a two-headed image model on patient-level splits, calibrate its subconcept "
+        "posteriors and evaluate BA, F1, AUC with intervals: unweighted, label-free (cBA, cF1, "
+        "cAUC), rectified with each split's validation and calibration parts as reference rows "
+        "(rBA, rF1, rAUC: recommended), true-weight (wBA…, oracle) and the paper's pBA….",
         out_help="run folder, new or empty (default: a new one, $MEDEVAL_RUNS/<name>-<time>, "
         "$MEDEVAL_RUNS = runs); a run refused for its input leaves nothing there",
         seed_help="training seed = train.seed: weight initialisation, batch order, dropout "
         "(default 0)",
         device_help="cpu, cuda, cuda:1 (default: auto) = train.device",
     )
+    _run_arguments(p)
+    # --source/--path/--name set data.source/data.path/data.dataset; loader flags data.options.
+    add_source_arguments(p, required=False)
+    add_task_arguments(p)  # task.positive, task.negative, task.drop, task.downsample
+    add_evaluation_options(  # they set the config's evaluation.*
+        p, notes={"--threshold": "on the model's probabilities: in [0, 1]"}, config=True
+    )
+    return p
 
 
 def _run_arguments(p: argparse.ArgumentParser) -> None:
@@ -194,7 +186,3 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv, intermixed=True)
-
-
-if __name__ == "__main__":
-    run_command(main)
