@@ -1,8 +1,5 @@
 """``python -m medeval.analyze --results DIR`` (``medeval-analyze``): RQ1–RQ4 tables and figures
-of a benchmark results folder — RQ4 (``agreement.csv``) says how close each label-free estimate
-(cBA, cF1, cAUC: class-conditional predicted weights; pBA…: the paper's predicted weights) comes
-to the true-weight score (wBA…), with interval coverage. The library side is
-:mod:`medeval.flows.analyze`.
+of a benchmark results folder. The library side is :mod:`medeval.flows.analyze`.
 """
 
 from __future__ import annotations

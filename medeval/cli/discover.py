@@ -1,9 +1,7 @@
 """``python -m medeval.discover`` (``medeval-discover``): evaluate predictions on data without
 subconcept labels.
 
-Discovers subconcepts per class in the training embeddings, adds their posteriors to the test
-predictions and evaluates them like ``python -m medeval.evaluate`` (label-free scores,
-per-cluster recall, a sheet of example instances per cluster). Example::
+Example::
 
     python -m medeval.embed --source nih --path /data/nih --out emb --no-benchmark
     python -m medeval.discover --train emb/train.parquet --test emb/test.parquet \\

@@ -1,13 +1,6 @@
-"""``python -m medeval.embed`` (``medeval-embed``): embeddings of a data set as a table, then the
-forest protocol.
-
-Images go through a frozen backbone (default VGG16 with ImageNet weights; ``--weights PATH``
-offline; ``--random-init`` to say plainly that no weights are wanted) and the pooled features
-are cached on disk. Text (MMHS150K, text CSV) goes through a sentence-transformers model
-(``--text-model``) or TF-IDF + truncated SVD (``--text-model tfidf``, also the fallback when no
-model can be loaded). The table ``<out>/<name>.parquet`` has columns ``f0000…`` (features),
-``label`` (original class) and ``group`` when known — what ``python -m medeval.benchmark
---collection <out>`` reads — and that benchmark then runs on it::
+"""``python -m medeval.embed`` (``medeval-embed``): embeddings of a data set as a table
+``<out>/<name>.parquet`` (images through a frozen backbone, text through a sentence-transformers
+model or TF-IDF + SVD), then the forest protocol on it (``python -m medeval.benchmark``)::
 
     python -m medeval.embed --source nih --path /data/nih --out collections/images
     python -m medeval.embed --source mmhs150k --path /data/MMHS150K --out collections/text

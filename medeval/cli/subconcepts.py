@@ -1,9 +1,6 @@
 """``python -m medeval.subconcepts`` (``medeval-subconcepts``): evaluate your own classifier
 from its training, reference and test rows.
 
-Fits a subconcept model on TRAIN (features, ``y_true``, ``subconcept``), adds its posteriors
-to TEST and REF, and evaluates them like ``python -m medeval.evaluate`` — with REF (held-out
-labelled rows, e.g. the validation set) the rectified scores rBA / rF1 / rAUC are recommended.
 Example::
 
     python -m medeval.subconcepts --train train.parquet --test test.csv \\
