@@ -371,6 +371,8 @@ def discover_subconcepts(
     """
     X = _features(X)
     y = _labels(y, len(X))
+    options = {"method": method, "reducer": reducer, "n_components": n_components}
+    options |= {"k_max": k_max, "min_cluster_size": min_cluster_size}
     classes: dict[int, ClassClustering] = {}
     labels = np.empty(len(X), dtype=object)
     for side in (0, 1):
@@ -380,18 +382,9 @@ def discover_subconcepts(
                 f"class {side} has {len(rows)} training instance(s); discovery needs at least 2"
             )
         # Single-threaded BLAS: the mixtures solve thousands of tiny (d, d) systems, where thread
-        # start-up dominates (measured 15x faster on a KEEL fold, same clusters).
+        # start-up dominates.
         with threadpool_limits(1):
-            cc, codes = _cluster_class(
-                X[rows],
-                side,
-                method=method,
-                reducer=reducer,
-                n_components=n_components,
-                k_max=k_max,
-                min_cluster_size=min_cluster_size,
-                seed=seed,
-            )
+            cc, codes = _cluster_class(X[rows], side, **options, seed=seed)
         classes[side] = cc
         labels[rows] = np.asarray(cc.names, dtype=object)[codes]
     names = classes[0].names + classes[1].names
@@ -399,15 +392,7 @@ def discover_subconcepts(
     counts = np.concatenate([classes[0].counts, classes[1].counts]).astype(np.int64)
     codes = np.array([names.index(s) for s in labels], dtype=np.int64)
     forest = subconcept_forest(n_estimators, seed).fit(X, codes)
-    settings = {
-        "method": method,
-        "reducer": reducer,
-        "n_components": n_components,
-        "k_max": k_max,
-        "min_cluster_size": min_cluster_size,
-        "n_estimators": n_estimators,
-        "seed": seed,
-    }
+    settings = {**options, "n_estimators": n_estimators, "seed": seed}
     return Discovery(names, sides, counts, labels, classes, settings, forest)
 
 
