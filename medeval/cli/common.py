@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from medeval._validation import Interval
 from medeval.cli.options import option_type
 from medeval.device import check_device
-from medeval.errors import EXIT_BAD_INPUT, UserError
+from medeval.errors import EXIT_BAD_INPUT, UserError, one_line
 
 if TYPE_CHECKING:
     from medeval.io.outdir import OutputFolder
@@ -152,11 +152,6 @@ def say(args: argparse.Namespace, *lines: str) -> None:
             print(line)
 
 
-def _one_line(err: BaseException) -> str:
-    text = str(err) if not isinstance(err, KeyError) else str(err.args[0])
-    return " ".join(text.split()) or type(err).__name__
-
-
 def run_command(main: Callable[[], int]) -> NoReturn:
     """Run a tool's ``main()`` as the whole process (``python -m medeval.<tool>``) and end it
     with its exit code, skipping the interpreter's teardown (torch's object graph), which a
@@ -240,22 +235,20 @@ def execute(
     except KeyboardInterrupt:  # Ctrl-C: what is written is whole, a rerun resumes or redoes
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
-    except (*USER_ERRORS, *user_errors) as err:
-        if getattr(args, "verbose", False):
-            traceback.print_exc()
-        print(f"{parser.prog}: error: {_one_line(err)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except OSError as err:  # a full disk: one line the user can act on, not a traceback
-        if err.errno not in _NO_SPACE:
+    except (*USER_ERRORS, *user_errors, OSError) as err:
+        full = not isinstance(err, (*USER_ERRORS, *user_errors))  # a full disk, or a bug
+        if full and err.errno not in _NO_SPACE:
             raise
         if getattr(args, "verbose", False):
             traceback.print_exc()
-        where = f" writing {err.filename}" if err.filename else ""
-        print(
-            f"{parser.prog}: error: no space left on the device{where}; free space (or choose "
-            "another --out) and run again: files are written whole, a run resumes",
-            file=sys.stderr,
+        where = f" writing {err.filename}" if full and err.filename else ""
+        message = (
+            f"no space left on the device{where}; free space (or choose another --out) and run "
+            "again: files are written whole, a run resumes"
+            if full
+            else one_line(err)
         )
+        print(f"{parser.prog}: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 
@@ -295,7 +288,7 @@ def refuse_repeats(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def _parse_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
-    parser.exit(EXIT_BAD_INPUT, f"{parser.prog}: error: {_one_line(ValueError(message))}\n")
+    parser.exit(EXIT_BAD_INPUT, f"{parser.prog}: error: {one_line(ValueError(message))}\n")
 
 
 def parse_nested(parser: argparse.ArgumentParser, text: str, *, what: str) -> argparse.Namespace:
