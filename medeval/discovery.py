@@ -44,7 +44,7 @@ from threadpoolctl import threadpool_limits
 from medeval._validation import ArrayLike, validate_params
 from medeval.errors import MissingExtraError, UserError
 from medeval.options import SEED, DiscoveryOptions
-from medeval.subconcept_model import subconcept_forest
+from medeval.subconcept_model import checked_features, subconcept_forest
 
 __all__ = [
     "ClassClustering",
@@ -153,7 +153,7 @@ class Discovery:
 
         Columns are :attr:`names`; every row sums to 1.
         """
-        X = _features(X)
+        X = checked_features(X)
         proba = np.zeros((len(X), len(self.names)))
         proba[:, self.model.classes_] = self.model.predict_proba(X)
         return pd.DataFrame(proba, columns=list(self.names))
@@ -165,7 +165,7 @@ class Discovery:
         class-conditional weights (docs/method.md, "Label-free scores") can use them directly; every
         row sums to 1.
         """
-        X = _features(X)
+        X = checked_features(X)
         y = _labels(y, len(X))
         out = np.zeros((len(X), len(self.names)))
         for side, cc in self.classes.items():
@@ -199,16 +199,6 @@ class Discovery:
 
 def _num(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
-
-
-def _features(X: Any) -> np.ndarray:
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise UserError(f"features must be a 2-D array (N, F); got shape {X.shape}")
-    if not np.isfinite(X).all():
-        row = int(np.argwhere(~np.isfinite(X))[0, 0])
-        raise UserError(f"features must be finite; row {row} is not")
-    return X
 
 
 def _labels(y: Any, n: int) -> np.ndarray:
@@ -369,7 +359,7 @@ def discover_subconcepts(
             InvalidParameterError (one) for an option outside its declaration
             (:class:`~medeval.options.DiscoveryOptions`).
     """
-    X = _features(X)
+    X = checked_features(X)
     y = _labels(y, len(X))
     options = {"method": method, "reducer": reducer, "n_components": n_components}
     options |= {"k_max": k_max, "min_cluster_size": min_cluster_size}
