@@ -22,7 +22,7 @@ import os
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "add_paths",
     "add_task_arguments",
     "common_options",
     "data_folders",
@@ -143,6 +144,19 @@ def output_folder(
         inputs=tuple(inputs),
         fresh=args.out is None,
     ).check()
+
+
+def add_paths(
+    parser: argparse._ActionsContainer,
+    paths: Mapping[str, str | tuple[str, str]],
+    *,
+    required: Sequence[str] = (),
+) -> None:
+    """One option per ``{flag: help}`` (or ``{flag: (metavar, help)}``; default ``FILE``)
+    that names a file or folder; the flags in ``required`` must be given."""
+    for flag, spec in paths.items():
+        metavar, text = ("FILE", spec) if isinstance(spec, str) else spec
+        parser.add_argument(flag, type=Path, required=flag in required, metavar=metavar, help=text)
 
 
 def say(args: argparse.Namespace, *lines: str) -> None:

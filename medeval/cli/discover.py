@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 
-from medeval.cli.common import execute, output_folder, say, tool_parser
+from medeval.cli.common import add_paths, execute, output_folder, say, tool_parser
 from medeval.cli.options import (
     add_evaluation_options,
     add_options,
@@ -59,27 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _input_arguments(p: argparse.ArgumentParser) -> None:
     """The two embedding tables, the predictions and the label of class 1."""
-    p.add_argument(
-        "--train",
-        type=Path,
-        required=True,
-        metavar="FILE",
-        help="training embeddings (python -m medeval.embed table: f0000… columns and a 'y' "
-        "column, or 'label' with --positive)",
-    )
-    p.add_argument(
-        "--test",
-        type=Path,
-        required=True,
-        metavar="FILE",
-        help="test embeddings, one row per predictions row, same order",
-    )
-    p.add_argument(
-        "--predictions",
-        type=Path,
-        required=True,
-        metavar="FILE",
-        help="test predictions: y_true, y_score and/or y_pred (CSV or Parquet)",
+    add_paths(
+        p,
+        {
+            "--train": (
+                "training embeddings (python -m medeval.embed table: f0000… columns and a 'y' "
+                "column, or 'label' with --positive)"
+            ),
+            "--test": "test embeddings, one row per predictions row, same order",
+            "--predictions": "test predictions: y_true, y_score and/or y_pred (CSV or Parquet)",
+        },
+        required=("--train", "--test", "--predictions"),
     )
     p.add_argument(
         "--positive",

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 
-from medeval.cli.common import execute, output_folder, refuse_repeats, say, tool_parser
+from medeval.cli.common import add_paths, execute, output_folder, refuse_repeats, say, tool_parser
 from medeval.cli.options import add_options, given_options
 from medeval.options import LabelSettings
 
@@ -43,42 +42,22 @@ def build_parser() -> argparse.ArgumentParser:
         seed_help="seed of the draw (default 0; the batch number is mixed in, so each batch "
         "draws anew and the same inputs propose the same rows)",
     )
-    p.add_argument(
-        "--predictions",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="test predictions with id, y_true, y_score or y_pred and every "
-        "q_<subconcept> posterior (an image column shows the images)",
-    )
-    p.add_argument(
-        "--train-sizes",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="training subconcept sizes (JSON)",
-    )
-    p.add_argument(
-        "--labels",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="the labels given so far (filled to_label.csv files, appended)",
-    )
-    p.add_argument(
-        "--reference",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="held-out reference rows, if any (as evaluate --reference)",
-    )
-    p.add_argument(
-        "--run",
-        type=Path,
-        default=None,
-        metavar="RUN",
-        help="a training run: the test rows of one of its splits (--split), with the split's "
-        "train sizes and reference rows; the sheet shows their images",
+    add_paths(
+        p,
+        {
+            "--predictions": (
+                "test predictions with id, y_true, y_score or y_pred and every "
+                "q_<subconcept> posterior (an image column shows the images)"
+            ),
+            "--train-sizes": "training subconcept sizes (JSON)",
+            "--labels": "the labels given so far (filled to_label.csv files, appended)",
+            "--reference": "held-out reference rows, if any (as evaluate --reference)",
+            "--run": (
+                "RUN",
+                "a training run: the test rows of one of its splits (--split), with the split's "
+                "train sizes and reference rows; the sheet shows their images",
+            ),
+        },
     )
     p.add_argument(
         "--split",

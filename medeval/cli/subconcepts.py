@@ -16,9 +16,8 @@ import math
 import sys
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 
-from medeval.cli.common import DEVICE_HELP, execute, output_folder, say, tool_parser
+from medeval.cli.common import DEVICE_HELP, add_paths, execute, output_folder, say, tool_parser
 from medeval.cli.options import (
     add_evaluation_options,
     add_options,
@@ -63,48 +62,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _input_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--train",
-        type=Path,
-        required=True,
-        metavar="TRAIN",
-        help="training rows: feature columns, y_true and subconcept (CSV or Parquet)",
-    )
-    p.add_argument(
-        "--test",
-        type=Path,
-        required=True,
-        metavar="TEST",
-        help="test rows: feature columns, y_true, y_score and/or y_pred (+ subconcept when "
-        "known), one row per test prediction",
-    )
-    p.add_argument(
-        "--reference",
-        type=Path,
-        metavar="REF",
-        help="held-out labelled rows scored by the same classifier (e.g. the validation set): "
-        "feature columns, y_true, y_score and/or y_pred, subconcept; gives the rectified scores",
-    )
-    p.add_argument(
-        "--predictions",
-        type=Path,
-        metavar="FILE",
-        help="the test predictions columns in a file of their own, joined to TEST by 'id' "
-        "when both have one, else by a 'path' column that ends with TEST's 'id' (the image "
-        "names python -m medeval.embed writes), else row by row",
-    )
-    p.add_argument(
-        "--train-labels",
-        type=Path,
-        metavar="FILE",
-        help="TRAIN's y_true and subconcept in a file of their own (e.g. id, y_true, "
-        "subconcept), joined to TRAIN like --predictions",
-    )
-    p.add_argument(
-        "--reference-predictions",
-        type=Path,
-        metavar="FILE",
-        help="the same for REF",
+    add_paths(
+        p,
+        {
+            "--train": (
+                "TRAIN",
+                "training rows: feature columns, y_true and subconcept (CSV or Parquet)",
+            ),
+            "--test": (
+                "TEST",
+                "test rows: feature columns, y_true, y_score and/or y_pred (+ subconcept when "
+                "known), one row per test prediction",
+            ),
+            "--reference": (
+                "REF",
+                "held-out labelled rows scored by the same classifier (e.g. the validation set): "
+                "feature columns, y_true, y_score and/or y_pred, subconcept; gives the rectified "
+                "scores",
+            ),
+            "--predictions": (
+                "the test predictions columns in a file of their own, joined to TEST by 'id' "
+                "when both have one, else by a 'path' column that ends with TEST's 'id' (the image "
+                "names python -m medeval.embed writes), else row by row"
+            ),
+            "--train-labels": (
+                "TRAIN's y_true and subconcept in a file of their own (e.g. id, y_true, "
+                "subconcept), joined to TRAIN like --predictions"
+            ),
+            "--reference-predictions": "the same for REF",
+        },
+        required=("--train", "--test"),
     )
     p.add_argument(
         "--features",
