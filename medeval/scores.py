@@ -202,8 +202,8 @@ INSTANCE_SCORES = tuple(s for s in BY_FAMILY if s not in REFERENCE_SCORES)
 #: The label-free score a reader should use for each family without reference rows (never a
 #: true-weight oracle score).
 RECOMMENDED = {f: f"c{f}" for f in FAMILIES}
-#: The score to read per family when reference rows gave the rectified scores (docs/method.md,
-#: "Rectified scores"): cM corrected by its error measured on reference rows.
+#: The score to read per family when reference rows gave the rectified scores: cM corrected by
+#: its error measured on reference rows (docs/method.md, "Rectified scores").
 RECOMMENDED_RECTIFIED = {f: f"r{f}" for f in FAMILIES}
 #: The rectified label-free scores, computed only from reference rows.
 LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
