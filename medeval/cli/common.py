@@ -378,6 +378,15 @@ def _source_type(opt) -> Callable[[str], object]:
     return option_type([Interval(Integral, None, None)]) if opt.type is int else opt.type
 
 
+#: The task's lists of labels: what each holds.
+TASK_LABELS = {
+    "--positive": "of class 1 (e.g. MEL,BCC,SCC,AK); the rest are class 0; each label is a "
+    "subconcept and every row is kept",
+    "--negative": "of class 0; then any other label is an error unless given to --drop",
+    "--drop": "whose rows are left out",
+}
+
+
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     """The user's own binary task (docs/method.md, "The user's own task"): ``--positive``,
     ``--negative``, ``--drop``, ``--downsample`` (a config's ``task.*``). Without ``--positive`` the
@@ -385,21 +394,8 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group(
         "the task (default: the paper's ladder; with --positive: your own; docs/method.md)"
     )
-    g.add_argument(
-        "--positive",
-        metavar="LABELS",
-        help="comma-separated labels of class 1 (e.g. MEL,BCC,SCC,AK); the rest are class 0; "
-        "each label is a subconcept and every row is kept",
-    )
-    g.add_argument(
-        "--negative",
-        metavar="LABELS",
-        help="comma-separated labels of class 0; then any other label is an error unless "
-        "given to --drop",
-    )
-    g.add_argument(
-        "--drop", metavar="LABELS", help="comma-separated labels whose rows are left out"
-    )
+    for flag, text in TASK_LABELS.items():
+        g.add_argument(flag, metavar="LABELS", help=f"comma-separated labels {text}")
     g.add_argument(
         "--downsample",
         action="store_true",

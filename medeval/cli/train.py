@@ -91,6 +91,11 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+#: Options that set one config key each, as given.
+CONFIG_KEYS = {"source": "data.source", "path": "data.path", "name": "data.dataset"}
+CONFIG_KEYS |= {"splits": "splits.n", "device": "train.device", "seed": "train.seed"}
+
+
 def _overrides(args: argparse.Namespace, source: str) -> list[str]:
     """Command-line options as config overrides (after the positional ``key=value`` ones)."""
     import json
@@ -98,12 +103,11 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
     from medeval.tasks.user import split_labels
 
     out = list(args.overrides)
-    if args.source is not None:
-        out.append(f"data.source={args.source}")
-    if args.path is not None:
-        out.append(f"data.path={args.path}")
-    if args.name is not None:
-        out.append(f"data.dataset={args.name}")
+    out += [
+        f"{key}={getattr(args, a)}"
+        for a, key in CONFIG_KEYS.items()
+        if getattr(args, a) is not None
+    ]
     for key, value in source_options(args, source).items():
         out.append(f"data.options.{key}={json.dumps(value)}")  # JSON is YAML: types survive
     for key in ("positive", "negative", "drop"):
@@ -112,14 +116,8 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
             out.append(f"task.{key}={json.dumps(list(labels))}")
     if args.downsample:
         out.append("task.downsample=true")
-    if args.splits is not None:
-        out.append(f"splits.n={args.splits}")
     if args.weights is not None:
         out += [f"model.weights={args.weights}", "model.pretrained=true"]
-    if args.device is not None:
-        out.append(f"train.device={args.device}")
-    if args.seed is not None:
-        out.append(f"train.seed={args.seed}")
     for key, value in evaluation_options(args).items():
         out.append(f"evaluation.{key}={json.dumps(value)}")
     return out
