@@ -69,12 +69,8 @@ REFERENCE_PARTS = ("validation", "calibration")
 )
 @dataclass(frozen=True)
 class RerunSettings:
-    """Settings of a re-evaluation; ``None`` takes the value in the run's ``config.yaml``.
-
-    Raises:
-        InvalidParameterError: a value outside the evaluation's declared constraints
-            (:class:`~medeval.options.EvaluationOptions`), naming the field.
-    """
+    """Settings of a re-evaluation; ``None`` takes the value in the run's ``config.yaml``; the
+    constraints are the evaluation's (:class:`~medeval.options.EvaluationOptions`)."""
 
     n_bootstrap: int | None = None
     seed: int | None = None
