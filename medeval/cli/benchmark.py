@@ -9,6 +9,7 @@ analyses (``python -m medeval.analyze``) on that folder. The library side is
 from __future__ import annotations
 
 import argparse
+import functools
 import signal
 import sys
 import threading
@@ -177,10 +178,7 @@ def run(args: argparse.Namespace) -> int:
         **given_options(args, GRID_FLAGS),
         **evaluation_options(args),
     )
-
-    def log(line: str) -> None:
-        print(line, file=sys.stderr)
-
+    log = functools.partial(print, file=sys.stderr)
     done = run_benchmark(settings, progress=not args.quiet, log=log)
     for r in done.errors:
         print(f"error: {r.message}", file=sys.stderr)

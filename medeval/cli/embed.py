@@ -120,8 +120,7 @@ def run(args: argparse.Namespace) -> int:
         spec=spec, device=_device(args.device), progress=not args.quiet, force=args.force,
     )  # fmt: skip
     name = done.name
-    for line in done.notes:  # said, not only recorded
-        say(args, line)
+    say(args, *done.notes)  # said, not only recorded
     if done.synthetic:
         say(
             args,

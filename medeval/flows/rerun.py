@@ -110,23 +110,13 @@ def summarize_run(run: str | Path) -> dict:
     from medeval.report.summary import SplitView, config_notes, report_html, report_markdown
 
     run = Path(run)
-    per_split: dict[str, dict[str, float]] = {}
-    intervals: dict[str, dict] = {}
+    metrics: dict[str, dict] = {}  # split name → its metrics.json
     calib: dict[str, dict] = {}
-    recommended: dict[str, dict] = {}
-    reference: dict[str, dict | None] = {}
-    worst: dict[str, list] = {}
     views = []  # what the run report shows of every finished split
     for folder in split_folders(run):
         if not (folder / "metrics.json").is_file():
             continue
-        m = _read(folder / "metrics.json")
-        per_split[folder.name] = {k: _num(m["scores"].get(k)) for k in ALL_SCORES}
-        intervals[folder.name] = m.get("intervals", {})
-        rec = m.get("recommended", dict(RECOMMENDED))  # per family; not per_subconcept
-        recommended[folder.name] = {k: v for k, v in rec.items() if k in RECOMMENDED}
-        reference[folder.name] = m.get("reference")
-        worst[folder.name] = m.get("worst_subconcepts") or []
+        metrics[folder.name] = m = _read(folder / "metrics.json")
         if (folder / "calibration.json").is_file():
             calib[folder.name] = _read(folder / "calibration.json")
         png, table = folder / "subconcepts.png", folder / "per_subconcept.csv"
@@ -138,16 +128,17 @@ def summarize_run(run: str | Path) -> dict:
                 per_subconcept=pd.read_csv(table) if table.is_file() else None,
             )
         )
-    scores = {k: _over_splits(per_split, k) for k in ALL_SCORES}
+    per_split = {s: {k: _num(m["scores"].get(k)) for k in ALL_SCORES} for s, m in metrics.items()}
+    recommended = {s: m.get("recommended", RECOMMENDED) for s, m in metrics.items()}
     config, cfg = _config(run)
     summary = {
         "run": str(run),
-        "splits": list(per_split),
-        "scores": scores,
-        "intervals": intervals,
+        "splits": list(metrics),
+        "scores": {k: _over_splits(per_split, k) for k in ALL_SCORES},
+        "intervals": {s: m.get("intervals", {}) for s, m in metrics.items()},
         "recommended": _common_recommendation(recommended),
-        "reference": reference,
-        "worst_subconcepts": worst,
+        "reference": {s: m.get("reference") for s, m in metrics.items()},
+        "worst_subconcepts": {s: m.get("worst_subconcepts") or [] for s, m in metrics.items()},
         "calibration": calib,
         "notes": config_notes(cfg),
     }
