@@ -39,8 +39,8 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "add_paths",
     "add_task_arguments",
+    "check_outside_data",
     "common_options",
-    "data_folders",
     "execute",
     "output_folder",
     "parse_nested",
@@ -414,18 +414,19 @@ def task_spec(args: argparse.Namespace):
     return TaskSpec.build(args.positive, args.negative, args.drop, downsample=bool(args.downsample))
 
 
-def data_folders(source: str, path: object, images: object = None) -> list[object]:
-    """The folders an image source reads by walking them: ``path``, ``images``, and for a
-    metadata or image table given as a file its folder (where its images are looked for by
-    default), so that an output folder inside any of them can be refused."""
+def check_outside_data(out: Path, source: str, path: object, images: object = None) -> None:
+    """Refuse an ``out`` inside the folders an image source reads by walking them: ``path``,
+    ``images``, and for a metadata or image table given as a file its folder (where its images
+    are looked for by default)."""
     from medeval.datasets.sources import SOURCES
+    from medeval.io.outdir import check_outside
 
     folders = [path, images]
     declared = SOURCES.get(source)
     if declared is not None and declared.kind == "image" and path is not None:
         if Path(str(path)).is_file():
             folders.append(Path(str(path)).parent)
-    return folders
+    check_outside(out, folders)
 
 
 def source_options(args: argparse.Namespace, source: str) -> dict:

@@ -21,7 +21,7 @@ from pathlib import Path
 from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
-    data_folders,
+    check_outside_data,
     execute,
     parse_nested,
     say,
@@ -32,7 +32,7 @@ from medeval.cli.common import (
 from medeval.cli.options import add_options, given_options
 from medeval.device import device_name as _device
 from medeval.errors import UserError
-from medeval.io.outdir import check_in_place, check_outside, check_writable
+from medeval.io.outdir import check_in_place, check_writable
 from medeval.options import EmbedSettings
 
 PROG = "python -m medeval.embed"
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     spec = task_spec(args)
     _check_before_work(args)
     check_in_place(args.out, tool="embed", resume=True)
-    check_outside(args.out, data_folders(args.source, args.path, options.get("images")))
+    check_outside_data(args.out, args.source, args.path, options.get("images"))
     from medeval.datasets.cache import DEFAULT_CACHE_DIR as IMAGE_CACHE
     from medeval.flows.embed import embed_source
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
-    data_folders,
+    check_outside_data,
     execute,
     say,
     source_options,
@@ -35,7 +35,7 @@ from medeval.cli.common import (
 from medeval.cli.options import add_evaluation_options, add_options, evaluation_options
 from medeval.device import check_device
 from medeval.errors import UserError
-from medeval.io.outdir import check_outside, default_out
+from medeval.io.outdir import default_out
 
 if TYPE_CHECKING:
     from medeval.training.config import Config
@@ -152,7 +152,7 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
 
     check_backbone_name(cfg.model.backbone)
     out = args.out or (Path(cfg.out) if cfg.out else default_out(cfg.name))
-    check_outside(out, data_folders(cfg.data.source, cfg.data.path, cfg.data.options.get("images")))
+    check_outside_data(out, cfg.data.source, cfg.data.path, cfg.data.options.get("images"))
     if os.environ.get("RANK", "0") != "0":  # under torchrun rank 0 may already be writing
         return cfg, Path(out)
     return cfg, check_run_folder(out, resume=False)
