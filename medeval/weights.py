@@ -294,7 +294,7 @@ def class_posteriors(
 
     Args:
         posteriors: subconcept model posteriors, validated as in :func:`align_posteriors`.
-        u: utilities (their ``sides`` say which class each subconcept belongs to).
+        utilities: their ``sides`` say which class each subconcept belongs to.
         y_true: ``(N,)`` or ``(..., N)`` true classes in {0, 1}.
     """
     q = align_posteriors(posteriors, utilities, columns=columns, atol=atol)

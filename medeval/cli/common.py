@@ -249,20 +249,22 @@ def execute(
     except KeyboardInterrupt:  # Ctrl-C: what is written is whole, a rerun resumes or redoes
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
-    except (*USER_ERRORS, *user_errors, OSError) as err:
-        full = not isinstance(err, (*USER_ERRORS, *user_errors))  # a full disk, or a bug
-        if full and err.errno not in _NO_SPACE:
+    except (*USER_ERRORS, *user_errors) as err:
+        if getattr(args, "verbose", False):
+            traceback.print_exc()
+        print(f"{parser.prog}: error: {one_line(err)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as err:  # a full disk: one line the user can act on, not a traceback
+        if err.errno not in _NO_SPACE:
             raise
         if getattr(args, "verbose", False):
             traceback.print_exc()
-        where = f" writing {err.filename}" if full and err.filename else ""
-        message = (
-            f"no space left on the device{where}; free space (or choose another --out) and run "
-            "again: files are written whole, a run resumes"
-            if full
-            else one_line(err)
+        where = f" writing {err.filename}" if err.filename else ""
+        print(
+            f"{parser.prog}: error: no space left on the device{where}; free space (or choose "
+            "another --out) and run again: files are written whole, a run resumes",
+            file=sys.stderr,
         )
-        print(f"{parser.prog}: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 
