@@ -1,11 +1,10 @@
 """Process-level memory settings for the command-line tools: large arrays returned to the
 system, and the imported libraries kept out of the garbage collector's passes.
 
-glibc's allocator raises its mmap threshold each time a large block is freed (up to 32 MiB), so
-after the first few frees the column-sized arrays of a large evaluation (16 MB per float64
-column at 2M rows) come from the heap, and memory freed between stages stays in the process:
-measured at 2M rows, the command's peak RSS was 0.4 GB above what its live arrays needed. A
-fixed threshold keeps every large array in its own mapping, returned to the system when freed.
+glibc's allocator raises its mmap threshold each time a large block is freed, so after a few
+frees column-sized arrays come from the heap and memory freed between stages stays in the
+process (docs/performance.md). A fixed threshold keeps every large array in its own mapping,
+returned to the system when freed.
 """
 
 from __future__ import annotations
@@ -46,15 +45,11 @@ def return_large_blocks(threshold: int = LARGE_BLOCK) -> bool:
 @contextlib.contextmanager
 def frozen_imports() -> Iterator[None]:
     """Import inside this block with the garbage collector paused, then move every object
-    alive (the imported libraries: torch, pandas, scipy, matplotlib) to the collector's
-    permanent generation. Importing torch, pandas and scipy makes some 360,000 container
-    objects that live as long as the process; with the collector running, their creation sets
-    off collections that walk those made before again and again (measured on 2 cores:
-    2.5–3.6 s for the three imports with it, 1.7–2.5 s without). Frozen, they are not walked by
-    the collections a run triggers later either; what the run makes afterwards is collected as
-    usual. The imports' own cyclic garbage (about 7,600 objects) stays: collecting it costs
-    0.27 s and returns no measurable memory. Use it in a command's entry point around its
-    heavy imports; the collector's previous state is restored, also when an import fails."""
+    alive (the imported libraries) to the collector's permanent generation: the objects of
+    heavy imports live as long as the process, and collections that walk them again and again
+    slow the imports and the run (docs/performance.md). What the run makes afterwards is
+    collected as usual; the collector's previous state is restored, also when an import
+    fails. Use it in a command's entry point around its heavy imports."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -114,11 +114,9 @@ class Interval(Constraint):
             return f"{kind} {'>=' if self.closed in ('both', 'left') else '>'} {self.left}"
         if self.left is None:
             return f"{kind} {'<=' if self.closed in ('both', 'right') else '<'} {self.right}"
-        lo = "-inf" if self.left is None else f"{self.left}"
-        hi = "inf" if self.right is None else f"{self.right}"
-        left = "[" if self.closed in ("both", "left") and self.left is not None else "("
-        right = "]" if self.closed in ("both", "right") and self.right is not None else ")"
-        return f"{kind} in {left}{lo}, {hi}{right}"
+        left = "[" if self.closed in ("both", "left") else "("
+        right = "]" if self.closed in ("both", "right") else ")"
+        return f"{kind} in {left}{self.left}, {self.right}{right}"
 
 
 class Options(Constraint):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Protocol
 
-from medeval.errors import UserError
+from medeval.errors import UserError, one_line
 
 if TYPE_CHECKING:
     import torch
@@ -52,10 +52,6 @@ def autocast(device: torch.device) -> contextlib.AbstractContextManager:
     return contextlib.nullcontext()
 
 
-def _one_line(err: BaseException) -> str:
-    return " ".join(str(err).split()) or type(err).__name__
-
-
 def check_device(name: str | None) -> None:
     """A :class:`~medeval.errors.UserError` (exit code 2 in the tools) for ``--device`` naming
     a device this machine does not have; ``None``, ``auto`` and ``cpu`` always pass."""
@@ -66,7 +62,7 @@ def check_device(name: str | None) -> None:
     try:
         device = torch.device(name)
     except RuntimeError as err:
-        raise UserError(f"--device {name}: not a device name ({_one_line(err)})") from None
+        raise UserError(f"--device {name}: not a device name ({one_line(err)})") from None
     if device.type not in ("cpu", "cuda", "mps"):  # meta, xla, ...: no data, or not supported
         raise UserError(f"--device {name}: medeval runs on cpu, cuda or mps, not {device.type}")
     if device.type == "cuda":

@@ -19,6 +19,12 @@ __all__ = ["EXIT_BAD_INPUT", "InputError", "MissingExtraError", "OutputPathError
 EXIT_BAD_INPUT = 2
 
 
+def one_line(err: BaseException) -> str:
+    """The message of ``err`` on one line (a ``KeyError``'s without quotes), or its type."""
+    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+    return " ".join(text.split()) or type(err).__name__
+
+
 class UserError(ValueError):
     """Bad input from the user; the message names the file, column, row, key or option."""
 

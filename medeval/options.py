@@ -111,9 +111,6 @@ class EvaluationOptions:
 
     The bootstrap sizes its work from the data and the machine's free memory by itself
     (:func:`medeval.metrics.bootstrap.default_memory_budget`).
-
-    Raises:
-        InvalidParameterError: a value outside its constraints, naming the field.
     """
 
     # in the order a training run's config.yaml has always listed the first three
@@ -171,9 +168,6 @@ class DiscoverySettings(EvaluationOptions, DiscoveryOptions):
     """``discover``: the label of class 1 in a ``label`` column (``positive``; ``None``: the
     tables have a 0/1 ``y`` column), how to discover subconcepts (:class:`DiscoveryOptions`),
     the examples per cluster in its sheet, and the evaluation (``seed`` seeds both).
-
-    Raises:
-        InvalidParameterError: a value outside its declared constraints, naming the field.
     """
 
     positive: str | None = None
@@ -193,9 +187,6 @@ class SubconceptSettings(EvaluationOptions, DiscoveryOptions):
     discover TRAIN's subconcepts (:class:`DiscoveryOptions`, used with ``discover`` only;
     ``n_estimators`` and ``seed`` also set the default subconcept forest), where the bootstrap
     runs, and the evaluation.
-
-    Raises:
-        InvalidParameterError: a value outside its declared constraints, naming the field.
     """
 
     features: tuple[str, ...] | None = None
@@ -228,9 +219,6 @@ class EmbedSettings:
     images under ``image_cache``); text through ``text_model`` (a sentence-transformers model,
     or ``"tfidf"``: TF-IDF and an SVD to ``svd_components`` dimensions); ``seed`` seeds a
     random-init backbone and the SVD.
-
-    Raises:
-        InvalidParameterError: a value outside its declared constraints, naming the field.
     """
 
     model: str = "vgg16"
@@ -276,9 +264,6 @@ class BenchmarkSettings(EvaluationOptions):
     ``evaluate``, the user's ``task`` for every data set, and the evaluation, with the
     protocol's defaults (:data:`PROTOCOL_OPTIONS`: 200 replicates; each fold's bootstrap seed
     is derived from ``seed``, which also seeds the tasks, splits and forests).
-
-    Raises:
-        InvalidParameterError: a value outside its declared constraints, naming the field.
     """
 
     collection: str
@@ -318,9 +303,6 @@ class LabelSettings:
     """``label``: the size of the next batch of test rows to label (``budget``), the ``seed``
     of its draw (the batch number is mixed in), the level of the verdicts it aims at and the
     decision ``threshold`` on ``y_score``.
-
-    Raises:
-        InvalidParameterError: a value outside its declared constraints, naming the field.
     """
 
     budget: int = 20

@@ -39,7 +39,8 @@ from medeval.scores import (
     needs,
     weighting,
 )
-from medeval.weights import Utilities, utilities
+from medeval.subconcept_model import train_sizes
+from medeval.weights import Utilities, utilities_from_train_sizes
 
 __all__ = [
     "SubconceptAware",
@@ -129,15 +130,9 @@ class SubconceptAware(ClassifierMixin, BaseEstimator):
 
 
 def _train_utilities(names: np.ndarray, sc: np.ndarray, y: np.ndarray) -> Utilities:
-    counts, sides = [], []
-    for name in names:
-        rows = sc == name
-        side = np.unique(y[rows])
-        if len(side) != 1:
-            raise UserError(f"subconcept {name!r} holds training rows of both classes")
-        counts.append(int(rows.sum()))
-        sides.append(int(side[0]))
-    return utilities(counts, sides, [str(n) for n in names])
+    """The training rows' utilities, subconcepts in ``names`` order (the model's columns)."""
+    sizes = train_sizes(sc, y)
+    return utilities_from_train_sizes({str(n): sizes[str(n)] for n in names})
 
 
 class SubconceptScorer:

@@ -202,14 +202,13 @@ INSTANCE_SCORES = tuple(s for s in BY_FAMILY if s not in REFERENCE_SCORES)
 #: The label-free score a reader should use for each family without reference rows (never a
 #: true-weight oracle score).
 RECOMMENDED = {f: f"c{f}" for f in FAMILIES}
-#: The score to read per family when reference rows gave the rectified scores (docs/method.md,
-# "Rectified scores"; the
-#: ``r`` weighting): cM corrected by its error measured on reference rows.
+#: The score to read per family when reference rows gave the rectified scores: cM corrected by
+#: its error measured on reference rows (docs/method.md, "Rectified scores").
 RECOMMENDED_RECTIFIED = {f: f"r{f}" for f in FAMILIES}
 #: The rectified label-free scores, computed only from reference rows.
 LABEL_FREE_RECTIFIED = tuple(RECOMMENDED_RECTIFIED.values())
 #: Below this within-class balanced accuracy the subconcept model is reported as weak
-# (docs/method.md, "Label-free scores").
+#: (docs/method.md, "Label-free scores").
 WEAK_WITHIN_CLASS_BA = 0.7
 #: What each score is, for reports and ``metrics.json``.
 SCORE_DESCRIPTIONS = {

@@ -36,7 +36,6 @@ __all__ = [
     "patient_splits",
     "presplit_split",
     "read_manifest",
-    "write_json",
     "write_manifest",
 ]
 
@@ -341,11 +340,6 @@ def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> P
     buf = io.BytesIO()
     frame.to_csv(buf, index=False, compression=compression)
     return atomic.write_bytes(path, buf.getvalue())
-
-
-def write_json(path: str | Path, payload: dict) -> Path:
-    """Write ``payload`` as indented JSON, atomically."""
-    return atomic.write_json(path, payload)
 
 
 def read_manifest(path: str | Path, task: BinaryTask | None = None) -> list[Split]:

@@ -72,7 +72,7 @@ class SubconceptModel(BaseEstimator):
                 subconcept found in both classes (naming it and a row of each), an estimator
                 without ``predict_proba``.
         """
-        X = _features(X)
+        X = checked_features(X)
         names = np.asarray(subconcept).astype(str)
         y = np.asarray(y)
         if names.shape != (len(X),) or y.shape != (len(X),):
@@ -106,7 +106,7 @@ class SubconceptModel(BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """``(N, F)`` → ``(N, S)`` posteriors, columns :attr:`classes_`, rows summing to 1."""
         check_is_fitted(self, "estimator_")
-        X = _features(X)
+        X = checked_features(X)
         if X.shape[1] != self.n_features_in_:
             raise UserError(
                 f"X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}"
@@ -174,11 +174,12 @@ def subconcept_classes(names: np.ndarray, y: np.ndarray) -> dict[str, int]:
     return sides
 
 
-def _features(X: Any) -> np.ndarray:
+def checked_features(X: Any) -> np.ndarray:
+    """``X`` as a finite ``(N, F)`` float64 array (a :class:`UserError` naming a bad cell)."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise UserError(f"X must be (N, F); got shape {X.shape}")
     if not np.isfinite(X).all():
         r, c = np.argwhere(~np.isfinite(X))[0]
-        raise UserError(f"X[{r}, {c}] is {X[r, c]!r}; features must be finite")
+        raise UserError(f"X[{r}, {c}] (row {r}) is {X[r, c]!r}; features must be finite")
     return X

@@ -47,15 +47,17 @@ class Utilities:
     @property
     def minority(self) -> tuple[str, ...]:
         """Minority subconcepts ordered largest → smallest training count (ties by name)."""
-        idx = [i for i in range(len(self.names)) if self.sides[i] == 1]
-        idx.sort(key=lambda i: (-self.counts[i], self.names[i]))
-        return tuple(self.names[i] for i in idx)
+        return self._of_class(1)
 
     @property
     def majority(self) -> tuple[str, ...]:
-        idx = [i for i in range(len(self.names)) if self.sides[i] == 0]
-        idx.sort(key=lambda i: (-self.counts[i], self.names[i]))
-        return tuple(self.names[i] for i in idx)
+        return self._of_class(0)
+
+    def _of_class(self, side: int) -> tuple[str, ...]:
+        idx = [i for i in range(len(self.names)) if self.sides[i] == side]
+        return tuple(
+            self.names[i] for i in sorted(idx, key=lambda i: (-self.counts[i], self.names[i]))
+        )
 
     def index(self, name: str) -> int:
         try:
@@ -292,7 +294,7 @@ def class_posteriors(
 
     Args:
         posteriors: subconcept model posteriors, validated as in :func:`align_posteriors`.
-        u: utilities (their ``sides`` say which class each subconcept belongs to).
+        utilities: their ``sides`` say which class each subconcept belongs to.
         y_true: ``(N,)`` or ``(..., N)`` true classes in {0, 1}.
     """
     q = align_posteriors(posteriors, utilities, columns=columns, atol=atol)

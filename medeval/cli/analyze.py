@@ -1,8 +1,5 @@
 """``python -m medeval.analyze --results DIR`` (``medeval-analyze``): RQ1–RQ4 tables and figures
-of a benchmark results folder — RQ4 (``agreement.csv``) says how close each label-free estimate
-(cBA, cF1, cAUC: class-conditional predicted weights; pBA…: the paper's predicted weights) comes
-to the true-weight score (wBA…), with interval coverage. The library side is
-:mod:`medeval.flows.analyze`.
+of a benchmark results folder. The library side is :mod:`medeval.flows.analyze`.
 """
 
 from __future__ import annotations
@@ -11,7 +8,7 @@ import argparse
 from collections.abc import Sequence
 
 from medeval._validation import StrOptions
-from medeval.cli.common import common_options, execute, run_command
+from medeval.cli.common import FORCE_HELP, execute, tool_parser
 from medeval.cli.options import option_type
 from medeval.errors import UserError
 from medeval.options import CORRECTIONS
@@ -21,19 +18,15 @@ PROG = "python -m medeval.analyze"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
+    p = tool_parser(
+        PROG,
+        "RQ1–RQ4 tables, figures and a report of a benchmark results folder (python -m "
+        "medeval.benchmark). RQ4 (agreement.csv) says how close each label-free estimate (cBA, "
+        "cF1, cAUC: class-conditional predicted weights; rBA, rF1, rAUC: rectified with "
+        "reference rows; pBA…: the paper's predicted weights) comes to the true-weight score "
+        "(wBA…), with interval coverage.",
         out_help="output folder, new or empty (default: a new one, RESULTS/analysis-<time>)",
-        force_help="replace --out if it holds an earlier output of medeval (whole, once the "
-        "analysis is complete); never a folder holding other files",
-    )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="RQ1–RQ4 tables, figures and a report of a benchmark results folder "
-        "(python -m medeval.benchmark). RQ4 (agreement.csv) says how close each label-free "
-        "estimate (cBA, cF1, cAUC: class-conditional predicted weights; rBA, rF1, rAUC: "
-        "rectified with reference rows; pBA…: the paper's predicted weights) comes to the "
-        "true-weight score (wBA…), with interval coverage.",
+        force_help=FORCE_HELP,
     )
     p.add_argument("--results", required=True, help="results folder of python -m medeval.benchmark")
     p.add_argument(
@@ -61,11 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-
     from medeval.io.outdir import OutputFolder, default_out
     from medeval.protocol.store import ResultsStore
 
-    partial = not ResultsStore(args.results).finished()
+    store = ResultsStore(args.results)
+    partial = not store.finished()
     if partial and not args.partial:
         raise UserError(
             f"--results {args.results}: its benchmark has not finished (it is still running, or "
@@ -76,7 +69,6 @@ def run(args: argparse.Namespace) -> int:
     OutputFolder(out, "analyze", force=args.force, inputs=(args.results,)).check()
     from medeval.flows.analyze import analyze
 
-    store = ResultsStore(args.results)
     if not store.root.is_dir():
         raise UserError(f"--results {args.results}: no such results folder")
     if args.rq3_method is not None:  # asked for: drawn as asked, never another one instead
@@ -99,7 +91,3 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv)
-
-
-if __name__ == "__main__":
-    run_command(main)

@@ -9,6 +9,7 @@ analyses (``python -m medeval.analyze``) on that folder. The library side is
 from __future__ import annotations
 
 import argparse
+import functools
 import signal
 import sys
 import threading
@@ -17,11 +18,10 @@ from collections.abc import Sequence
 from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
-    common_options,
     execute,
-    run_command,
     source_options,
     task_spec,
+    tool_parser,
 )
 from medeval.cli.options import (
     add_evaluation_options,
@@ -85,25 +85,20 @@ EVALUATION_NOTES = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
+    p = tool_parser(
+        PROG,
+        "Random-forest benchmark (5x2 CV, corrections, subconcept forest) with utility-weighted "
+        "scores and their bootstrap intervals on every fold — BA/F1/AUC unweighted, true-weight "
+        "wBA… (oracle), label-free cBA…, rBA… (recommended: cBA… rectified with the fold's "
+        "reference rows, its training part scored out of bag, cross-fitted under ros and "
+        "weight) and the paper's pBA… — then the analyses (RQ1–RQ4).",
+        epilog=EPILOG,
         out_help="results folder, new or empty (default: a new one, $MEDEVAL_RUNS/benchmark-"
         "<collection>-<time>, $MEDEVAL_RUNS = runs); an existing one needs --resume or --force",
         force_help="continue the results folder --out, recomputing its records (a folder made "
         "with other settings: them too)",
         seed_help="base seed of the protocol: task down-sampling, 5x2 splits and forests "
         "(default 0)",
-    )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Random-forest benchmark (5x2 CV, corrections, subconcept forest) with "
-        "utility-weighted scores and their bootstrap intervals on every fold — BA/F1/AUC "
-        "unweighted, true-weight wBA… (oracle), label-free cBA…, rBA… (recommended: cBA… "
-        "rectified with the fold's reference rows, its training part scored out of bag, "
-        "cross-fitted under ros and weight) and the paper's pBA… — then the analyses "
-        "(RQ1–RQ4).",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--collection", required=True, help="keel, pmlb or a folder of tables")
     p.add_argument(
@@ -183,10 +178,7 @@ def run(args: argparse.Namespace) -> int:
         **given_options(args, GRID_FLAGS),
         **evaluation_options(args),
     )
-
-    def log(line: str) -> None:
-        print(line, file=sys.stderr)
-
+    log = functools.partial(print, file=sys.stderr)
     done = run_benchmark(settings, progress=not args.quiet, log=log)
     for r in done.errors:
         print(f"error: {r.message}", file=sys.stderr)
@@ -217,7 +209,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return execute(parser, run, argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-if __name__ == "__main__":
-    run_command(main)

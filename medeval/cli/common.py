@@ -22,32 +22,37 @@ import os
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from medeval._validation import Interval
 from medeval.cli.options import option_type
 from medeval.device import check_device
-from medeval.errors import EXIT_BAD_INPUT, UserError
+from medeval.errors import EXIT_BAD_INPUT, UserError, one_line
+
+if TYPE_CHECKING:
+    from medeval.io.outdir import OutputFolder
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "add_paths",
     "add_task_arguments",
+    "check_outside_data",
     "common_options",
-    "data_folders",
     "execute",
+    "output_folder",
     "parse_nested",
     "refuse_repeats",
     "say",
     "task_spec",
+    "tool_parser",
 ]
 
-#: Exceptions that mean "the user gave something unusable", not a bug.
-#: ``errno`` values of a full disk or quota (ENOSPC, EDQUOT).
+#: ``errno`` values of a full disk or quota.
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
-
+#: Exceptions that mean "the user gave something unusable", not a bug.
 USER_ERRORS: tuple[type[BaseException], ...] = (
     UserError,
     FileNotFoundError,
@@ -87,6 +92,73 @@ def common_options(
     return p
 
 
+#: ``--device`` of a tool whose bootstrap may run on an accelerator.
+DEVICE_HELP = "device for the bootstrap: cpu, cuda, ... (default cpu)"
+#: ``--force`` of a tool that writes its folder whole.
+FORCE_HELP = (
+    "replace --out if it holds an earlier output of medeval (whole, once the run is complete); "
+    "never a folder holding other files"
+)
+
+
+def tool_parser(
+    prog: str,
+    description: str,
+    *,
+    named_by: str | None = None,
+    epilog: str | None = None,
+    **common: Any,
+) -> argparse.ArgumentParser:
+    """A tool's parser with the common options (:func:`common_options`). ``named_by``: the
+    input whose file name names the default output folder, written whole (:func:`output_folder`;
+    the help of ``--out`` and ``--force`` follows); ``epilog``: text shown as written."""
+    if named_by is not None:
+        tool = prog.rsplit(".", 1)[-1]
+        common.setdefault(
+            "out_help",
+            f"output folder, new or empty (default: a new one, $MEDEVAL_RUNS/{tool}-<{named_by} "
+            "file name>-<time>, $MEDEVAL_RUNS = runs)",
+        )
+        common.setdefault("force_help", FORCE_HELP)
+    return argparse.ArgumentParser(
+        prog=prog,
+        parents=[common_options(**common)],
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter if epilog else argparse.HelpFormatter,
+    )
+
+
+def output_folder(
+    args: argparse.Namespace, tool: str, named_by: Path, inputs: Sequence[object]
+) -> OutputFolder:
+    """``--out``, or a new folder ``$MEDEVAL_RUNS/<tool>-<named_by's name>-<time>``, checked
+    before any work (:class:`~medeval.io.outdir.OutputFolder`)."""
+    from medeval.io.outdir import OutputFolder, default_out
+
+    name = f"{tool}-{named_by.name.split('.')[0]}"
+    return OutputFolder(
+        args.out or default_out(name),
+        tool,
+        force=args.force,
+        inputs=tuple(inputs),
+        fresh=args.out is None,
+    ).check()
+
+
+def add_paths(
+    parser: argparse._ActionsContainer,
+    paths: Mapping[str, str | tuple[str, str]],
+    *,
+    required: Sequence[str] = (),
+) -> None:
+    """One option per ``{flag: help}`` (or ``{flag: (metavar, help)}``; default ``FILE``)
+    that names a file or folder; the flags in ``required`` must be given."""
+    for flag, spec in paths.items():
+        metavar, text = ("FILE", spec) if isinstance(spec, str) else spec
+        parser.add_argument(flag, type=Path, required=flag in required, metavar=metavar, help=text)
+
+
 def say(args: argparse.Namespace, *lines: str) -> None:
     """Print unless ``--quiet``."""
     if not getattr(args, "quiet", False):
@@ -94,24 +166,12 @@ def say(args: argparse.Namespace, *lines: str) -> None:
             print(line)
 
 
-def _one_line(err: BaseException) -> str:
-    text = str(err) if not isinstance(err, KeyError) else str(err.args[0])
-    return " ".join(text.split()) or type(err).__name__
-
-
 def run_command(main: Callable[[], int]) -> NoReturn:
-    """Run a tool's ``main()`` as the whole process (``python -m medeval.<tool>``) and end
-    the process with its exit code, without the interpreter's teardown.
-
-    After a run that imported torch, the interpreter's shutdown (tearing down every module and
-    collecting torch's object graph) takes 0.4–0.6 s of a 3.6 s ``evaluate`` run and does
-    nothing a finished command needs: its outputs are written, closed and renamed into place
-    by then. So the exit handlers still run (logging, ``weakref.finalize`` callbacks such as
-    temporary folders), the standard streams are flushed, and the process ends there. An
-    exception out of ``main`` (a bug: user errors are exit codes) takes Python's normal path
-    with its traceback, and so does a process that still runs other threads or child
-    processes (:func:`_alone`).
-    """
+    """Run a tool's ``main()`` as the whole process (``python -m medeval.<tool>``) and end it
+    with its exit code, skipping the interpreter's teardown (torch's object graph), which a
+    finished command does not need: its outputs are written and renamed into place by then.
+    The exit handlers still run and the streams are flushed; an exception out of ``main`` (a
+    bug) and a process still running threads or children take Python's normal path."""
     code = main()
     if _alone():
         exit_now(code)
@@ -192,7 +252,7 @@ def execute(
     except (*USER_ERRORS, *user_errors) as err:
         if getattr(args, "verbose", False):
             traceback.print_exc()
-        print(f"{parser.prog}: error: {_one_line(err)}", file=sys.stderr)
+        print(f"{parser.prog}: error: {one_line(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as err:  # a full disk: one line the user can act on, not a traceback
         if err.errno not in _NO_SPACE:
@@ -244,7 +304,7 @@ def refuse_repeats(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def _parse_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
-    parser.exit(EXIT_BAD_INPUT, f"{parser.prog}: error: {_one_line(ValueError(message))}\n")
+    parser.exit(EXIT_BAD_INPUT, f"{parser.prog}: error: {one_line(ValueError(message))}\n")
 
 
 def parse_nested(parser: argparse.ArgumentParser, text: str, *, what: str) -> argparse.Namespace:
@@ -320,6 +380,15 @@ def _source_type(opt) -> Callable[[str], object]:
     return option_type([Interval(Integral, None, None)]) if opt.type is int else opt.type
 
 
+#: The task's lists of labels: what each holds.
+TASK_LABELS = {
+    "--positive": "of class 1 (e.g. MEL,BCC,SCC,AK); the rest are class 0; each label is a "
+    "subconcept and every row is kept",
+    "--negative": "of class 0; then any other label is an error unless given to --drop",
+    "--drop": "whose rows are left out",
+}
+
+
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     """The user's own binary task (docs/method.md, "The user's own task"): ``--positive``,
     ``--negative``, ``--drop``, ``--downsample`` (a config's ``task.*``). Without ``--positive`` the
@@ -327,21 +396,8 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group(
         "the task (default: the paper's ladder; with --positive: your own; docs/method.md)"
     )
-    g.add_argument(
-        "--positive",
-        metavar="LABELS",
-        help="comma-separated labels of class 1 (e.g. MEL,BCC,SCC,AK); the rest are class 0; "
-        "each label is a subconcept and every row is kept",
-    )
-    g.add_argument(
-        "--negative",
-        metavar="LABELS",
-        help="comma-separated labels of class 0; then any other label is an error unless "
-        "given to --drop",
-    )
-    g.add_argument(
-        "--drop", metavar="LABELS", help="comma-separated labels whose rows are left out"
-    )
+    for flag, text in TASK_LABELS.items():
+        g.add_argument(flag, metavar="LABELS", help=f"comma-separated labels {text}")
     g.add_argument(
         "--downsample",
         action="store_true",
@@ -360,18 +416,19 @@ def task_spec(args: argparse.Namespace):
     return TaskSpec.build(args.positive, args.negative, args.drop, downsample=bool(args.downsample))
 
 
-def data_folders(source: str, path: object, images: object = None) -> list[object]:
-    """The folders an image source reads by walking them: ``path``, ``images``, and for a
-    metadata or image table given as a file its folder (where its images are looked for by
-    default), so that an output folder inside any of them can be refused."""
+def check_outside_data(out: Path, source: str, path: object, images: object = None) -> None:
+    """Refuse an ``out`` inside the folders an image source reads by walking them: ``path``,
+    ``images``, and for a metadata or image table given as a file its folder (where its images
+    are looked for by default)."""
     from medeval.datasets.sources import SOURCES
+    from medeval.io.outdir import check_outside
 
     folders = [path, images]
     declared = SOURCES.get(source)
     if declared is not None and declared.kind == "image" and path is not None:
         if Path(str(path)).is_file():
             folders.append(Path(str(path)).parent)
-    return folders
+    check_outside(out, folders)
 
 
 def source_options(args: argparse.Namespace, source: str) -> dict:

@@ -1,9 +1,7 @@
 """``python -m medeval.discover`` (``medeval-discover``): evaluate predictions on data without
 subconcept labels.
 
-Discovers subconcepts per class in the training embeddings, adds their posteriors to the test
-predictions and evaluates them like ``python -m medeval.evaluate`` (label-free scores,
-per-cluster recall, a sheet of example instances per cluster). Example::
+Example::
 
     python -m medeval.embed --source nih --path /data/nih --out emb --no-benchmark
     python -m medeval.discover --train emb/train.parquet --test emb/test.parquet \\
@@ -16,14 +14,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 
-from medeval.cli.common import (
-    common_options,
-    execute,
-    run_command,
-    say,
-)
+from medeval.cli.common import add_paths, execute, output_folder, say, tool_parser
 from medeval.cli.options import (
     add_evaluation_options,
     add_options,
@@ -46,20 +38,14 @@ EXAMPLE_FLAGS = {"--examples": ("n_examples", "examples per cluster in the sheet
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
-        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/discover-"
-        "<predictions file name>-<time>, $MEDEVAL_RUNS = runs)",
-        force_help="replace --out if it holds an earlier output of medeval (whole, once the "
-        "run is complete); never a folder holding other files",
+    p = tool_parser(
+        PROG,
+        "Discover subconcepts in training embeddings (per class: PCA + Gaussian mixture by BIC, "
+        "or KMeans by silhouette), then evaluate test predictions with label-free "
+        "utility-weighted scores and per-cluster recall.",
+        named_by="predictions",
         seed_help="seed of the discovery (reduction, clustering, subconcept forest) and of the "
         "bootstrap (default 0)",
-    )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Discover subconcepts in training embeddings (per class: PCA + Gaussian "
-        "mixture by BIC, or KMeans by silhouette), then evaluate test predictions with "
-        "label-free utility-weighted scores and per-cluster recall.",
     )
     from medeval.options import DiscoverySettings
 
@@ -72,27 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _input_arguments(p: argparse.ArgumentParser) -> None:
     """The two embedding tables, the predictions and the label of class 1."""
-    p.add_argument(
-        "--train",
-        type=Path,
-        required=True,
-        metavar="FILE",
-        help="training embeddings (python -m medeval.embed table: f0000… columns and a 'y' "
-        "column, or 'label' with --positive)",
-    )
-    p.add_argument(
-        "--test",
-        type=Path,
-        required=True,
-        metavar="FILE",
-        help="test embeddings, one row per predictions row, same order",
-    )
-    p.add_argument(
-        "--predictions",
-        type=Path,
-        required=True,
-        metavar="FILE",
-        help="test predictions: y_true, y_score and/or y_pred (CSV or Parquet)",
+    add_paths(
+        p,
+        {
+            "--train": (
+                "training embeddings (python -m medeval.embed table: f0000… columns and a 'y' "
+                "column, or 'label' with --positive)"
+            ),
+            "--test": "test embeddings, one row per predictions row, same order",
+            "--predictions": "test predictions: y_true, y_score and/or y_pred (CSV or Parquet)",
+        },
+        required=("--train", "--test", "--predictions"),
     )
     p.add_argument(
         "--positive",
@@ -105,13 +81,9 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate
     from medeval.io.atomic import write_files
-    from medeval.io.outdir import OutputFolder, default_out
 
-    name = args.predictions.name.split(".")[0]
-    target = OutputFolder(
-        args.out or default_out(f"discover-{name}"), "discover", force=args.force,
-        inputs=(args.train, args.test, args.predictions), fresh=args.out is None,
-    ).check()  # fmt: skip
+    inputs = (args.train, args.test, args.predictions)
+    target = output_folder(args, "discover", args.predictions, inputs)
     seed = 0 if args.seed is None else args.seed
     settings = DiscoverySettings(
         positive=args.positive,
@@ -133,7 +105,3 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv)
-
-
-if __name__ == "__main__":
-    run_command(main)

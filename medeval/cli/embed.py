@@ -1,13 +1,6 @@
-"""``python -m medeval.embed`` (``medeval-embed``): embeddings of a data set as a table, then the
-forest protocol.
-
-Images go through a frozen backbone (default VGG16 with ImageNet weights; ``--weights PATH``
-offline; ``--random-init`` to say plainly that no weights are wanted) and the pooled features
-are cached on disk. Text (MMHS150K, text CSV) goes through a sentence-transformers model
-(``--text-model``) or TF-IDF + truncated SVD (``--text-model tfidf``, also the fallback when no
-model can be loaded). The table ``<out>/<name>.parquet`` has columns ``f0000…`` (features),
-``label`` (original class) and ``group`` when known — what ``python -m medeval.benchmark
---collection <out>`` reads — and that benchmark then runs on it::
+"""``python -m medeval.embed`` (``medeval-embed``): embeddings of a data set as a table
+``<out>/<name>.parquet`` (images through a frozen backbone, text through a sentence-transformers
+model or TF-IDF + SVD), then the forest protocol on it (``python -m medeval.benchmark``)::
 
     python -m medeval.embed --source nih --path /data/nih --out collections/images
     python -m medeval.embed --source mmhs150k --path /data/MMHS150K --out collections/text
@@ -28,19 +21,18 @@ from pathlib import Path
 from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
-    common_options,
-    data_folders,
+    check_outside_data,
     execute,
     parse_nested,
-    run_command,
     say,
     source_options,
     task_spec,
+    tool_parser,
 )
 from medeval.cli.options import add_options, given_options
 from medeval.device import device_name as _device
 from medeval.errors import UserError
-from medeval.io.outdir import check_in_place, check_outside, check_writable
+from medeval.io.outdir import check_in_place, check_writable
 from medeval.options import EmbedSettings
 
 PROG = "python -m medeval.embed"
@@ -59,7 +51,10 @@ TEXT_FLAGS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
+    p = tool_parser(
+        PROG,
+        "Frozen-backbone image features or text embeddings → a table per data set → the "
+        "random-forest protocol (python -m medeval.benchmark).",
         out_help="collection folder for the tables (one <name>.parquet per data set): new, "
         "empty or one embed wrote, to which the table is added",
         force_help="replace a table of the same name in --out (else refused)",
@@ -67,12 +62,6 @@ def build_parser() -> argparse.ArgumentParser:
         "(default 0)",
         device_help="cpu, cuda, ... (default: cuda when available)",
         out_required=True,
-    )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Frozen-backbone image features or text embeddings → a table per data set "
-        "→ the random-forest protocol (python -m medeval.benchmark).",
     )
     add_source_arguments(p)
     add_task_arguments(p)  # recorded with the table: the benchmark builds that task
@@ -114,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     spec = task_spec(args)
     _check_before_work(args)
     check_in_place(args.out, tool="embed", resume=True)
-    check_outside(args.out, data_folders(args.source, args.path, options.get("images")))
+    check_outside_data(args.out, args.source, args.path, options.get("images"))
     from medeval.datasets.cache import DEFAULT_CACHE_DIR as IMAGE_CACHE
     from medeval.flows.embed import embed_source
 
@@ -131,8 +120,7 @@ def run(args: argparse.Namespace) -> int:
         spec=spec, device=_device(args.device), progress=not args.quiet, force=args.force,
     )  # fmt: skip
     name = done.name
-    for line in done.notes:  # said, not only recorded
-        say(args, line)
+    say(args, *done.notes)  # said, not only recorded
     if done.synthetic:
         say(
             args,
@@ -173,7 +161,3 @@ def _check_before_work(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv)
-
-
-if __name__ == "__main__":
-    run_command(main)

@@ -17,15 +17,16 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from medeval.cli.common import (
-    common_options,
+    DEVICE_HELP,
+    add_paths,
     execute,
+    output_folder,
     refuse_repeats,
-    run_command,
     say,
+    tool_parser,
 )
 from medeval.cli.options import add_evaluation_options, evaluation_options
 from medeval.errors import UserError
@@ -37,18 +38,9 @@ PROG = "python -m medeval.evaluate"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
-        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/evaluate-"
-        "<predictions file name>-<time>, $MEDEVAL_RUNS = runs)",
-        force_help="replace --out if it holds an earlier output of medeval (whole, once the "
-        "run is complete); never a folder holding other files",
-        seed_help="bootstrap seed (default 0; with --run: the run's evaluation.seed)",
-        device_help="device for the bootstrap: cpu, cuda, ... (default cpu)",
-    )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Balanced accuracy, F1 and ROC AUC — unweighted (BA, F1, AUC), with true "
+    p = tool_parser(
+        PROG,
+        "Balanced accuracy, F1 and ROC AUC — unweighted (BA, F1, AUC), with true "
         "utility weights (wBA…, an oracle: needs test subconcept labels), label-free with "
         "class-conditional predicted weights (cBA, cF1, cAUC: estimates of wBA…, recommended "
         "without reference rows, from q_<subconcept> posteriors and the known test classes) "
@@ -57,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--reference: the rectified rBA, rF1, rAUC, recommended then (rM = cM(test) − "
         "(cM(R) − wM(R)): the class-conditional score minus its error measured on the "
         "reference rows R).",
+        named_by="predictions",
+        seed_help="bootstrap seed (default 0; with --run: the run's evaluation.seed)",
+        device_help=DEVICE_HELP,
     )
     _input_arguments(p)
     add_evaluation_options(p, notes={"--threshold": "with --run: the run's evaluation.threshold"})
@@ -67,56 +62,56 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
     """What to evaluate: a predictions file, the bundled example or a run folder, and the
     train sizes and reference data that go with it."""
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument(
-        "--predictions",
-        type=Path,
-        metavar="FILE",
-        help="CSV or Parquet: y_true, y_score and/or y_pred, optional subconcept "
-        "and q_<subconcept> posterior columns",
+    add_paths(
+        src,
+        {
+            "--predictions": (
+                "CSV or Parquet: y_true, y_score and/or y_pred, optional subconcept "
+                "and q_<subconcept> posterior columns"
+            ),
+        },
     )
     src.add_argument(
         "--example",
         action="store_true",
         help="evaluate the bundled example predictions (with their train sizes)",
     )
-    src.add_argument(
-        "--run",
-        type=Path,
-        metavar="DIR",
-        help="re-evaluate every split of a finished python -m medeval.train run folder from "
-        "its saved predictions and rewrite its summary (bootstrap settings from its config "
-        "unless --bootstrap/--seed are given)",
+    add_paths(
+        src,
+        {
+            "--run": (
+                "DIR",
+                "re-evaluate every split of a finished python -m medeval.train run folder from "
+                "its saved predictions and rewrite its summary (bootstrap settings from its config "
+                "unless --bootstrap/--seed are given)",
+            ),
+        },
     )
-    p.add_argument(
-        "--train-sizes",
-        type=Path,
-        metavar="FILE",
-        help='JSON {"<subconcept>": {"class": 0|1, "n": <training count>}, ...}',
-    )
-    p.add_argument(
-        "--reference",
-        type=Path,
-        metavar="FILE",
-        help="reference rows R (CSV/Parquet): the predictions columns plus the true "
-        "'subconcept' and every q_<subconcept> column, e.g. a labelled validation set. They "
-        "rectify the label-free scores: rM = cM(test) − (cM(R) − wM(R)) for M = BA, F1, AUC, "
-        "with a joint bootstrap of test and reference rows, recommended over cM. R must come "
-        "from the same classifier and subconcept model and the same population as the test "
-        "rows, and must not have been used to fit either. Checked: columns, classes, "
-        "subconcept names, at least one row of every minority subconcept (else exit 2). Also "
-        "measure the subconcept model within each class when the test set has no subconcept "
-        "labels. Needs --train-sizes",
-    )
-    p.add_argument(
-        "--labels",
-        type=Path,
-        metavar="FILE",
-        help="test rows whose subconcept a person gave (id, subconcept; from python -m "
-        "medeval.label also inclusion_probability and batch: filled to_label.csv files, "
-        "appended). They count for the test rows themselves, weighted by the inverse of the "
-        "probability each was chosen with: the rectified recall of every subconcept, its "
-        "verdict and rBA. A file without inclusion_probability is taken as a simple random "
-        "sample of the test rows. Needs --train-sizes and an id column in --predictions",
+    add_paths(
+        p,
+        {
+            "--train-sizes": 'JSON {"<subconcept>": {"class": 0|1, "n": <training count>}, ...}',
+            "--reference": (
+                "reference rows R (CSV/Parquet): the predictions columns plus the true "
+                "'subconcept' and every q_<subconcept> column, e.g. a labelled validation set. "
+                "They rectify the label-free scores: rM = cM(test) − (cM(R) − wM(R)) for M = BA, "
+                "F1, AUC, with a joint bootstrap of test and reference rows, recommended over "
+                "cM. R must come from the same classifier and subconcept model and the same "
+                "population as the test rows, and must not have been used to fit either. "
+                "Checked: columns, classes, subconcept names, at least one row of every minority "
+                "subconcept (else exit 2). Also measure the subconcept model within each class "
+                "when the test set has no subconcept labels. Needs --train-sizes"
+            ),
+            "--labels": (
+                "test rows whose subconcept a person gave (id, subconcept; from python -m "
+                "medeval.label also inclusion_probability and batch: filled to_label.csv files, "
+                "appended). They count for the test rows themselves, weighted by the inverse of "
+                "the probability each was chosen with: the rectified recall of every subconcept, "
+                "its verdict and rBA. A file without inclusion_probability is taken as a simple "
+                "random sample of the test rows. Needs --train-sizes and an id column in "
+                "--predictions"
+            ),
+        },
     )
 
 
@@ -159,15 +154,8 @@ def run(args: argparse.Namespace) -> int:
 
         args.predictions, default_sizes = example_paths()
         args.train_sizes = args.train_sizes or default_sizes
-    from medeval.io.outdir import OutputFolder, default_out
-
-    name = args.predictions.name.split(".")[0]
-    out = OutputFolder(
-        args.out or default_out(f"evaluate-{name}"), "evaluate", force=args.force,
-        inputs=(args.predictions, args.train_sizes, args.reference, args.labels),
-        fresh=args.out is None,
-    ).check()  # fmt: skip
-    return _evaluate(args, out)
+    inputs = (args.predictions, args.train_sizes, args.reference, args.labels)
+    return _evaluate(args, output_folder(args, "evaluate", args.predictions, inputs))
 
 
 @contextlib.contextmanager
@@ -245,7 +233,3 @@ def _evaluate(args: argparse.Namespace, target: OutputFolder) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv)
-
-
-if __name__ == "__main__":
-    run_command(main)

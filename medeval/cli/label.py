@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 
-from medeval.cli.common import common_options, execute, refuse_repeats, say
+from medeval.cli.common import add_paths, execute, output_folder, refuse_repeats, say, tool_parser
 from medeval.cli.options import add_options, given_options
 from medeval.options import LabelSettings
 
@@ -31,59 +30,34 @@ LABEL_FLAGS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
-        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/label-"
-        "<predictions file name>-<time>)",
-        force_help="replace --out if it holds an earlier output of medeval",
+    p = tool_parser(
+        PROG,
+        "Choose the test rows to label next, where a label decides most: the subconcepts whose "
+        "verdict is not known or that could be the worst of their class, with a share spread "
+        "uniformly. Writes to_label.csv (id, inclusion_probability, batch, class, image, "
+        "candidates, an empty subconcept to fill) and, for images, to_label.html. Give the "
+        "filled file (appended to earlier ones) to python -m medeval.evaluate --labels, and to "
+        "the next python -m medeval.label.",
+        named_by="predictions",
         seed_help="seed of the draw (default 0; the batch number is mixed in, so each batch "
         "draws anew and the same inputs propose the same rows)",
     )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Choose the test rows to label next, where a label decides most: the "
-        "subconcepts whose verdict is not known or that could be the worst of their class, "
-        "with a share spread uniformly. Writes to_label.csv (id, inclusion_probability, "
-        "batch, class, image, candidates, an empty subconcept to fill) and, for images, "
-        "to_label.html. Give the filled file (appended to earlier ones) to "
-        "python -m medeval.evaluate --labels, and to the next python -m medeval.label.",
-    )
-    p.add_argument(
-        "--predictions",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="test predictions with id, y_true, y_score or y_pred and every "
-        "q_<subconcept> posterior (an image column shows the images)",
-    )
-    p.add_argument(
-        "--train-sizes",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="training subconcept sizes (JSON)",
-    )
-    p.add_argument(
-        "--labels",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="the labels given so far (filled to_label.csv files, appended)",
-    )
-    p.add_argument(
-        "--reference",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="held-out reference rows, if any (as evaluate --reference)",
-    )
-    p.add_argument(
-        "--run",
-        type=Path,
-        default=None,
-        metavar="RUN",
-        help="a training run: the test rows of one of its splits (--split), with the split's "
-        "train sizes and reference rows; the sheet shows their images",
+    add_paths(
+        p,
+        {
+            "--predictions": (
+                "test predictions with id, y_true, y_score or y_pred and every "
+                "q_<subconcept> posterior (an image column shows the images)"
+            ),
+            "--train-sizes": "training subconcept sizes (JSON)",
+            "--labels": "the labels given so far (filled to_label.csv files, appended)",
+            "--reference": "held-out reference rows, if any (as evaluate --reference)",
+            "--run": (
+                "RUN",
+                "a training run: the test rows of one of its splits (--split), with the split's "
+                "train sizes and reference rows; the sheet shows their images",
+            ),
+        },
     )
     p.add_argument(
         "--split",
@@ -126,17 +100,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give --predictions and --train-sizes, or --run")
     from medeval.flows.label import label_next
     from medeval.io.atomic import write_files
-    from medeval.io.outdir import OutputFolder, default_out
 
-    name = args.predictions.name.split(".")[0]
     inputs = (args.predictions, args.train_sizes, args.labels, args.reference)
-    target = OutputFolder(
-        args.out or default_out(f"label-{name}"),
-        "label",
-        force=args.force,
-        inputs=inputs,
-        fresh=args.out is None,
-    ).check()
+    target = output_folder(args, "label", args.predictions, inputs)
     given = given_options(args, LABEL_FLAGS) | ({} if args.seed is None else {"seed": args.seed})
     settings = LabelSettings(**given)
     batch = label_next(

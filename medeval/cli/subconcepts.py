@@ -1,9 +1,6 @@
 """``python -m medeval.subconcepts`` (``medeval-subconcepts``): evaluate your own classifier
 from its training, reference and test rows.
 
-Fits a subconcept model on TRAIN (features, ``y_true``, ``subconcept``), adds its posteriors
-to TEST and REF, and evaluates them like ``python -m medeval.evaluate`` — with REF (held-out
-labelled rows, e.g. the validation set) the rectified scores rBA / rF1 / rAUC are recommended.
 Example::
 
     python -m medeval.subconcepts --train train.parquet --test test.csv \\
@@ -19,14 +16,8 @@ import math
 import sys
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 
-from medeval.cli.common import (
-    common_options,
-    execute,
-    run_command,
-    say,
-)
+from medeval.cli.common import DEVICE_HELP, add_paths, execute, output_folder, say, tool_parser
 from medeval.cli.options import (
     add_evaluation_options,
     add_options,
@@ -45,21 +36,15 @@ MODEL_FLAGS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = common_options(
-        out_help="output folder, new or empty (default: a new one, $MEDEVAL_RUNS/subconcepts-"
-        "<test file name>-<time>, $MEDEVAL_RUNS = runs)",
-        force_help="replace --out if it holds an earlier output of medeval (whole, once the "
-        "run is complete); never a folder holding other files",
+    p = tool_parser(
+        PROG,
+        "Fit a subconcept model on your classifier's training rows, add its posteriors to your "
+        "test (and reference) predictions and evaluate them: BA, F1, AUC, their "
+        "utility-weighted and label-free forms, rectified (rBA, rF1, rAUC, recommended) when "
+        "reference rows are given.",
+        named_by="test",
         seed_help="seed of the subconcept forest, the discovery and the bootstrap (default 0)",
-        device_help="device for the bootstrap: cpu, cuda, ... (default cpu)",
-    )
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[common],
-        description="Fit a subconcept model on your classifier's training rows, add its "
-        "posteriors to your test (and reference) predictions and evaluate them: BA, F1, AUC, "
-        "their utility-weighted and label-free forms, rectified (rBA, rF1, rAUC, recommended) "
-        "when reference rows are given.",
+        device_help=DEVICE_HELP,
     )
     from medeval.options import SubconceptSettings
 
@@ -77,48 +62,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _input_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--train",
-        type=Path,
-        required=True,
-        metavar="TRAIN",
-        help="training rows: feature columns, y_true and subconcept (CSV or Parquet)",
-    )
-    p.add_argument(
-        "--test",
-        type=Path,
-        required=True,
-        metavar="TEST",
-        help="test rows: feature columns, y_true, y_score and/or y_pred (+ subconcept when "
-        "known), one row per test prediction",
-    )
-    p.add_argument(
-        "--reference",
-        type=Path,
-        metavar="REF",
-        help="held-out labelled rows scored by the same classifier (e.g. the validation set): "
-        "feature columns, y_true, y_score and/or y_pred, subconcept; gives the rectified scores",
-    )
-    p.add_argument(
-        "--predictions",
-        type=Path,
-        metavar="FILE",
-        help="the test predictions columns in a file of their own, joined to TEST by 'id' "
-        "when both have one, else by a 'path' column that ends with TEST's 'id' (the image "
-        "names python -m medeval.embed writes), else row by row",
-    )
-    p.add_argument(
-        "--train-labels",
-        type=Path,
-        metavar="FILE",
-        help="TRAIN's y_true and subconcept in a file of their own (e.g. id, y_true, "
-        "subconcept), joined to TRAIN like --predictions",
-    )
-    p.add_argument(
-        "--reference-predictions",
-        type=Path,
-        metavar="FILE",
-        help="the same for REF",
+    add_paths(
+        p,
+        {
+            "--train": (
+                "TRAIN",
+                "training rows: feature columns, y_true and subconcept (CSV or Parquet)",
+            ),
+            "--test": (
+                "TEST",
+                "test rows: feature columns, y_true, y_score and/or y_pred (+ subconcept when "
+                "known), one row per test prediction",
+            ),
+            "--reference": (
+                "REF",
+                "held-out labelled rows scored by the same classifier (e.g. the validation set): "
+                "feature columns, y_true, y_score and/or y_pred, subconcept; gives the rectified "
+                "scores",
+            ),
+            "--predictions": (
+                "the test predictions columns in a file of their own, joined to TEST by 'id' "
+                "when both have one, else by a 'path' column that ends with TEST's 'id' (the image "
+                "names python -m medeval.embed writes), else row by row"
+            ),
+            "--train-labels": (
+                "TRAIN's y_true and subconcept in a file of their own (e.g. id, y_true, "
+                "subconcept), joined to TRAIN like --predictions"
+            ),
+            "--reference-predictions": "the same for REF",
+        },
+        required=("--train", "--test"),
     )
     p.add_argument(
         "--features",
@@ -132,7 +105,6 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from medeval.flows.own_model import SubconceptSettings, fit_and_evaluate
     from medeval.io.atomic import write_files
-    from medeval.io.outdir import OutputFolder, default_out
     from medeval.report.tables import scores_table, worst_lines
 
     for option, value in (("--method", args.method), ("--k-max", args.k_max)):
@@ -140,10 +112,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{option} sets the discovery: it needs --discover")
     inputs = (args.train, args.test, args.reference, args.predictions)
     inputs += (args.reference_predictions, args.train_labels)
-    target = OutputFolder(
-        args.out or default_out(f"subconcepts-{args.test.name.split('.')[0]}"), "subconcepts",
-        force=args.force, inputs=inputs, fresh=args.out is None,
-    ).check()  # fmt: skip
+    target = output_folder(args, "subconcepts", args.test, inputs)
     settings = SubconceptSettings(
         features=tuple(args.features) if args.features else None,
         discover=args.discover,
@@ -194,7 +163,3 @@ def _recommended(ev) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv)
-
-
-if __name__ == "__main__":
-    run_command(main)

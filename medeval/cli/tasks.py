@@ -22,7 +22,6 @@ from medeval.cli.common import (
     add_task_arguments,
     common_options,
     execute,
-    run_command,
     source_options,
     task_spec,
 )
@@ -129,7 +128,3 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv)
-
-
-if __name__ == "__main__":
-    run_command(main)

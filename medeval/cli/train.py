@@ -26,17 +26,16 @@ from typing import TYPE_CHECKING
 from medeval.cli.common import (
     add_source_arguments,
     add_task_arguments,
-    common_options,
-    data_folders,
+    check_outside_data,
     execute,
-    run_command,
     say,
     source_options,
+    tool_parser,
 )
 from medeval.cli.options import add_evaluation_options, add_options, evaluation_options
 from medeval.device import check_device
 from medeval.errors import UserError
-from medeval.io.outdir import check_outside, default_out
+from medeval.io.outdir import default_out
 
 if TYPE_CHECKING:
     from medeval.training.config import Config
@@ -49,33 +48,26 @@ PROGRESS_LOGGERS = ("medeval.flows.train", "medeval.training.loop")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        parents=[_common()],
-        description="Train a two-headed image model on patient-level splits, calibrate its "
-        "subconcept posteriors and evaluate BA, F1, AUC with intervals: unweighted, label-free "
-        "(cBA, cF1, cAUC), rectified with each split's validation and calibration parts as "
-        "reference rows (rBA, rF1, rAUC: recommended), true-weight (wBA…, oracle) and the "
-        "paper's pBA….",
-    )
-    _run_arguments(p)
-    # --source/--path/--name set data.source/data.path/data.dataset; loader flags data.options.
-    add_source_arguments(p, required=False)
-    add_task_arguments(p)  # task.positive, task.negative, task.drop, task.downsample
-    add_evaluation_options(
-        p, notes={"--threshold": "on the model's probabilities: in [0, 1]"}, config=True
-    )
-    return p  # the evaluation options set the config's evaluation.*
-
-
-def _common() -> argparse.ArgumentParser:
-    return common_options(
+    p = tool_parser(
+        PROG,
+        "Train a two-headed image model on patient-level splits, calibrate its subconcept "
+        "posteriors and evaluate BA, F1, AUC with intervals: unweighted, label-free (cBA, cF1, "
+        "cAUC), rectified with each split's validation and calibration parts as reference rows "
+        "(rBA, rF1, rAUC: recommended), true-weight (wBA…, oracle) and the paper's pBA….",
         out_help="run folder, new or empty (default: a new one, $MEDEVAL_RUNS/<name>-<time>, "
         "$MEDEVAL_RUNS = runs); a run refused for its input leaves nothing there",
         seed_help="training seed = train.seed: weight initialisation, batch order, dropout "
         "(default 0)",
         device_help="cpu, cuda, cuda:1 (default: auto) = train.device",
     )
+    _run_arguments(p)
+    # --source/--path/--name set data.source/data.path/data.dataset; loader flags data.options.
+    add_source_arguments(p, required=False)
+    add_task_arguments(p)  # task.positive, task.negative, task.drop, task.downsample
+    add_evaluation_options(  # they set the config's evaluation.*
+        p, notes={"--threshold": "on the model's probabilities: in [0, 1]"}, config=True
+    )
+    return p
 
 
 def _run_arguments(p: argparse.ArgumentParser) -> None:
@@ -99,6 +91,11 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+#: Options that set one config key each, as given.
+CONFIG_KEYS = {"source": "data.source", "path": "data.path", "name": "data.dataset"}
+CONFIG_KEYS |= {"splits": "splits.n", "device": "train.device", "seed": "train.seed"}
+
+
 def _overrides(args: argparse.Namespace, source: str) -> list[str]:
     """Command-line options as config overrides (after the positional ``key=value`` ones)."""
     import json
@@ -106,12 +103,11 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
     from medeval.tasks.user import split_labels
 
     out = list(args.overrides)
-    if args.source is not None:
-        out.append(f"data.source={args.source}")
-    if args.path is not None:
-        out.append(f"data.path={args.path}")
-    if args.name is not None:
-        out.append(f"data.dataset={args.name}")
+    out += [
+        f"{key}={getattr(args, a)}"
+        for a, key in CONFIG_KEYS.items()
+        if getattr(args, a) is not None
+    ]
     for key, value in source_options(args, source).items():
         out.append(f"data.options.{key}={json.dumps(value)}")  # JSON is YAML: types survive
     for key in ("positive", "negative", "drop"):
@@ -120,14 +116,8 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
             out.append(f"task.{key}={json.dumps(list(labels))}")
     if args.downsample:
         out.append("task.downsample=true")
-    if args.splits is not None:
-        out.append(f"splits.n={args.splits}")
     if args.weights is not None:
         out += [f"model.weights={args.weights}", "model.pretrained=true"]
-    if args.device is not None:
-        out.append(f"train.device={args.device}")
-    if args.seed is not None:
-        out.append(f"train.seed={args.seed}")
     for key, value in evaluation_options(args).items():
         out.append(f"evaluation.{key}={json.dumps(value)}")
     return out
@@ -162,7 +152,7 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
 
     check_backbone_name(cfg.model.backbone)
     out = args.out or (Path(cfg.out) if cfg.out else default_out(cfg.name))
-    check_outside(out, data_folders(cfg.data.source, cfg.data.path, cfg.data.options.get("images")))
+    check_outside_data(out, cfg.data.source, cfg.data.path, cfg.data.options.get("images"))
     if os.environ.get("RANK", "0") != "0":  # under torchrun rank 0 may already be writing
         return cfg, Path(out)
     return cfg, check_run_folder(out, resume=False)
@@ -194,7 +184,3 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return execute(build_parser(), run, argv, intermixed=True)
-
-
-if __name__ == "__main__":
-    run_command(main)

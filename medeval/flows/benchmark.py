@@ -243,8 +243,6 @@ def log_run(
     store: ResultsStore, s: BenchmarkSettings, started, run: BenchmarkRun, methods, datasets
 ) -> None:
     """Append this invocation's wall time and load to ``runs.json`` (figures for the notes)."""
-    import json
-
     path = store.root / "runs.json"
     runs = json.loads(path.read_text()) if path.is_file() else []
     results = run.results

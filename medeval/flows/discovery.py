@@ -36,7 +36,8 @@ from medeval.discovery import Discovery, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.io.atomic import json_text
-from medeval.io.embeddings import EmbeddingTable, class_of_rows, read_embeddings, thumbnail
+from medeval.io.embeddings import class_of_rows, read_embeddings, thumbnail
+from medeval.io.features import FeatureTable
 from medeval.io.predictions import (
     POSTERIOR_PREFIX,
     PredictionTable,
@@ -94,7 +95,7 @@ def discover_and_evaluate(
 
 def _read_inputs(
     train: Path, test: Path, pred_path: Path, positive: str | None
-) -> tuple[EmbeddingTable, np.ndarray, EmbeddingTable, tuple[PredictionTable, pd.DataFrame]]:
+) -> tuple[FeatureTable, np.ndarray, FeatureTable, tuple[PredictionTable, pd.DataFrame]]:
     """Both embedding tables, the training classes and the predictions (checked, and as
     given), checked against each other."""
     tr, te = read_embeddings(train), read_embeddings(test)
@@ -115,7 +116,7 @@ def _read_inputs(
 
 
 def _discovered(
-    disc: Discovery, checked: PredictionTable, raw: pd.DataFrame, te: EmbeddingTable
+    disc: Discovery, checked: PredictionTable, raw: pd.DataFrame, te: FeatureTable
 ) -> tuple[PredictionTable, dict[str, bytes]]:
     """The test table with the discovered posteriors, and from the same posteriors the files
     predictions.csv (the input predictions + ``q_`` columns), train_sizes.json and
@@ -132,7 +133,7 @@ def _discovered(
     }
 
 
-def typical_examples(disc: Discovery, table: EmbeddingTable, y: np.ndarray, n_examples: int):
+def typical_examples(disc: Discovery, table: FeatureTable, y: np.ndarray, n_examples: int):
     """Per discovered subconcept, its ``n_examples`` most typical training instances (highest
     clustering posterior within its class) as :class:`medeval.report.discovery.Example`:
     image thumbnails when the table has a ``path`` column, else the ``text`` / ``id`` (or the
@@ -157,15 +158,15 @@ def typical_examples(disc: Discovery, table: EmbeddingTable, y: np.ndarray, n_ex
     return out
 
 
-def _check_alignment(test: EmbeddingTable, predictions: pd.DataFrame, pred_path: Path) -> None:
+def _check_alignment(test: FeatureTable, predictions: pd.DataFrame, pred_path: Path) -> None:
     if len(test.X) != len(predictions):
         raise InputError(
             pred_path,
             f"has {len(predictions)} rows but the test embeddings {test.path} have {len(test.X)}; "
             "one predictions row per test embedding, in the same order",
         )
-    if "id" in predictions.columns and "id" in test.frame.columns:
-        a, b = predictions["id"].astype(str).to_numpy(), test.frame["id"].astype(str).to_numpy()
+    if "id" in predictions.columns and test.has("id"):
+        a, b = predictions["id"].astype(str).to_numpy(), test.ids
         off = np.flatnonzero(a != b)
         if len(off):
             i = int(off[0])
@@ -178,7 +179,7 @@ def _check_alignment(test: EmbeddingTable, predictions: pd.DataFrame, pred_path:
 
 
 def _check_classes(
-    test: EmbeddingTable, table: PredictionTable, pred_path: Path, positive: str | None
+    test: FeatureTable, table: PredictionTable, pred_path: Path, positive: str | None
 ) -> None:
     """Where the test embeddings carry the class of each row (``y``, or ``label`` with
     ``positive``), the predictions' ``y_true`` must agree row by row: a file in another row
@@ -187,7 +188,7 @@ def _check_classes(
     Raises:
         InputError: naming ``y_true``, the first row that disagrees and both files.
     """
-    frame = test.frame
+    frame = test.rest
     if "y" in frame.columns and positive is None:
         y = pd.to_numeric(frame["y"], errors="coerce").to_numpy()
     elif "label" in frame.columns and positive is not None:

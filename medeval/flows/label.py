@@ -27,7 +27,7 @@ from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.options import LabelSettings
 from medeval.weights import renormalise_within_class
 
-__all__ = ["LabelBatch", "LabelSettings", "label_next", "labelled_rows"]
+__all__ = ["LabelBatch", "LabelSettings", "label_next"]
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,6 @@ class LabelBatch:
     lines: list[str]
     notes: list[str]
     images: bool
-
-
-def labelled_rows(fields: dict[str, np.ndarray] | None) -> LabelledRows | None:
-    """:class:`LabelledRows` from :func:`medeval.io.labels.read_labels`' fields."""
-    return None if fields is None else LabelledRows(**fields)
 
 
 def label_next(
@@ -79,16 +74,16 @@ def label_next(
     ).q.numpy()
     hit = (yp == y).astype(np.float64)
     notes: list[str] = []
-    fields = None
+    labelled = None
     if labels is not None:
         fields, notes = read_labels(labels, ids, y, u)
+        labelled = LabelledRows(**fields)
     ref = None
     if reference is not None:
         from medeval.io.reference import load_reference
 
         rows, _ = load_reference(reference, u, threshold=s.threshold)
         ref = reference_evidence(rows, u)
-    labelled = labelled_rows(fields)
     batch = 1 if labelled is None else int(labelled.batch.max()) + 1
     free = len(y) - (0 if labelled is None else len(labelled.index))
     if free == 0:

@@ -23,15 +23,15 @@ recommended (evaluating the written files gives the same numbers). The output fo
 can be re-evaluated with ``python -m medeval.evaluate --predictions predictions.csv
 --train-sizes train_sizes.json --reference reference.csv``.
 
-The posteriors are the fitted model's, without a within-class calibration step: a measured
-cross-fitted calibration gained too little to be worth its extra fits (docs/own_model.md).
+The posteriors are the fitted model's, without a within-class calibration step
+(docs/own_model.md says why).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +92,6 @@ class OwnModel:
     evaluation: Evaluation
     model: SubconceptModel
     discovery: Any = None
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -139,7 +138,7 @@ def fit_and_evaluate(
         InputError: a bad input, naming the file, column and row where known.
     """
     s = settings or SubconceptSettings()
-    tr = read_feature_table(train, s.features, name=_frame_name("train"))
+    tr = read_feature_table(train, s.features, name="train (DataFrame)")
     if train_labels is not None:
         labels = read_predictions_frame(train_labels)
         rest = joined_rows(tr, labels, Path(train_labels), what="labels")
@@ -266,7 +265,7 @@ def _scored(
 ) -> _Rows:
     """TEST or REF (a file or a DataFrame): features like TRAIN's, predictions checked against
     the train sizes."""
-    table = read_feature_table(path, tr.features, name=_frame_name(role))
+    table = read_feature_table(path, tr.features, name=f"{role} (DataFrame)")
     extra = [c for c in table.rest.columns if FEATURE.match(str(c))]
     if s.features is None and extra:  # the model would silently leave them out
         raise InputError(
@@ -340,11 +339,6 @@ def _in_order(table: PredictionTable, order: np.ndarray) -> PredictionTable:
 def _columns(given: str | Path | pd.DataFrame) -> list[str]:
     frame = given if isinstance(given, pd.DataFrame) else read_frame(given, as_text=True)
     return [str(c).strip() for c in frame.columns]
-
-
-def _frame_name(role: str) -> str:
-    """What messages call the caller's DataFrame of ``role`` (train, test, reference)."""
-    return f"{role} (DataFrame)"
 
 
 def _posterior_files(

@@ -69,12 +69,8 @@ REFERENCE_PARTS = ("validation", "calibration")
 )
 @dataclass(frozen=True)
 class RerunSettings:
-    """Settings of a re-evaluation; ``None`` takes the value in the run's ``config.yaml``.
-
-    Raises:
-        InvalidParameterError: a value outside the evaluation's declared constraints
-            (:class:`~medeval.options.EvaluationOptions`), naming the field.
-    """
+    """Settings of a re-evaluation; ``None`` takes the value in the run's ``config.yaml``; the
+    constraints are the evaluation's (:class:`~medeval.options.EvaluationOptions`)."""
 
     n_bootstrap: int | None = None
     seed: int | None = None
@@ -111,44 +107,44 @@ def summarize_run(run: str | Path) -> dict:
         {split: metrics.json intervals}, ``recommended`` {family: score} (the rectified one
         where every split has it), ``reference`` {split: its reference rows} and more.
     """
-    from medeval.report.summary import config_notes, report_html, report_markdown
+    from medeval.report.summary import SplitView, config_notes, report_html, report_markdown
 
     run = Path(run)
-    per_split: dict[str, dict[str, float]] = {}
-    intervals: dict[str, dict] = {}
+    metrics: dict[str, dict] = {}  # split name → its metrics.json
     calib: dict[str, dict] = {}
-    recommended: dict[str, dict] = {}
-    reference: dict[str, dict | None] = {}
-    worst: dict[str, list] = {}
+    views = []  # what the run report shows of every finished split
     for folder in split_folders(run):
-        if (folder / "metrics.json").is_file():
-            m = _read(folder / "metrics.json")
-            per_split[folder.name] = {k: _num(m["scores"].get(k)) for k in ALL_SCORES}
-            intervals[folder.name] = m.get("intervals", {})
-            rec = m.get("recommended", dict(RECOMMENDED))  # per family; not per_subconcept
-            recommended[folder.name] = {k: v for k, v in rec.items() if k in RECOMMENDED}
-            reference[folder.name] = m.get("reference")
-            worst[folder.name] = m.get("worst_subconcepts") or []
-            if (folder / "calibration.json").is_file():
-                calib[folder.name] = _read(folder / "calibration.json")
-    scores = {k: _over_splits(per_split, k) for k in ALL_SCORES}
+        if not (folder / "metrics.json").is_file():
+            continue
+        metrics[folder.name] = m = _read(folder / "metrics.json")
+        if (folder / "calibration.json").is_file():
+            calib[folder.name] = _read(folder / "calibration.json")
+        png, table = folder / "subconcepts.png", folder / "per_subconcept.csv"
+        views.append(
+            SplitView(
+                name=folder.name,
+                metrics=m,
+                figure_png=png.read_bytes() if png.is_file() else None,
+                per_subconcept=pd.read_csv(table) if table.is_file() else None,
+            )
+        )
+    per_split = {s: {k: _num(m["scores"].get(k)) for k in ALL_SCORES} for s, m in metrics.items()}
+    recommended = {s: m.get("recommended", RECOMMENDED) for s, m in metrics.items()}
     config, cfg = _config(run)
     summary = {
         "run": str(run),
-        "splits": list(per_split),
-        "scores": scores,
-        "intervals": intervals,
+        "splits": list(metrics),
+        "scores": {k: _over_splits(per_split, k) for k in ALL_SCORES},
+        "intervals": {s: m.get("intervals", {}) for s, m in metrics.items()},
         "recommended": _common_recommendation(recommended),
-        "reference": reference,
-        "worst_subconcepts": worst,
+        "reference": {s: m.get("reference") for s, m in metrics.items()},
+        "worst_subconcepts": {s: m.get("worst_subconcepts") or [] for s, m in metrics.items()},
         "calibration": calib,
         "notes": config_notes(cfg),
     }
     rows = _summary_rows(summary)
     task = _read(run / "task.json") if (run / "task.json").is_file() else None
-    page = report_html(
-        f"medeval run {run.name}", str(run), summary, rows, config, task, _split_views(run)
-    )
+    page = report_html(f"medeval run {run.name}", str(run), summary, rows, config, task, views)
     atomic.write_json(run / "summary.json", summary)
     atomic.write_text(run / "summary.csv", pd.DataFrame(rows).to_csv(index=False))
     atomic.write_text(run / "report.md", report_markdown(summary))
@@ -213,26 +209,6 @@ def _over_splits(per_split: dict[str, dict[str, float]], k: str) -> dict:
         "n_splits": len(ok),
         "per_split": {s: per_split[s][k] for s in per_split},
     }
-
-
-def _split_views(run: Path) -> list:
-    """What the run report shows of every finished split folder."""
-    from medeval.report.summary import SplitView
-
-    views = []
-    for folder in split_folders(run):
-        if not (folder / "metrics.json").is_file():
-            continue
-        png, table = folder / "subconcepts.png", folder / "per_subconcept.csv"
-        views.append(
-            SplitView(
-                name=folder.name,
-                metrics=_read(folder / "metrics.json"),
-                figure_png=png.read_bytes() if png.is_file() else None,
-                per_subconcept=pd.read_csv(table) if table.is_file() else None,
-            )
-        )
-    return views
 
 
 def _evaluation_config(run: Path) -> EvaluationOptions:

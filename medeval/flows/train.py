@@ -22,7 +22,6 @@ Progress goes to this module's logger (``medeval.flows.train``, level INFO) and 
 from __future__ import annotations
 
 import dataclasses
-import io
 import logging
 from pathlib import Path
 
@@ -261,10 +260,9 @@ def evaluate_checkpoint(
     "Rectified scores"): their true subconcepts are known and the network was not trained on them.
     They are predicted with the same checkpoint (binary score; subconcept posteriors with the
     temperature fitted on the calibration part) and written to ``reference.csv``; the evaluation
-    rectifies cBA / cF1 / cAUC with them (rBA / rF1 / rAUC). Two things tie them to the model, both
-    small: the validation part chose the checkpoint (best ``train.monitor`` score) and the
-        calibration
-    part fitted one parameter, the temperature.
+    rectifies cBA / cF1 / cAUC with them (rBA / rF1 / rAUC). Two things tie them to the model,
+    both small: the validation part chose the checkpoint (best ``train.monitor`` score) and the
+    calibration part fitted one parameter, the temperature.
 
     Returns:
         The evaluation and the calibration record (temperature, ECE before/after on the
@@ -359,9 +357,7 @@ def _predictions_frame(
 
 
 def _csv(frame: pd.DataFrame) -> bytes:
-    buf = io.StringIO()
-    frame.to_csv(buf, index=False, float_format=FLOAT_FORMAT)
-    return buf.getvalue().encode()
+    return frame.to_csv(index=False, float_format=FLOAT_FORMAT).encode()
 
 
 def _table(path: Path, frame: pd.DataFrame, names) -> PredictionTable:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +17,9 @@ import pandas as pd
 
 from medeval.errors import InputError
 from medeval.io import atomic
-from medeval.io.features import read_feature_table
+from medeval.io.features import FeatureTable, read_feature_table
 
 __all__ = [
-    "EmbeddingTable",
     "class_of_rows",
     "read_embeddings",
     "thumbnail",
@@ -29,20 +27,7 @@ __all__ = [
 ]
 
 
-@dataclass
-class EmbeddingTable:
-    """One embeddings table: ``X (N, F)`` and the optional per-row columns."""
-
-    path: Path
-    X: np.ndarray
-    features: list[str]
-    frame: pd.DataFrame  # every non-feature column (label, group, y, id, path, text, ...)
-
-    def column(self, name: str) -> np.ndarray | None:
-        return self.frame[name].to_numpy() if name in self.frame.columns else None
-
-
-def read_embeddings(path: str | Path) -> EmbeddingTable:
+def read_embeddings(path: str | Path) -> FeatureTable:
     """Read an embeddings table (``.parquet`` or ``.csv[.gz]``) with the one reader of feature
     tables (:func:`medeval.io.features.read_feature_table`: features ``f0000…``, every other
     column as the text the user wrote, ids that do not repeat).
@@ -51,25 +36,23 @@ def read_embeddings(path: str | Path) -> EmbeddingTable:
         InputError: unreadable file, no feature columns ``f0000…``, a missing or non-finite
             feature value, a repeated ``id`` (naming column and row).
     """
-    table = read_feature_table(path, option=None)
-    return EmbeddingTable(table.path, table.X, table.features, table.rest)
+    return read_feature_table(path, option=None)
 
 
-def class_of_rows(table: EmbeddingTable, positive: str | None) -> np.ndarray:
+def class_of_rows(table: FeatureTable, positive: str | None) -> np.ndarray:
     """``(N,)`` classes: the ``y`` column (0/1), or ``label == positive``.
-
     Raises:
         InputError: neither usable; a ``y`` value that is not 0/1; ``positive`` not a label.
     """
-    if "y" in table.frame.columns and positive is None:
-        raw = table.frame["y"]
+    if table.has("y") and positive is None:
+        raw = table.rest["y"]
         y = pd.to_numeric(raw, errors="coerce").to_numpy()
         bad = ~np.isin(y, (0, 1))
         if bad.any():
             i = int(np.argmax(bad))
             raise InputError(table.path, f"{raw.iloc[i]!r} is not 0 or 1", column="y", row=i + 1)
         return y.astype(np.int64)
-    if "label" not in table.frame.columns:
+    if not table.has("label"):
         raise InputError(table.path, "needs the class of every row: a 'y' column (0/1) or 'label'")
     if positive is None:
         raise InputError(
@@ -77,7 +60,7 @@ def class_of_rows(table: EmbeddingTable, positive: str | None) -> np.ndarray:
             "has a 'label' column but no 'y' column: say which label is class 1 (--positive)",
             column="label",
         )
-    labels = table.frame["label"].astype(str).to_numpy()
+    labels = table.rest["label"].astype(str).to_numpy()
     if positive not in set(labels):
         known = ", ".join(sorted(set(labels))[:20])
         raise InputError(

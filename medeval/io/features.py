@@ -44,6 +44,9 @@ class FeatureTable:
     def ids(self) -> np.ndarray | None:
         return self.rest["id"].astype(str).to_numpy() if self.has("id") else None
 
+    def column(self, name: str) -> np.ndarray | None:
+        return self.rest[name].to_numpy() if self.has(name) else None
+
 
 def read_feature_table(
     path: str | Path | pd.DataFrame,

@@ -111,6 +111,14 @@ def agreeing(rest: pd.DataFrame, given: pd.DataFrame, table: Path, source: Path)
     return given
 
 
+#: What the rows of a table must be, beside the rows of TRAIN or of TEST.
+_HELD_OUT = {
+    "TRAIN": "held out from the subconcept model's training data",
+    "TEST": "other rows than the test rows",
+}
+_MEASURED = "the rectification measures the subconcept model's error on rows it does not evaluate"
+
+
 def no_shared_rows(
     held: FeatureTable, table: FeatureTable, role: str, other: str = "TRAIN"
 ) -> None:
@@ -123,16 +131,11 @@ def no_shared_rows(
     shared = np.flatnonzero(np.isin(table.ids, held.ids))
     if len(shared):
         i = int(shared[0])
-        why = (
-            "must be held out from the subconcept model's training data"
-            if other == "TRAIN"
-            else "must be other rows than the test rows (the rectification measures the "
-            "subconcept model's error on rows it does not evaluate)"
-        )
+        why = "" if other == "TRAIN" else f" ({_MEASURED})"
         raise InputError(
             table.path,
             f"id {table.ids[i]!r} is also a {other} row ({len(shared)} shared ids): {role} rows "
-            + why,
+            f"must be {_HELD_OUT[other]}{why}",
             column="id",
             row=i + 1,
         )
@@ -158,10 +161,5 @@ def _no_shared_features(held: FeatureTable, table: FeatureTable, role: str, othe
         f"(first: row {i + 1}, {other} row {j + 1})"
     )
     if 2 * k >= len(table):
-        why = (
-            "held out from the subconcept model's training data"
-            if other == "TRAIN"
-            else "other rows than the test rows"
-        )
-        raise InputError(table.path, f"{what}: {role} rows must be {why}", row=i + 1)
+        raise InputError(table.path, f"{what}: {role} rows must be {_HELD_OUT[other]}", row=i + 1)
     warnings.warn(f"{table.path}: {what}; are they the same images?", UserWarning, stacklevel=3)

@@ -12,6 +12,7 @@ taken as a simple random sample of the test rows.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -94,9 +95,7 @@ def read_labels(
     )
     _check_filled(path, frame)
     where = pd.Series(np.arange(len(ids)), index=ids)
-    unknown = ~frame["id"].isin(where.index)
-    if unknown.any():
-        i = int(np.flatnonzero(unknown)[0])
+    if (i := _first(~frame["id"].isin(where.index))) is not None:
         raise InputError(
             path,
             f"row {i + 2}: id {frame['id'].iloc[i]!r} is not a row of the test predictions",
@@ -104,9 +103,7 @@ def read_labels(
         )
     codes = _subconcept_codes(path, frame, utilities)
     index = where[frame["id"]].to_numpy()
-    wrong = utilities.sides[codes] != y[index]
-    if wrong.any():
-        i = int(np.flatnonzero(wrong)[0])
+    if (i := _first(utilities.sides[codes] != y[index])) is not None:
         raise InputError(
             path,
             f"row {i + 2}: subconcept {frame['subconcept'].iloc[i]!r} is of "
@@ -133,11 +130,16 @@ def _check_filled(path: Path, frame: pd.DataFrame) -> None:
         )
 
 
+def _first(bad: Any) -> int | None:
+    """The first row ``i`` where ``bad`` ``(L,)`` holds (a message names it ``row i + 2``, the
+    header being row 1), or ``None``."""
+    found = np.flatnonzero(bad)
+    return int(found[0]) if len(found) else None
+
+
 def _subconcept_codes(path: Path, frame: pd.DataFrame, u: Utilities) -> np.ndarray:
     known = {nm: i for i, nm in enumerate(u.names)}
-    bad = ~frame["subconcept"].isin(known)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := _first(~frame["subconcept"].isin(known))) is not None:
         raise InputError(
             path,
             f"row {i + 2}: subconcept {frame['subconcept'].iloc[i]!r} has no "
@@ -157,9 +159,7 @@ def _design(path: Path, frame: pd.DataFrame, n_test: int, notes: list[str]):
         )
         return np.full(len(frame), n / n_test), np.ones(len(frame), dtype=np.int64)
     pi = pd.to_numeric(frame["inclusion_probability"], errors="coerce").to_numpy(dtype=float)
-    bad = ~((pi > 0) & (pi <= 1))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := _first(~((pi > 0) & (pi <= 1)))) is not None:
         raise InputError(
             path,
             f"row {i + 2}: inclusion_probability "
@@ -169,9 +169,7 @@ def _design(path: Path, frame: pd.DataFrame, n_test: int, notes: list[str]):
     if "batch" not in frame.columns:
         return pi, np.ones(len(frame), dtype=np.int64)
     batch = pd.to_numeric(frame["batch"], errors="coerce").to_numpy(dtype=float)
-    bad = ~(np.isfinite(batch) & (batch == np.round(batch)) & (batch >= 1))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if (i := _first(~(np.isfinite(batch) & (batch == np.round(batch)) & (batch >= 1)))) is not None:
         raise InputError(
             path,
             f"row {i + 2}: batch {frame['batch'].iloc[i]!r} is not a whole number from 1",

@@ -1,12 +1,9 @@
-"""Output folders: a new one by default; an existing one only when asked, never the user's.
-
-A tool writes a new folder by default (:func:`default_out`). An ``--out`` that holds files is
-refused unless ``--force`` replaces it (:class:`OutputFolder`), only if its marker
-:data:`MARKER` lists every file in it, or ``--resume`` continues it (:func:`check_in_place`),
-only if its marker names the same tool. A folder written whole is filled in a hidden folder
-beside the target, ``.<name>.medeval-<id>``, which then takes its place in one rename (Linux
-``renameat2`` exchanges the two; elsewhere three renames): a kill at any moment leaves the
-previous folder or the new one, whole, and at most the hidden folder beside it.
+"""Output folders: a new one by default (:func:`default_out`); an existing one only when asked
+(``--force``: :class:`OutputFolder`, if its :data:`MARKER` lists every file in it; ``--resume``:
+:func:`check_in_place`, if its marker names the same tool), never the user's. A folder written
+whole is filled in a hidden folder beside it that then takes its place in one rename (Linux
+``renameat2`` exchanges the two; elsewhere three): a kill leaves the previous folder or the new
+one, whole.
 """
 
 from __future__ import annotations
@@ -67,8 +64,8 @@ def _inside(folder: Path, path: Path) -> bool:
 
 
 def check_writable(path: str | os.PathLike, *, what: str) -> Path:
-    """``path`` is a folder a file can be created in, or can be made as one (tried in its
-    nearest existing parent: permission bits do not tell for root or a read-only disk)."""
+    """``path`` is a folder a file can be created in, or can be made (tried in its nearest
+    existing parent: permission bits do not tell for root or a read-only disk)."""
     path = Path(path)
     try:
         os.lstat(path)
@@ -103,9 +100,8 @@ def _marker(tool: str, **fields: Any) -> str:
 
 
 def mark(folder: str | os.PathLike, tool: str, **fields: Any) -> Path:
-    """Make ``folder`` (written in place) if need be and mark it as ``tool``'s, with ``fields``.
-    A first marker is made only if none appeared meanwhile: of two runs started at once into
-    one new folder, one is refused."""
+    """Make ``folder`` (written in place) and mark it as ``tool``'s, with ``fields``; of two
+    runs marking one new folder at once, one is refused."""
     from medeval.io.atomic import write_text
 
     folder, text = Path(folder), _marker(tool, **fields)
@@ -140,8 +136,8 @@ def check_in_place(
 
 @contextmanager
 def undone_if_refused(folder: str | os.PathLike) -> Iterator[None]:
-    """A refusal (:class:`~medeval.errors.UserError`) in the block removes what the block wrote
-    into ``folder`` if it held no file before (a resumed run's folder stays as it was)."""
+    """A refusal (:class:`~medeval.errors.UserError`) in the block removes what it wrote into
+    ``folder`` if that held no file before."""
     folder = Path(folder)
     existed, fresh = folder.is_dir(), not _holds_files(folder)
     try:
@@ -155,8 +151,7 @@ def undone_if_refused(folder: str | os.PathLike) -> Iterator[None]:
 
 
 def check_outside(path: str | os.PathLike, folders: Iterable[Any], *, what: str = "--out") -> None:
-    """Refuse an output folder inside one of the input ``folders`` (a data set read by walking
-    it): the run's files would become part of the data the next time it is read."""
+    """Refuse an output folder inside one of the input ``folders`` (read by walking them)."""
     for folder in (f for f in folders if f is not None and os.path.isdir(f)):
         if _inside(Path(os.path.realpath(folder)), Path(os.path.realpath(path))):
             raise OutputPathError(
@@ -166,7 +161,7 @@ def check_outside(path: str | os.PathLike, folders: Iterable[Any], *, what: str 
 
 
 def _files_in(folder: Path) -> list[str]:
-    """Every file below ``folder`` but the marker (links not followed), relative, sorted."""
+    """Every file below ``folder`` but the marker (links not followed), sorted."""
     found = []
     for root, dirs, names in os.walk(folder):
         names += [d for d in dirs if os.path.islink(os.path.join(root, d))]
@@ -177,8 +172,8 @@ def _files_in(folder: Path) -> list[str]:
 @dataclass(frozen=True)
 class OutputFolder:
     """A folder written whole by ``tool``: :meth:`check` before any work, :meth:`write` at the
-    end. ``force``: replace an earlier output of medeval; ``inputs``: the run's input files and
-    folders; ``fresh`` (a default name): never replace, take the next free name."""
+    end. ``force``: replace an earlier output of medeval, holding none of ``inputs``; ``fresh``
+    (a default name): never replace, take the next free name."""
 
     path: Path
     tool: str
@@ -188,7 +183,6 @@ class OutputFolder:
     what: str = "--out"
 
     def check(self) -> OutputFolder:
-        """Refuse (:class:`OutputPathError`, naming why) a folder it may not write or replace."""
         check_writable(self.path, what=self.what)
         real = Path(os.path.realpath(self.path))  # a link: the folder it points to
         if _inside(real, Path.cwd()):
@@ -215,8 +209,8 @@ class OutputFolder:
         raise OutputPathError(f"{self.what} {self.path}: {why}; choose another {self.what}")
 
     def write(self, fill: Callable[[Path], object]) -> Path:
-        """``fill(tmp)`` writes the results into a new folder, which then replaces the target
-        whole; returns the folder written (``fresh``: the name free at that moment)."""
+        """``fill(tmp)`` writes the results into a new folder that then replaces the target
+        whole; returns the folder written."""
         target = Path(os.path.realpath(self.path))
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.parent / f".{target.name[:40]}.medeval-{secrets.token_hex(4)}"
@@ -242,8 +236,8 @@ class OutputFolder:
 
 
 def _exchange(a: Path, b: Path) -> None:
-    """Swap folders ``a`` and ``b``: one rename where the system offers it (Linux ``renameat2``,
-    ``RENAME_EXCHANGE``), else three, between which ``b`` is briefly missing."""
+    """Swap folders ``a`` and ``b``: one ``renameat2(RENAME_EXCHANGE)`` on Linux, else three
+    renames, between which ``b`` is briefly missing."""
     try:
         swap = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):  # not Linux, or a C library without it

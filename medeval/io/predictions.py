@@ -102,7 +102,7 @@ def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = Fa
                 convert.column_types = dict.fromkeys(columns or [], pa.string())
                 convert.strings_can_be_null = False
                 convert.null_values = []
-            if not as_text:  # the one vocabulary of missing cells of every reader
+            else:  # the one vocabulary of missing cells of every reader
                 convert.null_values = list(MISSING_CELLS)
             table = pcsv.read_csv(path, parse_options=_parse(path), convert_options=convert)
             table.column_names  # noqa: B018 - names that are not UTF-8 fail here, not later

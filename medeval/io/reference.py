@@ -34,7 +34,6 @@ __all__ = [
     "ReferenceRows",
     "check_against_test",
     "check_ids_once",
-    "check_reference",
     "load_reference",
     "reference_rows",
 ]
@@ -314,13 +313,12 @@ def reference_rows(
     Raises:
         InputError: naming the table's file and the column or subconcept at fault.
     """
-    check_reference(table, utilities)
     try:
         return ReferenceRows.from_table(
             table, utilities, threshold=float(threshold), source=source or str(table.path)
         )
-    except ReferenceDataError as e:
-        column = e.column if e.column in ("y_true", "y_pred", "y_score", "subconcept") else None
+    except ReferenceDataError as e:  # named by its column where it is one of the table's
+        column = None if e.column == "posteriors" else e.column
         raise InputError(table.path, str(e), column=column) from None
 
 
@@ -337,22 +335,3 @@ def load_reference(
     table = read_predictions(path, utilities)
     check_ids_once(path)
     return reference_rows(table, utilities, threshold=threshold, source=source or str(path)), table
-
-
-def check_reference(table: PredictionTable, utilities: Utilities) -> None:
-    """Reference rows need the true subconcept and the posteriors of every subconcept.
-
-    Raises:
-        InputError: naming the table's file and the missing column.
-    """
-    if table.subconcept is None:
-        raise InputError(
-            table.path, "reference data need the true subconcept of each row", column="subconcept"
-        )
-    if table.posteriors is None:
-        raise InputError(
-            table.path,
-            "reference data need the subconcept model's posteriors "
-            f"({', '.join(POSTERIOR_PREFIX + n for n in utilities.names)})",
-            column=POSTERIOR_PREFIX + utilities.names[0],
-        )

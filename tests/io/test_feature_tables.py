@@ -22,7 +22,7 @@ def test_embeddings_are_the_feature_tables_reading(tmp_path):
     emb, feat = read_embeddings(path), read_feature_table(path)
     np.testing.assert_array_equal(emb.X, feat.X)
     assert emb.features == feat.features == ["f0000", "f0001"]
-    pd.testing.assert_frame_equal(emb.frame, feat.rest)
+    pd.testing.assert_frame_equal(emb.rest, feat.rest)
     assert list(emb.column("id")) == ["007", "008", "009"]  # the text the user wrote
 
 
