@@ -62,7 +62,6 @@ WITHOUT_MIRRORED_TEST = {
     "evaluation/plan.py",  # the same
     "evaluation/rectification.py",  # the same
     "evaluation/result.py",  # the same
-    "metrics/_checks.py",  # tests/metrics/test_undefined_and_invalid.py
     "metrics/classification.py",  # tests/metrics/test_oracle.py, test_properties.py
     "metrics/ranking.py",  # the same
     "metrics/bootstrap/kernels.py",  # tests/metrics/bootstrap/test_batched.py
