@@ -5,9 +5,10 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
-from toy_records import record
 
 from medeval.analyses.common import dataset_means, pearson, subset_frame
+
+from .toy_records import record
 
 
 def test_pearson_matches_scipy_and_is_nan_when_undefined():

@@ -4,11 +4,12 @@ subconcept's, on toy records whose answer is known."""
 import numpy as np
 import pytest
 from scipy import stats
-from toy_records import record
 
 from medeval.analyses.common import dataset_means, subset_frame
 from medeval.analyses.correlation_gap import gap_table
 from medeval.evaluation import PAPER_SCORES
+
+from .toy_records import record
 
 
 def test_the_gap_is_positive_when_full_tracks_the_largest_subconcept():

@@ -1,65 +1,17 @@
-"""RQ4 rows of the rectified scores, the per-data-set coverage table, the weak subconcept model
-flags and the RQ1 gap left empty where RQ1 is undefined, on tiny hand-made results folders."""
-
-import math
+"""RQ4 rows of the rectified scores, the weak subconcept model flags, the RQ1 gap left empty
+where RQ1 is undefined and the analysis written with coverage, on tiny hand-made results folders."""
 
 import pandas as pd
 import pytest
 
 from medeval.analyses.agreement import agreement_by_method, agreement_markdown, agreement_table
-from medeval.analyses.coverage import COVERAGE_COLUMNS, coverage_by_dataset, coverage_markdown
+from medeval.analyses.coverage import COVERAGE_COLUMNS
 from medeval.analyses.quality import subconcept_model_quality, weak_markdown, weighted_classes
 from medeval.flows.analyze import analyze
 from medeval.protocol.store import ResultsStore
 from medeval.scores import WEAK_WITHIN_CLASS_BA
 
-
-def _rec(dataset, split, scores, intervals=None, *, method="none", within=0.9, utilities=None):
-    """A record: subsets repeat the scores on full / largest / smallest; per-subconcept rows
-    with ``utilities`` ``{class: [u, ...]}`` (default: class 1 weighted)."""
-    utilities = utilities or {0: [1.0], 1: [2.0, 8.0]}
-    subsets = [
-        {"subset": subset, "subconcept": sc, "score": name, "value": v}
-        for name, v in scores.items()
-        for subset, sc in (("full", None), ("largest", "A"), ("smallest", "B"))
-    ]
-    per_sc = [
-        {"subconcept": f"s{c}{i}", "class": c, "n_train": 10, "utility": u, "n_test": 5,
-         "prevalence": 0.5, "recall": 0.5, "true_weight_sum": 5.0, "predicted_weight_sum": 5.0}
-        for c, us in utilities.items()
-        for i, u in enumerate(us)
-    ]  # fmt: skip
-    return {
-        "collection": "toy",
-        "dataset": dataset,
-        "method": method,
-        "split": split,
-        "scores": scores,
-        "intervals": intervals or {},
-        "subsets": subsets,
-        "per_subconcept": per_sc,
-        "subconcept_model_within_class": {"class 0": 0.95, "class 1": within},
-        "subconcept_model": dict.fromkeys(("auc_ovr_macro", "balanced_accuracy", "f1_macro"), 0.8),
-        "timing": {"unit_s": 1.0, "metrics_s": 0.01, "worker_peak_rss_mb": 100.0},
-    }
-
-
-def _s(ba, wba, cba, rba):
-    return {"BA": ba, "wBA": wba, "pBA": cba, "cBA": cba, "rBA": rba}
-
-
-# Hand-checked (BA family):
-#   a/0: BA .80 wBA .70 cBA .74 rBA .71   cBA [.72, .76] (misses)   rBA [.66, .76] (covers)
-#   a/1: BA .60 wBA .64 cBA .60 rBA .65   cBA [.55, .65] (covers)   rBA [.60, .70] (covers)
-#   b/0: BA .90 wBA .80 cBA .86 rBA .78   cBA [.84, .88] (misses)   rBA [.70, .79] (misses)
-#         b has a weak subconcept model (within-class BA 0.5 in class 1)
-FOLDER = [
-    _rec("a", 0, _s(0.80, 0.70, 0.74, 0.71), {"cBA": [0.72, 0.76], "rBA": [0.66, 0.76]}),
-    _rec("a", 1, _s(0.60, 0.64, 0.60, 0.65), {"cBA": [0.55, 0.65], "rBA": [0.60, 0.70]}),
-    _rec(
-        "b", 0, _s(0.90, 0.80, 0.86, 0.78), {"cBA": [0.84, 0.88], "rBA": [0.70, 0.79]}, within=0.5
-    ),
-]
+from .results_records import FOLDER, _rec, _s
 
 
 def _row(table, name):
@@ -126,31 +78,6 @@ def test_weak_flags_follow_the_weighted_class_and_the_threshold():
     # records that do not store the accuracy: no flag, and the text says so
     bare = [{k: v for k, v in r.items() if k != "subconcept_model_within_class"} for r in FOLDER]
     assert "No record stores" in weak_markdown(subconcept_model_quality(bare))
-
-
-def test_coverage_table_per_dataset_and_method_by_hand():
-    recs = [*FOLDER, *(dict(r, method="ros") for r in FOLDER[:2])]
-    table = coverage_by_dataset(recs)
-    assert list(table.columns) == COVERAGE_COLUMNS
-    ba = table[table.family == "BA"].set_index(["dataset", "method"])
-    assert set(ba.index) == {("a", "none"), ("a", "ros"), ("a", "all"), ("b", "none"), ("b", "all")}
-    a = ba.loc[("a", "none")]
-    assert a.n == 2 and a.c_coverage_pct == 50.0 and a.r_coverage_pct == 100.0
-    assert a.c_mae == pytest.approx(0.04) and a.r_mae == pytest.approx(0.01)
-    assert a.r_bias == pytest.approx(0.01) and a.r_mean_width == pytest.approx(0.10)
-    assert a.recommended == "rBA" and not a.low_coverage and not a.weak_subconcept_model
-    assert ba.loc[("a", "all")].n == 4 and ba.loc[("a", "all")].r_coverage_pct == 100.0
-    b = ba.loc[("b", "none")]  # rBA misses its only evaluation; weak subconcept model
-    assert b.r_coverage_pct == 0.0 and b.low_coverage and b.weak_subconcept_model
-    assert b.within_class_ba == 0.5 and b.c_bias == pytest.approx(0.06)
-    md = coverage_markdown(table)
-    assert "- b none rBA: 0 % of 1 (weak subconcept model)" in md
-    assert "rBA coverage < 80 %; weak subconcept model" in md
-    # without rectified scores the recommended score is cM, and its coverage is what is flagged
-    no_r = coverage_by_dataset([_rec("a", 0, {**FOLDER[0]["scores"], "rBA": None},
-                                     FOLDER[0]["intervals"])])  # fmt: skip
-    row = no_r[no_r.family == "BA"].iloc[0]
-    assert row.recommended == "cBA" and row.low_coverage and math.isnan(row.r_coverage_pct)
 
 
 def test_rq1_gap_is_empty_where_rq1_is_undefined(tmp_path):

@@ -1,9 +1,10 @@
 """RQ3: per-subconcept recall panels and their sheets."""
 
 import pytest
-from toy_records import PNG, record
 
 from medeval.analyses.recall_panels import recall_panel_data, recall_sheets
+
+from .toy_records import PNG, record
 
 
 def test_a_panel_averages_splits_and_sheets_are_pngs():

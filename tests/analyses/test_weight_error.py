@@ -5,9 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from toy_records import record
 
 from medeval.analyses.weight_error import weight_error_by_dataset, weight_error_table
+
+from .toy_records import record
 
 
 def test_the_weight_error_pools_sums_over_splits_before_averaging():

@@ -5,14 +5,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from fakes_datasets import write_corrupt, write_png, write_png_header, write_truncated
-from PIL import Image
 from torch.utils.data import DataLoader
 
-from medeval.datasets.base import N_NAMED, DataError, LabelledData
+from medeval.datasets.base import N_NAMED, DataError
 from medeval.datasets.folder import load_image_folder
 from medeval.datasets.images import ImageDataset
 from medeval.datasets.nih import load_nih
-from medeval.datasets.pixels import check_image, read_image_array, verify_files
 
 BAD = {  # file under the tree → what its reason must say
     "a/truncated.png": "cannot read image: Truncated File Read",
@@ -73,24 +71,6 @@ def test_the_error_names_twenty_files_then_counts_the_rest(tmp_path):
     assert "; and 5 more" in message
 
 
-def test_a_picture_over_the_pixel_limit_is_refused_not_warned_about(tmp_path, monkeypatch):
-    # Between MAX_IMAGE_PIXELS and twice that, PIL only warns (DecompressionBombWarning);
-    # medeval refuses the file, naming it, in the check and when reading alike.
-    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 30)
-    small = write_png(tmp_path / "a" / "small.png", size=4)  # 16 pixels
-    warned = write_png(tmp_path / "a" / "warned.png", size=6)  # 36: PIL's warning band
-    refused = write_png(tmp_path / "b" / "refused.png", size=8)  # 64: PIL's error band
-    for path in (warned, refused):
-        for level in ("header", "full"):
-            with pytest.raises(DataError, match=rf"{path.name}: .*decompression bomb"):
-                check_image(path, level=level)
-        with pytest.raises(DataError, match=rf"{path.name}: .*decompression bomb"):
-            read_image_array(path)
-    data = load_image_folder(tmp_path, skip_unreadable=True)
-    assert list(data.files) == [str(small)]
-    assert [s.path for s in data.skipped] == [str(warned), str(refused)]
-
-
 def test_full_verification_decodes_and_an_unknown_level_is_refused(tmp_path):
     _tree(tmp_path)
     data = load_image_folder(tmp_path, verify="full", skip_unreadable=True)
@@ -144,15 +124,6 @@ def test_a_decode_failure_in_a_loader_worker_is_one_line_naming_the_file(tmp_pat
 def test_a_data_error_raised_directly_keeps_its_message():
     assert str(DataError("a.png: cannot read image")) == "a.png: cannot read image"
     assert DataError("x", 1).args == ("x", 1)
-
-
-def test_verify_files_names_every_bad_row_of_a_labelled_set(tmp_path):
-    files = [str(write_png(tmp_path / f"{i}.png", size=4)) for i in range(4)]
-    files[1] = str(write_corrupt(tmp_path / "x.png"))
-    files[3] = str(write_truncated(tmp_path / "y.png"))
-    data = LabelledData(labels=list("abab"), source="s", name="n", files=files)
-    with pytest.raises(DataError, match=r"^s/n: 2 of 4 .*row 1: .*x\.png: .*; row 3: .*y\.png"):
-        verify_files(data, skip_unreadable=False, rows=np.arange(4))
 
 
 def _classes_with_broken_pixels(root):

@@ -11,42 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import rectified_simulation as sim
+from subconcept_recall_rows import MANY, U, _data, _evaluate
 
-from medeval.evaluation import evaluate_predictions
 from medeval.evaluation.rectified import FewReferenceRowsWarning
 from medeval.evaluation.rectified_recall import R_INTERVAL_METHOD
 from medeval.evaluation.subconcept_recall import FEW_REFERENCE_ROWS_RECALL
-from medeval.evaluation.worst_subconcept import SubconceptRecall, describe_worst
-from medeval.io.reference import ReferenceRows
 from medeval.metrics._checks import UndefinedMetricWarning
-from medeval.weights import class_posteriors, utilities_from_train_sizes
-
-U = utilities_from_train_sizes(sim.TRAIN_SIZES)
-MANY = {"a": 80, "b": 60, "c": 40, "d": 30, "e": 25}  # every subconcept above the warning
-
-
-def _data(seed=0, temperature=2.0, n_test=600, counts=MANY, n_reference=None):
-    """Test rows from the population; reference rows with fixed ``counts`` per subconcept, or
-    ``n_reference`` rows from the population (the mix the rectification assumes)."""
-    rng = np.random.default_rng(seed)
-    t = sim.draw_test(rng, n_test, temperature)
-    if n_reference is not None:
-        return t, sim.draw_test(rng, n_reference, temperature)
-    return t, sim.draw_reference(rng, counts, temperature)
-
-
-def _evaluate(t, ref=None, labels=False, **kw):
-    kw.setdefault("n_bootstrap", 200)
-    return evaluate_predictions(
-        t["y_true"],
-        y_score=t["y_score"],
-        y_pred=t["y_pred"],
-        subconcept=t["subconcept"] if labels else None,
-        posteriors=pd.DataFrame(t["posteriors"], columns=list(sim.NAMES)),
-        train_sizes=sim.TRAIN_SIZES,
-        reference=None if ref is None else ReferenceRows.from_arrays(U, **ref),
-        **kw,
-    )
+from medeval.weights import class_posteriors
 
 
 def _by_hand(rows, names=sim.NAMES):
@@ -109,39 +80,6 @@ def test_the_recommended_column_follows_what_is_known():
     without = _evaluate(t)
     assert without.per_subconcept["r_recall"].isna().all()
     assert [w["source"] for w in without.worst_subconcepts] == ["label-free", "label-free"]
-
-
-def test_worst_subconcept_and_gap_come_from_the_same_replicates():
-    t, r = _data(3, n_test=2000)  # about 35 test rows of e
-    for labels, source, col in ((True, "true", "recall"), (False, "rectified", "r_recall")):
-        ev = _evaluate(t, r, labels=labels, n_bootstrap=300)
-        ps = ev.per_subconcept
-        assert [w["class"] for w in ev.worst_subconcepts] == [0, 1]
-        for w in ev.worst_subconcepts:
-            rows = ps[ps["class"] == w["class"]]
-            lowest = rows.loc[rows[col].idxmin()]
-            assert w["subconcept"] == lowest.subconcept and w["source"] == source
-            hit = t["y_pred"] == t["y_true"]
-            class_recall = hit[t["y_true"] == w["class"]].mean()
-            assert w["gap"] == pytest.approx(class_recall - lowest[col], abs=1e-12)
-            assert w["gap_low"] <= w["gap"] <= w["gap_high"]
-            assert w["gap_low"] < w["gap_high"]
-            if source == "rectified":  # the interval after the choice: at least the marginal
-                assert w["low"] <= lowest.r_low and w["high"] >= lowest.r_high
-                assert w["subconcept"] in w["could_be_worst"]
-                assert w["verdict"] == lowest.r_verdict
-        # e is found 42 % of the time against 80 % for its class: the true gap's interval says so
-        worst1 = ev.worst_subconcepts[1]
-        assert worst1["subconcept"] == "e" and (worst1["gap_low"] > 0 or not labels)
-        frame = ev.by_subconcept()
-        assert isinstance(frame, SubconceptRecall)
-        assert frame.group_min().to_dict() == {
-            w["class"]: w["recall"] for w in ev.worst_subconcepts
-        }
-        assert frame.difference()[1] == pytest.approx(worst1["gap"])
-        assert frame.by_group.loc["e", "source"] == source
-        words = "below class 1 as a whole" if labels else "e is below its class"
-        assert words in describe_worst(worst1)
 
 
 def test_same_seed_same_answer_and_the_draws_follow_the_seed():

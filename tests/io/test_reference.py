@@ -1,43 +1,15 @@
-"""Reference data: the subconcept model's within-class quality, and reference files."""
+"""Reference files."""
 
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import balanced_accuracy_score
+from reference_rows import NAMES, SIZES
+from reference_rows import rows as _data
 
 from medeval.evaluation.quality import within_class_balanced_accuracy
 from medeval.io.predictions import InputError
 from medeval.io.reference import load_reference
 from medeval.weights import utilities_from_train_sizes
-
-NAMES = ["normal", "benign", "A", "B", "C"]
-SIDES = np.array([0, 0, 1, 1, 1])
-SIZES = {
-    n: {"class": int(c), "n": 10 * (i + 1)}
-    for i, (n, c) in enumerate(zip(NAMES, SIDES, strict=True))
-}
-
-
-def _data(seed, n=300):
-    rng = np.random.default_rng(seed)
-    sc = rng.integers(0, 5, n)
-    y = SIDES[sc]
-    q = rng.dirichlet(np.ones(5), n)
-    q[np.arange(n), sc] += rng.random(n)  # informative, not perfect
-    q /= q.sum(1, keepdims=True)
-    return y, np.array(NAMES)[sc], pd.DataFrame(q, columns=NAMES)
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_within_class_balanced_accuracy_equals_sklearn_on_each_class(seed):
-    y, sc, q = _data(seed)
-    u = utilities_from_train_sizes(SIZES)
-    got = within_class_balanced_accuracy(y, sc, q, u)
-    for c in (0, 1):
-        rows = y == c
-        cols = [n for n, s in zip(NAMES, SIDES, strict=True) if s == c]
-        pred = np.array(cols)[q.loc[rows, cols].to_numpy().argmax(1)]
-        assert got[f"class {c}"] == pytest.approx(balanced_accuracy_score(sc[rows], pred))
 
 
 def test_reference_file_needs_subconcept_and_posteriors(tmp_path):

@@ -13,19 +13,7 @@ from matplotlib.patches import Rectangle
 from medeval.report.figures import LABEL_GAP, spread_labels, subconcept_figure
 from medeval.scores import WEIGHTINGS
 
-PER_SC = pd.DataFrame(
-    {
-        "subconcept": ["M", "A", "B"],
-        "class": [0, 1, 1],
-        "prevalence": [1.0, 0.8, 0.2],
-        "recall": [0.98, 0.9, 0.4],
-        "low": [0.96, 0.85, 0.2],
-        "high": [0.99, 0.95, 0.6],
-        "est_recall": [0.97, 0.88, 0.5],
-        "est_low": [0.95, 0.8, 0.3],
-        "est_high": [0.99, 0.93, 0.7],
-    }
-)
+from .conftest import PER_SC
 
 
 @pytest.mark.parametrize(
@@ -108,20 +96,6 @@ def test_every_legend_swatch_looks_like_bars_of_the_figure(columns):
     texts = [t.get_text() for t in legend.get_texts()]
     assert any("true test subconcepts" in t for t in texts) == (columns != ["recall"])
     assert any("label-free estimate" in t for t in texts) == (columns != ESTIMATED)
-
-
-def test_discovered_subconcepts_are_drawn_as_label_free_recalls():
-    """Discovered subconcepts have no true recall: their bars are the hatched label-free kind,
-    and the legend never calls them true-subconcept recalls."""
-    from medeval.report.discovery import cluster_figure
-
-    clusters = PER_SC.drop(columns=["recall", "low", "high"])
-    fig = cluster_figure(clusters, {"BA": 0.9, "cBA": 0.8})
-    texts = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert not any("true test subconcepts" in t for t in texts)
-    assert sum("label-free estimate" in t for t in texts) == 2  # one swatch per class
-    gids = {p.get_gid() for p in fig.axes[1].patches if p.get_gid()}
-    assert gids == {"recall-est"}
 
 
 @pytest.mark.parametrize("n_minority", [1, 2, 4, 8])  # 4: the main job's 5 subconcepts

@@ -3,11 +3,8 @@ named, every score with an interval (rectified ones included), links and the run
 
 import math
 
-import numpy as np
 import pandas as pd
-import pytest
 
-from medeval.evaluation import evaluate_predictions
 from medeval.report.html import (
     Section,
     evaluation_sections,
@@ -19,27 +16,7 @@ from medeval.report.html import (
 )
 from medeval.scores import ALL_SCORES, weighting
 
-TRAIN = {"M": {"class": 0, "n": 300}, "A": {"class": 1, "n": 60}, "B": {"class": 1, "n": 12}}
 RAW_SECONDARY = ("true_weight_sum", "predicted_weight_sum", "est_n_test", "n_train")
-
-
-@pytest.fixture(scope="module")
-def ev():
-    rng = np.random.default_rng(0)
-    sc = rng.choice(["M", "A", "B"], size=400, p=[0.7, 0.22, 0.08])
-    y = (sc != "M").astype(int)
-    score = np.clip(0.8 * y + rng.normal(0.1, 0.25, 400), 0, 1)
-    score[sc == "B"] *= 0.6  # the small subconcept is the hard one
-    q = np.full((400, 3), 0.1)
-    q[np.arange(400), pd.Series(sc).map({"M": 0, "A": 1, "B": 2})] = 0.8
-    return evaluate_predictions(
-        y,
-        y_score=score,
-        subconcept=sc,
-        posteriors=pd.DataFrame(q, columns=["M", "A", "B"]),
-        train_sizes=TRAIN,
-        n_bootstrap=50,
-    )
 
 
 def _main_table_html(page: str) -> str:
@@ -143,28 +120,3 @@ def test_text_columns_left_and_number_columns_right_aligned():
     df = pd.DataFrame({"score": ["BA"], "meaning": ["balanced accuracy"], "v": ["0.5 [0.4, 0.6]"]})
     block = Section("s").table(df).blocks[0]
     assert '<td class="t">balanced accuracy</td>' in block and "<td>0.5 [0.4, 0.6]</td>" in block
-
-
-def test_terminal_subconcept_table_names_the_interval_method(ev):
-    from medeval.report.tables import subconcept_table
-
-    assert "intervals: 95% Clopper–Pearson (exact binomial)." in subconcept_table(ev)
-
-
-def test_terminal_subconcept_table_without_test_labels_says_not_computed_not_nan():
-    from medeval.report.tables import subconcept_table
-
-    rng = np.random.default_rng(1)
-    sc = rng.choice(["M", "A", "B"], size=300, p=[0.7, 0.22, 0.08])
-    y = (sc != "M").astype(int)
-    q = rng.dirichlet(np.ones(3), 300)
-    ev = evaluate_predictions(
-        y, y_score=rng.random(300), posteriors=pd.DataFrame(q, columns=["M", "A", "B"]),
-        train_sizes=TRAIN, n_bootstrap=20,
-    )  # fmt: skip
-    rows = subconcept_table(ev).splitlines()[1:4]
-    assert [r.split()[0] for r in rows] == ["M", "A", "B"]
-    for r in rows:  # n_test, share and the true recall: "—"; the label-free estimate: a number
-        cells = r.split()
-        assert cells[2] == cells[3] == cells[5] == "—" and "NaN" not in r
-        assert 0 <= float(cells[6]) <= 1

@@ -7,7 +7,7 @@ from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
 
-from .conftest import ALLOW_UNDEFINED
+from ..conftest import ALLOW_UNDEFINED
 
 
 def _problem(seed, n=240, levels=7):
@@ -206,12 +206,6 @@ def test_memory_budget_must_be_positive():
         BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, memory_budget=0)
 
 
-def test_default_memory_budget_is_clamped():
-    from medeval.metrics.bootstrap import default_memory_budget
-
-    assert 2**26 <= default_memory_budget("cpu") <= 2**31
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_label_free_recall_replicates_equal_the_formula_on_same_counts(seed):
     """r̂_s = Σ c·q̃_s·hit / Σ c·q̃_s per replicate (docs/method.md,
@@ -290,23 +284,6 @@ def test_an_error_in_one_chunk_stops_the_others_and_restores_the_threads(monkeyp
     finally:
         torch.set_num_threads(before)
     assert len(calls) < 200  # the chunks not yet started were dropped
-
-
-@pytest.mark.parametrize("n_masks", [3, 70])  # 70 masks: too many bits for one integer key
-def test_cells_group_equal_class_hit_memberships_and_subconcept(n_masks):
-    from medeval.metrics.bootstrap.planning import _cells
-
-    rng = np.random.default_rng(n_masks)
-    n = 500
-    y = rng.integers(0, 2, n)
-    hit = rng.random(n) < 0.7
-    masks = rng.random((n, n_masks)) < 0.97
-    sc = rng.integers(3, 7, n)
-    cell, first = _cells(y, hit, masks, sc)
-    rows = [(y[i], hit[i], masks[i].tobytes(), sc[i]) for i in range(n)]
-    assert len(first) == len(set(rows))
-    for i in range(n):  # same cell <=> same attributes; first[c] is an instance of cell c
-        assert rows[first[cell[i]]] == rows[i]
 
 
 def _soft(y, seed):

@@ -1,0 +1,2 @@
+"""Tests of ``medeval.embeddings``; a package because its module names repeat those of
+tests/datasets."""

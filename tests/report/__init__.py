@@ -1,0 +1,2 @@
+"""Tests of ``medeval.report``; a package because its module names repeat those of other test
+folders."""
