@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from medeval.errors import InputError
-from medeval.io.features import FeatureTable
+from medeval.io.features import FeatureTable, first_repeat
 
 __all__ = ["agreeing", "joined_rows", "no_shared_rows"]
 
@@ -47,9 +47,9 @@ def joined_rows(
         return pred
     column = "id" if "id" in pred.columns else "path"
     keys = pred[column].astype(str).to_numpy()
-    dup = pd.Series(keys).duplicated().to_numpy()
-    if dup.any():
-        i = int(np.argmax(dup))
+    repeat = first_repeat(keys)
+    if repeat is not None:
+        i = repeat[1]
         raise InputError(source, f"{column} {keys[i]!r} appears twice", column=column, row=i + 1)
     pos = {v: i for i, v in enumerate(keys)} if column == "id" else _path_keys(keys, ids, source)
     missing = [i for i, v in enumerate(ids) if v not in pos]

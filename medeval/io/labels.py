@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from medeval.errors import InputError
+from medeval.io.features import first_repeat
 from medeval.io.tables import read_frame
 from medeval.weights import Utilities
 
@@ -49,13 +50,11 @@ def read_ids(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
             path, "labels are matched by id: the predictions need an 'id' column", column="id"
         )
     ids = frame["id"].astype(str).str.strip().to_numpy()
-    seen = pd.Series(ids).duplicated(keep=False).to_numpy()
-    if seen.any():
-        rows = np.flatnonzero(seen)[:2]
+    repeat = first_repeat(ids)
+    if repeat is not None:
+        first, i = repeat
         raise InputError(
-            path,
-            f"id {ids[rows[0]]!r} is given twice (rows {rows[0] + 2} and {rows[1] + 2})",
-            column="id",
+            path, f"id {ids[i]!r} is given twice (rows {first + 2} and {i + 2})", column="id"
         )
     column = next((c for c in IMAGE_COLUMNS if c in frame.columns), None)
     images = None
