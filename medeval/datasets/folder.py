@@ -1,13 +1,9 @@
 """Folder-per-class image sets, e.g. ``root/<class>/*.png`` or ``root/{train,val,test}/<class>/``.
 
-Pre-made ``train/val/test`` subfolders are merged (``splits="merge"``, the default, so medeval
-makes its own splits) or respected (``splits="respect"``: ``presplit`` holds each file's part).
-
-Which files count: images by their suffix (:data:`~medeval.datasets.pixels.IMAGE_SUFFIXES`,
-the rule every source shares); hidden files and folders (``.ipynb_checkpoints/``, ``._x.png``)
-are ignored wherever they lie; other files in the class folders are named in one warning; a
-broken symbolic link is an image file that cannot be read (named by the check, or left out and
-listed with ``skip_unreadable``).
+Pre-made ``train/val/test`` subfolders are merged (``splits="merge"``) or respected
+(``splits="respect"``: ``presplit`` holds each file's part). Images are found by suffix
+(:data:`~medeval.datasets.pixels.IMAGE_SUFFIXES`); hidden files are ignored, other files named
+in one warning.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Joins of a feature table (:mod:`medeval.io.features`) with the files that go with it: its
-labels or predictions in a file of their own, joined by ``id``, by a ``path`` that ends with
-the table's ``id`` or row by row (:func:`joined_rows`); a column in both that must agree
-(:func:`agreeing`); and the rows two tables must not share (:func:`no_shared_rows`: the
-subconcept model's training rows are held out from the test and reference rows, the test rows
-are not the reference rows).
-
-Every refusal is an :class:`~medeval.errors.InputError` naming the files, column and row.
+"""Joins of a feature table (:mod:`medeval.io.features`) with its labels or predictions file
+(by ``id``, by a ``path`` ending with the ``id``, or row by row), the columns both must agree on,
+and the rows two tables must not share; every refusal an :class:`~medeval.errors.InputError`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
 """Labels a person gave to test rows, and the sheet of rows to label next
-(docs/own_model.md, "Label next").
-
-``to_label.csv`` (written by ``python -m medeval.label``) has one row per test row to label:
-``id``, ``inclusion_probability`` and ``batch`` (how it was chosen), its ``class``, its
-``image`` where the predictions name one, ``candidates`` (the subconcepts of its class by the
-subconcept model's posterior) and an empty ``subconcept`` to fill. A filled copy, appended to
-the earlier ones, is a ``--labels`` file as it is; a file of only ``id`` and ``subconcept`` is
-taken as a simple random sample of the test rows.
+(docs/own_model.md, "Label next", describes ``to_label.csv`` and the ``--labels`` file).
 """
 
 from __future__ import annotations

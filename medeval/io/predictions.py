@@ -1,12 +1,9 @@
-"""Predictions files: reading a predictions file and a train-sizes file into a checked
-table, with errors that name file, column and row; the file as given; the checks of the inputs
-a reader must know about; and the bundled example.
+"""Predictions files and train sizes: read into checked tables, errors naming file, column, row.
 
 Predictions: CSV (optionally gzipped) or Parquet, one row per test instance, columns ``y_true``
 (0/1), ``y_score`` (probability of class 1) and/or ``y_pred`` (0/1), optional ``subconcept``
-(true subconcept name), optional posterior columns ``q_<subconcept name>``.
-
-Train sizes: JSON ``{"<subconcept name>": {"class": 0 or 1, "n": <training count>}, ...}``.
+and posterior columns ``q_<subconcept name>``. Train sizes: JSON
+``{"<subconcept name>": {"class": 0 or 1, "n": <training count>}, ...}``.
 """
 
 from __future__ import annotations

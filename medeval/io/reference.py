@@ -1,9 +1,6 @@
 """Reference rows (docs/method.md, "Rectified scores"): held-out rows with the true
-subconcept, the classifier's prediction and the subconcept model's posteriors — out-of-bag
-forest predictions, the calibration part of an imaging split, or a file a user supplies
-(``python -m medeval.evaluate --reference FILE``) — read (:func:`load_reference`) and checked
-once against the training sizes (:class:`ReferenceRows`). The rectification
-(:mod:`medeval.evaluation.rectified`) measures the subconcept model's error on them.
+subconcept, the classifier's prediction and the subconcept model's posteriors, read
+(:func:`load_reference`) and checked once against the training sizes (:class:`ReferenceRows`).
 """
 
 from __future__ import annotations

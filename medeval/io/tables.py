@@ -1,10 +1,6 @@
 """One reader for user tables (CSV / TSV, optionally gzipped, and Parquet) as pandas frames,
-and typed reading of their numeric columns.
-
-Errors are :class:`~medeval.errors.InputError` naming the file (and the column and first bad
-row), so every tool reports an unreadable file, a duplicated column or a cell that is not a
-number the same way: a numeric column is never silently turned into text or category codes,
-and a timestamp, boolean or text column is never read as numbers.
+and typed reading of their numeric columns; errors are :class:`~medeval.errors.InputError`
+naming the file, column and first bad row.
 """
 
 from __future__ import annotations
