@@ -22,12 +22,8 @@ SPLIT_NAMES = {"train": "train", "val": "val", "valid": "val", "validation": "va
 
 
 def _class_files(folder: Path, empty: list[str], others: list[Path]) -> list[tuple[str, str]]:
-    """(label, file) for every image in ``folder/<label>/`` (recursively below the label).
-
-    Hidden folders are no classes and hidden files no images (:func:`is_hidden`); class
-    folders without any image are appended to ``empty``, files that are not images by their
-    suffix to ``others``.
-    """
+    """(label, file) for every image below ``folder/<label>/``; hidden entries skipped, empty class
+    folders appended to ``empty``, non-image files to ``others``."""
     out = []
     for class_dir in sorted(_subfolders(folder)):
         files, not_images = image_files_below(class_dir)

@@ -55,9 +55,8 @@ def read_feature_table(
     name: str = "",
     option: str | None = "--features",
 ) -> FeatureTable:
-    """Read a CSV / Parquet table (or take a DataFrame, read as a Parquet file would be) and
-    check its features and ids: the one reader of feature tables (the embeddings of
-    :func:`medeval.io.embeddings.read_embeddings` too).
+    """Read a CSV / Parquet table (or a DataFrame, read as a Parquet file would be) and check
+    its features and ids: the one reader of feature tables.
 
     Args:
         features: the feature columns; default every column named ``f<digits>``.

@@ -20,12 +20,9 @@ __all__ = ["agreeing", "joined_rows", "no_shared_rows"]
 def joined_rows(
     table: FeatureTable, pred: pd.DataFrame, source: Path, what: str = "predictions"
 ) -> pd.DataFrame:
-    """The rows of ``pred`` (read from ``source``) in the feature table's row order.
-
-    By ``id`` when both have one; else, when ``pred`` has a ``path`` column and the table an
-    ``id`` (``python -m medeval.embed`` names each image so: its path below the layout's
-    folder, or the image name), a path joins the id it ends with (``/data/test/opel/a.png``
-    joins ``opel/a.png``; ``.../ISIC_0024306.jpg`` joins ``ISIC_0024306``); else row by row.
+    """The rows of ``pred`` (read from ``source``) in the feature table's row order: by ``id``
+    when both have one; else by a ``path`` column ending with the table's ``id`` (whole path
+    components, or the file name without suffix); else row by row.
 
     Raises:
         InputError: row counts that differ, a repeated key, a table row without a match, or a
@@ -83,9 +80,8 @@ def _path_keys(paths: np.ndarray, ids: np.ndarray, source: Path) -> dict[str, in
 
 
 def agreeing(rest: pd.DataFrame, given: pd.DataFrame, table: Path, source: Path) -> pd.DataFrame:
-    """``given``, the file of a feature table's labels or predictions (in the table's row
-    order), checked against the table's own non-feature columns ``rest``: a column in both
-    must hold the same values, since which of the two is meant cannot be guessed.
+    """``given`` (a feature table's labels or predictions file, in the table's row order),
+    checked against the table's own non-feature columns ``rest``: a column in both must agree.
 
     Raises:
         InputError: a column in both whose values differ, naming the column, the first such
@@ -137,14 +133,8 @@ def no_shared_rows(
 
 
 def _no_shared_features(held: FeatureTable, table: FeatureTable, role: str, other: str) -> None:
-    """Without ids on both sides, rows are compared by their features: a table most of whose
-    rows are rows of ``held`` (the same file given twice, or a copy) is refused; a few
-    identical rows (discrete features can coincide) are a warning.
-
-    Raises:
-        InputError: half or more of the rows repeat rows of ``held``, naming both files and
-            the first such row.
-    """
+    """Without ids, rows are compared by features: half or more repeated rows of ``held`` is an
+    ``InputError``, a few a warning (discrete features can coincide)."""
     seen = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(held.X, np.float64))}
     rows = np.ascontiguousarray(table.X, np.float64)
     shared = [(i, seen[r.tobytes()]) for i, r in enumerate(rows) if r.tobytes() in seen]

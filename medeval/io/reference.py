@@ -93,11 +93,8 @@ class ReferenceRows:
         return len(self.y_true)
 
     def class_weights(self, utilities: Utilities) -> tuple[np.ndarray, int]:
-        """Class-conditional weights ``(R,)`` of the rows under the ``utilities``
-        (docs/method.md, "Label-free scores")
-        and how many rows fell back to their class's mean utility: :func:`class_conditional`
-        of the checked posteriors, computed once per utilities (the rectification and the
-        per-subset correction both need them)."""
+        """Class-conditional weights ``(R,)`` under ``utilities`` (docs/method.md, "Label-free
+        scores") and how many rows fell back to their class's mean utility; cached per utilities."""
         key = (tuple(utilities.names), utilities.values.tobytes(), utilities.sides.tobytes())
         if key not in self._weights:
             cp = renormalise_within_class(torch.from_numpy(self.posteriors), utilities, self.y_true)
@@ -249,12 +246,8 @@ def _posteriors(
 
 
 def check_against_test(reference: ReferenceRows, test: PredictionTable, threshold: float) -> None:
-    """Reference rows must be other rows than the test rows, labelled by the same rule.
-
-    Refused (``InputError``): the test rows in any order (the same classes, scores and
-    posteriors: a copy of the predictions, the rows under new ids), which make rBA the test
-    rows' wBA. Warned: a reference ``y_pred`` that ``threshold`` does not give next to test
-    rows labelled by it."""
+    """Reference rows must be other rows than the test rows (``InputError`` for the test rows in
+    any order), and a reference ``y_pred`` that ``threshold`` does not give is warned about."""
     s = reference.y_score
     off = 0 if s is None else int((reference.y_pred != labels_from_scores(s, threshold)).sum())
     if test.y_pred is None and off:
@@ -300,12 +293,8 @@ def reference_rows(
     threshold: float = 0.5,
     source: str | None = None,
 ) -> ReferenceRows:
-    """Check a table of reference rows (read from a file, or built in memory by a tool)
-    against the train sizes' ``utilities``.
-
-    Checked: the predictions columns, the true ``subconcept`` (known names, on the side of
-    their class), every ``q_<subconcept>`` column, and at least one row of every minority
-    subconcept. ``y_pred`` defaults to ``y_score >= threshold`` (the test rows' rule).
+    """Check a table of reference rows against the train sizes' ``utilities`` (see
+    :meth:`ReferenceRows.from_arrays`); ``y_pred`` defaults to ``y_score >= threshold``.
 
     Raises:
         InputError: naming the table's file and the column or subconcept at fault.
@@ -322,9 +311,8 @@ def reference_rows(
 def load_reference(
     path: str | Path, utilities: Utilities, *, threshold: float = 0.5, source: str | None = None
 ) -> tuple[ReferenceRows, PredictionTable]:
-    """Read a reference file (the predictions columns plus the true ``subconcept`` and a
-    ``q_<name>`` posterior column for every subconcept of the train sizes) and check it
-    (:func:`reference_rows`).
+    """Read a reference file (predictions columns, true ``subconcept``, ``q_<name>`` for every
+    subconcept) and check it (:func:`reference_rows`).
 
     Raises:
         InputError: naming the file and the column or subconcept at fault.
