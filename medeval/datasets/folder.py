@@ -51,12 +51,7 @@ def load_image_folder(
     Args:
         path: root folder.
         splits: ``"merge"`` or ``"respect"`` pre-made ``train/val/test`` subfolders.
-        verify: check every image now (``True``: a header check, see
-            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode), so that one
-            error names every unreadable file before any training; ``False``: they fail when
-            first read, naming the file.
-        skip_unreadable: leave out (and record) unreadable files instead of raising (checks
-            the headers even with ``verify=False``).
+        verify, skip_unreadable: see :func:`~medeval.datasets.pixels.verify_files`.
 
     Returns:
         ``LabelledData`` with ``files`` (N,), ``labels`` = class folder names, ``ids`` = paths

@@ -381,9 +381,12 @@ def verify_files(
     missing_text: str = "",
 ) -> LabelledData:
     """Check every file of ``data`` in one pass, with the records of absent files ``missing``
-    (``missing_text`` names them): one error names every bad file, or ``skip_unreadable`` leaves
-    them out and records them. ``verify``: ``True``/``"header"``, ``"full"`` or ``False``;
-    ``rows`` (N,): rows named in messages; ``where`` starts the message."""
+    (``missing_text`` names them).
+
+    ``verify``: check every image now (``True``: a header check, ``"full"``: decode), one error
+    naming every missing and unreadable file with its row; ``False``: a file fails when first read.
+    ``skip_unreadable``: leave them out and record them instead (headers checked even without
+    ``verify``). ``rows`` (N,): the rows named in messages; ``where`` starts the message."""
     where = where or f"{data.source}/{data.name}"
     level = verify_level(verify) or ("header" if skip_unreadable else None)
     bad = unreadable_files(data.files, rows=rows, level=level) if level else {}

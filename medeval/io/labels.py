@@ -64,11 +64,10 @@ def read_ids(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
 def read_labels(
     path: str | Path, ids: np.ndarray, y: np.ndarray, utilities: Utilities
 ) -> tuple[dict[str, np.ndarray], list[str]]:
-    """The labelled test rows of a labels file (``id``, ``subconcept``, and the
-    ``inclusion_probability`` and ``batch`` the design gave), matched to the test rows ``ids``
-    ``(N,)`` of classes ``y`` ``(N,)``: ``{"index", "subconcept", "pi", "batch"}`` ``(L,)``
-    each (the fields of :class:`~medeval.evaluation.rectified_recall.LabelledRows`), and the
-    notes it raises.
+    """The labelled test rows of a labels file (``id``, ``subconcept``, optional
+    ``inclusion_probability`` and ``batch``) matched to the test rows ``ids`` ``(N,)`` of classes
+    ``y`` ``(N,)``: the :class:`~medeval.evaluation.rectified_recall.LabelledRows` fields
+    ``{"index", "subconcept", "pi", "batch"}`` ``(L,)``, and its notes.
 
     Raises:
         InputError: naming the file, row and value: an id not among the test rows, a subconcept
@@ -123,8 +122,7 @@ def _check_filled(path: Path, frame: pd.DataFrame) -> None:
 
 
 def _first(bad: Any) -> int | None:
-    """The first row ``i`` where ``bad`` ``(L,)`` holds (a message names it ``row i + 2``, the
-    header being row 1), or ``None``."""
+    """The first row ``i`` where ``bad`` ``(L,)`` holds (named ``row i + 2``), or ``None``."""
     found = np.flatnonzero(bad)
     return int(found[0]) if len(found) else None
 

@@ -61,9 +61,8 @@ def _binary(name: str, values: Any, n: int | None) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ReferenceRows:
-    """Validated reference rows, ``R`` of them, subconcepts in ``names`` order.
-
-    Build with :meth:`from_arrays` or :meth:`from_table`, which check them.
+    """Validated reference rows, ``R`` of them, subconcepts in ``names`` order; built by
+    :meth:`from_arrays` or :meth:`from_table`, which check them.
 
     Attributes:
         y_true: ``(R,)`` classes in {0, 1}.
@@ -73,9 +72,8 @@ class ReferenceRows:
         y_pred: ``(R,)`` predicted labels, or ``None`` (no rBA / rF1).
         y_score: ``(R,)`` scores for class 1, or ``None`` (no rAUC).
         source: where the rows come from (e.g. ``"out-of-bag"``, a file name).
-        row_weight: ``(R,)`` each row's weight in the rectified scores' correction (``None``:
-            1 each): labelled test rows stand for the rows not labelled through the inverse of
-            their inclusion probabilities.
+        row_weight: ``(R,)`` each row's weight in the correction (``None``: 1 each), e.g. the
+            inverse inclusion probabilities of labelled test rows.
     """
 
     y_true: np.ndarray
@@ -86,15 +84,16 @@ class ReferenceRows:
     y_score: np.ndarray | None = None
     _: KW_ONLY  # the data may be positional, the options not
     source: str = "reference"
-    row_weight: np.ndarray | None = None  # (R,) e.g. labelled test rows' inverse inclusion
+    row_weight: np.ndarray | None = None
     _weights: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.y_true)
 
     def class_weights(self, utilities: Utilities) -> tuple[np.ndarray, int]:
-        """Class-conditional weights ``(R,)`` under ``utilities`` (docs/method.md, "Label-free
-        scores") and how many rows fell back to their class's mean utility; cached per utilities."""
+        """Class-conditional weights ``(R,)`` under ``utilities``
+        (docs/method.md, "Label-free scores") and how many rows fell back to their class's mean
+        utility; cached per utilities."""
         key = (tuple(utilities.names), utilities.values.tobytes(), utilities.sides.tobytes())
         if key not in self._weights:
             cp = renormalise_within_class(torch.from_numpy(self.posteriors), utilities, self.y_true)
@@ -123,9 +122,8 @@ class ReferenceRows:
     ) -> ReferenceRows:
         """Check reference rows against the ``utilities`` (of the training sizes).
 
-        ``y_pred`` defaults to ``y_score >= threshold`` (use the test predictions' threshold).
-        ``posteriors`` is a DataFrame with subconcept-named columns or an array with
-        ``posterior_columns`` (or in ``u.names`` order).
+        ``y_pred`` defaults to ``y_score >= threshold``; ``posteriors`` is a DataFrame with
+        subconcept-named columns or an array with ``posterior_columns`` (or in ``u.names`` order).
 
         Raises:
             ReferenceDataError: a missing or malformed column, an unknown subconcept, a row whose

@@ -153,17 +153,10 @@ def check_header(path: str | Path, names: Iterable[object]) -> None:
             )
 
 
-def numeric_column(
-    path: str | Path,
-    frame: pd.DataFrame,
-    column: str,
-    *,
-    missing_ok: bool = False,
-    finite: bool = True,
-) -> np.ndarray:
-    """``frame[column]`` as float64, or an :class:`InputError` naming the file, column and first
-    bad row with the cell as written; timestamp, boolean and Parquet text columns are refused by
-    type. ``missing_ok``: empty cells become NaN; ``finite``: infinite values are refused."""
+def numeric_column(path: str | Path, frame: pd.DataFrame, column: str) -> np.ndarray:
+    """``frame[column]`` as float64 (empty cells NaN), or an :class:`InputError` naming the
+    file, column and first bad row with the cell as written (a cell that is not a number, an
+    infinite one); timestamp, boolean and Parquet text columns are refused by type."""
     values = frame[column]
     if isinstance(values, pd.DataFrame):
         raise InputError(path, "appears several times in the header", column=column)
@@ -182,19 +175,12 @@ def numeric_column(
         out = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         bad_text = np.isnan(out) & ~(text.isna() | (text == "")).to_numpy()
         bad_text &= ~text.str.lower().isin(MISSING_WORDS).to_numpy()
-    missing = np.isnan(out) & ~bad_text
-    problems = [(bad_text, "is not a number")]
-    if not missing_ok:
-        problems.append((missing, "missing value"))
-    if finite:
-        problems.append((np.isinf(out), "is not a finite number"))
+    problems = [(bad_text, "is not a number"), (np.isinf(out), "is not a finite number")]
     found = [(int(np.argmax(mask)), problem) for mask, problem in problems if mask.any()]
     if found:
         row, problem = min(found)
         if problem == "is not a number":
             shown = not_a_number(values.iloc[row])
-        elif problem == "missing value":
-            shown = problem
         else:
             shown = f"{str(values.iloc[row])!r} {problem}"
         raise InputError(path, shown, column=column, row=row + 1)
@@ -229,7 +215,7 @@ def feature_matrix(path: str | Path, frame: pd.DataFrame, columns: list[str]) ->
         if pd.api.types.is_bool_dtype(values.dtype):
             X[:, j] = values.to_numpy(dtype=np.float64)
         elif pd.api.types.is_numeric_dtype(values.dtype) or not _is_text(values):
-            X[:, j] = numeric_column(path, frame, column, missing_ok=True)
+            X[:, j] = numeric_column(path, frame, column)
         else:
             X[:, j] = _text_feature(path, values, str(column))
     return X
