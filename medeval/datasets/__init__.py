@@ -1,9 +1,7 @@
 """Loaders: each public data-set layout → one ``LabelledData`` (see :mod:`.base`).
 
-:func:`load` calls the loader that the source's declaration names (:mod:`medeval.datasets.sources`,
-the registry): this module dispatches on nothing else. It imports only the registry (standard
-library) until a loader or a name of :mod:`.base` is used, so the tools' ``--help`` reads the
-declared sources without numpy or pandas.
+:func:`load` calls the loader the source's declaration names (:mod:`medeval.datasets.sources`);
+nothing beyond the registry is imported until used, so ``--help`` needs neither numpy nor pandas.
 """
 
 from __future__ import annotations

@@ -35,17 +35,11 @@ _WORKER = " in DataLoader worker process "
 
 
 class DataError(InputError):
-    """Bad input data: the message names the file and, where known, the column and row.
+    """Bad input data: ``DataError(path, problem, column=..., row=...)`` as every
+    :class:`~medeval.errors.InputError`, or ``DataError(message)`` naming its file itself.
 
-    A bad data set is a bad input: an :class:`~medeval.errors.InputError` (one error type for
-    every bad user table). ``DataError(path, problem, column=..., row=...)`` words it as every
-    :class:`~medeval.errors.InputError`; ``DataError(message)`` takes a message that names its
-    file itself.
-
-    Raised inside a torch DataLoader worker, it reaches the main process re-made from the
-    worker's whole formatted traceback (torch calls ``DataError(text)``); the message is then
-    cut back to the original one line, which still names the file, and the worker's traceback
-    is kept as a note (shown by ``-v``, not by the one-line report).
+    Re-raised from a DataLoader worker's traceback, the message is cut back to its one line and
+    the traceback kept as a note.
     """
 
     def __init__(self, *args: object, column: str | None = None, row: int | None = None) -> None:
@@ -107,9 +101,8 @@ EMPTY_CLASS_FOLDERS = "empty_class_folders"
 
 
 def load_notes(data: LabelledData, listed_in: str) -> list[str]:
-    """What a tool says about the files it read, besides the data themselves: files left out
-    with ``skip_unreadable`` (listed in the file ``listed_in``) and class folders holding no
-    image (so not classes of the task)."""
+    """Notes on files left out with ``skip_unreadable`` (listed in ``listed_in``) and class
+    folders holding no image."""
     notes = []
     if data.skipped:
         notes.append(f"left out ({listed_in} lists them): {bad_files_text(data.skipped)}")
@@ -222,12 +215,9 @@ def data_root(subfolder: str = "") -> Path:
 
 
 def read_table(path: str | Path, **csv_options) -> pd.DataFrame:
-    """A data set's table (labels, metadata) read by the one reader of user tables,
-    :func:`medeval.io.tables.read_frame`: its suffixes (:data:`~medeval.io.tables.DATASET_SUFFIXES`:
-    those of every user table, ``.tab`` tab-separated, a name without a suffix
-    comma-separated), its missing cells unless the loader names its own, its header check and
-    its errors, raised as :class:`DataError` (an :class:`~medeval.errors.InputError`).
-    ``csv_options``: :func:`pandas.read_csv` options of the loader (``dtype``, ``usecols``…)."""
+    """A data set's table read by :func:`medeval.io.tables.read_frame`
+    (:data:`~medeval.io.tables.DATASET_SUFFIXES` or no suffix), errors as :class:`DataError`;
+    ``csv_options``: :func:`pandas.read_csv` options of the loader."""
     from medeval.io.tables import DATASET_SUFFIXES, read_frame
 
     with as_data_error():
@@ -264,10 +254,8 @@ def label_strings(values: pd.Series | np.ndarray) -> np.ndarray:
 
 
 def group_ids(values: pd.Series) -> np.ndarray:
-    """(N,) patient / lesion ids as stripped strings, ``""`` for an empty or missing cell
-    (NaN, or a word of :data:`~medeval.io.tables.MISSING_WORDS`): such a row is a group of its
-    own wherever groups are read (:func:`medeval.splits.group_codes_of`), never one group of
-    every row without an id, nor a made-up id that a real one could equal."""
+    """(N,) patient / lesion ids as stripped strings, ``""`` for a missing cell (a group of its
+    own wherever groups are read, :func:`medeval.splits.group_codes_of`)."""
     ids = label_strings(values)
     ids[pd.isna(values).to_numpy() | np.isin(np.char.lower(ids), ("", *MISSING_WORDS))] = ""
     return ids

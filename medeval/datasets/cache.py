@@ -1,32 +1,10 @@
-"""Decoded-image cache: every image file decoded, converted and resized once, read as uint8.
+"""Decoded-image cache: every image file decoded, converted and resized once, stored as uint8
+shards of one *pixel recipe* (size, DICOM frame, :data:`DECODE_VERSION`) under
+``<cache_dir>/images-<size>px-<key>/`` (``recipe.json``, ``index.json``, ``shard-*.u8``, ``.lock``).
 
-A store holds the images of one *pixel recipe* — target size, DICOM frame and the version of
-the decode rule of :mod:`medeval.datasets.pixels` — for any number of files::
-
-    <cache_dir>/images-<size>px-<key>/
-        recipe.json     the recipe (its hash is <key>)
-        index.json      resolved path → file size, mtime (ns), shard, byte offset, channels
-        shard-*.u8      immutable raw uint8 images, (S, S) grey or (S, S, 3) RGB, back to back
-        .lock           taken only while a builder adds images
-
-The pixels of an image are those of the package's decode path — :func:`read_image_array`,
-:func:`to_tensor`, ``Resize((S, S), antialias=True)`` — quantised once by
-:func:`quantize` (``round(255 · x)``). :func:`prepare_image` is that path; a store built from
-it and :class:`ResizedImageDataset` without a store give bit-identical items. Against a
-float pipeline that never quantises, the items differ by at most 1/510 before normalisation.
-DICOM values are windowed to [0, 1] first, so 8 bits keep the displayed range.
-
-Building (:meth:`ImageCache.ensure`): files whose size or mtime differ from the index, and
-files not yet in it, are decoded (in ``workers`` processes, with a progress bar) into one new
-shard written under a temporary name and renamed into place; the index is then replaced the
-same way. One builder at a time holds ``.lock`` (processes of a DDP job, DataLoader workers,
-threads); the others wait, re-read the index and find their files there. Readers open shards
-lazily, read-only, once per process, so a reader passed to DataLoader workers pickles small.
-
-A read-only store that already holds every file is used as it is (nothing is written, no lock
-is taken): a store built once can be shared read-only. A store that would need building in a
-folder that cannot be written raises :class:`CacheFolderError` naming the folder; there is no
-silent fallback to decoding every epoch, which would only show as a slow run.
+Items are bit-identical to decoding without a store (:func:`prepare_image`). One builder at a
+time holds ``.lock``; a complete store is used read-only; a store that needs building in a folder
+that cannot be written raises :class:`CacheFolderError` (no silent decoding every epoch).
 """
 
 from __future__ import annotations
@@ -82,11 +60,8 @@ def quantize(image: torch.Tensor) -> np.ndarray:
 
 
 def prepare_image(path: str | Path, *, size: int, frame: int | None = None) -> np.ndarray:
-    """One file decoded, converted and resized to (size, size) as the training path does.
-
-    Grey images stay one channel (the model's three are copies, made when read), so a store of
-    chest X-rays is a third of the RGB size; resizing one plane gives the same values as
-    resizing its three copies.
+    """One file decoded, converted and resized to (size, size) as the training path does; grey
+    images stay one channel (the three copies are made when read).
 
     Raises:
         DataError: naming the file when it cannot be read or decoded.
@@ -313,11 +288,8 @@ def data_images(
     workers: int = 0,
     progress: bool = True,
 ) -> CachedImages | None:
-    """The store's reader of every file of ``data`` (``None`` when its images are in memory).
-
-    The DICOM frame is the one the loader picked (``data.meta``). Every process of a DDP job
-    may call it: the first builds, the others wait for the lock and find the images there.
-    """
+    """The store's reader of every file of ``data`` (``None`` when its images are in memory);
+    every process of a DDP job may call it."""
     if data.files is None:
         return None
     store = ImageCache(cache_dir, size=size, frame=data.meta.get(FRAME_KEY))
@@ -334,11 +306,8 @@ def skip_undecodable(
     workers: int = 0,
     progress: bool = True,
 ) -> LabelledData:
-    """``data`` less the image files that cannot be decoded, recorded in ``data.skipped``
-    (``skip_unreadable``: the loaders' header check lets through a file whose pixel data are
-    broken; decoding it is the store's first pass, so it is done once here, over every file of
-    the data set, past the ones that fail, before the task is made from the rest; files the
-    store holds already are not read again).
+    """``data`` less the image files that cannot be decoded (the store's first pass, past the
+    ones that fail), recorded in ``data.skipped``.
 
     Raises:
         CacheFolderError: the store needs images and its folder cannot be written.
@@ -359,11 +328,8 @@ def skip_undecodable(
 
 
 class CachedImages:
-    """Read-only view of the images of some files in a store: ``reader[i]`` → uint8 array.
-
-    Shards are memory-mapped on first use in each process; pickling (DataLoader workers with
-    ``spawn``, DDP) carries only the small per-row arrays.
-    """
+    """Read-only view of the images of some files in a store: ``reader[i]`` → uint8 array
+    (shards memory-mapped on first use in each process; pickles small)."""
 
     def __init__(self, folder: Path, size: int, rows: list[tuple[str, int, int]]) -> None:
         self.folder, self.size = Path(folder), size
@@ -418,11 +384,8 @@ class CachedImages:
 class ResizedImageDataset(Dataset):
     """``(image (3, S, S), y, subconcept)`` items from a store or, without one, decoded now.
 
-    Both ways give the same bits (:func:`prepare_image`). Images are float32 in [0, 1],
-    ImageNet-normalised when ``normalize`` (looked up in :func:`pixel_table`); ``as_uint8``
-    returns the uint8 (3, S, S) tensor instead, a quarter of the bytes to copy, which
-    :func:`medeval.models.inputs.model_input` turns into the same float32 bits on the device
-    (what training, prediction and embedding do).
+    Images are float32 in [0, 1], ImageNet-normalised when ``normalize``; ``as_uint8`` returns
+    the uint8 (3, S, S) tensor instead (:func:`medeval.models.inputs.model_input` converts it).
 
     Args:
         files: (N,) image files.

@@ -92,14 +92,11 @@ def load_dicom(
         csv: the labels table (default ``labels.csv`` / ``metadata.csv`` / the only CSV there).
         patient_column: patient id column; when absent from the CSV the ``PatientID`` tag of
             each file is used.
-        verify: decode every image now (``True`` or ``"full"``: DICOM decoding is where files
-            fail, e.g. a transfer syntax without a decoder; ``"header"``: headers only), so
-            that one error names every unreadable file with its row.
-        skip_unreadable: leave out (and record) unreadable files instead of raising.
+        verify, skip_unreadable: see :func:`~medeval.datasets.pixels.verify_files` (``True``
+            decodes every image: decoding is where DICOM files fail).
         classes: the allowed labels; another label raises ``DataError`` naming file and row.
-        frame: the frame read from multi-frame files (``-1`` = last); without it a multi-frame
-            file is unreadable (named now, at load time, even without ``verify``). Kept in
-            ``meta["dicom_frame"]`` for the readers of the returned data.
+        frame: the frame read from multi-frame files (``-1`` = last; kept in
+            ``meta["dicom_frame"]``); without it a multi-frame file is named at load time.
 
     Returns:
         ``LabelledData`` with ``files`` (N,), ``labels`` (N,), ``groups`` = patient ids (a file

@@ -37,12 +37,9 @@ def is_hidden(name: str) -> bool:
 def check_one_row_per_image(
     files: np.ndarray, cells: np.ndarray, rows: np.ndarray, labels: np.ndarray | None, *, where
 ) -> None:
-    """Raise ``DataError`` naming the first two rows (their cells ``(N,)`` as written and their
-    ``labels``) whose ``files`` ``(N,)`` are one image: the rule of every source that reads a
-    list of files. Files are compared as the file system sees them (device and inode), so
-    every spelling is caught (``x`` and ``x.jpg``, ``./x``, a path and a bare name, a case
-    variant where the file system folds case, a link); a missing file by its path. An image
-    listed twice would count twice in every score and could lie on both sides of a split."""
+    """Raise ``DataError`` naming the first two rows (cells ``(N,)`` and ``labels``) whose
+    ``files`` ``(N,)`` are one image, compared by device and inode so that every spelling is
+    caught: an image listed twice would count twice and could lie on both sides of a split."""
     seen: dict[object, int] = {}
     for i, file in enumerate(files):
         try:
@@ -62,12 +59,8 @@ def check_one_row_per_image(
 
 
 def image_files_below(folder: str | Path) -> tuple[list[Path], list[Path]]:
-    """Every image file below ``folder`` (recursively; :data:`IMAGE_SUFFIXES`), and every other
-    file there, each sorted; hidden files and folders (:func:`is_hidden`) are skipped.
-
-    A symbolic link counts by its name even when its target is gone, so that a broken link is
-    checked and named like any unreadable file instead of vanishing from the data set.
-    """
+    """Every image file below ``folder`` (recursively) and every other file there, each sorted,
+    hidden ones skipped; a broken symbolic link counts, to be named as unreadable."""
     images: list[Path] = []
     others: list[Path] = []
     for top, dirs, names in os.walk(folder):
@@ -92,13 +85,8 @@ def warn_not_images(where: str | Path, others: list[Path]) -> None:
 
 
 def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) -> dict[str, str]:
-    """File name → full path for every file under ``root`` with one of ``suffixes``.
-
-    Walks the tree once (``os.scandir``), so ``images_001/images/*.png`` and one flat folder
-    are both found; hidden files and folders (:func:`is_hidden`) are skipped. A name seen
-    twice keeps the first path met (a folder's files before its subfolders, subfolders in
-    sorted order).
-    """
+    """File name → full path for every non-hidden file under ``root`` with one of ``suffixes``
+    (one walk; a name seen twice keeps the first path met)."""
     found: dict[str, str] = {}
     stack = [str(root)]
     while stack:
@@ -134,14 +122,10 @@ def listed_images(
 ) -> LabelledData:
     """The data of a metadata file that lists its images by file name (NIH, HAM10000).
 
-    ``names`` (N,) are looked for anywhere under ``root`` (:func:`index_files`); ``rows`` (N,)
-    are their metadata rows (named in messages); ``fields`` are the other
-    :class:`LabelledData` fields of the N rows. When no image at all is found and
-    ``require_images`` is False, the data are metadata only (``files`` hold the expected paths,
-    ``root/name``, and ``meta["metadata_only"]`` is True); otherwise the missing and the
-    unreadable files are checked in one pass (:func:`~medeval.datasets.pixels.verify_files`:
-    ``verify``, ``skip_unreadable``).
-    """
+    ``names`` (N,) are looked for anywhere under ``root``; ``rows`` (N,) are their metadata rows;
+    ``fields`` the other :class:`LabelledData` fields. With no image found and not
+    ``require_images``, the data are metadata only (``meta["metadata_only"]``); otherwise files are
+    checked by :func:`~medeval.datasets.pixels.verify_files` (``verify``, ``skip_unreadable``)."""
     index = index_files(root, suffixes)
     names = np.asarray(names).astype(str)
     found = np.fromiter((n in index for n in names), dtype=bool, count=len(names))

@@ -1,13 +1,9 @@
 """Folder-per-class image sets, e.g. ``root/<class>/*.png`` or ``root/{train,val,test}/<class>/``.
 
-Pre-made ``train/val/test`` subfolders are merged (``splits="merge"``, the default, so medeval
-makes its own splits) or respected (``splits="respect"``: ``presplit`` holds each file's part).
-
-Which files count: images by their suffix (:data:`~medeval.datasets.pixels.IMAGE_SUFFIXES`,
-the rule every source shares); hidden files and folders (``.ipynb_checkpoints/``, ``._x.png``)
-are ignored wherever they lie; other files in the class folders are named in one warning; a
-broken symbolic link is an image file that cannot be read (named by the check, or left out and
-listed with ``skip_unreadable``).
+Pre-made ``train/val/test`` subfolders are merged (``splits="merge"``) or respected
+(``splits="respect"``: ``presplit`` holds each file's part). Images are found by suffix
+(:data:`~medeval.datasets.pixels.IMAGE_SUFFIXES`); hidden files are ignored, other files named
+in one warning.
 """
 
 from __future__ import annotations
@@ -26,12 +22,8 @@ SPLIT_NAMES = {"train": "train", "val": "val", "valid": "val", "validation": "va
 
 
 def _class_files(folder: Path, empty: list[str], others: list[Path]) -> list[tuple[str, str]]:
-    """(label, file) for every image in ``folder/<label>/`` (recursively below the label).
-
-    Hidden folders are no classes and hidden files no images (:func:`is_hidden`); class
-    folders without any image are appended to ``empty``, files that are not images by their
-    suffix to ``others``.
-    """
+    """(label, file) for every image below ``folder/<label>/``; hidden entries skipped, empty class
+    folders appended to ``empty``, non-image files to ``others``."""
     out = []
     for class_dir in sorted(_subfolders(folder)):
         files, not_images = image_files_below(class_dir)
@@ -59,12 +51,7 @@ def load_image_folder(
     Args:
         path: root folder.
         splits: ``"merge"`` or ``"respect"`` pre-made ``train/val/test`` subfolders.
-        verify: check every image now (``True``: a header check, see
-            :data:`~medeval.datasets.pixels.VERIFY_LEVELS`; ``"full"``: decode), so that one
-            error names every unreadable file before any training; ``False``: they fail when
-            first read, naming the file.
-        skip_unreadable: leave out (and record) unreadable files instead of raising (checks
-            the headers even with ``verify=False``).
+        verify, skip_unreadable: see :func:`~medeval.datasets.pixels.verify_files`.
 
     Returns:
         ``LabelledData`` with ``files`` (N,), ``labels`` = class folder names, ``ids`` = paths

@@ -49,13 +49,8 @@ def to_tensor(array: np.ndarray) -> torch.Tensor:
 
 
 def pixel_table(normalize: bool = True) -> torch.Tensor:
-    """(3, 256) float32: grey level ``v`` of channel ``c`` → the value ``v / 255`` gives, then
-    ImageNet ``Normalize`` (when ``normalize``).
-
-    Computed by the same float32 torch operations as ``ToTensor``-style scaling and
-    ``transforms.Normalize``, so looking a uint8 image up in it gives their bits on any device
-    (a look-up copies values; arithmetic on a GPU may round differently).
-    """
+    """(3, 256) float32: grey level ``v`` of channel ``c`` → ``v / 255``, ImageNet-normalised
+    when ``normalize``; a look-up gives the bits of the float32 torch ops on any device."""
     levels = torch.arange(256, dtype=torch.float32).div(255.0).expand(3, 1, 256).clone()
     if normalize:
         levels = transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD)(levels)

@@ -1,15 +1,9 @@
 """The user's own image table: one row per image, an image column, a label column and
 optionally a group (patient, lesion) column; CSV, TSV or Parquet.
 
-The image column names each file relative to the image folder (``images``; default the table's
-folder): a file name with or without its suffix (``ISIC_0000000`` finds
-``ISIC_0000000.jpg``), or a path below the folder (``part1/x.png``, also without suffix). A
-bare name is looked for anywhere below the folder, as the HAM10000 and NIH loaders do; two
-files that fit one name are refused as ambiguous, and so are two rows that name one file
-(:func:`~medeval.datasets.files.check_one_row_per_image`). Which files are images is the one
-suffix rule of :data:`~medeval.datasets.pixels.IMAGE_SUFFIXES`; hidden files and folders are
-read only when a cell names them by their path. A name that differs from a file's only by
-invisible characters or Unicode normalisation is named so.
+An image cell names a file below the image folder (default the table's folder), with or without
+its suffix, by bare name (searched below the folder) or by path; a name that fits two files, or
+two rows naming one file, is refused.
 """
 
 from __future__ import annotations

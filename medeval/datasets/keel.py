@@ -116,11 +116,7 @@ def load_keel(path: str | Path, *, name: str | None = None) -> LabelledData:
 
 
 def numeric_features(path: str | Path, frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    """(N, F) float array of the feature columns by the rule of every tabular loader
-    (:func:`medeval.io.tables.feature_matrix`): numbers, or integer category codes for a
-    column of text only (codes, not one-hot, keep F unchanged, which is what a random forest
-    needs; missing stays NaN); a stray text cell in a column of numbers is a ``DataError``
-    naming the file, column and row.
-    """
+    """(N, F) float array of the feature columns (:func:`medeval.io.tables.feature_matrix`):
+    numbers, or category codes for a column of text only (F unchanged, for a random forest)."""
     with as_data_error():
         return feature_matrix(path, frame, list(frame.columns)), [str(c) for c in frame.columns]

@@ -1,22 +1,6 @@
-"""Decoding one image file (PIL or pydicom) into a float array, and checking a set of files.
-
-The layer below both :mod:`medeval.datasets.images` (tensors, ``Dataset``) and
-:mod:`medeval.datasets.dicom` (the DICOM set loader); it needs neither torch nor either of them.
-
-DICOM pixels: the modality LUT (rescale slope / intercept), then the VOI LUT or window centre /
-width (whose output range becomes [0, 1], as pydicom maps onto it), MONOCHROME1 inverted so
-that bright is always dense; without a VOI step grey values are min-max mapped to [0, 1];
-PALETTE COLOR through its colour LUT to RGB; RGB / YBR (converted to RGB by pydicom) scaled by
-the stored bit depth. Compressed transfer syntaxes (JPEG baseline / extended / lossless,
-JPEG-LS, JPEG 2000, RLE) need the decoder plugins of the ``dicom`` extra.
-
-Multi-frame files hold several images in one file; a data set row is one image, so they are
-rejected (file named) unless ``frame`` picks one. The rule is the same when a loader checks its
-files and when a training loop reads them.
-
-Checking a set of files (:func:`verify_files`, :func:`unreadable_files`) visits every file and
-names every bad one in one error, so that a whole export is fixed in one pass; pictures over
-PIL's decompression-bomb limit are refused, never decoded with a warning.
+"""Decoding one image file (PIL or pydicom) into a float array in [0, 1], and checking a set
+of files (every bad file named in one error). DICOM: modality LUT, then VOI LUT or window
+(scaled by its output range), MONOCHROME1 inverted; a multi-frame file needs ``frame``.
 """
 
 from __future__ import annotations
@@ -57,15 +41,12 @@ __all__ = [
 
 PIL_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp")
 DICOM_SUFFIXES = (".dcm", ".dicom")
-#: THE rule for which files are images, for every source that finds image files by name (the
-#: folder source, the image-table source): one of these suffixes, in any letter case. A file
-#: with another suffix is not read (and the folder source names it in a warning).
+#: The rule for which files are images, for every source that finds them by name (any case).
 IMAGE_SUFFIXES = PIL_SUFFIXES + DICOM_SUFFIXES
 FRAME_KEY = "dicom_frame"  # ``LabelledData.meta`` key: the frame picked from multi-frame files
 _HEADER_ERRORS = (OSError, ValueError, EOFError, KeyError, AttributeError, TypeError)
-#: What a check of the files does: ``"header"`` (PIL ``verify()``: the header and, for PNG, every
-#: chunk's checksum; JPEG decoded at 1/8 scale; DICOM: the header and the frame rule) or
-#: ``"full"`` (decode every pixel). ``benchmarks/bench_verify_images.py`` measures both.
+#: What a check of the files does: ``"header"`` (PIL ``verify()``, JPEG decoded at 1/8 scale,
+#: DICOM header and frame rule) or ``"full"`` (decode every pixel).
 VERIFY_LEVELS = ("header", "full")
 _PIL_ERRORS = (
     UnidentifiedImageError,
@@ -84,8 +65,7 @@ def is_image_name(name: str | Path) -> bool:
 
 
 def not_found_reason(path: Path) -> str:
-    """Why an absent file cannot be read: a broken symbolic link says where it points, since
-    the link itself is there to see."""
+    """Why an absent file cannot be read (a broken symbolic link says where it points)."""
     if path.is_symlink():
         return f"broken symbolic link (its target {os.readlink(path)} does not exist)"
     return "image file not found"
@@ -105,10 +85,8 @@ def is_dicom(path: Path) -> bool:
 
 @contextmanager
 def _named_errors(path: Path) -> Iterator[None]:
-    """Every reason a file cannot be read as a ``DataError`` naming it. PIL's
-    decompression-bomb warning is an error here: an image over ``Image.MAX_IMAGE_PIXELS`` is
-    refused rather than decoded with a warning per read (a DataLoader would print it once per
-    epoch, from every worker)."""
+    """Every reason a file cannot be read as a ``DataError`` naming it; PIL's
+    decompression-bomb warning is an error."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -152,10 +130,8 @@ def _min_max(arr: np.ndarray) -> np.ndarray:
 
 
 def read_image_array(path: str | Path, *, frame: int | None = None) -> np.ndarray:
-    """Decode one image file into float32 (H, W) or (H, W, 3) in [0, 1].
-
-    DICOM files go through :func:`read_dicom_image` (``frame`` picks the image of a
-    multi-frame file); everything else through PIL.
+    """Decode one image file into float32 (H, W) or (H, W, 3) in [0, 1] (DICOM through
+    :func:`read_dicom_image`, with ``frame``; everything else through PIL).
 
     Raises:
         DataError: naming the file when it is missing or cannot be decoded.
@@ -169,18 +145,14 @@ def _check_pil(img: Image.Image) -> None:
     if img.format != "JPEG":
         img.verify()
         return
-    # PIL's verify() checks nothing in a JPEG, so a truncated one would pass. Decoding at 1/8
-    # scale (libjpeg's DCT scaling) still reads every entropy-coded byte, at a fraction of the
-    # cost of a full decode, so truncation is caught here too.
+    # verify() checks nothing in a JPEG; a 1/8-scale decode still reads every coded byte.
     img.draft(img.mode, (max(1, img.width // 8), max(1, img.height // 8)))
     img.load()
 
 
 def check_image(path: str | Path, *, level: str = "header", frame: int | None = None) -> None:
-    """Check that one file can be read, without keeping its pixels.
-
-    ``level="header"``: PIL's ``verify()`` (header; for PNG also every chunk's checksum) or the
-    DICOM header and frame rule; ``"full"``: decode every pixel (:func:`read_image_array`).
+    """Check that one file can be read, without keeping its pixels (``level``: see
+    :data:`VERIFY_LEVELS`).
 
     Raises:
         DataError: naming the file and why it cannot be read.
@@ -238,9 +210,8 @@ def _dcmread(path: Path, what: str, **options) -> tuple[Any, int]:
 
 
 def dicom_frame(path: str | Path, n_frames: int, frame: int | None) -> int | None:
-    """The frame to read from a file of ``n_frames``: ``None`` for a single-frame file.
-
-    ``frame`` may count from the end (``-1`` = last), as a Python index does.
+    """The frame to read from a file of ``n_frames`` (``None`` for a single-frame file);
+    ``frame`` may count from the end (``-1`` = last).
 
     Raises:
         DataError: naming the file when it is multi-frame and ``frame`` is ``None`` or out of
@@ -259,11 +230,8 @@ def dicom_frame(path: str | Path, n_frames: int, frame: int | None) -> int | Non
 
 
 def read_dicom_image(path: str | Path, *, frame: int | None = None) -> np.ndarray:
-    """Decode one DICOM file into float32 (H, W) grey or (H, W, 3) RGB in [0, 1].
-
-    Args:
-        path: the file.
-        frame: the frame of a multi-frame file (``-1`` = last); single-frame files ignore it.
+    """Decode one DICOM file into float32 (H, W) grey or (H, W, 3) RGB in [0, 1]; ``frame``:
+    the frame of a multi-frame file (``-1`` = last).
 
     Raises:
         DataError: naming the file when it is not readable DICOM, has no pixel data, cannot be
@@ -292,8 +260,7 @@ def _decode(ds, path: Path, index: int | None) -> np.ndarray:
     try:
         ds.pixel_array_options(index=index)
         return ds.pixel_array
-    # Decoder plugins raise many types (RuntimeError when none can decode, ValueError on
-    # truncated data, NotImplementedError, their own errors): each is a fault of this file.
+    # Decoder plugins raise many types: each is a fault of this file.
     except Exception as exc:
         name = getattr(syntax, "name", "unknown transfer syntax")
         hint = ""
@@ -342,9 +309,7 @@ def _grey(raw: np.ndarray, ds, *, monochrome1: bool) -> np.ndarray:
     else:
         arr = _min_max(np.asarray(arr, dtype=np.float32))
         return 1.0 - arr if monochrome1 else arr  # MONOCHROME1: low values are white
-    # The VOI step maps onto its output range (PS3.3 C.11.2): scale by that range, not by the
-    # image's own min and max, so that a window above every pixel gives black and one below
-    # every pixel white, as pydicom and a viewer show them, and contrast is not re-stretched.
+    # Scale by the VOI output range (PS3.3 C.11.2), not min-max: as a viewer shows it.
     arr = ((np.asarray(arr, dtype=np.float64) - lo) / (hi - lo)).clip(0, 1).astype(np.float32)
     return 1.0 - arr if monochrome1 else arr
 
@@ -415,16 +380,13 @@ def verify_files(
     missing: Sequence[SkippedFile] = (),
     missing_text: str = "",
 ) -> LabelledData:
-    """Check every file of ``data`` in one pass, with the records of listed files that are
-    absent (``missing``; ``missing_text``: the message part naming them).
+    """Check every file of ``data`` in one pass, with the records of absent files ``missing``
+    (``missing_text`` names them).
 
-    ``verify``: check every image now (``True``: a header check, see :data:`VERIFY_LEVELS`;
-    ``"full"``: decode), so that one error names every missing and every unreadable file with
-    its row; ``False``: an unreadable file fails when first read, naming it.
-    ``skip_unreadable``: leave out and record both kinds instead (the headers are checked even
-    without ``verify``). ``rows`` (N,): the rows named in messages (e.g. metadata rows; default
-    0..N-1); ``where`` starts the message (default ``source/name``).
-    """
+    ``verify``: check every image now (``True``: a header check, ``"full"``: decode), one error
+    naming every missing and unreadable file with its row; ``False``: a file fails when first read.
+    ``skip_unreadable``: leave them out and record them instead (headers checked even without
+    ``verify``). ``rows`` (N,): the rows named in messages; ``where`` starts the message."""
     where = where or f"{data.source}/{data.name}"
     level = verify_level(verify) or ("header" if skip_unreadable else None)
     bad = unreadable_files(data.files, rows=rows, level=level) if level else {}

@@ -1,16 +1,8 @@
 """The data-source registry: each source declared once, with its loader and the options it takes.
 
-A :class:`Source` names its loader, the function listing its data sets and its options;
-:func:`medeval.datasets.load`, ``--name all``, the command-line tools (``tasks``, ``embed``,
-``train``, ``benchmark``) and training configs all read the declaration and nothing else, so a
-new source is one :func:`register_source` call (its loader can live in any module) and an
-option is one line. The tools build their loader flags from the registry, ``--help`` lists them
-with the sources that use them, and a flag given for a source that does not take it is an error
-rather than silently dropped. A training config names the same options under ``data.options``
-by their loader keyword.
-
-Loaders are named as ``"module:function"`` and imported on first use: this module imports only
-the standard library, so ``--help`` lists every source without importing numpy or torch.
+The tools' loader flags, ``--help``, :func:`medeval.datasets.load` and a config's
+``data.options`` all read the declarations; loaders (``"module:function"``) are imported on
+first use, so ``--help`` imports neither numpy nor torch.
 """
 
 from __future__ import annotations

@@ -1,26 +1,10 @@
 """Built-in synthetic grayscale chest-radiograph phantoms with lesion subtypes of unequal
-difficulty: the ``synthetic`` source and the default training config's data.
+difficulty: the ``synthetic`` source and the default training config's data (docs/imaging.md).
 
-Every image: a bright thorax with two dark lung-field ellipses, ribs as faint stripes, blur-free
-Gaussian noise. The subconcepts (classes of the multiclass set; docs/method.md,
-"Binary tasks from multiclass data" makes the two largest the majority):
-
-* ``normal`` (majority): nothing else.
-* ``calcified granuloma`` (majority): one tiny, very bright, sharp dot in a lung.
-* ``large opacity`` (minority, common, easy): a big soft bright blob filling part of a lung.
-* ``small nodule`` (minority, medium): a small soft blob, dimmer than a granuloma.
-* ``faint diffuse`` (minority, rare, hidden): a reticular haze over one lung whose contrast is
-  a fifth of the pixel noise and which does not brighten the lung on average
-  (:data:`FAINT_CONTRAST`). That is too weak for a classifier trained on a few hundred such
-  images to find, so BA looks better than the utility-weighted wBA: the hidden failure on a rare
-  subconcept the scores are built to show, made by the data rather than by a training path. A
-  subconcept model can still point to it within the positive class, as the positive image with
-  no visible lesion.
-
-The minority subconcept sizes follow the docs/method.md, "Binary tasks from multiclass data" ladder
-from the smallest majority class, so the task keeps them all. Patients hold 1–3 images of the same
-finding, so splits are group-level. THE DATA ARE SYNTHETIC: they test the pipeline, they say nothing
-about real radiographs.
+Subconcepts: ``normal`` and ``calcified granuloma`` (majority); ``large opacity`` (easy),
+``small nodule`` (medium) and ``faint diffuse`` (minority, rare: a haze too weak to learn from a
+few hundred images, :data:`FAINT_CONTRAST`, so BA looks better than wBA). Patients hold 1–3
+images of one finding. THE DATA ARE SYNTHETIC: they test the pipeline, not real radiographs.
 """
 
 from __future__ import annotations

@@ -38,12 +38,11 @@ def load_table(
         id_column: optional row identifier column.
 
     Returns:
-        ``LabelledData`` with ``X`` (N, F) (:func:`~medeval.datasets.keel.numeric_features`).
+        ``LabelledData`` with ``X`` (N, F) (:func:`medeval.io.tables.feature_matrix`).
 
     Raises:
-        DataError: an unreadable file, a duplicated or padded column name, a missing column,
-            or a feature column :func:`medeval.io.tables.feature_matrix` refuses; the message
-            names the file, the column and the first bad row.
+        DataError: an unreadable file, a bad header, a missing column or a refused feature
+            column, naming the file, the column and the first bad row.
     """
     path = Path(path)
     with as_data_error():

@@ -1,11 +1,6 @@
-"""Files a user reads are complete or absent: one file written atomically, and JSON.
-
-* :func:`write_bytes` / :func:`write_text` / :func:`write_json` — one file through a temporary
-  file in the same folder and ``os.replace``: a reader sees the old file or the new one.
-* :func:`write_files` — several files, each atomically, only after all are prepared.
-* :func:`json_ready` — the one JSON cleaner (NaN/inf → null, numpy scalars → Python).
-
-Whole output folders (replaced, locked, recovered) are :mod:`medeval.io.outdir`'s.
+"""Files a user reads are complete or absent: each written through a temporary file in the
+same folder and ``os.replace``; :func:`json_ready` is the one JSON cleaner (NaN/inf → null).
+Whole output folders are :mod:`medeval.io.outdir`'s.
 """
 
 from __future__ import annotations

@@ -28,9 +28,8 @@ __all__ = [
 
 
 def read_embeddings(path: str | Path) -> FeatureTable:
-    """Read an embeddings table (``.parquet`` or ``.csv[.gz]``) with the one reader of feature
-    tables (:func:`medeval.io.features.read_feature_table`: features ``f0000…``, every other
-    column as the text the user wrote, ids that do not repeat).
+    """Read an embeddings table (``.parquet`` or ``.csv[.gz]``) with
+    :func:`medeval.io.features.read_feature_table`.
 
     Raises:
         InputError: unreadable file, no feature columns ``f0000…``, a missing or non-finite

@@ -55,9 +55,8 @@ def read_feature_table(
     name: str = "",
     option: str | None = "--features",
 ) -> FeatureTable:
-    """Read a CSV / Parquet table (or take a DataFrame, read as a Parquet file would be) and
-    check its features and ids: the one reader of feature tables (the embeddings of
-    :func:`medeval.io.embeddings.read_embeddings` too).
+    """Read a CSV / Parquet table (or a DataFrame, read as a Parquet file would be) and check
+    its features and ids: the one reader of feature tables.
 
     Args:
         features: the feature columns; default every column named ``f<digits>``.
@@ -100,13 +99,22 @@ def read_feature_table(
     return table
 
 
+def first_repeat(values) -> tuple[int, int] | None:
+    """Positions ``(first, second)`` of the first value of ``values`` ``(N,)`` seen twice."""
+    values = np.asarray(values)
+    dup = pd.Series(values).duplicated().to_numpy()
+    if not dup.any():
+        return None
+    i = int(np.argmax(dup))
+    return int(np.argmax(values == values[i])), i
+
+
 def check_ids_once(ids: np.ndarray | None, path: Path) -> None:
     """Raise ``InputError`` naming the first id of ``ids`` ``(N,)`` (a table's ``id`` column,
     or ``None``) given twice and both its rows: a row given twice would count twice."""
-    dup = pd.Series(ids).duplicated().to_numpy() if ids is not None else np.zeros(0, bool)
-    if dup.any():
-        i = int(np.argmax(dup))
-        first = int(np.argmax(ids == ids[i]))
+    repeat = first_repeat(ids) if ids is not None else None
+    if repeat is not None:
+        first, i = repeat
         raise InputError(
             path,
             f"id {ids[i]!r} appears twice (rows {first + 1} and {i + 1}); ids must be unique",

@@ -1,11 +1,6 @@
-"""Joins of a feature table (:mod:`medeval.io.features`) with the files that go with it: its
-labels or predictions in a file of their own, joined by ``id``, by a ``path`` that ends with
-the table's ``id`` or row by row (:func:`joined_rows`); a column in both that must agree
-(:func:`agreeing`); and the rows two tables must not share (:func:`no_shared_rows`: the
-subconcept model's training rows are held out from the test and reference rows, the test rows
-are not the reference rows).
-
-Every refusal is an :class:`~medeval.errors.InputError` naming the files, column and row.
+"""Joins of a feature table (:mod:`medeval.io.features`) with its labels or predictions file
+(by ``id``, by a ``path`` ending with the ``id``, or row by row), the columns both must agree on,
+and the rows two tables must not share; every refusal an :class:`~medeval.errors.InputError`.
 """
 
 from __future__ import annotations
@@ -17,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from medeval.errors import InputError
-from medeval.io.features import FeatureTable
+from medeval.io.features import FeatureTable, first_repeat
 
 __all__ = ["agreeing", "joined_rows", "no_shared_rows"]
 
@@ -25,12 +20,9 @@ __all__ = ["agreeing", "joined_rows", "no_shared_rows"]
 def joined_rows(
     table: FeatureTable, pred: pd.DataFrame, source: Path, what: str = "predictions"
 ) -> pd.DataFrame:
-    """The rows of ``pred`` (read from ``source``) in the feature table's row order.
-
-    By ``id`` when both have one; else, when ``pred`` has a ``path`` column and the table an
-    ``id`` (``python -m medeval.embed`` names each image so: its path below the layout's
-    folder, or the image name), a path joins the id it ends with (``/data/test/opel/a.png``
-    joins ``opel/a.png``; ``.../ISIC_0024306.jpg`` joins ``ISIC_0024306``); else row by row.
+    """The rows of ``pred`` (read from ``source``) in the feature table's row order: by ``id``
+    when both have one; else by a ``path`` column ending with the table's ``id`` (whole path
+    components, or the file name without suffix); else row by row.
 
     Raises:
         InputError: row counts that differ, a repeated key, a table row without a match, or a
@@ -47,9 +39,9 @@ def joined_rows(
         return pred
     column = "id" if "id" in pred.columns else "path"
     keys = pred[column].astype(str).to_numpy()
-    dup = pd.Series(keys).duplicated().to_numpy()
-    if dup.any():
-        i = int(np.argmax(dup))
+    repeat = first_repeat(keys)
+    if repeat is not None:
+        i = repeat[1]
         raise InputError(source, f"{column} {keys[i]!r} appears twice", column=column, row=i + 1)
     pos = {v: i for i, v in enumerate(keys)} if column == "id" else _path_keys(keys, ids, source)
     missing = [i for i, v in enumerate(ids) if v not in pos]
@@ -88,9 +80,8 @@ def _path_keys(paths: np.ndarray, ids: np.ndarray, source: Path) -> dict[str, in
 
 
 def agreeing(rest: pd.DataFrame, given: pd.DataFrame, table: Path, source: Path) -> pd.DataFrame:
-    """``given``, the file of a feature table's labels or predictions (in the table's row
-    order), checked against the table's own non-feature columns ``rest``: a column in both
-    must hold the same values, since which of the two is meant cannot be guessed.
+    """``given`` (a feature table's labels or predictions file, in the table's row order),
+    checked against the table's own non-feature columns ``rest``: a column in both must agree.
 
     Raises:
         InputError: a column in both whose values differ, naming the column, the first such
@@ -142,14 +133,8 @@ def no_shared_rows(
 
 
 def _no_shared_features(held: FeatureTable, table: FeatureTable, role: str, other: str) -> None:
-    """Without ids on both sides, rows are compared by their features: a table most of whose
-    rows are rows of ``held`` (the same file given twice, or a copy) is refused; a few
-    identical rows (discrete features can coincide) are a warning.
-
-    Raises:
-        InputError: half or more of the rows repeat rows of ``held``, naming both files and
-            the first such row.
-    """
+    """Without ids, rows are compared by features: half or more repeated rows of ``held`` is an
+    ``InputError``, a few a warning (discrete features can coincide)."""
     seen = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(held.X, np.float64))}
     rows = np.ascontiguousarray(table.X, np.float64)
     shared = [(i, seen[r.tobytes()]) for i, r in enumerate(rows) if r.tobytes() in seen]

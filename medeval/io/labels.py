@@ -1,12 +1,5 @@
 """Labels a person gave to test rows, and the sheet of rows to label next
-(docs/own_model.md, "Label next").
-
-``to_label.csv`` (written by ``python -m medeval.label``) has one row per test row to label:
-``id``, ``inclusion_probability`` and ``batch`` (how it was chosen), its ``class``, its
-``image`` where the predictions name one, ``candidates`` (the subconcepts of its class by the
-subconcept model's posterior) and an empty ``subconcept`` to fill. A filled copy, appended to
-the earlier ones, is a ``--labels`` file as it is; a file of only ``id`` and ``subconcept`` is
-taken as a simple random sample of the test rows.
+(docs/own_model.md, "Label next", describes ``to_label.csv`` and the ``--labels`` file).
 """
 
 from __future__ import annotations
@@ -18,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from medeval.errors import InputError
+from medeval.io.features import first_repeat
 from medeval.io.tables import read_frame
 from medeval.weights import Utilities
 
@@ -49,13 +43,11 @@ def read_ids(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
             path, "labels are matched by id: the predictions need an 'id' column", column="id"
         )
     ids = frame["id"].astype(str).str.strip().to_numpy()
-    seen = pd.Series(ids).duplicated(keep=False).to_numpy()
-    if seen.any():
-        rows = np.flatnonzero(seen)[:2]
+    repeat = first_repeat(ids)
+    if repeat is not None:
+        first, i = repeat
         raise InputError(
-            path,
-            f"id {ids[rows[0]]!r} is given twice (rows {rows[0] + 2} and {rows[1] + 2})",
-            column="id",
+            path, f"id {ids[i]!r} is given twice (rows {first + 2} and {i + 2})", column="id"
         )
     column = next((c for c in IMAGE_COLUMNS if c in frame.columns), None)
     images = None
@@ -72,11 +64,10 @@ def read_ids(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
 def read_labels(
     path: str | Path, ids: np.ndarray, y: np.ndarray, utilities: Utilities
 ) -> tuple[dict[str, np.ndarray], list[str]]:
-    """The labelled test rows of a labels file (``id``, ``subconcept``, and the
-    ``inclusion_probability`` and ``batch`` the design gave), matched to the test rows ``ids``
-    ``(N,)`` of classes ``y`` ``(N,)``: ``{"index", "subconcept", "pi", "batch"}`` ``(L,)``
-    each (the fields of :class:`~medeval.evaluation.rectified_recall.LabelledRows`), and the
-    notes it raises.
+    """The labelled test rows of a labels file (``id``, ``subconcept``, optional
+    ``inclusion_probability`` and ``batch``) matched to the test rows ``ids`` ``(N,)`` of classes
+    ``y`` ``(N,)``: the :class:`~medeval.evaluation.rectified_recall.LabelledRows` fields
+    ``{"index", "subconcept", "pi", "batch"}`` ``(L,)``, and its notes.
 
     Raises:
         InputError: naming the file, row and value: an id not among the test rows, a subconcept
@@ -131,8 +122,7 @@ def _check_filled(path: Path, frame: pd.DataFrame) -> None:
 
 
 def _first(bad: Any) -> int | None:
-    """The first row ``i`` where ``bad`` ``(L,)`` holds (a message names it ``row i + 2``, the
-    header being row 1), or ``None``."""
+    """The first row ``i`` where ``bad`` ``(L,)`` holds (named ``row i + 2``), or ``None``."""
     found = np.flatnonzero(bad)
     return int(found[0]) if len(found) else None
 

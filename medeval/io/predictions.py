@@ -1,12 +1,9 @@
-"""Predictions files: reading a predictions file and a train-sizes file into a checked
-table, with errors that name file, column and row; the file as given; the checks of the inputs
-a reader must know about; and the bundled example.
+"""Predictions files and train sizes: read into checked tables, errors naming file, column, row.
 
 Predictions: CSV (optionally gzipped) or Parquet, one row per test instance, columns ``y_true``
 (0/1), ``y_score`` (probability of class 1) and/or ``y_pred`` (0/1), optional ``subconcept``
-(true subconcept name), optional posterior columns ``q_<subconcept name>``.
-
-Train sizes: JSON ``{"<subconcept name>": {"class": 0 or 1, "n": <training count>}, ...}``.
+and posterior columns ``q_<subconcept name>``. Train sizes: JSON
+``{"<subconcept name>": {"class": 0 or 1, "n": <training count>}, ...}``.
 """
 
 from __future__ import annotations
@@ -47,13 +44,9 @@ POSTERIOR_PREFIX = "q_"
 
 @dataclass
 class PredictionTable:
-    """Test predictions read from a file (``path``: what messages name); arrays are ``(N,)``,
-    posteriors ``(N, S)``.
-
-    Labels are ``int8``; ``subconcept`` is a :class:`pandas.Categorical` (one small code per
-    row instead of one Python string per row). ``groups`` (cluster ids such as patients, resampled
-    whole) and ``strata`` (bootstrap strata codes, in place of the settings' ``stratify``) are
-    given only by :func:`medeval.evaluation.evaluate_predictions`.
+    """Test predictions read from a file (``path``: what messages name); arrays ``(N,)`` (labels
+    ``int8``, ``subconcept`` categorical), posteriors ``(N, S)``. ``groups`` (clusters resampled
+    whole) and ``strata`` are set only by :func:`medeval.evaluation.evaluate_predictions`.
     """
 
     path: Path
@@ -215,16 +208,9 @@ def read_predictions(
     DataFrame with those columns, checked as the same table in a Parquet file would be and
     named ``name`` in messages (default ``"DataFrame"``).
 
-    CSV and Parquet are read with pyarrow in typed chunks (CSV blocks, Parquet record batches),
-    each turned into its final array at once: labels become ``int8``, scores and posteriors
-    ``float64``, subconcept names a categorical, so millions of rows take tens of bytes each and
-    the file is never held whole, nor as a second float64 copy (:data:`READ_BUDGET` bounds one
-    chunk's buffers). A file the typed reading cannot take as is
-    (a cell that is not a number, a missing value, text labels…) is read again whole, with types
-    inferred, to give the same values or the error that names the bad cell.
-
-    With ``utilities`` (from the train sizes), subconcept names and posterior columns are
-    checked against the known subconcepts and their classes.
+    Files are read in typed chunks (:data:`READ_BUDGET` bounds one chunk); a file that reading
+    cannot take is read again whole, to name the bad cell. With ``utilities``, subconcept names
+    and posterior columns are checked against the train sizes.
 
     Raises:
         InputError: a missing column, a non-numeric or out-of-range value, an unknown
@@ -319,8 +305,7 @@ def _wanted(names: list[str]) -> dict[str, str]:
 
 def _batches(path: Path, budget: int):
     """``(columns {file name: stripped name}, iterator of record batches)`` read with explicit
-    types, or None when the file is not one the typed reading takes (format, missing columns,
-    duplicate names): the whole-table reading then gives the answer or the error."""
+    types, or None when the typed reading cannot take the file."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -362,12 +347,8 @@ def _complete(wanted: dict[str, str]) -> bool:
 
 
 def _read_typed(path: Path, budget: int) -> dict | None:
-    """The columns as final arrays, chunk by chunk; None at the first cell that needs the
-    whole-table reading (a null, NaN, text, a label that is not 0/1, an empty name).
-
-    Each chunk's numbers go into one ``(rows, k)`` float64 block (large enough to be its own
-    mapping, see :mod:`medeval._memory`); the final arrays are then filled block by block, each
-    block freed once copied, so the data are held about once, never twice."""
+    """The columns as final arrays, chunk by chunk (held about once); None at the first cell
+    that needs the whole-table reading (a null, NaN, text, a label that is not 0/1)."""
     import pyarrow as pa
 
     if not path.is_file():

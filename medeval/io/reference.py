@@ -1,9 +1,6 @@
 """Reference rows (docs/method.md, "Rectified scores"): held-out rows with the true
-subconcept, the classifier's prediction and the subconcept model's posteriors — out-of-bag
-forest predictions, the calibration part of an imaging split, or a file a user supplies
-(``python -m medeval.evaluate --reference FILE``) — read (:func:`load_reference`) and checked
-once against the training sizes (:class:`ReferenceRows`). The rectification
-(:mod:`medeval.evaluation.rectified`) measures the subconcept model's error on them.
+subconcept, the classifier's prediction and the subconcept model's posteriors, read
+(:func:`load_reference`) and checked once against the training sizes (:class:`ReferenceRows`).
 """
 
 from __future__ import annotations
@@ -64,9 +61,8 @@ def _binary(name: str, values: Any, n: int | None) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ReferenceRows:
-    """Validated reference rows, ``R`` of them, subconcepts in ``names`` order.
-
-    Build with :meth:`from_arrays` or :meth:`from_table`, which check them.
+    """Validated reference rows, ``R`` of them, subconcepts in ``names`` order; built by
+    :meth:`from_arrays` or :meth:`from_table`, which check them.
 
     Attributes:
         y_true: ``(R,)`` classes in {0, 1}.
@@ -76,9 +72,8 @@ class ReferenceRows:
         y_pred: ``(R,)`` predicted labels, or ``None`` (no rBA / rF1).
         y_score: ``(R,)`` scores for class 1, or ``None`` (no rAUC).
         source: where the rows come from (e.g. ``"out-of-bag"``, a file name).
-        row_weight: ``(R,)`` each row's weight in the rectified scores' correction (``None``:
-            1 each): labelled test rows stand for the rows not labelled through the inverse of
-            their inclusion probabilities.
+        row_weight: ``(R,)`` each row's weight in the correction (``None``: 1 each), e.g. the
+            inverse inclusion probabilities of labelled test rows.
     """
 
     y_true: np.ndarray
@@ -89,18 +84,16 @@ class ReferenceRows:
     y_score: np.ndarray | None = None
     _: KW_ONLY  # the data may be positional, the options not
     source: str = "reference"
-    row_weight: np.ndarray | None = None  # (R,) e.g. labelled test rows' inverse inclusion
+    row_weight: np.ndarray | None = None
     _weights: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.y_true)
 
     def class_weights(self, utilities: Utilities) -> tuple[np.ndarray, int]:
-        """Class-conditional weights ``(R,)`` of the rows under the ``utilities``
-        (docs/method.md, "Label-free scores")
-        and how many rows fell back to their class's mean utility: :func:`class_conditional`
-        of the checked posteriors, computed once per utilities (the rectification and the
-        per-subset correction both need them)."""
+        """Class-conditional weights ``(R,)`` under ``utilities``
+        (docs/method.md, "Label-free scores") and how many rows fell back to their class's mean
+        utility; cached per utilities."""
         key = (tuple(utilities.names), utilities.values.tobytes(), utilities.sides.tobytes())
         if key not in self._weights:
             cp = renormalise_within_class(torch.from_numpy(self.posteriors), utilities, self.y_true)
@@ -129,9 +122,8 @@ class ReferenceRows:
     ) -> ReferenceRows:
         """Check reference rows against the ``utilities`` (of the training sizes).
 
-        ``y_pred`` defaults to ``y_score >= threshold`` (use the test predictions' threshold).
-        ``posteriors`` is a DataFrame with subconcept-named columns or an array with
-        ``posterior_columns`` (or in ``u.names`` order).
+        ``y_pred`` defaults to ``y_score >= threshold``; ``posteriors`` is a DataFrame with
+        subconcept-named columns or an array with ``posterior_columns`` (or in ``u.names`` order).
 
         Raises:
             ReferenceDataError: a missing or malformed column, an unknown subconcept, a row whose
@@ -252,12 +244,8 @@ def _posteriors(
 
 
 def check_against_test(reference: ReferenceRows, test: PredictionTable, threshold: float) -> None:
-    """Reference rows must be other rows than the test rows, labelled by the same rule.
-
-    Refused (``InputError``): the test rows in any order (the same classes, scores and
-    posteriors: a copy of the predictions, the rows under new ids), which make rBA the test
-    rows' wBA. Warned: a reference ``y_pred`` that ``threshold`` does not give next to test
-    rows labelled by it."""
+    """Reference rows must be other rows than the test rows (``InputError`` for the test rows in
+    any order), and a reference ``y_pred`` that ``threshold`` does not give is warned about."""
     s = reference.y_score
     off = 0 if s is None else int((reference.y_pred != labels_from_scores(s, threshold)).sum())
     if test.y_pred is None and off:
@@ -303,12 +291,8 @@ def reference_rows(
     threshold: float = 0.5,
     source: str | None = None,
 ) -> ReferenceRows:
-    """Check a table of reference rows (read from a file, or built in memory by a tool)
-    against the train sizes' ``utilities``.
-
-    Checked: the predictions columns, the true ``subconcept`` (known names, on the side of
-    their class), every ``q_<subconcept>`` column, and at least one row of every minority
-    subconcept. ``y_pred`` defaults to ``y_score >= threshold`` (the test rows' rule).
+    """Check a table of reference rows against the train sizes' ``utilities`` (see
+    :meth:`ReferenceRows.from_arrays`); ``y_pred`` defaults to ``y_score >= threshold``.
 
     Raises:
         InputError: naming the table's file and the column or subconcept at fault.
@@ -325,9 +309,8 @@ def reference_rows(
 def load_reference(
     path: str | Path, utilities: Utilities, *, threshold: float = 0.5, source: str | None = None
 ) -> tuple[ReferenceRows, PredictionTable]:
-    """Read a reference file (the predictions columns plus the true ``subconcept`` and a
-    ``q_<name>`` posterior column for every subconcept of the train sizes) and check it
-    (:func:`reference_rows`).
+    """Read a reference file (predictions columns, true ``subconcept``, ``q_<name>`` for every
+    subconcept) and check it (:func:`reference_rows`).
 
     Raises:
         InputError: naming the file and the column or subconcept at fault.

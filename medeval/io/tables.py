@@ -1,10 +1,6 @@
 """One reader for user tables (CSV / TSV, optionally gzipped, and Parquet) as pandas frames,
-and typed reading of their numeric columns.
-
-Errors are :class:`~medeval.errors.InputError` naming the file (and the column and first bad
-row), so every tool reports an unreadable file, a duplicated column or a cell that is not a
-number the same way: a numeric column is never silently turned into text or category codes,
-and a timestamp, boolean or text column is never read as numbers.
+and typed reading of their numeric columns; errors are :class:`~medeval.errors.InputError`
+naming the file, column and first bad row.
 """
 
 from __future__ import annotations
@@ -93,13 +89,9 @@ def read_frame(
     csv_suffixes: tuple[str, ...] = CSV_SUFFIXES,
     **csv_options,
 ) -> pd.DataFrame:
-    """The table in ``path``; ``as_text`` keeps every CSV cell as the text the user wrote
-    (Parquet keeps its stored types either way). ``csv_suffixes``: the names read as text
-    tables (a predictions file also accepts ``.txt``, a data set's table
-    :data:`DATASET_SUFFIXES`; ``""`` in them: a name without a suffix is comma-separated).
-    ``csv_options``: what a data-set loader asks of :func:`pandas.read_csv` (``dtype``,
-    ``usecols``, ``nrows``, its own missing cells); the missing cells are otherwise
-    :data:`MISSING_CELLS`.
+    """The table in ``path``; ``as_text`` keeps every CSV cell as written (Parquet keeps its
+    types). ``csv_suffixes``: names read as text tables (``""``: no suffix, comma-separated);
+    ``csv_options``: for :func:`pandas.read_csv` (missing cells default to :data:`MISSING_CELLS`).
 
     Raises:
         InputError: the file is missing, has an unknown suffix or cannot be parsed.
@@ -134,9 +126,8 @@ def read_frame(
 
 
 def given_frame(frame: pd.DataFrame, name: str | Path) -> pd.DataFrame:
-    """A table a caller hands over in memory, as :func:`read_frame` gives a Parquet file's:
-    stored types kept, the index dropped (rows count from 1 as in a file), the header checked;
-    messages name it ``name`` (e.g. ``"test (DataFrame)"``).
+    """A table handed over in memory, as :func:`read_frame` gives a Parquet file's (index
+    dropped, header checked), named ``name`` in messages.
 
     Raises:
         InputError: a column name that is not text, repeated or padded with spaces.
@@ -162,22 +153,10 @@ def check_header(path: str | Path, names: Iterable[object]) -> None:
             )
 
 
-def numeric_column(
-    path: str | Path,
-    frame: pd.DataFrame,
-    column: str,
-    *,
-    missing_ok: bool = False,
-    finite: bool = True,
-) -> np.ndarray:
-    """``frame[column]`` as float64, or an :class:`InputError` naming the file, the column and
-    the first bad row (1-based, after the header) with the cell as written.
-
-    Numbers stored as numbers pass; a timestamp, boolean or text column is refused by its type
-    (a Parquet timestamp would otherwise read as nanoseconds); in a CSV column read as text,
-    the first cell that is not a number is named. ``missing_ok``: empty cells become NaN;
-    ``finite``: infinite values are refused.
-    """
+def numeric_column(path: str | Path, frame: pd.DataFrame, column: str) -> np.ndarray:
+    """``frame[column]`` as float64 (empty cells NaN), or an :class:`InputError` naming the
+    file, column and first bad row with the cell as written (a cell that is not a number, an
+    infinite one); timestamp, boolean and Parquet text columns are refused by type."""
     values = frame[column]
     if isinstance(values, pd.DataFrame):
         raise InputError(path, "appears several times in the header", column=column)
@@ -196,19 +175,12 @@ def numeric_column(
         out = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         bad_text = np.isnan(out) & ~(text.isna() | (text == "")).to_numpy()
         bad_text &= ~text.str.lower().isin(MISSING_WORDS).to_numpy()
-    missing = np.isnan(out) & ~bad_text
-    problems = [(bad_text, "is not a number")]
-    if not missing_ok:
-        problems.append((missing, "missing value"))
-    if finite:
-        problems.append((np.isinf(out), "is not a finite number"))
+    problems = [(bad_text, "is not a number"), (np.isinf(out), "is not a finite number")]
     found = [(int(np.argmax(mask)), problem) for mask, problem in problems if mask.any()]
     if found:
         row, problem = min(found)
         if problem == "is not a number":
             shown = not_a_number(values.iloc[row])
-        elif problem == "missing value":
-            shown = problem
         else:
             shown = f"{str(values.iloc[row])!r} {problem}"
         raise InputError(path, shown, column=column, row=row + 1)
@@ -233,27 +205,17 @@ def not_a_number(cell: object) -> str:
 
 
 def feature_matrix(path: str | Path, frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    """The feature columns of a data-set table as an ``(N, F)`` float array: the one rule of
-    every tabular loader (``csv``, ``keel``, ``pmlb``) for which column is numbers and which
-    is categories.
-
-    * a column of numbers (empty cells allowed: NaN) is numbers; booleans are 0 / 1;
-    * a column of text only is categorical and becomes integer codes (empty cells NaN);
-    * a column of numbers with a cell that is not one is an :class:`InputError` naming the
-      file, the column and the first such row with the cell (never category codes: one stray
-      cell would turn every number of the column into a code);
-    * a cell that is a number written with a decimal comma or a thousands separator
-      (``"0,714"``, ``"1,234"``) is an error saying so, wherever it stands: such a column holds
-      numbers the reader could not parse, not categories;
-    * a timestamp column, or an infinite number, is refused.
-    """
+    """The feature columns of a data-set table as ``(N, F)`` float, the rule of every tabular
+    loader: numbers (empty cells NaN, booleans 0 / 1), or category codes for a column of text
+    only. An :class:`InputError` names a stray non-number in a column of numbers, a number with
+    a decimal comma or thousands separator, a timestamp column or an infinite number."""
     X = np.empty((len(frame), len(columns)), dtype=np.float64)
     for j, column in enumerate(columns):
         values = frame[column]
         if pd.api.types.is_bool_dtype(values.dtype):
             X[:, j] = values.to_numpy(dtype=np.float64)
         elif pd.api.types.is_numeric_dtype(values.dtype) or not _is_text(values):
-            X[:, j] = numeric_column(path, frame, column, missing_ok=True)
+            X[:, j] = numeric_column(path, frame, column)
         else:
             X[:, j] = _text_feature(path, values, str(column))
     return X
