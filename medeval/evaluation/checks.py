@@ -114,7 +114,7 @@ def own_groups(group_codes: np.ndarray, missing: np.ndarray) -> np.ndarray:
 def codes(values: Any, n: int, name: str) -> np.ndarray:
     """Per-row ids (clusters such as patients, or strata) as codes ``(N,)``. An empty or
     missing id (``""``, ``None``, NaN) is a group of its own, one per row: rows whose id is
-    unknown are never taken as one patient (they used to become one group named ``nan``).
+    unknown are never taken as one patient.
 
     Raises:
         ValueError: not one entry per row, naming ``name``.
