@@ -136,10 +136,6 @@ def _dof(x: np.ndarray) -> np.ndarray:
     return np.maximum(d - 1.0, 1.0)
 
 
-def _t(p: float, dof: np.ndarray) -> np.ndarray:
-    return special.stdtrit(dof, p)
-
-
 def jeffreys_bounds(
     theta: np.ndarray, n_eff: np.ndarray, grid: np.ndarray, confidence: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -272,7 +268,8 @@ def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         deff = _weighted_var(e, ev.weight) / _weighted_var(psi, ev.weight)
     p = 1 - (1 - confidence) / 2
-    deff = deff * np.maximum((_t(p, _dof(e)) / _t(p, _dof(psi))) ** 2, 1.0)
+    t_ratio = special.stdtrit(_dof(e), p) / special.stdtrit(_dof(psi), p)
+    deff = deff * np.maximum(t_ratio**2, 1.0)
     deff = np.fmax(deff, _model_deff(qt, ht, th, lam))
     deff = np.clip(np.nan_to_num(deff, nan=1.0, posinf=1.0), 1e-4, None)
     n_test = np.maximum(np.nan_to_num(den, nan=1.0), 1.0)
