@@ -123,11 +123,7 @@ def reference_subset_scores(
     of the majority class and those of minority subconcept ``sub_i`` (the subsets of
     docs/method.md, "Evaluation subsets and analyses");
     NaN where undefined (warnings are the caller's). AUC only where the rows carry ``y_score``.
-
-    The class-conditional weights are row-wise (each row's own posteriors renormalised within
-    its own class), so they are computed once on all reference rows; every subset is then one
-    row of a ``(2·K, R)`` weight matrix (0 outside the subset) scored in one batched pass.
-    """
+    The weights are row-wise, so every subset is one row of a ``(2·K, R)`` weight matrix."""
     if not subconcepts:
         return {}
     c_all, _ = reference.class_weights(utilities)

@@ -24,11 +24,7 @@ Memory: the counts never exist for all B replicates at once. Chunks of replicate
 scratch buffer, are sized by a memory budget (``memory_budget=``, default
 :func:`default_memory_budget`); on the CPU several threads each draw and compute whole chunks.
 
-Modules: :mod:`.batched` (:class:`BatchedBootstrap`), :mod:`.budget` (the memory budget, the
-work buffers and chunks sized by it), :mod:`.planning` (resampling units, cells, the fixed
-statistics columns and AUC layout), :mod:`.kernels` (the counts drawn, the statistics and AUC
-numerators of a chunk, the scores), :mod:`.replicates` (:class:`Replicates`,
-:func:`percentile_interval`).
+Modules: docs/layout.md.
 """
 
 from .batched import BatchedBootstrap
