@@ -32,8 +32,8 @@ from medeval.weights import (
     Utilities,
 )
 
-#: A minority subconcept with fewer reference rows than this is warned about (docs/method.md,
-#: "Rectified scores").
+#: A minority subconcept with fewer reference rows than this is warned about
+#: (docs/method.md, "Rectified scores").
 FEW_REFERENCE_ROWS = 5
 #: Mixed into ``seed`` to derive the reference side's seed (ASCII "REFR").
 REFERENCE_SEED_TAG = 0x52454652
