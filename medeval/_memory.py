@@ -1,10 +1,6 @@
 """Process-level memory settings for the command-line tools: large arrays returned to the
-system, and the imported libraries kept out of the garbage collector's passes.
-
-glibc's allocator raises its mmap threshold each time a large block is freed, so after a few
-frees column-sized arrays come from the heap and memory freed between stages stays in the
-process (docs/performance.md). A fixed threshold keeps every large array in its own mapping,
-returned to the system when freed.
+system, and the imported libraries kept out of the garbage collector's passes
+(docs/performance.md).
 """
 
 from __future__ import annotations
@@ -26,9 +22,10 @@ _M_MMAP_THRESHOLD = -3  # glibc <malloc.h>
 
 
 def return_large_blocks(threshold: int = LARGE_BLOCK) -> bool:
-    """Fix the allocator's mmap threshold at ``threshold`` bytes, so that freed large arrays
-    go back to the system; speed and numbers are unchanged. Call once, in a process's entry
-    point (it is process-wide). Returns whether it applied (glibc only; elsewhere a no-op)."""
+    """Fix the allocator's mmap threshold at ``threshold`` bytes (glibc raises it after each
+    large free, keeping freed arrays in the heap), so that freed large arrays go back to the
+    system. Process-wide: call once, in an entry point. Returns whether it applied (glibc
+    only)."""
     if not sys.platform.startswith("linux"):
         return False
     name = ctypes.util.find_library("c")
@@ -45,11 +42,8 @@ def return_large_blocks(threshold: int = LARGE_BLOCK) -> bool:
 @contextlib.contextmanager
 def frozen_imports() -> Iterator[None]:
     """Import inside this block with the garbage collector paused, then move every object
-    alive (the imported libraries) to the collector's permanent generation: the objects of
-    heavy imports live as long as the process, and collections that walk them again and again
-    slow the imports and the run (docs/performance.md). What the run makes afterwards is
-    collected as usual; the collector's previous state is restored, also when an import
-    fails. Use it in a command's entry point around its heavy imports."""
+    alive (the imported libraries, which live as long as the process) to the collector's
+    permanent generation; its previous state is restored, also when an import fails."""
     enabled = gc.isenabled()
     gc.disable()
     try:

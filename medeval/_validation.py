@@ -1,28 +1,9 @@
 """Public options validated once, by declaration (in the spirit of scikit-learn's
-``validate_params``).
-
-A public function or constructor declares the allowed values of each option::
-
-    @validate_params({"n_bootstrap": [Interval(Integral, 0, None)], "stratify": [...]})
-    def evaluate_predictions(...): ...
-
-and a settings object (a dataclass) the allowed values of each field::
-
-    @declared({"n_bootstrap": [Interval(Integral, 0, None)], ...})
-    @dataclass(frozen=True)
-    class EvaluateSettings: ...
-
-A value that satisfies none of its parameter's constraints raises
-:class:`InvalidParameterError` (a :class:`~medeval.errors.UserError`: exit code 2 in the
-command-line tools) naming the parameter, the allowed values and the value given. A validated
-function called from inside another one skips the check: the outer call already checked what it
-passes on, and internal calls pass values it made itself. Data arguments (arrays) are not
-declared here: their shapes and values are checked by the function's own input formatting.
-
-The same declarations give the command-line types (:func:`medeval.cli.options.option_type`) and
-the training config's ranges; every declared callable (:data:`VALIDATED`) and settings object
-(:data:`SETTINGS`) is registered, so a test walks them all with invalid values. This module
-imports only the standard library, so a tool's ``--help`` stays fast.
+``validate_params``): :func:`validate_params` on functions, :func:`declared` on settings
+dataclasses. A value that satisfies none of its constraints raises
+:class:`InvalidParameterError` naming the parameter, the allowed values and the value given; a
+validated function called from inside another one skips the check. The same declarations give
+the command-line types and the config's ranges. Standard library only, so ``--help`` stays fast.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """scikit-learn model selection by subconcept-aware scores (docs/method.md,
-"Utility weights", "Label-free scores").
+"Utility weights", "Label-free scores"): :class:`SubconceptAware`,
+:func:`make_subconcept_scorer` and :func:`pooled_cross_val_scores`.
 
-* :class:`SubconceptAware` fits a binary classifier and a subconcept model on the same rows;
-  ``fit(X, y, subconcept=...)`` takes the training subconcept labels as fit metadata, and the
-  utilities come from the training rows' subconcept counts.
-* :func:`make_subconcept_scorer` gives a scorer for any score name (``"BA"``, ``"pBA"``,
-  ``"cBA"``, ``"wAUC"``, …) for ``GridSearchCV`` / ``cross_validate``.
-* :func:`pooled_cross_val_scores` pools the out-of-fold predictions of all folds and scores
-  them once, instead of averaging fold scores (a ratio of sums, not a mean of ratios).
-
-Inside ``GridSearchCV`` / ``cross_validate`` the subconcept labels travel by scikit-learn's
-metadata routing: ``sklearn.set_config(enable_metadata_routing=True)`` and pass
-``subconcept=...`` to ``fit`` (``params=`` in ``cross_validate``). Needs scikit-learn >= 1.4
-(routing through the search and cross-validation tools and ``cross_validate(params=...)``
-arrived in 1.4); tested with 1.9.
+Inside ``GridSearchCV`` / ``cross_validate`` the subconcept labels travel by metadata routing:
+``sklearn.set_config(enable_metadata_routing=True)`` and pass ``subconcept=...`` to ``fit``
+(``params=`` in ``cross_validate``); needs scikit-learn >= 1.4.
 """
 
 from __future__ import annotations

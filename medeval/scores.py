@@ -2,27 +2,11 @@
 "Utility weights", "Label-free scores").
 
 A score name is a weighting prefix followed by a family: ``"cBA"`` is balanced accuracy (family
-``BA``) under class-conditional predicted weights (prefix ``c``). Every module that names scores
-takes them from here; nothing else defines score names.
-
-Orders:
-
-* :data:`ALL_SCORES` is the canonical order, the one of every file and table a user reads: the
-  paper's nine (:data:`PAPER_SCORES`, family by family: ``BA, wBA, pBA, F1, ...``), then each
-  added weighting's three scores (``cBA, cF1, cAUC``, then the rectified ``rBA, rF1, rAUC``,
-  null where no reference rows were given).
-* :data:`BY_FAMILY` holds the same names family by family (``BA, wBA, pBA, cBA, rBA, F1,
-  ...``): the order of the analyses' tables (:func:`score_key`); :data:`INSTANCE_SCORES` is
-  that order without the rectified scores, the order of
-  :class:`medeval.metrics.streaming.SubconceptScores`.
-
-The rectified scores (prefix ``r``, docs/method.md, "Rectified scores") are not an instance
-weighting: ``rM = cM(test) − (cM(R) − wM(R))`` needs reference rows R
-(:mod:`medeval.evaluation.rectified`), so the streaming metric and
-the scikit-learn scorers refuse them (:func:`instance_score`).
-
-Adding a weighting means one row of :data:`WEIGHTINGS` (and the code that computes its instance
-weights); the score names, their orders and what each needs follow from the row.
+``BA``) under class-conditional predicted weights (prefix ``c``). Every module takes score names
+from here. :data:`ALL_SCORES` is the order of every file a user reads; :data:`BY_FAMILY` the
+order of the analyses' tables. The rectified scores (prefix ``r``) need reference rows, so they
+are no instance weighting (:func:`instance_score`). Adding a weighting means one row of
+:data:`WEIGHTINGS`.
 """
 
 from __future__ import annotations

@@ -7,10 +7,7 @@ one :class:`EvaluateSettings`, and returns an :class:`Evaluation`; ``evaluate_pr
 the same for arrays. Point estimates use the exact metric formulas; intervals come from one
 batched bootstrap computation (:mod:`medeval.metrics.bootstrap`).
 
-Modules: :mod:`.core` (:func:`evaluate`, :func:`evaluate_predictions`: point estimates,
-intervals, tables), :mod:`.result` (:class:`Evaluation` and the names of what it holds),
-:mod:`.plan` (what the inputs allow: weightings, subsets, subconcepts), :mod:`.rectification`
-(the rectified scores rBA, rF1, rAUC, docs/method.md, "Rectified scores").
+Modules: docs/layout.md.
 """
 
 from medeval.evaluation.core import (

@@ -1,11 +1,7 @@
-"""The input checks of the evaluation and of the rectification, defined once: labels, scores,
-bootstrap strata and clusters, and how a bootstrap is described (``bootstrap`` of
-``metrics.json``). The posteriors are checked by :func:`medeval.weights.align_posteriors`, which
-both call.
-
-Labels follow the rule of every metric (:func:`medeval.metrics._checks.binary_labels`): {0, 1},
-booleans, {-1, 1}, or two labels with ``pos_label``; so the rectified scores accept what the
-balanced accuracy accepts.
+"""The input checks of the evaluation and of the rectification, defined once: labels (the rule
+of every metric, :func:`medeval.metrics._checks.binary_labels`), scores, bootstrap strata and
+clusters, and how a bootstrap is described (``bootstrap`` of ``metrics.json``). The posteriors
+are checked by :func:`medeval.weights.align_posteriors`.
 """
 
 from __future__ import annotations
@@ -114,7 +110,7 @@ def own_groups(group_codes: np.ndarray, missing: np.ndarray) -> np.ndarray:
 def codes(values: Any, n: int, name: str) -> np.ndarray:
     """Per-row ids (clusters such as patients, or strata) as codes ``(N,)``. An empty or
     missing id (``""``, ``None``, NaN) is a group of its own, one per row: rows whose id is
-    unknown are never taken as one patient (they used to become one group named ``nan``).
+    unknown are never taken as one patient.
 
     Raises:
         ValueError: not one entry per row, naming ``name``.

@@ -1,20 +1,11 @@
-"""Which test rows to label next (docs/method.md, "Labels chosen where they decide").
+"""Which test rows to label next (docs/method.md, "Labels chosen where they decide", where the
+design is derived).
 
-A person labels the subconcept of a few test rows; the rectified recall
-(:mod:`medeval.evaluation.rectified_recall`) then uses them, weighted by the inverse of the
-probability with which each was chosen, so that any design leaves it unbiased. The design
-chooses where a label lowers the variance most (active statistical inference, Zrnic & Candès
-2024): the variance of the recall ``θ_s`` of subconcept ``s`` is a sum over unlabelled rows of
-``(1 − π_i)/π_i · E[e_i²] / N_s²`` with ``e = ψ − λψ̂``, and for calibrated posteriors
-
-    E[e_i² | x_i] = (hit_i − θ_s)² · q_s,i (1 − 2λ_s q_s,i + λ_s² q_s,i),
-
-so the sum over the subconcepts still open is smallest with ``π_i ∝ √(Σ_s E[e_i²] / N̂_s²)``
-(the Neyman allocation). The open subconcepts are those whose verdict is ``not known`` and
-those that could be the worst of their class; with no verdict yet every subconcept is open. A
-share of the budget is spread uniformly, so that poor posteriors cannot make the design much
-worse than uniform labelling. The rows are drawn with exactly these inclusion probabilities
-(systematic sampling over a seeded random order), so a batch has the size asked for.
+The rectified recall (:mod:`medeval.evaluation.rectified_recall`) uses labelled rows weighted by
+the inverse of the probability with which each was chosen, so any design leaves it unbiased. The
+design puts the inclusion probabilities where a label lowers the variance of the open
+subconcepts' recalls most (the Neyman allocation), with a share of the budget spread uniformly,
+and draws exactly that many rows (systematic sampling over a seeded random order).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """The subconcept model's quality within each class: the balanced accuracy of its
-class-renormalised posteriors among each class's subconcepts (what the label-free scores rest
-on; a model weak within a class gives class-conditional weights close to the class average, so
-cBA / cF1 / cAUC move toward BA / F1 / AUC and understate a hidden failure). Computed on the
-metric core, :func:`medeval.metrics.multiclass.within_class_ba`.
+class-renormalised posteriors among each class's subconcepts, what the label-free scores rest on
+(:func:`weak_model_warning` says why a weak one matters).
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ import numpy as np
 from medeval.metrics.multiclass import within_class_ba
 from medeval.weights import Utilities, class_posteriors
 
-__all__ = ["within_class_ba_from_q", "within_class_balanced_accuracy"]
+__all__ = ["weak_model_warning", "within_class_ba_from_q", "within_class_balanced_accuracy"]
 
 
 def within_class_balanced_accuracy(
@@ -45,3 +43,13 @@ def within_class_ba_from_q(
     ``utilities.names`` (e.g. checked :class:`~medeval.io.reference.ReferenceRows`)."""
     q = class_posteriors(posteriors, utilities, y_true).q.cpu().numpy()
     return within_class_ba(y_true, codes, q)
+
+
+def weak_model_warning(cls: str, ba: float) -> str:
+    """The one wording of the warning for a subconcept model weak within class ``cls`` (its
+    within-class balanced accuracy ``ba`` below :data:`medeval.scores.WEAK_WITHIN_CLASS_BA`)."""
+    return (
+        f"the subconcept model is weak within {cls} (balanced accuracy {ba:.2f} over its "
+        "subconcepts): label-free weights then shrink toward the class average, so cBA / cF1 / "
+        "cAUC move toward BA / F1 / AUC and understate a hidden failure"
+    )

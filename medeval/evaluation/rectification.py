@@ -142,10 +142,7 @@ def _rectified_rows(
     On ``sub_i`` the point estimate is ``cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i))``
     (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i).
     The joint bootstrap runs on the full set only, so ``low`` / ``high`` are NaN on ``sub_i``
-    (and ``n_undefined`` 0: no replicates).
-
-    Built from the exact subset scores and plain lists, with the rest of the table: this runs on
-    every fold of the benchmark grid, where pandas' lookups cost more than the scores."""
+    (and ``n_undefined`` 0: no replicates)."""
     plan = inputs.plan
     names = list(plan.subsets)
     aliases = [(label, j, plan.subset_subconcept[names[j]]) for label, j in _aliases(names)]

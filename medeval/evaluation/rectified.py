@@ -32,9 +32,8 @@ from medeval.weights import (
     Utilities,
 )
 
-#: A minority subconcept with fewer reference rows than this is warned about: below it the
-#: correction's error grows and its coverage falls (simulated in
-#: docs/method.md, "Rectified scores").
+#: A minority subconcept with fewer reference rows than this is warned about
+#: (docs/method.md, "Rectified scores").
 FEW_REFERENCE_ROWS = 5
 #: Mixed into ``seed`` to derive the reference side's seed (ASCII "REFR").
 REFERENCE_SEED_TAG = 0x52454652
@@ -124,11 +123,7 @@ def reference_subset_scores(
     of the majority class and those of minority subconcept ``sub_i`` (the subsets of
     docs/method.md, "Evaluation subsets and analyses");
     NaN where undefined (warnings are the caller's). AUC only where the rows carry ``y_score``.
-
-    The class-conditional weights are row-wise (each row's own posteriors renormalised within
-    its own class), so they are computed once on all reference rows; every subset is then one
-    row of a ``(2·K, R)`` weight matrix (0 outside the subset) scored in one batched pass.
-    """
+    The weights are row-wise, so every subset is one row of a ``(2·K, R)`` weight matrix."""
     if not subconcepts:
         return {}
     c_all, _ = reference.class_weights(utilities)
@@ -415,10 +410,8 @@ def _note_out_of_range(
     name: str, value: float, interval: tuple[float, float] | None, notes: list[str]
 ) -> None:
     """A note where the score or a bound of its interval lies outside [0, 1], the range of the
-    scores it estimates. The rectified score is a difference (docs/method.md,
-    "Rectified scores"), so near 0 or 1 the
-    correction measured on the reference rows can carry it past the end; it is reported as
-    computed, not clipped."""
+    scores it estimates: the rectified score is a difference, reported as computed, not
+    clipped."""
     outside = [
         f"{what} {x:.4f}"
         for what, x in [("the score", value), *zip(("low", "high"), interval or (), strict=False)]

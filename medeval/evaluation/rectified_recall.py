@@ -1,36 +1,7 @@
-"""The rectified per-subconcept recall of the test rows, its interval, verdict and joint draws
-(docs/method.md, "Per-subconcept recall").
-
-The target is the recall of the test rows of subconcept ``s`` (class ``c``): ``θ`` solves
-``Σ_T ψ_i(θ) = 0`` with ``ψ_i = [S_i = s](hit_i − θ)``. The subconcept model gives the proxy
-``ψ̂_i = q̃_s(x_i)(hit_i − θ)`` on every row (``q̃``: posteriors renormalised within the row's
-class); reference rows ``R`` (subconcepts known, same population) correct it:
-
-    λ̄·mean_T ψ̂(θ) + mean_R (ψ_j(θ) − λ_j ψ̂_j(θ)) = 0            (rows of class c)
-
-— the difference (GREG) estimator of survey sampling. Its error against the test rows' own
-``θ`` is ``(mean_R e − mean_T e) / P(S = s)`` with ``e = ψ − λψ̂``, so its variance is
-``Var(e)·(1/n + 1/N) / P(S = s)²`` and the best ``λ`` is the slope ``Cov(ψ, ψ̂) / Var(ψ̂)``:
-0 where the subconcept model says nothing (the reference rows alone), near 1 where it is sharp.
-
-Choices, each measured (``benchmarks/subconcept_recall_coverage.py``, docs/method.md):
-
-* ``λ_j`` is the slope fitted without row ``j`` (leave-one-out cross-fitting), clipped to [0, 1],
-  and the test side uses their mean: a slope fitted on the rows it corrects looks better than
-  it is (in-sample, coverage fell to 88 % in cells with a sharp model).
-* The interval is Jeffreys' on an effective number of rows: the design effect
-  ``deff = Var(e) / Var(ψ)`` (both on R) turns the reference-only count
-  ``(1/n_s + 1/N̂_s)⁻¹`` (``n_s`` reference and ``N̂_s`` estimated test rows of s) into
-  ``n_eff = (1/n_s + 1/N̂_s)⁻¹ / deff``. At λ = 0 this is the reference rows' own small-count
-  interval for the test rows' recall; ``r_ess = n_s / deff`` is the number of reference rows
-  the interval is worth. Where the residuals sit on few rows, ``deff`` grows by the squared
-  ratio of Student's t quantiles at the residuals' and ``ψ``'s effective degrees of freedom.
-* The test rows' recall is a multiple of ``1/N_s``: a bound within half a step of 0 or 1 is
-  that end (``N_s ≈ N̂_s``), so that a recall of exactly 1 is not missed by a bound of 0.97.
-
-Joint draws for the questions that span subconcepts (which could be worst, the share of draws
-in which each is worst): a Gaussian copula whose correlations are those of the residuals ``e``
-of a class's subconcepts on the same reference rows, with each subconcept's Beta marginal.
+"""The rectified per-subconcept recall of the test rows, its interval, verdict and joint draws:
+the subconcept model's proxy on every test row corrected on reference rows (a difference, or
+GREG, estimator), with a Jeffreys interval on an effective number of rows. The estimator, the
+slope, the interval and the joint draws are derived in docs/method.md, "Per-subconcept recall".
 """
 
 from __future__ import annotations
@@ -165,10 +136,6 @@ def _dof(x: np.ndarray) -> np.ndarray:
     return np.maximum(d - 1.0, 1.0)
 
 
-def _t(p: float, dof: np.ndarray) -> np.ndarray:
-    return special.stdtrit(dof, p)
-
-
 def jeffreys_bounds(
     theta: np.ndarray, n_eff: np.ndarray, grid: np.ndarray, confidence: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -301,7 +268,8 @@ def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         deff = _weighted_var(e, ev.weight) / _weighted_var(psi, ev.weight)
     p = 1 - (1 - confidence) / 2
-    deff = deff * np.maximum((_t(p, _dof(e)) / _t(p, _dof(psi))) ** 2, 1.0)
+    t_ratio = special.stdtrit(_dof(e), p) / special.stdtrit(_dof(psi), p)
+    deff = deff * np.maximum(t_ratio**2, 1.0)
     deff = np.fmax(deff, _model_deff(qt, ht, th, lam))
     deff = np.clip(np.nan_to_num(deff, nan=1.0, posinf=1.0), 1e-4, None)
     n_test = np.maximum(np.nan_to_num(den, nan=1.0), 1.0)

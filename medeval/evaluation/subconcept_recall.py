@@ -1,18 +1,7 @@
-"""Per-subconcept recall: true, label-free and rectified, and the worst subconcept of each class
-(docs/method.md, "Per-subconcept recall").
-
-For a subconcept ``s`` of class ``c``:
-
-* the true recall — the hits among the test rows of ``s`` (needs test subconcept labels);
-* the label-free ``est_s = Σ q̃_s·hit / Σ q̃_s`` over the test rows of class ``c``, with ``q̃``
-  the subconcept model's posteriors renormalised within the row's class. It shrinks toward the
-  class's recall where the subconcept model is unsure, and its interval (on the soft counts)
-  cannot see that;
-* the rectified recall of the subconcept's test rows, where reference rows ``R`` (held-out rows
-  with known subconcepts, scored by the same classifier and subconcept model) measure that
-  shrinkage (:mod:`medeval.evaluation.rectified_recall`): with its interval, its gap to the
-  class's recall and a verdict, the effective number of reference rows the interval is worth,
-  which subconcepts could be the worst and how many more reference rows would decide.
+"""Per-subconcept recall: true (needs test subconcept labels), label-free
+(``Σ q̃_s·hit / Σ q̃_s``, which shrinks toward the class's recall where the subconcept model is
+unsure) and rectified on reference rows (:mod:`medeval.evaluation.rectified_recall`), and the
+worst subconcept of each class (docs/method.md, "Per-subconcept recall").
 """
 
 from __future__ import annotations
@@ -209,17 +198,10 @@ def _recall_intervals(
     plan: Any, hit: np.ndarray, confidence: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
     """Bounds ``(S,)`` of the true recall (lo, hi) and of the label-free recall (est_lo,
-    est_hi), and the method's name.
-
-    A percentile bootstrap over a few rows covers badly and gives ``[1, 1]`` when all were
-    found (docs/method.md, "Rectified scores"); these are Clopper–Pearson intervals
-    (:data:`~medeval.metrics.proportion.DEFAULT_METHOD`, coverage ≥ 93 % by exact enumeration):
-    on the hits of the subconcept's test rows, and for the label-free recall on its soft counts
-    (:func:`~medeval.metrics.proportion.soft_recall_interval`). With groups (``plan.groups``:
-    ``(N,)`` cluster codes) the rows of a cluster are not independent: the interval uses the
-    effective number ``(Σ_g m_g)² / Σ_g m_g²`` of the subconcept's per-cluster (soft) counts
-    ``m_g``, exact when a cluster's rows are all hits or all misses, conservative otherwise.
-    NaN where a subconcept has no rows (its recall is NaN and warned about by the caller)."""
+    est_hi), and the method's name: binomial intervals
+    (:data:`~medeval.metrics.proportion.DEFAULT_METHOD`) on the hits, or on the soft counts.
+    With groups (``plan.groups`` ``(N,)``) on the effective number ``(Σ_g m_g)² / Σ_g m_g²``
+    of the per-cluster counts ``m_g``. NaN where a subconcept has no rows."""
     k = len(plan.sc_names)
     lo, hi, est_lo, est_hi = (np.full(k, math.nan) for _ in range(4))
     g = plan.groups

@@ -1,11 +1,11 @@
 """Functional, torch-based metric core (no I/O).
 
 Inputs are numpy arrays, lists, pandas objects or torch tensors of shape ``(N,)`` (a ``(N, 1)``
-column counts as ``(N,)``) or batched ``(..., N)``; labels are any two classes ({0, 1}, {-1, 1},
-or others with ``pos_label=``). Results keep the leading shape: tensors on the inputs' device
-(float64, float32 on MPS) when a tensor came in, otherwise a Python float or a numpy array.
-Ill-defined values (a class with zero total weight) are NaN with an
-:class:`UndefinedMetricWarning`.
+column counts as ``(N,)``; scalars are rejected) or batched ``(..., N)``; labels are any two
+classes ({0, 1}, {-1, 1}, or others with ``pos_label=``). Results keep the leading shape:
+tensors on the inputs' device (float64, float32 on MPS) when a tensor came in, otherwise a
+Python float or a numpy array. Ill-defined values (a class with zero total weight) are NaN with
+an :class:`UndefinedMetricWarning`.
 
 Input handling, the same for every metric, numpy and torch alike:
 

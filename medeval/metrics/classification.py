@@ -1,20 +1,7 @@
 """Weighted recall, balanced accuracy, F1 and class-standardised accuracy (docs/method.md,
-"Weighted scores").
-
-Each metric is ``format_inputs → confusion sums (sufficient statistics) → *_from_sums``; the
-bootstrap engine computes the same sums for many replicates at once and reuses the
-``*_from_sums`` formulas, so point estimates and intervals share one definition.
-
-Inputs of every public metric (as in scikit-learn):
-
-- ``y_true``, ``y_pred``: ``(..., N)`` labels of two classes: {0, 1} or booleans; {-1, 1}
-  (1 is positive); any other two labels (strings such as ``"benign"`` / ``"malignant"``,
-  ``"True"`` / ``"False"``, or numbers) with ``pos_label`` naming the positive class.
-  A ``(N, 1)`` column is read as ``(N,)``; scalars are rejected.
-- ``sample_weight``: ``(..., N)`` non-negative weights, broadcastable; ``None`` = all ones.
-
-Results are tensors on the inputs' device when any input is a tensor; otherwise a Python
-``float`` for ``(N,)`` inputs and a numpy array ``(...)`` for batched inputs.
+"Weighted scores"). Each metric is ``format_inputs → confusion sums → *_from_sums``; the
+bootstrap reuses the ``*_from_sums`` formulas, so point estimates and intervals share one
+definition. Inputs and results of every metric: :mod:`medeval.metrics`.
 """
 
 from __future__ import annotations
@@ -95,7 +82,7 @@ def class_recalls(
     sample_weight: ArrayLike | None = None,
     pos_label: Any = None,
 ) -> Result:
-    """Weighted recall of each class (negative class first; inputs: see the module).
+    """Weighted recall of each class (negative class first; inputs: see :mod:`medeval.metrics`).
 
     Returns:
         ``(..., 2)`` array or tensor: ``[..., c]`` = Σ w [y=c, ŷ=c] / Σ w [y=c]; NaN (and a
@@ -120,7 +107,7 @@ def balanced_accuracy(
     both classes have positive total weight; NaN and a warning otherwise.
 
     Args:
-        y_true, y_pred: ``(..., N)`` labels of two classes (see the module).
+        y_true, y_pred: ``(..., N)`` labels of two classes (see :mod:`medeval.metrics`).
         sample_weight: ``(..., N)`` non-negative weights, broadcastable; ``None`` = all ones.
         pos_label: the positive class when the labels are not {0, 1} or {-1, 1}.
 

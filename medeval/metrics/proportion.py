@@ -1,28 +1,12 @@
 """Small-sample intervals for proportions: per-subconcept recalls, true and label-free
-(docs/method.md, "Rectified scores").
+(docs/method.md, "Rectified scores", "Per-subconcept recall").
 
-A percentile bootstrap of a recall over a handful of rows covers badly and gives ``[1, 1]`` when
-every row was found. The binomial intervals here have a coverage that can be computed exactly
-(:func:`exact_coverage`, a sum over the ``n + 1`` binomial outcomes):
-
-* ``"wilson"`` — Wilson score interval. Short; its coverage dips below nominal near p = 0 or 1.
-* ``"jeffreys"`` — equal-tailed Beta(½, ½) posterior interval with the Brown–Cai–DasGupta (2001)
-  boundary modification (lower bound 0 when no row was found, upper bound 1 when all were).
-* ``"clopper-pearson"`` — the exact (inverted binomial test) interval: never below nominal,
-  wider than the others.
-
-The default, :data:`DEFAULT_METHOD`, was chosen by exact enumeration (:func:`exact_coverage`;
-the figures: docs/method.md, "Per-subconcept recall"). Every method returns an upper bound of 1
-and a lower bound below 1 when all rows were found.
-
-The label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` (docs/method.md, "Label-free scores") is a
-ratio of soft counts; its interval applies the same method to the Kish effective number of rows
-``n_eff = (Σ q̃_s)² / Σ q̃_s²`` with ``r̂_s · n_eff`` successes (:func:`soft_recall_interval`).
-It sees the sampling noise of the soft counts, not the subconcept model's error: the soft counts
-mix the recalls of every subconcept a row's posterior spreads over, so the interval is about the
-true recall only as far as the posteriors are sharp (simulated: docs/method.md,
-"Per-subconcept recall"; with posteriors 0.95 on the true subconcept it holds,
-``tests/metrics/test_proportion.py``).
+The methods ``"wilson"``, ``"jeffreys"`` (with the Brown–Cai–DasGupta boundary modification) and
+``"clopper-pearson"`` have a coverage that can be computed exactly (:func:`exact_coverage`); the
+default, :data:`DEFAULT_METHOD`, was chosen by it. The label-free recall, a ratio of soft
+counts, gets the same method on the Kish effective number of rows
+(:func:`soft_recall_interval`); it sees the soft counts' sampling noise, not the subconcept
+model's error.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
-"""Subconcept-aware scores accumulated over batches and processes: a ``torchmetrics.Metric``.
-
-:class:`SubconceptScores` computes, during training or evaluation, the same numbers as
-:func:`medeval.evaluate_predictions` (point estimates, no intervals): unweighted BA, F1, AUC;
-true-weight (oracle) wBA, wF1, wAUC; the paper's predicted-weight pBA, pF1, pAUC; and the
-class-conditional label-free cBA, cF1, cAUC (docs/method.md, "Utility weights",
-"Label-free scores"). BA and F1 need only four weighted confusion sums per weighting, so their
-states are sums reduced with ``dist_reduce_fx="sum"``; AUC needs every score, so its state is
-concatenated (``"cat"``), as torchmetrics' own AUROC does.
-
-Lightning: call ``update`` in ``validation_step`` and, in ``on_validation_epoch_end``,
-``self.log_dict(metric.compute())`` then ``metric.reset()`` (``compute`` already syncs across
-processes; see ``docs/integrations.md``).
+"""Subconcept-aware scores accumulated over batches and processes: a ``torchmetrics.Metric``
+giving the same point estimates as :func:`medeval.evaluate_predictions` (docs/method.md). BA and
+F1 states are confusion sums (``dist_reduce_fx="sum"``); AUC's are concatenated scores
+(``"cat"``). Lightning use: ``docs/integrations.md``.
 """
 
 from __future__ import annotations

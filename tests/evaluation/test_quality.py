@@ -6,7 +6,7 @@ from reference_rows import NAMES, SIDES, SIZES
 from reference_rows import rows as _data
 from sklearn.metrics import balanced_accuracy_score
 
-from medeval.evaluation.quality import within_class_balanced_accuracy
+from medeval.evaluation.quality import weak_model_warning, within_class_balanced_accuracy
 from medeval.weights import utilities_from_train_sizes
 
 
@@ -20,3 +20,8 @@ def test_within_class_balanced_accuracy_equals_sklearn_on_each_class(seed):
         cols = [n for n, s in zip(NAMES, SIDES, strict=True) if s == c]
         pred = np.array(cols)[q.loc[rows, cols].to_numpy().argmax(1)]
         assert got[f"class {c}"] == pytest.approx(balanced_accuracy_score(sc[rows], pred))
+
+
+def test_weak_model_warning_names_the_class_and_its_accuracy():
+    text = weak_model_warning("class 1", 0.512)
+    assert "weak within class 1" in text and "0.51" in text and "understate" in text

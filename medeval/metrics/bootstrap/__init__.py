@@ -20,20 +20,11 @@ replicates shares one), so the counts depend on neither the chunk size nor the n
 threads; sums may differ in the last bit between chunk sizes. With torch: same seed, device and
 chunk size → same numbers.
 
-Memory: the counts never exist for all B replicates at once. Chunks of replicates are sized by
-a memory budget (``memory_budget=``, default :func:`default_memory_budget`); on the CPU several
-threads each draw and compute whole chunks (each with its own count buffer), and the AUC
-scratch is processed in row groups of bounded size. On the CPU, count statistics that are
-constant on cells of instances come from per-cell counts, and so do weightings that vary within
-cells where their dense columns would be large; the rest (and soft memberships) use a dense
-``(N, k')`` matrix, stored column-major and filled in place a block of rows at a time (the
-blocks' temporaries are bounded by the memory budget too).
+Memory: the counts never exist for all B replicates at once. Chunks of replicates, and every
+scratch buffer, are sized by a memory budget (``memory_budget=``, default
+:func:`default_memory_budget`); on the CPU several threads each draw and compute whole chunks.
 
-Modules: :mod:`.batched` (:class:`BatchedBootstrap`), :mod:`.budget` (the memory budget, the
-work buffers and chunks sized by it), :mod:`.planning` (resampling units, cells, the fixed
-statistics columns and AUC layout), :mod:`.kernels` (the counts drawn, the statistics and AUC
-numerators of a chunk, the scores), :mod:`.replicates` (:class:`Replicates`,
-:func:`percentile_interval`).
+Modules: docs/layout.md.
 """
 
 from .batched import BatchedBootstrap

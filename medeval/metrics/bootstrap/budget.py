@@ -21,9 +21,7 @@ _CHUNK_BYTES = 2**25  # ~32 MiB per (chunk, N) float64 tensor: fewer page faults
 _AUC_BYTES = 2**26  # AUC scratch: rows of a chunk are processed in groups of at most this
 
 
-# Rows of one (rows, N)-sized scratch of a row-wise step (a cumsum and its gathers, the
-# weighted counts of the per-cell sums) made at once: on millions of rows one at a time (each
-# row is computed alone, so the grouping changes no number).
+# Scratch of one row-wise step (a cumsum, per-cell weighted counts) made at once.
 _ROW_STEP_BYTES = 2**24
 
 
@@ -116,9 +114,8 @@ _SMALL_WORK = 2**20  # elements per chunk below which one CPU thread is faster
 
 @contextmanager
 def _few_threads(device: torch.device, elements: int) -> Iterator[None]:
-    """One torch thread on the CPU for small work, restored afterwards: there the start of a
-    parallel region costs more than it saves, and far more when the cores are shared (a
-    descheduled worker stalls every kernel)."""
+    """One torch thread on the CPU for small work (a parallel region costs more than it saves
+    there), restored afterwards."""
     n = torch.get_num_threads()
     want = 1 if elements < _SMALL_WORK else n
     if device.type != "cpu" or want == n:
@@ -132,12 +129,8 @@ def _few_threads(device: torch.device, elements: int) -> Iterator[None]:
 
 
 def _return_freed_memory() -> None:
-    """Hand freed heap pages back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
-
-    glibc keeps freed arrays of a few MiB in its heap rather than unmapping them, so without
-    this, columns released while the statistics matrix is filled would still count against
-    the peak memory of a multi-million-row evaluation.
-    """
+    """Hand freed heap pages back to the OS (glibc ``malloc_trim``; a no-op elsewhere): glibc
+    keeps freed arrays of a few MiB, which would count against the peak memory."""
     global _malloc_trim
     if _malloc_trim is None:
         try:
@@ -162,9 +155,8 @@ _reuse = threading.local()
 @contextmanager
 def _reused(numel: int, dtype: torch.dtype, device: torch.device) -> Iterator[torch.Tensor]:
     """A flat CPU buffer of at least ``numel`` elements that this thread keeps for its next
-    bootstrap (up to :data:`_REUSE_BYTES`): on small data, the page faults of fresh buffers
-    cost more than the arithmetic done in them (the benchmark grid evaluates thousands of
-    folds per process). A buffer in use is never handed out twice."""
+    bootstrap (up to :data:`_REUSE_BYTES`: on small data page faults cost more than the
+    arithmetic); a buffer in use is never handed out twice."""
     if device.type != "cpu" or numel * dtype.itemsize > _REUSE_BYTES:
         yield torch.empty(numel, dtype=dtype, device=device)
         return
@@ -188,12 +180,8 @@ class _BufferPlan:
     """How much memory a :class:`~medeval.metrics.bootstrap.BatchedBootstrap` takes: its
     work buffers and the chunks of replicates that fit its budget."""
 
-    # -- counts --------------------------------------------------------------------------
-    # Counts live in a (b, 1 + N) buffer whose column 0 stays 0: a cumsum over columns
-    # 0..n_neg then starts at 0 and AUC can index it without padding. Buffers are reused
-    # across chunks: on the CPU, fresh large tensors cost more in page faults than the
-    # arithmetic done on them. The counts are never held for all B replicates at once: a
-    # chunk of b rows, with b set by the memory budget.
+    # Counts live in a (b, 1 + N) buffer whose column 0 stays 0, so that a cumsum over
+    # columns 0..n_neg starts at 0 and AUC can index it without padding.
     def _buffer_shapes(self, b: int, work: bool) -> list[dict[str, tuple[int, int]]]:
         """One worker's buffers by region: the counts, then (``work``) the scratch of the AUC
         and that of the per-cell weighted counts, which share one region (a chunk's weighted

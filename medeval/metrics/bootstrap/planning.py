@@ -17,9 +17,8 @@ from .budget import _CHUNK_BYTES
 _CELL_LANES = 8  # accumulators per cell (see _build_statistics)
 
 
-# Per-cell counts cost one scatter-add of the counts, about as much as a product with ten dense
-# columns on a 2-core CPU (measured at N = 100,000): they are used when they replace at least
-# this many columns, or columns that would take more memory than this.
+# Per-cell counts (one scatter-add) are used when they replace at least this many dense
+# columns, or columns that would take more memory than this.
 _CELL_MIN_COLUMNS, _CELL_MIN_BYTES = 12, 2**26
 
 
@@ -123,17 +122,12 @@ class _StaticMatrices:
         ]
         self.n_units = len(order)
 
-    # -- static matrices ------------------------------------------------------------------
     # Every count statistic is a column of S (b, k): Σ_i c_i · w_i · f(i) for a weighting w and
-    # a 0/1 indicator f of class, hit, subset and subconcept. Instances with equal class, hit,
-    # subset memberships and subconcept form a *cell*, and every indicator is constant on cells.
-    # Columns whose weight is constant on cells too (unweighted, true utilities, per-subconcept
-    # recall) are T0 @ M0: T0 (b, G) holds each replicate's count per cell (one scatter-add of
-    # the counts: sums of integers, exact in any order), M0 (G, k) each cell's weight for each
-    # column. The other columns (weights that vary within cells, soft memberships) come from
-    # one matrix product with a dense (1 + N, k') matrix. On the CPU no (N, k) matrix of all
-    # columns is held (on millions of rows it was the largest item in memory); on GPUs every
-    # column is dense (:func:`_counts_by_cell`).
+    # a 0/1 indicator f. Instances with equal class, hit, subsets and subconcept form a *cell*.
+    # Columns whose weight is constant on cells are T0 @ M0 (T0 (b, G): each replicate's count
+    # per cell, exact integer sums; M0 (G, k): each cell's weight per column); the others come
+    # from a product with a dense (1 + N, k') matrix. On GPUs every column is dense
+    # (:func:`_counts_by_cell`).
     def _t(self, a: np.ndarray | torch.Tensor) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
 
@@ -156,12 +150,8 @@ class _StaticMatrices:
     def _dense_matrix(self, specs, cell, w_np, q, hit) -> torch.Tensor:
         """The dense ``(1 + N, k')`` matrix with a zero first row: a column ``w·f`` for each
         ``(weighting or None, indicator over cells)`` of ``specs``, then, for each soft
-        membership s (column of ``q`` ``(N, S)``, input order), ``q_s`` and ``q_s·hit``.
-
-        Stored column-major (the transpose of a contiguous ``(k', 1 + N)``; BLAS reads it as
-        it is) and filled in place a block of rows at a time (:meth:`_build_rows`), so that
-        building it takes the matrix and one block's temporaries, not a list of its columns.
-        """
+        membership s (column of ``q`` ``(N, S)``, input order), ``q_s`` and ``q_s·hit``; stored
+        column-major and filled in place a block of rows at a time (:meth:`_build_rows`)."""
         n, n_soft = len(self.perm), 0 if q is None else q.shape[1]
         Vt = torch.empty(len(specs) + 2 * n_soft, 1 + n, dtype=self.dtype)  # pages on write
         Vn = Vt.numpy()
