@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .. import __version__
+from ..evaluation.subconcept_recall import BOUNDS
 from ..scores import RECOMMENDED, REFERENCE_SCORES, SCORE_DESCRIPTIONS, score_key
 
 _CSS = """
@@ -456,13 +457,13 @@ def per_subconcept_frames(
         main["test n"] = [_count_text(v) for v in df["n_test"]]
     if has("prevalence"):
         main["share of class"] = ["—" if _missing(v) else f"{v:.1%}" for v in df["prevalence"]]
-    for head, (value, low, high) in {
-        "true": ("recall", "low", "high"),
-        "label-free": ("est_recall", "est_low", "est_high"),
-        "rectified": ("r_recall", "r_low", "r_high"),
-    }.items():
+    for head, value in (
+        ("true", "recall"),
+        ("label-free", "est_recall"),
+        ("rectified", "r_recall"),
+    ):
         if has(value):
-            main[f"{head} recall [{pct} CI]"] = cells(value, low, high)
+            main[f"{head} recall [{pct} CI]"] = cells(value, *BOUNDS[value])
     if has("r_verdict"):
         main["verdict (gap to its class)"] = [
             f"{v} ({interval_cell(g, lo, hi)})"
