@@ -403,7 +403,7 @@ def evaluate_own_model(
     settings: SubconceptSettings | None = None,
 ) -> Evaluation:
     """The :class:`~medeval.evaluation.Evaluation` of ``python -m medeval.subconcepts``, in one
-    call: files or DataFrames with the columns of the module docstring.
+    call: files or DataFrames with the columns of docs/own_model.md.
 
     Example::
 
