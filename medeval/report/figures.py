@@ -17,7 +17,6 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..evaluation.subconcept_recall import BOUNDS
 from ..scores import RECOMMENDED, RECOMMENDED_RECTIFIED, WEIGHTINGS
 
 CLASS_COLORS = {0: "#7f8fa6", 1: "#e1812c"}
@@ -208,6 +207,8 @@ def _class_colors(df: pd.DataFrame) -> list[str]:
 def _recall_bars(ax: Any, df: pd.DataFrame, x: np.ndarray) -> list[str]:
     """Bottom panel's bars: true recall (solid) and label-free recall (hatched), side by side
     when both exist; returns the kinds drawn (keys of :data:`RECALL_BARS`)."""
+    from medeval.evaluation.subconcept_recall import BOUNDS
+
     columns = {"true": "recall", "est": "est_recall", "rect": "r_recall"}
     kinds = [k for k, v in columns.items() if v in df.columns and df[v].notna().any()]
     width = 0.8 / max(len(kinds), 1)

@@ -17,7 +17,6 @@ from typing import Any
 import pandas as pd
 
 from .. import __version__
-from ..evaluation.subconcept_recall import BOUNDS
 from ..scores import RECOMMENDED, REFERENCE_SCORES, SCORE_DESCRIPTIONS, score_key
 
 _CSS = """
@@ -438,6 +437,8 @@ def per_subconcept_frames(
     (posterior) test size. The caption names ``interval_method`` (the column
     :func:`~medeval.evaluation.evaluate_predictions` adds), or says that it is not recorded.
     """
+    from medeval.evaluation.subconcept_recall import BOUNDS
+
     pct = f"{confidence:.0%}"
 
     def has(col: str) -> bool:
