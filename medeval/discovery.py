@@ -1,28 +1,11 @@
 """Subconcepts discovered from embeddings when the training labels have none.
 
-Most medical data sets label the class but not its subtypes. Following slice-discovery work
-(GEORGE: per-class reduction, then a clustering whose size is chosen from the data), each class
-is clustered on its own training instances:
-
-1. standardise the class's features and reduce them (PCA by default; UMAP when ``umap-learn``
-   is installed and ``reducer="umap"``);
-2. fit a Gaussian mixture for k = 1..k_max and keep the lowest BIC (``method="gmm"``), or KMeans
-   for k = 2..k_max and keep the highest silhouette (``method="kmeans"``); a k whose smallest
-   hard cluster has fewer than ``min_cluster_size`` training instances is not eligible, and
-   ``k_max`` is bounded by the class size (``n_c // min_cluster_size``);
-3. the hard assignments of the training instances are the discovered subconcepts; their sizes
-   give the utilities (docs/method.md, "Utility weights") through :attr:`Discovery.train_sizes`.
-
-Discovered subconcepts are named ``c<class>_k<j>``, ``j = 1`` for the largest cluster of the
-class. For new instances :meth:`Discovery.predict_proba` gives soft posteriors over *all*
-discovered subconcepts (columns in :attr:`Discovery.names`), from a multiclass subconcept model
-fitted on the discovered training labels — the subconcept model of docs/method.md,
-"Utility weights", "Label-free scores", a random forest as in the protocol — so
-``evaluate_predictions(posteriors=..., train_sizes=discovery.train_sizes)`` accepts them as they
-are. :meth:`Discovery.cluster_proba` gives the clustering model's own posteriors within each
-instance's known class instead.
-
-Everything is seeded (same seed → same clusters) and free of I/O.
+Each class is clustered on its own training instances (standardise, reduce with PCA or UMAP,
+then a Gaussian mixture chosen by BIC or KMeans chosen by silhouette, among the k whose smallest
+cluster holds ``min_cluster_size`` instances); see docs/method.md, "Utility weights". Clusters
+are named ``c<class>_k<j>``, ``j = 1`` for the largest. :meth:`Discovery.predict_proba` gives a
+subconcept forest's posteriors over all discovered subconcepts, :meth:`Discovery.cluster_proba`
+the clustering's own posteriors within each known class. Seeded and free of I/O.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """What each tool can be told, declared once: the settings of every tool, their defaults and
 their allowed values.
 
-:class:`EvaluationOptions` is the part of every evaluation's settings that a user sets: the
-threshold, the bootstrap's replicates, level, strata and seed. It is a
-base of the settings of ``evaluate`` (:class:`medeval.evaluation.EvaluateSettings`, which adds
-the device and the progress bar), ``subconcepts`` (:class:`SubconceptSettings`) and ``discover``
-(:class:`DiscoverySettings`), the evaluation fields of :class:`BenchmarkSettings` (defaults
-:data:`PROTOCOL_OPTIONS`) and the ``evaluation`` section of a training config
-(:class:`medeval.training.config.Config`). :class:`DiscoveryOptions` are the discovery's
-(:func:`medeval.discovery.discover_subconcepts`), shared by ``discover`` and ``subconcepts
---discover``; :class:`EmbedSettings` are ``embed``'s.
-
-Each tool's options are made from these declarations (:func:`medeval.cli.options.add_options`):
-type, range, choices and default; a value outside its constraints is refused in the words of
-the declaration, in Python (:class:`~medeval._validation.InvalidParameterError`, naming the
-field) and on the command line (exit code 2). Only the standard library is imported here, so a
-tool's ``--help`` stays fast.
+:class:`EvaluationOptions` (threshold, bootstrap replicates, level, strata, seed) is a base of
+the settings of ``evaluate``, ``subconcepts`` and ``discover``, the evaluation fields of
+:class:`BenchmarkSettings` and the ``evaluation`` section of a training config;
+:class:`DiscoveryOptions` are the discovery's, :class:`EmbedSettings` ``embed``'s. Each tool's
+options are made from these declarations (:func:`medeval.cli.options.add_options`). Only the
+standard library is imported here, so a tool's ``--help`` stays fast.
 """
 
 from __future__ import annotations

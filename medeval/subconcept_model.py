@@ -1,18 +1,8 @@
-"""The subconcept model for any classifier's evaluation: ``q_s(x)`` from features.
-
-The utility-weighted scores need, for every test row, the posterior of each training
-subconcept (docs/method.md, "Label-free scores"). :class:`SubconceptModel` fits it on the training
-rows of the user's own classifier — features, class and subconcept — with any scikit-learn
-classifier that has ``predict_proba`` (default: the forest protocol's subconcept forest, a
-:class:`~sklearn.ensemble.RandomForestClassifier` of 100 trees)::
-
-    model = SubconceptModel().fit(X_train, subconcept_train, y_train)
-    q = model.predict_proba(X_test)          # (N, S), columns model.classes_
-    ev = evaluate_predictions(y_test, y_score=s, posteriors=q,
-                              posterior_columns=model.classes_, train_sizes=model.train_sizes_)
+"""The subconcept model for any classifier's evaluation: ``q_s(x)`` from features
+(docs/method.md, "Label-free scores"; usage: docs/own_model.md).
 
 Columns are in a stable order: class 0's subconcepts, then class 1's, each by name, whatever
-the order of the training rows. The posteriors cover every subconcept of both classes, so
+the order of the training rows; they cover both classes, so
 :func:`medeval.weights.class_posteriors` can renormalise them within each row's known class.
 """
 

@@ -13,6 +13,7 @@ import pandas as pd
 
 from medeval.analyses.common import markdown_table
 from medeval.analyses.quality import DATASET_KEYS, dataset_key
+from medeval.evaluation.subconcept_recall import BOUNDS
 
 __all__ = [
     "AGREEMENT_COLUMNS",
@@ -23,10 +24,7 @@ __all__ = [
 ]
 
 #: Estimator → (point, low, high) columns of a record's per-subconcept rows.
-ESTIMATORS = {
-    "est_recall": ("est_recall", "est_low", "est_high"),
-    "r_recall": ("r_recall", "r_low", "r_high"),
-}
+ESTIMATORS = {k: (k, *BOUNDS[k]) for k in ("est_recall", "r_recall")}
 GROUPS = ("all", "minority", "smallest minority")
 AGREEMENT_COLUMNS = [
     "method",

@@ -1,14 +1,8 @@
 """What every command-line tool shares: the common options, output-path checks, exit codes.
 
-Common options (one parent parser): ``--out``, ``--seed`` (each tool documents the one thing
-its seed controls), ``--device``, ``--quiet`` and ``-v/--verbose``. A :class:`~medeval.errors.
-UserError` (bad file, option, config key or output path) ends the tool with one line on stderr
-and exit code 2; ``-v`` adds the traceback. A bad option value is refused at parse time in one
-line naming the option: each option's type, range and default come from the settings that
-declare it (:mod:`medeval.cli.options`; ``--seed``: :data:`medeval.options.SEED`). ``--out`` is
-checked before any work (a new folder by default, an existing one only with ``--force`` or
-``--resume``: :mod:`medeval.io.outdir`). Only the standard library is imported here, so
-``--help`` is instant: each tool imports the library inside its run function.
+A :class:`~medeval.errors.UserError` (bad file, option, config key or output path) ends the tool
+with one line on stderr and exit code 2; ``-v`` adds the traceback. Only the standard library is
+imported here, so ``--help`` is instant: each tool imports the library inside its run function.
 """
 
 from __future__ import annotations
@@ -167,11 +161,9 @@ def say(args: argparse.Namespace, *lines: str) -> None:
 
 
 def run_command(main: Callable[[], int]) -> NoReturn:
-    """Run a tool's ``main()`` as the whole process (``python -m medeval.<tool>``) and end it
-    with its exit code, skipping the interpreter's teardown (torch's object graph), which a
-    finished command does not need: its outputs are written and renamed into place by then.
-    The exit handlers still run and the streams are flushed; an exception out of ``main`` (a
-    bug) and a process still running threads or children take Python's normal path."""
+    """Run a tool's ``main()`` as the whole process and end it with its exit code, skipping the
+    interpreter's teardown (torch's object graph) when :func:`_alone`: the outputs are written by
+    then, and the exit handlers still run (:func:`exit_now`)."""
     code = main()
     if _alone():
         exit_now(code)
@@ -179,10 +171,8 @@ def run_command(main: Callable[[], int]) -> NoReturn:
 
 
 def _alone() -> bool:
-    """Whether this process runs no other thread and no child process: only then may it skip
-    the interpreter's shutdown, which joins threads and stops worker pools (joblib's loky
-    executor keeps a manager thread and its workers alive after a grid) before the exit
-    handlers run."""
+    """Whether this process runs no other thread and no child process (joblib's loky executor
+    keeps some alive after a grid): only then may it skip the interpreter's shutdown."""
     import multiprocessing
     import threading
 
@@ -205,9 +195,8 @@ def exit_now(code: int) -> NoReturn:
 
 @contextlib.contextmanager
 def _plain_warnings(*, enabled: bool):
-    """Warnings that reach stderr as one line each, ``warning: <message>``, without Python's
-    file, line and source (``-v`` keeps them). Only the text changes (``formatwarning``): a
-    caller that records warnings (``warnings.catch_warnings(record=True)``) still gets them."""
+    """Warnings reach stderr as one line each, ``warning: <message>`` (``-v`` keeps Python's
+    form); only ``formatwarning`` changes, so recorded warnings are still recorded."""
     if not enabled:
         yield
         return

@@ -1,12 +1,6 @@
 """``python -m medeval.discover`` (``medeval-discover``): evaluate predictions on data without
 subconcept labels.
 
-Example::
-
-    python -m medeval.embed --source nih --path /data/nih --out emb --no-benchmark
-    python -m medeval.discover --train emb/train.parquet --test emb/test.parquet \\
-        --predictions preds.csv --positive Effusion --out discovered
-
 The library side is :func:`medeval.flows.discovery.discover_and_evaluate`.
 """
 

@@ -1,12 +1,7 @@
 """``python -m medeval.embed`` (``medeval-embed``): embeddings of a data set as a table
 ``<out>/<name>.parquet`` (images through a frozen backbone, text through a sentence-transformers
-model or TF-IDF + SVD), then the forest protocol on it (``python -m medeval.benchmark``)::
-
-    python -m medeval.embed --source nih --path /data/nih --out collections/images
-    python -m medeval.embed --source mmhs150k --path /data/MMHS150K --out collections/text
-    python -m medeval.embed --source synthetic --random-init --size 32 --out /tmp/emb --no-benchmark
-
-The library side is :mod:`medeval.embeddings.table` (embedding) and
+model or TF-IDF + SVD), then the forest protocol on it (``python -m medeval.benchmark``);
+examples: docs/cli.md. The library side is :mod:`medeval.embeddings.table` (embedding) and
 :mod:`medeval.io.embeddings` (the table written).
 """
 

@@ -1,12 +1,6 @@
 """``python -m medeval.evaluate`` (``medeval-evaluate``): the nine scores with intervals from a
 predictions file.
 
-Example::
-
-    python -m medeval.evaluate --predictions preds.csv --train-sizes train_sizes.json
-    python -m medeval.evaluate --example          # the bundled example predictions
-    python -m medeval.evaluate --run runs/synthetic-20260101-120000   # re-evaluate a run
-
 The library side is :func:`medeval.flows.evaluate.evaluate_file` (read and evaluate),
 :func:`medeval.report.outputs.output_files` (render) and :mod:`medeval.flows.rerun` (``--run``).
 """

@@ -1,11 +1,5 @@
 """``python -m medeval.label`` (``medeval-label``): which test rows to label next.
 
-Example::
-
-    python -m medeval.label --predictions preds.csv --train-sizes train_sizes.json --budget 20
-    python -m medeval.label --predictions preds.csv --train-sizes train_sizes.json \\
-        --labels labels.csv --budget 20 --out runs/label-2
-
 The library side is :func:`medeval.flows.label.label_next`.
 """
 

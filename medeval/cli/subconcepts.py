@@ -1,11 +1,6 @@
 """``python -m medeval.subconcepts`` (``medeval-subconcepts``): evaluate your own classifier
 from its training, reference and test rows.
 
-Example::
-
-    python -m medeval.subconcepts --train train.parquet --test test.csv \\
-        --reference validation.csv --out runs/my-model
-
 The library side is :func:`medeval.flows.own_model.fit_and_evaluate`.
 """
 

@@ -1,12 +1,6 @@
 """``python -m medeval.tasks describe|split`` (``medeval-tasks``): binary tasks from data sets,
 and split manifests.
 
-Examples::
-
-    python -m medeval.tasks describe --source keel --path ../shared/data/keel --name all --json
-    python -m medeval.tasks describe --source nih --path ../shared/data/nih
-    python -m medeval.tasks split --source nih --path ../shared/data/nih --out nih_splits.csv
-
 Bad input exits with code 2 and one line naming the file, column and row.
 """
 

@@ -3,15 +3,8 @@ binary and a subconcept head, calibrate, and report BA against the label-free cB
 oracle wBA, the paper's pBA).
 
 With no arguments it runs end to end on built-in SYNTHETIC chest-radiograph phantoms with a
-randomly initialised VGG16 at a small image size (a few minutes on 2 CPU cores)::
-
-    python -m medeval.train
-    python -m medeval.train --config configs/nih.yaml data.path=/data/nih --splits 10
-    python -m medeval.train --source nih --path /data/nih --require-images --splits 10
-    python -m medeval.train --resume runs/nih-20260101-120000
-    torchrun --nproc_per_node 4 -m medeval.train --config configs/nih.yaml
-
-The library side is :func:`medeval.training.config.load_config` and
+randomly initialised VGG16 at a small image size (a few minutes on 2 CPU cores); examples:
+docs/cli.md. The library side is :func:`medeval.training.config.load_config` and
 :func:`medeval.flows.train.run_training`.
 """
 

@@ -1,17 +1,7 @@
-"""RQ1–RQ3 tables and figures of a benchmark results folder (``python -m medeval.analyze``).
+"""RQ1–RQ4 tables and figures of a benchmark results folder (``python -m medeval.analyze``).
 
-Writes into ``--out`` (default ``DIR/analysis``): ``rq1.csv``, ``rq1.md``,
-``rq1_gap_<collection>.png``, ``rq2_datasets.csv``, ``rq2.csv``, ``rq2.md``,
-``rq2_scatter_<collection>.png``, ``rq3/<data set>.png``, ``rq3_sheet_<collection>_<i>.png``,
-``agreement.csv``, ``agreement_by_method.csv``, ``agreement.png`` (RQ4, docs/method.md,
-"Measured agreement with the true-weight scores (RQ4)"; one ``agreement_<kind>.png`` per
-subconcept kind when true and discovered subconcepts are mixed), ``coverage_by_dataset.csv``
-(per data set and method: error and interval coverage of cM and rM, flagged below 80 %),
-``subconcept_model.csv`` (within-class balanced accuracy of the subconcept model per data set;
-weak ones flagged), ``scores.csv``, ``scores.md`` (the nine scores per data set and method),
-``timing.csv``, ``summary.md`` and ``report.html``; for records with discovered subconcepts
-also ``discovery.csv`` and ``discovery.md`` (discovered vs true subconcepts per class), into a
-temporary folder that replaces ``--out`` only when complete
+Writes the files listed in docs/benchmark.md ("Analyses") into ``--out`` (default
+``DIR/analysis``), through a temporary folder that replaces ``--out`` only when complete
 (:class:`medeval.io.outdir.OutputFolder`).
 """
 

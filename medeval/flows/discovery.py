@@ -1,25 +1,11 @@
 """Evaluation without subconcept labels: embeddings → discovered subconcepts → evaluation
-(the library side of ``python -m medeval.discover``).
+(the library side of ``python -m medeval.discover``; inputs and outputs: docs/discovery.md).
 
-Inputs:
-
-- training embeddings: a table as written by ``python -m medeval.embed`` (CSV or Parquet,
-  feature columns ``f0000…``) with the class of every row, either a ``y`` column (0/1) or the
-  ``label`` column together with the label value of class 1 (``positive``);
-- test embeddings: the same feature columns, one row per test instance;
-- the classifier's test predictions: a predictions file of ``python -m medeval.evaluate``
-  (``y_true``, ``y_score`` and/or ``y_pred``), rows in the order of the test embeddings.
-
-Optional columns of the embedding tables used for the example figure: ``path`` (an image file,
-relative to the table's folder or absolute), ``id`` and ``text``; when both tables and the
-predictions have an ``id`` column, the test rows must match the predictions row by row.
-
-The training part's classes are clustered (:func:`medeval.discovery.discover_subconcepts`); the
-predictions gain posterior columns ``q_c<class>_k<j>`` and the cluster sizes become
-``train_sizes.json``; that very table is evaluated in memory by
-:func:`medeval.evaluation.evaluate` (label-free scores with intervals; evaluating the
-written files gives the same numbers), and each discovered subconcept gets a label-free recall with
-an interval (``clusters.csv``, ``clusters.png``) and a sheet of its most typical training
+Each class of the training embeddings is clustered
+(:func:`medeval.discovery.discover_subconcepts`); the predictions gain posterior columns
+``q_c<class>_k<j>``, the cluster sizes become ``train_sizes.json``, and that very table is
+evaluated in memory by :func:`medeval.evaluation.evaluate`. Each discovered subconcept gets a
+label-free recall (``clusters.csv``, ``clusters.png``) and a sheet of its most typical training
 instances (``examples.png``) so that a clinician can name it.
 """
 

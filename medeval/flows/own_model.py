@@ -1,28 +1,11 @@
 """Your own model: features → subconcept posteriors → evaluation (the library side of
-``python -m medeval.subconcepts``).
+``python -m medeval.subconcepts``; inputs and outputs: docs/own_model.md).
 
-Inputs (CSV or Parquet; feature columns ``f0000…`` or named in the settings):
-
-- TRAIN: the training rows of the user's classifier: features, ``y_true`` and ``subconcept``
-  (the two labels may come from a file of their own, joined like the predictions)
-  (or, with ``discover``, no ``subconcept``: the subconcepts are discovered per class as
-  ``python -m medeval.discover`` does);
-- TEST: features, ``y_true``, ``y_score`` and/or ``y_pred`` (+ ``subconcept`` when known), one
-  row per test prediction; the predictions columns may come from a separate file instead
-  (joined by ``id`` when both have one, else by the file's ``path`` against the table's ``id``,
-  else row by row — :func:`medeval.io.joins.joined_rows`);
-- REF (optional, recommended): held-out labelled rows scored by the same classifier, e.g. the
-  validation set: features, ``y_true``, ``y_score`` and/or ``y_pred`` and ``subconcept``.
-
-The subconcept model (:class:`~medeval.subconcept_model.SubconceptModel`) is fitted on TRAIN;
-TEST and REF gain ``q_<subconcept>`` columns (``predictions.csv``, ``reference.csv``, feature
-columns left out), TRAIN's subconcept counts become ``train_sizes.json``, and the very tables
-those files hold are evaluated in memory by :func:`medeval.evaluation.evaluate` —
-with REF as its reference rows, so that the rectified scores rBA / rF1 / rAUC are computed and
-recommended (evaluating the written files gives the same numbers). The output folder
-can be re-evaluated with ``python -m medeval.evaluate --predictions predictions.csv
---train-sizes train_sizes.json --reference reference.csv``.
-
+The subconcept model (:class:`~medeval.subconcept_model.SubconceptModel`) is fitted on TRAIN
+(or the subconcepts discovered per class, with ``discover``); TEST and REF gain
+``q_<subconcept>`` columns (``predictions.csv``, ``reference.csv``), TRAIN's counts become
+``train_sizes.json``, and those very tables are evaluated in memory by
+:func:`medeval.evaluation.evaluate`, with REF as the reference rows (the rectified scores).
 The posteriors are the fitted model's, without a within-class calibration step
 (docs/own_model.md says why).
 """
@@ -420,7 +403,7 @@ def evaluate_own_model(
     settings: SubconceptSettings | None = None,
 ) -> Evaluation:
     """The :class:`~medeval.evaluation.Evaluation` of ``python -m medeval.subconcepts``, in one
-    call: files or DataFrames with the columns of the module docstring.
+    call: files or DataFrames with the columns of docs/own_model.md.
 
     Example::
 

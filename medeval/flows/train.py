@@ -1,22 +1,11 @@
 """A whole training run: task → patient-level splits → for each split, train
 (:mod:`medeval.training`), calibrate and evaluate the checkpoint → run summary
-(:mod:`medeval.flows.rerun`). The library side of ``python -m medeval.train``.
+(:mod:`medeval.flows.rerun`). The library side of ``python -m medeval.train``; the run folder's
+files: docs/imaging.md, "Direct model".
 
-Run folder: ``config.yaml`` (resolved), ``splits.csv`` (manifest), ``task.json``,
-``split_<seed>/`` and ``summary.json``/``summary.csv``/``report.md``/``report.html``. A split
-whose ``metrics.json`` exists is finished; ``resume=True`` skips it and continues an unfinished
-one from ``checkpoints/last.pt``. A fresh run needs a new or empty folder.
-
-Into each split folder, after training: ``predictions.csv`` (y_true, y_score, subconcept,
-q_<name>: the format ``python -m medeval.evaluate --predictions`` reads), ``reference.csv`` (the
-same columns for the validation and calibration parts, with their ``part``: the reference rows
-of the rectified scores, see :func:`evaluate_checkpoint`), ``train_sizes.json``,
-``calibration.json`` (temperature, ECE before/after) and the files of
-:func:`medeval.report.outputs.output_files`. The same code serves one process and rank 0 of a
-DDP run, so both give the same evaluation of the same checkpoint.
-
-Progress goes to this module's logger (``medeval.flows.train``, level INFO) and to
-``medeval.training.loop``'s, on the main process only.
+A split whose ``metrics.json`` exists is finished; ``resume=True`` skips it and continues an
+unfinished one from ``checkpoints/last.pt``. The same code serves one process and rank 0 of a
+DDP run. Progress goes to this module's logger (level INFO), on the main process only.
 """
 
 from __future__ import annotations

@@ -207,15 +207,14 @@ def _class_colors(df: pd.DataFrame) -> list[str]:
 def _recall_bars(ax: Any, df: pd.DataFrame, x: np.ndarray) -> list[str]:
     """Bottom panel's bars: true recall (solid) and label-free recall (hatched), side by side
     when both exist; returns the kinds drawn (keys of :data:`RECALL_BARS`)."""
-    columns = {
-        "true": ("recall", "low", "high"),
-        "est": ("est_recall", "est_low", "est_high"),
-        "rect": ("r_recall", "r_low", "r_high"),
-    }
-    kinds = [k for k, (v, _, _) in columns.items() if v in df.columns and df[v].notna().any()]
+    from medeval.evaluation.subconcept_recall import BOUNDS
+
+    columns = {"true": "recall", "est": "est_recall", "rect": "r_recall"}
+    kinds = [k for k, v in columns.items() if v in df.columns and df[v].notna().any()]
     width = 0.8 / max(len(kinds), 1)
     for j, kind in enumerate(kinds):
-        value, low, high = columns[kind]
+        value = columns[kind]
+        low, high = BOUNDS[value]
         ax.bar(
             x + (j - (len(kinds) - 1) / 2) * width,
             df[value].to_numpy(float),

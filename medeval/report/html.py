@@ -437,6 +437,8 @@ def per_subconcept_frames(
     (posterior) test size. The caption names ``interval_method`` (the column
     :func:`~medeval.evaluation.evaluate_predictions` adds), or says that it is not recorded.
     """
+    from medeval.evaluation.subconcept_recall import BOUNDS
+
     pct = f"{confidence:.0%}"
 
     def has(col: str) -> bool:
@@ -456,13 +458,13 @@ def per_subconcept_frames(
         main["test n"] = [_count_text(v) for v in df["n_test"]]
     if has("prevalence"):
         main["share of class"] = ["—" if _missing(v) else f"{v:.1%}" for v in df["prevalence"]]
-    for head, (value, low, high) in {
-        "true": ("recall", "low", "high"),
-        "label-free": ("est_recall", "est_low", "est_high"),
-        "rectified": ("r_recall", "r_low", "r_high"),
-    }.items():
+    for head, value in (
+        ("true", "recall"),
+        ("label-free", "est_recall"),
+        ("rectified", "r_recall"),
+    ):
         if has(value):
-            main[f"{head} recall [{pct} CI]"] = cells(value, low, high)
+            main[f"{head} recall [{pct} CI]"] = cells(value, *BOUNDS[value])
     if has("r_verdict"):
         main["verdict (gap to its class)"] = [
             f"{v} ({interval_cell(g, lo, hi)})"
