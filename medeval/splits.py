@@ -75,13 +75,6 @@ class Split:
     def __getitem__(self, part: str) -> np.ndarray:
         return self.parts[part]
 
-    def assignment(self, n: int) -> np.ndarray:
-        """(n,) part name of every row."""
-        out = np.empty(n, dtype=object)
-        for name, idx in self.parts.items():
-            out[idx] = name
-        return out
-
 
 def derive_seed(base: int, *parts: Any) -> int:
     """A 31-bit seed from ``base`` and labels (data set, fold, role): independent of order."""

@@ -1,11 +1,8 @@
 """One fold of the random-forest protocol (docs/method.md, "Protocols"): fit, predict, evaluate.
 
-Per fold the multiclass *subconcept* forest is fit once and shared by every correction method;
-each method fits its own binary forest on the (resampled) training fold. Only one forest is
-alive at a time, which keeps memory bounded on the large PMLB sets. The rectified scores'
-reference rows (docs/method.md, "Rectified scores") are the training rows' out-of-bag predictions
-of both forests (:mod:`medeval.protocol.oob`), computed in the same pass over the trees as the
-test predictions, or cross-fitted (:mod:`medeval.protocol.crossfit`).
+The subconcept forest is fit once per fold and shared by every correction method; each method
+fits its own binary forest. Reference rows are out of bag (:mod:`medeval.protocol.oob`) or
+cross-fitted (:mod:`medeval.protocol.crossfit`).
 """
 
 from __future__ import annotations
@@ -110,12 +107,9 @@ def _forest(n_estimators: int, seed: int, **kwargs: Any) -> RandomForestClassifi
 
 
 def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, float]:
-    """Subconcept model on the test fold: one-vs-rest macro ROC AUC, BA, macro F1.
-
-    Same values as scikit-learn's ``roc_auc_score(multi_class="ovr", average="macro")``,
-    ``balanced_accuracy_score`` and ``f1_score(average="macro")`` (over the subconcepts present
-    or predicted), from one confusion matrix (:mod:`medeval.metrics.multiclass`) and one
-    ranking per class, without scikit-learn's input validation.
+    """Subconcept model on the test fold: one-vs-rest macro ROC AUC, BA, macro F1, equal to
+    scikit-learn's ``roc_auc_score(multi_class="ovr", average="macro")``,
+    ``balanced_accuracy_score`` and ``f1_score(average="macro")``.
 
     Args:
         codes: (N,) true subconcept codes 0..K-1.
@@ -153,14 +147,10 @@ def _fit_binary(
     n_estimators: int,
     oob: bool = True,
 ) -> tuple[np.ndarray, np.ndarray | None, str | None]:
-    """Score for class 1 of the binary forest trained under ``method``: on the test rows
-    ``(N_test,)`` and, with ``oob``, on the original training rows ``(N_train,)`` for the
-    reference rows (else ``None``), and where those come from: :data:`REFERENCE_SOURCE` (out of
-    bag; NaN where no tree is) or, for the corrections of
-    :data:`~medeval.protocol.crossfit.CROSS_FIT`, :data:`CROSS_FIT_SOURCE` (out of bag only if
-    a cross-fitting fold would lack a class)."""
+    """Class-1 scores of the binary forest under ``method`` on the test rows ``(N_test,)``, on
+    the training rows ``(N_train,)`` for the reference (``None`` without ``oob``), and their
+    source: :data:`REFERENCE_SOURCE` or :data:`CROSS_FIT_SOURCE`."""
     X, y = task.data.X, task.y
-    # The sampler's rows and seed are those the protocol has always used; origin maps them back.
     Xtr, ytr, origin = resample_with_origin(X[train], y[train], method, seed)
     extra = {"class_weight": "balanced"} if method == "weight" else {}
     rf = _forest(n_estimators, seed, **extra).fit(Xtr, ytr)
@@ -248,9 +238,8 @@ def _run_method(
     n_estimators: int,
     options: EvaluationOptions,
 ) -> dict[str, Any]:
-    """:func:`run_fold`'s record of one method: its forest fitted, its out-of-bag reference
-    rows, its evaluation (the warnings raised on the way kept in the record), saved when asked;
-    the fold's shared fit and metric time split evenly between the ``n_methods``."""
+    """:func:`run_fold`'s record of one method; the shared fit and metric time is split evenly
+    between the ``n_methods``."""
     tf = time.perf_counter()
     method_seed = derive_seed(seed, task.name, k, method)
     score, oob_score, how = _fit_binary(
@@ -335,16 +324,14 @@ def fold_reference(
     source: str = REFERENCE_SOURCE,
     threshold: float = THRESHOLD,
 ) -> tuple[ReferenceRows | None, dict[str, Any]]:
-    """The fold's out-of-bag reference rows for one method's binary forest, checked against the
-    training utilities, and the record's ``"reference"`` entry (source, rows kept and dropped;
-    ``"unavailable"`` with the reason where the rows cannot be used, e.g. a minority subconcept
-    whose every row was dropped: the rectified scores are then null).
+    """The fold's reference rows for one method, checked against the training utilities, and
+    the record's ``"reference"`` entry (``"unavailable"`` with the reason where the rows cannot
+    be used: the rectified scores are then null).
 
     Args:
-        oob_score: ``(N_train,)`` out-of-bag (or cross-fitted) class-1 scores of the binary
-            forest (NaN = none).
+        oob_score: ``(N_train,)`` out-of-bag or cross-fitted class-1 scores (NaN = none).
         rows: :func:`oob_rows` of these, where the caller has them already.
-        source: :data:`REFERENCE_SOURCE` or :data:`CROSS_FIT_SOURCE` (see :func:`_fit_binary`).
+        source: :data:`REFERENCE_SOURCE` or :data:`CROSS_FIT_SOURCE`.
     """
     if rows is None:
         rows = oob_rows(task, train, shared, oob_score, threshold=threshold)
@@ -378,16 +365,12 @@ def fold_reference(
 def _shared_fold(
     task: BinaryTask, split: Split, k: int, *, seed: int, n_estimators: int
 ) -> dict[str, Any]:
-    """What every method of a fold shares: training-fold utilities, the subconcept forest's
-    test posteriors ``(N_test, S)`` (as a DataFrame named by subconcept) and out-of-bag
-    posteriors on the training rows ``(N_train, S)`` with those rows' subconcept names, its three
-    test-fold scores, and the time each took."""
+    """What every method of a fold shares: training utilities, the subconcept forest's test and
+    out-of-bag posteriors, its test-fold scores, and the time each took."""
     train, test = split["train"], split["test"]
     t0 = time.perf_counter()
     names = task.subconcept_names
     u = train_utilities(task, train)
-    # the multiclass subconcept forest's posteriors, column k = code k, on the test rows and out
-    # of bag on the training rows (NaN rows where no tree is out of bag)
     X, n_codes = task.data.X, len(task.subconcepts)
     rf = subconcept_forest(n_estimators, derive_seed(seed, task.name, k, "subconcept"))
     rf.fit(X[train], task.subconcept[train])
@@ -411,9 +394,7 @@ def _shared_fold(
 
 
 def fold_subconcepts(codes: np.ndarray, names: Sequence[str]) -> pd.Categorical:
-    """``(N,)`` subconcept codes into ``names`` as the table's categorical, made once per fold
-    and shared by its methods (from the names' strings it costs more than the rest of a small
-    fold's table)."""
+    """``(N,)`` subconcept codes as the table's categorical, made once per fold."""
     return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype=object))
 
 

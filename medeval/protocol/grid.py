@@ -240,11 +240,9 @@ def plan_units(
 ) -> list[Unit]:
     """Units with at least one missing record (all units with ``force``), small sets first.
 
-    Data sets whose task was already found rejected (``tasks/<name>.json``) are skipped.
-    ``subconcepts="discovered"`` hides the true subconcepts from every model, utility and
-    estimator (:mod:`medeval.protocol.discovered`). With ``save_predictions`` a record whose
-    saved fold (:mod:`medeval.protocol.saved`) is missing counts as missing too. ``options``:
-    the evaluation's options of every fold (:data:`~medeval.options.PROTOCOL_OPTIONS`).
+    Data sets whose task was already found rejected are skipped. ``subconcepts="discovered"``
+    runs :mod:`medeval.protocol.discovered`. With ``save_predictions`` a record whose saved fold
+    is missing counts as missing too. ``options``: every fold's evaluation options.
     """
     if subconcepts not in SUBCONCEPT_MODES:
         raise UserError(f"subconcepts must be one of {SUBCONCEPT_MODES}; got {subconcepts!r}")
@@ -311,9 +309,8 @@ def _peak_rss_mb() -> float:
 
 @contextmanager
 def _single_thread() -> Iterator[None]:
-    """A unit on one thread, whichever process runs it: torch's intra-op pool (the grid
-    already uses every core) and the BLAS / OpenMP pools (``threadpoolctl``: sums in another
-    order would give SMOTE's neighbours other last bits, and ``--jobs 1`` other records)."""
+    """A unit on one thread (torch, BLAS, OpenMP): sums in another order would give SMOTE's
+    neighbours other last bits, and ``--jobs 1`` other records."""
     import torch
     from threadpoolctl import threadpool_limits
 
@@ -412,10 +409,8 @@ def run_grid(
     scheduler: str | None = None,
     progress: bool = True,
 ) -> list[UnitResult]:
-    """Run the units; results arrive in completion order behind a tqdm bar with ETA.
-
-    The bar advances by each unit's ``cost`` (bytes of its data set × methods), not by unit
-    count: small sets run first, so a count-based ETA would be far too optimistic.
+    """Run the units; results arrive in completion order behind a progress bar that advances
+    by each unit's ``cost`` (small sets run first, so a count-based ETA would mislead).
 
     Args:
         jobs: worker processes (loky) or local Dask workers when no ``scheduler`` is given.

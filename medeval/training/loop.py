@@ -1,11 +1,8 @@
 """Training one split: epochs with early stopping on a validation score, checkpoints, resume.
 
-``train.monitor`` (default ``BA``) names the validation score that drives early stopping and
-``best.pt``; the scores come from :class:`medeval.metrics.streaming.SubconceptScores`, updated on
-every rank with its share of the validation part and synced by torchmetrics. The split folder's
-files and why the oracle scores may be monitored: docs/imaging.md. After training,
-:mod:`medeval.flows.train` calibrates, predicts and evaluates. Progress goes to this module's
-logger (``medeval.training.loop``, level INFO), on the main process only.
+``train.monitor`` names the validation score (:class:`medeval.metrics.streaming.SubconceptScores`,
+synced over ranks) that drives early stopping and ``best.pt``; the split folder: docs/imaging.md.
+Progress goes to this module's logger on the main process only.
 """
 
 from __future__ import annotations
