@@ -49,9 +49,8 @@ def save_fold(
     reference: OobRows | None,
     bootstrap: dict[str, Any],
 ) -> Path:
-    """Write one method's fold of :func:`medeval.protocol.forest.run_fold` under ``root`` (the
-    files of the module docstring), file by file, ``fold.json`` last (a folder with it is
-    complete); a stale ``reference.csv`` of an earlier run is removed when this fold has none.
+    """Write one method's fold of :func:`medeval.protocol.forest.run_fold` under ``root``,
+    ``fold.json`` last (a folder with it is complete); a stale ``reference.csv`` is removed.
 
     Args:
         shared: the fold's shared part (utilities, test posteriors ``(N_test, S)`` named by

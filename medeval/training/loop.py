@@ -107,11 +107,8 @@ def predict(model: nn.Module, loader, device: torch.device, *, progress: bool = 
 def validation_scores(
     model: nn.Module, loader, metric: SubconceptScores, device: torch.device
 ) -> dict[str, float]:
-    """Update ``metric`` with this rank's batches and return the scores synced over all ranks.
-
-    The binary score is ``sigmoid(logit)``; the posteriors are the softmax of the subconcept
-    head (before the temperature that :mod:`medeval.flows.train` fits on the calibration part).
-    """
+    """Update ``metric`` with this rank's batches and return the scores synced over all ranks
+    (posteriors before temperature scaling)."""
     model.eval()
     metric.reset()
     for x, y, sc in loader:
@@ -285,9 +282,7 @@ def _record_epoch(
 
 
 def _environment(device: torch.device, world_size: int) -> dict[str, Any]:
-    """Where a checkpoint was trained: the numbers of a run depend on the device's kernels
-    (bf16 autocast and cuDNN on a GPU take another training path than the CPU; on the CPU the
-    instruction set the kernels use and the number of threads they split sums over)."""
+    """Where a checkpoint was trained (device, kernels, threads: the numbers depend on them)."""
     cuda = device.type == "cuda"
     return {
         "device": str(device),
@@ -367,10 +362,8 @@ def train_split(
     images: CachedImages | None = None,
 ) -> Path:
     """Train on ``split["train"]``, early-stop on the ``train.monitor`` score of
-    ``split["validation"]``; one INFO line per epoch on the main process.
-
-    ``images``: the task's decoded-image reader (:func:`~medeval.training.data.task_images`,
-    built once per run), or ``None`` to decode the files every epoch (the same bits).
+    ``split["validation"]``. ``images``: the task's decoded-image reader
+    (:func:`~medeval.training.data.task_images`), or ``None`` to decode every epoch.
 
     Returns:
         Path of ``checkpoints/best.pt`` (model weights of the best epoch).
