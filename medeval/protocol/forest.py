@@ -188,23 +188,17 @@ def run_fold(
         task: binary task with tabular features ``task.data.X`` (N, F).
         split: parts ``train`` / ``test`` (row positions into the task).
         methods: subset of :data:`METHODS`.
-        seed: base seed; the subconcept forest and each method's forest and sampler get
-            seeds derived from (seed, data set, fold, role), so results do not depend on
-            which methods run together or on scheduling.
+        seed: base seed; every forest, sampler and bootstrap gets a seed derived from (seed,
+            data set, fold, role), so results do not depend on which methods run together.
         split_index: position 0..9 of the split (default ``2·repeat + fold``).
-        options: the evaluation's threshold, replicates, level, strata and memory budget
-            (default :data:`PROTOCOL_OPTIONS`: 200 replicates for the 95 % interval of every
-            score on the full test fold, resampled within class); the bootstrap is seeded
-            from (seed, data set, fold, method), not from ``options.seed``.
-        save_predictions: a results folder; each method's test predictions, posteriors,
-            reference rows and train sizes are written under its ``predictions/``
-            (:mod:`medeval.protocol.saved`) before the record is returned.
+        options: the evaluation's options (default :data:`PROTOCOL_OPTIONS`); its ``seed`` is
+            not used.
+        save_predictions: a results folder; each method's fold is written under its
+            ``predictions/`` (:mod:`medeval.protocol.saved`) before the record is returned.
 
     Returns:
-        One JSON-ready record per method: scores (the nine of the paper, the label-free ones
-        and the rectified rBA, rF1, rAUC from the fold's out-of-bag reference rows), their 95 %
-        intervals, subsets (long), per-subconcept rows, subconcept-model scores, the reference
-        rows' description (``"reference"``: source, rows kept and dropped) and timings.
+        One JSON-ready record per method: scores, intervals, subsets (long), per-subconcept
+        rows, subconcept-model scores, the reference rows' description and timings.
     """
     methods, k = fold_start(task, split, methods, split_index)
     shared = _shared_fold(task, split, k, seed=seed, n_estimators=n_estimators)
