@@ -1,9 +1,7 @@
 """The grid of (data set, split) work units, run through joblib (loky) or Dask distributed.
 
-A unit loads its data set, builds the binary task and its 5×2 splits, fits the subconcept forest
-once and one binary forest per *missing* method, and writes one record per method into the
-store. Records are written by the worker itself, so a killed run loses only the units in
-flight. Each worker process caches at most one data set (the one it last used).
+A unit computes its *missing* methods and its worker writes their records itself, so a killed
+run loses only the units in flight. Each worker process caches one data set.
 """
 
 from __future__ import annotations
@@ -70,8 +68,7 @@ class Collection:
     path: str
     files: tuple[tuple[str, str], ...] = ()
     options: tuple[tuple[str, Any], ...] = ()  # loader options (medeval.datasets.sources)
-    #: The user's task for every data set (JSON of ``TaskSpec.to_dict()``; ``benchmark
-    #: --positive``); ``None``: the task recorded with an embedded table, else the paper's ladder.
+    #: The user's task for every data set (JSON of ``TaskSpec.to_dict()``), or ``None``.
     task: str | None = None
 
     def datasets(self) -> list[str]:
@@ -130,8 +127,8 @@ class Collection:
 
 
 def _recorded_task(table: Path, dataset: str) -> dict | None:
-    """The user's task (``TaskSpec.to_dict()``) that ``python -m medeval.embed --positive``
-    recorded beside its table, ``<name>.embedding.json``; ``None``: the paper's ladder."""
+    """The user's task that ``python -m medeval.embed --positive`` recorded beside its table
+    (``<name>.embedding.json``), or ``None``."""
     record = table.with_name(f"{dataset}.embedding.json")
     if not record.is_file():
         return None

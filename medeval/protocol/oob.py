@@ -84,8 +84,7 @@ class ReferenceRows:
 
     @cached_property
     def table(self) -> pd.DataFrame:
-        """The rows in the predictions-table format of ``evaluate`` (columns ``y_true``,
-        ``y_score``, ``y_pred``, ``subconcept``, ``q_<name>``); built only when written."""
+        """The rows in the predictions-table format of ``evaluate``."""
         table = pd.DataFrame(
             {
                 "y_true": self.y_true,

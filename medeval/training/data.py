@@ -51,10 +51,7 @@ def build_task(
 
 def task_images(cfg: Config, task: BinaryTask, *, progress: bool = True) -> CachedImages | None:
     """The decoded-image store's reader of every row of ``task`` (built where it lacks them),
-    or ``None``: ``data.cache`` is off or the images are in memory.
-
-    Call it once per run, on every process of a DDP job: one builds under the store's lock
-    (decoding in ``train.workers`` processes), the others wait and find the images there.
+    or ``None`` (``data.cache`` off or images in memory). Call it once per run on every process.
     """
     if not cfg.data.cache or task.data.files is None:
         return None
