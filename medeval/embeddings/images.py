@@ -158,10 +158,8 @@ def embed_images(
 ) -> tuple[np.ndarray, dict]:
     """Features (N, F) float32 of every image in ``data`` from the frozen backbone.
 
-    Images already in the feature cache ``cache`` are read from it; only the others go through
-    the model. Their files are decoded once into the decoded-image store under
-    ``image_cache`` (shared with training: :mod:`medeval.datasets.cache`), or decoded now
-    without one; the features are the same bits either way.
+    Images already in the feature cache ``cache`` are read from it; the others' files are
+    decoded once into the store under ``image_cache`` (:mod:`medeval.datasets.cache`), or now.
 
     Returns:
         The features and facts about the run (``computed``, ``cached``, ``weights``, cache folder).

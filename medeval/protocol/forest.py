@@ -409,16 +409,12 @@ def fold_record(
 
     Args:
         k: position of the split (0..9).
-        results: ``scores`` and ``intervals`` (``{score: value}``, ``{score: [low, high]}``),
-            the ``confidence`` and ``n_bootstrap`` that made the intervals, the long
-            ``subsets`` and the ``per_subconcept`` tables (DataFrames), the subconcept model's
-            test-fold scores ``subconcept_model`` and ``within_class`` balanced accuracy;
-            optionally ``recommended`` (``{family: score}``, default
-            :data:`~medeval.scores.RECOMMENDED`) and ``reference`` (the reference rows'
-            description: source, rows kept and dropped), recorded as ``"reference"``.
+        results: ``scores``, ``intervals``, ``confidence``, ``n_bootstrap``, the ``subsets``
+            and ``per_subconcept`` DataFrames, ``subconcept_model`` and ``within_class``;
+            optionally ``recommended`` (default :data:`~medeval.scores.RECOMMENDED`),
+            ``reference`` and ``worst_subconcepts``.
         notes: the warnings of the evaluation, as text.
-        discovery: the discovered path's clustering description and quality; its record
-            says ``"subconcepts": "discovered"``.
+        discovery: the discovered path's clustering description and quality.
     """
     head: dict[str, Any] = {"dataset": task.name, "source": task.source, "method": method}
     if discovery is not None:
@@ -447,7 +443,7 @@ def fold_record(
         ),
         "subconcept_model": results["subconcept_model"],
     }
-    # Each kind keeps the key order of the records it has always written.
+    # each kind keeps its records' key order
     if discovery is None:
         body = {**within, **tables}
     else:

@@ -109,8 +109,8 @@ class Collection:
         return path.stat().st_size if path.is_file() else 0
 
     def load(self, dataset: str) -> LabelledData:
-        """One data set; a folder table uses column ``label`` and, if present, ``group`` (an
-        empty cell: a group of its own) and ``id`` (row names, never features)."""
+        """One data set; a folder table uses column ``label`` and, if present, ``group`` and
+        ``id`` (row names, never features)."""
         options = dict(self.options)
         if self.source != "csv":
             return load(self.source, self.path, name=dataset, **options)
