@@ -1,8 +1,6 @@
 """Devices: the one place that turns a device name into a device, checks it, and picks autocast.
 
-Used by training, the embeddings and the command-line tools (``--device``). ``auto`` means the
-first CUDA device when there is one, else the CPU. torch is imported inside the functions, so
-a command-line tool can import this module and still answer ``--help`` without loading torch.
+torch is imported inside the functions, so a tool answers ``--help`` without loading it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Progress that suits the output: a live tqdm bar on a terminal, one line every N % otherwise.
-
-A redirected log (a batch job, ``nohup``, CI) then gets ten short lines instead of thousands
-of carriage-return updates.
+"""Progress that suits the output: a live tqdm bar on a terminal, one line every N % otherwise
+(a redirected log gets ten short lines, not thousands of carriage returns).
 """
 
 from __future__ import annotations

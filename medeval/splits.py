@@ -1,11 +1,6 @@
-"""Reproducible splits of a binary task (docs/method.md, "Protocols") and their CSV manifest.
-
-* :func:`cv_5x2` — 5 repeats × 2 folds, stratified on the subconcept code so every fold holds
-  every subconcept (tabular and embedding protocol).
-* :func:`patient_splits` — group-level (patient / lesion) train / validation / calibration / test
-  splits, one per seed, as balanced over subconcepts as the groups allow (image protocol).
-* :func:`write_manifest` / :func:`read_manifest` — a long CSV, one line per (split, row), so a
-  run can be repeated exactly.
+"""Reproducible splits of a binary task (docs/method.md, "Protocols"): :func:`cv_5x2` (tabular
+and embedding protocol), :func:`patient_splits` (image protocol), and their CSV manifest
+(:func:`write_manifest` / :func:`read_manifest`).
 """
 
 from __future__ import annotations
@@ -75,13 +70,6 @@ class Split:
     def __getitem__(self, part: str) -> np.ndarray:
         return self.parts[part]
 
-    def assignment(self, n: int) -> np.ndarray:
-        """(n,) part name of every row."""
-        out = np.empty(n, dtype=object)
-        for name, idx in self.parts.items():
-            out[idx] = name
-        return out
-
 
 def derive_seed(base: int, *parts: Any) -> int:
     """A 31-bit seed from ``base`` and labels (data set, fold, role): independent of order."""
@@ -90,12 +78,8 @@ def derive_seed(base: int, *parts: Any) -> int:
 
 
 def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2) -> list[Split]:
-    """5×2 cross-validation stratified on the subconcept code; group-aware when the task has
-    groups (patients, lesions), so no group is on both sides of a fold.
-
-    Without groups: ``RepeatedStratifiedKFold(random_state=seed)`` (scheme ``"cv5x2"``). With
-    groups: ``StratifiedGroupKFold`` per repeat ``r``, seeded ``derive_seed(seed, r)`` (scheme
-    ``"cv5x2-group"``).
+    """5×2 cross-validation stratified on the subconcept code; with groups (scheme
+    ``"cv5x2-group"``) no group is on both sides of a fold.
 
     Returns:
         ``n_repeats * n_splits`` splits with parts ``train`` and ``test`` (row positions).
@@ -182,8 +166,7 @@ def patient_splits(
 
 
 def _too_few_groups(task: BinaryTask, group_codes: np.ndarray, n_parts: int, what: str) -> str:
-    """Why a task's groups cannot fill the ``n_parts`` parts of a split: their column and
-    count (rows of one group never go to two parts)."""
+    """Why a task's groups cannot fill the ``n_parts`` parts of a split."""
     column = task.data.meta.get("group_column")
     by = f"column {column!r}" if column else "their group ids"
     return (
@@ -202,9 +185,8 @@ def _group_table(group_codes: np.ndarray, codes: np.ndarray, k: int) -> np.ndarr
 
 
 def group_codes_of(groups: Any) -> np.ndarray:
-    """``(N,)`` group codes in sorted order of the ids; an empty or missing id (NaN was code
-    -1, ``""`` one group of every unknown patient) is a group of its own
-    (:func:`medeval.evaluation.checks.own_groups`, the rule of every reader of groups)."""
+    """``(N,)`` group codes in sorted order of the ids; an empty or missing id is a group of its
+    own (:func:`medeval.evaluation.checks.own_groups`)."""
     codes, _names = pd.factorize(pd.Series(groups), sort=True)
     return own_groups(codes, missing_ids(groups))
 
@@ -335,7 +317,6 @@ def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> P
                 )
             )
     frame = pd.concat(frames, ignore_index=True)[MANIFEST_COLUMNS]
-    # A ".gz" suffix compresses (pandas infers it from the name of the final path).
     compression = "gzip" if path.suffix == ".gz" else None
     buf = io.BytesIO()
     frame.to_csv(buf, index=False, compression=compression)

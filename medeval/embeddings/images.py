@@ -1,15 +1,8 @@
 """Pooled features of a frozen backbone for every image, cached on disk.
 
-Cache layout: ``<cache>/<model>-<size>px-<key>/<h[:2]>/<h>.npy`` where ``key`` hashes the model
-name, the weights (file path+size+mtime, "pretrained" or "random:<seed>"), the feature kind,
-the image size and, for image files, the pixel rule (``u8-v<DECODE_VERSION>``), and ``h``
-hashes the image file (path, size, mtime) or, for images held in memory, the pixels. A second
-run over the same files reads the cache and runs no model.
-
-Image files go through the pixels of the training path (:class:`ResizedImageDataset`: decoded,
-resized, quantised to uint8 once), read from the decoded-image store under ``image_cache`` or,
-without one, decoded now; both give the same features bit for bit. In-memory images are resized
-as floats.
+Cache layout: ``<cache>/<model>-<size>px-<key>/<h[:2]>/<h>.npy``; ``key`` hashes the model,
+weights, feature kind, image size and pixel rule, ``h`` the image file (:func:`row_keys`).
+Image files get the training path's pixels (:class:`ResizedImageDataset`).
 """
 
 from __future__ import annotations
@@ -165,10 +158,8 @@ def embed_images(
 ) -> tuple[np.ndarray, dict]:
     """Features (N, F) float32 of every image in ``data`` from the frozen backbone.
 
-    Images already in the feature cache ``cache`` are read from it; only the others go through
-    the model. Their files are decoded once into the decoded-image store under
-    ``image_cache`` (shared with training: :mod:`medeval.datasets.cache`), or decoded now
-    without one; the features are the same bits either way.
+    Images already in the feature cache ``cache`` are read from it; the others' files are
+    decoded once into the store under ``image_cache`` (:mod:`medeval.datasets.cache`), or now.
 
     Returns:
         The features and facts about the run (``computed``, ``cached``, ``weights``, cache folder).

@@ -1,11 +1,8 @@
 """A data set → one embedding table for the forest protocol.
 
-The table has columns ``f0000…`` (features), ``label`` (original class), ``group`` when
-known and ``id`` (the loader's name of each image: its path below the folder of a folder or
-DICOM layout, the image name of NIH and HAM10000): the contract of a folder collection of
-``python -m medeval.benchmark`` (which reads ``id`` as the row name, never as a feature) and
-the input of ``python -m medeval.subconcepts``, which joins a user's files to the rows by it.
-It is written into a collection by :func:`medeval.io.embeddings.write_table`.
+Columns ``f0000…`` (features), ``label``, ``group`` when known and ``id`` (the loader's name of
+each row, never a feature): the contract of a folder collection of ``python -m
+medeval.benchmark`` and the input of ``python -m medeval.subconcepts``.
 """
 
 from __future__ import annotations

@@ -83,12 +83,8 @@ def _hub_endpoint() -> str:
 
 
 def hub_reachable(timeout: float = HUB_TIMEOUT_S) -> bool:
-    """Whether the weights hub answers one TCP connection within ``timeout`` seconds.
-
-    Without this check an offline machine waits through the hub client's retries (about a
-    minute, with back-off) before the weights are reported unavailable. ``HF_HUB_OFFLINE=1``
-    counts as unreachable without trying.
-    """
+    """Whether the weights hub answers one TCP connection within ``timeout`` seconds (spares
+    an offline machine the hub client's retries); ``HF_HUB_OFFLINE=1`` counts as unreachable."""
     from huggingface_hub import constants
 
     if constants.HF_HUB_OFFLINE:
@@ -154,8 +150,8 @@ class Backbone(nn.Module):
 
 
 def check_input_size(model: nn.Module, size: int, *, what: str) -> None:
-    """A forward pass of one blank ``size`` px image (eval mode, no gradients, on the model's
-    device), so that an image size the network cannot take stops before any work.
+    """A forward pass of one blank ``size`` px image, so that an image size the network cannot
+    take stops before any work.
 
     Raises:
         UserError: naming ``what`` (the option that set the size) and torch's reason.

@@ -1,10 +1,7 @@
 """What the models take: a batch of items, on the model's device.
 
-Image files reach the models as uint8 items (:class:`~medeval.datasets.cache.ResizedImageDataset`
-with ``as_uint8``): a quarter of the bytes of float32 through DataLoader workers, pinned memory
-and the copy to a GPU. :func:`model_input` converts them there by looking each value up in
-:func:`~medeval.datasets.images.pixel_table`, which gives the bits of the float32 items on any
-device. In-memory images arrive as float32, already normalised, and only move.
+Image files travel as uint8 (a quarter of the bytes) and are normalised on the device by a
+look-up in :func:`~medeval.datasets.images.pixel_table` (the bits of the float32 items).
 """
 
 from __future__ import annotations
@@ -27,12 +24,8 @@ def _table(device: torch.device) -> torch.Tensor:
 
 
 def model_input(x: torch.Tensor, device: torch.device) -> torch.Tensor:
-    """A batch ``(B, 3, S, S)`` as the models take it, on ``device``.
-
-    uint8 batches (pixels) are moved as uint8 and ImageNet-normalised there, channel by
-    channel, by a look-up; float batches are moved as they are. On CUDA the result is
-    channels_last, as the models are (:func:`medeval.training.loop.create_model`).
-    """
+    """A batch ``(B, 3, S, S)`` on ``device``: uint8 pixels ImageNet-normalised there, floats
+    moved as they are; channels_last on CUDA, as the models are."""
     x = x.to(device, non_blocking=True)
     if x.dtype == torch.uint8:
         if x.ndim != 4 or x.shape[1] != 3:

@@ -1,13 +1,9 @@
 """Cross-fitted reference rows for the corrections whose out-of-bag rows are not held-out-like
 (docs/method.md, "Rectified scores").
 
-Under ROS and ``weight`` a minority training row is drawn into most trees, so its few out-of-bag
-trees give coarse scores and the reference rows a class-conditional error unlike the test fold's;
-those corrections cross-fit instead (measured in ``docs/benchmark.md``, "Reference rows: out of
-bag or cross-fitted"). The training part is split in :data:`FOLDS` folds stratified by
-subconcept (groups kept together); each fold is scored by a forest with the same correction and
-:func:`trees_per_fold` trees fitted on the other folds. The subconcept posteriors stay out of
-bag (that forest is not resampled).
+Under ROS and ``weight`` a minority row is drawn into most trees, so its few out-of-bag trees
+give coarse scores (docs/benchmark.md, "Reference rows: out of bag or cross-fitted"). Each of
+:data:`FOLDS` folds, stratified by subconcept, is scored by a forest fitted on the others.
 """
 
 from __future__ import annotations
@@ -28,8 +24,7 @@ FOLDS = 2
 
 
 def trees_per_fold(n_estimators: int, folds: int = FOLDS) -> int:
-    """Trees of each cross-fitted forest: the folds fit as many trees together as the
-    protocol's forest (``n_estimators // folds``, at least 1; docs/benchmark.md)."""
+    """Trees of each cross-fitted forest: ``n_estimators // folds``, at least 1."""
     return max(1, int(n_estimators) // int(folds))
 
 
@@ -76,10 +71,8 @@ def cross_fit_scores(
 
 
 def _pooled(strata: np.ndarray, y: np.ndarray, folds: int) -> np.ndarray:
-    """Stratum codes ``(N,)`` for the folds: each subconcept, except that a subconcept with
-    fewer rows than ``folds`` (it could not be spread over every fold) joins the largest
-    subconcept of its class, or, where every subconcept of the class is that rare, one pool of
-    the class (which has at least ``folds`` rows: checked by the caller)."""
+    """Stratum codes ``(N,)`` for the folds: each subconcept, except that one with fewer rows
+    than ``folds`` joins the largest subconcept of its class (or a pool of the class)."""
     _, inverse, counts = np.unique(strata, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     out = inverse.copy()

@@ -1,18 +1,9 @@
 """One fold of the random-forest protocol with *discovered* subconcepts.
 
-The true subconcepts are hidden from every model, utility and estimator: per training fold each
-class is clustered (:func:`medeval.discovery.discover_subconcepts`), the discovered clusters give
-the utilities, and the subconcept forest is fitted on the discovered labels. Every label-free
-score (unweighted, predicted-weight, class-conditional) is computed from that alone by
-:func:`label_free_fold`, which never receives the true subconcepts. Only afterwards
-:func:`run_fold_discovered` uses them to *score* the result: the true-weight scores (from the
-true training sizes), the test subsets of docs/method.md, "Evaluation subsets and analyses"
-(``sub_i`` = majority ∪ true minority subconcept i) on which every score is also reported, and the
-discovery quality (ARI and NMI of the training clusters against the true subconcepts within each
-class).
-
-The record has the layout of :func:`medeval.protocol.forest.run_fold`'s, plus
-``"subconcepts": "discovered"`` and a ``"discovery"`` entry, so the RQ analyses read both.
+Every label-free score comes from :func:`label_free_fold`, which never receives the true
+subconcepts; :func:`run_fold_discovered` reads them afterwards only to score the result
+(true-weight scores, the test subsets, discovery quality). Records have the layout of
+:func:`medeval.protocol.forest.run_fold`'s plus ``"subconcepts": "discovered"`` and ``"discovery"``.
 """
 
 from __future__ import annotations
@@ -236,18 +227,15 @@ def run_fold_discovered(
 
 
 def _notes(caught: list[warnings.WarningMessage]) -> list[str]:
-    """A record's notes: the messages of the warnings of its method's evaluations, those the
-    evaluations state in their notes (undefined scores, few reference rows) after the others,
-    as one evaluation passes them on."""
+    """A record's notes: the warnings' messages, the :data:`STATED` ones last."""
     return [str(w.message) for w in sorted(caught, key=lambda w: issubclass(w.category, STATED))]
 
 
 def _truth_of_fold(
     task: BinaryTask, train: np.ndarray, test: np.ndarray, free: LabelFreeFold
 ) -> dict[str, Any]:
-    """What every method of the fold is scored against: the true training utilities, the true
-    test subconcept names ``(N_test,)``, the discovery quality, the subconcept forest's scores
-    against the discovered clusters of the test fold, and its predicted weights ``(N_test,)``."""
+    """What every method of the fold is scored against (true utilities and test names,
+    discovery quality, subconcept-forest scores and predicted weights)."""
     disc = free.discovery
     names = np.asarray(task.subconcept_names, dtype=object)
     quality = discovery_quality(task.y[train], names[task.subconcept[train]], disc.labels)
@@ -277,9 +265,8 @@ def _score_method(
     options: EvaluationOptions,
     seed: int,
 ) -> dict[str, Any]:
-    """One method's scores, intervals and tables: the true-weight ones from the truth, every
-    label-free one from the discovered subconcepts (``score``: ``(N_test,)`` class-1 scores;
-    ``seed``: its bootstrap's)."""
+    """One method's scores, intervals and tables: true-weight ones from the truth, the rest from
+    the discovered subconcepts."""
     settings = fold_settings(options, seed=seed)
     test_names = truth["test_names"]
     y_pred = labels_from_scores(score, settings.threshold)
@@ -287,8 +274,7 @@ def _score_method(
     where = Path("test fold (true subconcepts)")
     table = PredictionTable(where, y_te, score, y_pred, truth["test_subconcept"], None)
     ev_true = evaluate(table, truth["utilities"], settings=settings)
-    # the full test fold, then majority ∪ each true minority subconcept (docs/method.md,
-    # "Evaluation subsets and analyses")
+    # the full test fold, then majority ∪ each true minority subconcept (docs/method.md)
     masks: dict[str | None, np.ndarray] = {None: np.ones(len(y_te), dtype=bool)}
     for sc in ev_true.subsets.subconcept.dropna().unique():
         masks[sc] = (y_te == 0) | (test_names == sc)

@@ -1,11 +1,8 @@
 """One fold of the random-forest protocol (docs/method.md, "Protocols"): fit, predict, evaluate.
 
-Per fold the multiclass *subconcept* forest is fit once and shared by every correction method;
-each method fits its own binary forest on the (resampled) training fold. Only one forest is
-alive at a time, which keeps memory bounded on the large PMLB sets. The rectified scores'
-reference rows (docs/method.md, "Rectified scores") are the training rows' out-of-bag predictions
-of both forests (:mod:`medeval.protocol.oob`), computed in the same pass over the trees as the
-test predictions, or cross-fitted (:mod:`medeval.protocol.crossfit`).
+The subconcept forest is fit once per fold and shared by every correction method; each method
+fits its own binary forest. Reference rows are out of bag (:mod:`medeval.protocol.oob`) or
+cross-fitted (:mod:`medeval.protocol.crossfit`).
 """
 
 from __future__ import annotations
@@ -110,12 +107,9 @@ def _forest(n_estimators: int, seed: int, **kwargs: Any) -> RandomForestClassifi
 
 
 def subconcept_model_scores(codes: np.ndarray, proba: np.ndarray) -> dict[str, float]:
-    """Subconcept model on the test fold: one-vs-rest macro ROC AUC, BA, macro F1.
-
-    Same values as scikit-learn's ``roc_auc_score(multi_class="ovr", average="macro")``,
-    ``balanced_accuracy_score`` and ``f1_score(average="macro")`` (over the subconcepts present
-    or predicted), from one confusion matrix (:mod:`medeval.metrics.multiclass`) and one
-    ranking per class, without scikit-learn's input validation.
+    """Subconcept model on the test fold: one-vs-rest macro ROC AUC, BA, macro F1, equal to
+    scikit-learn's ``roc_auc_score(multi_class="ovr", average="macro")``,
+    ``balanced_accuracy_score`` and ``f1_score(average="macro")``.
 
     Args:
         codes: (N,) true subconcept codes 0..K-1.
@@ -153,14 +147,10 @@ def _fit_binary(
     n_estimators: int,
     oob: bool = True,
 ) -> tuple[np.ndarray, np.ndarray | None, str | None]:
-    """Score for class 1 of the binary forest trained under ``method``: on the test rows
-    ``(N_test,)`` and, with ``oob``, on the original training rows ``(N_train,)`` for the
-    reference rows (else ``None``), and where those come from: :data:`REFERENCE_SOURCE` (out of
-    bag; NaN where no tree is) or, for the corrections of
-    :data:`~medeval.protocol.crossfit.CROSS_FIT`, :data:`CROSS_FIT_SOURCE` (out of bag only if
-    a cross-fitting fold would lack a class)."""
+    """Class-1 scores of the binary forest under ``method`` on the test rows ``(N_test,)``, on
+    the training rows ``(N_train,)`` for the reference (``None`` without ``oob``), and their
+    source: :data:`REFERENCE_SOURCE` or :data:`CROSS_FIT_SOURCE`."""
     X, y = task.data.X, task.y
-    # The sampler's rows and seed are those the protocol has always used; origin maps them back.
     Xtr, ytr, origin = resample_with_origin(X[train], y[train], method, seed)
     extra = {"class_weight": "balanced"} if method == "weight" else {}
     rf = _forest(n_estimators, seed, **extra).fit(Xtr, ytr)
@@ -198,23 +188,17 @@ def run_fold(
         task: binary task with tabular features ``task.data.X`` (N, F).
         split: parts ``train`` / ``test`` (row positions into the task).
         methods: subset of :data:`METHODS`.
-        seed: base seed; the subconcept forest and each method's forest and sampler get
-            seeds derived from (seed, data set, fold, role), so results do not depend on
-            which methods run together or on scheduling.
+        seed: base seed; every forest, sampler and bootstrap gets a seed derived from (seed,
+            data set, fold, role), so results do not depend on which methods run together.
         split_index: position 0..9 of the split (default ``2·repeat + fold``).
-        options: the evaluation's threshold, replicates, level, strata and memory budget
-            (default :data:`PROTOCOL_OPTIONS`: 200 replicates for the 95 % interval of every
-            score on the full test fold, resampled within class); the bootstrap is seeded
-            from (seed, data set, fold, method), not from ``options.seed``.
-        save_predictions: a results folder; each method's test predictions, posteriors,
-            reference rows and train sizes are written under its ``predictions/``
-            (:mod:`medeval.protocol.saved`) before the record is returned.
+        options: the evaluation's options (default :data:`PROTOCOL_OPTIONS`); its ``seed`` is
+            not used.
+        save_predictions: a results folder; each method's fold is written under its
+            ``predictions/`` (:mod:`medeval.protocol.saved`) before the record is returned.
 
     Returns:
-        One JSON-ready record per method: scores (the nine of the paper, the label-free ones
-        and the rectified rBA, rF1, rAUC from the fold's out-of-bag reference rows), their 95 %
-        intervals, subsets (long), per-subconcept rows, subconcept-model scores, the reference
-        rows' description (``"reference"``: source, rows kept and dropped) and timings.
+        One JSON-ready record per method: scores, intervals, subsets (long), per-subconcept
+        rows, subconcept-model scores, the reference rows' description and timings.
     """
     methods, k = fold_start(task, split, methods, split_index)
     shared = _shared_fold(task, split, k, seed=seed, n_estimators=n_estimators)
@@ -248,9 +232,8 @@ def _run_method(
     n_estimators: int,
     options: EvaluationOptions,
 ) -> dict[str, Any]:
-    """:func:`run_fold`'s record of one method: its forest fitted, its out-of-bag reference
-    rows, its evaluation (the warnings raised on the way kept in the record), saved when asked;
-    the fold's shared fit and metric time split evenly between the ``n_methods``."""
+    """:func:`run_fold`'s record of one method; the shared fit and metric time is split evenly
+    between the ``n_methods``."""
     tf = time.perf_counter()
     method_seed = derive_seed(seed, task.name, k, method)
     score, oob_score, how = _fit_binary(
@@ -335,16 +318,14 @@ def fold_reference(
     source: str = REFERENCE_SOURCE,
     threshold: float = THRESHOLD,
 ) -> tuple[ReferenceRows | None, dict[str, Any]]:
-    """The fold's out-of-bag reference rows for one method's binary forest, checked against the
-    training utilities, and the record's ``"reference"`` entry (source, rows kept and dropped;
-    ``"unavailable"`` with the reason where the rows cannot be used, e.g. a minority subconcept
-    whose every row was dropped: the rectified scores are then null).
+    """The fold's reference rows for one method, checked against the training utilities, and
+    the record's ``"reference"`` entry (``"unavailable"`` with the reason where the rows cannot
+    be used: the rectified scores are then null).
 
     Args:
-        oob_score: ``(N_train,)`` out-of-bag (or cross-fitted) class-1 scores of the binary
-            forest (NaN = none).
+        oob_score: ``(N_train,)`` out-of-bag or cross-fitted class-1 scores (NaN = none).
         rows: :func:`oob_rows` of these, where the caller has them already.
-        source: :data:`REFERENCE_SOURCE` or :data:`CROSS_FIT_SOURCE` (see :func:`_fit_binary`).
+        source: :data:`REFERENCE_SOURCE` or :data:`CROSS_FIT_SOURCE`.
     """
     if rows is None:
         rows = oob_rows(task, train, shared, oob_score, threshold=threshold)
@@ -378,16 +359,12 @@ def fold_reference(
 def _shared_fold(
     task: BinaryTask, split: Split, k: int, *, seed: int, n_estimators: int
 ) -> dict[str, Any]:
-    """What every method of a fold shares: training-fold utilities, the subconcept forest's
-    test posteriors ``(N_test, S)`` (as a DataFrame named by subconcept) and out-of-bag
-    posteriors on the training rows ``(N_train, S)`` with those rows' subconcept names, its three
-    test-fold scores, and the time each took."""
+    """What every method of a fold shares: training utilities, the subconcept forest's test and
+    out-of-bag posteriors, its test-fold scores, and the time each took."""
     train, test = split["train"], split["test"]
     t0 = time.perf_counter()
     names = task.subconcept_names
     u = train_utilities(task, train)
-    # the multiclass subconcept forest's posteriors, column k = code k, on the test rows and out
-    # of bag on the training rows (NaN rows where no tree is out of bag)
     X, n_codes = task.data.X, len(task.subconcepts)
     rf = subconcept_forest(n_estimators, derive_seed(seed, task.name, k, "subconcept"))
     rf.fit(X[train], task.subconcept[train])
@@ -411,9 +388,7 @@ def _shared_fold(
 
 
 def fold_subconcepts(codes: np.ndarray, names: Sequence[str]) -> pd.Categorical:
-    """``(N,)`` subconcept codes into ``names`` as the table's categorical, made once per fold
-    and shared by its methods (from the names' strings it costs more than the rest of a small
-    fold's table)."""
+    """``(N,)`` subconcept codes as the table's categorical, made once per fold."""
     return pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype=object))
 
 
@@ -434,16 +409,12 @@ def fold_record(
 
     Args:
         k: position of the split (0..9).
-        results: ``scores`` and ``intervals`` (``{score: value}``, ``{score: [low, high]}``),
-            the ``confidence`` and ``n_bootstrap`` that made the intervals, the long
-            ``subsets`` and the ``per_subconcept`` tables (DataFrames), the subconcept model's
-            test-fold scores ``subconcept_model`` and ``within_class`` balanced accuracy;
-            optionally ``recommended`` (``{family: score}``, default
-            :data:`~medeval.scores.RECOMMENDED`) and ``reference`` (the reference rows'
-            description: source, rows kept and dropped), recorded as ``"reference"``.
+        results: ``scores``, ``intervals``, ``confidence``, ``n_bootstrap``, the ``subsets``
+            and ``per_subconcept`` DataFrames, ``subconcept_model`` and ``within_class``;
+            optionally ``recommended`` (default :data:`~medeval.scores.RECOMMENDED`),
+            ``reference`` and ``worst_subconcepts``.
         notes: the warnings of the evaluation, as text.
-        discovery: the discovered path's clustering description and quality; its record
-            says ``"subconcepts": "discovered"``.
+        discovery: the discovered path's clustering description and quality.
     """
     head: dict[str, Any] = {"dataset": task.name, "source": task.source, "method": method}
     if discovery is not None:
@@ -472,7 +443,7 @@ def fold_record(
         ),
         "subconcept_model": results["subconcept_model"],
     }
-    # Each kind keeps the key order of the records it has always written.
+    # each kind keeps its records' key order
     if discovery is None:
         body = {**within, **tables}
     else:

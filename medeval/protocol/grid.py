@@ -1,9 +1,7 @@
 """The grid of (data set, split) work units, run through joblib (loky) or Dask distributed.
 
-A unit loads its data set, builds the binary task and its 5×2 splits, fits the subconcept forest
-once and one binary forest per *missing* method, and writes one record per method into the
-store. Records are written by the worker itself, so a killed run loses only the units in
-flight. Each worker process caches at most one data set (the one it last used).
+A unit computes its *missing* methods and its worker writes their records itself, so a killed
+run loses only the units in flight. Each worker process caches one data set.
 """
 
 from __future__ import annotations
@@ -70,8 +68,7 @@ class Collection:
     path: str
     files: tuple[tuple[str, str], ...] = ()
     options: tuple[tuple[str, Any], ...] = ()  # loader options (medeval.datasets.sources)
-    #: The user's task for every data set (JSON of ``TaskSpec.to_dict()``; ``benchmark
-    #: --positive``); ``None``: the task recorded with an embedded table, else the paper's ladder.
+    #: The user's task for every data set (JSON of ``TaskSpec.to_dict()``), or ``None``.
     task: str | None = None
 
     def datasets(self) -> list[str]:
@@ -112,8 +109,8 @@ class Collection:
         return path.stat().st_size if path.is_file() else 0
 
     def load(self, dataset: str) -> LabelledData:
-        """One data set; a folder table uses column ``label`` and, if present, ``group`` (an
-        empty cell: a group of its own) and ``id`` (row names, never features)."""
+        """One data set; a folder table uses column ``label`` and, if present, ``group`` and
+        ``id`` (row names, never features)."""
         options = dict(self.options)
         if self.source != "csv":
             return load(self.source, self.path, name=dataset, **options)
@@ -130,8 +127,8 @@ class Collection:
 
 
 def _recorded_task(table: Path, dataset: str) -> dict | None:
-    """The user's task (``TaskSpec.to_dict()``) that ``python -m medeval.embed --positive``
-    recorded beside its table, ``<name>.embedding.json``; ``None``: the paper's ladder."""
+    """The user's task that ``python -m medeval.embed --positive`` recorded beside its table
+    (``<name>.embedding.json``), or ``None``."""
     record = table.with_name(f"{dataset}.embedding.json")
     if not record.is_file():
         return None
@@ -240,11 +237,9 @@ def plan_units(
 ) -> list[Unit]:
     """Units with at least one missing record (all units with ``force``), small sets first.
 
-    Data sets whose task was already found rejected (``tasks/<name>.json``) are skipped.
-    ``subconcepts="discovered"`` hides the true subconcepts from every model, utility and
-    estimator (:mod:`medeval.protocol.discovered`). With ``save_predictions`` a record whose
-    saved fold (:mod:`medeval.protocol.saved`) is missing counts as missing too. ``options``:
-    the evaluation's options of every fold (:data:`~medeval.options.PROTOCOL_OPTIONS`).
+    Data sets whose task was already found rejected are skipped. ``subconcepts="discovered"``
+    runs :mod:`medeval.protocol.discovered`. With ``save_predictions`` a record whose saved fold
+    is missing counts as missing too. ``options``: every fold's evaluation options.
     """
     if subconcepts not in SUBCONCEPT_MODES:
         raise UserError(f"subconcepts must be one of {SUBCONCEPT_MODES}; got {subconcepts!r}")
@@ -311,9 +306,8 @@ def _peak_rss_mb() -> float:
 
 @contextmanager
 def _single_thread() -> Iterator[None]:
-    """A unit on one thread, whichever process runs it: torch's intra-op pool (the grid
-    already uses every core) and the BLAS / OpenMP pools (``threadpoolctl``: sums in another
-    order would give SMOTE's neighbours other last bits, and ``--jobs 1`` other records)."""
+    """A unit on one thread (torch, BLAS, OpenMP): sums in another order would give SMOTE's
+    neighbours other last bits, and ``--jobs 1`` other records."""
     import torch
     from threadpoolctl import threadpool_limits
 
@@ -412,10 +406,8 @@ def run_grid(
     scheduler: str | None = None,
     progress: bool = True,
 ) -> list[UnitResult]:
-    """Run the units; results arrive in completion order behind a tqdm bar with ETA.
-
-    The bar advances by each unit's ``cost`` (bytes of its data set × methods), not by unit
-    count: small sets run first, so a count-based ETA would be far too optimistic.
+    """Run the units; results arrive in completion order behind a progress bar that advances
+    by each unit's ``cost`` (small sets run first, so a count-based ETA would mislead).
 
     Args:
         jobs: worker processes (loky) or local Dask workers when no ``scheduler`` is given.

@@ -1,20 +1,10 @@
 """Out-of-bag reference rows of the random-forest protocol (docs/method.md,
 "Rectified scores"), without refitting.
 
-Each training row of a fold is scored only by the trees that did not see it: a tree's in-bag
-sample is regenerated from its seed (scikit-learn's ``estimators_samples_``), each tree predicts
-only its out-of-bag rows, and they are averaged as
-:meth:`~sklearn.ensemble.RandomForestClassifier.predict_proba` averages all trees (with no
-resampling: scikit-learn's ``oob_decision_function_``).
-
-Under a resampling correction a tree has "seen" an original row when it drew the row *or
-anything made from it*: under ROS any copy (a row with no out-of-bag tree is dropped and
-counted); under RUS the rows the undersampler dropped are out of bag for every tree; under SMOTE
-a synthetic point is linked to no row, so a tree that drew it still scores the two rows it was
-made from (linking both leaves most minority rows without an out-of-bag tree; the leak shows in
-the classifier's own out-of-bag BA, not in cBA − wBA: docs/benchmark.md, "Reference rows: out of
-bag or cross-fitted"). Under ROS and class weights the protocol cross-fits instead
-(:mod:`medeval.protocol.crossfit`).
+Each training row is scored only by the trees that did not see it (without resampling:
+scikit-learn's ``oob_decision_function_``). Under a resampling correction a tree has seen an
+original row when it drew the row or any copy of it; SMOTE's synthetic points are linked to no
+row (docs/benchmark.md, "Reference rows: out of bag or cross-fitted").
 
 ``origin`` describes this link: ``origin[j]`` (or row ``origin[j, :]``) lists the original rows
 that fitted row j was made from, ``-1`` for none. A row with no out-of-bag tree gets NaN.
@@ -94,8 +84,7 @@ class ReferenceRows:
 
     @cached_property
     def table(self) -> pd.DataFrame:
-        """The rows in the predictions-table format of ``evaluate`` (columns ``y_true``,
-        ``y_score``, ``y_pred``, ``subconcept``, ``q_<name>``); built only when written."""
+        """The rows in the predictions-table format of ``evaluate``."""
         table = pd.DataFrame(
             {
                 "y_true": self.y_true,
@@ -111,11 +100,8 @@ class ReferenceRows:
 def resample_with_origin(
     X: np.ndarray, y: np.ndarray, method: str, seed: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A correction's resampling of the training part, and which original row each result came
-    from.
-
-    The resampled rows are exactly those of the protocol's sampler with the same seed (imbalanced-
-    learn's RandomOverSampler / RandomUnderSampler / SMOTE with ``random_state=seed``).
+    """A correction's resampling of the training part (imbalanced-learn's sampler with
+    ``random_state=seed``), and which original row each result came from.
 
     Args:
         X: ``(N, F)`` training features; y: ``(N,)`` labels.
@@ -180,13 +166,8 @@ def _oob_masks(forest, n_rows: int, origin):
 
 
 def _in_bag_draws(forest):
-    """Yield each tree's in-bag draws ``(M_boot,)``: the indices scikit-learn drew for it.
-
-    Reseeding one generator gives the draws of scikit-learn's ``estimators_samples_`` (which
-    builds a new ``RandomState`` per tree) far faster. The first tree is checked against
-    scikit-learn's own generator; any difference (another version's sampling) falls back to
-    ``estimators_samples_``.
-    """
+    """Yield each tree's in-bag draws ``(M_boot,)``, those of ``estimators_samples_`` from one
+    reseeded generator; falls back to ``estimators_samples_`` if the first tree differs."""
     from sklearn.ensemble._forest import _generate_sample_indices
 
     n_fit = getattr(forest, "_n_samples", None)
@@ -222,11 +203,8 @@ def forest_oob(
     *,
     X_test: np.ndarray | None = None,
 ) -> OutOfBag:
-    """Out-of-bag class probabilities of a fitted forest on its original training rows.
-
-    One pass over the trees: each predicts its out-of-bag rows (and, with ``X_test``, the test
-    rows too: ``test_proba`` then equals ``forest.predict_proba(X_test)`` exactly — same trees,
-    same order, same division — so a fold needs no second pass for its test predictions).
+    """Out-of-bag class probabilities of a fitted forest on its original training rows, and
+    with ``X_test`` the exact ``forest.predict_proba(X_test)`` from the same pass.
 
     Args:
         forest: fitted on ``X`` itself, or on rows resampled from it as ``origin`` describes.
@@ -245,8 +223,7 @@ def forest_oob(
     total, n_trees = np.zeros((n, c)), np.zeros(n, dtype=np.int64)
     for tree, oob in zip(forest.estimators_, _oob_masks(forest, n, origin), strict=True):
         rows = np.flatnonzero(oob)
-        # Added tree by tree, in scikit-learn's order (its oob sums, bit for bit), into one
-        # (N, C) buffer: memory stays that of one prediction whatever the number of trees.
+        # tree by tree in scikit-learn's order: its oob sums, bit for bit
         total[rows] += tree.predict_proba(np.take(X32, rows, axis=0), check_input=False)
         n_trees += oob
         if test is not None:

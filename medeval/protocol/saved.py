@@ -49,13 +49,11 @@ def save_fold(
     reference: OobRows | None,
     bootstrap: dict[str, Any],
 ) -> Path:
-    """Write one method's fold of :func:`medeval.protocol.forest.run_fold` under ``root`` (the
-    files of the module docstring), file by file, ``fold.json`` last (a folder with it is
-    complete); a stale ``reference.csv`` of an earlier run is removed when this fold has none.
+    """Write one method's fold of :func:`medeval.protocol.forest.run_fold` under ``root``,
+    ``fold.json`` last (a folder with it is complete); a stale ``reference.csv`` is removed.
 
     Args:
-        shared: the fold's shared part (utilities, test posteriors ``(N_test, S)`` named by
-            subconcept, test subconcept names).
+        shared: the fold's shared part (:func:`medeval.protocol.forest.run_fold`).
         score: ``(N_test,)`` the binary forest's class-1 scores on the test rows.
         reference: the fold's reference rows (:func:`medeval.protocol.forest.oob_rows`)
             where the record could use them, else ``None`` (no ``reference.csv``).

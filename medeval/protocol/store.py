@@ -1,10 +1,8 @@
 """Results store: one JSON file per data set × method × split, each written atomically (the
 layout of a results folder: docs/benchmark.md, "Results store, resume, ``--force``").
 
-A record file exists only once it is complete (temporary file + ``os.replace``), and counts as
-finished only if it reads as a record of its own (data set, method, split): any other file there
-is recomputed, with a :class:`CorruptRecordWarning` naming it. The folder carries the marker of
-``medeval benchmark`` (:data:`medeval.io.outdir.MARKER`), ``finished: false`` while a run is on.
+A record counts as finished only if it reads as a record of its own (data set, method, split);
+any other file there is recomputed, with a :class:`CorruptRecordWarning` naming it.
 """
 
 from __future__ import annotations
@@ -46,12 +44,8 @@ class CorruptRecordWarning(UserWarning):
 
 
 def record_problem(path: Path, dataset: str, method: str, split: int) -> str | None:
-    """Why ``path`` is not a finished record of (``dataset``, ``method``, ``split``), or ``None``.
-
-    A record is a JSON object naming its data set, method and split (those of its path) with a
-    ``scores`` object of numbers (``null`` for an undefined score), as
-    :func:`~medeval.protocol.forest.run_fold` writes it.
-    """
+    """Why ``path`` is not a finished record of (``dataset``, ``method``, ``split``) (a JSON
+    object naming them with a ``scores`` object of numbers or ``null``), or ``None``."""
     if path.is_dir():
         return "a folder, not a record file"
     try:

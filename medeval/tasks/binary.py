@@ -1,9 +1,6 @@
-"""Binary tasks whose classes keep their subconcepts (docs/method.md,
-"Binary tasks from multiclass data").
-
-Ordering and ties: classes are sorted by size, largest first; classes of equal size are ordered
-by label — numerically when every label is a number, else as strings — so that the task does
-not depend on the order of rows in the file.
+"""Binary tasks whose classes keep their subconcepts (docs/method.md, "Binary tasks from
+multiclass data"). Classes are sorted by size, ties by label (numerically when every label is a
+number), so the task does not depend on the order of rows in the file.
 """
 
 from __future__ import annotations
@@ -154,13 +151,11 @@ class BinaryTask:
 
     @property
     def user(self) -> bool:
-        """Whether this is the user's own task (docs/method.md,
-        "The user's own task") rather than the paper's ladder."""
+        """Whether this is the user's own task rather than the paper's ladder."""
         return self.definition is not None
 
     def record(self) -> dict:
-        """:meth:`describe` plus the skipped files: never silently dropped, listed wherever
-        the task is reported."""
+        """:meth:`describe` plus the skipped files."""
         out = self.describe()
         if self.data.skipped:
             out["skipped"] = [

@@ -1,15 +1,7 @@
 """The user's own binary task (docs/method.md, "The user's own task"): class 1 is the user's list of
-labels, class 0 the rest (or a second list, other labels dropped on request); each label is a
-subconcept of its class and every row is kept, unless the paper's minority down-sampling
-(docs/method.md, "Binary tasks from multiclass data", step 3) is asked for.
-
-Such a task is never refused for being small: a subconcept with fewer than ``min_rows`` rows
-gets its count in a warning (:class:`SmallSubconceptWarning`) and in the task's reason. What
-makes no task is refused, naming it: a label the data do not hold, a label in two lists, a
-class without rows, a label of the data spelled like a listed one but not listed (``mel``
-beside ``MEL``), and — when class 0 is listed — a label in neither list nor dropped.
-:func:`make_task` is the one entry every tool calls: the user's task when one is given, else
-the paper's ladder (:func:`~medeval.tasks.binary.make_binary_task`).
+labels, class 0 the rest (or a second list); each label is a subconcept of its class. A small
+task is never refused, only warned about (:class:`SmallSubconceptWarning`). :func:`make_task` is
+the one entry every tool calls.
 """
 
 from __future__ import annotations
@@ -209,9 +201,8 @@ def _labels_text(counts: Mapping[str, int]) -> str:
 
 
 def _check_known(spec: TaskSpec, counts: Mapping[str, int], where: str) -> None:
-    """Every listed label is a label of the data, and no label of the data that the lists do
-    not name is spelled like a listed one (``mel`` beside ``MEL``: by case, invisible
-    characters or Unicode normalisation), which would silently join class 0."""
+    """Every listed label is a label of the data, and no unlisted label is spelled like a listed
+    one (``mel`` beside ``MEL``), which would silently join class 0."""
     listed = {lab: w for w in ("positive", "negative", "drop") for lab in getattr(spec, w) or ()}
     for label, which in listed.items():
         alike = [lab for lab in counts if _folded(lab) == _folded(label) and lab not in listed]

@@ -1,12 +1,6 @@
 """Run configuration: built-in defaults ← YAML file ← ``key=value`` overrides (dotted keys;
-docs/imaging.md).
-
-The schema is a tree of dataclasses (:class:`Config`): every key, its type and its default are
-declared once. :func:`load_config` returns the validated, typed :class:`Config`; an unknown key,
-a wrong type, a value out of range or a loader option the source does not take fails at load time
-naming the dotted key (``train.epochs: expected int, got 'ten'``). Its YAML (:func:`dump`) is the
-run folder's ``config.yaml``. The embedded default (:data:`SYNTHETIC`) is declared here once;
-``configs/default.yaml`` is its commented copy, and a test checks both hold the same values.
+docs/imaging.md), validated at load time into the typed :class:`Config`; errors name the dotted
+key. ``configs/default.yaml`` is the commented copy of :data:`SYNTHETIC`.
 """
 
 from __future__ import annotations
@@ -94,9 +88,7 @@ class DataConfig:
     options: dict[str, Any] = field(default_factory=dict)  # loader options, e.g. {images: ...}
     task_seed: int = 0
     synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)
-    # Image files decoded and resized once into a uint8 store under cache_dir, reused by every
-    # epoch, split and checkpoint prediction (medeval.datasets.cache); false decodes every time.
-    # In-memory images (the synthetic phantoms) never use it.
+    # Decoded, resized images stored once under cache_dir (medeval.datasets.cache).
     cache: bool = True
     cache_dir: str = ".medeval-cache/images"
 
@@ -173,9 +165,8 @@ class TrainConfig:
     patience: int = 5  # epochs without a better validation score before stopping
     monitor: str = "BA"  # the validation score that chooses early stopping and the best epoch
     workers: int = 2
-    # torch's CPU threads for the run (0 = torch's default, one per core). A CPU step's sums
-    # depend on how they are split over threads, so a fixed number gives the same numbers on
-    # machines with other core counts (docs/imaging.md, "Reproducibility").
+    # torch's CPU threads (0 = one per core); fixed, for the same sums on any machine
+    # (docs/imaging.md, "Reproducibility").
     threads: int = 1
     seed: int = 0  # weight initialisation, batch order, dropout
     device: str = "auto"  # auto, cpu, cuda, cuda:1
@@ -205,9 +196,8 @@ class SplitsConfig:
     seeds: list[int] | None = None  # default 0..n-1
 
 
-#: The trained model's scores are probabilities: a threshold outside [0, 1] would make every
-#: prediction one class, so the config refuses it at load time (before the training, not
-#: after it), narrowing the evaluation's own rule (any finite number).
+#: The trained model's scores are probabilities: a threshold outside [0, 1] is refused before
+#: training.
 _EVALUATION_RANGES = {"threshold": [Interval(Real, 0, 1)]}
 
 
@@ -324,7 +314,6 @@ def _build(cls: type, values: Any, where: str) -> Any:
     unknown = [k for k in values if k not in names]
     if unknown:
         raise _unknown_key(where + str(unknown[0]), names)
-    # the declared constraints of the section's fields (medeval._validation.declared)
     ranges = dict(getattr(cls, "constraints", {}))
     if cls is EvaluationOptions:
         ranges.update(_EVALUATION_RANGES)
@@ -342,8 +331,7 @@ def _build(cls: type, values: Any, where: str) -> Any:
 
 
 def _check_finite(node: Any, key: str) -> None:
-    """Every number of the config is finite: a NaN or infinite rate, weight or threshold would
-    train (or evaluate) without a word and give NaN losses or meaningless scores."""
+    """Refuse a NaN or infinite number anywhere in the config."""
     if isinstance(node, dict):
         for name, value in node.items():
             _check_finite(value, f"{key}.{name}" if key else str(name))
@@ -444,8 +432,7 @@ def apply_overrides(config: dict, overrides: list[str]) -> dict:
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader refusing a key given twice in one mapping (it keeps the last one
-    silently, so ``lr`` written twice would train with the second without a word)."""
+    """PyYAML's safe loader refusing a key given twice in one mapping."""
 
     where: str = "config"
 
@@ -520,9 +507,8 @@ RETIRED = {
 
 
 def _drop_retired(loaded: dict, path: Path) -> None:
-    """Drop the :data:`RETIRED` keys of a config file, so that an earlier run folder still
-    resumes and re-evaluates; one that sets a value is told it is not read (a ``null``, what
-    every earlier run folder holds, silently)."""
+    """Drop the :data:`RETIRED` keys so earlier run folders still resume; warn where one is set
+    to a value other than ``null``."""
     for (section, key), why in RETIRED.items():
         part = loaded.get(section)
         if isinstance(part, dict) and key in part and part.pop(key) is not None:

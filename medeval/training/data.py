@@ -33,10 +33,8 @@ def load_data(data_cfg: DataConfig) -> LabelledData:
 def build_task(
     data_cfg: DataConfig, data: LabelledData | None = None, *, task: TaskSpec | None = None
 ) -> BinaryTask:
-    """Make the binary task of ``data`` (default: the data set named by ``data_cfg``, loaded
-    now): the user's ``task`` (docs/method.md, "The user's own task";
-    :func:`medeval.training.config.task_spec` of a config), else the paper's ladder (docs/method.md,
-    "Binary tasks from multiclass data").
+    """Make the binary task of ``data`` (default: the data set named by ``data_cfg``): the
+    user's ``task``, else the paper's ladder.
 
     Raises:
         DataError: the task is rejected (the filter of step 4) or makes no task (a label it names is
@@ -53,10 +51,7 @@ def build_task(
 
 def task_images(cfg: Config, task: BinaryTask, *, progress: bool = True) -> CachedImages | None:
     """The decoded-image store's reader of every row of ``task`` (built where it lacks them),
-    or ``None``: ``data.cache`` is off or the images are in memory.
-
-    Call it once per run, on every process of a DDP job: one builds under the store's lock
-    (decoding in ``train.workers`` processes), the others wait and find the images there.
+    or ``None`` (``data.cache`` off or images in memory). Call it once per run on every process.
     """
     if not cfg.data.cache or task.data.files is None:
         return None
@@ -72,13 +67,9 @@ def task_images(cfg: Config, task: BinaryTask, *, progress: bool = True) -> Cach
 def part_dataset(
     task: BinaryTask, idx: np.ndarray, image_size: int, *, images: CachedImages | None = None
 ) -> Dataset:
-    """Rows ``idx`` as ``(image (3, S, S), y, subconcept)`` items.
-
-    Image files go through :class:`ResizedImageDataset`, read from ``images`` (the reader of
-    every row of ``task``, from :func:`task_images`) or, without it, decoded now: both give the
-    same bits. Their items are uint8 pixels, ImageNet-normalised on the model's device by
-    :func:`~medeval.models.inputs.model_input` (the bits of float32 items, a quarter of the
-    bytes). In-memory images are resized as floats, normalised, and never use a store.
+    """Rows ``idx`` as ``(image (3, S, S), y, subconcept)`` items: image files as uint8 pixels
+    (from ``images``, :func:`task_images`, or decoded now: the same bits), normalised on the
+    device by :func:`~medeval.models.inputs.model_input`; in-memory images as normalised floats.
     """
     idx = np.asarray(idx, dtype=np.intp)
     if task.data.files is None:

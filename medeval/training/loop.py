@@ -1,11 +1,8 @@
 """Training one split: epochs with early stopping on a validation score, checkpoints, resume.
 
-``train.monitor`` (default ``BA``) names the validation score that drives early stopping and
-``best.pt``; the scores come from :class:`medeval.metrics.streaming.SubconceptScores`, updated on
-every rank with its share of the validation part and synced by torchmetrics. The split folder's
-files and why the oracle scores may be monitored: docs/imaging.md. After training,
-:mod:`medeval.flows.train` calibrates, predicts and evaluates. Progress goes to this module's
-logger (``medeval.training.loop``, level INFO), on the main process only.
+``train.monitor`` names the validation score (:class:`medeval.metrics.streaming.SubconceptScores`,
+synced over ranks) that drives early stopping and ``best.pt``; the split folder: docs/imaging.md.
+Progress goes to this module's logger on the main process only.
 """
 
 from __future__ import annotations
@@ -110,11 +107,8 @@ def predict(model: nn.Module, loader, device: torch.device, *, progress: bool = 
 def validation_scores(
     model: nn.Module, loader, metric: SubconceptScores, device: torch.device
 ) -> dict[str, float]:
-    """Update ``metric`` with this rank's batches and return the scores synced over all ranks.
-
-    The binary score is ``sigmoid(logit)``; the posteriors are the softmax of the subconcept
-    head (before the temperature that :mod:`medeval.flows.train` fits on the calibration part).
-    """
+    """Update ``metric`` with this rank's batches and return the scores synced over all ranks
+    (posteriors before temperature scaling)."""
     model.eval()
     metric.reset()
     for x, y, sc in loader:
@@ -288,9 +282,7 @@ def _record_epoch(
 
 
 def _environment(device: torch.device, world_size: int) -> dict[str, Any]:
-    """Where a checkpoint was trained: the numbers of a run depend on the device's kernels
-    (bf16 autocast and cuDNN on a GPU take another training path than the CPU; on the CPU the
-    instruction set the kernels use and the number of threads they split sums over)."""
+    """Where a checkpoint was trained (device, kernels, threads: the numbers depend on them)."""
     cuda = device.type == "cuda"
     return {
         "device": str(device),
@@ -370,10 +362,8 @@ def train_split(
     images: CachedImages | None = None,
 ) -> Path:
     """Train on ``split["train"]``, early-stop on the ``train.monitor`` score of
-    ``split["validation"]``; one INFO line per epoch on the main process.
-
-    ``images``: the task's decoded-image reader (:func:`~medeval.training.data.task_images`,
-    built once per run), or ``None`` to decode the files every epoch (the same bits).
+    ``split["validation"]``. ``images``: the task's decoded-image reader
+    (:func:`~medeval.training.data.task_images`), or ``None`` to decode every epoch.
 
     Returns:
         Path of ``checkpoints/best.pt`` (model weights of the best epoch).
