@@ -66,12 +66,8 @@ WITHOUT_MIRRORED_TEST = {
     "metrics/ranking.py",  # the same
     "metrics/bootstrap/kernels.py",  # tests/metrics/bootstrap/test_batched.py
     "metrics/bootstrap/replicates.py",  # the same, and tests/test_validation.py
-    "training/checkpoint.py",  # tests/training/test_monitor.py
     "training/data.py",  # tests/training/test_monitor.py, test_image_cache_wiring.py
     "io/features.py",  # tests/io/test_embeddings.py, tests/io/test_joins.py
-    "io/jsonfile.py",  # through io/predictions.py (tests/io/test_predictions.py)
-    "errors.py",  # the error classes, raised and caught across the tests
-    "names.py",  # through io/predictions.py, tasks/user.py, weights.py, datasets
     # tests/io/test_table_rule.py is about it, but as tests/io/test_tables.py it would clash with
     # tests/datasets/test_tables.py, and tests/io cannot be a package (``io`` is the standard
     # library's)
