@@ -64,8 +64,6 @@ WITHOUT_MIRRORED_TEST = {
     "evaluation/result.py",  # the same
     "metrics/classification.py",  # tests/metrics/test_oracle.py, test_properties.py
     "metrics/ranking.py",  # the same
-    "metrics/bootstrap/kernels.py",  # tests/metrics/bootstrap/test_batched.py
-    "metrics/bootstrap/replicates.py",  # the same, and tests/test_validation.py
     "training/data.py",  # tests/training/test_monitor.py, test_image_cache_wiring.py
     "io/features.py",  # tests/io/test_embeddings.py, tests/io/test_joins.py
     # tests/io/test_table_rule.py is about it, but as tests/io/test_tables.py it would clash with
