@@ -62,8 +62,6 @@ WITHOUT_MIRRORED_TEST = {
     "evaluation/plan.py",  # the same
     "evaluation/rectification.py",  # the same
     "evaluation/result.py",  # the same
-    "metrics/classification.py",  # tests/metrics/test_oracle.py, test_properties.py
-    "metrics/ranking.py",  # the same
     "training/data.py",  # tests/training/test_monitor.py, test_image_cache_wiring.py
     "io/features.py",  # tests/io/test_embeddings.py, tests/io/test_joins.py
     # tests/io/test_table_rule.py is about it, but as tests/io/test_tables.py it would clash with
