@@ -63,7 +63,6 @@ WITHOUT_MIRRORED_TEST = {
     "evaluation/rectification.py",  # the same
     "evaluation/result.py",  # the same
     "training/data.py",  # tests/training/test_monitor.py, test_image_cache_wiring.py
-    "io/features.py",  # tests/io/test_embeddings.py, tests/io/test_joins.py
     # tests/io/test_table_rule.py is about it, but as tests/io/test_tables.py it would clash with
     # tests/datasets/test_tables.py, and tests/io cannot be a package (``io`` is the standard
     # library's)
