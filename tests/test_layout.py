@@ -56,7 +56,6 @@ WITHOUT_MIRRORED_TEST = {
     "analyses/subconcepts.py",  # through flows/analyze.py (tests/flows/test_analyze.py)
     "examples/make_example.py",  # the bundled example, used by many tests
     "embeddings/table.py",  # tests/robustness
-    "embeddings/text.py",  # tests/cli/test_embed.py
     # tested through the public function of another module of the package
     "evaluation/per_subconcept.py",  # tests/evaluation (evaluate_predictions)
     "evaluation/plan.py",  # the same
