@@ -52,7 +52,6 @@ WITHOUT_MIRRORED_TEST = {
     "flows/tasks.py",  # through cli/tasks.py (tests/cli/test_tasks.py)
     "subconcept_model.py",  # tests/flows/test_own_model.py
     "report/outputs.py",  # through the flows (tests/flows)
-    "report/summary.py",  # tests/flows/test_rerun.py
     "analyses/subconcepts.py",  # through flows/analyze.py (tests/flows/test_analyze.py)
     "examples/make_example.py",  # the bundled example, used by many tests
     "embeddings/table.py",  # tests/robustness
