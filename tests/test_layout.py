@@ -45,7 +45,6 @@ WITHOUT_MIRRORED_TEST = {
     # tested only through the command line, a flow or end to end (tests/cli, tests/flows,
     # tests/robustness), with no test file mostly about the module
     "cli/analyze.py",  # tests/robustness/test_output_folders.py
-    "cli/logs.py",  # through cli/train.py (tests/cli/test_train.py)
     "flows/benchmark.py",  # tests/cli/test_benchmark.py, tests/test_validation.py
     "flows/discovery.py",  # tests/cli/test_discover.py, tests/flows/test_one_road.py
     "flows/embed.py",  # through cli/embed.py (tests/cli/test_embed.py)
