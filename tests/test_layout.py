@@ -53,7 +53,6 @@ WITHOUT_MIRRORED_TEST = {
     "report/outputs.py",  # through the flows (tests/flows)
     "analyses/subconcepts.py",  # through flows/analyze.py (tests/flows/test_analyze.py)
     "examples/make_example.py",  # the bundled example, used by many tests
-    "embeddings/table.py",  # tests/robustness
     # tested through the public function of another module of the package
     "evaluation/per_subconcept.py",  # tests/evaluation (evaluate_predictions)
     "evaluation/plan.py",  # the same
