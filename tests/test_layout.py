@@ -55,7 +55,6 @@ WITHOUT_MIRRORED_TEST = {
     "examples/make_example.py",  # the bundled example, used by many tests
     # tested through the public function of another module of the package
     "evaluation/per_subconcept.py",  # tests/evaluation (evaluate_predictions)
-    "evaluation/plan.py",  # the same
     "evaluation/rectification.py",  # the same
     "evaluation/result.py",  # the same
     "training/data.py",  # tests/training/test_monitor.py, test_image_cache_wiring.py
