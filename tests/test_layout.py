@@ -57,7 +57,6 @@ WITHOUT_MIRRORED_TEST = {
     "evaluation/per_subconcept.py",  # tests/evaluation (evaluate_predictions)
     "evaluation/rectification.py",  # the same
     "evaluation/result.py",  # the same
-    "training/data.py",  # tests/training/test_monitor.py, test_image_cache_wiring.py
     # tests/io/test_table_rule.py is about it, but as tests/io/test_tables.py it would clash with
     # tests/datasets/test_tables.py, and tests/io cannot be a package (``io`` is the standard
     # library's)
