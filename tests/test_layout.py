@@ -48,7 +48,6 @@ WITHOUT_MIRRORED_TEST = {
     "flows/benchmark.py",  # tests/cli/test_benchmark.py, tests/test_validation.py
     "flows/discovery.py",  # tests/cli/test_discover.py, tests/flows/test_one_road.py
     "flows/embed.py",  # through cli/embed.py (tests/cli/test_embed.py)
-    "flows/tasks.py",  # through cli/tasks.py (tests/cli/test_tasks.py)
     "subconcept_model.py",  # tests/flows/test_own_model.py
     "report/outputs.py",  # through the flows (tests/flows)
     "analyses/subconcepts.py",  # through flows/analyze.py (tests/flows/test_analyze.py)
