@@ -51,7 +51,6 @@ WITHOUT_MIRRORED_TEST = {
     "subconcept_model.py",  # tests/flows/test_own_model.py
     "report/outputs.py",  # through the flows (tests/flows)
     "analyses/subconcepts.py",  # through flows/analyze.py (tests/flows/test_analyze.py)
-    "examples/make_example.py",  # the bundled example, used by many tests
     # tested through the public function of another module of the package
     "evaluation/per_subconcept.py",  # tests/evaluation (evaluate_predictions)
     "evaluation/rectification.py",  # the same
