@@ -54,7 +54,6 @@ WITHOUT_MIRRORED_TEST = {
     # tested through the public function of another module of the package
     "evaluation/per_subconcept.py",  # tests/evaluation (evaluate_predictions)
     "evaluation/rectification.py",  # the same
-    "evaluation/result.py",  # the same
     # tests/io/test_table_rule.py is about it, but as tests/io/test_tables.py it would clash with
     # tests/datasets/test_tables.py, and tests/io cannot be a package (``io`` is the standard
     # library's)
