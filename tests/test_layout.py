@@ -49,7 +49,6 @@ WITHOUT_MIRRORED_TEST = {
     "flows/discovery.py",  # tests/cli/test_discover.py, tests/flows/test_one_road.py
     "flows/embed.py",  # through cli/embed.py (tests/cli/test_embed.py)
     "subconcept_model.py",  # tests/flows/test_own_model.py
-    "report/outputs.py",  # through the flows (tests/flows)
     "analyses/subconcepts.py",  # through flows/analyze.py (tests/flows/test_analyze.py)
     # tested through the public function of another module of the package
     "evaluation/per_subconcept.py",  # tests/evaluation (evaluate_predictions)
