@@ -47,7 +47,6 @@ WITHOUT_MIRRORED_TEST = {
     "cli/analyze.py",  # tests/robustness/test_output_folders.py
     "flows/benchmark.py",  # tests/cli/test_benchmark.py, tests/test_validation.py
     "flows/discovery.py",  # tests/cli/test_discover.py, tests/flows/test_one_road.py
-    "flows/embed.py",  # through cli/embed.py (tests/cli/test_embed.py)
     "subconcept_model.py",  # tests/flows/test_own_model.py
     "analyses/subconcepts.py",  # through flows/analyze.py (tests/flows/test_analyze.py)
     # tested through the public function of another module of the package
