@@ -46,7 +46,6 @@ WITHOUT_MIRRORED_TEST = {
     # tests/robustness), with no test file mostly about the module
     "flows/benchmark.py",  # tests/cli/test_benchmark.py, tests/test_validation.py
     "flows/discovery.py",  # tests/cli/test_discover.py, tests/flows/test_one_road.py
-    "analyses/subconcepts.py",  # through flows/analyze.py (tests/flows/test_analyze.py)
     # tested through the public function of another module of the package
     "evaluation/per_subconcept.py",  # tests/evaluation (evaluate_predictions)
     "evaluation/rectification.py",  # the same
