@@ -44,34 +44,10 @@ def test_test_folders_mirror_the_package():
 WITHOUT_MIRRORED_TEST = {
     # tested only through the command line, a flow or end to end (tests/cli, tests/flows,
     # tests/robustness), with no test file mostly about the module
-    "cli/analyze.py",  # tests/robustness/test_output_folders.py
-    "cli/logs.py",  # through cli/train.py (tests/cli/test_train.py)
     "flows/benchmark.py",  # tests/cli/test_benchmark.py, tests/test_validation.py
     "flows/discovery.py",  # tests/cli/test_discover.py, tests/flows/test_one_road.py
-    "flows/embed.py",  # through cli/embed.py (tests/cli/test_embed.py)
-    "flows/tasks.py",  # through cli/tasks.py (tests/cli/test_tasks.py)
-    "subconcept_model.py",  # tests/flows/test_own_model.py
-    "report/outputs.py",  # through the flows (tests/flows)
-    "report/summary.py",  # tests/flows/test_rerun.py
-    "analyses/subconcepts.py",  # through flows/analyze.py (tests/flows/test_analyze.py)
-    "examples/make_example.py",  # the bundled example, used by many tests
-    "embeddings/table.py",  # tests/robustness
-    "embeddings/text.py",  # tests/cli/test_embed.py
     # tested through the public function of another module of the package
-    "evaluation/per_subconcept.py",  # tests/evaluation (evaluate_predictions)
-    "evaluation/plan.py",  # the same
     "evaluation/rectification.py",  # the same
-    "evaluation/result.py",  # the same
-    "metrics/classification.py",  # tests/metrics/test_oracle.py, test_properties.py
-    "metrics/ranking.py",  # the same
-    "metrics/bootstrap/kernels.py",  # tests/metrics/bootstrap/test_batched.py
-    "metrics/bootstrap/replicates.py",  # the same, and tests/test_validation.py
-    "training/checkpoint.py",  # tests/training/test_monitor.py
-    "training/data.py",  # tests/training/test_monitor.py, test_image_cache_wiring.py
-    "io/features.py",  # tests/io/test_embeddings.py, tests/io/test_joins.py
-    "io/jsonfile.py",  # through io/predictions.py (tests/io/test_predictions.py)
-    "errors.py",  # the error classes, raised and caught across the tests
-    "names.py",  # through io/predictions.py, tasks/user.py, weights.py, datasets
     # tests/io/test_table_rule.py is about it, but as tests/io/test_tables.py it would clash with
     # tests/datasets/test_tables.py, and tests/io cannot be a package (``io`` is the standard
     # library's)

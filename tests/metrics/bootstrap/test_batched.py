@@ -5,22 +5,10 @@ import pytest
 import torch
 from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
 
-from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
+from medeval.metrics.bootstrap import BatchedBootstrap
 
 from ..conftest import ALLOW_UNDEFINED
-
-
-def _problem(seed, n=240, levels=7):
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.3).astype(int)
-    sc = np.where(y == 1, rng.choice([2, 3, 4], n, p=[0.6, 0.3, 0.1]), rng.integers(0, 2, n))
-    s = rng.integers(0, levels, n) / levels + 0.4 * y  # ties across and within classes
-    yp = (s > 0.5).astype(int)
-    u = np.array([1.0, 1.0, 1.0, 2.0, 6.0])[sc]
-    a = rng.random(n) * 3 + 0.5
-    subsets = {"full": np.ones(n, bool)} | {f"sub_{k}": (y == 0) | (sc == k) for k in (2, 3, 4)}
-    return y, yp, s, sc, {"": np.ones(n), "w": u, "p": a}, subsets
-
+from .problems import problem, same_replicates, soft
 
 ORACLES = {
     "BA": (balanced_accuracy_score, "pred"),
@@ -44,7 +32,7 @@ def test_replicates_equal_sklearn_on_same_counts(seed, stratify, generator, by_c
     if by_cell == "all_cells":  # and scratch for 2 rows at a time: several row groups
         monkeypatch.setattr(planning, "_CELL_MIN_BYTES", 0)
         monkeypatch.setattr(budget, "_AUC_BYTES", 2 * 8 * 241)
-    y, yp, s, sc, weights, subsets = _problem(seed)
+    y, yp, s, sc, weights, subsets = problem(seed)
     kw = {}
     if stratify == "subconcept":
         kw["strata"] = sc
@@ -84,31 +72,8 @@ def test_replicates_equal_sklearn_on_same_counts(seed, stratify, generator, by_c
             assert got == pytest.approx(exp, abs=1e-12)
 
 
-def test_counts_are_multinomial_within_strata():
-    y, yp, s, sc, weights, subsets = _problem(1)
-    boot = BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, strata=sc)
-    counts = torch.cat(list(boot.iter_counts(50, seed=0))).numpy()
-    assert np.all(counts == np.round(counts)) and counts.min() >= 0
-    for k in range(5):  # every replicate keeps each stratum's size
-        assert np.all(counts[:, sc == k].sum(1) == (sc == k).sum())
-    # each instance is drawn on average once
-    assert abs(counts.mean() - 1) < 0.02
-
-
-def test_cluster_counts_are_shared_by_a_clusters_instances():
-    y, yp, s, _sc, weights, subsets = _problem(2)
-    clusters = np.where(y == 1, 1000, 0) + np.arange(len(y)) // 4
-    boot = BatchedBootstrap(
-        y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, clusters=clusters
-    )
-    counts = torch.cat(list(boot.iter_counts(20, seed=0))).numpy()
-    for c in np.unique(clusters):
-        block = counts[:, clusters == c]
-        assert np.all(block == block[:, :1])
-
-
 def test_cluster_spanning_strata_is_rejected():
-    y, yp, s, _sc, weights, subsets = _problem(3)
+    y, yp, s, _sc, weights, subsets = problem(3)
     with pytest.raises(ValueError, match="cluster spans several strata"):
         BatchedBootstrap(
             y,
@@ -121,7 +86,7 @@ def test_cluster_spanning_strata_is_rejected():
 
 
 def test_same_seed_same_numbers_independent_of_chunk_size():
-    y, yp, s, _sc, weights, subsets = _problem(5)
+    y, yp, s, _sc, weights, subsets = problem(5)
     boot = BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets)
     a = boot.run(30, seed=7, chunk_size=4).scores[("p", "AUC")]
     b = boot.run(30, seed=7, chunk_size=30).scores[("p", "AUC")]
@@ -130,51 +95,8 @@ def test_same_seed_same_numbers_independent_of_chunk_size():
     assert not torch.allclose(a, c)
 
 
-def test_undefined_replicates_are_excluded_and_counted():
-    reps = torch.tensor([[0.5, np.nan], [0.7, np.nan], [np.nan, np.nan], [0.6, np.nan]])
-    lo, hi, n_undef = percentile_interval(reps, 0.5)
-    assert n_undef.tolist() == [1, 4]
-    assert lo[0].item() == pytest.approx(np.percentile([0.5, 0.7, 0.6], 25))
-    assert hi[0].item() == pytest.approx(np.percentile([0.5, 0.7, 0.6], 75))
-    assert torch.isnan(lo[1]) and torch.isnan(hi[1])
-
-
-def test_rare_subconcept_missing_from_a_replicate_gives_nan_not_zero():
-    y = np.r_[np.zeros(30), np.ones(10), 1].astype(int)  # one instance of a rare subconcept
-    sc = np.r_[np.zeros(30), np.ones(10), 2].astype(int)
-    s = np.linspace(0, 1, len(y))
-    subsets = {"full": np.ones(len(y), bool), "sub_2": (y == 0) | (sc == 2)}
-    boot = BatchedBootstrap(
-        y,
-        y_pred=(s > 0.5).astype(int),
-        y_score=s,
-        weights={"": np.ones(len(y))},
-        subsets=subsets,
-        subconcept=sc,
-    )
-    with np.errstate(all="ignore"):
-        rep = boot.run(200, seed=0)
-    sub = rep.scores[("", "BA")][:, 1]
-    # P(rare instance not drawn) = (1 - 1/11)^11 ≈ 0.35
-    n_nan = int(torch.isnan(sub).sum())
-    assert 40 < n_nan < 100
-    assert not torch.isnan(rep.scores[("", "BA")][:, 0]).any()
-
-
-def test_torch_generator_draws_multinomial_counts_too():
-    y, yp, s, sc, weights, subsets = _problem(4)
-    boot = BatchedBootstrap(
-        y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, strata=sc, generator="torch"
-    )
-    counts = torch.cat(list(boot.iter_counts(40, seed=0))).numpy()
-    for k in range(5):
-        assert np.all(counts[:, sc == k].sum(1) == (sc == k).sum())
-    again = torch.cat(list(boot.iter_counts(40, seed=0))).numpy()
-    assert np.array_equal(counts, again)
-
-
 def test_unknown_generator_is_rejected():
-    y, yp, s, _sc, weights, subsets = _problem(0)
+    y, yp, s, _sc, weights, subsets = problem(0)
     with pytest.raises(ValueError, match="generator must be"):
         BatchedBootstrap(
             y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, generator="mt19937"
@@ -183,7 +105,7 @@ def test_unknown_generator_is_rejected():
 
 @pytest.mark.parametrize("clusters", [False, True])
 def test_memory_budget_bounds_the_chunks_and_never_changes_the_numbers(clusters):
-    y, yp, s, sc, weights, subsets = _problem(6)
+    y, yp, s, sc, weights, subsets = problem(6)
     kw = {"clusters": np.where(y == 1, 1000, 0) + np.arange(len(y)) // 3} if clusters else {}
     common = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc, **kw)
     small = BatchedBootstrap(y, memory_budget=5 * 8 * 4 * (len(y) + 1), **common)
@@ -201,7 +123,7 @@ def test_memory_budget_bounds_the_chunks_and_never_changes_the_numbers(clusters)
 
 
 def test_memory_budget_must_be_positive():
-    y, yp, s, _sc, weights, subsets = _problem(0)
+    y, yp, s, _sc, weights, subsets = problem(0)
     with pytest.raises(ValueError, match="memory_budget must be a positive"):
         BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets, memory_budget=0)
 
@@ -210,7 +132,7 @@ def test_memory_budget_must_be_positive():
 def test_label_free_recall_replicates_equal_the_formula_on_same_counts(seed):
     """r̂_s = Σ c·q̃_s·hit / Σ c·q̃_s per replicate (docs/method.md,
     "Label-free scores"), batched = one at a time."""
-    y, yp, s, _sc, weights, subsets = _problem(seed)
+    y, yp, s, _sc, weights, subsets = problem(seed)
     rng = np.random.default_rng(seed + 100)
     sides = np.array([0, 0, 1, 1, 1])
     q = rng.dirichlet(np.ones(5), len(y)) * (sides[None, :] == y[:, None])
@@ -230,7 +152,7 @@ def test_label_free_recall_replicates_equal_the_formula_on_same_counts(seed):
 
 
 def test_run_leaves_torch_thread_count_as_it_found_it():
-    y, yp, s, _sc, weights, subsets = _problem(2)
+    y, yp, s, _sc, weights, subsets = problem(2)
     boot = BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets)
     before = torch.get_num_threads()
     boot.run(12, seed=0, chunk_size=3)  # small chunks: one thread while running
@@ -240,7 +162,7 @@ def test_run_leaves_torch_thread_count_as_it_found_it():
 def test_counts_do_not_depend_on_the_chunks_or_the_threads_and_resample_each_stratum():
     """Chunks run on several threads; neither changes a single count, and every replicate
     draws each stratum's (here each class's) size of units from it, in whole numbers."""
-    y, yp, s, sc, weights, subsets = _problem(4)
+    y, yp, s, sc, weights, subsets = problem(4)
     kw = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc)
     before = torch.get_num_threads()
     try:
@@ -263,7 +185,7 @@ def test_counts_do_not_depend_on_the_chunks_or_the_threads_and_resample_each_str
 
 
 def test_an_error_in_one_chunk_stops_the_others_and_restores_the_threads(monkeypatch):
-    y, yp, s, _sc, weights, subsets = _problem(5)
+    y, yp, s, _sc, weights, subsets = problem(5)
     boot = BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets)
     calls = []
     fill = boot._fill_counts
@@ -286,21 +208,6 @@ def test_an_error_in_one_chunk_stops_the_others_and_restores_the_threads(monkeyp
     assert len(calls) < 200  # the chunks not yet started were dropped
 
 
-def _soft(y, seed):
-    rng = np.random.default_rng(seed)
-    sides = np.array([0, 0, 1, 1, 1])
-    q = rng.dirichlet(np.ones(5), len(y)) * (sides[None, :] == y[:, None])
-    return q / q.sum(1, keepdims=True)
-
-
-def _same_replicates(a, b) -> None:
-    assert a.scores.keys() == b.scores.keys()
-    for key in a.scores:  # bit for bit, NaN where either is NaN
-        assert torch.equal(a.scores[key].nan_to_num(-1.0), b.scores[key].nan_to_num(-1.0)), key
-    assert torch.equal(a.subconcept_recall.nan_to_num(-1.0), b.subconcept_recall.nan_to_num(-1.0))
-    assert torch.equal(a.estimated_recall, b.estimated_recall)
-
-
 @pytest.mark.filterwarnings(ALLOW_UNDEFINED)
 @pytest.mark.parametrize("by_cell", [False, True])
 def test_dense_matrix_built_in_row_blocks_equals_built_at_once(by_cell, monkeypatch):
@@ -310,9 +217,9 @@ def test_dense_matrix_built_in_row_blocks_equals_built_at_once(by_cell, monkeypa
     from medeval.metrics.bootstrap import planning
 
     monkeypatch.setattr(planning, "_counts_by_cell", lambda device: by_cell)
-    y, yp, s, sc, weights, subsets = _problem(11, n=300)
+    y, yp, s, sc, weights, subsets = problem(11, n=300)
     kw = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc)
-    kw["soft_subconcept"] = _soft(y, 12)
+    kw["soft_subconcept"] = soft(y, 12)
     monkeypatch.setattr(BatchedBootstrap, "_build_rows", lambda self, k: 10**9)
     whole = BatchedBootstrap(y, **kw)
     monkeypatch.setattr(BatchedBootstrap, "_build_rows", lambda self, k: 7)  # 43 blocks
@@ -325,7 +232,7 @@ def test_dense_matrix_built_in_row_blocks_equals_built_at_once(by_cell, monkeypa
     expected = np.zeros((1 + len(y), 10))
     expected[1:, 0::2], expected[1:, 1::2] = q, q * hit[:, None]
     assert np.array_equal(whole._V[:, -10:].numpy(), expected)  # zero row, then q_s, q_s·hit
-    _same_replicates(whole.run(20, seed=3), blocks.run(20, seed=3))
+    same_replicates(whole.run(20, seed=3), blocks.run(20, seed=3))
 
 
 @pytest.mark.filterwarnings(ALLOW_UNDEFINED)
@@ -336,9 +243,9 @@ def test_row_steps_and_shared_scratch_change_no_number(monkeypatch):
     from medeval.metrics.bootstrap import budget, planning
 
     monkeypatch.setattr(planning, "_CELL_MIN_BYTES", 0)  # "p": per-cell sums of c·p
-    y, yp, s, sc, weights, subsets = _problem(13, n=400)
+    y, yp, s, sc, weights, subsets = problem(13, n=400)
     kw = dict(y_pred=yp, y_score=s, weights=weights, subsets=subsets, subconcept=sc)
-    kw["soft_subconcept"] = _soft(y, 14)
+    kw["soft_subconcept"] = soft(y, 14)
     grouped = BatchedBootstrap(y, **kw)
     assert grouped._per_cell and grouped._auc
     monkeypatch.setattr(budget, "_ROW_STEP_BYTES", 1)  # one row at a time
@@ -351,4 +258,4 @@ def test_row_steps_and_shared_scratch_change_no_number(monkeypatch):
     sizes = [sum(r * k for r, k in region.values()) for region in regions]
     assert single._buffer_numel(16) == sizes[0] + max(sizes[1:]) < sum(sizes)
     a, b = grouped.run(30, seed=5, chunk_size=16), single.run(30, seed=5, chunk_size=16)
-    _same_replicates(a, b)
+    same_replicates(a, b)
