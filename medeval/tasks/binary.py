@@ -1,5 +1,5 @@
-"""Binary tasks whose classes keep their subconcepts
-(docs/method.md, "Binary tasks from multiclass data"). Classes are sorted by size, ties by label (numerically when every label is a
+"""Binary tasks whose classes keep their subconcepts (docs/method.md, "Binary tasks from
+multiclass data"). Classes are sorted by size, ties by label (numerically when every label is a
 number), so the task does not depend on the order of rows in the file.
 """
 
