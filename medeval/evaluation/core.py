@@ -354,11 +354,13 @@ def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndar
     subconcepts, strata ``(N,)`` and clusters ``(N,)``; with subconcepts, the soft columns
     ``[q̃ (S) | class indicators (2)]`` (the label-free recalls' and the classes' replicates,
     which the rectified recalls and the worst subconcept's gap read:
-    :func:`medeval.evaluation.per_subconcept.per_subconcept`)."""
+    :func:`medeval.evaluation.per_subconcept.per_subconcept`). With true test subconcepts the
+    gap is the true recall's, so ``q̃`` is left out (2 dense columns a subconcept, 0.3 GB at
+    2M rows, that nothing would read)."""
     soft = None
     if plan.sc_names:
         soft = class_indicators(y)
-        if plan.q_class is not None:
+        if plan.q_class is not None and plan.sc_codes is None:
             soft = np.concatenate([plan.q_class, soft], axis=1)
     return dict(
         weights=plan.weights,

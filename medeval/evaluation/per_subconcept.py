@@ -69,7 +69,8 @@ def per_subconcept(
 
     ``reps``: the evaluation's bootstrap :class:`~medeval.metrics.bootstrap.Replicates`, run
     with the soft columns ``[q̃ (S) | class indicators (2)]`` (``[class indicators]`` without
-    posteriors), so that the gap and the recalls share their test-side replicates."""
+    posteriors or with true subconcepts), so that the gap and the recalls share their
+    test-side replicates."""
     cols = list(PER_SUBCONCEPT_COLUMNS)
     hit = (yp == y).astype(np.float64)
     class_recall = {c: float(hit[y == c].mean()) if (y == c).any() else math.nan for c in (0, 1)}
@@ -79,7 +80,7 @@ def per_subconcept(
     k = len(plan.sc_names)
     soft = None if reps is None or reps.estimated_recall is None else reps.estimated_recall
     soft = None if soft is None else soft.to("cpu", torch.float64).numpy()
-    est_reps = soft[:, :k] if soft is not None and plan.q_class is not None else None
+    est_reps = soft[:, :k] if soft is not None and soft.shape[1] == k + 2 else None
     class_reps = soft[:, -2:] if soft is not None else None
     rep_cols: dict[str, np.ndarray | None] = {"est_recall": est_reps}
     if reps is not None and reps.subconcept_recall is not None:
