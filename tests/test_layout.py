@@ -48,10 +48,6 @@ WITHOUT_MIRRORED_TEST = {
     "flows/discovery.py",  # tests/cli/test_discover.py, tests/flows/test_one_road.py
     # tested through the public function of another module of the package
     "evaluation/rectification.py",  # the same
-    # tests/io/test_table_rule.py is about it, but as tests/io/test_tables.py it would clash with
-    # tests/datasets/test_tables.py, and tests/io cannot be a package (``io`` is the standard
-    # library's)
-    "io/tables.py",
 }
 
 
