@@ -44,7 +44,6 @@ def test_test_folders_mirror_the_package():
 WITHOUT_MIRRORED_TEST = {
     # tested only through the command line, a flow or end to end (tests/cli, tests/flows,
     # tests/robustness), with no test file mostly about the module
-    "flows/discovery.py",  # tests/cli/test_discover.py, tests/flows/test_one_road.py
     # tested through the public function of another module of the package
     "evaluation/rectification.py",  # the same
 }
