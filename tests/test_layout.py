@@ -39,17 +39,7 @@ def test_test_folders_mirror_the_package():
     assert not stray, stray
 
 
-#: modules with logic that still have no test file at their mirrored path; the list may only
-#: shrink (a module's tests that move to tests/<package>/test_<module>.py take it off).
-WITHOUT_MIRRORED_TEST = {
-    # tested only through the command line, a flow or end to end (tests/cli, tests/flows,
-    # tests/robustness), with no test file mostly about the module
-    # tested through the public function of another module of the package
-    "evaluation/rectification.py",  # the same
-}
-
-
-def test_every_module_with_logic_has_its_mirrored_test_file_or_is_allowed_without():
+def test_every_module_with_logic_has_its_mirrored_test_file():
     """tests/<package>/test_<module>.py for medeval/<package>/<module>.py (a leading underscore
     dropped) for every module of more than 12 lines other than __init__ and __main__."""
     without = set()
@@ -59,4 +49,4 @@ def test_every_module_with_logic_has_its_mirrored_test_file_or_is_allowed_withou
         rel = p.relative_to(PACKAGE)
         if not (TESTS / rel.parent / f"test_{p.stem.lstrip('_')}.py").is_file():
             without.add(rel.as_posix())
-    assert without == WITHOUT_MIRRORED_TEST
+    assert without == set()
