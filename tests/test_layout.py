@@ -39,23 +39,7 @@ def test_test_folders_mirror_the_package():
     assert not stray, stray
 
 
-#: modules with logic that still have no test file at their mirrored path; the list may only
-#: shrink (a module's tests that move to tests/<package>/test_<module>.py take it off).
-WITHOUT_MIRRORED_TEST = {
-    # tested only through the command line, a flow or end to end (tests/cli, tests/flows,
-    # tests/robustness), with no test file mostly about the module
-    "flows/benchmark.py",  # tests/cli/test_benchmark.py, tests/test_validation.py
-    "flows/discovery.py",  # tests/cli/test_discover.py, tests/flows/test_one_road.py
-    # tested through the public function of another module of the package
-    "evaluation/rectification.py",  # the same
-    # tests/io/test_table_rule.py is about it, but as tests/io/test_tables.py it would clash with
-    # tests/datasets/test_tables.py, and tests/io cannot be a package (``io`` is the standard
-    # library's)
-    "io/tables.py",
-}
-
-
-def test_every_module_with_logic_has_its_mirrored_test_file_or_is_allowed_without():
+def test_every_module_with_logic_has_its_mirrored_test_file():
     """tests/<package>/test_<module>.py for medeval/<package>/<module>.py (a leading underscore
     dropped) for every module of more than 12 lines other than __init__ and __main__."""
     without = set()
@@ -65,4 +49,4 @@ def test_every_module_with_logic_has_its_mirrored_test_file_or_is_allowed_withou
         rel = p.relative_to(PACKAGE)
         if not (TESTS / rel.parent / f"test_{p.stem.lstrip('_')}.py").is_file():
             without.add(rel.as_posix())
-    assert without == WITHOUT_MIRRORED_TEST
+    assert without == set()

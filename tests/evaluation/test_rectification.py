@@ -1,6 +1,8 @@
-"""evaluate_predictions with reference rows: rBA / rF1 / rAUC as the estimator gives them,
-paired with cBA / cF1 / cAUC, in to_dict; nothing else changes; binomial per-subconcept
-intervals and each subconcept's reference rows."""
+"""medeval.evaluation.rectification, through evaluate_predictions with reference rows: rBA / rF1
+/ rAUC as the estimator gives them, paired with cBA / cF1 / cAUC, closer to the truth than they
+under a miscalibrated subconcept model, on every subset, in to_dict; why they are unavailable;
+the subconcept model's quality on the reference rows; nothing else changes; binomial
+per-subconcept intervals and each subconcept's reference rows."""
 
 import json
 import math
@@ -19,8 +21,10 @@ from medeval.evaluation import (
     RECOMMENDED_RECTIFIED,
     evaluate_predictions,
 )
+from medeval.evaluation.quality import within_class_ba_from_q
 from medeval.evaluation.rectified import FewReferenceRowsWarning
 from medeval.io.reference import ReferenceRows
+from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.bootstrap import percentile_interval
 from medeval.metrics.proportion import DEFAULT_METHOD, soft_recall_interval
 from medeval.scores import INSTANCE_SCORES
@@ -325,3 +329,113 @@ def test_rectified_subset_score_on_a_tiny_example_by_hand():
     # R ∩ sub_1 (big): one row, found, c weight (2 + 10) / 2 = 6, w weight 2: both recalls 1, so
     # the correction is 0 and rBA(sub_1) = cBA(test ∩ sub_1) = (1 + 1) / 2 = 1.
     assert sub[("sub_1", "rBA")] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_rectified_scores_correct_the_bias_of_a_miscalibrated_subconcept_model():
+    """An overconfident subconcept model (T = 0.5) biases cBA; the reference rows' correction
+    brings rBA back towards the population's wBA (rectified_simulation.population_wba)."""
+    truth = sim.population_wba()
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        t = sim.draw_test(rng, 4000, 0.5)
+        counts = {"a": 400, "b": 300, "c": 100, "d": 60, "e": 40}
+        ev = evaluate(t, ReferenceRows.from_arrays(U, **sim.draw_reference(rng, counts, 0.5)))
+        assert ev.scores["cBA"] - truth > 0.04  # the bias to correct
+        assert abs(ev.scores["rBA"] - truth) < 0.5 * abs(ev.scores["cBA"] - truth)
+
+
+def test_a_perfect_subconcept_model_on_the_reference_rows_corrects_nothing():
+    """One-hot posteriors of the true subconcepts on the reference rows: cM(R) = wM(R), so rM
+    = cM; the model's within-class balanced accuracy there is 1 and, with no subconcept labels
+    on the test rows, is the evaluation's measure of the subconcept model."""
+    t, r = data(9)
+    exact = np.eye(len(sim.NAMES))[[sim.NAMES.index(nm) for nm in r["subconcept"]]]
+    ref = ReferenceRows.from_arrays(U, **{**r, "posteriors": exact}, source="/data/ref.csv")
+    ev = evaluate(t, ref, n_bootstrap=0)
+    assert ev.rectified.correction == {"BA": 0.0, "F1": 0.0, "AUC": 0.0}
+    for m, name in RECOMMENDED_RECTIFIED.items():
+        assert ev.scores[name] == ev.scores["c" + m]
+    assert ev.subconcept_model == {"class 0": 1.0, "class 1": 1.0}
+    assert ev.subconcept_model_source == "reference data (ref.csv)"
+    note = "subconcept model on the reference data /data/ref.csv: within-class BA"
+    assert f"{note} class 0: 1.000, class 1: 1.000" in ev.notes
+
+
+def test_the_subconcept_models_quality_on_the_reference_rows_is_a_note_beside_the_tests():
+    t, r = data(10)
+    ref = ReferenceRows.from_arrays(U, **r)
+    quality = within_class_ba_from_q(ref.y_true, ref.subconcept, ref.posteriors, U)
+    with_test = evaluate(t, ref, n_bootstrap=0, subconcept=t["subconcept"])
+    assert with_test.subconcept_model_source == "test set"
+    assert with_test.subconcept_model != quality
+    text = ", ".join(f"{c}: {v:.3f}" for c, v in quality.items())
+    assert f"subconcept model on the reference data reference: within-class BA {text}" in (
+        with_test.notes
+    )
+    alone = evaluate(t, ref, n_bootstrap=0)
+    assert alone.subconcept_model == quality
+
+
+def test_a_rectified_score_undefined_on_a_subsets_test_rows_is_nan_with_a_note_warned_once():
+    t, r = data(11)
+    t = {k: v[t["subconcept"] != "e"] for k, v in t.items()}  # e is absent from the test rows
+    with pytest.warns(UndefinedMetricWarning) as caught:
+        ev = evaluate(
+            t, ReferenceRows.from_arrays(U, **r), n_bootstrap=0, subconcept=t["subconcept"]
+        )
+    sub = ev.subsets.set_index(["subset", "score"]).value
+    expected = []
+    for name in LABEL_FREE_RECTIFIED:
+        assert math.isnan(sub[("sub_3", name)]) and math.isnan(sub[("smallest", name)])
+        assert not math.isnan(sub[("sub_1", name)]) and not math.isnan(ev.scores[name])
+        expected.append(
+            f"{name} on subset sub_3 (subconcept 'e') is undefined on its test rows; NaN"
+        )
+    said = [str(w.message) for w in caught if str(w.message).startswith(LABEL_FREE_RECTIFIED)]
+    assert said == expected  # once, not again for the alias "smallest"
+    assert all(msg in ev.notes for msg in expected)
+
+
+def test_without_train_sizes_the_reference_rows_say_why_no_rectified_score():
+    t, r = data(12)
+    ev = evaluate_predictions(
+        t["y_true"],
+        y_score=t["y_score"],
+        y_pred=t["y_pred"],
+        reference=ReferenceRows.from_arrays(U, **r),
+        n_bootstrap=0,
+    )
+    for name in LABEL_FREE_RECTIFIED:
+        assert math.isnan(ev.scores[name])
+        assert ev.unavailable[name] == (
+            "reference rows given, but no training subconcept sizes (train sizes)"
+        )
+    assert ev.rectified is None and ev.reference["few_rows"] == []
+
+
+def test_few_reference_rows_of_a_minority_subconcept_are_listed_by_name():
+    t, _r = data(13)
+    rng = np.random.default_rng(13)
+    r = sim.draw_reference(rng, {**COUNTS, "d": 4, "e": 2}, 2.0)
+    with pytest.warns(FewReferenceRowsWarning, match=r"'d' \(4\), 'e' \(2\), under 5"):
+        ev = evaluate(t, ReferenceRows.from_arrays(U, **r), n_bootstrap=0)
+    assert ev.reference["few_rows"] == ["d", "e"]
+    assert ev.reference["per_subconcept"] == {**COUNTS, "d": 4, "e": 2}
+    assert ev.per_subconcept.set_index("subconcept").n_reference.to_dict() == {
+        **COUNTS,
+        "d": 4,
+        "e": 2,
+    }
+
+
+@pytest.mark.parametrize("stratify", ["class", "none"])
+def test_the_joint_bootstrap_resamples_the_test_rows_as_the_evaluation_does(stratify):
+    t, r = data(14)
+    ev = evaluate(t, ReferenceRows.from_arrays(U, **r), n_bootstrap=30, stratify=stratify)
+    boot = ev.to_dict()["rectification"]["bootstrap"]
+    assert boot["n"] == 30 and boot["stratify"] == stratify
+    assert boot["reference_stratify"] == "class"
+    assert boot["method"] == (
+        "percentile; joint: test rows as the evaluation's bootstrap "
+        f"(within {stratify}), reference rows within class, drawn independently"
+    )
