@@ -214,14 +214,29 @@ def data_root(subfolder: str = "") -> Path:
     return root / subfolder if subfolder else root
 
 
-def read_table(path: str | Path, **csv_options) -> pd.DataFrame:
+def read_table(
+    path: str | Path,
+    columns: Sequence[str] = (),
+    filled: Sequence[str] = (),
+    known: Sequence[str] | None = None,
+    **csv_options,
+) -> pd.DataFrame:
     """A data set's table read by :func:`medeval.io.tables.read_frame`
     (:data:`~medeval.io.tables.DATASET_SUFFIXES` or no suffix), errors as :class:`DataError`;
-    ``csv_options``: :func:`pandas.read_csv` options of the loader."""
+    ``csv_options``: :func:`pandas.read_csv` options of the loader.
+
+    Checked in this order: it has ``columns``, no cell of ``filled`` is empty, and every label of
+    ``filled[0]`` is one of ``known``."""
     from medeval.io.tables import DATASET_SUFFIXES, read_frame
 
     with as_data_error():
-        return read_frame(path, csv_suffixes=(*DATASET_SUFFIXES, ""), **csv_options)
+        table = read_frame(path, csv_suffixes=(*DATASET_SUFFIXES, ""), **csv_options)
+    require_columns(table, list(columns), path)
+    for column in filled:
+        check_labels_present(table[column], path, column)
+    if known is not None:
+        check_known_labels(table[filled[0]].str.strip(), known, path, filled[0])
+    return table
 
 
 @contextmanager

@@ -16,11 +16,8 @@ from medeval.datasets.base import (
     LabelledData,
     SkippedFile,
     bad_files_error,
-    check_known_labels,
-    check_labels_present,
     group_ids,
     read_table,
-    require_columns,
 )
 from medeval.datasets.files import check_one_row_per_image
 from medeval.datasets.pixels import (
@@ -43,18 +40,6 @@ def _find_csv(folder: Path) -> Path:
     if len(candidates) != 1:
         raise FileNotFoundError(f"{folder}: expected one labels CSV, found {len(candidates)}")
     return candidates[0]
-
-
-def _read_labels(
-    csv_path: Path, file_column: str, label_column: str, classes: list[str] | None
-) -> pd.DataFrame:
-    """The labels table, checked: both columns present, no empty label, only known labels."""
-    table = read_table(csv_path, dtype=str)
-    require_columns(table, [file_column, label_column], csv_path)
-    check_labels_present(table[label_column], csv_path, label_column)
-    if classes is not None:
-        check_known_labels(table[label_column].str.strip(), classes, csv_path, label_column)
-    return table
 
 
 def _check_headers(files: np.ndarray, frame: int | None, bad: dict[int, SkippedFile]) -> np.ndarray:
@@ -106,7 +91,7 @@ def load_dicom(
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such DICOM folder")
     csv_path = Path(csv) if csv is not None else _find_csv(folder)
-    table = _read_labels(csv_path, file_column, label_column, classes)
+    table = read_table(csv_path, [file_column, label_column], [label_column], classes, dtype=str)
     files = np.asarray([str(folder / f.strip()) for f in table[file_column]], dtype=object)
     labels = table[label_column].str.strip().to_numpy(dtype=str)
     check_one_row_per_image(

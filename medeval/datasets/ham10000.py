@@ -9,11 +9,8 @@ from pathlib import Path
 
 from medeval.datasets.base import (
     LabelledData,
-    check_known_labels,
-    check_labels_present,
     group_ids,
     read_table,
-    require_columns,
 )
 from medeval.datasets.files import listed_images
 
@@ -55,12 +52,8 @@ def load_ham10000(
         ``ids`` = image_id.
     """
     meta_path = find_ham_metadata(path)
-    frame = read_table(meta_path, dtype=str)
-    require_columns(frame, COLUMNS, meta_path)
-    check_labels_present(frame["dx"], meta_path, "dx")
-    check_labels_present(frame["image_id"], meta_path, "image_id")
+    frame = read_table(meta_path, COLUMNS, ["dx", "image_id"], DIAGNOSES, dtype=str)
     frame["dx"] = frame["dx"].str.strip()
-    check_known_labels(frame["dx"], DIAGNOSES, meta_path, "dx")
     return listed_images(
         (frame["image_id"].str.strip() + ".jpg").to_numpy(),
         frame.index.to_numpy(),

@@ -18,7 +18,6 @@ from medeval.datasets.base import (
     check_labels_present,
     group_ids,
     read_table,
-    require_columns,
 )
 from medeval.datasets.files import listed_images
 
@@ -54,9 +53,9 @@ def _single_label_rows(meta_path: Path) -> tuple[pd.DataFrame, np.ndarray, int]:
         The rows (index reset), their (N,) data-row numbers in the file (for messages), and
         the file's total number of rows.
     """
-    table = read_table(meta_path, usecols=lambda c: c in COLUMNS, dtype=str)
-    require_columns(table, COLUMNS, meta_path)
-    check_labels_present(table["Finding Labels"], meta_path, "Finding Labels")
+    table = read_table(
+        meta_path, COLUMNS, ["Finding Labels"], usecols=lambda c: c in COLUMNS, dtype=str
+    )
     n_total = len(table)
     # Multi-label images ("A|B") have no single subconcept; the index keeps the file row.
     table = table.loc[~table["Finding Labels"].str.contains("|", regex=False)]

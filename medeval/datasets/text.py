@@ -6,11 +6,9 @@ from pathlib import Path
 
 from medeval.datasets.base import (
     LabelledData,
-    check_labels_present,
     group_ids,
     label_strings,
     read_table,
-    require_columns,
 )
 
 __all__ = ["load_text_csv"]
@@ -31,10 +29,11 @@ def load_text_csv(
         ``LabelledData`` with ``text`` (N,) and ``labels`` (N,).
     """
     path = Path(path)
-    frame = read_table(path, dtype=str, keep_default_na=False, na_values=[""])
     extra = [c for c in (group_column, id_column) if c is not None]
-    require_columns(frame, [text_column, label_column, *extra], path)
-    check_labels_present(frame[label_column], path, label_column)
+    columns = [text_column, label_column, *extra]
+    frame = read_table(
+        path, columns, [label_column], dtype=str, keep_default_na=False, na_values=[""]
+    )
     return LabelledData(
         labels=label_strings(frame[label_column]),
         source="text",

@@ -1,9 +1,6 @@
-"""Pooled features of a frozen backbone for every image, cached on disk.
-
-Cache layout: ``<cache>/<model>-<size>px-<key>/<h[:2]>/<h>.npy``; ``key`` hashes the model,
-weights, feature kind, image size and pixel rule, ``h`` the image file (:func:`row_keys`).
-Image files get the training path's pixels (:class:`ResizedImageDataset`).
-"""
+"""Pooled features of a frozen backbone for every image (the training path's pixels), cached as
+``<cache>/<model>-<size>px-<key>/<h[:2]>/<h>.npy``: ``key`` hashes the model, weights, feature
+kind, size and pixel rule, ``h`` the image (:func:`row_keys`)."""
 
 from __future__ import annotations
 
@@ -89,9 +86,7 @@ def row_keys(data: LabelledData) -> list[str]:
 
 
 class _Rows(Dataset):
-    """Rows ``rows`` of ``data`` as (3, S, S) images: uint8 pixels of image files (normalised
-    on the device by :func:`~medeval.models.inputs.model_input`), normalised float32 images
-    from memory."""
+    """Rows of ``data`` as (3, S, S) images: uint8 of files, normalised floats from memory."""
 
     def __init__(
         self,
