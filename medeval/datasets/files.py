@@ -110,22 +110,24 @@ def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) ->
 def listed_images(
     names: np.ndarray,
     rows: np.ndarray,
-    root: str | Path,
+    metadata_path: Path,
     *,
-    metadata_path: str | Path,
     suffixes: tuple[str, ...],
-    require_images: bool,
-    verify: bool | str,
-    skip_unreadable: bool,
     meta: dict,
+    images: str | Path | None = None,
+    require_images: bool = False,
+    verify: bool | str = True,
+    skip_unreadable: bool = False,
     **fields,
 ) -> LabelledData:
     """The data of a metadata file that lists its images by file name (NIH, HAM10000).
 
-    ``names`` (N,) are looked for anywhere under ``root``; ``rows`` (N,) are their metadata rows;
-    ``fields`` the other :class:`LabelledData` fields. With no image found and not
-    ``require_images``, the data are metadata only (``meta["metadata_only"]``); otherwise files are
-    checked by :func:`~medeval.datasets.pixels.verify_files` (``verify``, ``skip_unreadable``)."""
+    ``names`` (N,) are looked for anywhere under ``images`` (default: the metadata's folder);
+    ``rows`` (N,) are their metadata rows; ``fields`` the other :class:`LabelledData` fields. With
+    no image found and not ``require_images``, the data are metadata only
+    (``meta["metadata_only"]``); otherwise files are checked by
+    :func:`~medeval.datasets.pixels.verify_files` (``verify``, ``skip_unreadable``)."""
+    root = Path(images) if images is not None else metadata_path.parent
     index = index_files(root, suffixes)
     names = np.asarray(names).astype(str)
     found = np.fromiter((n in index for n in names), dtype=bool, count=len(names))

@@ -31,20 +31,13 @@ def find_ham_metadata(path: str | Path) -> Path:
     raise FileNotFoundError(f"{path}: no HAM10000_metadata[.csv] file")
 
 
-def load_ham10000(
-    path: str | Path,
-    *,
-    images: str | Path | None = None,
-    require_images: bool = False,
-    verify: bool | str = True,
-    skip_unreadable: bool = False,
-) -> LabelledData:
+def load_ham10000(path: str | Path, **options) -> LabelledData:
     """Read HAM10000.
 
     Args:
         path: the metadata file or the folder holding it and the image folders.
-        images: image folder when elsewhere (searched recursively for ``<image_id>.jpg``).
-        require_images, verify, skip_unreadable: see
+        options: ``images`` (the image folder when elsewhere, searched recursively for
+            ``<image_id>.jpg``), ``require_images``, ``verify``, ``skip_unreadable``: see
             :func:`~medeval.datasets.files.listed_images`.
 
     Returns:
@@ -53,20 +46,16 @@ def load_ham10000(
     """
     meta_path = find_ham_metadata(path)
     frame = read_table(meta_path, COLUMNS, ["dx", "image_id"], DIAGNOSES, dtype=str)
-    frame["dx"] = frame["dx"].str.strip()
     return listed_images(
         (frame["image_id"].str.strip() + ".jpg").to_numpy(),
         frame.index.to_numpy(),
-        Path(images) if images is not None else meta_path.parent,
-        metadata_path=meta_path,
+        meta_path,
         suffixes=(".jpg", ".jpeg"),
-        require_images=require_images,
-        verify=verify,
-        skip_unreadable=skip_unreadable,
         meta={"group_column": "lesion_id"},
-        labels=frame["dx"].to_numpy(dtype=str),
+        labels=frame["dx"].str.strip().to_numpy(dtype=str),
         source="ham10000",
         name="ham10000",
         groups=group_ids(frame["lesion_id"]),  # no lesion id: a group of its own
         ids=frame["image_id"].str.strip().to_numpy(dtype=str),
+        **options,
     )

@@ -64,22 +64,14 @@ def _single_label_rows(meta_path: Path) -> tuple[pd.DataFrame, np.ndarray, int]:
     return table.reset_index(drop=True), table.index.to_numpy(), n_total
 
 
-def load_nih(
-    path: str | Path,
-    *,
-    images: str | Path | None = None,
-    require_images: bool = False,
-    verify: bool | str = True,
-    skip_unreadable: bool = False,
-) -> LabelledData:
+def load_nih(path: str | Path, **options) -> LabelledData:
     """Read NIH ChestX-ray14.
 
     Args:
         path: the metadata file, or the folder holding it (and, as distributed, the
             ``images_001/images/`` … folders or one flat image folder).
-        images: folder with the images when elsewhere (default: the metadata's folder).
-        require_images, verify, skip_unreadable: see
-            :func:`~medeval.datasets.files.listed_images`.
+        options: ``images`` (the image folder when elsewhere), ``require_images``, ``verify``,
+            ``skip_unreadable``: see :func:`~medeval.datasets.files.listed_images`.
 
     Returns:
         ``LabelledData`` (N single-label images) with ``files`` (N,), ``groups`` = Patient ID
@@ -90,12 +82,8 @@ def load_nih(
     return listed_images(
         table["Image Index"].to_numpy(),
         meta_rows,
-        Path(images) if images is not None else meta_path.parent,
-        metadata_path=meta_path,
+        meta_path,
         suffixes=(".png",),
-        require_images=require_images,
-        verify=verify,
-        skip_unreadable=skip_unreadable,
         meta={
             "group_column": "Patient ID",
             "n_rows": n_total,
@@ -106,4 +94,5 @@ def load_nih(
         name="nih-chestxray14",
         groups=group_ids(table["Patient ID"]),
         ids=table["Image Index"].to_numpy(dtype=str),
+        **options,
     )
