@@ -295,7 +295,7 @@ for _source in (
         "text",
         "a text table: text + label",
         "text",
-        _D + "text:load_text_csv",
+        _D + "tables:load_text_csv",
         (TEXT, LABEL, GROUP),
     ),
     Source(

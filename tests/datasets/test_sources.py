@@ -22,7 +22,7 @@ LOADERS = {
     "dicom": "medeval.datasets.dicom.load_dicom",
     "medmnist": "medeval.datasets.medmnist.load_named",
     "mmhs150k": "medeval.datasets.mmhs150k.load_mmhs150k",
-    "text": "medeval.datasets.text.load_text_csv",
+    "text": "medeval.datasets.tables.load_text_csv",
     "synthetic": "medeval.datasets.synthetic.load_synthetic",
 }
 
