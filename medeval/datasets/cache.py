@@ -205,8 +205,7 @@ class ImageCache:
         progress: bool,
         desc: str | None,
     ) -> None:
-        """Decode ``todo`` into a new shard and publish it; stop at the first failure, unless
-        ``failed`` collects them all (resolved path → error text)."""
+        """Decode ``todo`` into a new shard; stop at a failure unless ``failed`` collects them."""
         name = f"shard-{uuid.uuid4().hex}.u8"
         tmp = self.folder / f".{name}.tmp"
         loader = DataLoader(

@@ -1,8 +1,5 @@
-"""DICOM image sets: a folder plus a CSV (file, label, optional patient id).
-
-Decoding (rescale, VOI LUT / window, MONOCHROME1, PALETTE COLOR, multi-frame rule) lives in
-:mod:`medeval.datasets.pixels`; this module reads the labels table and checks the files.
-"""
+"""DICOM image sets: a folder plus a labels CSV (file, label, optional patient id); decoding lives
+in :mod:`medeval.datasets.pixels`."""
 
 from __future__ import annotations
 
@@ -43,8 +40,7 @@ def _find_csv(folder: Path) -> Path:
 
 
 def _check_headers(files: np.ndarray, frame: int | None, bad: dict[int, SkippedFile]) -> np.ndarray:
-    """(N,) PatientID tags ("" when unknown); unreadable headers and multi-frame files that
-    ``frame`` does not resolve go into ``bad`` (by row) before any pixel is decoded."""
+    """(N,) PatientID tags; bad headers and unresolved multi-frame files go into ``bad``."""
     ids = np.full(len(files), "", dtype=object)
     for row, file in enumerate(files):
         try:

@@ -1,10 +1,6 @@
-"""Folder-per-class image sets, e.g. ``root/<class>/*.png`` or ``root/{train,val,test}/<class>/``.
-
-Pre-made ``train/val/test`` subfolders are merged (``splits="merge"``) or respected
-(``splits="respect"``: ``presplit`` holds each file's part). Images are found by suffix
-(:data:`~medeval.datasets.pixels.IMAGE_SUFFIXES`); hidden files are ignored, other files named
-in one warning.
-"""
+"""Folder-per-class image sets, ``root/<class>/*`` or ``root/{train,val,test}/<class>/*`` (parts
+merged or respected); hidden files ignored, non-image files named in one warning
+(docs/tasks.md)."""
 
 from __future__ import annotations
 
@@ -22,8 +18,7 @@ SPLIT_NAMES = {"train": "train", "val": "val", "valid": "val", "validation": "va
 
 
 def _class_files(folder: Path, empty: list[str], others: list[Path]) -> list[tuple[str, str]]:
-    """(label, file) for every image below ``folder/<label>/``; hidden entries skipped, empty class
-    folders appended to ``empty``, non-image files to ``others``."""
+    """(label, file) below ``folder/<label>/``; empty class folders and non-images collected."""
     out = []
     for class_dir in sorted(_subfolders(folder)):
         files, not_images = image_files_below(class_dir)

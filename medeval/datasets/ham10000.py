@@ -1,7 +1,5 @@
-"""HAM10000: ``HAM10000_metadata[.csv]`` plus ``HAM10000_images_part_1/2`` or one folder.
-
-Label ``dx`` (7 diagnoses); group = ``lesion_id`` (several images show the same lesion).
-"""
+"""HAM10000: ``HAM10000_metadata[.csv]`` plus the image folders; label ``dx`` (7 diagnoses),
+group ``lesion_id`` (docs/tasks.md)."""
 
 from __future__ import annotations
 

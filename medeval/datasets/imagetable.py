@@ -1,10 +1,5 @@
-"""The user's own image table: one row per image, an image column, a label column and
-optionally a group (patient, lesion) column; CSV, TSV or Parquet.
-
-An image cell names a file below the image folder (default the table's folder), with or without
-its suffix, by bare name (searched below the folder) or by path; a name that fits two files, or
-two rows naming one file, is refused.
-"""
+"""The user's own image table (CSV, TSV or Parquet): image, label and optional group columns; a
+cell names one file below the image folder, by name (suffix optional) or path (docs/tasks.md)."""
 
 from __future__ import annotations
 
@@ -59,8 +54,7 @@ def find_table(path: str | Path) -> Path:
 
 
 class _Index:
-    """Every image file below a folder, found in one walk: by relative path and by name, each
-    also without its suffix."""
+    """Every image file below a folder by relative path and by name, each also without suffix."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -172,8 +166,7 @@ def load_image_table(
 
 
 def _resolve(cells: pd.Series, index: _Index, root: Path) -> tuple[list[str], list[SkippedFile]]:
-    """(N,) file paths (where expected, for missing ones) and a record per cell that names no
-    single image file."""
+    """(N,) file paths and a record per cell that names no single image file."""
     files, missing = [], []
     for row, value in enumerate(cells):
         found, why = index.find(value)

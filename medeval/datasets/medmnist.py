@@ -1,9 +1,5 @@
-"""MedMNIST ``.npz`` files (``train_images``, ``train_labels``, ``val_*``, ``test_*``).
-
-Local files are read with numpy; :func:`fetch_medmnist` uses the ``medmnist`` package's
-download for users online. Class names come from ``medmnist.INFO`` when that package is
-installed, else the label codes are the names.
-"""
+"""MedMNIST ``.npz`` files (``train_images``, ``train_labels``, ``val_*``, ``test_*``); class names
+from ``medmnist.INFO`` when that package is installed, else the label codes."""
 
 from __future__ import annotations
 
@@ -34,9 +30,7 @@ def _class_names(flag: str) -> dict[str, str]:
 
 
 def _single_labels(labels: np.ndarray, path: Path, part: str) -> tuple[np.ndarray, np.ndarray]:
-    """(N,) label codes and keep mask. Multi-label sets (e.g. ChestMNIST, (N, 14)) keep rows
-    with exactly one finding; rows with none become ``"normal"``; rows with several are dropped.
-    """
+    """(N,) label codes, keep mask: multi-label rows keep one finding (none: ``"normal"``)."""
     labels = np.asarray(labels)
     if labels.ndim == 1 or labels.shape[1] == 1:
         return labels.reshape(-1).astype(int).astype(str), np.ones(len(labels), dtype=bool)

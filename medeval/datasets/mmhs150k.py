@@ -1,11 +1,5 @@
-"""MMHS150K hate-speech tweets: ``MMHS150K_GT.json``.
-
-Each tweet has three annotator labels (0 NotHate, 1 Racist, 2 Sexist, 3 Homophobe, 4 Religion,
-5 OtherHate). The label is the majority vote (at least two annotators agree). **Tie rule**: when
-all three annotators disagree there is no majority; such tweets are dropped by default
-(``tie="drop"``, counted in ``meta["ties_dropped"]``), or ``tie="first"`` takes the first
-annotator's label.
-"""
+"""MMHS150K hate-speech tweets (``MMHS150K_GT.json``): the label is the majority of three
+annotators; the tie rule is in docs/tasks.md."""
 
 from __future__ import annotations
 

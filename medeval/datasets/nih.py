@@ -1,9 +1,5 @@
-"""NIH ChestX-ray14: ``Data_Entry_2017*.csv[.gz]`` plus the image folders as distributed.
-
-Single-label images only (no ``|`` in ``Finding Labels``), 15 finding types incl. "No Finding";
-group = ``Patient ID``. Without pixels the loader runs in metadata-only mode (``files`` hold the
-expected paths, ``meta["metadata_only"] = True``), which serves describe and split planning.
-"""
+"""NIH ChestX-ray14: ``Data_Entry_2017*.csv[.gz]`` plus the image folders; single-label rows only,
+group ``Patient ID``; metadata-only without images (docs/tasks.md)."""
 
 from __future__ import annotations
 
@@ -47,12 +43,7 @@ def find_nih_metadata(path: str | Path) -> Path:
 
 
 def _single_label_rows(meta_path: Path) -> tuple[pd.DataFrame, np.ndarray, int]:
-    """The checked single-label rows of the metadata file.
-
-    Returns:
-        The rows (index reset), their (N,) data-row numbers in the file (for messages), and
-        the file's total number of rows.
-    """
+    """The checked single-label rows (index reset), their (N,) file rows, the file's row count."""
     table = read_table(
         meta_path, COLUMNS, ["Finding Labels"], usecols=lambda c: c in COLUMNS, dtype=str
     )

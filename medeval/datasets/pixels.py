@@ -1,7 +1,5 @@
-"""Decoding one image file (PIL or pydicom) into a float array in [0, 1], and checking a set
-of files (every bad file named in one error). DICOM: modality LUT, then VOI LUT or window
-(scaled by its output range), MONOCHROME1 inverted; a multi-frame file needs ``frame``.
-"""
+"""Decoding one image file (PIL or pydicom: modality LUT, VOI LUT or window, MONOCHROME1) into
+floats in [0, 1], and checking a set of files (every bad file named in one error)."""
 
 from __future__ import annotations
 
@@ -85,8 +83,7 @@ def is_dicom(path: Path) -> bool:
 
 @contextmanager
 def _named_errors(path: Path) -> Iterator[None]:
-    """Every reason a file cannot be read as a ``DataError`` naming it; PIL's
-    decompression-bomb warning is an error."""
+    """Every reason a file cannot be read (a decompression-bomb warning too) as a DataError."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -192,8 +189,7 @@ def read_dicom_header(path: str | Path) -> DicomHeader:
 
 
 def _dcmread(path: Path, what: str, **options) -> tuple[Any, int]:
-    """The DICOM data set of ``path`` and its number of frames; ``what`` (``"header"`` or
-    ``"pixels"``) is what the messages say could not be read."""
+    """The DICOM data set and its frame count; ``what`` is what messages say was not read."""
     import pydicom  # only DICOM users pay for importing pydicom
     from pydicom.errors import InvalidDicomError
 
@@ -251,8 +247,7 @@ def read_dicom_image(path: str | Path, *, frame: int | None = None) -> np.ndarra
 
 
 def _decode(ds, path: Path, index: int | None) -> np.ndarray:
-    """The pixels of frame ``index`` (``None``: the one image), (H, W) or (H, W, 3); every
-    decoder failure is a DataError."""
+    """The pixels of frame ``index`` (``None``: the one image); decoder failures as DataError."""
     if "PixelData" not in ds and "FloatPixelData" not in ds and "DoubleFloatPixelData" not in ds:
         raise DataError(f"{path}: cannot read DICOM pixels: the file has no pixel data")
     meta = getattr(ds, "file_meta", None)

@@ -1,9 +1,5 @@
-"""The data-source registry: each source declared once, with its loader and the options it takes.
-
-The tools' loader flags, ``--help``, :func:`medeval.datasets.load` and a config's
-``data.options`` all read the declarations; loaders (``"module:function"``) are imported on
-first use, so ``--help`` imports neither numpy nor torch.
-"""
+"""The data-source registry: each source declared once, with its loader (imported on first use)
+and options; every tool, :func:`medeval.datasets.load` and a config read it (docs/tasks.md)."""
 
 from __future__ import annotations
 

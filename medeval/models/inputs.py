@@ -1,8 +1,5 @@
-"""What the models take: a batch of items, on the model's device.
-
-Image files travel as uint8 (a quarter of the bytes) and are normalised on the device by a
-look-up in :func:`~medeval.datasets.images.pixel_table` (the bits of the float32 items).
-"""
+"""A batch on the model's device: uint8 pixels normalised there by a look-up in
+:func:`~medeval.datasets.images.pixel_table` (the bits of the float32 items)."""
 
 from __future__ import annotations
 
