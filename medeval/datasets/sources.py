@@ -261,7 +261,7 @@ for _source in (
         "medmnist",
         "MedMNIST .npz files",
         "image",
-        _D + "medmnist:load_named",
+        _D + "medmnist:load_medmnist",
         (
             Option(
                 "parts",

@@ -3,21 +3,19 @@
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from medeval.datasets.images import pixel_table
 
 __all__ = ["model_input"]
 
-_TABLES: dict[str, torch.Tensor] = {}
 
-
+@functools.cache
 def _table(device: torch.device) -> torch.Tensor:
     """:func:`pixel_table` on ``device`` (one copy per device and process)."""
-    key = str(device)
-    if key not in _TABLES:
-        _TABLES[key] = pixel_table(normalize=True).to(device)
-    return _TABLES[key]
+    return pixel_table(normalize=True).to(device)
 
 
 def model_input(x: torch.Tensor, device: torch.device) -> torch.Tensor:
