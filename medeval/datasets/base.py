@@ -185,15 +185,13 @@ class LabelledData:
     @property
     def kind(self) -> str:
         """Which input the rows carry: ``tabular``, ``image``, ``array_image`` or ``text``."""
-        if self.X is not None:
-            return "tabular"
-        if self.images is not None:
-            return "array_image"
-        if self.files is not None:
-            return "image"
-        if self.text is not None:
-            return "text"
-        return "labels_only"
+        inputs = {
+            "tabular": self.X,
+            "array_image": self.images,
+            "image": self.files,
+            "text": self.text,
+        }
+        return next((kind for kind, value in inputs.items() if value is not None), "labels_only")
 
     def subset(self, idx: np.ndarray) -> LabelledData:
         """Rows ``idx`` (integer positions), keeping every per-row field aligned."""
@@ -212,6 +210,25 @@ def data_root(subfolder: str = "") -> Path:
     """``$MEDEVAL_DATA/subfolder`` (default ``../shared/data`` next to the working folder)."""
     root = Path(os.environ.get("MEDEVAL_DATA", Path.cwd().parent / "shared" / "data"))
     return root / subfolder if subfolder else root
+
+
+def find_file(path: str | Path, patterns: Sequence[str], what: str) -> Path:
+    """``path`` itself when it is a file, else the first file of folder ``path`` that matches
+    ``patterns`` (tried in order, each match sorted).
+
+    Raises:
+        FileNotFoundError: naming ``path`` and ``what``.
+    """
+    path = Path(path)
+    if path.is_file():
+        return path
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    for pattern in patterns:
+        found = sorted(p for p in path.glob(pattern) if p.is_file())
+        if found:
+            return found[0]
+    raise FileNotFoundError(f"{path}: no {what}")
 
 
 def read_table(

@@ -214,11 +214,30 @@ class ImageCache:
             collate_fn=_as_is,
             num_workers=workers,
         )
-        bar = progress_bar(
-            total=len(todo), desc=desc or f"image cache {self.size}px", disable=not progress
-        )
+        added: dict[str, list] = {}
+        failure, offset = None, 0
         try:
-            added, failure = self._write_shard(tmp, name, todo, loader, bar, failed)
+            with (
+                progress_bar(
+                    total=len(todo), desc=desc or f"image cache {self.size}px", disable=not progress
+                ) as bar,
+                open(tmp, "wb") as out,
+            ):
+                for pos, image in loader:
+                    s = todo[pos]
+                    if isinstance(image, str) and failed is None:
+                        failure = image  # what was decoded before it is still published
+                        break
+                    if isinstance(image, str):
+                        failed[s.key] = image
+                    else:
+                        out.write(image.tobytes())
+                        channels = 1 if image.ndim == 2 else image.shape[2]
+                        added[s.key] = [s.size, s.mtime_ns, name, offset, channels]
+                        offset += image.nbytes
+                    bar.update(1)
+                out.flush()
+                os.fsync(out.fileno())
             if added:
                 os.replace(tmp, self.folder / name)
                 self._publish({**index, **added})
@@ -227,33 +246,9 @@ class ImageCache:
                 f"{self.folder}: cannot write the image cache: {exc.strerror or exc}"
             ) from exc
         finally:
-            bar.close()
             tmp.unlink(missing_ok=True)
         if failure is not None:
             raise DataError(f"image cache {self.folder}: {failure}")
-
-    @staticmethod
-    def _write_shard(tmp: Path, name: str, todo: list[_Stat], loader, bar, failed):
-        """Images from ``loader`` appended to ``tmp``: the index entries, the failure (or None)."""
-        added: dict[str, list] = {}
-        failure, offset = None, 0
-        with open(tmp, "wb") as out:
-            for pos, image in loader:
-                s = todo[pos]
-                if isinstance(image, str) and failed is None:
-                    failure = image  # what was decoded before it is still published
-                    break
-                if isinstance(image, str):
-                    failed[s.key] = image
-                else:
-                    out.write(image.tobytes())
-                    channels = 1 if image.ndim == 2 else image.shape[2]
-                    added[s.key] = [s.size, s.mtime_ns, name, offset, channels]
-                    offset += image.nbytes
-                bar.update(1)
-            out.flush()
-            os.fsync(out.fileno())
-        return added, failure
 
     def _publish(self, index: dict[str, list]) -> None:
         """Replace the index, then delete shards it no longer names (their files changed)."""

@@ -7,26 +7,17 @@ from pathlib import Path
 
 from medeval.datasets.base import (
     LabelledData,
+    find_file,
     group_ids,
     read_table,
 )
 from medeval.datasets.files import listed_images
 
-__all__ = ["find_ham_metadata", "load_ham10000"]
+__all__ = ["load_ham10000"]
 
 COLUMNS = ["lesion_id", "image_id", "dx"]
+METADATA = ("HAM10000_metadata.csv", "HAM10000_metadata", "HAM10000_metadata.tab")
 DIAGNOSES = ("akiec", "bcc", "bkl", "df", "mel", "nv", "vasc")
-
-
-def find_ham_metadata(path: str | Path) -> Path:
-    """The metadata file itself, or ``HAM10000_metadata[.csv|.tab]`` inside folder ``path``."""
-    path = Path(path)
-    if path.is_file():
-        return path
-    for name in ("HAM10000_metadata.csv", "HAM10000_metadata", "HAM10000_metadata.tab"):
-        if (path / name).is_file():
-            return path / name
-    raise FileNotFoundError(f"{path}: no HAM10000_metadata[.csv] file")
 
 
 def load_ham10000(path: str | Path, **options) -> LabelledData:
@@ -42,7 +33,7 @@ def load_ham10000(path: str | Path, **options) -> LabelledData:
         ``LabelledData`` with ``files`` (N,), ``labels`` = dx, ``groups`` = lesion_id,
         ``ids`` = image_id.
     """
-    meta_path = find_ham_metadata(path)
+    meta_path = find_file(path, METADATA, "HAM10000_metadata[.csv] file")
     frame = read_table(meta_path, COLUMNS, ["dx", "image_id"], DIAGNOSES, dtype=str)
     return listed_images(
         (frame["image_id"].str.strip() + ".jpg").to_numpy(),

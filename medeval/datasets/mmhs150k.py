@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from medeval.datasets.base import DataError, LabelledData
+from medeval.datasets.base import DataError, LabelledData, find_file
 
 __all__ = ["LABEL_NAMES", "load_mmhs150k", "majority_vote"]
 
@@ -34,14 +34,6 @@ def majority_vote(votes: np.ndarray, *, tie: str = "drop") -> tuple[np.ndarray, 
     return winner, has
 
 
-def _find(path: Path) -> Path:
-    if path.is_dir():
-        path = path / "MMHS150K_GT.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such MMHS150K_GT.json")
-    return path
-
-
 def load_mmhs150k(path: str | Path, *, tie: str = "drop") -> LabelledData:
     """Read MMHS150K.
 
@@ -52,7 +44,7 @@ def load_mmhs150k(path: str | Path, *, tie: str = "drop") -> LabelledData:
     Returns:
         ``LabelledData`` with ``text`` (N,) tweet texts, ``labels`` (N,) names, ``ids`` tweet ids.
     """
-    file = _find(Path(path))
+    file = find_file(path, ["MMHS150K_GT.json"], "MMHS150K_GT.json")
     try:
         records = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

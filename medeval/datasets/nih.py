@@ -12,12 +12,13 @@ from medeval.datasets.base import (
     LabelledData,
     check_known_labels,
     check_labels_present,
+    find_file,
     group_ids,
     read_table,
 )
 from medeval.datasets.files import listed_images
 
-__all__ = ["find_nih_metadata", "load_nih"]
+__all__ = ["load_nih"]
 
 COLUMNS = ["Image Index", "Finding Labels", "Patient ID"]
 FINDINGS = (
@@ -25,21 +26,6 @@ FINDINGS = (
     "Fibrosis", "Hernia", "Infiltration", "Mass", "No Finding", "Nodule",
     "Pleural_Thickening", "Pneumonia", "Pneumothorax",
 )  # fmt: skip
-
-
-def find_nih_metadata(path: str | Path) -> Path:
-    """The ``Data_Entry_2017*.csv[.gz]`` file itself, or the one inside folder ``path``."""
-    path = Path(path)
-    if path.is_file():
-        return path
-    if not path.is_dir():
-        raise FileNotFoundError(f"{path}: no such NIH file or folder")
-    candidates = sorted(path.glob("Data_Entry_2017*.csv")) + sorted(
-        path.glob("Data_Entry_2017*.csv.gz")
-    )
-    if not candidates:
-        raise FileNotFoundError(f"{path}: no Data_Entry_2017*.csv[.gz] metadata file")
-    return candidates[0]
 
 
 def _single_label_rows(meta_path: Path) -> tuple[pd.DataFrame, np.ndarray, int]:
@@ -68,7 +54,9 @@ def load_nih(path: str | Path, **options) -> LabelledData:
         ``LabelledData`` (N single-label images) with ``files`` (N,), ``groups`` = Patient ID
         and ``ids`` = Image Index.
     """
-    meta_path = find_nih_metadata(path)
+    meta_path = find_file(
+        path, ("Data_Entry_2017*.csv", "Data_Entry_2017*.csv.gz"), "Data_Entry_2017*.csv[.gz] file"
+    )
     table, meta_rows, n_total = _single_label_rows(meta_path)
     return listed_images(
         table["Image Index"].to_numpy(),
