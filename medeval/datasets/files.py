@@ -88,22 +88,11 @@ def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) ->
     """File name → full path for every non-hidden file under ``root`` with one of ``suffixes``
     (one walk; a name seen twice keeps the first path met)."""
     found: dict[str, str] = {}
-    stack = [str(root)]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        subfolders = []
-        for entry in entries:
-            if is_hidden(entry.name):
-                continue
-            if entry.is_dir():
-                subfolders.append(entry.path)
-            elif entry.name.lower().endswith(suffixes):
-                found.setdefault(entry.name, entry.path)
-        stack.extend(reversed(subfolders))  # visit subfolders in sorted order
+    for top, dirs, names in os.walk(root, followlinks=True):  # files first, then each folder
+        dirs[:] = sorted(d for d in dirs if not is_hidden(d))
+        for name in sorted(names):
+            if not is_hidden(name) and name.lower().endswith(suffixes):
+                found.setdefault(name, os.path.join(top, name))
     return found
 
 

@@ -27,7 +27,6 @@ __all__ = [
     "dicom_frame",
     "is_dicom",
     "is_image_name",
-    "not_found_reason",
     "read_dicom_header",
     "read_dicom_image",
     "read_image_array",
@@ -62,13 +61,6 @@ def is_image_name(name: str | Path) -> bool:
     return Path(name).suffix.lower() in IMAGE_SUFFIXES
 
 
-def not_found_reason(path: Path) -> str:
-    """Why an absent file cannot be read (a broken symbolic link says where it points)."""
-    if path.is_symlink():
-        return f"broken symbolic link (its target {os.readlink(path)} does not exist)"
-    return "image file not found"
-
-
 def is_dicom(path: Path) -> bool:
     """A ``.dcm`` / ``.dicom`` file, or any non-image file with the DICOM part-10 magic."""
     suffix = path.suffix.lower()
@@ -91,7 +83,10 @@ def _named_errors(path: Path) -> Iterator[None]:
     except DataError:
         raise
     except FileNotFoundError as exc:
-        raise DataError(f"{path}: {not_found_reason(path)}") from exc
+        if path.is_symlink():
+            reason = f"broken symbolic link (its target {os.readlink(path)} does not exist)"
+            raise DataError(f"{path}: {reason}") from exc
+        raise DataError(f"{path}: image file not found") from exc
     except _PIL_ERRORS as exc:
         raise DataError(f"{path}: {_pil_reason(exc)}") from exc
 

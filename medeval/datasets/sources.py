@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Integral
 from pathlib import Path
 from typing import Any
@@ -156,6 +156,11 @@ PARTS = Option(
 
 IMAGE_SET = (IMAGES, REQUIRE, VERIFY, SKIP)
 
+
+def _respect(value: Any) -> bool:
+    return value == "respect" if isinstance(value, str) else bool(value)
+
+
 #: Every registered source by name, in declaration order (``--help`` lists them so).
 SOURCES: dict[str, Source] = {}
 
@@ -217,7 +222,7 @@ for _source in (
         "an image folder per class",
         "image",
         _D + "folder:load_image_folder",
-        (Option("parts", PARTS.help, choices=PARTS.choices, keyword="splits"), VERIFY, SKIP),
+        (replace(PARTS, keyword="splits"), VERIFY, SKIP),
     ),
     Source(
         "images",
@@ -246,7 +251,7 @@ for _source in (
             Option("csv", "labels CSV of the DICOM files (default: the one CSV in the folder)"),
             Option("file-column", "file column of the labels CSV"),
             LABEL,
-            Option("group-column", GROUP.help, keyword="patient_column"),
+            replace(GROUP, keyword="patient_column"),
             Option(
                 "frame",
                 "frame read from multi-frame files (-1 = last); without it such a file is "
@@ -262,15 +267,7 @@ for _source in (
         "MedMNIST .npz files",
         "image",
         _D + "medmnist:load_medmnist",
-        (
-            Option(
-                "parts",
-                PARTS.help,
-                choices=PARTS.choices,
-                keyword="respect_splits",
-                convert=lambda v: v == "respect" if isinstance(v, str) else bool(v),
-            ),
-        ),
+        (replace(PARTS, keyword="respect_splits", convert=_respect),),
         names=_D + "medmnist:dataset_names",
     ),
     Source(
