@@ -142,25 +142,23 @@ def load_image_table(
     files, missing = _resolve(cells, _Index(root), root)
     where = str(table_path)
     check_one_row_per_image(files, cells.to_numpy(), frame.index, labels.to_numpy(), where=where)
-    keep = np.ones(len(frame), dtype=bool)
-    keep[[m.row for m in missing]] = False
-    rows = frame.index.to_numpy()
     data = LabelledData(
-        labels=labels.to_numpy(dtype=str)[keep],
+        labels=labels.to_numpy(dtype=str),
         source="images",
         name=name or (Path(path).name if Path(path).is_dir() else table_path.name.split(".")[0]),
-        files=np.asarray(files, dtype=object)[keep],
-        groups=None if group_column is None else group_ids(frame[group_column])[keep],
-        ids=cells.to_numpy(dtype=str)[keep],
+        files=np.asarray(files, dtype=object),
+        groups=None if group_column is None else group_ids(frame[group_column]),
+        ids=cells.to_numpy(dtype=str),
         meta={"path": str(table_path), "images": str(root), "group_column": group_column},
     )
+    kept = np.setdiff1d(np.arange(len(frame)), [m.row for m in missing])
     return verify_files(
-        data,
+        data.subset(kept),
         missing=missing,
         missing_text=_missing_text(table_path, root, missing, len(frame)),
         verify=verify,
         skip_unreadable=skip_unreadable,
-        rows=rows[keep],
+        rows=kept,
         where=where,
     )
 
