@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,18 +13,12 @@ from medeval.names import shown
 
 __all__ = [
     "IMAGE_SUFFIXES",
-    "NotImageFilesWarning",
     "check_one_row_per_image",
     "image_files_below",
     "index_files",
     "is_hidden",
     "listed_images",
-    "warn_not_images",
 ]
-
-
-class NotImageFilesWarning(UserWarning):
-    """Files where images are looked for whose suffix is not an image suffix: not read."""
 
 
 def is_hidden(name: str) -> bool:
@@ -69,19 +62,6 @@ def image_files_below(folder: str | Path) -> tuple[list[Path], list[Path]]:
             if not is_hidden(name):
                 (images if is_image_name(name) else others).append(Path(top) / name)
     return sorted(images), sorted(others)
-
-
-def warn_not_images(where: str | Path, others: list[Path]) -> None:
-    """One warning naming the files that are not images by their suffix (the first
-    :data:`N_NAMED`, then a count), so that an unsupported format is never dropped unseen."""
-    if not others:
-        return
-    warnings.warn(
-        f"{where}: {len(others)} file(s) are not read: not an image suffix "
-        f"({', '.join(IMAGE_SUFFIXES)}): {first_named(others)}",
-        NotImageFilesWarning,
-        stacklevel=3,
-    )
 
 
 def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) -> dict[str, str]:
