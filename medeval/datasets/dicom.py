@@ -24,6 +24,7 @@ from medeval.datasets.pixels import (
     read_dicom_image,
     unreadable_files,
     verify_level,
+    without_unreadable,
 )
 
 __all__ = ["load_dicom", "read_dicom_image"]
@@ -110,15 +111,14 @@ def load_dicom(
         }
     if bad and not skip_unreadable:
         raise bad_files_error(str(csv_path), [bad[r] for r in sorted(bad)], len(files))
-    keep = np.setdiff1d(np.arange(len(table)), np.asarray(sorted(bad), dtype=np.intp))
     by = "PatientID" if need_tags else patient_column
-    return LabelledData(
-        labels=labels[keep],
+    data = LabelledData(
+        labels=labels,
         source="dicom",
         name=name or folder.name,
-        files=files[keep],
-        groups=group_ids(pd.Series(tags, dtype=object) if need_tags else table[by])[keep],
-        ids=table[file_column].str.strip().to_numpy(dtype=str)[keep],
-        skipped=[bad[r] for r in sorted(bad)],
+        files=files,
+        groups=group_ids(pd.Series(tags, dtype=object) if need_tags else table[by]),
+        ids=table[file_column].str.strip().to_numpy(dtype=str),
         meta={"path": str(folder), "csv": str(csv_path), FRAME_KEY: frame, "group_column": by},
     )
+    return without_unreadable(data, bad)
