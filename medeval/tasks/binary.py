@@ -156,9 +156,7 @@ class BinaryTask:
         """:meth:`describe` plus the skipped files."""
         out = self.describe()
         if self.data.skipped:
-            out["skipped"] = [
-                {"path": str(s.path), "row": s.row, "reason": s.reason} for s in self.data.skipped
-            ]
+            out["skipped"] = [dataclasses.asdict(s) for s in self.data.skipped]
         return out
 
     def describe_text(self) -> str:
