@@ -1,8 +1,5 @@
-"""Loaders: each public data-set layout → one ``LabelledData`` (see :mod:`.base`).
-
-:func:`load` calls the loader the source's declaration names (:mod:`medeval.datasets.sources`);
-nothing beyond the registry is imported until used, so ``--help`` needs neither numpy nor pandas.
-"""
+"""Loaders: each public data-set layout → one ``LabelledData`` (:mod:`.base`); :func:`load` calls
+the loader a source declares (:mod:`.sources`), imported on first use (``--help`` stays light)."""
 
 from __future__ import annotations
 

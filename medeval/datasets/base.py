@@ -185,15 +185,13 @@ class LabelledData:
     @property
     def kind(self) -> str:
         """Which input the rows carry: ``tabular``, ``image``, ``array_image`` or ``text``."""
-        if self.X is not None:
-            return "tabular"
-        if self.images is not None:
-            return "array_image"
-        if self.files is not None:
-            return "image"
-        if self.text is not None:
-            return "text"
-        return "labels_only"
+        inputs = {
+            "tabular": self.X,
+            "array_image": self.images,
+            "image": self.files,
+            "text": self.text,
+        }
+        return next((kind for kind, value in inputs.items() if value is not None), "labels_only")
 
     def subset(self, idx: np.ndarray) -> LabelledData:
         """Rows ``idx`` (integer positions), keeping every per-row field aligned."""
@@ -214,14 +212,48 @@ def data_root(subfolder: str = "") -> Path:
     return root / subfolder if subfolder else root
 
 
-def read_table(path: str | Path, **csv_options) -> pd.DataFrame:
+def find_file(path: str | Path, patterns: Sequence[str], what: str) -> Path:
+    """``path`` itself when it is a file, else the first file of folder ``path`` that matches
+    ``patterns`` (tried in order, each match sorted).
+
+    Raises:
+        FileNotFoundError: naming ``path`` and ``what``.
+    """
+    path = Path(path)
+    if path.is_file():
+        return path
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    for pattern in patterns:
+        found = sorted(p for p in path.glob(pattern) if p.is_file())
+        if found:
+            return found[0]
+    raise FileNotFoundError(f"{path}: no {what}")
+
+
+def read_table(
+    path: str | Path,
+    columns: Sequence[str] = (),
+    filled: Sequence[str] = (),
+    known: Sequence[str] | None = None,
+    **csv_options,
+) -> pd.DataFrame:
     """A data set's table read by :func:`medeval.io.tables.read_frame`
     (:data:`~medeval.io.tables.DATASET_SUFFIXES` or no suffix), errors as :class:`DataError`;
-    ``csv_options``: :func:`pandas.read_csv` options of the loader."""
+    ``csv_options``: :func:`pandas.read_csv` options of the loader.
+
+    Checked in this order: it has ``columns``, no cell of ``filled`` is empty, and every label of
+    ``filled[0]`` is one of ``known``."""
     from medeval.io.tables import DATASET_SUFFIXES, read_frame
 
     with as_data_error():
-        return read_frame(path, csv_suffixes=(*DATASET_SUFFIXES, ""), **csv_options)
+        table = read_frame(path, csv_suffixes=(*DATASET_SUFFIXES, ""), **csv_options)
+    require_columns(table, list(columns), path)
+    for column in filled:
+        check_labels_present(table[column], path, column)
+    if known is not None:
+        check_known_labels(table[filled[0]].str.strip(), known, path, filled[0])
+    return table
 
 
 @contextmanager

@@ -1,11 +1,6 @@
-"""Decoded-image cache: every image file decoded, converted and resized once, stored as uint8
-shards of one *pixel recipe* (size, DICOM frame, :data:`DECODE_VERSION`) under
-``<cache_dir>/images-<size>px-<key>/`` (``recipe.json``, ``index.json``, ``shard-*.u8``, ``.lock``).
-
-Items are bit-identical to decoding without a store (:func:`prepare_image`). One builder at a
-time holds ``.lock``; a complete store is used read-only; a store that needs building in a folder
-that cannot be written raises :class:`CacheFolderError` (no silent decoding every epoch).
-"""
+"""Decoded-image cache: each image file decoded and resized once (bit-identical to
+:func:`prepare_image`) into uint8 shards under ``<cache_dir>/images-<size>px-<key>/``, one store
+per pixel recipe (size, DICOM frame, :data:`DECODE_VERSION`); docs/imaging.md explains it."""
 
 from __future__ import annotations
 
@@ -161,8 +156,7 @@ class ImageCache:
         return CachedImages(self.folder, self.size, [index[s.key][2:] for s in stats])
 
     def _add(self, stats: list[_Stat], failed: dict[str, str] | None, **decode) -> dict:
-        """Decode the files of ``stats`` the store lacks (under its lock) and return the index;
-        ``failed``: see :meth:`_build`; ``decode``: its options."""
+        """Decode the files the store lacks, under its lock; the index after (:meth:`_build`)."""
         index = self.read_index()
         if self._stale(stats, index):
             self._make_folder()
@@ -211,9 +205,7 @@ class ImageCache:
         progress: bool,
         desc: str | None,
     ) -> None:
-        """Decode ``todo`` into one new shard, then publish shard and index (under the lock).
-        The build stops at the first file that fails, unless ``failed`` (a dict) collects
-        every failure (resolved path → the error text) and the others are written."""
+        """Decode ``todo`` into a new shard; stop at a failure unless ``failed`` collects them."""
         name = f"shard-{uuid.uuid4().hex}.u8"
         tmp = self.folder / f".{name}.tmp"
         loader = DataLoader(
@@ -222,11 +214,30 @@ class ImageCache:
             collate_fn=_as_is,
             num_workers=workers,
         )
-        bar = progress_bar(
-            total=len(todo), desc=desc or f"image cache {self.size}px", disable=not progress
-        )
+        added: dict[str, list] = {}
+        failure, offset = None, 0
         try:
-            added, failure = self._write_shard(tmp, name, todo, loader, bar, failed)
+            with (
+                progress_bar(
+                    total=len(todo), desc=desc or f"image cache {self.size}px", disable=not progress
+                ) as bar,
+                open(tmp, "wb") as out,
+            ):
+                for pos, image in loader:
+                    s = todo[pos]
+                    if isinstance(image, str) and failed is None:
+                        failure = image  # what was decoded before it is still published
+                        break
+                    if isinstance(image, str):
+                        failed[s.key] = image
+                    else:
+                        out.write(image.tobytes())
+                        channels = 1 if image.ndim == 2 else image.shape[2]
+                        added[s.key] = [s.size, s.mtime_ns, name, offset, channels]
+                        offset += image.nbytes
+                    bar.update(1)
+                out.flush()
+                os.fsync(out.fileno())
             if added:
                 os.replace(tmp, self.folder / name)
                 self._publish({**index, **added})
@@ -235,37 +246,9 @@ class ImageCache:
                 f"{self.folder}: cannot write the image cache: {exc.strerror or exc}"
             ) from exc
         finally:
-            bar.close()
             tmp.unlink(missing_ok=True)
         if failure is not None:
             raise DataError(f"image cache {self.folder}: {failure}")
-
-    @staticmethod
-    def _write_shard(tmp: Path, name: str, todo: list[_Stat], loader, bar, failed):
-        """Images from ``loader`` appended to ``tmp`` (``failed``: see :meth:`_build`).
-
-        Returns:
-            The index entries written, and the error text of the failing file (or ``None``).
-        """
-        added: dict[str, list] = {}
-        failure, offset = None, 0
-        with open(tmp, "wb") as out:
-            for pos, image in loader:
-                s = todo[pos]
-                if isinstance(image, str) and failed is None:
-                    failure = image  # what was decoded before it is still published
-                    break
-                if isinstance(image, str):
-                    failed[s.key] = image
-                else:
-                    out.write(image.tobytes())
-                    channels = 1 if image.ndim == 2 else image.shape[2]
-                    added[s.key] = [s.size, s.mtime_ns, name, offset, channels]
-                    offset += image.nbytes
-                bar.update(1)
-            out.flush()
-            os.fsync(out.fileno())
-        return added, failure
 
     def _publish(self, index: dict[str, list]) -> None:
         """Replace the index, then delete shards it no longer names (their files changed)."""

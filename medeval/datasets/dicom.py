@@ -1,8 +1,5 @@
-"""DICOM image sets: a folder plus a CSV (file, label, optional patient id).
-
-Decoding (rescale, VOI LUT / window, MONOCHROME1, PALETTE COLOR, multi-frame rule) lives in
-:mod:`medeval.datasets.pixels`; this module reads the labels table and checks the files.
-"""
+"""DICOM image sets: a folder plus a labels CSV (file, label, optional patient id); decoding lives
+in :mod:`medeval.datasets.pixels`."""
 
 from __future__ import annotations
 
@@ -16,11 +13,8 @@ from medeval.datasets.base import (
     LabelledData,
     SkippedFile,
     bad_files_error,
-    check_known_labels,
-    check_labels_present,
     group_ids,
     read_table,
-    require_columns,
 )
 from medeval.datasets.files import check_one_row_per_image
 from medeval.datasets.pixels import (
@@ -30,6 +24,7 @@ from medeval.datasets.pixels import (
     read_dicom_image,
     unreadable_files,
     verify_level,
+    without_unreadable,
 )
 
 __all__ = ["load_dicom", "read_dicom_image"]
@@ -45,21 +40,8 @@ def _find_csv(folder: Path) -> Path:
     return candidates[0]
 
 
-def _read_labels(
-    csv_path: Path, file_column: str, label_column: str, classes: list[str] | None
-) -> pd.DataFrame:
-    """The labels table, checked: both columns present, no empty label, only known labels."""
-    table = read_table(csv_path, dtype=str)
-    require_columns(table, [file_column, label_column], csv_path)
-    check_labels_present(table[label_column], csv_path, label_column)
-    if classes is not None:
-        check_known_labels(table[label_column].str.strip(), classes, csv_path, label_column)
-    return table
-
-
 def _check_headers(files: np.ndarray, frame: int | None, bad: dict[int, SkippedFile]) -> np.ndarray:
-    """(N,) PatientID tags ("" when unknown); unreadable headers and multi-frame files that
-    ``frame`` does not resolve go into ``bad`` (by row) before any pixel is decoded."""
+    """(N,) PatientID tags; bad headers and unresolved multi-frame files go into ``bad``."""
     ids = np.full(len(files), "", dtype=object)
     for row, file in enumerate(files):
         try:
@@ -106,7 +88,7 @@ def load_dicom(
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such DICOM folder")
     csv_path = Path(csv) if csv is not None else _find_csv(folder)
-    table = _read_labels(csv_path, file_column, label_column, classes)
+    table = read_table(csv_path, [file_column, label_column], [label_column], classes, dtype=str)
     files = np.asarray([str(folder / f.strip()) for f in table[file_column]], dtype=object)
     labels = table[label_column].str.strip().to_numpy(dtype=str)
     check_one_row_per_image(
@@ -129,15 +111,14 @@ def load_dicom(
         }
     if bad and not skip_unreadable:
         raise bad_files_error(str(csv_path), [bad[r] for r in sorted(bad)], len(files))
-    keep = np.setdiff1d(np.arange(len(table)), np.asarray(sorted(bad), dtype=np.intp))
     by = "PatientID" if need_tags else patient_column
-    return LabelledData(
-        labels=labels[keep],
+    data = LabelledData(
+        labels=labels,
         source="dicom",
         name=name or folder.name,
-        files=files[keep],
-        groups=group_ids(pd.Series(tags, dtype=object) if need_tags else table[by])[keep],
-        ids=table[file_column].str.strip().to_numpy(dtype=str)[keep],
-        skipped=[bad[r] for r in sorted(bad)],
+        files=files,
+        groups=group_ids(pd.Series(tags, dtype=object) if need_tags else table[by]),
+        ids=table[file_column].str.strip().to_numpy(dtype=str),
         meta={"path": str(folder), "csv": str(csv_path), FRAME_KEY: frame, "group_column": by},
     )
+    return without_unreadable(data, bad)

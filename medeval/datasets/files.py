@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,18 +13,12 @@ from medeval.names import shown
 
 __all__ = [
     "IMAGE_SUFFIXES",
-    "NotImageFilesWarning",
     "check_one_row_per_image",
     "image_files_below",
     "index_files",
     "is_hidden",
     "listed_images",
-    "warn_not_images",
 ]
-
-
-class NotImageFilesWarning(UserWarning):
-    """Files where images are looked for whose suffix is not an image suffix: not read."""
 
 
 def is_hidden(name: str) -> bool:
@@ -71,61 +64,39 @@ def image_files_below(folder: str | Path) -> tuple[list[Path], list[Path]]:
     return sorted(images), sorted(others)
 
 
-def warn_not_images(where: str | Path, others: list[Path]) -> None:
-    """One warning naming the files that are not images by their suffix (the first
-    :data:`N_NAMED`, then a count), so that an unsupported format is never dropped unseen."""
-    if not others:
-        return
-    warnings.warn(
-        f"{where}: {len(others)} file(s) are not read: not an image suffix "
-        f"({', '.join(IMAGE_SUFFIXES)}): {first_named(others)}",
-        NotImageFilesWarning,
-        stacklevel=3,
-    )
-
-
 def index_files(root: str | Path, suffixes: tuple[str, ...] = IMAGE_SUFFIXES) -> dict[str, str]:
     """File name → full path for every non-hidden file under ``root`` with one of ``suffixes``
     (one walk; a name seen twice keeps the first path met)."""
     found: dict[str, str] = {}
-    stack = [str(root)]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        subfolders = []
-        for entry in entries:
-            if is_hidden(entry.name):
-                continue
-            if entry.is_dir():
-                subfolders.append(entry.path)
-            elif entry.name.lower().endswith(suffixes):
-                found.setdefault(entry.name, entry.path)
-        stack.extend(reversed(subfolders))  # visit subfolders in sorted order
+    for top, dirs, names in os.walk(root, followlinks=True):  # files first, then each folder
+        dirs[:] = sorted(d for d in dirs if not is_hidden(d))
+        for name in sorted(names):
+            if not is_hidden(name) and name.lower().endswith(suffixes):
+                found.setdefault(name, os.path.join(top, name))
     return found
 
 
 def listed_images(
     names: np.ndarray,
     rows: np.ndarray,
-    root: str | Path,
+    metadata_path: Path,
     *,
-    metadata_path: str | Path,
     suffixes: tuple[str, ...],
-    require_images: bool,
-    verify: bool | str,
-    skip_unreadable: bool,
     meta: dict,
+    images: str | Path | None = None,
+    require_images: bool = False,
+    verify: bool | str = True,
+    skip_unreadable: bool = False,
     **fields,
 ) -> LabelledData:
     """The data of a metadata file that lists its images by file name (NIH, HAM10000).
 
-    ``names`` (N,) are looked for anywhere under ``root``; ``rows`` (N,) are their metadata rows;
-    ``fields`` the other :class:`LabelledData` fields. With no image found and not
-    ``require_images``, the data are metadata only (``meta["metadata_only"]``); otherwise files are
-    checked by :func:`~medeval.datasets.pixels.verify_files` (``verify``, ``skip_unreadable``)."""
+    ``names`` (N,) are looked for anywhere under ``images`` (default: the metadata's folder);
+    ``rows`` (N,) are their metadata rows; ``fields`` the other :class:`LabelledData` fields. With
+    no image found and not ``require_images``, the data are metadata only
+    (``meta["metadata_only"]``); otherwise files are checked by
+    :func:`~medeval.datasets.pixels.verify_files` (``verify``, ``skip_unreadable``)."""
+    root = Path(images) if images is not None else metadata_path.parent
     index = index_files(root, suffixes)
     names = np.asarray(names).astype(str)
     found = np.fromiter((n in index for n in names), dtype=bool, count=len(names))

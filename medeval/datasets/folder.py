@@ -1,29 +1,30 @@
-"""Folder-per-class image sets, e.g. ``root/<class>/*.png`` or ``root/{train,val,test}/<class>/``.
-
-Pre-made ``train/val/test`` subfolders are merged (``splits="merge"``) or respected
-(``splits="respect"``: ``presplit`` holds each file's part). Images are found by suffix
-(:data:`~medeval.datasets.pixels.IMAGE_SUFFIXES`); hidden files are ignored, other files named
-in one warning.
-"""
+"""Folder-per-class image sets, ``root/<class>/*`` or ``root/{train,val,test}/<class>/*`` (parts
+merged or respected); hidden files ignored, non-image files named in one warning
+(docs/tasks.md)."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-from medeval.datasets.base import EMPTY_CLASS_FOLDERS, DataError, LabelledData
-from medeval.datasets.files import image_files_below, is_hidden, warn_not_images
-from medeval.datasets.pixels import verify_files
+from medeval.datasets.base import EMPTY_CLASS_FOLDERS, DataError, LabelledData, first_named
+from medeval.datasets.files import image_files_below, is_hidden
+from medeval.datasets.pixels import IMAGE_SUFFIXES, verify_files
 
-__all__ = ["load_image_folder"]
+__all__ = ["NotImageFilesWarning", "load_image_folder"]
+
+
+class NotImageFilesWarning(UserWarning):
+    """Files where images are looked for whose suffix is not an image suffix: not read."""
+
 
 SPLIT_NAMES = {"train": "train", "val": "val", "valid": "val", "validation": "val", "test": "test"}
 
 
 def _class_files(folder: Path, empty: list[str], others: list[Path]) -> list[tuple[str, str]]:
-    """(label, file) for every image below ``folder/<label>/``; hidden entries skipped, empty class
-    folders appended to ``empty``, non-image files to ``others``."""
+    """(label, file) below ``folder/<label>/``; empty class folders and non-images collected."""
     out = []
     for class_dir in sorted(_subfolders(folder)):
         files, not_images = image_files_below(class_dir)
@@ -76,7 +77,13 @@ def load_image_folder(
         for part, folder in folders or [("", root)]
         for lab, f in _class_files(folder, empty, others)
     ]
-    warn_not_images(root, others)
+    if others:  # named, so that an unsupported format is never dropped unseen
+        warnings.warn(
+            f"{root}: {len(others)} file(s) are not read: not an image suffix "
+            f"({', '.join(IMAGE_SUFFIXES)}): {first_named(others)}",
+            NotImageFilesWarning,
+            stacklevel=2,
+        )
     found = {lab for lab, _, _ in rows}
     empty = [e for e in empty if Path(e).name not in found]  # empty in every part
     if not rows:

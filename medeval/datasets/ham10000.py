@@ -1,7 +1,5 @@
-"""HAM10000: ``HAM10000_metadata[.csv]`` plus ``HAM10000_images_part_1/2`` or one folder.
-
-Label ``dx`` (7 diagnoses); group = ``lesion_id`` (several images show the same lesion).
-"""
+"""HAM10000: ``HAM10000_metadata[.csv]`` plus the image folders; label ``dx`` (7 diagnoses),
+group ``lesion_id`` (docs/tasks.md)."""
 
 from __future__ import annotations
 
@@ -9,71 +7,44 @@ from pathlib import Path
 
 from medeval.datasets.base import (
     LabelledData,
-    check_known_labels,
-    check_labels_present,
+    find_file,
     group_ids,
     read_table,
-    require_columns,
 )
 from medeval.datasets.files import listed_images
 
-__all__ = ["find_ham_metadata", "load_ham10000"]
+__all__ = ["load_ham10000"]
 
 COLUMNS = ["lesion_id", "image_id", "dx"]
+METADATA = ("HAM10000_metadata.csv", "HAM10000_metadata", "HAM10000_metadata.tab")
 DIAGNOSES = ("akiec", "bcc", "bkl", "df", "mel", "nv", "vasc")
 
 
-def find_ham_metadata(path: str | Path) -> Path:
-    """The metadata file itself, or ``HAM10000_metadata[.csv|.tab]`` inside folder ``path``."""
-    path = Path(path)
-    if path.is_file():
-        return path
-    for name in ("HAM10000_metadata.csv", "HAM10000_metadata", "HAM10000_metadata.tab"):
-        if (path / name).is_file():
-            return path / name
-    raise FileNotFoundError(f"{path}: no HAM10000_metadata[.csv] file")
-
-
-def load_ham10000(
-    path: str | Path,
-    *,
-    images: str | Path | None = None,
-    require_images: bool = False,
-    verify: bool | str = True,
-    skip_unreadable: bool = False,
-) -> LabelledData:
+def load_ham10000(path: str | Path, **options) -> LabelledData:
     """Read HAM10000.
 
     Args:
         path: the metadata file or the folder holding it and the image folders.
-        images: image folder when elsewhere (searched recursively for ``<image_id>.jpg``).
-        require_images, verify, skip_unreadable: see
+        options: ``images`` (the image folder when elsewhere, searched recursively for
+            ``<image_id>.jpg``), ``require_images``, ``verify``, ``skip_unreadable``: see
             :func:`~medeval.datasets.files.listed_images`.
 
     Returns:
         ``LabelledData`` with ``files`` (N,), ``labels`` = dx, ``groups`` = lesion_id,
         ``ids`` = image_id.
     """
-    meta_path = find_ham_metadata(path)
-    frame = read_table(meta_path, dtype=str)
-    require_columns(frame, COLUMNS, meta_path)
-    check_labels_present(frame["dx"], meta_path, "dx")
-    check_labels_present(frame["image_id"], meta_path, "image_id")
-    frame["dx"] = frame["dx"].str.strip()
-    check_known_labels(frame["dx"], DIAGNOSES, meta_path, "dx")
+    meta_path = find_file(path, METADATA, "HAM10000_metadata[.csv] file")
+    frame = read_table(meta_path, COLUMNS, ["dx", "image_id"], DIAGNOSES, dtype=str)
     return listed_images(
         (frame["image_id"].str.strip() + ".jpg").to_numpy(),
         frame.index.to_numpy(),
-        Path(images) if images is not None else meta_path.parent,
-        metadata_path=meta_path,
+        meta_path,
         suffixes=(".jpg", ".jpeg"),
-        require_images=require_images,
-        verify=verify,
-        skip_unreadable=skip_unreadable,
         meta={"group_column": "lesion_id"},
-        labels=frame["dx"].to_numpy(dtype=str),
+        labels=frame["dx"].str.strip().to_numpy(dtype=str),
         source="ham10000",
         name="ham10000",
         groups=group_ids(frame["lesion_id"]),  # no lesion id: a group of its own
         ids=frame["image_id"].str.strip().to_numpy(dtype=str),
+        **options,
     )

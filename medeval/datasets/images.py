@@ -1,8 +1,5 @@
-"""Images as tensors, transforms, and a torch ``Dataset`` (decoding: :mod:`.pixels`).
-
-Every image becomes a float tensor (3, H, W) in [0, 1]: grayscale is repeated to 3 channels
-because the backbones (VGG16) expect ImageNet RGB input.
-"""
+"""Images as float tensors (3, H, W) in [0, 1] (grey repeated to the 3 channels ImageNet
+backbones expect), transforms, and a torch ``Dataset``; decoding: :mod:`.pixels`."""
 
 from __future__ import annotations
 

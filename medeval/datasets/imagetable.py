@@ -1,10 +1,5 @@
-"""The user's own image table: one row per image, an image column, a label column and
-optionally a group (patient, lesion) column; CSV, TSV or Parquet.
-
-An image cell names a file below the image folder (default the table's folder), with or without
-its suffix, by bare name (searched below the folder) or by path; a name that fits two files, or
-two rows naming one file, is refused.
-"""
+"""The user's own image table (CSV, TSV or Parquet): image, label and optional group columns; a
+cell names one file below the image folder, by name (suffix optional) or path (docs/tasks.md)."""
 
 from __future__ import annotations
 
@@ -59,8 +54,7 @@ def find_table(path: str | Path) -> Path:
 
 
 class _Index:
-    """Every image file below a folder, found in one walk: by relative path and by name, each
-    also without its suffix."""
+    """Every image file below a folder by relative path and by name, each also without suffix."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -148,32 +142,29 @@ def load_image_table(
     files, missing = _resolve(cells, _Index(root), root)
     where = str(table_path)
     check_one_row_per_image(files, cells.to_numpy(), frame.index, labels.to_numpy(), where=where)
-    keep = np.ones(len(frame), dtype=bool)
-    keep[[m.row for m in missing]] = False
-    rows = frame.index.to_numpy()
     data = LabelledData(
-        labels=labels.to_numpy(dtype=str)[keep],
+        labels=labels.to_numpy(dtype=str),
         source="images",
         name=name or (Path(path).name if Path(path).is_dir() else table_path.name.split(".")[0]),
-        files=np.asarray(files, dtype=object)[keep],
-        groups=None if group_column is None else group_ids(frame[group_column])[keep],
-        ids=cells.to_numpy(dtype=str)[keep],
+        files=np.asarray(files, dtype=object),
+        groups=None if group_column is None else group_ids(frame[group_column]),
+        ids=cells.to_numpy(dtype=str),
         meta={"path": str(table_path), "images": str(root), "group_column": group_column},
     )
+    kept = np.setdiff1d(np.arange(len(frame)), [m.row for m in missing])
     return verify_files(
-        data,
+        data.subset(kept),
         missing=missing,
         missing_text=_missing_text(table_path, root, missing, len(frame)),
         verify=verify,
         skip_unreadable=skip_unreadable,
-        rows=rows[keep],
+        rows=kept,
         where=where,
     )
 
 
 def _resolve(cells: pd.Series, index: _Index, root: Path) -> tuple[list[str], list[SkippedFile]]:
-    """(N,) file paths (where expected, for missing ones) and a record per cell that names no
-    single image file."""
+    """(N,) file paths and a record per cell that names no single image file."""
     files, missing = [], []
     for row, value in enumerate(cells):
         found, why = index.find(value)

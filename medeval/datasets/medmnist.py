@@ -1,9 +1,5 @@
-"""MedMNIST ``.npz`` files (``train_images``, ``train_labels``, ``val_*``, ``test_*``).
-
-Local files are read with numpy; :func:`fetch_medmnist` uses the ``medmnist`` package's
-download for users online. Class names come from ``medmnist.INFO`` when that package is
-installed, else the label codes are the names.
-"""
+"""MedMNIST ``.npz`` files (``train_images``, ``train_labels``, ``val_*``, ``test_*``); class names
+from ``medmnist.INFO`` when that package is installed, else the label codes."""
 
 from __future__ import annotations
 
@@ -15,7 +11,7 @@ import numpy as np
 
 from medeval.datasets.base import DataError, LabelledData
 
-__all__ = ["dataset_names", "fetch_medmnist", "load_medmnist", "load_named"]
+__all__ = ["dataset_names", "fetch_medmnist", "load_medmnist"]
 
 PARTS = ("train", "val", "test")
 
@@ -34,9 +30,7 @@ def _class_names(flag: str) -> dict[str, str]:
 
 
 def _single_labels(labels: np.ndarray, path: Path, part: str) -> tuple[np.ndarray, np.ndarray]:
-    """(N,) label codes and keep mask. Multi-label sets (e.g. ChestMNIST, (N, 14)) keep rows
-    with exactly one finding; rows with none become ``"normal"``; rows with several are dropped.
-    """
+    """(N,) label codes, keep mask: multi-label rows keep one finding (none: ``"normal"``)."""
     labels = np.asarray(labels)
     if labels.ndim == 1 or labels.shape[1] == 1:
         return labels.reshape(-1).astype(int).astype(str), np.ones(len(labels), dtype=bool)
@@ -48,12 +42,17 @@ def _single_labels(labels: np.ndarray, path: Path, part: str) -> tuple[np.ndarra
 
 
 def load_medmnist(
-    path: str | Path, *, parts: tuple[str, ...] = PARTS, respect_splits: bool = False
+    path: str | Path,
+    *,
+    name: str | None = None,
+    parts: tuple[str, ...] = PARTS,
+    respect_splits: bool = False,
 ) -> LabelledData:
     """Read one MedMNIST ``.npz`` file.
 
     Args:
-        path: the ``.npz`` file (e.g. ``pathmnist.npz``).
+        path: the ``.npz`` file (e.g. ``pathmnist.npz``), or a folder of several.
+        name: the data set in a folder of several (``<path>/<name>.npz``).
         parts: which of the distributed parts to read (merged).
         respect_splits: keep the distributed part of each row in ``presplit``.
 
@@ -61,6 +60,8 @@ def load_medmnist(
         ``LabelledData`` with ``images`` (N, H, W[, C]) uint8 and ``labels`` (N,) class names.
     """
     path = Path(path)
+    if path.is_dir() and name:
+        path = path / f"{name}.npz"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such MedMNIST file")
     # numpy takes a file that is no zip archive for a pickle and advises loading it unsafely;
@@ -98,13 +99,6 @@ def _read_parts(npz, path: Path, parts) -> tuple[list, list, list]:
         labels.append(codes[keep])
         presplit.append(np.full(int(keep.sum()), part))
     return images, labels, presplit
-
-
-def load_named(path: Path, *, name: str | None = None, **options) -> LabelledData:
-    """:func:`load_medmnist` of ``path``, or of ``<path>/<name>.npz`` in a folder of several
-    (the registry's loader)."""
-    file = path / f"{name}.npz" if path.is_dir() and name else path
-    return load_medmnist(file, **options)
 
 
 def dataset_names(path: Path) -> list[str]:

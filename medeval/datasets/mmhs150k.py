@@ -1,11 +1,5 @@
-"""MMHS150K hate-speech tweets: ``MMHS150K_GT.json``.
-
-Each tweet has three annotator labels (0 NotHate, 1 Racist, 2 Sexist, 3 Homophobe, 4 Religion,
-5 OtherHate). The label is the majority vote (at least two annotators agree). **Tie rule**: when
-all three annotators disagree there is no majority; such tweets are dropped by default
-(``tie="drop"``, counted in ``meta["ties_dropped"]``), or ``tie="first"`` takes the first
-annotator's label.
-"""
+"""MMHS150K hate-speech tweets (``MMHS150K_GT.json``): the label is the majority of three
+annotators; the tie rule is in docs/tasks.md."""
 
 from __future__ import annotations
 
@@ -14,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from medeval.datasets.base import DataError, LabelledData
+from medeval.datasets.base import DataError, LabelledData, find_file
 
 __all__ = ["LABEL_NAMES", "load_mmhs150k", "majority_vote"]
 
@@ -40,14 +34,6 @@ def majority_vote(votes: np.ndarray, *, tie: str = "drop") -> tuple[np.ndarray, 
     return winner, has
 
 
-def _find(path: Path) -> Path:
-    if path.is_dir():
-        path = path / "MMHS150K_GT.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such MMHS150K_GT.json")
-    return path
-
-
 def load_mmhs150k(path: str | Path, *, tie: str = "drop") -> LabelledData:
     """Read MMHS150K.
 
@@ -58,7 +44,7 @@ def load_mmhs150k(path: str | Path, *, tie: str = "drop") -> LabelledData:
     Returns:
         ``LabelledData`` with ``text`` (N,) tweet texts, ``labels`` (N,) names, ``ids`` tweet ids.
     """
-    file = _find(Path(path))
+    file = find_file(path, ["MMHS150K_GT.json"], "MMHS150K_GT.json")
     try:
         records = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -1,9 +1,5 @@
-"""NIH ChestX-ray14: ``Data_Entry_2017*.csv[.gz]`` plus the image folders as distributed.
-
-Single-label images only (no ``|`` in ``Finding Labels``), 15 finding types incl. "No Finding";
-group = ``Patient ID``. Without pixels the loader runs in metadata-only mode (``files`` hold the
-expected paths, ``meta["metadata_only"] = True``), which serves describe and split planning.
-"""
+"""NIH ChestX-ray14: ``Data_Entry_2017*.csv[.gz]`` plus the image folders; single-label rows only,
+group ``Patient ID``; metadata-only without images (docs/tasks.md)."""
 
 from __future__ import annotations
 
@@ -16,13 +12,13 @@ from medeval.datasets.base import (
     LabelledData,
     check_known_labels,
     check_labels_present,
+    find_file,
     group_ids,
     read_table,
-    require_columns,
 )
 from medeval.datasets.files import listed_images
 
-__all__ = ["find_nih_metadata", "load_nih"]
+__all__ = ["load_nih"]
 
 COLUMNS = ["Image Index", "Finding Labels", "Patient ID"]
 FINDINGS = (
@@ -32,31 +28,11 @@ FINDINGS = (
 )  # fmt: skip
 
 
-def find_nih_metadata(path: str | Path) -> Path:
-    """The ``Data_Entry_2017*.csv[.gz]`` file itself, or the one inside folder ``path``."""
-    path = Path(path)
-    if path.is_file():
-        return path
-    if not path.is_dir():
-        raise FileNotFoundError(f"{path}: no such NIH file or folder")
-    candidates = sorted(path.glob("Data_Entry_2017*.csv")) + sorted(
-        path.glob("Data_Entry_2017*.csv.gz")
-    )
-    if not candidates:
-        raise FileNotFoundError(f"{path}: no Data_Entry_2017*.csv[.gz] metadata file")
-    return candidates[0]
-
-
 def _single_label_rows(meta_path: Path) -> tuple[pd.DataFrame, np.ndarray, int]:
-    """The checked single-label rows of the metadata file.
-
-    Returns:
-        The rows (index reset), their (N,) data-row numbers in the file (for messages), and
-        the file's total number of rows.
-    """
-    table = read_table(meta_path, usecols=lambda c: c in COLUMNS, dtype=str)
-    require_columns(table, COLUMNS, meta_path)
-    check_labels_present(table["Finding Labels"], meta_path, "Finding Labels")
+    """The checked single-label rows (index reset), their (N,) file rows, the file's row count."""
+    table = read_table(
+        meta_path, COLUMNS, ["Finding Labels"], usecols=lambda c: c in COLUMNS, dtype=str
+    )
     n_total = len(table)
     # Multi-label images ("A|B") have no single subconcept; the index keeps the file row.
     table = table.loc[~table["Finding Labels"].str.contains("|", regex=False)]
@@ -65,38 +41,28 @@ def _single_label_rows(meta_path: Path) -> tuple[pd.DataFrame, np.ndarray, int]:
     return table.reset_index(drop=True), table.index.to_numpy(), n_total
 
 
-def load_nih(
-    path: str | Path,
-    *,
-    images: str | Path | None = None,
-    require_images: bool = False,
-    verify: bool | str = True,
-    skip_unreadable: bool = False,
-) -> LabelledData:
+def load_nih(path: str | Path, **options) -> LabelledData:
     """Read NIH ChestX-ray14.
 
     Args:
         path: the metadata file, or the folder holding it (and, as distributed, the
             ``images_001/images/`` … folders or one flat image folder).
-        images: folder with the images when elsewhere (default: the metadata's folder).
-        require_images, verify, skip_unreadable: see
-            :func:`~medeval.datasets.files.listed_images`.
+        options: ``images`` (the image folder when elsewhere), ``require_images``, ``verify``,
+            ``skip_unreadable``: see :func:`~medeval.datasets.files.listed_images`.
 
     Returns:
         ``LabelledData`` (N single-label images) with ``files`` (N,), ``groups`` = Patient ID
         and ``ids`` = Image Index.
     """
-    meta_path = find_nih_metadata(path)
+    meta_path = find_file(
+        path, ("Data_Entry_2017*.csv", "Data_Entry_2017*.csv.gz"), "Data_Entry_2017*.csv[.gz] file"
+    )
     table, meta_rows, n_total = _single_label_rows(meta_path)
     return listed_images(
         table["Image Index"].to_numpy(),
         meta_rows,
-        Path(images) if images is not None else meta_path.parent,
-        metadata_path=meta_path,
+        meta_path,
         suffixes=(".png",),
-        require_images=require_images,
-        verify=verify,
-        skip_unreadable=skip_unreadable,
         meta={
             "group_column": "Patient ID",
             "n_rows": n_total,
@@ -107,4 +73,5 @@ def load_nih(
         name="nih-chestxray14",
         groups=group_ids(table["Patient ID"]),
         ids=table["Image Index"].to_numpy(dtype=str),
+        **options,
     )

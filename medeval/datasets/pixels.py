@@ -1,7 +1,5 @@
-"""Decoding one image file (PIL or pydicom) into a float array in [0, 1], and checking a set
-of files (every bad file named in one error). DICOM: modality LUT, then VOI LUT or window
-(scaled by its output range), MONOCHROME1 inverted; a multi-frame file needs ``frame``.
-"""
+"""Decoding one image file (PIL or pydicom: modality LUT, VOI LUT or window, MONOCHROME1) into
+floats in [0, 1], and checking a set of files (every bad file named in one error)."""
 
 from __future__ import annotations
 
@@ -29,7 +27,6 @@ __all__ = [
     "dicom_frame",
     "is_dicom",
     "is_image_name",
-    "not_found_reason",
     "read_dicom_header",
     "read_dicom_image",
     "read_image_array",
@@ -64,13 +61,6 @@ def is_image_name(name: str | Path) -> bool:
     return Path(name).suffix.lower() in IMAGE_SUFFIXES
 
 
-def not_found_reason(path: Path) -> str:
-    """Why an absent file cannot be read (a broken symbolic link says where it points)."""
-    if path.is_symlink():
-        return f"broken symbolic link (its target {os.readlink(path)} does not exist)"
-    return "image file not found"
-
-
 def is_dicom(path: Path) -> bool:
     """A ``.dcm`` / ``.dicom`` file, or any non-image file with the DICOM part-10 magic."""
     suffix = path.suffix.lower()
@@ -85,8 +75,7 @@ def is_dicom(path: Path) -> bool:
 
 @contextmanager
 def _named_errors(path: Path) -> Iterator[None]:
-    """Every reason a file cannot be read as a ``DataError`` naming it; PIL's
-    decompression-bomb warning is an error."""
+    """Every reason a file cannot be read (a decompression-bomb warning too) as a DataError."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -94,7 +83,10 @@ def _named_errors(path: Path) -> Iterator[None]:
     except DataError:
         raise
     except FileNotFoundError as exc:
-        raise DataError(f"{path}: {not_found_reason(path)}") from exc
+        if path.is_symlink():
+            reason = f"broken symbolic link (its target {os.readlink(path)} does not exist)"
+            raise DataError(f"{path}: {reason}") from exc
+        raise DataError(f"{path}: image file not found") from exc
     except _PIL_ERRORS as exc:
         raise DataError(f"{path}: {_pil_reason(exc)}") from exc
 
@@ -192,8 +184,7 @@ def read_dicom_header(path: str | Path) -> DicomHeader:
 
 
 def _dcmread(path: Path, what: str, **options) -> tuple[Any, int]:
-    """The DICOM data set of ``path`` and its number of frames; ``what`` (``"header"`` or
-    ``"pixels"``) is what the messages say could not be read."""
+    """The DICOM data set and its frame count; ``what`` is what messages say was not read."""
     import pydicom  # only DICOM users pay for importing pydicom
     from pydicom.errors import InvalidDicomError
 
@@ -251,8 +242,7 @@ def read_dicom_image(path: str | Path, *, frame: int | None = None) -> np.ndarra
 
 
 def _decode(ds, path: Path, index: int | None) -> np.ndarray:
-    """The pixels of frame ``index`` (``None``: the one image), (H, W) or (H, W, 3); every
-    decoder failure is a DataError."""
+    """The pixels of frame ``index`` (``None``: the one image); decoder failures as DataError."""
     if "PixelData" not in ds and "FloatPixelData" not in ds and "DoubleFloatPixelData" not in ds:
         raise DataError(f"{path}: cannot read DICOM pixels: the file has no pixel data")
     meta = getattr(ds, "file_meta", None)

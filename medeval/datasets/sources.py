@@ -1,15 +1,11 @@
-"""The data-source registry: each source declared once, with its loader and the options it takes.
-
-The tools' loader flags, ``--help``, :func:`medeval.datasets.load` and a config's
-``data.options`` all read the declarations; loaders (``"module:function"``) are imported on
-first use, so ``--help`` imports neither numpy nor torch.
-"""
+"""The data-source registry: each source declared once, with its loader (imported on first use)
+and options; every tool, :func:`medeval.datasets.load` and a config read it (docs/tasks.md)."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Integral
 from pathlib import Path
 from typing import Any
@@ -160,6 +156,11 @@ PARTS = Option(
 
 IMAGE_SET = (IMAGES, REQUIRE, VERIFY, SKIP)
 
+
+def _respect(value: Any) -> bool:
+    return value == "respect" if isinstance(value, str) else bool(value)
+
+
 #: Every registered source by name, in declaration order (``--help`` lists them so).
 SOURCES: dict[str, Source] = {}
 
@@ -221,7 +222,7 @@ for _source in (
         "an image folder per class",
         "image",
         _D + "folder:load_image_folder",
-        (Option("parts", PARTS.help, choices=PARTS.choices, keyword="splits"), VERIFY, SKIP),
+        (replace(PARTS, keyword="splits"), VERIFY, SKIP),
     ),
     Source(
         "images",
@@ -250,7 +251,7 @@ for _source in (
             Option("csv", "labels CSV of the DICOM files (default: the one CSV in the folder)"),
             Option("file-column", "file column of the labels CSV"),
             LABEL,
-            Option("group-column", GROUP.help, keyword="patient_column"),
+            replace(GROUP, keyword="patient_column"),
             Option(
                 "frame",
                 "frame read from multi-frame files (-1 = last); without it such a file is "
@@ -265,16 +266,8 @@ for _source in (
         "medmnist",
         "MedMNIST .npz files",
         "image",
-        _D + "medmnist:load_named",
-        (
-            Option(
-                "parts",
-                PARTS.help,
-                choices=PARTS.choices,
-                keyword="respect_splits",
-                convert=lambda v: v == "respect" if isinstance(v, str) else bool(v),
-            ),
-        ),
+        _D + "medmnist:load_medmnist",
+        (replace(PARTS, keyword="respect_splits", convert=_respect),),
         names=_D + "medmnist:dataset_names",
     ),
     Source(
@@ -295,7 +288,7 @@ for _source in (
         "text",
         "a text table: text + label",
         "text",
-        _D + "text:load_text_csv",
+        _D + "tables:load_text_csv",
         (TEXT, LABEL, GROUP),
     ),
     Source(

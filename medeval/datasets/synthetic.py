@@ -1,11 +1,5 @@
-"""Built-in synthetic grayscale chest-radiograph phantoms with lesion subtypes of unequal
-difficulty: the ``synthetic`` source and the default training config's data (docs/imaging.md).
-
-Subconcepts: ``normal`` and ``calcified granuloma`` (majority); ``large opacity`` (easy),
-``small nodule`` (medium) and ``faint diffuse`` (minority, rare: a haze too weak to learn from a
-few hundred images, :data:`FAINT_CONTRAST`, so BA looks better than wBA). Patients hold 1–3
-images of one finding. THE DATA ARE SYNTHETIC: they test the pipeline, not real radiographs.
-"""
+"""Built-in SYNTHETIC chest-radiograph phantoms with subconcepts of unequal difficulty (the
+``synthetic`` source and the default training data; docs/imaging.md): they test the pipeline."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Pooled features of a frozen backbone for every image, cached on disk.
-
-Cache layout: ``<cache>/<model>-<size>px-<key>/<h[:2]>/<h>.npy``; ``key`` hashes the model,
-weights, feature kind, image size and pixel rule, ``h`` the image file (:func:`row_keys`).
-Image files get the training path's pixels (:class:`ResizedImageDataset`).
-"""
+"""Pooled features of a frozen backbone for every image (the training path's pixels), cached as
+``<cache>/<model>-<size>px-<key>/<h[:2]>/<h>.npy``: ``key`` hashes the model, weights, feature
+kind, size and pixel rule, ``h`` the image (:func:`row_keys`)."""
 
 from __future__ import annotations
 
@@ -15,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, Subset
 
 from medeval.datasets.base import LabelledData
 from medeval.datasets.cache import DECODE_VERSION, ImageCache, ResizedImageDataset
-from medeval.datasets.images import default_transform, to_tensor
+from medeval.datasets.images import ImageDataset, default_transform
 from medeval.datasets.pixels import FRAME_KEY
 from medeval.device import autocast
 from medeval.io import atomic
@@ -88,44 +85,33 @@ def row_keys(data: LabelledData) -> list[str]:
     raise ValueError(f"{data.source}/{data.name}: no images to embed")
 
 
-class _Rows(Dataset):
-    """Rows ``rows`` of ``data`` as (3, S, S) images: uint8 pixels of image files (normalised
-    on the device by :func:`~medeval.models.inputs.model_input`), normalised float32 images
-    from memory."""
-
-    def __init__(
-        self,
-        data: LabelledData,
-        rows: np.ndarray,
-        size: int,
-        *,
-        image_cache: str | Path | None,
-        workers: int,
-        progress: bool,
-    ) -> None:
-        self.data, self.rows, self.transform = data, rows, default_transform(size)
-        self.files = None
-        if data.files is not None:
-            files = np.asarray(data.files, dtype=object)[rows]
-            frame = data.meta.get(FRAME_KEY)
-            reader = None
-            if image_cache is not None:
-                reader = ImageCache(image_cache, size=size, frame=frame).ensure(
-                    files, workers=workers, progress=progress, desc=f"decode {data.name} once"
-                )
-            zeros = np.zeros(len(rows), dtype=np.int64)
-            self.files = ResizedImageDataset(
-                files, zeros, zeros, size=size, cache=reader, frame=frame, rows=rows, as_uint8=True
-            )
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __getitem__(self, i: int) -> torch.Tensor:
-        if self.files is not None:  # names the row and file on failure, also from a worker
-            return self.files[i][0]
-        image = to_tensor(np.asarray(self.data.images[self.rows[i]], dtype=np.float32) / 255.0)
-        return self.transform(image)
+def _rows(
+    data: LabelledData,
+    rows: np.ndarray,
+    size: int,
+    *,
+    image_cache: str | Path | None,
+    workers: int,
+    progress: bool,
+) -> Dataset:
+    """Rows of ``data`` as ``(image (3, S, S), 0, 0)``: uint8 of files, normalised floats else."""
+    if data.files is None:
+        zeros = np.zeros(len(data), dtype=np.int64)
+        items = ImageDataset(
+            y=zeros, subconcept=zeros, images=data.images, transform=default_transform(size)
+        )
+        return Subset(items, rows)
+    files = np.asarray(data.files, dtype=object)[rows]
+    frame = data.meta.get(FRAME_KEY)
+    reader = None
+    if image_cache is not None:
+        reader = ImageCache(image_cache, size=size, frame=frame).ensure(
+            files, workers=workers, progress=progress, desc=f"decode {data.name} once"
+        )
+    zeros = np.zeros(len(rows), dtype=np.int64)
+    return ResizedImageDataset(  # names the row and file on failure, also from a worker
+        files, zeros, zeros, size=size, cache=reader, frame=frame, rows=rows, as_uint8=True
+    )
 
 
 @torch.no_grad()
@@ -135,7 +121,7 @@ def _run_backbone(
     """Yield the (B, F) float32 features of each batch of ``loader``, in order."""
     if device.type == "cuda":  # faster convolutions on GPUs
         net = net.to(memory_format=torch.channels_last)
-    for x in progress_bar(loader, desc=desc, disable=not progress):
+    for x, _, _ in progress_bar(loader, desc=desc, disable=not progress):
         with autocast(device):
             yield net(model_input(x, device)).float().cpu().numpy()
 
@@ -180,7 +166,7 @@ def embed_images(
         net = build_backbone(model, pretrained=pretrained, weights=weights, features=features)
         check_input_size(net, size, what="size")
         loader = DataLoader(
-            _Rows(data, todo, size, image_cache=image_cache, workers=workers, progress=progress),
+            _rows(data, todo, size, image_cache=image_cache, workers=workers, progress=progress),
             batch_size=batch_size,
             num_workers=workers,
             pin_memory=device.type == "cuda",

@@ -1,9 +1,5 @@
-"""A data set → one embedding table for the forest protocol.
-
-Columns ``f0000…`` (features), ``label``, ``group`` when known and ``id`` (the loader's name of
-each row, never a feature): the contract of a folder collection of ``python -m
-medeval.benchmark`` and the input of ``python -m medeval.subconcepts``.
-"""
+"""A data set → one embedding table (``f0000…``, ``label``, ``group`` when known, ``id``): a
+folder collection of ``python -m medeval.benchmark`` and the input of ``medeval.subconcepts``."""
 
 from __future__ import annotations
 
@@ -15,6 +11,11 @@ from medeval.datasets.base import DataError, LabelledData
 from medeval.options import EmbedSettings
 
 __all__ = ["EmbedSettings", "embed_table"]
+
+#: The settings :func:`~medeval.embeddings.images.embed_images` takes, under their own names.
+_IMAGE_KEYS = (
+    "model pretrained weights features size batch_size workers cache image_cache seed".split()
+)
 
 
 def embed_table(
@@ -31,19 +32,7 @@ def embed_table(
         from medeval.embeddings.images import embed_images
 
         X, info = embed_images(
-            data,
-            model=s.model,
-            pretrained=s.pretrained,
-            weights=s.weights,
-            features=s.features,
-            size=s.size,
-            batch_size=s.batch_size,
-            workers=s.workers,
-            device=device,
-            cache=s.cache,
-            image_cache=s.image_cache,
-            seed=s.seed,
-            progress=progress,
+            data, device=device, progress=progress, **{k: getattr(s, k) for k in _IMAGE_KEYS}
         )
     elif data.kind == "text":
         from medeval.embeddings.text import embed_text

@@ -1,9 +1,5 @@
-"""A timm backbone chosen by name that maps images (B, 3, H, W) to pooled features (B, F).
-
-Weights: ``pretrained=True`` asks timm for the published weights (Hugging Face hub / torchvision
-URL); ``weights=PATH`` loads a local ``.pth``/``.safetensors`` file instead; ``pretrained=False``
-without ``weights`` is an explicit random initialisation.
-"""
+"""A timm backbone chosen by name: images (B, 3, H, W) → pooled features (B, F); published,
+local (``weights=PATH``) or explicitly random weights."""
 
 from __future__ import annotations
 
@@ -111,8 +107,7 @@ def hub_reachable(timeout: float = HUB_TIMEOUT_S) -> bool:
 
 @contextlib.contextmanager
 def _hub_offline() -> Iterator[None]:
-    """The hub client in offline mode: a cached copy of the weights is still found, and an
-    absent one fails at once instead of after retries."""
+    """The hub client offline: a cached copy is found, an absent one fails at once."""
     from huggingface_hub import constants
 
     old = constants.HF_HUB_OFFLINE

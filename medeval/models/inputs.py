@@ -1,10 +1,9 @@
-"""What the models take: a batch of items, on the model's device.
-
-Image files travel as uint8 (a quarter of the bytes) and are normalised on the device by a
-look-up in :func:`~medeval.datasets.images.pixel_table` (the bits of the float32 items).
-"""
+"""A batch on the model's device: uint8 pixels normalised there by a look-up in
+:func:`~medeval.datasets.images.pixel_table` (the bits of the float32 items)."""
 
 from __future__ import annotations
+
+import functools
 
 import torch
 
@@ -12,15 +11,11 @@ from medeval.datasets.images import pixel_table
 
 __all__ = ["model_input"]
 
-_TABLES: dict[str, torch.Tensor] = {}
 
-
+@functools.cache
 def _table(device: torch.device) -> torch.Tensor:
     """:func:`pixel_table` on ``device`` (one copy per device and process)."""
-    key = str(device)
-    if key not in _TABLES:
-        _TABLES[key] = pixel_table(normalize=True).to(device)
-    return _TABLES[key]
+    return pixel_table(normalize=True).to(device)
 
 
 def model_input(x: torch.Tensor, device: torch.device) -> torch.Tensor:

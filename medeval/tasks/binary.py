@@ -1,7 +1,5 @@
-"""Binary tasks whose classes keep their subconcepts (docs/method.md, "Binary tasks from
-multiclass data"). Classes are sorted by size, ties by label (numerically when every label is a
-number), so the task does not depend on the order of rows in the file.
-"""
+"""Binary tasks whose classes keep their subconcepts; classes sorted by size, ties by label, so
+row order does not matter (docs/method.md, "Binary tasks from multiclass data")."""
 
 from __future__ import annotations
 
@@ -158,9 +156,7 @@ class BinaryTask:
         """:meth:`describe` plus the skipped files."""
         out = self.describe()
         if self.data.skipped:
-            out["skipped"] = [
-                {"path": str(s.path), "row": s.row, "reason": s.reason} for s in self.data.skipped
-            ]
+            out["skipped"] = [dataclasses.asdict(s) for s in self.data.skipped]
         return out
 
     def describe_text(self) -> str:
@@ -210,8 +206,7 @@ def order_classes(labels: np.ndarray) -> list[tuple[str, int]]:
 
 
 def _ladder(sizes: list[int], m: int) -> list[int]:
-    """docs/method.md, "Binary tasks from multiclass data", step 3: n_1 = min(orig_1, ⌊m/2⌋), n_i =
-    min(orig_i, ⌊n_{i−1}/2⌋)."""
+    """docs/method.md, "Binary tasks from multiclass data", step 3 (the down-sampling ladder)."""
     out: list[int] = []
     cap = m // 2
     for size in sizes:
@@ -275,8 +270,7 @@ def make_binary_task(
 def _subconcepts_of(
     major: list[tuple[str, int]], minor: list[tuple[str, int]], targets: list[int]
 ) -> tuple[Subconcept, ...]:
-    """Classes 0 (``major``) and 1 (``minor``), (label, count) each in code order, as
-    subconcepts; class 1's down-sampled to ``targets``."""
+    """Classes 0 and 1, (label, count) in code order, as subconcepts; class 1 to ``targets``."""
     return tuple(
         [Subconcept(name, 0, n, n) for name, n in major]
         + [Subconcept(name, 1, n, t) for (name, n), t in zip(minor, targets, strict=True)]
@@ -286,8 +280,7 @@ def _subconcepts_of(
 def _task(
     data: LabelledData, subconcepts: tuple[Subconcept, ...], *, seed: int, **fields
 ) -> BinaryTask:
-    """The task of ``subconcepts``: class 1's rows drawn with ``seed`` where down-sampled;
-    ``fields``: the other :class:`BinaryTask` fields."""
+    """The task of ``subconcepts``, class 1's rows drawn with ``seed`` where down-sampled."""
     rng = np.random.default_rng(seed)
     labels = np.asarray(data.labels).astype(str)
     code_of = np.full(len(labels), -1, dtype=np.int64)

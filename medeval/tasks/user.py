@@ -1,8 +1,5 @@
-"""The user's own binary task (docs/method.md, "The user's own task"): class 1 is the user's list of
-labels, class 0 the rest (or a second list); each label is a subconcept of its class. A small
-task is never refused, only warned about (:class:`SmallSubconceptWarning`). :func:`make_task` is
-the one entry every tool calls.
-"""
+"""The user's own binary task (docs/method.md, "The user's own task"): class 1 the user's labels,
+class 0 the rest or a second list; :func:`make_task` is the one entry every tool calls."""
 
 from __future__ import annotations
 
@@ -201,8 +198,7 @@ def _labels_text(counts: Mapping[str, int]) -> str:
 
 
 def _check_known(spec: TaskSpec, counts: Mapping[str, int], where: str) -> None:
-    """Every listed label is a label of the data, and no unlisted label is spelled like a listed
-    one (``mel`` beside ``MEL``), which would silently join class 0."""
+    """Listed labels are the data's; none is spelled like an unlisted one (``mel``, ``MEL``)."""
     listed = {lab: w for w in ("positive", "negative", "drop") for lab in getattr(spec, w) or ()}
     for label, which in listed.items():
         alike = [lab for lab in counts if _folded(lab) == _folded(label) and lab not in listed]
@@ -239,8 +235,7 @@ def _check_listed(spec: TaskSpec, counts: Mapping[str, int], where: str) -> None
 def _subconcepts(
     counts: Mapping[str, int], negative: tuple[str, ...], spec: TaskSpec, where: str
 ) -> tuple[Subconcept, ...]:
-    """Class 0 then class 1, each by size (``counts`` is in that order already); class 1
-    down-sampled along the ladder from the smallest class-0 subconcept when asked."""
+    """Class 0 then class 1 by size; class 1 down-sampled along the ladder when asked."""
     major = [(lab, n) for lab, n in counts.items() if lab in negative]
     minor = [(lab, n) for lab, n in counts.items() if lab in spec.positive]
     targets = [n for _, n in minor]

@@ -20,9 +20,9 @@ LOADERS = {
     "folder": "medeval.datasets.folder.load_image_folder",
     "images": "medeval.datasets.imagetable.load_image_table",
     "dicom": "medeval.datasets.dicom.load_dicom",
-    "medmnist": "medeval.datasets.medmnist.load_named",
+    "medmnist": "medeval.datasets.medmnist.load_medmnist",
     "mmhs150k": "medeval.datasets.mmhs150k.load_mmhs150k",
-    "text": "medeval.datasets.text.load_text_csv",
+    "text": "medeval.datasets.tables.load_text_csv",
     "synthetic": "medeval.datasets.synthetic.load_synthetic",
 }
 

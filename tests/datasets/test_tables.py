@@ -1,11 +1,11 @@
-"""Generic CSV / Parquet feature tables."""
+"""Generic CSV / Parquet feature tables and text tables."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from medeval.datasets.base import DataError
-from medeval.datasets.tables import load_table
+from medeval.datasets.tables import load_table, load_text_csv
 
 
 @pytest.fixture
@@ -47,3 +47,16 @@ def test_numeric_labels_keep_their_original_spelling(tmp_path):
     path = tmp_path / "n.csv"
     pd.DataFrame({"a": [1, 2, 3], "label": [3.0, 10.0, 3.0]}).to_csv(path, index=False)
     np.testing.assert_array_equal(load_table(path).labels, ["3", "10", "3"])
+
+
+def test_text_csv(tmp_path):
+    path = tmp_path / "notes.csv"
+    pd.DataFrame(
+        {"note": ["chest pain", "", "cough, fever"], "dx": ["a", "b", "a"], "pid": [1, 2, 2]}
+    ).to_csv(path, index=False)
+    data = load_text_csv(path, text_column="note", label_column="dx", group_column="pid")
+    np.testing.assert_array_equal(data.text, ["chest pain", "", "cough, fever"])
+    np.testing.assert_array_equal(data.groups, ["1", "2", "2"])
+    assert data.kind == "text"
+    with pytest.raises(DataError, match="missing column 'text'"):
+        load_text_csv(path, label_column="dx")
