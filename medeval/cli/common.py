@@ -1,9 +1,6 @@
-"""What every command-line tool shares: the common options, output-path checks, exit codes.
-
-A :class:`~medeval.errors.UserError` (bad file, option, config key or output path) ends the tool
-with one line on stderr and exit code 2; ``-v`` adds the traceback. Only the standard library is
-imported here, so ``--help`` is instant: each tool imports the library inside its run function.
-"""
+"""What every command-line tool shares: the common options, output-path checks, and exit code
+2 with one line on stderr for a user error (``-v``: the traceback). Only the standard library is
+imported here, so ``--help`` is instant: each tool imports the library inside its run function."""
 
 from __future__ import annotations
 
@@ -239,15 +236,17 @@ def execute(
         return EXIT_BAD_INPUT
 
 
-def checked_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+def checked_options(
+    parser: argparse.ArgumentParser, error: Callable[[str], NoReturn] | None = None
+) -> argparse.ArgumentParser:
     """Make a parse error of ``parser`` and its subcommands one line, naming the option:
-    ``PROG: error: argument --jobs: must be >= 1, got 0`` (``--help`` shows the usage). Each
-    option's range is its own type's (from its declaration: :mod:`medeval.cli.options`)."""
+    ``PROG: error: argument --jobs: must be >= 1, got 0`` (``--help`` shows the usage), or
+    ``error(message)``. Each option's range is its own type's (:mod:`medeval.cli.options`)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
-                checked_options(sub)
-    parser.error = functools.partial(_parse_error, parser)  # type: ignore[method-assign]
+                checked_options(sub, error)
+    parser.error = error or functools.partial(_parse_error, parser)  # type: ignore[method-assign]
     return parser
 
 
@@ -287,13 +286,11 @@ def parse_nested(parser: argparse.ArgumentParser, text: str, *, what: str) -> ar
         argv = shlex.split(text)
     except ValueError as err:
         raise UserError(f"{what} {text!r}: {err}") from None
-    checked_options(parser)
 
     def refuse(message: str) -> NoReturn:
         raise UserError(f"{what} {text!r}: {message}")
 
-    parser.error = refuse  # type: ignore[method-assign]
-    return parser.parse_args(argv)
+    return checked_options(parser, refuse).parse_args(argv)
 
 
 def add_source_arguments(

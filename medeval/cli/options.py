@@ -17,7 +17,6 @@ __all__ = [
     "EVALUATION_FLAGS",
     "add_evaluation_options",
     "add_options",
-    "evaluation_options",
     "given_options",
     "option_type",
     "settings",
@@ -161,8 +160,3 @@ def add_evaluation_options(
         notes=notes,
         config="evaluation" if config else None,
     )
-
-
-def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The evaluation's options given on the command line, by field name."""
-    return given_options(args, EVALUATION_FLAGS)

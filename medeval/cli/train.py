@@ -19,7 +19,7 @@ from medeval.cli.common import (
     source_options,
     tool_parser,
 )
-from medeval.cli.options import add_evaluation_options, add_options, evaluation_options
+from medeval.cli.options import EVALUATION_FLAGS, add_evaluation_options, add_options, given_options
 from medeval.device import check_device
 from medeval.errors import UserError
 from medeval.io.outdir import default_out
@@ -100,7 +100,7 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
         out.append("task.downsample=true")
     if args.weights is not None:
         out += [f"model.weights={args.weights}", "model.pretrained=true"]
-    for key, value in evaluation_options(args).items():
+    for key, value in given_options(args, EVALUATION_FLAGS).items():
         out.append(f"evaluation.{key}={json.dumps(value)}")
     return out
 
@@ -112,7 +112,7 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
     if args.resume is not None:
         given = [args.config, args.source, args.path, args.name, args.seed, args.device]
         given += [args.positive, args.negative, args.drop, args.downsample]
-        given += list(evaluation_options(args).values())
+        given += list(given_options(args, EVALUATION_FLAGS).values())
         if any(v is not None for v in given) or args.overrides or args.out is not None:
             raise UserError("--resume uses the run's own config.yaml; drop the other options")
         out = check_run_folder(args.resume, resume=True)
