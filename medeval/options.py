@@ -113,10 +113,8 @@ class EvaluationOptions:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(EvaluationOptions)}
 
 
-#: The benchmark protocol's evaluation options (``python -m medeval.benchmark``'s defaults):
-#: 200 replicates per fold and method at 95 %, within class, threshold 0.5. Their ``seed`` is
-#: not used: each fold's bootstrap seed is derived from the protocol's
-#: (:func:`medeval.splits.derive_seed`).
+#: The benchmark protocol's evaluation options (``python -m medeval.benchmark``'s defaults); their
+#: ``seed`` is not used: each fold's is derived (:func:`medeval.splits.derive_seed`).
 PROTOCOL_OPTIONS = EvaluationOptions(n_bootstrap=200)
 
 
