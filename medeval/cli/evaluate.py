@@ -166,18 +166,17 @@ def run(args: argparse.Namespace) -> int:
 
     return_large_blocks()  # freed column-sized arrays go back to the system between stages
     fixed = {"device": args.device or "cpu", "progress": not args.quiet}
-    given = settings(EvaluateSettings, args, EVALUATION_FLAGS, **fixed)
-    threshold, bootstrap, seed = given.threshold, given.n_bootstrap, given.seed
+    chosen = settings(EvaluateSettings, args, EVALUATION_FLAGS, **fixed)
     with warnings.catch_warnings(record=True) as caught, _replicate_budget():
         warnings.simplefilter("always")
         table, ev = evaluate_file(
             args.predictions, args.train_sizes, reference=args.reference, labels=args.labels,
-            settings=given,
+            settings=chosen,
         )  # fmt: skip
     source = (
         f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n"
         + (f"reference: {args.reference}\n" if args.reference else "")
-        + (f"threshold: {threshold}\nbootstrap: {bootstrap} (seed {seed})")
+        + f"threshold: {chosen.threshold}\nbootstrap: {chosen.n_bootstrap} (seed {chosen.seed})"
     )
     if args.threshold is not None and table.y_pred is not None:
         print(

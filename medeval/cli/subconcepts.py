@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     target = output_folder(args, "subconcepts", args.test, inputs)
     features = tuple(args.features) if args.features else None
     fixed = {"features": features, "discover": args.discover, "device": args.device or "cpu"}
-    given = settings(SubconceptSettings, args, MODEL_FLAGS, EVALUATION_FLAGS, **fixed)
+    chosen = settings(SubconceptSettings, args, MODEL_FLAGS, EVALUATION_FLAGS, **fixed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = fit_and_evaluate(
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             predictions=args.predictions,
             reference_predictions=args.reference_predictions,
             train_labels=args.train_labels,
-            settings=given,
+            settings=chosen,
         )
     for w in caught:  # as evaluate: one line each; input warnings are the first notes already
         if not any(str(w.message) in n for n in result.evaluation.notes):
