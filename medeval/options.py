@@ -1,13 +1,6 @@
-"""What each tool can be told, declared once: the settings of every tool, their defaults and
-their allowed values.
-
-:class:`EvaluationOptions` (threshold, bootstrap replicates, level, strata, seed) is a base of
-the settings of ``evaluate``, ``subconcepts`` and ``discover``, the evaluation fields of
-:class:`BenchmarkSettings` and the ``evaluation`` section of a training config;
-:class:`DiscoveryOptions` are the discovery's, :class:`EmbedSettings` ``embed``'s. Each tool's
-options are made from these declarations (:func:`medeval.cli.options.add_options`). Only the
-standard library is imported here, so a tool's ``--help`` stays fast.
-"""
+"""What each tool can be told, declared once: every tool's settings, each field's default and
+allowed values (in its metadata), from which the tools' options are made
+(:func:`medeval.cli.options.add_options`). Only the standard library is imported here."""
 
 from __future__ import annotations
 
@@ -64,6 +57,18 @@ _BOOL = TypeOf(bool, desc="a bool")
 _TEXT = TypeOf(str, desc="a str")
 _PATH = TypeOf(str, Path, desc="a path")
 
+
+def _allows(*allowed: Any) -> dict[str, list[Any]]:
+    """A field's metadata: the values it allows (:func:`_declared` checks them)."""
+    return {"allowed": list(allowed)}
+
+
+def _declared(cls: type) -> type:
+    """``cls`` with each field checked against its allowed values when an instance is made."""
+    fields = dataclasses.fields(cls)
+    return declared({f.name: f.metadata["allowed"] for f in fields if "allowed" in f.metadata})(cls)
+
+
 #: How ``discover`` clusters each class, and how it reduces the features first.
 DISCOVERY_METHODS = ("gmm", "kmeans")
 REDUCERS = ("pca", "umap")
@@ -79,15 +84,7 @@ SUBCONCEPT_MODES = ("true", "discovered")
 SCHEMES = ("auto", "patient", "cv5x2", "presplit")
 
 
-@declared(
-    {
-        "threshold": [THRESHOLD],
-        "n_bootstrap": [N_BOOTSTRAP],
-        "confidence": [CONFIDENCE],
-        "stratify": [StrOptions(STRATIFY)],
-        "seed": [SEED],
-    }
-)
+@_declared
 @dataclass(frozen=True, kw_only=True)
 class EvaluationOptions:
     """What a user sets about an evaluation (see :func:`medeval.evaluation.evaluate`).
@@ -105,34 +102,23 @@ class EvaluationOptions:
     """
 
     # in the order a training run's config.yaml has always listed the first three
-    n_bootstrap: int = 1000
-    threshold: float = 0.5
-    seed: int = 0
-    confidence: float = 0.95
-    stratify: str = "class"
+    n_bootstrap: int = field(default=1000, metadata=_allows(N_BOOTSTRAP))
+    threshold: float = field(default=0.5, metadata=_allows(THRESHOLD))
+    seed: int = field(default=0, metadata=_allows(SEED))
+    confidence: float = field(default=0.95, metadata=_allows(CONFIDENCE))
+    stratify: str = field(default="class", metadata=_allows(StrOptions(STRATIFY)))
 
     def evaluation_options(self) -> dict[str, Any]:
         """These fields by name (of a settings object that extends this one, too)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(EvaluationOptions)}
 
 
-#: The benchmark protocol's evaluation options (``python -m medeval.benchmark``'s defaults):
-#: 200 replicates per fold and method at 95 %, within class, threshold 0.5. Their ``seed`` is
-#: not used: each fold's bootstrap seed is derived from the protocol's
-#: (:func:`medeval.splits.derive_seed`).
+#: The benchmark protocol's evaluation options (``python -m medeval.benchmark``'s defaults); their
+#: ``seed`` is not used: each fold's is derived (:func:`medeval.splits.derive_seed`).
 PROTOCOL_OPTIONS = EvaluationOptions(n_bootstrap=200)
 
 
-@declared(
-    {
-        "method": [StrOptions(DISCOVERY_METHODS)],
-        "reducer": [StrOptions(REDUCERS)],
-        "n_components": [COUNT],
-        "k_max": [COUNT],
-        "min_cluster_size": [COUNT],
-        "n_estimators": [COUNT],
-    }
-)
+@_declared
 @dataclass(frozen=True, kw_only=True)
 class DiscoveryOptions:
     """How each class is clustered (:func:`medeval.discovery.discover_subconcepts`, seeded with
@@ -141,19 +127,19 @@ class DiscoveryOptions:
     clusters of at least ``min_cluster_size`` training rows, and the ``n_estimators`` trees of
     the subconcept forest."""
 
-    method: str = "gmm"
-    reducer: str = "pca"
-    n_components: int = 8
-    k_max: int = 8
-    min_cluster_size: int = 5
-    n_estimators: int = 100
+    method: str = field(default="gmm", metadata=_allows(StrOptions(DISCOVERY_METHODS)))
+    reducer: str = field(default="pca", metadata=_allows(StrOptions(REDUCERS)))
+    n_components: int = field(default=8, metadata=_allows(COUNT))
+    k_max: int = field(default=8, metadata=_allows(COUNT))
+    min_cluster_size: int = field(default=5, metadata=_allows(COUNT))
+    n_estimators: int = field(default=100, metadata=_allows(COUNT))
 
     def discovery_options(self) -> dict[str, Any]:
         """These fields by name (of a settings object that extends this one, too)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(DiscoveryOptions)}
 
 
-@declared({"positive": [_TEXT, None], "n_examples": [COUNT]})
+@_declared
 @dataclass(frozen=True, kw_only=True)
 class DiscoverySettings(EvaluationOptions, DiscoveryOptions):
     """``discover``: the label of class 1 in a ``label`` column (``positive``; ``None``: the
@@ -161,17 +147,11 @@ class DiscoverySettings(EvaluationOptions, DiscoveryOptions):
     the examples per cluster in its sheet, and the evaluation (``seed`` seeds both).
     """
 
-    positive: str | None = None
-    n_examples: int = 6
+    positive: str | None = field(default=None, metadata=_allows(_TEXT, None))
+    n_examples: int = field(default=6, metadata=_allows(COUNT))
 
 
-@declared(
-    {
-        "features": [TypeOf(tuple, desc="a tuple of column names"), None],
-        "discover": [_BOOL],
-        "device": [TypeOf(str, desc="a device name")],
-    }
-)
+@_declared
 @dataclass(frozen=True, kw_only=True)
 class SubconceptSettings(EvaluationOptions, DiscoveryOptions):
     """``subconcepts``: the feature columns (``None``: every ``f0000…`` column), whether to
@@ -180,27 +160,14 @@ class SubconceptSettings(EvaluationOptions, DiscoveryOptions):
     runs, and the evaluation.
     """
 
-    features: tuple[str, ...] | None = None
-    discover: bool = False
-    device: str = "cpu"
+    features: tuple[str, ...] | None = field(
+        default=None, metadata=_allows(TypeOf(tuple, desc="a tuple of column names"), None)
+    )
+    discover: bool = field(default=False, metadata=_allows(_BOOL))
+    device: str = field(default="cpu", metadata=_allows(TypeOf(str, desc="a device name")))
 
 
-@declared(
-    {
-        "model": [TypeOf(str, desc="a backbone name")],
-        "pretrained": [_BOOL],
-        "weights": [_PATH, None],
-        "features": [StrOptions(FEATURES)],
-        "size": [COUNT],
-        "batch_size": [COUNT],
-        "workers": [Interval(Integral, 0, None)],
-        "cache": [_PATH, None],
-        "image_cache": [_PATH, None],
-        "text_model": [_TEXT],
-        "svd_components": [COUNT],
-        "seed": [SEED],
-    }
-)
+@_declared
 @dataclass(frozen=True)
 class EmbedSettings:
     """``embed``: images through a frozen timm backbone (``model``, ImageNet weights unless
@@ -212,39 +179,25 @@ class EmbedSettings:
     random-init backbone and the SVD.
     """
 
-    model: str = "vgg16"
-    pretrained: bool = True
-    weights: str | None = None
-    features: str = "head"
-    size: int = 224
-    batch_size: int = 32
-    workers: int = 0
-    cache: str | Path | None = ".medeval-cache/features"
-    image_cache: str | Path | None = ".medeval-cache/images"  # decoded image files, once
-    text_model: str = "all-MiniLM-L6-v2"
-    svd_components: int = 256
-    seed: int = 0
+    model: str = field(default="vgg16", metadata=_allows(TypeOf(str, desc="a backbone name")))
+    pretrained: bool = field(default=True, metadata=_allows(_BOOL))
+    weights: str | None = field(default=None, metadata=_allows(_PATH, None))
+    features: str = field(default="head", metadata=_allows(StrOptions(FEATURES)))
+    size: int = field(default=224, metadata=_allows(COUNT))
+    batch_size: int = field(default=32, metadata=_allows(COUNT))
+    workers: int = field(default=0, metadata=_allows(Interval(Integral, 0, None)))
+    cache: str | Path | None = field(
+        default=".medeval-cache/features", metadata=_allows(_PATH, None)
+    )
+    image_cache: str | Path | None = field(
+        default=".medeval-cache/images", metadata=_allows(_PATH, None)
+    )
+    text_model: str = field(default="all-MiniLM-L6-v2", metadata=_allows(_TEXT))
+    svd_components: int = field(default=256, metadata=_allows(COUNT))
+    seed: int = field(default=0, metadata=_allows(SEED))
 
 
-@declared(
-    {
-        "collection": [_TEXT],
-        "out": [_PATH],
-        "data": [_PATH, None],
-        "datasets": [TypeOf(tuple, desc="a tuple of data-set names"), None],
-        "methods": [TypeOf(tuple, desc="a tuple of corrections")],
-        "n_estimators": [COUNT],
-        "max_splits": [Interval(Integral, 1, N_SPLITS)],
-        "jobs": [COUNT],
-        "backend": [StrOptions(BACKENDS)],
-        "scheduler": [_TEXT, None],
-        "force": [_BOOL],
-        "loader_options": [TypeOf(dict, desc="a dict of loader options")],
-        "subconcepts": [StrOptions(SUBCONCEPT_MODES)],
-        "save_predictions": [_BOOL],
-        "task": [TypeOf(dict, desc="a dict (TaskSpec.to_dict())"), None],
-    }
-)
+@_declared
 @dataclass(frozen=True, kw_only=True)
 class BenchmarkSettings(EvaluationOptions):
     """``benchmark``: the ``collection`` (``keel``, ``pmlb`` or a folder of tables; the data
@@ -257,21 +210,29 @@ class BenchmarkSettings(EvaluationOptions):
     is derived from ``seed``, which also seeds the tasks, splits and forests).
     """
 
-    collection: str
-    out: str | Path
-    data: str | Path | None = None
-    datasets: tuple[str, ...] | None = None
-    methods: tuple[str, ...] = CORRECTIONS
-    n_estimators: int = 100
-    max_splits: int = N_SPLITS
-    jobs: int = 1
-    backend: str = "loky"
-    scheduler: str | None = None
-    force: bool = False
-    loader_options: dict = field(default_factory=dict)
-    subconcepts: str = "true"  # or "discovered" (medeval.protocol.discovered)
-    save_predictions: bool = False  # each fold's files for evaluate (medeval.protocol.saved)
-    task: dict | None = None  # the user's task for every data set (TaskSpec.to_dict())
+    collection: str = field(metadata=_allows(_TEXT))
+    out: str | Path = field(metadata=_allows(_PATH))
+    data: str | Path | None = field(default=None, metadata=_allows(_PATH, None))
+    datasets: tuple[str, ...] | None = field(
+        default=None, metadata=_allows(TypeOf(tuple, desc="a tuple of data-set names"), None)
+    )
+    methods: tuple[str, ...] = field(
+        default=CORRECTIONS, metadata=_allows(TypeOf(tuple, desc="a tuple of corrections"))
+    )
+    n_estimators: int = field(default=100, metadata=_allows(COUNT))
+    max_splits: int = field(default=N_SPLITS, metadata=_allows(Interval(Integral, 1, N_SPLITS)))
+    jobs: int = field(default=1, metadata=_allows(COUNT))
+    backend: str = field(default="loky", metadata=_allows(StrOptions(BACKENDS)))
+    scheduler: str | None = field(default=None, metadata=_allows(_TEXT, None))
+    force: bool = field(default=False, metadata=_allows(_BOOL))
+    loader_options: dict = field(
+        default_factory=dict, metadata=_allows(TypeOf(dict, desc="a dict of loader options"))
+    )
+    subconcepts: str = field(default="true", metadata=_allows(StrOptions(SUBCONCEPT_MODES)))
+    save_predictions: bool = field(default=False, metadata=_allows(_BOOL))
+    task: dict | None = field(
+        default=None, metadata=_allows(TypeOf(dict, desc="a dict (TaskSpec.to_dict())"), None)
+    )
     n_bootstrap: int = PROTOCOL_OPTIONS.n_bootstrap
 
     def evaluation(self) -> EvaluationOptions:
@@ -281,14 +242,7 @@ class BenchmarkSettings(EvaluationOptions):
         )
 
 
-@declared(
-    {
-        "budget": [COUNT],
-        "seed": [SEED],
-        "confidence": [CONFIDENCE],
-        "threshold": [THRESHOLD],
-    }
-)
+@_declared
 @dataclass(frozen=True, kw_only=True)
 class LabelSettings:
     """``label``: the size of the next batch of test rows to label (``budget``), the ``seed``
@@ -296,7 +250,7 @@ class LabelSettings:
     decision ``threshold`` on ``y_score``.
     """
 
-    budget: int = 20
-    seed: int = 0
-    confidence: float = 0.95
-    threshold: float = 0.5
+    budget: int = field(default=20, metadata=_allows(COUNT))
+    seed: int = field(default=0, metadata=_allows(SEED))
+    confidence: float = field(default=0.95, metadata=_allows(CONFIDENCE))
+    threshold: float = field(default=0.5, metadata=_allows(THRESHOLD))

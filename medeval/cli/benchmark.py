@@ -1,10 +1,6 @@
-"""``python -m medeval.benchmark`` (``medeval-benchmark``): the random-forest protocol on a
-collection (docs/method.md, "Protocols").
-
-Runs the grid of (data set, method, split) records into a results folder, resumable, then the
-analyses (``python -m medeval.analyze``) on that folder. The library side is
-:mod:`medeval.flows.benchmark`.
-"""
+"""``python -m medeval.benchmark`` (``medeval-benchmark``): the random-forest protocol's grid on
+a collection into a resumable results folder, then its analyses (:mod:`medeval.flows.benchmark`;
+docs/method.md, "Protocols")."""
 
 from __future__ import annotations
 
@@ -23,12 +19,7 @@ from medeval.cli.common import (
     task_spec,
     tool_parser,
 )
-from medeval.cli.options import (
-    add_evaluation_options,
-    add_options,
-    evaluation_options,
-    given_options,
-)
+from medeval.cli.options import EVALUATION_FLAGS, add_evaluation_options, add_options, settings
 from medeval.errors import UserError
 from medeval.options import CORRECTIONS, N_SPLITS, BenchmarkSettings
 
@@ -163,23 +154,24 @@ def run(args: argparse.Namespace) -> int:
         OutputFolder(out / "analysis", "analyze", force=True, what=ANALYSIS).check()
     from medeval.flows.benchmark import run_benchmark
 
-    settings = BenchmarkSettings(
+    chosen = settings(
+        BenchmarkSettings,
+        args,
+        GRID_FLAGS,
+        EVALUATION_FLAGS,
         collection=args.collection,
         out=out,
         data=args.data,
         datasets=_names(args.datasets),
         methods=_names(args.methods) or (),
-        seed=0 if args.seed is None else args.seed,
         scheduler=args.scheduler,
         force=args.force,
         loader_options=options,
         save_predictions=args.save_predictions,
         task=None if spec is None else spec.to_dict(),
-        **given_options(args, GRID_FLAGS),
-        **evaluation_options(args),
     )
     log = functools.partial(print, file=sys.stderr)
-    done = run_benchmark(settings, progress=not args.quiet, log=log)
+    done = run_benchmark(chosen, progress=not args.quiet, log=log)
     for r in done.errors:
         print(f"error: {r.message}", file=sys.stderr)
     if done.rejected:

@@ -1,9 +1,6 @@
-"""What every command-line tool shares: the common options, output-path checks, exit codes.
-
-A :class:`~medeval.errors.UserError` (bad file, option, config key or output path) ends the tool
-with one line on stderr and exit code 2; ``-v`` adds the traceback. Only the standard library is
-imported here, so ``--help`` is instant: each tool imports the library inside its run function.
-"""
+"""What every command-line tool shares: the common options, output-path checks, and exit code
+2 with one line on stderr for a user error (``-v``: the traceback). Only the standard library is
+imported here, so ``--help`` is instant: each tool imports the library inside its run function."""
 
 from __future__ import annotations
 
@@ -162,26 +159,15 @@ def say(args: argparse.Namespace, *lines: str) -> None:
 
 def run_command(main: Callable[[], int]) -> NoReturn:
     """Run a tool's ``main()`` as the whole process and end it with its exit code, skipping the
-    interpreter's teardown (torch's object graph) when :func:`_alone`: the outputs are written by
-    then, and the exit handlers still run (:func:`exit_now`)."""
-    code = main()
-    if _alone():
-        exit_now(code)
-    sys.exit(code)
-
-
-def _alone() -> bool:
-    """Whether this process runs no other thread and no child process (joblib's loky executor
-    keeps some alive after a grid): only then may it skip the interpreter's shutdown."""
+    interpreter's teardown (torch's object graph) when no other thread or child process runs
+    (joblib's loky executor keeps some alive after a grid): the outputs are written by then,
+    and the exit handlers still run."""
     import multiprocessing
     import threading
 
-    return threading.active_count() == 1 and not multiprocessing.active_children()
-
-
-def exit_now(code: int) -> NoReturn:
-    """Run the exit handlers, flush the standard streams and end the process with ``code``
-    (see :func:`run_command`)."""
+    code = main()
+    if threading.active_count() > 1 or multiprocessing.active_children():
+        sys.exit(code)
     try:
         atexit._run_exitfuncs()  # the handlers os._exit would skip: logging, finalizers, pools
     finally:
@@ -195,8 +181,7 @@ def exit_now(code: int) -> NoReturn:
 
 @contextlib.contextmanager
 def _plain_warnings(*, enabled: bool):
-    """Warnings reach stderr as one line each, ``warning: <message>`` (``-v`` keeps Python's
-    form); only ``formatwarning`` changes, so recorded warnings are still recorded."""
+    """Warnings as one line each, ``warning: <message>`` (recorded warnings stay recorded)."""
     if not enabled:
         yield
         return
@@ -217,55 +202,51 @@ def execute(
     body: Callable[[argparse.Namespace], int],
     argv: Sequence[str] | None = None,
     *,
-    user_errors: tuple[type[BaseException], ...] = (),
     intermixed: bool = False,
 ) -> int:
-    """Parse ``argv``, run ``body(args)`` and turn user errors into exit code 2.
-
-    Args:
-        user_errors: further exception types this tool reports as bad input.
-        intermixed: positional arguments may stand between options (``train``'s
-            ``key=value`` overrides), as :meth:`argparse.ArgumentParser.parse_intermixed_args`.
-    """
+    """Parse ``argv``, run ``body(args)`` and turn user errors (and a full disk) into exit
+    code 2; ``intermixed``: positional arguments may stand between options (``train``'s
+    ``key=value`` overrides), as :meth:`argparse.ArgumentParser.parse_intermixed_args`."""
     argv = sys.argv[1:] if argv is None else list(argv)
     checked_options(parser)
     args = parser.parse_intermixed_args(argv) if intermixed else parser.parse_args(argv)
     args.argv = argv
+    verbose = getattr(args, "verbose", False)
     try:
         check_device(getattr(args, "device", None))
-        with _plain_warnings(enabled=not getattr(args, "verbose", False)):
+        with _plain_warnings(enabled=not verbose):
             return body(args)
     except KeyboardInterrupt:  # Ctrl-C: what is written is whole, a rerun resumes or redoes
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
-    except (*USER_ERRORS, *user_errors) as err:
-        if getattr(args, "verbose", False):
-            traceback.print_exc()
-        print(f"{parser.prog}: error: {one_line(err)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except OSError as err:  # a full disk: one line the user can act on, not a traceback
-        if err.errno not in _NO_SPACE:
+    except (*USER_ERRORS, OSError) as err:
+        full = not isinstance(err, USER_ERRORS)  # a full disk: a line the user can act on
+        if full and err.errno not in _NO_SPACE:
             raise
-        if getattr(args, "verbose", False):
+        if verbose:
             traceback.print_exc()
-        where = f" writing {err.filename}" if err.filename else ""
-        print(
-            f"{parser.prog}: error: no space left on the device{where}; free space (or choose "
-            "another --out) and run again: files are written whole, a run resumes",
-            file=sys.stderr,
+        where = f" writing {err.filename}" if full and err.filename else ""
+        message = (
+            f"no space left on the device{where}; free space (or choose another --out) and run "
+            "again: files are written whole, a run resumes"
+            if full
+            else one_line(err)
         )
+        print(f"{parser.prog}: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 
-def checked_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+def checked_options(
+    parser: argparse.ArgumentParser, error: Callable[[str], NoReturn] | None = None
+) -> argparse.ArgumentParser:
     """Make a parse error of ``parser`` and its subcommands one line, naming the option:
-    ``PROG: error: argument --jobs: must be >= 1, got 0`` (``--help`` shows the usage). Each
-    option's range is its own type's (from its declaration: :mod:`medeval.cli.options`)."""
+    ``PROG: error: argument --jobs: must be >= 1, got 0`` (``--help`` shows the usage), or
+    ``error(message)``. Each option's range is its own type's (:mod:`medeval.cli.options`)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
-                checked_options(sub)
-    parser.error = functools.partial(_parse_error, parser)  # type: ignore[method-assign]
+                checked_options(sub, error)
+    parser.error = error or functools.partial(_parse_error, parser)  # type: ignore[method-assign]
     return parser
 
 
@@ -305,13 +286,11 @@ def parse_nested(parser: argparse.ArgumentParser, text: str, *, what: str) -> ar
         argv = shlex.split(text)
     except ValueError as err:
         raise UserError(f"{what} {text!r}: {err}") from None
-    checked_options(parser)
 
     def refuse(message: str) -> NoReturn:
         raise UserError(f"{what} {text!r}: {message}")
 
-    parser.error = refuse  # type: ignore[method-assign]
-    return parser.parse_args(argv)
+    return checked_options(parser, refuse).parse_args(argv)
 
 
 def add_source_arguments(
@@ -338,35 +317,14 @@ def add_source_arguments(
         g.add_argument("--name", help="data set inside a folder of several")
     o = parser.add_argument_group("loader options (declared by each source's loader)")
     for flag, (opt, takers) in all_options(names).items():
+        how: dict[str, Any] = {"action": argparse.BooleanOptionalAction}
+        if opt.type is not bool:  # its declared range, else its type (an int: one line if not)
+            allowed = opt.allowed or ([Interval(Integral, None, None)] if opt.type is int else ())
+            metavar = "N" if opt.type is int else flag.split("-")[-1].upper()
+            how = {"type": option_type(allowed) if allowed else opt.type, "choices": opt.choices}
+            how["metavar"] = None if opt.choices else metavar
         help_text = f"{opt.help} [{', '.join(takers)}]"
-        if opt.type is bool:
-            o.add_argument(
-                f"--{flag}",
-                dest=opt.dest,
-                action=argparse.BooleanOptionalAction,
-                default=None,
-                help=help_text,
-            )
-        else:
-            o.add_argument(
-                f"--{flag}",
-                dest=opt.dest,
-                type=_source_type(opt),
-                choices=opt.choices,
-                default=None,
-                metavar=None
-                if opt.choices
-                else ("N" if opt.type is int else flag.split("-")[-1].upper()),
-                help=help_text,
-            )
-
-
-def _source_type(opt) -> Callable[[str], object]:
-    """argparse type of a loader option: its declared range, else its type (an int refused
-    in one line when the text is none)."""
-    if opt.allowed:
-        return option_type(opt.allowed)
-    return option_type([Interval(Integral, None, None)]) if opt.type is int else opt.type
+        o.add_argument(f"--{flag}", dest=opt.dest, default=None, help=help_text, **how)
 
 
 #: The task's lists of labels: what each holds.

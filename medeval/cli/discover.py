@@ -1,8 +1,5 @@
 """``python -m medeval.discover`` (``medeval-discover``): evaluate predictions on data without
-subconcept labels.
-
-The library side is :func:`medeval.flows.discovery.discover_and_evaluate`.
-"""
+subconcept labels (:func:`medeval.flows.discovery.discover_and_evaluate`)."""
 
 from __future__ import annotations
 
@@ -10,12 +7,7 @@ import argparse
 from collections.abc import Sequence
 
 from medeval.cli.common import add_paths, execute, output_folder, say, tool_parser
-from medeval.cli.options import (
-    add_evaluation_options,
-    add_options,
-    evaluation_options,
-    given_options,
-)
+from medeval.cli.options import EVALUATION_FLAGS, add_evaluation_options, add_options, settings
 
 PROG = "python -m medeval.discover"
 #: How each class is reduced and clustered, and the subconcept forest
@@ -43,15 +35,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     from medeval.options import DiscoverySettings
 
-    _input_arguments(p)
-    add_options(p.add_argument_group("discovery"), DiscoverySettings, DISCOVERY_FLAGS)
-    add_evaluation_options(p, owner=DiscoverySettings)
-    add_options(p, DiscoverySettings, EXAMPLE_FLAGS)
-    return p
-
-
-def _input_arguments(p: argparse.ArgumentParser) -> None:
-    """The two embedding tables, the predictions and the label of class 1."""
     add_paths(
         p,
         {
@@ -70,28 +53,24 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
         metavar="LABEL",
         help="the 'label' value of class 1 in the training embeddings",
     )
+    add_options(p.add_argument_group("discovery"), DiscoverySettings, DISCOVERY_FLAGS)
+    add_evaluation_options(p, owner=DiscoverySettings)
+    add_options(p, DiscoverySettings, EXAMPLE_FLAGS)
+    return p
 
 
 def run(args: argparse.Namespace) -> int:
     from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate
     from medeval.io.atomic import write_files
+    from medeval.report.tables import scores_table
 
     inputs = (args.train, args.test, args.predictions)
     target = output_folder(args, "discover", args.predictions, inputs)
-    seed = 0 if args.seed is None else args.seed
-    settings = DiscoverySettings(
-        positive=args.positive,
-        **given_options(args, {**DISCOVERY_FLAGS, **EXAMPLE_FLAGS}),
-        **evaluation_options(args),
-        seed=seed,
-    )
-    files, ev = discover_and_evaluate(args.train, args.test, args.predictions, settings)
+    flags = (DISCOVERY_FLAGS, EXAMPLE_FLAGS, EVALUATION_FLAGS)
+    chosen = settings(DiscoverySettings, args, *flags, positive=args.positive)
+    files, ev = discover_and_evaluate(args.train, args.test, args.predictions, chosen)
     out = target.write(lambda tmp: write_files(tmp, files))
-    if not args.quiet:
-        from medeval.report.tables import scores_table
-
-        say(args, scores_table(ev), files["clusters.csv"].decode())
-        say(args, *(f"note: {n}" for n in ev.notes))
+    say(args, scores_table(ev), files["clusters.csv"].decode(), *(f"note: {n}" for n in ev.notes))
     print(f"report: {out / 'report.html'}")
     print(f"results: {out}")
     return 0

@@ -1,9 +1,6 @@
-"""``python -m medeval.embed`` (``medeval-embed``): embeddings of a data set as a table
-``<out>/<name>.parquet`` (images through a frozen backbone, text through a sentence-transformers
-model or TF-IDF + SVD), then the forest protocol on it (``python -m medeval.benchmark``);
-examples: docs/cli.md. The library side is :mod:`medeval.embeddings.table` (embedding) and
-:mod:`medeval.io.embeddings` (the table written).
-"""
+"""``python -m medeval.embed`` (``medeval-embed``): a data set's embeddings as a table
+``<out>/<name>.parquet`` (:mod:`medeval.embeddings.table`, :mod:`medeval.io.embeddings`), then
+``python -m medeval.benchmark`` on it; examples: docs/cli.md."""
 
 from __future__ import annotations
 
@@ -24,7 +21,7 @@ from medeval.cli.common import (
     task_spec,
     tool_parser,
 )
-from medeval.cli.options import add_options, given_options
+from medeval.cli.options import add_options, settings
 from medeval.device import device_name as _device
 from medeval.errors import UserError
 from medeval.io.outdir import check_in_place, check_writable
@@ -96,48 +93,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--random-init and --weights exclude each other")
     options = source_options(args, args.source)
     spec = task_spec(args)
-    _check_before_work(args)
-    check_in_place(args.out, tool="embed", resume=True)
-    check_outside_data(args.out, args.source, args.path, options.get("images"))
-    from medeval.datasets.cache import DEFAULT_CACHE_DIR as IMAGE_CACHE
-    from medeval.flows.embed import embed_source
-
-    settings = EmbedSettings(
-        **given_options(args, {**IMAGE_FLAGS, **TEXT_FLAGS}),
-        pretrained=not args.random_init,
-        weights=args.weights,
-        cache=None if args.no_cache else args.cache,
-        image_cache=None if args.no_image_cache else IMAGE_CACHE,
-        seed=0 if args.seed is None else args.seed,
-    )
-    done = embed_source(
-        args.source, args.path, args.out, settings=settings, name=args.name, options=options,
-        spec=spec, device=_device(args.device), progress=not args.quiet, force=args.force,
-    )  # fmt: skip
-    name = done.name
-    say(args, *done.notes)  # said, not only recorded
-    if done.synthetic:
-        say(
-            args,
-            "NOTE: the data are SYNTHETIC phantoms (medeval.datasets.synthetic), not real images.",
-        )
-    if args.random_init:
-        say(args, f"NOTE: the {settings.model} backbone is RANDOMLY INITIALISED (--random-init).")
-    say(args, f"{name}: {done.n_rows} rows x {done.n_features} features ({json.dumps(done.info)})")
-    say(args, f"wrote {done.table}")
-    if args.no_benchmark:
-        print(f"next: python -m medeval.benchmark --collection {args.out}")
-        return 0
-    from medeval.cli.benchmark import main as benchmark_main
-
-    bench = ["--collection", str(args.out), "--datasets", name, *shlex.split(args.benchmark_args)]
-    say(args, "running: python -m medeval.benchmark " + " ".join(shlex.quote(b) for b in bench))
-    return benchmark_main(bench)
-
-
-def _check_before_work(args: argparse.Namespace) -> None:
-    """What can be checked before the data are read and embedded: the weights file, the
-    feature cache folder and the arguments passed on to the benchmark (given for none)."""
+    # what can be checked before the data are read and embedded
     if args.weights is not None and not Path(args.weights).is_file():
         raise UserError(f"--weights {args.weights}: no such file")
     if not args.no_cache:
@@ -152,6 +108,44 @@ def _check_before_work(args: argparse.Namespace) -> None:
             f"--collection {shlex.quote(str(args.out))} {args.benchmark_args}",
             what="--benchmark-args",
         )
+    check_in_place(args.out, tool="embed", resume=True)
+    check_outside_data(args.out, args.source, args.path, options.get("images"))
+    from medeval.datasets.cache import DEFAULT_CACHE_DIR as IMAGE_CACHE
+    from medeval.flows.embed import embed_source
+
+    chosen = settings(
+        EmbedSettings,
+        args,
+        IMAGE_FLAGS,
+        TEXT_FLAGS,
+        pretrained=not args.random_init,
+        weights=args.weights,
+        cache=None if args.no_cache else args.cache,
+        image_cache=None if args.no_image_cache else IMAGE_CACHE,
+    )
+    done = embed_source(
+        args.source, args.path, args.out, settings=chosen, name=args.name, options=options,
+        spec=spec, device=_device(args.device), progress=not args.quiet, force=args.force,
+    )  # fmt: skip
+    name = done.name
+    say(args, *done.notes)  # said, not only recorded
+    if done.synthetic:
+        say(
+            args,
+            "NOTE: the data are SYNTHETIC phantoms (medeval.datasets.synthetic), not real images.",
+        )
+    if args.random_init:
+        say(args, f"NOTE: the {chosen.model} backbone is RANDOMLY INITIALISED (--random-init).")
+    say(args, f"{name}: {done.n_rows} rows x {done.n_features} features ({json.dumps(done.info)})")
+    say(args, f"wrote {done.table}")
+    if args.no_benchmark:
+        print(f"next: python -m medeval.benchmark --collection {args.out}")
+        return 0
+    from medeval.cli.benchmark import main as benchmark_main
+
+    bench = ["--collection", str(args.out), "--datasets", name, *shlex.split(args.benchmark_args)]
+    say(args, "running: python -m medeval.benchmark " + " ".join(shlex.quote(b) for b in bench))
+    return benchmark_main(bench)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

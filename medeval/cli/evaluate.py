@@ -1,17 +1,14 @@
-"""``python -m medeval.evaluate`` (``medeval-evaluate``): the nine scores with intervals from a
-predictions file.
-
-The library side is :func:`medeval.flows.evaluate.evaluate_file` (read and evaluate),
-:func:`medeval.report.outputs.output_files` (render) and :mod:`medeval.flows.rerun` (``--run``).
-"""
+"""``python -m medeval.evaluate`` (``medeval-evaluate``): the scores with intervals of a predictions
+file (:func:`medeval.flows.evaluate.evaluate_file`, rendered by
+:func:`medeval.report.outputs.output_files`), or of a run folder (:mod:`medeval.flows.rerun`)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import sys
+import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from medeval.cli.common import (
     DEVICE_HELP,
@@ -22,11 +19,8 @@ from medeval.cli.common import (
     say,
     tool_parser,
 )
-from medeval.cli.options import add_evaluation_options, evaluation_options
+from medeval.cli.options import EVALUATION_FLAGS, add_evaluation_options, settings
 from medeval.errors import UserError
-
-if TYPE_CHECKING:
-    from medeval.io.outdir import OutputFolder
 
 PROG = "python -m medeval.evaluate"
 
@@ -47,14 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
         seed_help="bootstrap seed (default 0; with --run: the run's evaluation.seed)",
         device_help=DEVICE_HELP,
     )
-    _input_arguments(p)
-    add_evaluation_options(p, notes={"--threshold": "with --run: the run's evaluation.threshold"})
-    return refuse_repeats(p)
-
-
-def _input_arguments(p: argparse.ArgumentParser) -> None:
-    """What to evaluate: a predictions file, the bundled example or a run folder, and the
-    train sizes and reference data that go with it."""
     src = p.add_mutually_exclusive_group(required=True)
     add_paths(
         src,
@@ -107,6 +93,8 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
             ),
         },
     )
+    add_evaluation_options(p, notes={"--threshold": "with --run: the run's evaluation.threshold"})
+    return refuse_repeats(p)
 
 
 def run_folder(args: argparse.Namespace) -> int:
@@ -136,24 +124,8 @@ NOT_WITH_RUN = {
 }
 
 
-def run(args: argparse.Namespace) -> int:
-    """Evaluate one predictions file into ``--out`` (checked first, replaced as a whole)."""
-    if args.run is not None:
-        for option, why in NOT_WITH_RUN.items():
-            if getattr(args, option[2:].replace("-", "_")) not in (None, False):
-                raise UserError(f"{option} is not used with --run ({why}); drop it")
-        return run_folder(args)
-    if args.example:
-        from medeval.io.predictions import example_paths
-
-        args.predictions, default_sizes = example_paths()
-        args.train_sizes = args.train_sizes or default_sizes
-    inputs = (args.predictions, args.train_sizes, args.reference, args.labels)
-    return _evaluate(args, output_folder(args, "evaluate", args.predictions, inputs))
-
-
 @contextlib.contextmanager
-def _replicate_budget(args: argparse.Namespace):
+def _replicate_budget():
     """More replicates than the memory holds: said with this tool's option."""
     from medeval.metrics.bootstrap import ReplicateBudgetError, format_bytes
 
@@ -167,9 +139,20 @@ def _replicate_budget(args: argparse.Namespace):
         ) from None
 
 
-def _evaluate(args: argparse.Namespace, target: OutputFolder) -> int:
-    import warnings
+def run(args: argparse.Namespace) -> int:
+    """Evaluate one predictions file into ``--out`` (checked first, replaced as a whole)."""
+    if args.run is not None:
+        for option, why in NOT_WITH_RUN.items():
+            if getattr(args, option[2:].replace("-", "_")) not in (None, False):
+                raise UserError(f"{option} is not used with --run ({why}); drop it")
+        return run_folder(args)
+    if args.example:
+        from medeval.io.predictions import example_paths
 
+        args.predictions, default_sizes = example_paths()
+        args.train_sizes = args.train_sizes or default_sizes
+    inputs = (args.predictions, args.train_sizes, args.reference, args.labels)
+    target = output_folder(args, "evaluate", args.predictions, inputs)
     from medeval._memory import frozen_imports, return_large_blocks
 
     # torch, pandas and scipy imported without the collector's passes, and kept out of them;
@@ -182,19 +165,18 @@ def _evaluate(args: argparse.Namespace, target: OutputFolder) -> int:
         from medeval.report.tables import scores_table, subconcept_table, worst_lines
 
     return_large_blocks()  # freed column-sized arrays go back to the system between stages
-    given = evaluation_options(args) | ({"seed": args.seed} if args.seed is not None else {})
-    settings = EvaluateSettings(**given, device=args.device or "cpu", progress=not args.quiet)
-    threshold, bootstrap, seed = settings.threshold, settings.n_bootstrap, settings.seed
-    with warnings.catch_warnings(record=True) as caught, _replicate_budget(args):
+    fixed = {"device": args.device or "cpu", "progress": not args.quiet}
+    chosen = settings(EvaluateSettings, args, EVALUATION_FLAGS, **fixed)
+    with warnings.catch_warnings(record=True) as caught, _replicate_budget():
         warnings.simplefilter("always")
         table, ev = evaluate_file(
             args.predictions, args.train_sizes, reference=args.reference, labels=args.labels,
-            settings=settings,
+            settings=chosen,
         )  # fmt: skip
     source = (
         f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n"
         + (f"reference: {args.reference}\n" if args.reference else "")
-        + (f"threshold: {threshold}\nbootstrap: {bootstrap} (seed {seed})")
+        + f"threshold: {chosen.threshold}\nbootstrap: {chosen.n_bootstrap} (seed {chosen.seed})"
     )
     if args.threshold is not None and table.y_pred is not None:
         print(

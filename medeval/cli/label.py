@@ -1,7 +1,5 @@
-"""``python -m medeval.label`` (``medeval-label``): which test rows to label next.
-
-The library side is :func:`medeval.flows.label.label_next`.
-"""
+"""``python -m medeval.label`` (``medeval-label``): which test rows to label next
+(:func:`medeval.flows.label.label_next`)."""
 
 from __future__ import annotations
 
@@ -9,7 +7,8 @@ import argparse
 from collections.abc import Sequence
 
 from medeval.cli.common import add_paths, execute, output_folder, refuse_repeats, say, tool_parser
-from medeval.cli.options import add_options, given_options
+from medeval.cli.options import add_options, settings
+from medeval.errors import UserError
 from medeval.options import LabelSettings
 
 PROG = "python -m medeval.label"
@@ -65,7 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _from_run(args: argparse.Namespace) -> None:
     """``--run``: the files of one split of a training run."""
-    from medeval.errors import UserError
     from medeval.flows.rerun import split_folders
 
     if args.predictions or args.train_sizes or args.reference:
@@ -86,8 +84,6 @@ def _from_run(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from medeval.errors import UserError
-
     if args.run is not None:
         _from_run(args)
     elif args.predictions is None or args.train_sizes is None:
@@ -97,14 +93,12 @@ def run(args: argparse.Namespace) -> int:
 
     inputs = (args.predictions, args.train_sizes, args.labels, args.reference)
     target = output_folder(args, "label", args.predictions, inputs)
-    given = given_options(args, LABEL_FLAGS) | ({} if args.seed is None else {"seed": args.seed})
-    settings = LabelSettings(**given)
     batch = label_next(
         args.predictions,
         args.train_sizes,
         labels=args.labels,
         reference=args.reference,
-        settings=settings,
+        settings=settings(LabelSettings, args, LABEL_FLAGS),
     )
     files = {"to_label.csv": batch.frame.to_csv(index=False).encode()}
     if batch.images:

@@ -1,27 +1,14 @@
-"""Progress text of the library's loggers, shown by a command-line tool as plain lines.
-
-Library code logs progress (``logging.getLogger(__name__).info(...)``) and prints nothing; a
-tool that wants it on stdout wraps its work in :func:`show_progress`, which prints every INFO
-record of the named loggers as its bare message, exactly as ``print`` would.
-"""
+"""Progress text of the library's loggers (which print nothing), shown by a command-line tool:
+:func:`show_progress` prints every INFO record of the named loggers as its bare message."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections.abc import Iterator, Sequence
 
 __all__ = ["show_progress"]
-
-
-class _PrintHandler(logging.Handler):
-    """``print(message)``: the stdout of the moment (so captured output sees it too)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            print(self.format(record))
-        except Exception:  # a broken stdout must not stop a run; logging's own policy
-            self.handleError(record)
 
 
 @contextlib.contextmanager
@@ -31,8 +18,8 @@ def show_progress(loggers: Sequence[str], *, enabled: bool = True) -> Iterator[N
     if not enabled:
         yield
         return
-    handler = _PrintHandler(logging.INFO)
-    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler = logging.StreamHandler(sys.stdout)  # the bare message: logging's default format
+    handler.setLevel(logging.INFO)
     saved = []
     for name in loggers:
         log = logging.getLogger(name)

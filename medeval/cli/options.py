@@ -1,9 +1,6 @@
-"""Command-line options made from their declarations: each option's type, range, choices and
-default come from the settings class (or validated function) that declares the field
-(:mod:`medeval.options`, :mod:`medeval._validation`), and a bad value is refused at parse time
-in the declaration's own words, the words Python uses (``argument --bootstrap: must be an int
->= 0; got -5``). Only the standard library is imported here, so ``--help`` stays fast.
-"""
+"""Command-line options made from their declarations (:mod:`medeval.options`): type, range,
+choices and default of each, and a bad value refused at parse time in Python's own words
+(``argument --bootstrap: must be an int >= 0; got -5``). Only the standard library is imported."""
 
 from __future__ import annotations
 
@@ -12,7 +9,7 @@ import dataclasses
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, TypeVar
 
 from medeval._validation import Interval, Options, refusal
 
@@ -20,10 +17,12 @@ __all__ = [
     "EVALUATION_FLAGS",
     "add_evaluation_options",
     "add_options",
-    "evaluation_options",
     "given_options",
     "option_type",
+    "settings",
 ]
+
+T = TypeVar("T")
 
 
 def option_type(allowed: Sequence[Any]) -> Callable[[str], Any]:
@@ -58,15 +57,6 @@ def _number(text: str) -> Any:
     return text  # not a number: refused by the declaration, quoted as given
 
 
-def declaration(owner: Any) -> tuple[Mapping[str, list[Any]], dict[str, Any]]:
-    """The constraints and defaults of a settings class or a validated function."""
-    if dataclasses.is_dataclass(owner):
-        fields = dataclasses.fields(owner)
-        return owner.constraints, {f.name: f.default for f in fields}
-    parameters = inspect.signature(owner).parameters.values()
-    return owner.constraints, {p.name: p.default for p in parameters}
-
-
 def add_options(
     group: argparse._ActionsContainer,
     owner: Any,
@@ -80,7 +70,11 @@ def add_options(
     option's value is ``None`` unless given (:func:`given_options`); its help says the
     default (with ``config``: the section of a training config the option sets); ``notes``
     adds a tool's own words to an option's help."""
-    constraints, shown = declaration(owner)
+    constraints = owner.constraints
+    if dataclasses.is_dataclass(owner):
+        shown = {f.name: f.default for f in dataclasses.fields(owner)}
+    else:
+        shown = {p.name: p.default for p in inspect.signature(owner).parameters.values()}
     for flag, spec in flags.items():
         field, text, *metavar = _spec(flag, spec)
         allowed = [c for c in constraints[field] if c is not None]
@@ -121,6 +115,15 @@ def given_options(
     return given
 
 
+def settings(owner: type[T], args: argparse.Namespace, *flags: Mapping, **fixed: Any) -> T:
+    """``owner`` (a settings class) of the options of each of ``flags`` and ``--seed`` given on
+    the command line and of ``fixed``; the options left out take ``owner``'s defaults."""
+    given = {field: v for f in flags for field, v in given_options(args, f).items()}
+    if getattr(args, "seed", None) is not None:
+        given["seed"] = args.seed
+    return owner(**given, **fixed)
+
+
 def _spec(flag: str, spec: str | tuple[str, ...]) -> tuple[str, ...]:
     """``(field, help[, metavar])`` of a flag: a bare help names the field by the flag."""
     return (flag[2:].replace("-", "_"), spec) if isinstance(spec, str) else spec
@@ -157,8 +160,3 @@ def add_evaluation_options(
         notes=notes,
         config="evaluation" if config else None,
     )
-
-
-def evaluation_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The evaluation's options given on the command line, by field name."""
-    return given_options(args, EVALUATION_FLAGS)

@@ -1,8 +1,5 @@
 """``python -m medeval.subconcepts`` (``medeval-subconcepts``): evaluate your own classifier
-from its training, reference and test rows.
-
-The library side is :func:`medeval.flows.own_model.fit_and_evaluate`.
-"""
+from its training, reference and test rows (:func:`medeval.flows.own_model.fit_and_evaluate`)."""
 
 from __future__ import annotations
 
@@ -13,12 +10,7 @@ import warnings
 from collections.abc import Sequence
 
 from medeval.cli.common import DEVICE_HELP, add_paths, execute, output_folder, say, tool_parser
-from medeval.cli.options import (
-    add_evaluation_options,
-    add_options,
-    evaluation_options,
-    given_options,
-)
+from medeval.cli.options import EVALUATION_FLAGS, add_evaluation_options, add_options, settings
 from medeval.errors import UserError
 
 PROG = "python -m medeval.subconcepts"
@@ -43,20 +35,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     from medeval.options import SubconceptSettings
 
-    _input_arguments(p)
-    model = p.add_argument_group("subconcept model")
-    add_options(model, SubconceptSettings, MODEL_FLAGS)
-    model.add_argument(
-        "--discover",
-        action="store_true",
-        help="TRAIN has no subconcept column: discover subconcepts per class as python -m "
-        "medeval.discover does (PCA + Gaussian mixture by BIC)",
-    )
-    add_evaluation_options(p, owner=SubconceptSettings)
-    return p
-
-
-def _input_arguments(p: argparse.ArgumentParser) -> None:
     add_paths(
         p,
         {
@@ -95,6 +73,16 @@ def _input_arguments(p: argparse.ArgumentParser) -> None:
         help="the feature columns (default: every column f0000…, as python -m medeval.embed "
         "writes them)",
     )
+    model = p.add_argument_group("subconcept model")
+    add_options(model, SubconceptSettings, MODEL_FLAGS)
+    model.add_argument(
+        "--discover",
+        action="store_true",
+        help="TRAIN has no subconcept column: discover subconcepts per class as python -m "
+        "medeval.discover does (PCA + Gaussian mixture by BIC)",
+    )
+    add_evaluation_options(p, owner=SubconceptSettings)
+    return p
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,14 +96,9 @@ def run(args: argparse.Namespace) -> int:
     inputs = (args.train, args.test, args.reference, args.predictions)
     inputs += (args.reference_predictions, args.train_labels)
     target = output_folder(args, "subconcepts", args.test, inputs)
-    settings = SubconceptSettings(
-        features=tuple(args.features) if args.features else None,
-        discover=args.discover,
-        **given_options(args, MODEL_FLAGS),
-        **evaluation_options(args),
-        seed=0 if args.seed is None else args.seed,
-        device=args.device or "cpu",
-    )
+    features = tuple(args.features) if args.features else None
+    fixed = {"features": features, "discover": args.discover, "device": args.device or "cpu"}
+    chosen = settings(SubconceptSettings, args, MODEL_FLAGS, EVALUATION_FLAGS, **fixed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = fit_and_evaluate(
@@ -125,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             predictions=args.predictions,
             reference_predictions=args.reference_predictions,
             train_labels=args.train_labels,
-            settings=settings,
+            settings=chosen,
         )
     for w in caught:  # as evaluate: one line each; input warnings are the first notes already
         if not any(str(w.message) in n for n in result.evaluation.notes):

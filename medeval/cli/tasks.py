@@ -1,8 +1,5 @@
 """``python -m medeval.tasks describe|split`` (``medeval-tasks``): binary tasks from data sets,
-and split manifests.
-
-Bad input exits with code 2 and one line naming the file, column and row.
-"""
+and split manifests; bad input exits with code 2 and one line naming the file, column and row."""
 
 from __future__ import annotations
 
@@ -94,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_source_arguments(d)
     add_task_arguments(d)
     d.add_argument("--json", action="store_true", help="machine-readable output")
+    d.set_defaults(run=cmd_describe)
     split_common = common_options(
         out_help="manifest CSV path (its record goes beside it as <out>.json), new",
         force_help="replace --out if it is a manifest this command wrote (never another file)",
@@ -111,14 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     from medeval.flows.tasks import write_split_manifest
 
     add_options(s, write_split_manifest, SPLIT_FLAGS)
+    s.set_defaults(run=cmd_split)
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.command == "describe":
-        return cmd_describe(args)
-    return cmd_split(args)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    return execute(build_parser(), run, argv)
+    return execute(build_parser(), lambda args: args.run(args), argv)

@@ -1,12 +1,6 @@
-"""``python -m medeval.train`` (``medeval-train``): train VGG16 (or any timm backbone) with a
-binary and a subconcept head, calibrate, and report BA against the label-free cBA (and the
-oracle wBA, the paper's pBA).
-
-With no arguments it runs end to end on built-in SYNTHETIC chest-radiograph phantoms with a
-randomly initialised VGG16 at a small image size (a few minutes on 2 CPU cores); examples:
-docs/cli.md. The library side is :func:`medeval.training.config.load_config` and
-:func:`medeval.flows.train.run_training`.
-"""
+"""``python -m medeval.train`` (``medeval-train``): train, calibrate and evaluate a two-headed
+image model (:func:`medeval.flows.train.run_training`); with no arguments, on built-in synthetic
+phantoms with a random-init VGG16 (a few minutes on 2 CPU cores). Examples: docs/cli.md."""
 
 from __future__ import annotations
 
@@ -25,7 +19,7 @@ from medeval.cli.common import (
     source_options,
     tool_parser,
 )
-from medeval.cli.options import add_evaluation_options, add_options, evaluation_options
+from medeval.cli.options import EVALUATION_FLAGS, add_evaluation_options, add_options, given_options
 from medeval.device import check_device
 from medeval.errors import UserError
 from medeval.io.outdir import default_out
@@ -53,18 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
         "(default 0)",
         device_help="cpu, cuda, cuda:1 (default: auto) = train.device",
     )
-    _run_arguments(p)
-    # --source/--path/--name set data.source/data.path/data.dataset; loader flags data.options.
-    add_source_arguments(p, required=False)
-    add_task_arguments(p)  # task.positive, task.negative, task.drop, task.downsample
-    add_evaluation_options(  # they set the config's evaluation.*
-        p, notes={"--threshold": "on the model's probabilities: in [0, 1]"}, config=True
-    )
-    return p
-
-
-def _run_arguments(p: argparse.ArgumentParser) -> None:
-    """The config, its overrides and the run folder to resume."""
     p.add_argument(
         "overrides",
         nargs="*",
@@ -82,6 +64,13 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
         metavar="RUN_DIR",
         help="continue an interrupted run from its folder (finished splits are skipped)",
     )
+    # --source/--path/--name set data.source/data.path/data.dataset; loader flags data.options.
+    add_source_arguments(p, required=False)
+    add_task_arguments(p)  # task.positive, task.negative, task.drop, task.downsample
+    add_evaluation_options(  # they set the config's evaluation.*
+        p, notes={"--threshold": "on the model's probabilities: in [0, 1]"}, config=True
+    )
+    return p
 
 
 #: Options that set one config key each, as given.
@@ -111,7 +100,7 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
         out.append("task.downsample=true")
     if args.weights is not None:
         out += [f"model.weights={args.weights}", "model.pretrained=true"]
-    for key, value in evaluation_options(args).items():
+    for key, value in given_options(args, EVALUATION_FLAGS).items():
         out.append(f"evaluation.{key}={json.dumps(value)}")
     return out
 
@@ -123,7 +112,7 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
     if args.resume is not None:
         given = [args.config, args.source, args.path, args.name, args.seed, args.device]
         given += [args.positive, args.negative, args.drop, args.downsample]
-        given += list(evaluation_options(args).values())
+        given += list(given_options(args, EVALUATION_FLAGS).values())
         if any(v is not None for v in given) or args.overrides or args.out is not None:
             raise UserError("--resume uses the run's own config.yaml; drop the other options")
         out = check_run_folder(args.resume, resume=True)
