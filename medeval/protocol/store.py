@@ -122,28 +122,24 @@ class ResultsStore:
         folder = self.root / "tasks"
         return {p.stem: _read(p) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
 
-    def _record_files(self) -> list[tuple[Path, tuple[str, str, int]]]:
-        """Every record file with its (data set, method, split), read from its name."""
+    def _record_files(self) -> list[tuple[Path, tuple[str, str, int] | None]]:
+        """Every record file with its (data set, method, split) read from its name (``None``:
+        not ``<method>-<split>.json``)."""
         out = []
         for path in sorted((self.root / "records").glob("*/*.json")):
             method, _, split = path.stem.rpartition("-")
-            if split.isdigit() and not path.name.startswith("."):
-                out.append((path, (path.parent.name, method, int(split))))
+            if not path.name.startswith("."):
+                unit = (path.parent.name, method, int(split)) if split.isdigit() else None
+                out.append((path, unit))
         return out
 
     def records(self) -> list[dict[str, Any]]:
         """Every finished record, sorted by data set, method, split."""
-        folder = self.root / "records"
-        if not folder.is_dir():
-            return []
         out = []
-        for path in sorted(folder.glob("*/*.json")):
-            if path.name.startswith("."):
-                continue
-            method, _, split = path.stem.rpartition("-")
+        for path, unit in self._record_files():
             problem = (
-                record_problem(path, path.parent.name, method, int(split))
-                if split.isdigit()
+                record_problem(path, *unit)
+                if unit is not None
                 else "not a record file (its name is not <method>-<split>.json)"
             )
             if problem is not None:
@@ -189,7 +185,7 @@ class ResultsStore:
             kept = [
                 p
                 for p, unit in self._record_files()
-                if selection is not None and unit not in selection
+                if unit is not None and selection is not None and unit not in selection
             ]
             if kept:
                 raise SettingsMismatch(

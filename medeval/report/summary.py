@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from medeval.datasets.sources import SOURCES as _SOURCES
+from medeval.evaluation.quality import weak_model_warning
 from medeval.report.html import Section, render
 from medeval.scores import RECOMMENDED, WEAK_WITHIN_CLASS_BA
 
@@ -258,13 +259,9 @@ def _split_section(split: SplitView) -> Section:
 
 def weak_model_notes(split: str, metrics: dict) -> list[str]:
     """A warning per class whose label-free weights rest on a weak subconcept head."""
-    out = []
-    for c, v in (metrics.get("subconcept_model") or {}).items():
-        if c in metrics.get("weighted_classes", ["class 1"]) and v is not None:
-            if v < WEAK_WITHIN_CLASS_BA:
-                out.append(
-                    f"{split}: the subconcept head is weak within {c} (balanced accuracy {v:.2f} "
-                    "over its subconcepts on the test part): the label-free cBA / cF1 / cAUC then "
-                    "move toward BA / F1 / AUC and may understate a hidden failure"
-                )
-    return out
+    weighted = metrics.get("weighted_classes", ["class 1"])
+    return [
+        f"{split}: {weak_model_warning(c, v)}"
+        for c, v in (metrics.get("subconcept_model") or {}).items()
+        if c in weighted and v is not None and v < WEAK_WITHIN_CLASS_BA
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from medeval.evaluation import ALL_SCORES, LABEL_FREE_RECTIFIED, Evaluation
+from medeval.evaluation.quality import weak_model_warning
 from medeval.evaluation.worst_subconcept import worst_sentences
 
 
@@ -47,12 +48,7 @@ def scores_table(ev: Evaluation) -> str:
     )
     lines.append(RECTIFIED_LINE)
     for c in ev.weak_classes():
-        lines.append(
-            f"warning: the subconcept model is weak within {c} (balanced accuracy "
-            f"{ev.subconcept_model[c]:.2f} over its subconcepts): label-free weights then shrink "
-            "toward the class average, so cBA / cF1 / cAUC move toward BA / F1 / AUC and "
-            "understate a hidden failure."
-        )
+        lines.append(f"warning: {weak_model_warning(c, ev.subconcept_model[c])}.")
     return "\n".join(lines)
 
 
