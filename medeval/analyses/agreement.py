@@ -1,12 +1,6 @@
-"""RQ4 — do the label-free scores agree with the true-weight scores? (docs/method.md,
-"Label-free scores")
-
-Every record of a results folder is one evaluation (data set × method × split). For each score
-family (BA, F1, AUC) the true-weight score (``w`` prefix, e.g. wBA) is the truth; every other
-score of the family (unweighted, pBA, cBA, rBA where the records carry it, any other prefix) is
-an estimate of it. The columns of :func:`agreement_table` (:data:`COLUMNS`) are described in
-docs/benchmark.md (``agreement.csv``); differences within :data:`TOL` count as ties and zeros.
-"""
+"""RQ4: do the label-free scores agree with the true-weight (``w``) scores of their family
+(docs/method.md, "Label-free scores")? Columns of :func:`agreement_table` (:data:`COLUMNS`):
+docs/benchmark.md (``agreement.csv``); differences within :data:`TOL` count as ties and zeros."""
 
 from __future__ import annotations
 
@@ -155,8 +149,7 @@ def _needs_reference(prefix: str) -> bool:
 
 
 def _recommended(family: str, present: pd.Series) -> str | None:
-    """The rectified score of the family where the evaluations carry it, else
-    :data:`~medeval.scores.RECOMMENDED`'s."""
+    """The family's rectified score where the evaluations carry it, else RECOMMENDED's."""
     r = RECOMMENDED_RECTIFIED.get(family)
     return r if r is not None and bool(present.get(r, False)) else RECOMMENDED.get(family)
 

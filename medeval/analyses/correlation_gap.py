@@ -1,10 +1,6 @@
-"""RQ1 — are full-test scores biased toward the largest minority subconcept? (docs/method.md,
-"Evaluation subsets and analyses")
-
-Across the data sets of a collection, per correction method and measure: Pearson r between
-M(full) and M(largest), and between M(full) and M(smallest); the *correlation gap*
-r_largest − r_smallest (positive: the full score tracks the largest subconcept).
-"""
+"""RQ1: does M(full) track the largest minority subconcept? Per collection, method and measure,
+the correlation gap r(full, largest) − r(full, smallest) across data sets (docs/method.md,
+"Evaluation subsets and analyses")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Discovery quality: discovered vs true subconcepts within each class, per data set.
-
-Each record of a ``--subconcepts discovered`` run holds, per class, the number of true
-subconcepts ``k_true``, the number of clusters found ``k_found``, and the adjusted Rand index
-and normalised mutual information of the training fold's clusters against the true
-subconcepts. This module averages them over the splits.
-"""
+"""Discovery quality per data set and class, averaged over the splits: true and found subconcept
+counts (``k_true``, ``k_found``), adjusted Rand index and normalised mutual information of the
+training fold's clusters against the true subconcepts."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""RQ3 — why a score moves (docs/method.md, "Evaluation subsets and analyses"): per data set,
-subconcept prevalence and per-subconcept recall bars with the unweighted / predicted / true
-full-test score lines, on contact sheets.
-
-Each panel is :func:`medeval.report.figures.subconcept_figure` drawn from split averages; a
-contact sheet tiles several panels into one PNG.
-"""
+"""RQ3: per data set, :func:`medeval.report.figures.subconcept_figure` of the split averages,
+tiled on contact sheets (docs/method.md, "Evaluation subsets and analyses")."""
 
 from __future__ import annotations
 

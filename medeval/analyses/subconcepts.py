@@ -1,7 +1,5 @@
 """Do the label-free per-subconcept recalls hold the true test recall? (docs/method.md,
-"Per-subconcept recall"; the table's columns and groups: docs/benchmark.md, "Per-subconcept
-recall (est_recall and r_recall)".)
-"""
+"Per-subconcept recall"; columns: docs/benchmark.md, "Per-subconcept recall".)"""
 
 from __future__ import annotations
 
@@ -77,8 +75,7 @@ def subconcept_rows(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _worst_named(frame: pd.DataFrame, point: str) -> float:
-    """% of (record) minority classes with ≥ 2 subconcepts whose lowest ``point`` is the
-    subconcept of lowest true recall (ties in the truth: any of the tied counts)."""
+    """% of minority classes (≥ 2 subconcepts) whose lowest ``point`` is the truly worst one."""
     hits = []
     keys = [*DATASET_KEYS, "method", "split"]
     for _, g in frame[frame["class"] == 1].groupby(keys, dropna=False):

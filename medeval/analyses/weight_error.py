@@ -1,12 +1,6 @@
-"""RQ2 — does a better subconcept model give closer predicted weights? (docs/method.md,
-"Evaluation subsets and analyses")
-
-Per data set and subconcept C: t̄_C and p̄_C = mean true / predicted weight over C's test
-instances pooled over the splits (per-split sums and counts, pooled); μ = mean_C |t̄_C − p̄_C|.
-Across data sets: Pearson r between μ and the subconcept model's performance (one-vs-rest macro
-ROC AUC, balanced accuracy, macro F1, each averaged over the splits) after dropping data sets with
-|z| > 4 on either quantity.
-"""
+"""RQ2: does a better subconcept model give closer predicted weights? μ = mean_C |t̄_C − p̄_C|
+per data set against the subconcept model's scores, Pearson r across data sets after dropping
+|z| > 4 (docs/method.md, "Evaluation subsets and analyses")."""
 
 from __future__ import annotations
 

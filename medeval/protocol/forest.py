@@ -1,9 +1,6 @@
-"""One fold of the random-forest protocol (docs/method.md, "Protocols"): fit, predict, evaluate.
-
-The subconcept forest is fit once per fold and shared by every correction method; each method
-fits its own binary forest. Reference rows are out of bag (:mod:`medeval.protocol.oob`) or
-cross-fitted (:mod:`medeval.protocol.crossfit`).
-"""
+"""One fold of the random-forest protocol (docs/method.md, "Protocols"): one subconcept forest
+shared by every correction method, one binary forest per method; reference rows out of bag
+(:mod:`medeval.protocol.oob`) or cross-fitted (:mod:`medeval.protocol.crossfit`)."""
 
 from __future__ import annotations
 
@@ -147,9 +144,7 @@ def _fit_binary(
     n_estimators: int,
     oob: bool = True,
 ) -> tuple[np.ndarray, np.ndarray | None, str | None]:
-    """Class-1 scores of the binary forest under ``method`` on the test rows ``(N_test,)``, on
-    the training rows ``(N_train,)`` for the reference (``None`` without ``oob``), and their
-    source: :data:`REFERENCE_SOURCE` or :data:`CROSS_FIT_SOURCE`."""
+    """Binary forest's class-1 test scores, reference-row scores (or ``None``) and their source."""
     X, y = task.data.X, task.y
     Xtr, ytr, origin = resample_with_origin(X[train], y[train], method, seed)
     extra = {"class_weight": "balanced"} if method == "weight" else {}
@@ -232,8 +227,7 @@ def _run_method(
     n_estimators: int,
     options: EvaluationOptions,
 ) -> dict[str, Any]:
-    """:func:`run_fold`'s record of one method; the shared fit and metric time is split evenly
-    between the ``n_methods``."""
+    """:func:`run_fold`'s record of one method (shared time split evenly over methods)."""
     tf = time.perf_counter()
     method_seed = derive_seed(seed, task.name, k, method)
     score, oob_score, how = _fit_binary(
@@ -359,8 +353,7 @@ def fold_reference(
 def _shared_fold(
     task: BinaryTask, split: Split, k: int, *, seed: int, n_estimators: int
 ) -> dict[str, Any]:
-    """What every method of a fold shares: training utilities, the subconcept forest's test and
-    out-of-bag posteriors, its test-fold scores, and the time each took."""
+    """What every method of a fold shares: utilities, subconcept posteriors, scores, timings."""
     train, test = split["train"], split["test"]
     t0 = time.perf_counter()
     names = task.subconcept_names

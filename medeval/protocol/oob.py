@@ -1,14 +1,6 @@
-"""Out-of-bag reference rows of the random-forest protocol (docs/method.md,
-"Rectified scores"), without refitting.
-
-Each training row is scored only by the trees that did not see it (without resampling:
-scikit-learn's ``oob_decision_function_``). Under a resampling correction a tree has seen an
-original row when it drew the row or any copy of it; SMOTE's synthetic points are linked to no
-row (docs/benchmark.md, "Reference rows: out of bag or cross-fitted").
-
-``origin`` describes this link: ``origin[j]`` (or row ``origin[j, :]``) lists the original rows
-that fitted row j was made from, ``-1`` for none. A row with no out-of-bag tree gets NaN.
-"""
+"""Out-of-bag reference rows without refitting (docs/benchmark.md, "Reference rows: out of bag
+or cross-fitted"): ``origin[j]`` (or row ``origin[j, :]``) lists the original rows fitted row j
+was made from (``-1``: none, SMOTE); a row with no out-of-bag tree gets NaN."""
 
 from __future__ import annotations
 
@@ -166,8 +158,7 @@ def _oob_masks(forest, n_rows: int, origin):
 
 
 def _in_bag_draws(forest):
-    """Yield each tree's in-bag draws ``(M_boot,)``, those of ``estimators_samples_`` from one
-    reseeded generator; falls back to ``estimators_samples_`` if the first tree differs."""
+    """Each tree's in-bag draws ``(M_boot,)`` (fallback: ``estimators_samples_``)."""
     from sklearn.ensemble._forest import _generate_sample_indices
 
     n_fit = getattr(forest, "_n_samples", None)

@@ -1,11 +1,6 @@
-"""A benchmark record's fold as files ``python -m medeval.evaluate`` reads
-(``python -m medeval.benchmark --save-predictions``): ``predictions/<set>/<method>-<k>/`` beside
-``records/<set>/<method>-<k>.json``, laid out in docs/benchmark.md ("Reopening a fold").
-
-Floats are written with Python's shortest round-trip text, so the files evaluate to the record's
-very numbers. Each file is written atomically, the folder before its record, so a record that
-exists after an interruption has its files too.
-"""
+"""A benchmark record's fold as files ``python -m medeval.evaluate`` reads, with the record's very
+numbers (shortest round-trip floats), written atomically before the record (docs/benchmark.md,
+"Reopening a fold")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Results store: one JSON file per data set × method × split, each written atomically (the
-layout of a results folder: docs/benchmark.md, "Results store, resume, ``--force``").
-
-A record counts as finished only if it reads as a record of its own (data set, method, split);
-any other file there is recomputed, with a :class:`CorruptRecordWarning` naming it.
-"""
+"""Results store: one JSON file per data set × method × split, written atomically; a file that
+is not a record of its own (data set, method, split) is recomputed, with a
+:class:`CorruptRecordWarning` (docs/benchmark.md, "Results store, resume, ``--force``")."""
 
 from __future__ import annotations
 
@@ -123,8 +120,7 @@ class ResultsStore:
         return {p.stem: _read(p) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
 
     def _record_files(self) -> list[tuple[Path, tuple[str, str, int] | None]]:
-        """Every record file with its (data set, method, split) read from its name (``None``:
-        not ``<method>-<split>.json``)."""
+        """Every record file with (data set, method, split) from its name, else ``None``."""
         out = []
         for path in sorted((self.root / "records").glob("*/*.json")):
             method, _, split = path.stem.rpartition("-")

@@ -32,8 +32,7 @@ class Agreement:
 
 
 def _agreement_section(out: Path, rq4: Agreement) -> Section:
-    """Report section of RQ4: the reading, the table, the figure(s), the weak subconcept
-    models and the per-data-set coverage."""
+    """Report section of RQ4: reading, table, figures, weak models and coverage."""
     sec = Section("RQ4 — do the label-free scores agree with the true-weight scores?")
     for line in rq4.text.splitlines()[1:]:
         if line.strip() and not line.startswith("|"):

@@ -1,9 +1,5 @@
 """Rendering discovered subconcepts: the cluster table, the sheet of typical instances per
-cluster (so that a clinician can name it) and the report that shows them.
-
-The flow that discovers and evaluates is :mod:`medeval.flows.discovery`; everything here works
-on what it passes in (no file is read).
-"""
+cluster and the report that shows them (the flow: :mod:`medeval.flows.discovery`)."""
 
 from __future__ import annotations
 

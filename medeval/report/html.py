@@ -1,8 +1,5 @@
-"""Self-contained HTML reports: tables, embedded PNG figures, configuration and warnings.
-
-One file, no external assets (figures are base64 data URIs), so a report can be mailed, archived
-next to a run, or opened from a container's mounted results folder.
-"""
+"""Self-contained HTML reports (tables, base64-embedded PNG figures, configuration, warnings): one
+file, no external assets."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Rendering a run's summary: the headline table, ``report.md`` and ``report.html``.
-
-The run folder is read (and its splits re-evaluated) by :mod:`medeval.flows.rerun`; everything
-here works on what it passes in.
-"""
+"""Rendering a run's summary: the headline table, ``report.md`` and ``report.html``, from what
+:mod:`medeval.flows.rerun` passes in."""
 
 from __future__ import annotations
 

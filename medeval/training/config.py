@@ -507,8 +507,7 @@ RETIRED = {
 
 
 def _drop_retired(loaded: dict, path: Path) -> None:
-    """Drop the :data:`RETIRED` keys so earlier run folders still resume; warn where one is set
-    to a value other than ``null``."""
+    """Drop the RETIRED keys (old run folders still resume); warn where one is set."""
     for (section, key), why in RETIRED.items():
         part = loaded.get(section)
         if isinstance(part, dict) and key in part and part.pop(key) is not None:
