@@ -39,10 +39,9 @@ AGREEMENT_COLUMNS = [
 
 def _f(x: Any) -> float:
     try:
-        v = float(x)
+        return float(x)
     except (TypeError, ValueError):
         return math.nan
-    return v
 
 
 def subconcept_rows(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -121,12 +120,8 @@ def subconcept_agreement(
         for estimator, (point, _, _) in ESTIMATORS.items():
             if not np.isfinite(whole[point]).any():
                 continue
-            for group in GROUPS:
-                g = whole
-                if group == "minority":
-                    g = whole[whole["class"] == 1]
-                elif group == "smallest minority":
-                    g = whole[whole["smallest"]]
+            parts = [whole, whole[whole["class"] == 1], whole[whole["smallest"]]]
+            for group, g in zip(GROUPS, parts, strict=True):
                 head = dict(zip(keys, key, strict=True))
                 out.append(
                     head | {"estimator": estimator, "group": group} | _stats(g, estimator, whole)
