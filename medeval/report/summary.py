@@ -12,6 +12,7 @@ import pandas as pd
 from medeval.datasets.sources import SOURCES as _SOURCES
 from medeval.evaluation.quality import weak_model_warning
 from medeval.report.html import Section, render
+from medeval.report.tables import recommended_mark
 from medeval.scores import RECOMMENDED, WEAK_WITHIN_CLASS_BA
 
 __all__ = [
@@ -67,15 +68,10 @@ def summary_table(summary: dict) -> str:
     for k, v in summary["scores"].items():
         mean = "   NaN" if _nan(v["mean"]) else f"{v['mean']:.3f}"
         sd = "—" if _nan(v["sd"]) else f"{v['sd']:.3f}"
-        ci = ""
-        if one:
-            iv = summary.get("intervals", {}).get(one, {}).get(k) or {}
-            lo, hi = iv.get("low"), iv.get("high")
-            ci = "" if _nan(lo) or _nan(hi) else f"[{lo:.3f}, {hi:.3f}]"
-        mark = ""
-        if k in recommended:
-            mark = "  <- recommended, label-free" + (", rectified" if k[0] == "r" else "")
-        lines.append(f"{k:<6} {mean:>7} {sd:>8}   {ci:<16}{mark}".rstrip())
+        ci = _interval_text(summary, one, k) if one else ""
+        lines.append(
+            f"{k:<6} {mean:>7} {sd:>8}   {ci:<16}{recommended_mark(k, recommended)}".rstrip()
+        )
     lines.append(
         "BA/F1/AUC unweighted; w = true utility weights (oracle: needs test subconcept labels); "
         "c = label-free estimate of the w score (class-conditional predicted weights); p = the "
@@ -102,15 +98,19 @@ def interval_lines(summary: dict) -> list[str]:
         parts = []
         for k in summary.get("recommended", RECOMMENDED).values():
             v = summary["scores"][k]["per_split"].get(split)
-            iv = summary.get("intervals", {}).get(split, {}).get(k) or {}
-            lo, hi = iv.get("low"), iv.get("high")
-            ci = "" if _nan(lo) or _nan(hi) else f" [{lo:.3f}, {hi:.3f}]"
-            parts.append(f"{k} {'NaN' if _nan(v) else f'{v:.3f}'}{ci}")
+            ci = _interval_text(summary, split, k)
+            parts.append(f"{k} {'NaN' if _nan(v) else f'{v:.3f}'}{' ' * bool(ci)}{ci}")
         ref = (summary.get("reference") or {}).get(split)
         if ref:
             parts.append(f"reference rows: {ref['n']} ({ref['source']})")
         out.append(f"{split}: " + ", ".join(parts))
     return out
+
+
+def _interval_text(summary: dict, split: str, k: str) -> str:
+    iv = summary.get("intervals", {}).get(split, {}).get(k) or {}
+    lo, hi = iv.get("low"), iv.get("high")
+    return "" if _nan(lo) or _nan(hi) else f"[{lo:.3f}, {hi:.3f}]"
 
 
 def worst_run_lines(summary: dict) -> list[str]:

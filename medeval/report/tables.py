@@ -36,10 +36,7 @@ def scores_table(ev: Evaluation) -> str:
             lines.append(f"{k:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
             continue
         ci = _interval(*ev.intervals.get(k, (math.nan, math.nan)))
-        mark = ""
-        if k in recommended:
-            mark = "  <- recommended, label-free" + (", rectified" if k[0] == "r" else "")
-        lines.append(f"{k:<6} {_fmt(ev.scores[k]):>6}   {ci:<18}{mark}")
+        lines.append(f"{k:<6} {_fmt(ev.scores[k]):>6}   {ci:<18}{recommended_mark(k, recommended)}")
     lines.append(
         "w = true utility weights (oracle: needs test subconcept labels); c = label-free "
         "estimate of the w score (class-conditional predicted weights, docs/method.md); p = the "
@@ -50,6 +47,13 @@ def scores_table(ev: Evaluation) -> str:
     for c in ev.weak_classes():
         lines.append(f"warning: {weak_model_warning(c, ev.subconcept_model[c])}.")
     return "\n".join(lines)
+
+
+def recommended_mark(k: str, recommended: set[str]) -> str:
+    """The printed tables' mark of a recommended score (``""`` for the others)."""
+    if k not in recommended:
+        return ""
+    return "  <- recommended, label-free" + (", rectified" if k[0] == "r" else "")
 
 
 #: One sentence on the rectified scores (the printed table and the run summary).
