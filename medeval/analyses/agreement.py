@@ -319,13 +319,11 @@ def agreement_figure(
             for e in sorted(evals.estimator[evals.family == family].unique(), key=score_key)
             if parse_score(e)[0] != "w"
         ]
-        true = wide.get("w" + family, pd.Series(np.nan, index=wide.index)).to_numpy(float)
-        data = []
-        for e in names:
-            d = wide[e].to_numpy(float) - true
-            data.append(d[np.isfinite(d)])
         if not names:
             continue
+        true = wide.get("w" + family, pd.Series(np.nan, index=wide.index)).to_numpy(float)
+        diffs = [wide[e].to_numpy(float) - true for e in names]
+        data = [d[np.isfinite(d)] for d in diffs]
         box = ax.boxplot(data, tick_labels=names, patch_artist=True, showfliers=True)
         for name, patch in zip(names, box["boxes"], strict=True):
             grey = parse_score(name)[0] == ""

@@ -323,23 +323,22 @@ def fold_reference(
     """
     if rows is None:
         rows = oob_rows(task, train, shared, oob_score, threshold=threshold)
-    oob = rows
     info: dict[str, Any] = {
         "source": source,
-        "n": len(oob.rows),
-        "n_dropped": dict(oob.n_dropped),
-        "dropped_by_subconcept": dict(oob.dropped_by_subconcept),
+        "n": len(rows.rows),
+        "n_dropped": dict(rows.n_dropped),
+        "dropped_by_subconcept": dict(rows.dropped_by_subconcept),
         "out_of_bag": CROSS_FITTED if source == CROSS_FIT_SOURCE else OUT_OF_BAG[method],
     }
     try:
         ref = ReferenceRows.from_arrays(
             shared["utilities"],
-            y_true=oob.y_true,
-            subconcept=oob.subconcept,
-            posteriors=oob.posteriors,
-            posterior_columns=oob.names,
-            y_pred=oob.y_pred,
-            y_score=oob.y_score,
+            y_true=rows.y_true,
+            subconcept=rows.subconcept,
+            posteriors=rows.posteriors,
+            posterior_columns=rows.names,
+            y_pred=rows.y_pred,
+            y_score=rows.y_score,
             threshold=threshold,
             source=source,
         )

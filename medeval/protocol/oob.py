@@ -20,7 +20,6 @@ __all__ = [
     "class_score",
     "forest_oob",
     "full_posteriors",
-    "oob_proba",
     "reference_rows",
     "resample_with_origin",
     "seen_by_tree",
@@ -77,14 +76,8 @@ class ReferenceRows:
     @cached_property
     def table(self) -> pd.DataFrame:
         """The rows in the predictions-table format of ``evaluate``."""
-        table = pd.DataFrame(
-            {
-                "y_true": self.y_true,
-                "y_score": self.y_score,
-                "y_pred": self.y_pred,
-                "subconcept": self.subconcept,
-            }
-        )
+        table = pd.DataFrame({k: getattr(self, k) for k in ("y_true", "y_score", "y_pred")})
+        table["subconcept"] = self.subconcept
         q = pd.DataFrame(self.posteriors, columns=[POSTERIOR_PREFIX + n for n in self.names])
         return pd.concat([table, q], axis=1)
 
@@ -224,14 +217,6 @@ def forest_oob(
     if test is not None:
         test /= len(forest.estimators_)
     return OutOfBag(proba=proba, n_trees=n_trees, test_proba=test)
-
-
-def oob_proba(
-    forest: RandomForestClassifier, X: np.ndarray, origin: np.ndarray | None = None
-) -> np.ndarray:
-    """``(N, C)`` out-of-bag class probabilities (NaN rows where no tree is out of bag); see
-    :func:`forest_oob`."""
-    return forest_oob(forest, X, origin).proba
 
 
 def class_score(proba: np.ndarray, classes: np.ndarray, label: int = 1) -> np.ndarray:

@@ -102,15 +102,8 @@ def _command(
 ) -> str:
     """The ``python -m medeval.evaluate`` command, run in the results folder."""
     folder = f"predictions/{dataset}/{method}-{int(split)}"
-    args = [
-        "python",
-        "-m",
-        "medeval.evaluate",
-        "--predictions",
-        f"{folder}/predictions.csv",
-        "--train-sizes",
-        f"{folder}/train_sizes.json",
-    ]
+    args = ["python", "-m", "medeval.evaluate", "--predictions", f"{folder}/predictions.csv"]
+    args += ["--train-sizes", f"{folder}/train_sizes.json"]
     if with_reference:
         args += ["--reference", f"{folder}/reference.csv"]
     args += ["--bootstrap", str(int(bootstrap["n_bootstrap"])), "--seed", str(bootstrap["seed"])]
@@ -121,4 +114,4 @@ def _command(
         args += ["--threshold", repr(float(bootstrap["threshold"]))]
     if bootstrap.get("stratify", "class") != "class":
         args += ["--stratify", str(bootstrap["stratify"])]
-    return " ".join(shlex.quote(a) for a in args)
+    return shlex.join(args)

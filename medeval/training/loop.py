@@ -84,20 +84,12 @@ class Outputs:
 def predict(model: nn.Module, loader, device: torch.device, *, progress: bool = False) -> Outputs:
     """Run ``model`` in eval mode over ``loader`` (no shuffling); float32 outputs on the CPU."""
     model.eval()
-    logits, subs, ys, scs = [], [], [], []
+    batches = []
     for x, y, sc in progress_bar(loader, desc="predict", leave=False, disable=not progress):
         with autocast(device):
             logit, sub = model(model_input(x, device))
-        logits.append(logit.float().cpu())
-        subs.append(sub.float().cpu())
-        ys.append(y)
-        scs.append(sc)
-    return Outputs(
-        torch.cat(logits).numpy(),
-        torch.cat(subs).numpy(),
-        torch.cat(ys).numpy(),
-        torch.cat(scs).numpy(),
-    )
+        batches.append((logit.float().cpu(), sub.float().cpu(), y, sc))
+    return Outputs(*(torch.cat(parts).numpy() for parts in zip(*batches, strict=True)))
 
 
 @torch.no_grad()
@@ -260,7 +252,6 @@ def _record_epoch(
         state["bad_epochs"] += 1
     state["epoch"] = epoch
     means = stats.sums / max(stats.n_seen, 1)
-    seconds = stats.seconds
     state["log"].append(
         {
             "epoch": epoch,
@@ -269,9 +260,9 @@ def _record_epoch(
             "subconcept_loss": means[2],
             **{f"val_{k}": v for k, v in val.items()},
             "best": improved,
-            "seconds": round(seconds, 3),
-            "images_per_s": round(stats.n_seen * world / max(seconds, 1e-9), 2),
-            "data_share": round(stats.data_s / max(seconds, 1e-9), 4),
+            "seconds": round(stats.seconds, 3),
+            "images_per_s": round(stats.n_seen * world / max(stats.seconds, 1e-9), 2),
+            "data_share": round(stats.data_s / max(stats.seconds, 1e-9), 4),
         }
     )
     return improved
