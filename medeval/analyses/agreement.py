@@ -108,8 +108,7 @@ def _agreement(records: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
     evals = evaluation_frame(records)
     group = ["subconcepts", *by]
     rows = []
-    for key, part in evals.groupby(group, sort=True) if group else [((), evals)]:
-        key = key if isinstance(key, tuple) else (key,)
+    for key, part in evals.groupby(group, sort=True):  # keys are tuples (a list of columns)
         sel = dict(zip(group, key, strict=True))
         recs = [r for r in records if all(_field(r, k) == v for k, v in sel.items())]
         for row in _rows(part, dataset_means(subset_frame(recs))):

@@ -116,7 +116,6 @@ def subconcept_agreement(
     keys = [*DATASET_KEYS, "method"] if by_dataset else ["method"]
     out = []
     for key, whole in rows.groupby(keys, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
         for estimator, (point, _, _) in ESTIMATORS.items():
             if not np.isfinite(whole[point]).any():
                 continue

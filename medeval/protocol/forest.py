@@ -249,15 +249,8 @@ def _run_method(
         settings = fold_settings(options, seed=boot_seed)
         ev = evaluate(table, shared["utilities"], reference=reference, settings=settings)
     if save_predictions is not None:
-        bootstrap = {
-            "n_bootstrap": options.n_bootstrap,
-            "seed": boot_seed,
-            "confidence": ev.confidence,
-            "threshold": options.threshold,
-            "stratify": options.stratify,
-        }
         fold = (save_predictions, task, split, k, method, shared, score)
-        save_fold(*fold, reference=kept if reference is not None else None, bootstrap=bootstrap)
+        save_fold(*fold, reference=kept if reference is not None else None, settings=settings)
     timing = {
         "fit_s": t_fit,
         "shared_s": shared["fit_s"] / n_methods,

@@ -27,13 +27,11 @@ def scores_table(ev: Evaluation) -> str:
     recommended = set(ev.recommended.values())
     rectified_missing = {ev.unavailable.get(k) for k in LABEL_FREE_RECTIFIED}
     for k in ALL_SCORES:
-        if k in LABEL_FREE_RECTIFIED and len(rectified_missing) == 1 and k in ev.unavailable:
-            if k == LABEL_FREE_RECTIFIED[0]:  # one line for the family that shares a reason
-                names = "/".join(LABEL_FREE_RECTIFIED)
-                lines.append(f"{names:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
-            continue
-        if k in ev.unavailable:
-            lines.append(f"{k:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
+        if k in ev.unavailable:  # one line for the rectified family where it shares a reason
+            shared = k in LABEL_FREE_RECTIFIED and len(rectified_missing) == 1
+            if not shared or k == LABEL_FREE_RECTIFIED[0]:
+                name = "/".join(LABEL_FREE_RECTIFIED) if shared else k
+                lines.append(f"{name:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
             continue
         ci = _interval(*ev.intervals.get(k, (math.nan, math.nan)))
         lines.append(f"{k:<6} {_fmt(ev.scores[k]):>6}   {ci:<18}{recommended_mark(k, recommended)}")
