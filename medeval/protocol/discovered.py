@@ -205,19 +205,10 @@ def run_fold_discovered(
             "shared_s": (free.discovery_s + t_shared) / len(methods),
             "metrics_s": time.perf_counter() - tm,
         }
+        run = dict(seed=seed, n_estimators=n_estimators, results=results, timing=timing)
+        disc = {**free.discovery.describe(), "quality": truth["quality"]}
         records.append(
-            fold_record(
-                task,
-                split,
-                k,
-                method,
-                seed=seed,
-                n_estimators=n_estimators,
-                results=results,
-                notes=_notes(caught),
-                timing=timing,
-                discovery={**free.discovery.describe(), "quality": truth["quality"]},
-            )
+            fold_record(task, split, k, method, notes=_notes(caught), discovery=disc, **run)
         )
     return records
 
