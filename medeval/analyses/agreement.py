@@ -1,12 +1,6 @@
-"""RQ4 — do the label-free scores agree with the true-weight scores? (docs/method.md,
-"Label-free scores")
-
-Every record of a results folder is one evaluation (data set × method × split). For each score
-family (BA, F1, AUC) the true-weight score (``w`` prefix, e.g. wBA) is the truth; every other
-score of the family (unweighted, pBA, cBA, rBA where the records carry it, any other prefix) is
-an estimate of it. The columns of :func:`agreement_table` (:data:`COLUMNS`) are described in
-docs/benchmark.md (``agreement.csv``); differences within :data:`TOL` count as ties and zeros.
-"""
+"""RQ4: do the label-free scores agree with the true-weight (``w``) scores of their family
+(docs/method.md, "Label-free scores")? Columns of :func:`agreement_table` (:data:`COLUMNS`):
+docs/benchmark.md (``agreement.csv``); differences within :data:`TOL` count as ties and zeros."""
 
 from __future__ import annotations
 
@@ -114,8 +108,7 @@ def _agreement(records: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
     evals = evaluation_frame(records)
     group = ["subconcepts", *by]
     rows = []
-    for key, part in evals.groupby(group, sort=True) if group else [((), evals)]:
-        key = key if isinstance(key, tuple) else (key,)
+    for key, part in evals.groupby(group, sort=True):  # keys are tuples (a list of columns)
         sel = dict(zip(group, key, strict=True))
         recs = [r for r in records if all(_field(r, k) == v for k, v in sel.items())]
         for row in _rows(part, dataset_means(subset_frame(recs))):
@@ -155,8 +148,7 @@ def _needs_reference(prefix: str) -> bool:
 
 
 def _recommended(family: str, present: pd.Series) -> str | None:
-    """The rectified score of the family where the evaluations carry it, else
-    :data:`~medeval.scores.RECOMMENDED`'s."""
+    """The family's rectified score where the evaluations carry it, else RECOMMENDED's."""
     r = RECOMMENDED_RECTIFIED.get(family)
     return r if r is not None and bool(present.get(r, False)) else RECOMMENDED.get(family)
 
@@ -326,13 +318,11 @@ def agreement_figure(
             for e in sorted(evals.estimator[evals.family == family].unique(), key=score_key)
             if parse_score(e)[0] != "w"
         ]
-        true = wide.get("w" + family, pd.Series(np.nan, index=wide.index)).to_numpy(float)
-        data = []
-        for e in names:
-            d = wide[e].to_numpy(float) - true
-            data.append(d[np.isfinite(d)])
         if not names:
             continue
+        true = wide.get("w" + family, pd.Series(np.nan, index=wide.index)).to_numpy(float)
+        diffs = [wide[e].to_numpy(float) - true for e in names]
+        data = [d[np.isfinite(d)] for d in diffs]
         box = ax.boxplot(data, tick_labels=names, patch_artist=True, showfliers=True)
         for name, patch in zip(names, box["boxes"], strict=True):
             grey = parse_score(name)[0] == ""

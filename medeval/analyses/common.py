@@ -56,6 +56,7 @@ def subset_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
         value``; ``subconcepts`` is ``"true"`` or ``"discovered"`` (where the subconcepts behind
         the label-free scores came from; records without the field are ``"true"``).
     """
+    fields = ["subset", "subconcept", "score", "value"]
     rows = [
         (
             r.get("collection", r.get("source", "")),
@@ -63,25 +64,12 @@ def subset_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
             r["dataset"],
             r["method"],
             r["split"],
-            s["subset"],
-            s["subconcept"],
-            s["score"],
-            s["value"],
+            *(s[k] for k in fields),
         )
         for r in records
         for s in r["subsets"]
     ]
-    cols = [
-        "collection",
-        "subconcepts",
-        "dataset",
-        "method",
-        "split",
-        "subset",
-        "subconcept",
-        "score",
-        "value",
-    ]
+    cols = ["collection", "subconcepts", "dataset", "method", "split", *fields]
     frame = pd.DataFrame(rows, columns=cols)
     frame["value"] = frame["value"].astype(float)
     return frame

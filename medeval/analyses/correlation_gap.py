@@ -1,10 +1,6 @@
-"""RQ1 — are full-test scores biased toward the largest minority subconcept? (docs/method.md,
-"Evaluation subsets and analyses")
-
-Across the data sets of a collection, per correction method and measure: Pearson r between
-M(full) and M(largest), and between M(full) and M(smallest); the *correlation gap*
-r_largest − r_smallest (positive: the full score tracks the largest subconcept).
-"""
+"""RQ1: does M(full) track the largest minority subconcept? Per collection, method and measure,
+the correlation gap r(full, largest) − r(full, smallest) across data sets (docs/method.md,
+"Evaluation subsets and analyses")."""
 
 from __future__ import annotations
 
@@ -118,28 +114,11 @@ def gap_table(means: pd.DataFrame) -> pd.DataFrame:
         values="value",
     )
     rows = []
-    levels = ["collection", "subconcepts", "method"]
-    for (collection, kind, method), part in wide.groupby(level=levels):
+    for key, part in wide.groupby(level=["collection", "subconcepts", "method"]):
         for measure in measures_in(part.index.get_level_values("score")):
-            sub = part.xs(measure, level="score")
-            r_l, p_l, r_s, p_s, n = correlations(sub)
+            r_l, p_l, r_s, p_s, n = correlations(part.xs(measure, level="score"))
             weighting, family = split_measure(measure)
-            rows.append(
-                [
-                    collection,
-                    kind,
-                    method,
-                    measure,
-                    family,
-                    weighting,
-                    n,
-                    r_l,
-                    p_l,
-                    r_s,
-                    p_s,
-                    r_l - r_s,
-                ]
-            )
+            rows.append([*key, measure, family, weighting, n, r_l, p_l, r_s, p_s, r_l - r_s])
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -75,11 +75,7 @@ def coverage_by_dataset(
         [*DATASET_KEYS, "group"], sort=True
     ):
         key = (kind, collection, dataset)
-        q = quality[
-            (quality.subconcepts == kind)
-            & (quality.collection == collection)
-            & (quality.dataset == dataset)
-        ]
+        q = quality[(quality[DATASET_KEYS] == list(key)).all(axis=1)]
         wcba = float(q.within_class_ba.min()) if len(q) else math.nan
         weak = bool(q.weak.any()) if len(q) else False
         wide = _wide(part, ["value", "low", "high"])

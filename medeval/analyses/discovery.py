@@ -1,10 +1,6 @@
-"""Discovery quality: discovered vs true subconcepts within each class, per data set.
-
-Each record of a ``--subconcepts discovered`` run holds, per class, the number of true
-subconcepts ``k_true``, the number of clusters found ``k_found``, and the adjusted Rand index
-and normalised mutual information of the training fold's clusters against the true
-subconcepts. This module averages them over the splits.
-"""
+"""Discovery quality per data set and class, averaged over the splits: true and found subconcept
+counts (``k_true``, ``k_found``), adjusted Rand index and normalised mutual information of the
+training fold's clusters against the true subconcepts."""
 
 from __future__ import annotations
 
@@ -14,17 +10,9 @@ import pandas as pd
 
 from medeval.analyses.common import collection_markdown, markdown_table
 
-COLUMNS = [
-    "collection",
-    "dataset",
-    "method",
-    "class",
-    "k_true",
-    "k_found",
-    "ari",
-    "nmi",
-    "n_splits",
-]
+#: The discovery quality measures of a record, averaged over the splits.
+QUALITY = ["k_true", "k_found", "ari", "nmi"]
+COLUMNS = ["collection", "dataset", "method", "class", *QUALITY, "n_splits"]
 
 
 def discovery_table(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -39,10 +27,7 @@ def discovery_table(records: list[dict[str, Any]]) -> pd.DataFrame:
             r["dataset"],
             r["method"],
             q["class"],
-            q["k_true"],
-            q["k_found"],
-            q["ari"],
-            q["nmi"],
+            *(q[k] for k in QUALITY),
         )
         for r in records
         for q in (r.get("discovery") or {}).get("quality", [])
@@ -51,13 +36,8 @@ def discovery_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=COLUMNS)
     keys = ["collection", "dataset", "method", "class"]
-    out = frame.groupby(keys, sort=True).agg(
-        k_true=("k_true", "mean"),
-        k_found=("k_found", "mean"),
-        ari=("ari", "mean"),
-        nmi=("nmi", "mean"),
-        n_splits=("ari", "count"),
-    )
+    means = {k: (k, "mean") for k in QUALITY}
+    out = frame.groupby(keys, sort=True).agg(**means, n_splits=("ari", "count"))
     return out.reset_index()[COLUMNS]
 
 
@@ -70,7 +50,7 @@ def discovery_markdown(table: pd.DataFrame) -> str:
     out = []
     for _, part in table.groupby("collection", sort=True):
         out += collection_markdown(part, "Discovery quality", intro)
-        mean = part.groupby(["method", "class"])[["k_true", "k_found", "ari", "nmi"]].mean()
+        mean = part.groupby(["method", "class"])[QUALITY].mean()
         out.append("Mean over data sets:\n")
         out.append(markdown_table(mean.reset_index()) + "\n")
     return "\n".join(out)

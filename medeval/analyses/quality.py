@@ -1,13 +1,6 @@
-"""Where the label-free scores rest on a weak subconcept model.
-
-The class-conditional scores (cBA, cF1, cAUC) weight a class's rows by the subconcept model's
-posteriors within that class; only classes whose subconcepts differ in utility depend on it (in
-the benchmark: the minority class). A record stores the subconcept model's within-class balanced
-accuracy on its test fold (``subconcept_model_within_class``); a data set is flagged *weak* when,
-averaged over its records, that accuracy is below :data:`medeval.scores.WEAK_WITHIN_CLASS_BA` in
-such a class. Its label-free scores then carry the subconcept model's error, which a test-set
-bootstrap does not see (the rectified scores measure and remove it where reference rows exist).
-"""
+"""Data sets whose label-free scores rest on a weak subconcept model: the records' mean
+within-class balanced accuracy below :data:`medeval.scores.WEAK_WITHIN_CLASS_BA` in a class
+whose subconcepts differ in utility (docs/benchmark.md)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""RQ3 — why a score moves (docs/method.md, "Evaluation subsets and analyses"): per data set,
-subconcept prevalence and per-subconcept recall bars with the unweighted / predicted / true
-full-test score lines, on contact sheets.
-
-Each panel is :func:`medeval.report.figures.subconcept_figure` drawn from split averages; a
-contact sheet tiles several panels into one PNG.
-"""
+"""RQ3: per data set, :func:`medeval.report.figures.subconcept_figure` of the split averages,
+tiled on contact sheets (docs/method.md, "Evaluation subsets and analyses")."""
 
 from __future__ import annotations
 
@@ -35,19 +30,12 @@ def recall_panel_data(
         raise ValueError(f"no records for data set {dataset!r} and method {method!r}")
     rows = pd.DataFrame([s for r in recs for s in r["per_subconcept"]])
     order = list(dict.fromkeys(s["subconcept"] for s in recs[0]["per_subconcept"]))
-    extra = {"est_recall": ("est_recall", "mean")} if "est_recall" in rows.columns else {}
+    label_free = ["est_recall"] if "est_recall" in rows.columns else []
+    means = ["n_train", "prevalence", "recall", *label_free]
     table = (
-        rows.astype({c: float for c in ("prevalence", "recall", "n_train", *extra)})
+        rows.astype(dict.fromkeys(means, float))
         .groupby("subconcept", sort=False)
-        .agg(
-            **{
-                "class": ("class", "first"),
-                "n_train": ("n_train", "mean"),
-                "prevalence": ("prevalence", "mean"),
-                "recall": ("recall", "mean"),
-                **extra,
-            }
-        )
+        .agg(**{"class": ("class", "first")}, **{c: (c, "mean") for c in means})
         .reindex(order)
         .reset_index()
     )

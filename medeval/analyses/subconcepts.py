@@ -1,7 +1,5 @@
 """Do the label-free per-subconcept recalls hold the true test recall? (docs/method.md,
-"Per-subconcept recall"; the table's columns and groups: docs/benchmark.md, "Per-subconcept
-recall (est_recall and r_recall)".)
-"""
+"Per-subconcept recall"; columns: docs/benchmark.md, "Per-subconcept recall".)"""
 
 from __future__ import annotations
 
@@ -41,10 +39,9 @@ AGREEMENT_COLUMNS = [
 
 def _f(x: Any) -> float:
     try:
-        v = float(x)
+        return float(x)
     except (TypeError, ValueError):
         return math.nan
-    return v
 
 
 def subconcept_rows(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -77,8 +74,7 @@ def subconcept_rows(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _worst_named(frame: pd.DataFrame, point: str) -> float:
-    """% of (record) minority classes with ≥ 2 subconcepts whose lowest ``point`` is the
-    subconcept of lowest true recall (ties in the truth: any of the tied counts)."""
+    """% of minority classes (≥ 2 subconcepts) whose lowest ``point`` is the truly worst one."""
     hits = []
     keys = [*DATASET_KEYS, "method", "split"]
     for _, g in frame[frame["class"] == 1].groupby(keys, dropna=False):
@@ -120,16 +116,11 @@ def subconcept_agreement(
     keys = [*DATASET_KEYS, "method"] if by_dataset else ["method"]
     out = []
     for key, whole in rows.groupby(keys, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
         for estimator, (point, _, _) in ESTIMATORS.items():
             if not np.isfinite(whole[point]).any():
                 continue
-            for group in GROUPS:
-                g = whole
-                if group == "minority":
-                    g = whole[whole["class"] == 1]
-                elif group == "smallest minority":
-                    g = whole[whole["smallest"]]
+            parts = [whole, whole[whole["class"] == 1], whole[whole["smallest"]]]
+            for group, g in zip(GROUPS, parts, strict=True):
                 head = dict(zip(keys, key, strict=True))
                 out.append(
                     head | {"estimator": estimator, "group": group} | _stats(g, estimator, whole)

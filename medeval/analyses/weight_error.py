@@ -1,15 +1,10 @@
-"""RQ2 — does a better subconcept model give closer predicted weights? (docs/method.md,
-"Evaluation subsets and analyses")
-
-Per data set and subconcept C: t̄_C and p̄_C = mean true / predicted weight over C's test
-instances pooled over the splits (per-split sums and counts, pooled); μ = mean_C |t̄_C − p̄_C|.
-Across data sets: Pearson r between μ and the subconcept model's performance (one-vs-rest macro
-ROC AUC, balanced accuracy, macro F1, each averaged over the splits) after dropping data sets with
-|z| > 4 on either quantity.
-"""
+"""RQ2: does a better subconcept model give closer predicted weights? μ = mean_C |t̄_C − p̄_C|
+per data set against the subconcept model's scores, Pearson r across data sets after dropping
+|z| > 4 (docs/method.md, "Evaluation subsets and analyses")."""
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -24,6 +19,7 @@ PERFORMANCE = {
     "f1_macro": "macro F1",
 }
 Z_LIMIT = 4.0
+_SUMS = itemgetter("subconcept", "n_test", "true_weight_sum", "predicted_weight_sum")
 
 
 def weight_error_by_dataset(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -40,16 +36,7 @@ def weight_error_by_dataset(records: list[dict[str, Any]]) -> pd.DataFrame:
     for r in one.values():
         key = (r.get("collection", ""), r["dataset"])
         perf_rows.append((*key, r["split"], *(r["subconcept_model"][k] for k in PERFORMANCE)))
-        for s in r["per_subconcept"]:
-            sc_rows.append(
-                (
-                    *key,
-                    s["subconcept"],
-                    s["n_test"],
-                    s["true_weight_sum"],
-                    s["predicted_weight_sum"],
-                )
-            )
+        sc_rows += [(*key, *_SUMS(s)) for s in r["per_subconcept"]]
     sc = pd.DataFrame(sc_rows, columns=["collection", "dataset", "subconcept", "n", "t", "p"])
     pooled = sc.groupby(["collection", "dataset", "subconcept"]).sum(numeric_only=True)
     pooled["gap"] = (pooled["t"] / pooled["n"] - pooled["p"] / pooled["n"]).abs()

@@ -1,10 +1,6 @@
-"""Cross-fitted reference rows for the corrections whose out-of-bag rows are not held-out-like
-(docs/method.md, "Rectified scores").
-
-Under ROS and ``weight`` a minority row is drawn into most trees, so its few out-of-bag trees
-give coarse scores (docs/benchmark.md, "Reference rows: out of bag or cross-fitted"). Each of
-:data:`FOLDS` folds, stratified by subconcept, is scored by a forest fitted on the others.
-"""
+"""Cross-fitted reference rows for ROS and ``weight``, whose out-of-bag rows are not held-out-like:
+each of :data:`FOLDS` folds, stratified by subconcept, is scored by a forest fitted on the others
+(docs/benchmark.md, "Reference rows: out of bag or cross-fitted")."""
 
 from __future__ import annotations
 
@@ -71,8 +67,7 @@ def cross_fit_scores(
 
 
 def _pooled(strata: np.ndarray, y: np.ndarray, folds: int) -> np.ndarray:
-    """Stratum codes ``(N,)`` for the folds: each subconcept, except that one with fewer rows
-    than ``folds`` joins the largest subconcept of its class (or a pool of the class)."""
+    """Stratum codes ``(N,)``: subconcepts, one rarer than ``folds`` pooled within its class."""
     _, inverse, counts = np.unique(strata, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     out = inverse.copy()

@@ -1,10 +1,6 @@
-"""One fold of the random-forest protocol with *discovered* subconcepts.
-
-Every label-free score comes from :func:`label_free_fold`, which never receives the true
-subconcepts; :func:`run_fold_discovered` reads them afterwards only to score the result
-(true-weight scores, the test subsets, discovery quality). Records have the layout of
-:func:`medeval.protocol.forest.run_fold`'s plus ``"subconcepts": "discovered"`` and ``"discovery"``.
-"""
+"""One fold of the random-forest protocol with *discovered* subconcepts: :func:`label_free_fold`
+never receives the true subconcepts; :func:`run_fold_discovered` reads them afterwards only to
+score the result. Records: :func:`medeval.protocol.forest.run_fold`'s plus ``"discovery"``."""
 
 from __future__ import annotations
 
@@ -209,19 +205,10 @@ def run_fold_discovered(
             "shared_s": (free.discovery_s + t_shared) / len(methods),
             "metrics_s": time.perf_counter() - tm,
         }
+        run = dict(seed=seed, n_estimators=n_estimators, results=results, timing=timing)
+        disc = {**free.discovery.describe(), "quality": truth["quality"]}
         records.append(
-            fold_record(
-                task,
-                split,
-                k,
-                method,
-                seed=seed,
-                n_estimators=n_estimators,
-                results=results,
-                notes=_notes(caught),
-                timing=timing,
-                discovery={**free.discovery.describe(), "quality": truth["quality"]},
-            )
+            fold_record(task, split, k, method, notes=_notes(caught), discovery=disc, **run)
         )
     return records
 
@@ -234,8 +221,7 @@ def _notes(caught: list[warnings.WarningMessage]) -> list[str]:
 def _truth_of_fold(
     task: BinaryTask, train: np.ndarray, test: np.ndarray, free: LabelFreeFold
 ) -> dict[str, Any]:
-    """What every method of the fold is scored against (true utilities and test names,
-    discovery quality, subconcept-forest scores and predicted weights)."""
+    """What every method of the fold is scored against (truth, discovery quality, weights)."""
     disc = free.discovery
     names = np.asarray(task.subconcept_names, dtype=object)
     quality = discovery_quality(task.y[train], names[task.subconcept[train]], disc.labels)
@@ -265,8 +251,7 @@ def _score_method(
     options: EvaluationOptions,
     seed: int,
 ) -> dict[str, Any]:
-    """One method's scores, intervals and tables: true-weight ones from the truth, the rest from
-    the discovered subconcepts."""
+    """One method's scores, intervals and tables (true-weight ones from the truth)."""
     settings = fold_settings(options, seed=seed)
     test_names = truth["test_names"]
     y_pred = labels_from_scores(score, settings.threshold)

@@ -1,9 +1,6 @@
-"""One fold of the random-forest protocol (docs/method.md, "Protocols"): fit, predict, evaluate.
-
-The subconcept forest is fit once per fold and shared by every correction method; each method
-fits its own binary forest. Reference rows are out of bag (:mod:`medeval.protocol.oob`) or
-cross-fitted (:mod:`medeval.protocol.crossfit`).
-"""
+"""One fold of the random-forest protocol (docs/method.md, "Protocols"): one subconcept forest
+shared by every correction method, one binary forest per method; reference rows out of bag
+(:mod:`medeval.protocol.oob`) or cross-fitted (:mod:`medeval.protocol.crossfit`)."""
 
 from __future__ import annotations
 
@@ -147,9 +144,7 @@ def _fit_binary(
     n_estimators: int,
     oob: bool = True,
 ) -> tuple[np.ndarray, np.ndarray | None, str | None]:
-    """Class-1 scores of the binary forest under ``method`` on the test rows ``(N_test,)``, on
-    the training rows ``(N_train,)`` for the reference (``None`` without ``oob``), and their
-    source: :data:`REFERENCE_SOURCE` or :data:`CROSS_FIT_SOURCE`."""
+    """Binary forest's class-1 test scores, reference-row scores (or ``None``) and their source."""
     X, y = task.data.X, task.y
     Xtr, ytr, origin = resample_with_origin(X[train], y[train], method, seed)
     extra = {"class_weight": "balanced"} if method == "weight" else {}
@@ -232,8 +227,7 @@ def _run_method(
     n_estimators: int,
     options: EvaluationOptions,
 ) -> dict[str, Any]:
-    """:func:`run_fold`'s record of one method; the shared fit and metric time is split evenly
-    between the ``n_methods``."""
+    """:func:`run_fold`'s record of one method (shared time split evenly over methods)."""
     tf = time.perf_counter()
     method_seed = derive_seed(seed, task.name, k, method)
     score, oob_score, how = _fit_binary(
@@ -255,15 +249,8 @@ def _run_method(
         settings = fold_settings(options, seed=boot_seed)
         ev = evaluate(table, shared["utilities"], reference=reference, settings=settings)
     if save_predictions is not None:
-        bootstrap = {
-            "n_bootstrap": options.n_bootstrap,
-            "seed": boot_seed,
-            "confidence": ev.confidence,
-            "threshold": options.threshold,
-            "stratify": options.stratify,
-        }
         fold = (save_predictions, task, split, k, method, shared, score)
-        save_fold(*fold, reference=kept if reference is not None else None, bootstrap=bootstrap)
+        save_fold(*fold, reference=kept if reference is not None else None, settings=settings)
     timing = {
         "fit_s": t_fit,
         "shared_s": shared["fit_s"] / n_methods,
@@ -329,23 +316,22 @@ def fold_reference(
     """
     if rows is None:
         rows = oob_rows(task, train, shared, oob_score, threshold=threshold)
-    oob = rows
     info: dict[str, Any] = {
         "source": source,
-        "n": len(oob.rows),
-        "n_dropped": dict(oob.n_dropped),
-        "dropped_by_subconcept": dict(oob.dropped_by_subconcept),
+        "n": len(rows.rows),
+        "n_dropped": dict(rows.n_dropped),
+        "dropped_by_subconcept": dict(rows.dropped_by_subconcept),
         "out_of_bag": CROSS_FITTED if source == CROSS_FIT_SOURCE else OUT_OF_BAG[method],
     }
     try:
         ref = ReferenceRows.from_arrays(
             shared["utilities"],
-            y_true=oob.y_true,
-            subconcept=oob.subconcept,
-            posteriors=oob.posteriors,
-            posterior_columns=oob.names,
-            y_pred=oob.y_pred,
-            y_score=oob.y_score,
+            y_true=rows.y_true,
+            subconcept=rows.subconcept,
+            posteriors=rows.posteriors,
+            posterior_columns=rows.names,
+            y_pred=rows.y_pred,
+            y_score=rows.y_score,
             threshold=threshold,
             source=source,
         )
@@ -359,8 +345,7 @@ def fold_reference(
 def _shared_fold(
     task: BinaryTask, split: Split, k: int, *, seed: int, n_estimators: int
 ) -> dict[str, Any]:
-    """What every method of a fold shares: training utilities, the subconcept forest's test and
-    out-of-bag posteriors, its test-fold scores, and the time each took."""
+    """What every method of a fold shares: utilities, subconcept posteriors, scores, timings."""
     train, test = split["train"], split["test"]
     t0 = time.perf_counter()
     names = task.subconcept_names

@@ -1,8 +1,6 @@
-"""The grid of (data set, split) work units, run through joblib (loky) or Dask distributed.
-
-A unit computes its *missing* methods and its worker writes their records itself, so a killed
-run loses only the units in flight. Each worker process caches one data set.
-"""
+"""The grid of (data set, split) units, run through joblib (loky) or Dask distributed; a unit
+computes its missing methods and its worker writes their records, so a killed run loses only the
+units in flight. Each worker process caches one data set."""
 
 from __future__ import annotations
 
@@ -127,8 +125,7 @@ class Collection:
 
 
 def _recorded_task(table: Path, dataset: str) -> dict | None:
-    """The user's task that ``python -m medeval.embed --positive`` recorded beside its table
-    (``<name>.embedding.json``), or ``None``."""
+    """The task ``medeval.embed --positive`` recorded in ``<name>.embedding.json``, or None."""
     record = table.with_name(f"{dataset}.embedding.json")
     if not record.is_file():
         return None
@@ -306,8 +303,7 @@ def _peak_rss_mb() -> float:
 
 @contextmanager
 def _single_thread() -> Iterator[None]:
-    """A unit on one thread (torch, BLAS, OpenMP): sums in another order would give SMOTE's
-    neighbours other last bits, and ``--jobs 1`` other records."""
+    """One thread (torch, BLAS, OpenMP): other sums would change SMOTE's neighbours' bits."""
     import torch
     from threadpoolctl import threadpool_limits
 

@@ -1,14 +1,6 @@
-"""Out-of-bag reference rows of the random-forest protocol (docs/method.md,
-"Rectified scores"), without refitting.
-
-Each training row is scored only by the trees that did not see it (without resampling:
-scikit-learn's ``oob_decision_function_``). Under a resampling correction a tree has seen an
-original row when it drew the row or any copy of it; SMOTE's synthetic points are linked to no
-row (docs/benchmark.md, "Reference rows: out of bag or cross-fitted").
-
-``origin`` describes this link: ``origin[j]`` (or row ``origin[j, :]``) lists the original rows
-that fitted row j was made from, ``-1`` for none. A row with no out-of-bag tree gets NaN.
-"""
+"""Out-of-bag reference rows without refitting (docs/benchmark.md, "Reference rows: out of bag
+or cross-fitted"): ``origin[j]`` (or row ``origin[j, :]``) lists the original rows fitted row j
+was made from (``-1``: none, SMOTE); a row with no out-of-bag tree gets NaN."""
 
 from __future__ import annotations
 
@@ -28,7 +20,6 @@ __all__ = [
     "class_score",
     "forest_oob",
     "full_posteriors",
-    "oob_proba",
     "reference_rows",
     "resample_with_origin",
     "seen_by_tree",
@@ -85,14 +76,8 @@ class ReferenceRows:
     @cached_property
     def table(self) -> pd.DataFrame:
         """The rows in the predictions-table format of ``evaluate``."""
-        table = pd.DataFrame(
-            {
-                "y_true": self.y_true,
-                "y_score": self.y_score,
-                "y_pred": self.y_pred,
-                "subconcept": self.subconcept,
-            }
-        )
+        table = pd.DataFrame({k: getattr(self, k) for k in ("y_true", "y_score", "y_pred")})
+        table["subconcept"] = self.subconcept
         q = pd.DataFrame(self.posteriors, columns=[POSTERIOR_PREFIX + n for n in self.names])
         return pd.concat([table, q], axis=1)
 
@@ -166,8 +151,7 @@ def _oob_masks(forest, n_rows: int, origin):
 
 
 def _in_bag_draws(forest):
-    """Yield each tree's in-bag draws ``(M_boot,)``, those of ``estimators_samples_`` from one
-    reseeded generator; falls back to ``estimators_samples_`` if the first tree differs."""
+    """Each tree's in-bag draws ``(M_boot,)`` (fallback: ``estimators_samples_``)."""
     from sklearn.ensemble._forest import _generate_sample_indices
 
     n_fit = getattr(forest, "_n_samples", None)
@@ -233,14 +217,6 @@ def forest_oob(
     if test is not None:
         test /= len(forest.estimators_)
     return OutOfBag(proba=proba, n_trees=n_trees, test_proba=test)
-
-
-def oob_proba(
-    forest: RandomForestClassifier, X: np.ndarray, origin: np.ndarray | None = None
-) -> np.ndarray:
-    """``(N, C)`` out-of-bag class probabilities (NaN rows where no tree is out of bag); see
-    :func:`forest_oob`."""
-    return forest_oob(forest, X, origin).proba
 
 
 def class_score(proba: np.ndarray, classes: np.ndarray, label: int = 1) -> np.ndarray:

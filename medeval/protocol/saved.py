@@ -1,11 +1,6 @@
-"""A benchmark record's fold as files ``python -m medeval.evaluate`` reads
-(``python -m medeval.benchmark --save-predictions``): ``predictions/<set>/<method>-<k>/`` beside
-``records/<set>/<method>-<k>.json``, laid out in docs/benchmark.md ("Reopening a fold").
-
-Floats are written with Python's shortest round-trip text, so the files evaluate to the record's
-very numbers. Each file is written atomically, the folder before its record, so a record that
-exists after an interruption has its files too.
-"""
+"""A benchmark record's fold as files ``python -m medeval.evaluate`` reads, with the record's very
+numbers (shortest round-trip floats), written atomically before the record (docs/benchmark.md,
+"Reopening a fold")."""
 
 from __future__ import annotations
 
@@ -18,6 +13,7 @@ import pandas as pd
 
 from medeval.io.atomic import json_text, write_files
 from medeval.io.predictions import POSTERIOR_PREFIX
+from medeval.options import EvaluationOptions
 from medeval.protocol.oob import ReferenceRows as OobRows
 
 __all__ = ["FOLD_FILES", "fold_folder", "has_fold_files", "save_fold"]
@@ -47,7 +43,7 @@ def save_fold(
     score: np.ndarray,
     *,
     reference: OobRows | None,
-    bootstrap: dict[str, Any],
+    settings: EvaluationOptions,
 ) -> Path:
     """Write one method's fold of :func:`medeval.protocol.forest.run_fold` under ``root``,
     ``fold.json`` last (a folder with it is complete); a stale ``reference.csv`` is removed.
@@ -57,8 +53,7 @@ def save_fold(
         score: ``(N_test,)`` the binary forest's class-1 scores on the test rows.
         reference: the fold's reference rows (:func:`medeval.protocol.forest.oob_rows`)
             where the record could use them, else ``None`` (no ``reference.csv``).
-        bootstrap: ``{"n_bootstrap", "seed", "confidence"}`` of the record's intervals
-            (optionally the ``"threshold"`` and ``"stratify"`` of its evaluation).
+        settings: the record's evaluation options, its bootstrap seed included.
     """
     train, test = split["train"], split["test"]
     table = pd.DataFrame(
@@ -92,38 +87,31 @@ def save_fold(
         "method": method,
         "split": int(k),
         "record": f"records/{task.name}/{method}-{int(k)}.json",
-        "n_bootstrap": int(bootstrap["n_bootstrap"]),
-        "seed": int(bootstrap["seed"]),
-        "confidence": float(bootstrap["confidence"]),
+        "n_bootstrap": int(settings.n_bootstrap),
+        "seed": int(settings.seed),
+        "confidence": float(settings.confidence),
         "reference": reference is not None,
-        "command": _command(task.name, method, k, bootstrap, reference is not None),
+        "command": _command(task.name, method, k, settings, reference is not None),
     }
     write_files(folder, {"fold.json": json_text(fold).encode()})
     return folder
 
 
 def _command(
-    dataset: str, method: str, split: int, bootstrap: dict[str, Any], with_reference: bool
+    dataset: str, method: str, split: int, settings: EvaluationOptions, with_reference: bool
 ) -> str:
     """The ``python -m medeval.evaluate`` command, run in the results folder."""
     folder = f"predictions/{dataset}/{method}-{int(split)}"
-    args = [
-        "python",
-        "-m",
-        "medeval.evaluate",
-        "--predictions",
-        f"{folder}/predictions.csv",
-        "--train-sizes",
-        f"{folder}/train_sizes.json",
-    ]
+    args = ["python", "-m", "medeval.evaluate", "--predictions", f"{folder}/predictions.csv"]
+    args += ["--train-sizes", f"{folder}/train_sizes.json"]
     if with_reference:
         args += ["--reference", f"{folder}/reference.csv"]
-    args += ["--bootstrap", str(int(bootstrap["n_bootstrap"])), "--seed", str(bootstrap["seed"])]
-    if float(bootstrap["confidence"]) != 0.95:
-        args += ["--confidence", repr(float(bootstrap["confidence"]))]
+    args += ["--bootstrap", str(int(settings.n_bootstrap)), "--seed", str(settings.seed)]
+    if float(settings.confidence) != 0.95:
+        args += ["--confidence", repr(float(settings.confidence))]
     # given where the run set other values than evaluate's defaults (the protocol's)
-    if float(bootstrap.get("threshold", 0.5)) != 0.5:
-        args += ["--threshold", repr(float(bootstrap["threshold"]))]
-    if bootstrap.get("stratify", "class") != "class":
-        args += ["--stratify", str(bootstrap["stratify"])]
-    return " ".join(shlex.quote(a) for a in args)
+    if float(settings.threshold) != 0.5:
+        args += ["--threshold", repr(float(settings.threshold))]
+    if settings.stratify != "class":
+        args += ["--stratify", str(settings.stratify)]
+    return shlex.join(args)

@@ -1,9 +1,6 @@
-"""Results store: one JSON file per data set × method × split, each written atomically (the
-layout of a results folder: docs/benchmark.md, "Results store, resume, ``--force``").
-
-A record counts as finished only if it reads as a record of its own (data set, method, split);
-any other file there is recomputed, with a :class:`CorruptRecordWarning` naming it.
-"""
+"""Results store: one JSON file per data set × method × split, written atomically; a file that
+is not a record of its own (data set, method, split) is recomputed, with a
+:class:`CorruptRecordWarning` (docs/benchmark.md, "Results store, resume, ``--force``")."""
 
 from __future__ import annotations
 
@@ -122,28 +119,23 @@ class ResultsStore:
         folder = self.root / "tasks"
         return {p.stem: _read(p) for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
 
-    def _record_files(self) -> list[tuple[Path, tuple[str, str, int]]]:
-        """Every record file with its (data set, method, split), read from its name."""
+    def _record_files(self) -> list[tuple[Path, tuple[str, str, int] | None]]:
+        """Every record file with (data set, method, split) from its name, else ``None``."""
         out = []
         for path in sorted((self.root / "records").glob("*/*.json")):
             method, _, split = path.stem.rpartition("-")
-            if split.isdigit() and not path.name.startswith("."):
-                out.append((path, (path.parent.name, method, int(split))))
+            if not path.name.startswith("."):
+                unit = (path.parent.name, method, int(split)) if split.isdigit() else None
+                out.append((path, unit))
         return out
 
     def records(self) -> list[dict[str, Any]]:
         """Every finished record, sorted by data set, method, split."""
-        folder = self.root / "records"
-        if not folder.is_dir():
-            return []
         out = []
-        for path in sorted(folder.glob("*/*.json")):
-            if path.name.startswith("."):
-                continue
-            method, _, split = path.stem.rpartition("-")
+        for path, unit in self._record_files():
             problem = (
-                record_problem(path, path.parent.name, method, int(split))
-                if split.isdigit()
+                record_problem(path, *unit)
+                if unit is not None
                 else "not a record file (its name is not <method>-<split>.json)"
             )
             if problem is not None:
@@ -189,7 +181,7 @@ class ResultsStore:
             kept = [
                 p
                 for p, unit in self._record_files()
-                if selection is not None and unit not in selection
+                if unit is not None and selection is not None and unit not in selection
             ]
             if kept:
                 raise SettingsMismatch(

@@ -32,20 +32,23 @@ class Agreement:
 
 
 def _agreement_section(out: Path, rq4: Agreement) -> Section:
-    """Report section of RQ4: the reading, the table, the figure(s), the weak subconcept
-    models and the per-data-set coverage."""
+    """Report section of RQ4: reading, table, figures, weak models and coverage."""
     sec = Section("RQ4 — do the label-free scores agree with the true-weight scores?")
     for line in rq4.text.splitlines()[1:]:
         if line.strip() and not line.startswith("|"):
             sec.text(line.removeprefix("- "))
-    sec.table(rq4.table)
-    for png in sorted(out.glob("agreement*.png")):
-        sec.image(png.read_bytes(), caption=png.stem)
+    _figures(sec.table(rq4.table), out, "agreement*.png")
     _text_lines(sec, rq4.weak)
     if rq4.coverage is not None and not rq4.coverage.empty:
         sec.text("Coverage per data set. " + rq4.intro)
         sec.table(rq4.coverage)
         _text_lines(sec, rq4.low)
+    return sec
+
+
+def _figures(sec: Section, out: Path, pattern: str) -> Section:
+    for png in sorted(out.glob(pattern)):
+        sec.image(png.read_bytes(), caption=png.stem)
     return sec
 
 
@@ -87,19 +90,13 @@ def benchmark_report(
         "r_largest − r_smallest is positive when the full-test score tracks the largest "
         "subconcept. A good weighting shrinks it."
     )
-    rq1_sec.table(rq1)
-    for png in sorted(out.glob("rq1_gap_*.png")):
-        rq1_sec.image(png.read_bytes(), caption=png.stem)
+    _figures(rq1_sec.table(rq1), out, "rq1_gap_*.png")
     rq2_sec = Section("RQ2 — does a better subconcept model give better weights?").text(
         "μ = mean over subconcepts of |mean true weight − mean predicted weight|; negative r "
         "means a better subconcept model gives closer weights."
     )
-    rq2_sec.table(rq2)
-    for png in sorted(out.glob("rq2_scatter_*.png")):
-        rq2_sec.image(png.read_bytes(), caption=png.stem)
-    rq3_sec = Section("RQ3 — why a score moves")
-    for png in sorted(out.glob("rq3_sheet_*.png")):
-        rq3_sec.image(png.read_bytes(), caption=png.stem)
+    _figures(rq2_sec.table(rq2), out, "rq2_scatter_*.png")
+    rq3_sec = _figures(Section("RQ3 — why a score moves"), out, "rq3_sheet_*.png")
     time_sec = Section("Time and memory").table(timing)
     warnings = []
     for task_file in sorted((results / "tasks").glob("*.json")):

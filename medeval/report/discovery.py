@@ -1,12 +1,9 @@
 """Rendering discovered subconcepts: the cluster table, the sheet of typical instances per
-cluster (so that a clinician can name it) and the report that shows them.
-
-The flow that discovers and evaluates is :mod:`medeval.flows.discovery`; everything here works
-on what it passes in (no file is read).
-"""
+cluster and the report that shows them (the flow: :mod:`medeval.flows.discovery`)."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -78,32 +75,16 @@ def _draw_example(ax, ex: Example) -> None:
 
 
 def _wrap(text: str, width: int = 22, lines: int = 6) -> str:
-    words, out, line = text.split(), [], ""
-    for w in words:
-        if len(line) + len(w) + 1 > width and line:
-            out.append(line)
-            line = w
-        else:
-            line = f"{line} {w}".strip()
-    out.append(line)
+    words = " ".join(text.split())
+    out = textwrap.wrap(words, width, break_long_words=False, break_on_hyphens=False) or [""]
     return "\n".join(out[:lines]) + ("…" if len(out) > lines else "")
 
 
 def cluster_table(per_subconcept: pd.DataFrame, y: np.ndarray) -> pd.DataFrame:
     """Per discovered subconcept: training size, utility, soft test count and share of its
     class, label-free recall with its interval (from the evaluation's per-subconcept rows)."""
-    t = per_subconcept[
-        [
-            "subconcept",
-            "class",
-            "n_train",
-            "utility",
-            "est_n_test",
-            "est_recall",
-            "est_low",
-            "est_high",
-        ]
-    ].copy()
+    cols = ["subconcept", "class", "n_train", "utility", "est_n_test", "est_recall"]
+    t = per_subconcept[[*cols, "est_low", "est_high"]].copy()
     n_class = np.array([(y == c).sum() for c in t["class"]], dtype=np.float64)
     t.insert(
         5,

@@ -1,9 +1,5 @@
-"""Per-subconcept figure: where a headline score comes from (docs/method.md,
-"Evaluation subsets and analyses", RQ3).
-
-Uses matplotlib's object-oriented API (no pyplot), so it works without a display and without
-touching global state.
-"""
+"""Per-subconcept figure: where a headline score comes from (RQ3; docs/method.md,
+"Evaluation subsets and analyses"); matplotlib's object-oriented API, no pyplot or global state."""
 
 from __future__ import annotations
 
@@ -155,8 +151,7 @@ def spread_labels(
 
 
 def _label_lines(ax: Any, lines: list[tuple[str, float, str]]) -> None:
-    """Name and value of each score line just right of the axes, at heights that do not
-    overlap, with a short leader from the line's end to its label."""
+    """Each score line's name and value right of the axes, without overlap, with a leader."""
     if not lines:
         return
     heights = spread_labels([v for _, v, _ in lines])
@@ -205,8 +200,7 @@ def _class_colors(df: pd.DataFrame) -> list[str]:
 
 
 def _recall_bars(ax: Any, df: pd.DataFrame, x: np.ndarray) -> list[str]:
-    """Bottom panel's bars: true recall (solid) and label-free recall (hatched), side by side
-    when both exist; returns the kinds drawn (keys of :data:`RECALL_BARS`)."""
+    """True (solid) and label-free (hatched) recall bars; returns the kinds drawn."""
     from medeval.evaluation.subconcept_recall import BOUNDS
 
     columns = {"true": "recall", "est": "est_recall", "rect": "r_recall"}
@@ -231,8 +225,7 @@ def _recall_bars(ax: Any, df: pd.DataFrame, x: np.ndarray) -> list[str]:
 
 
 def _legend(fig: Figure, ax: Any, *, classes: list[int], kinds: list[str]) -> None:
-    """Below the plots: the score lines' meaning and one swatch per (class, kind of bar) drawn,
-    each styled exactly like its bars."""
+    """Legend below the plots: score lines and one swatch per (class, kind of bar) drawn."""
     from matplotlib.patches import Patch
 
     handles, labels = ax.get_legend_handles_labels()
@@ -249,9 +242,7 @@ def _legend(fig: Figure, ax: Any, *, classes: list[int], kinds: list[str]) -> No
 
 
 def _legend_column_inches(labels: list[str]) -> float:
-    """A generous estimate of one legend column's width: the longest label at
-    :data:`_LEGEND_PT` points (about 0.6 em a character) and the swatch with its padding. A
-    narrow figure (few subconcepts) takes its legend in one column instead of cutting it off."""
+    """A generous width of one legend column (about 0.6 em a character, plus the swatch)."""
     longest = max((len(label) for label in labels), default=0)
     return longest * _LEGEND_PT * 0.6 / 72 + 0.8
 

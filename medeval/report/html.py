@@ -1,8 +1,5 @@
-"""Self-contained HTML reports: tables, embedded PNG figures, configuration and warnings.
-
-One file, no external assets (figures are base64 data URIs), so a report can be mailed, archived
-next to a run, or opened from a container's mounted results folder.
-"""
+"""Self-contained HTML reports (tables, base64-embedded PNG figures, configuration, warnings): one
+file, no external assets."""
 
 from __future__ import annotations
 
@@ -17,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from .. import __version__
+from ..evaluation.quality import weak_model_warning
 from ..scores import RECOMMENDED, REFERENCE_SCORES, SCORE_DESCRIPTIONS, score_key
 
 _CSS = """
@@ -362,16 +360,9 @@ def _scores_section(ev: Any) -> Section:
         )
     lead, verb = ("Uncorrected, ", " are") if rectified else ("Read ", ":")
     head.notes([_READ_LABEL_FREE.format(lead=lead, verb=verb, **RECOMMENDED)], warning=False)
+    weak = [weak_model_warning(c, ev.subconcept_model[c]) for c in ev.weak_classes()]
     head.notes(
-        [
-            f"The subconcept model is weak within {c}: balanced accuracy "
-            f"{ev.subconcept_model[c]:.2f} over that class's subconcepts (measured on the "
-            f"{ev.subconcept_model_source}). Its class-conditional "
-            "weights then shrink toward the class average, so cBA / cF1 / cAUC move toward BA / "
-            "F1 / AUC and understate a failure on small subconcepts; per-subconcept label-free "
-            "recalls blur together."
-            for c in ev.weak_classes()
-        ]
+        [f"{w[0].upper()}{w[1:]} (measured on the {ev.subconcept_model_source})." for w in weak]
     )
     if not ev.subconcept_model:
         head.notes([_UNCHECKED_MODEL.format(names=", ".join(REFERENCE_SCORES))], warning=False)

@@ -1,9 +1,5 @@
-"""An :class:`~medeval.evaluation.Evaluation` → the files a user reads, prepared in memory.
-
-:func:`output_files` renders metrics.json, metrics.csv, per_subconcept.csv, subconcepts.png and
-report.html, so that nothing touches the disk before everything is ready. Reading and
-evaluating a predictions file is :func:`medeval.flows.evaluate.evaluate_file`.
-"""
+"""An :class:`~medeval.evaluation.Evaluation` → the files a user reads (metrics.json, metrics.csv,
+per_subconcept.csv, subconcepts.png, report.html), rendered in memory before any is written."""
 
 from __future__ import annotations
 

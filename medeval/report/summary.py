@@ -1,8 +1,5 @@
-"""Rendering a run's summary: the headline table, ``report.md`` and ``report.html``.
-
-The run folder is read (and its splits re-evaluated) by :mod:`medeval.flows.rerun`; everything
-here works on what it passes in.
-"""
+"""Rendering a run's summary: the headline table, ``report.md`` and ``report.html``, from what
+:mod:`medeval.flows.rerun` passes in."""
 
 from __future__ import annotations
 
@@ -13,7 +10,9 @@ from typing import Any
 import pandas as pd
 
 from medeval.datasets.sources import SOURCES as _SOURCES
+from medeval.evaluation.quality import weak_model_warning
 from medeval.report.html import Section, render
+from medeval.report.tables import recommended_mark
 from medeval.scores import RECOMMENDED, WEAK_WITHIN_CLASS_BA
 
 __all__ = [
@@ -69,15 +68,10 @@ def summary_table(summary: dict) -> str:
     for k, v in summary["scores"].items():
         mean = "   NaN" if _nan(v["mean"]) else f"{v['mean']:.3f}"
         sd = "—" if _nan(v["sd"]) else f"{v['sd']:.3f}"
-        ci = ""
-        if one:
-            iv = summary.get("intervals", {}).get(one, {}).get(k) or {}
-            lo, hi = iv.get("low"), iv.get("high")
-            ci = "" if _nan(lo) or _nan(hi) else f"[{lo:.3f}, {hi:.3f}]"
-        mark = ""
-        if k in recommended:
-            mark = "  <- recommended, label-free" + (", rectified" if k[0] == "r" else "")
-        lines.append(f"{k:<6} {mean:>7} {sd:>8}   {ci:<16}{mark}".rstrip())
+        ci = _interval_text(summary, one, k) if one else ""
+        lines.append(
+            f"{k:<6} {mean:>7} {sd:>8}   {ci:<16}{recommended_mark(k, recommended)}".rstrip()
+        )
     lines.append(
         "BA/F1/AUC unweighted; w = true utility weights (oracle: needs test subconcept labels); "
         "c = label-free estimate of the w score (class-conditional predicted weights); p = the "
@@ -104,15 +98,19 @@ def interval_lines(summary: dict) -> list[str]:
         parts = []
         for k in summary.get("recommended", RECOMMENDED).values():
             v = summary["scores"][k]["per_split"].get(split)
-            iv = summary.get("intervals", {}).get(split, {}).get(k) or {}
-            lo, hi = iv.get("low"), iv.get("high")
-            ci = "" if _nan(lo) or _nan(hi) else f" [{lo:.3f}, {hi:.3f}]"
-            parts.append(f"{k} {'NaN' if _nan(v) else f'{v:.3f}'}{ci}")
+            ci = _interval_text(summary, split, k)
+            parts.append(f"{k} {'NaN' if _nan(v) else f'{v:.3f}'}{' ' * bool(ci)}{ci}")
         ref = (summary.get("reference") or {}).get(split)
         if ref:
             parts.append(f"reference rows: {ref['n']} ({ref['source']})")
         out.append(f"{split}: " + ", ".join(parts))
     return out
+
+
+def _interval_text(summary: dict, split: str, k: str) -> str:
+    iv = summary.get("intervals", {}).get(split, {}).get(k) or {}
+    lo, hi = iv.get("low"), iv.get("high")
+    return "" if _nan(lo) or _nan(hi) else f"[{lo:.3f}, {hi:.3f}]"
 
 
 def worst_run_lines(summary: dict) -> list[str]:
@@ -258,13 +256,9 @@ def _split_section(split: SplitView) -> Section:
 
 def weak_model_notes(split: str, metrics: dict) -> list[str]:
     """A warning per class whose label-free weights rest on a weak subconcept head."""
-    out = []
-    for c, v in (metrics.get("subconcept_model") or {}).items():
-        if c in metrics.get("weighted_classes", ["class 1"]) and v is not None:
-            if v < WEAK_WITHIN_CLASS_BA:
-                out.append(
-                    f"{split}: the subconcept head is weak within {c} (balanced accuracy {v:.2f} "
-                    "over its subconcepts on the test part): the label-free cBA / cF1 / cAUC then "
-                    "move toward BA / F1 / AUC and may understate a hidden failure"
-                )
-    return out
+    weighted = metrics.get("weighted_classes", ["class 1"])
+    return [
+        f"{split}: {weak_model_warning(c, v)}"
+        for c, v in (metrics.get("subconcept_model") or {}).items()
+        if c in weighted and v is not None and v < WEAK_WITHIN_CLASS_BA
+    ]

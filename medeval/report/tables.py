@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from medeval.evaluation import ALL_SCORES, LABEL_FREE_RECTIFIED, Evaluation
+from medeval.evaluation.quality import weak_model_warning
 from medeval.evaluation.worst_subconcept import worst_sentences
 
 
@@ -26,19 +27,14 @@ def scores_table(ev: Evaluation) -> str:
     recommended = set(ev.recommended.values())
     rectified_missing = {ev.unavailable.get(k) for k in LABEL_FREE_RECTIFIED}
     for k in ALL_SCORES:
-        if k in LABEL_FREE_RECTIFIED and len(rectified_missing) == 1 and k in ev.unavailable:
-            if k == LABEL_FREE_RECTIFIED[0]:  # one line for the family that shares a reason
-                names = "/".join(LABEL_FREE_RECTIFIED)
-                lines.append(f"{names:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
-            continue
-        if k in ev.unavailable:
-            lines.append(f"{k:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
+        if k in ev.unavailable:  # one line for the rectified family where it shares a reason
+            shared = k in LABEL_FREE_RECTIFIED and len(rectified_missing) == 1
+            if not shared or k == LABEL_FREE_RECTIFIED[0]:
+                name = "/".join(LABEL_FREE_RECTIFIED) if shared else k
+                lines.append(f"{name:<6} {'—':>6}   not computed: {ev.unavailable[k]}")
             continue
         ci = _interval(*ev.intervals.get(k, (math.nan, math.nan)))
-        mark = ""
-        if k in recommended:
-            mark = "  <- recommended, label-free" + (", rectified" if k[0] == "r" else "")
-        lines.append(f"{k:<6} {_fmt(ev.scores[k]):>6}   {ci:<18}{mark}")
+        lines.append(f"{k:<6} {_fmt(ev.scores[k]):>6}   {ci:<18}{recommended_mark(k, recommended)}")
     lines.append(
         "w = true utility weights (oracle: needs test subconcept labels); c = label-free "
         "estimate of the w score (class-conditional predicted weights, docs/method.md); p = the "
@@ -47,13 +43,15 @@ def scores_table(ev: Evaluation) -> str:
     )
     lines.append(RECTIFIED_LINE)
     for c in ev.weak_classes():
-        lines.append(
-            f"warning: the subconcept model is weak within {c} (balanced accuracy "
-            f"{ev.subconcept_model[c]:.2f} over its subconcepts): label-free weights then shrink "
-            "toward the class average, so cBA / cF1 / cAUC move toward BA / F1 / AUC and "
-            "understate a hidden failure."
-        )
+        lines.append(f"warning: {weak_model_warning(c, ev.subconcept_model[c])}.")
     return "\n".join(lines)
+
+
+def recommended_mark(k: str, recommended: set[str]) -> str:
+    """The printed tables' mark of a recommended score (``""`` for the others)."""
+    if k not in recommended:
+        return ""
+    return "  <- recommended, label-free" + (", rectified" if k[0] == "r" else "")
 
 
 #: One sentence on the rectified scores (the printed table and the run summary).

@@ -54,13 +54,7 @@ _TEXT = TypeOf(str, desc="a str")
 _BOOL = TypeOf(bool, desc="a bool")
 
 
-@declared(
-    {
-        "n_normal": [PHANTOM_NORMALS],  # the synthetic source's own rules
-        "size": [PHANTOM_SIZE],
-        "seed": _SEED,
-    }
-)
+@declared({"n_normal": [PHANTOM_NORMALS], "size": [PHANTOM_SIZE], "seed": _SEED})
 @dataclass
 class SyntheticConfig:
     n_normal: int = 240
@@ -278,23 +272,14 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
             return value
     elif tp is Any:
         return value
-    elif tp is type(None):
-        if value is None:
-            return None
-    elif tp is bool:
-        if isinstance(value, bool):
-            return value
-    elif tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
+    elif tp in (type(None), bool, int, str):  # a bool is no int here
+        if isinstance(value, tp) and (tp is bool or not isinstance(value, bool)):
             return value
     elif tp is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
         if isinstance(value, str) and _FLOAT_TEXT.match(value.strip()):
             return float(value)
-    elif tp is str:
-        if isinstance(value, str):
-            return value
     elif origin is list:
         if isinstance(value, list):
             (item,) = typing.get_args(tp)
@@ -507,8 +492,7 @@ RETIRED = {
 
 
 def _drop_retired(loaded: dict, path: Path) -> None:
-    """Drop the :data:`RETIRED` keys so earlier run folders still resume; warn where one is set
-    to a value other than ``null``."""
+    """Drop the RETIRED keys (old run folders still resume); warn where one is set."""
     for (section, key), why in RETIRED.items():
         part = loaded.get(section)
         if isinstance(part, dict) and key in part and part.pop(key) is not None:

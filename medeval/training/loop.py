@@ -1,9 +1,6 @@
-"""Training one split: epochs with early stopping on a validation score, checkpoints, resume.
-
-``train.monitor`` names the validation score (:class:`medeval.metrics.streaming.SubconceptScores`,
-synced over ranks) that drives early stopping and ``best.pt``; the split folder: docs/imaging.md.
-Progress goes to this module's logger on the main process only.
-"""
+"""Training one split: epochs with early stopping on the ``train.monitor`` validation score
+(synced over ranks), checkpoints, resume; the split folder: docs/imaging.md. Progress goes to
+this module's logger on the main process only."""
 
 from __future__ import annotations
 
@@ -87,20 +84,12 @@ class Outputs:
 def predict(model: nn.Module, loader, device: torch.device, *, progress: bool = False) -> Outputs:
     """Run ``model`` in eval mode over ``loader`` (no shuffling); float32 outputs on the CPU."""
     model.eval()
-    logits, subs, ys, scs = [], [], [], []
+    batches = []
     for x, y, sc in progress_bar(loader, desc="predict", leave=False, disable=not progress):
         with autocast(device):
             logit, sub = model(model_input(x, device))
-        logits.append(logit.float().cpu())
-        subs.append(sub.float().cpu())
-        ys.append(y)
-        scs.append(sc)
-    return Outputs(
-        torch.cat(logits).numpy(),
-        torch.cat(subs).numpy(),
-        torch.cat(ys).numpy(),
-        torch.cat(scs).numpy(),
-    )
+        batches.append((logit.float().cpu(), sub.float().cpu(), y, sc))
+    return Outputs(*(torch.cat(parts).numpy() for parts in zip(*batches, strict=True)))
 
 
 @torch.no_grad()
@@ -222,8 +211,7 @@ class _EpochStats:
 
 
 def _train_epoch(run: _SplitRun, loader, *, total: int, clip: float, desc: str) -> _EpochStats:
-    """One pass of ``total`` optimizer steps over ``loader``; gradient clipping acts on the
-    unwrapped ``run.model``'s parameters."""
+    """One pass of ``total`` steps; clipping acts on the unwrapped ``run.model``."""
     model, train_model, opt, device = run.model, run.train_model, run.opt, run.device
     train_model.train()
     sums = np.zeros(3)
@@ -264,7 +252,6 @@ def _record_epoch(
         state["bad_epochs"] += 1
     state["epoch"] = epoch
     means = stats.sums / max(stats.n_seen, 1)
-    seconds = stats.seconds
     state["log"].append(
         {
             "epoch": epoch,
@@ -273,9 +260,9 @@ def _record_epoch(
             "subconcept_loss": means[2],
             **{f"val_{k}": v for k, v in val.items()},
             "best": improved,
-            "seconds": round(seconds, 3),
-            "images_per_s": round(stats.n_seen * world / max(seconds, 1e-9), 2),
-            "data_share": round(stats.data_s / max(seconds, 1e-9), 4),
+            "seconds": round(stats.seconds, 3),
+            "images_per_s": round(stats.n_seen * world / max(stats.seconds, 1e-9), 2),
+            "data_share": round(stats.data_s / max(stats.seconds, 1e-9), 4),
         }
     )
     return improved
@@ -322,8 +309,7 @@ def _model_and_optimizer(
     seed: int,
     resume: bool,
 ) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer, dict]:
-    """The model, the module to train (DDP-wrapped when distributed), the optimizer and the
-    training state, resumed from ``checkpoints/last.pt`` when asked and present."""
+    """Model, module to train (DDP when distributed), optimizer, state (resumed if asked)."""
     t = cfg.train
     torch.manual_seed(seed)  # same initial weights on every rank
     model = build_model_for(cfg, len(task.subconcepts), device)
@@ -431,8 +417,7 @@ class _SplitRun:
 def _run_epoch(
     run: _SplitRun, state: dict, epoch: int, train_loader, val_loader, *, total: int, train
 ) -> None:
-    """Train epoch ``epoch``, score the validation part, record it in ``state`` and write its
-    files (main process)."""
+    """Train one epoch, score validation, record it in ``state``, write files (main rank)."""
     info = run.info
     desc = f"split {run.split_seed} epoch {epoch}"
     stats = _train_epoch(run, train_loader, total=total, clip=train.grad_clip, desc=desc)

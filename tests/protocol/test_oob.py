@@ -17,7 +17,6 @@ from medeval.protocol.oob import (
     class_score,
     forest_oob,
     full_posteriors,
-    oob_proba,
     reference_rows,
     resample_with_origin,
     seen_by_tree,
@@ -73,7 +72,7 @@ def test_no_resampling_equals_sklearn_oob_decision_function(vehicle_train, targe
     # Enough trees that every row has one out of bag (else scikit-learn warns): balanced
     # weights draw the smallest subconcept's rows about 3 times per tree.
     rf = _forest(150, 3, oob_score=True, class_weight=class_weight).fit(X, labels)
-    got = oob_proba(rf, X)
+    got = forest_oob(rf, X).proba
     assert got.shape == rf.oob_decision_function_.shape
     np.testing.assert_allclose(got, rf.oob_decision_function_, rtol=0, atol=1e-12)
 
@@ -94,7 +93,7 @@ def test_test_rows_in_the_same_pass_equal_predict_proba(vehicle_task, vehicle_sp
     rf = _forest(25, 1).fit(X[split["train"]], y[split["train"]])
     out = forest_oob(rf, X[split["train"]], X_test=X[split["test"]])
     np.testing.assert_array_equal(out.test_proba, rf.predict_proba(X[split["test"]]))
-    np.testing.assert_array_equal(out.proba, oob_proba(rf, X[split["train"]]))
+    np.testing.assert_array_equal(out.proba, forest_oob(rf, X[split["train"]]).proba)
 
 
 @pytest.mark.parametrize("method", ["none", "weight", "ros", "rus", "smote"])
@@ -235,11 +234,11 @@ def test_origin_must_match_the_fitted_rows():
     X, y = _data()
     rf = _forest(5, 0).fit(X, y)
     with pytest.raises(ValueError, match="fitted on 240"):
-        oob_proba(rf, X, np.arange(100))
+        forest_oob(rf, X, np.arange(100))
     with pytest.raises(ValueError, match="refers to row"):
-        oob_proba(rf, X[:10], np.arange(240))
+        forest_oob(rf, X[:10], np.arange(240))
     with pytest.raises(ValueError, match="bootstrap"):
-        oob_proba(_forest(5, 0, bootstrap=False).fit(X, y), X)
+        forest_oob(_forest(5, 0, bootstrap=False).fit(X, y), X)
 
 
 def test_class_columns_and_posteriors_keep_nan_rows():

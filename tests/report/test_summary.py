@@ -69,6 +69,6 @@ def test_weak_model_notes_warn_only_for_a_weighted_class_below_the_bar():
     }
     notes = weak_model_notes("split_3", metrics)
     assert len(notes) == 1
-    assert notes[0].startswith("split_3: the subconcept head is weak within class 1")
+    assert notes[0].startswith("split_3: the subconcept model is weak within class 1")
     assert "balanced accuracy 0.55" in notes[0]
     assert weak_model_notes("split_3", {"subconcept_model": {"class 1": 0.9}}) == []
