@@ -91,37 +91,27 @@ def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2
             f"{task.source}/{task.name}: subconcept {small!r} has {counts.min()} rows, "
             f"fewer than the {n_splits} folds"
         )
+    scheme = "cv5x2-group" if task.has_groups else "cv5x2"
     if task.has_groups:
         codes = group_codes_of(task.groups)
         if codes.max() + 1 < n_splits:
             raise DataError(_too_few_groups(task, codes, n_splits, "a fold would get no row"))
-        return _grouped_cv(task, seed, n_repeats=n_repeats, n_splits=n_splits)
-    cv = RepeatedStratifiedKFold(n_splits=n_splits, n_repeats=n_repeats, random_state=seed)
-    out = []
-    for k, (train, test) in enumerate(cv.split(np.zeros(len(task)), task.subconcept)):
-        out.append(
-            Split(
-                "cv5x2",
-                seed,
-                {"train": np.sort(train), "test": np.sort(test)},
-                repeat=k // n_splits,
-                fold=k % n_splits,
-            )
+        folds = [
+            fold
+            for r in range(n_repeats)
+            for fold in StratifiedGroupKFold(
+                n_splits=n_splits, shuffle=True, random_state=derive_seed(seed, r)
+            ).split(task.y, task.subconcept, codes)
+        ]
+    else:
+        cv = RepeatedStratifiedKFold(n_splits=n_splits, n_repeats=n_repeats, random_state=seed)
+        folds = cv.split(np.zeros(len(task)), task.subconcept)
+    return [
+        Split(
+            scheme, seed, {"train": np.sort(tr), "test": np.sort(te)}, k // n_splits, k % n_splits
         )
-    return out
-
-
-def _grouped_cv(task: BinaryTask, seed: int, *, n_repeats: int, n_splits: int) -> list[Split]:
-    out = []
-    for r in range(n_repeats):
-        cv = StratifiedGroupKFold(
-            n_splits=n_splits, shuffle=True, random_state=derive_seed(seed, r)
-        )
-        groups = group_codes_of(task.groups)
-        for f, (train, test) in enumerate(cv.split(task.y, task.subconcept, groups)):
-            parts = {"train": np.sort(train), "test": np.sort(test)}
-            out.append(Split("cv5x2-group", seed, parts, repeat=r, fold=f))
-    return out
+        for k, (tr, te) in enumerate(folds)
+    ]
 
 
 def patient_splits(
