@@ -1,10 +1,5 @@
-"""Public options validated once, by declaration (in the spirit of scikit-learn's
-``validate_params``): :func:`validate_params` on functions, :func:`declared` on settings
-dataclasses. A value that satisfies none of its constraints raises
-:class:`InvalidParameterError` naming the parameter, the allowed values and the value given; a
-validated function called from inside another one skips the check. The same declarations give
-the command-line types and the config's ranges. Standard library only, so ``--help`` stays fast.
-"""
+"""Public options validated once, by declaration (scikit-learn's ``validate_params``): on
+functions and on settings dataclasses; standard library only, so ``--help`` stays fast."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Subconcepts discovered from embeddings when the training labels have none.
-
-Each class is clustered on its own training instances (standardise, reduce with PCA or UMAP,
-then a Gaussian mixture chosen by BIC or KMeans chosen by silhouette, among the k whose smallest
-cluster holds ``min_cluster_size`` instances); see docs/method.md, "Utility weights". Clusters
-are named ``c<class>_k<j>``, ``j = 1`` for the largest. :meth:`Discovery.predict_proba` gives a
-subconcept forest's posteriors over all discovered subconcepts, :meth:`Discovery.cluster_proba`
-the clustering's own posteriors within each known class. Seeded and free of I/O.
-"""
+"""Subconcepts discovered per class from embeddings when the training labels have none
+(docs/discovery.md, docs/method.md); seeded and free of I/O."""
 
 from __future__ import annotations
 
@@ -207,8 +200,7 @@ def _reducer(name: str, n_components: int, seed: int) -> Any:
 
 
 def _fit_k(Z: np.ndarray, k: int, method: str, seed: int) -> tuple[Any, np.ndarray, bool]:
-    """Fit k clusters; the flag is False when the fit did not converge (EM iterations ran out,
-    or KMeans found fewer distinct clusters than k): such a k is not eligible."""
+    """Fit k clusters; the flag is False when the fit did not converge (k not eligible)."""
     from sklearn.exceptions import ConvergenceWarning
 
     with warnings.catch_warnings(record=True) as caught:
@@ -245,8 +237,7 @@ def _cluster_class(
     min_cluster_size: int,
     seed: int,
 ) -> tuple[ClassClustering, np.ndarray]:
-    """Cluster one class's training instances ``(n_c, F)``; returns the model and (n_c,) codes
-    into its ``names``."""
+    """Cluster one class ``(n_c, F)``: the model and ``(n_c,)`` codes into its ``names``."""
     n = len(X)
     scaler = StandardScaler().fit(X)
     Xs = scaler.transform(X)

@@ -1,11 +1,5 @@
-"""scikit-learn model selection by subconcept-aware scores (docs/method.md,
-"Utility weights", "Label-free scores"): :class:`SubconceptAware`,
-:func:`make_subconcept_scorer` and :func:`pooled_cross_val_scores`.
-
-Inside ``GridSearchCV`` / ``cross_validate`` the subconcept labels travel by metadata routing:
-``sklearn.set_config(enable_metadata_routing=True)`` and pass ``subconcept=...`` to ``fit``
-(``params=`` in ``cross_validate``); needs scikit-learn >= 1.4.
-"""
+"""scikit-learn model selection by subconcept-aware scores; the subconcept labels travel by
+metadata routing (scikit-learn >= 1.4; docs/integrations.md, docs/method.md)."""
 
 from __future__ import annotations
 

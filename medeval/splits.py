@@ -1,7 +1,5 @@
-"""Reproducible splits of a binary task (docs/method.md, "Protocols"): :func:`cv_5x2` (tabular
-and embedding protocol), :func:`patient_splits` (image protocol), and their CSV manifest
-(:func:`write_manifest` / :func:`read_manifest`).
-"""
+"""Reproducible splits of a binary task (docs/method.md, "Protocols"): 5×2 CV, patient splits
+and their CSV manifest."""
 
 from __future__ import annotations
 

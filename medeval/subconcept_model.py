@@ -1,10 +1,5 @@
-"""The subconcept model for any classifier's evaluation: ``q_s(x)`` from features
-(docs/method.md, "Label-free scores"; usage: docs/own_model.md).
-
-Columns are in a stable order: class 0's subconcepts, then class 1's, each by name, whatever
-the order of the training rows; they cover both classes, so
-:func:`medeval.weights.class_posteriors` can renormalise them within each row's known class.
-"""
+"""The subconcept model ``q_s(x)`` (docs/method.md, "Label-free scores"; docs/own_model.md);
+columns: class 0's subconcepts, then class 1's, each by name."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Utility weights from training subconcept counts (docs/method.md, "Utility weights").
-
-``u_s = max_{s0 ∈ S0} |s0| / |s|`` for a minority subconcept s ∈ S1 and ``u_s = 1`` for every
-majority subconcept. True weights ``w_i = u_{s_i}`` need test subconcept labels (the oracle wBA);
-predicted weights ``a_x = Σ_s q_s(x) u_s`` need only a subconcept model's posteriors (the paper's
-pBA). Class-conditional weights ``a_x = Σ_{s ∈ S_y} q_s(x) u_s / Σ_{s ∈ S_y} q_s(x)`` also use the
-known test class ``y`` (docs/method.md, "Label-free scores": the label-free scores cBA, cF1, cAUC).
-"""
+"""Utility weights ``u_s`` from training subconcept counts and the true, predicted and
+class-conditional instance weights (docs/method.md, "Utility weights", "Label-free scores")."""
 
 from __future__ import annotations
 

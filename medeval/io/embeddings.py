@@ -1,9 +1,5 @@
-"""Embedding tables: reading one (the ``python -m medeval.embed`` format) and writing one.
-
-The table has feature columns ``f0000…``, ``label`` (original class) and ``group`` when known:
-the contract of a folder collection of ``python -m medeval.benchmark`` and the input of
-``python -m medeval.discover``. Other columns (``y``, ``id``, ``path``, ``text``) are kept.
-"""
+"""Embedding tables (``f0000…`` feature columns, ``label``, ``group``; other columns kept):
+reading one (the ``python -m medeval.embed`` format) and writing one (docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -169,8 +169,7 @@ def _design(path: Path, frame: pd.DataFrame, n_test: int, notes: list[str]):
 
 
 def _once(path: Path, frame: pd.DataFrame, codes: np.ndarray, notes: list[str]) -> np.ndarray:
-    """Rows to keep ``(L,)``: an id given twice with one subconcept counts once (a note); with
-    two subconcepts it is refused."""
+    """Rows to keep ``(L,)``: an id given twice counts once, or is refused with two subconcepts."""
     twice = frame["id"].duplicated(keep=False)
     if twice.any():
         for _, rows in frame[twice].groupby("id"):

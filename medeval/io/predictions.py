@@ -1,10 +1,5 @@
-"""Predictions files and train sizes: read into checked tables, errors naming file, column, row.
-
-Predictions: CSV (optionally gzipped) or Parquet, one row per test instance, columns ``y_true``
-(0/1), ``y_score`` (probability of class 1) and/or ``y_pred`` (0/1), optional ``subconcept``
-and posterior columns ``q_<subconcept name>``. Train sizes: JSON
-``{"<subconcept name>": {"class": 0 or 1, "n": <training count>}, ...}``.
-"""
+"""Predictions files (``y_true``, ``y_score`` and/or ``y_pred``, ``subconcept``, ``q_<name>``;
+docs/cli.md) and train sizes, read into checked tables; errors name file, column, row."""
 
 from __future__ import annotations
 
@@ -144,8 +139,7 @@ def _numeric(path: Path, table, column: str) -> np.ndarray:
 
 
 def _check_numeric_type(path: Path, dtype, column: str, *, labels: bool) -> None:
-    """Refuse by name a column whose stored type is not a number: a timestamp (it would read as
-    nanoseconds), a boolean score, or Parquet text (a CSV column of text names its bad cell)."""
+    """Refuse by name a timestamp, a boolean score or (Parquet) text column."""
     import pyarrow as pa
 
     if pa.types.is_temporal(dtype):
@@ -249,8 +243,7 @@ def _arrow(frame: pd.DataFrame, path: Path):
 
 
 def _read_whole(path: Path, table=None) -> dict:
-    """Every column of the file (or of ``table``, a :class:`pyarrow.Table` read from it), types
-    inferred; errors name the first bad cell."""
+    """Every column of the file (or of its ``table``), types inferred; errors name the bad cell."""
     table = _read_table(path) if table is None else table
     wanted = _columns(path, table.column_names)
     table = table.select(list(wanted)).rename_columns(list(wanted.values()))
@@ -279,11 +272,7 @@ _LABELS = ("y_true", "y_pred")
 
 
 def _columns(path: Path, names: list[str]) -> dict[str, str]:
-    """``{name in the file: stripped name}`` of the columns a predictions file may hold.
-
-    Raises:
-        InputError: a name given twice, no ``y_true`` or neither ``y_score`` nor ``y_pred``.
-    """
+    """``{name in the file: stripped name}`` of the predictions columns; InputError if lacking."""
     columns = [str(c).strip() for c in names]
     for name in columns:
         if columns.count(name) > 1:
@@ -302,8 +291,7 @@ def _columns(path: Path, names: list[str]) -> dict[str, str]:
 
 
 def _batches(path: Path, budget: int):
-    """``(columns {file name: stripped name}, iterator of record batches)`` read with explicit
-    types, or None when the typed reading cannot take the file."""
+    """``(columns, iterator of typed record batches)``, or None where typing cannot read it."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -337,8 +325,7 @@ def _batches(path: Path, budget: int):
 
 
 def _read_typed(path: Path, budget: int) -> dict | None:
-    """The columns as final arrays, chunk by chunk (held about once); None at the first cell
-    that needs the whole-table reading (a null, NaN, text, a label that is not 0/1)."""
+    """The columns, read chunk by chunk; None at a cell the whole-table reading must name."""
     import pyarrow as pa
 
     if not path.is_file():
@@ -379,8 +366,7 @@ def _read_typed(path: Path, budget: int) -> dict | None:
 
 
 def _assemble(blocks: list[np.ndarray], columns: list[str], codes, names, n: int) -> dict:
-    """Final arrays from the chunks' blocks: labels ``int8``, scores ``(N,)``, posteriors one
-    ``(N, S)`` matrix (``"q"``, with their columns in ``"q_cols"``)."""
+    """Final arrays from the chunks' blocks (labels ``int8``, posteriors ``"q"`` ``(N, S)``)."""
     q_cols = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
     out: dict = {c: np.empty(n, np.int8 if c in _LABELS else np.float64) for c in columns}
     for c in q_cols:
@@ -405,8 +391,7 @@ def _assemble(blocks: list[np.ndarray], columns: list[str], codes, names, n: int
 
 
 def _chunk(col, name: str, into: np.ndarray) -> bool:
-    """Write one chunk of a numeric column into ``into`` (float64); False where the
-    whole-table reading must decide (see :func:`_read_typed`)."""
+    """Write a chunk of a numeric column into ``into``; False where the whole reading decides."""
     import pyarrow as pa
 
     if col.null_count or not _is_number(col.type, labels=name in _LABELS):
@@ -418,8 +403,7 @@ def _chunk(col, name: str, into: np.ndarray) -> bool:
 
 
 def _name_codes(col, names: dict[str, int]) -> np.ndarray:
-    """Codes ``(rows,)`` of subconcept names (stripped; -1: missing or empty), new names
-    appended to ``names``."""
+    """Codes of stripped names (-1: missing or empty); new names appended to ``names``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

@@ -1,7 +1,5 @@
-"""Reference rows (docs/method.md, "Rectified scores"): held-out rows with the true
-subconcept, the classifier's prediction and the subconcept model's posteriors, read
-(:func:`load_reference`) and checked once against the training sizes (:class:`ReferenceRows`).
-"""
+"""Reference rows (docs/method.md, "Rectified scores"): read (:func:`load_reference`) and
+checked once against the training sizes (:class:`ReferenceRows`)."""
 
 from __future__ import annotations
 
