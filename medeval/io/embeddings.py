@@ -13,7 +13,7 @@ import pandas as pd
 
 from medeval.errors import InputError
 from medeval.io import atomic
-from medeval.io.features import FeatureTable, read_feature_table
+from medeval.io.features import FeatureTable, binary_column, read_feature_table
 
 __all__ = [
     "class_of_rows",
@@ -36,17 +36,12 @@ def read_embeddings(path: str | Path) -> FeatureTable:
 
 def class_of_rows(table: FeatureTable, positive: str | None) -> np.ndarray:
     """``(N,)`` classes: the ``y`` column (0/1), or ``label == positive``.
+
     Raises:
         InputError: neither usable; a ``y`` value that is not 0/1; ``positive`` not a label.
     """
     if table.has("y") and positive is None:
-        raw = table.rest["y"]
-        y = pd.to_numeric(raw, errors="coerce").to_numpy()
-        bad = ~np.isin(y, (0, 1))
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InputError(table.path, f"{raw.iloc[i]!r} is not 0 or 1", column="y", row=i + 1)
-        return y.astype(np.int64)
+        return binary_column(table, "y")
     if not table.has("label"):
         raise InputError(table.path, "needs the class of every row: a 'y' column (0/1) or 'label'")
     if positive is None:
