@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import softmax
 from sklearn.decomposition import PCA
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, silhouette_score
 from sklearn.mixture import GaussianMixture
@@ -79,10 +80,7 @@ class ClassClustering:
         else:
             # KMeans read as a mixture of spherical Gaussians with one pooled variance.
             d2 = ((Z[:, None, :] - self.model.cluster_centers_[None]) ** 2).sum(-1)
-            logits = -d2 / (2 * self.sigma2)
-            logits -= logits.max(axis=1, keepdims=True)
-            raw = np.exp(logits)
-            raw /= raw.sum(axis=1, keepdims=True)
+            raw = softmax(-d2 / (2 * self.sigma2), axis=1)
         out = np.zeros_like(raw)
         out[:, self.order] = raw
         return out
@@ -252,7 +250,8 @@ def _cluster_class(
     for k in range(k_lo, k_hi + 1):
         if k == 1:
             model, labels = None, np.zeros(n, dtype=np.int64)
-            value = -_one_gaussian_bic(Z)
+            one = GaussianMixture(1, covariance_type="full", reg_covar=1e-4, random_state=0)
+            value = -float(one.fit(Z).bic(Z))
         else:
             model, labels, converged = _fit_k(Z, k, method, seed)
             sizes = np.bincount(labels, minlength=k)
@@ -290,12 +289,6 @@ def _cluster_class(
         sigma2=sigma2,
     )
     return cc, order[labels]
-
-
-def _one_gaussian_bic(Z: np.ndarray) -> float:
-    """BIC of one full-covariance Gaussian, as GaussianMixture(1) would report it."""
-    m = GaussianMixture(1, covariance_type="full", reg_covar=1e-4, random_state=0).fit(Z)
-    return float(m.bic(Z))
 
 
 @validate_params(
