@@ -77,7 +77,9 @@ class SubconceptAware(ClassifierMixin, BaseEstimator):
         self.classifier_ = clone(self.classifier).fit(X, y)
         self.subconcept_model_ = clone(self.subconcept_model).fit(X, sc)
         self.classes_ = self.classifier_.classes_
-        self.utilities_ = _train_utilities(self.subconcept_model_.classes_, sc, y)
+        sizes = train_sizes(sc, y)  # in the order of the subconcept model's columns:
+        columns = map(str, self.subconcept_model_.classes_)
+        self.utilities_ = utilities_from_train_sizes({n: sizes[n] for n in columns})
         return self
 
     def predict(self, X: Any) -> np.ndarray:
@@ -112,12 +114,6 @@ class SubconceptAware(ClassifierMixin, BaseEstimator):
                 )
             codes[i] = code
         return codes
-
-
-def _train_utilities(names: np.ndarray, sc: np.ndarray, y: np.ndarray) -> Utilities:
-    """The training rows' utilities, subconcepts in ``names`` order (the model's columns)."""
-    sizes = train_sizes(sc, y)
-    return utilities_from_train_sizes({str(n): sizes[str(n)] for n in names})
 
 
 class SubconceptScorer:

@@ -84,24 +84,22 @@ def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = Fa
             import pyarrow.parquet as pq  # only here: 15-20 ms a CSV reading does not need
 
             return pq.read_table(path, columns=columns)
-        if _is_csv(path):
-            convert = pcsv.ConvertOptions(include_columns=columns or [])
-            if as_text:  # raw cell text, for error messages; empty cells stay ""
-                convert.column_types = dict.fromkeys(columns or [], pa.string())
-                convert.strings_can_be_null = False
-                convert.null_values = []
-            else:  # the one vocabulary of missing cells of every reader
-                convert.null_values = list(MISSING_CELLS)
-            table = pcsv.read_csv(path, parse_options=_parse(path), convert_options=convert)
-            table.column_names  # noqa: B018 - names that are not UTF-8 fail here, not later
-            return table
+        convert = pcsv.ConvertOptions(include_columns=columns or [])  # text: table_kind said so
+        if as_text:  # raw cell text, for error messages; empty cells stay ""
+            convert.column_types = dict.fromkeys(columns or [], pa.string())
+            convert.strings_can_be_null = False
+            convert.null_values = []
+        else:  # the one vocabulary of missing cells of every reader
+            convert.null_values = list(MISSING_CELLS)
+        table = pcsv.read_csv(path, parse_options=_parse(path), convert_options=convert)
+        table.column_names  # noqa: B018 - names that are not UTF-8 fail here, not later
+        return table
     except UnicodeDecodeError as err:
         raise InputError(
             path, f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8"
         ) from err
     except Exception as err:  # the parser's own message is the useful part
         raise InputError(path, f"cannot be read: {err}") from err
-    raise InputError(path, "unknown format")  # not reached: table_kind named it
 
 
 def _cell_text(path: Path, table, column: str, row: int) -> str:
