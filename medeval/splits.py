@@ -143,13 +143,8 @@ def patient_splits(
         if empty:
             what = f"part {empty[0]!r} gets no row (split seed {seed})"
             raise DataError(_too_few_groups(task, group_codes, len(parts), what))
-        out.append(
-            Split(
-                "patient",
-                int(seed),
-                {p: np.flatnonzero(part_of_row == j) for j, p in enumerate(parts)},
-            )
-        )
+        rows = {p: np.flatnonzero(part_of_row == j) for j, p in enumerate(parts)}
+        out.append(Split("patient", int(seed), rows))
     return out
 
 
@@ -284,26 +279,25 @@ def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> P
     ids = np.asarray(task.ids).astype(str)
     groups = np.asarray(task.groups).astype(str)
     names = np.asarray(task.subconcept_names, dtype=object)
-    frames = []
-    for split in splits:
-        for part, idx in split.parts.items():
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "dataset": task.name,
-                        "task_seed": task.seed,
-                        "scheme": split.scheme,
-                        "split_seed": split.seed,
-                        "repeat": split.repeat,
-                        "fold": split.fold,
-                        "index": idx,
-                        "id": ids[idx],
-                        "group": groups[idx],
-                        "subconcept": names[task.subconcept[idx]],
-                        "part": part,
-                    }
-                )
-            )
+    frames = [
+        pd.DataFrame(
+            {
+                "dataset": task.name,
+                "task_seed": task.seed,
+                "scheme": split.scheme,
+                "split_seed": split.seed,
+                "repeat": split.repeat,
+                "fold": split.fold,
+                "index": idx,
+                "id": ids[idx],
+                "group": groups[idx],
+                "subconcept": names[task.subconcept[idx]],
+                "part": part,
+            }
+        )
+        for split in splits
+        for part, idx in split.parts.items()
+    ]
     frame = pd.concat(frames, ignore_index=True)[MANIFEST_COLUMNS]
     compression = "gzip" if path.suffix == ".gz" else None
     buf = io.BytesIO()

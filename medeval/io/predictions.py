@@ -366,9 +366,8 @@ def _read_typed(path: Path, budget: int) -> dict | None:
 def _assemble(blocks: list[np.ndarray], columns: list[str], codes, names, n: int) -> dict:
     """Final arrays from the chunks' blocks (labels ``int8``, posteriors ``"q"`` ``(N, S)``)."""
     q_cols = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
-    out: dict = {c: np.empty(n, np.int8 if c in _LABELS else np.float64) for c in columns}
-    for c in q_cols:
-        del out[c]
+    kinds = {c: np.int8 if c in _LABELS else np.float64 for c in columns if c not in q_cols}
+    out: dict = {c: np.empty(n, kind) for c, kind in kinds.items()}
     q = np.empty((n, len(q_cols))) if q_cols else None
     q_index = [columns.index(c) for c in q_cols]
     start = 0
