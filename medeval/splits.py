@@ -133,7 +133,8 @@ def patient_splits(
         raise ValueError("fractions must be positive, one per part")
     fractions_arr = fractions_arr / fractions_arr.sum()
     group_codes = group_codes_of(task.groups)
-    table = _group_table(group_codes, task.subconcept, len(task.subconcepts))
+    table = np.zeros((group_codes.max() + 1, len(task.subconcepts)), dtype=np.int64)
+    np.add.at(table, (group_codes, task.subconcept), 1)  # (G, K) rows of each subconcept
     targets = np.outer(fractions_arr, task.train_counts()).astype(np.float64)
     out = []
     for seed in seeds:
@@ -158,13 +159,6 @@ def _too_few_groups(task: BinaryTask, group_codes: np.ndarray, n_parts: int, wha
         "rows never go to two parts); give more groups, e.g. a column that tells the patients "
         "apart"
     )
-
-
-def _group_table(group_codes: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray:
-    """(G, K) rows of each subconcept per group."""
-    table = np.zeros((group_codes.max() + 1, k), dtype=np.int64)
-    np.add.at(table, (group_codes, codes), 1)
-    return table
 
 
 def group_codes_of(groups: Any) -> np.ndarray:

@@ -84,7 +84,16 @@ def read_labels(
         id=frame["id"].astype(str).str.strip(),
         subconcept=frame["subconcept"].fillna("").astype(str).str.strip(),
     )
-    _check_filled(path, frame)
+    empty = frame["subconcept"] == ""
+    if empty.any():
+        rows = ", ".join(str(i + 2) for i in np.flatnonzero(empty)[:5])
+        raise InputError(
+            path,
+            f"row(s) {rows}: no subconcept given. Label every row of a batch "
+            "(rows chosen but left unlabelled would bias the estimate), or leave "
+            "the batch out of the file",
+            column="subconcept",
+        )
     where = pd.Series(np.arange(len(ids)), index=ids)
     _refuse_first(
         path, frame, "id", ~frame["id"].isin(where.index), "is not a row of the test predictions"
@@ -112,19 +121,6 @@ def read_labels(
     keep = _once(path, frame, codes, notes)
     fields = {"index": index, "subconcept": codes, "pi": pi, "batch": batch}
     return {k: v[keep] for k, v in fields.items()}, notes
-
-
-def _check_filled(path: Path, frame: pd.DataFrame) -> None:
-    empty = frame["subconcept"] == ""
-    if empty.any():
-        rows = ", ".join(str(i + 2) for i in np.flatnonzero(empty)[:5])
-        raise InputError(
-            path,
-            f"row(s) {rows}: no subconcept given. Label every row of a batch "
-            "(rows chosen but left unlabelled would bias the estimate), or leave "
-            "the batch out of the file",
-            column="subconcept",
-        )
 
 
 def _refuse_first(path: Path, frame: pd.DataFrame, column: str, bad: Any, problem: str) -> None:
