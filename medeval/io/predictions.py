@@ -434,9 +434,7 @@ def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, utilities:
         raise InputError(path, problem, column="subconcept", row=i + 1)
 
 
-def _check_posteriors(
-    path, q, q_cols, names, utilities: Utilities | None, atol: float = 1e-4
-) -> None:
+def _check_posteriors(path, q, q_cols, names, utilities: Utilities | None) -> None:
     # Column names first: a missing q_<name> column also makes the rows sum to less than 1,
     # and the missing column is the problem to report.
     if utilities is not None:
@@ -458,7 +456,7 @@ def _check_posteriors(
             path, f"negative posterior {float(q[r, c])!r}", column=q_cols[c], row=int(r) + 1
         )
     sums = q.sum(axis=1)
-    off = np.abs(sums - 1) > atol
+    off = np.abs(sums - 1) > 1e-4  # the tolerance of medeval.weights.align_posteriors
     if off.any():
         r = int(np.argmax(off))
         raise InputError(
