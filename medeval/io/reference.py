@@ -141,13 +141,10 @@ class ReferenceRows:
         cls, table: Any, utilities: Utilities, *, threshold: float = 0.5, source: str | None = None
     ) -> ReferenceRows:
         """From a :class:`~medeval.io.predictions.PredictionTable` (:func:`reference_rows`)."""
+        columns = ("y_true", "subconcept", "posteriors", "y_pred", "y_score")
         return cls.from_arrays(
             utilities,
-            y_true=table.y_true,
-            subconcept=table.subconcept,
-            posteriors=table.posteriors,
-            y_pred=table.y_pred,
-            y_score=table.y_score,
+            **{c: getattr(table, c) for c in columns},
             threshold=threshold,
             source=source or str(getattr(table, "path", "reference")),
         )
