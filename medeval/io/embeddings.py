@@ -24,13 +24,8 @@ __all__ = [
 
 
 def read_embeddings(path: str | Path) -> FeatureTable:
-    """Read an embeddings table (``.parquet`` or ``.csv[.gz]``) with
-    :func:`medeval.io.features.read_feature_table`.
-
-    Raises:
-        InputError: unreadable file, no feature columns ``f0000…``, a missing or non-finite
-            feature value, a repeated ``id`` (naming column and row).
-    """
+    """An embeddings table (``.parquet`` or ``.csv[.gz]``), read and checked by
+    :func:`medeval.io.features.read_feature_table` (its ``InputError`` names column and row)."""
     return read_feature_table(path, option=None)
 
 
