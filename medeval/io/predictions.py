@@ -111,11 +111,18 @@ def _cell_text(path: Path, table, column: str, row: int) -> str:
 
 
 def _numeric(path: Path, table, column: str) -> np.ndarray:
-    """Column as float64; names the first row (1-based, after the header) that is not a number."""
+    """Column as float64; names the first row (1-based, after the header) that is not a number,
+    or by name a timestamp, a boolean score or a (Parquet) text column."""
     import pyarrow as pa
 
     col = table.column(column)
-    _check_numeric_type(path, col.type, column, labels=column in _LABELS)
+    if pa.types.is_temporal(col.type):
+        raise InputError(path, f"holds {col.type} timestamps, not numbers", column=column)
+    if pa.types.is_boolean(col.type) and column not in _LABELS:
+        raise InputError(path, "holds booleans (true/false), not scores", column=column)
+    text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+    if not _is_csv(path) and (text or pa.types.is_binary(col.type) or pa.types.is_nested(col.type)):
+        raise InputError(path, f"is stored as {col.type}, not as numbers", column=column)
     if _is_number(col.type, labels=True) or pa.types.is_null(col.type):
         values = col.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
     else:  # text: some cell is not a plain number (or is padded); let pandas decide per cell
@@ -134,19 +141,6 @@ def _numeric(path: Path, table, column: str) -> np.ndarray:
         i = int(np.argmax(infinite))
         raise InputError(path, f"{values[i]} is not a finite number", column=column, row=i + 1)
     return values
-
-
-def _check_numeric_type(path: Path, dtype, column: str, *, labels: bool) -> None:
-    """Refuse by name a timestamp, a boolean score or (Parquet) text column."""
-    import pyarrow as pa
-
-    if pa.types.is_temporal(dtype):
-        raise InputError(path, f"holds {dtype} timestamps, not numbers", column=column)
-    if pa.types.is_boolean(dtype) and not labels:
-        raise InputError(path, "holds booleans (true/false), not scores", column=column)
-    text = pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
-    if not _is_csv(path) and (text or pa.types.is_binary(dtype) or pa.types.is_nested(dtype)):
-        raise InputError(path, f"is stored as {dtype}, not as numbers", column=column)
 
 
 def _is_number(dtype, *, labels: bool) -> bool:
