@@ -347,6 +347,7 @@ def _read_typed(path: Path, budget: int) -> dict | None:
     except (
         pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError,
         UnicodeDecodeError,  # a header that is not UTF-8 text
+        InputError,  # a header without the columns: named after the whole file is parsed
     ):  # fmt: skip
         return None  # the whole-table reading names the file and the parser's complaint
     finally:
