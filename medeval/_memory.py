@@ -1,7 +1,4 @@
-"""Process-level memory settings for the command-line tools: large arrays returned to the
-system, and the imported libraries kept out of the garbage collector's passes
-(docs/performance.md).
-"""
+"""Process-level memory settings for the command-line tools (docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Public options validated once, by declaration (in the spirit of scikit-learn's
-``validate_params``): :func:`validate_params` on functions, :func:`declared` on settings
-dataclasses. A value that satisfies none of its constraints raises
-:class:`InvalidParameterError` naming the parameter, the allowed values and the value given; a
-validated function called from inside another one skips the check. The same declarations give
-the command-line types and the config's ranges. Standard library only, so ``--help`` stays fast.
-"""
+"""Public options validated once, by declaration (scikit-learn's ``validate_params``): on
+functions and on settings dataclasses; standard library only, so ``--help`` stays fast."""
 
 from __future__ import annotations
 
@@ -73,17 +68,16 @@ class Interval(Constraint):
         if closed not in ("both", "left", "right", "neither"):
             raise ValueError(f"closed must be 'both', 'left', 'right' or 'neither'; got {closed}")
         self.kind, self.left, self.right, self.closed, self.desc = kind, left, right, closed, desc
+        self.low_ok, self.high_ok = closed in ("both", "left"), closed in ("both", "right")
 
     def accepts(self, value: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, self.kind):
             return False
         if isinstance(value, Real) and math.isnan(value):
             return False
-        low_ok = self.closed in ("both", "left")
-        high_ok = self.closed in ("both", "right")
-        if self.left is not None and not (value >= self.left if low_ok else value > self.left):
+        if self.left is not None and not (value >= self.left if self.low_ok else value > self.left):
             return False
-        return self.right is None or (value <= self.right if high_ok else value < self.right)
+        return self.right is None or (value <= self.right if self.high_ok else value < self.right)
 
     def __str__(self) -> str:
         if self.desc:
@@ -92,11 +86,10 @@ class Interval(Constraint):
         if self.left is None and self.right is None:
             return kind
         if self.right is None:  # one bound reads as a comparison: "an int >= 0"
-            return f"{kind} {'>=' if self.closed in ('both', 'left') else '>'} {self.left}"
+            return f"{kind} {'>=' if self.low_ok else '>'} {self.left}"
         if self.left is None:
-            return f"{kind} {'<=' if self.closed in ('both', 'right') else '<'} {self.right}"
-        left = "[" if self.closed in ("both", "left") else "("
-        right = "]" if self.closed in ("both", "right") else ")"
+            return f"{kind} {'<=' if self.high_ok else '<'} {self.right}"
+        left, right = "[" if self.low_ok else "(", "]" if self.high_ok else ")"
         return f"{kind} in {left}{self.left}, {self.right}{right}"
 
 

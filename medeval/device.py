@@ -1,7 +1,5 @@
-"""Devices: the one place that turns a device name into a device, checks it, and picks autocast.
-
-torch is imported inside the functions, so a tool answers ``--help`` without loading it.
-"""
+"""The one place that turns a device name into a device, checks it and picks autocast (torch
+is imported inside the functions, so ``--help`` does not load it)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Subconcepts discovered from embeddings when the training labels have none.
-
-Each class is clustered on its own training instances (standardise, reduce with PCA or UMAP,
-then a Gaussian mixture chosen by BIC or KMeans chosen by silhouette, among the k whose smallest
-cluster holds ``min_cluster_size`` instances); see docs/method.md, "Utility weights". Clusters
-are named ``c<class>_k<j>``, ``j = 1`` for the largest. :meth:`Discovery.predict_proba` gives a
-subconcept forest's posteriors over all discovered subconcepts, :meth:`Discovery.cluster_proba`
-the clustering's own posteriors within each known class. Seeded and free of I/O.
-"""
+"""Subconcepts discovered per class from embeddings when the training labels have none
+(docs/discovery.md, docs/method.md); seeded and free of I/O."""
 
 from __future__ import annotations
 
@@ -18,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import softmax
 from sklearn.decomposition import PCA
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, silhouette_score
 from sklearn.mixture import GaussianMixture
@@ -86,10 +80,7 @@ class ClassClustering:
         else:
             # KMeans read as a mixture of spherical Gaussians with one pooled variance.
             d2 = ((Z[:, None, :] - self.model.cluster_centers_[None]) ** 2).sum(-1)
-            logits = -d2 / (2 * self.sigma2)
-            logits -= logits.max(axis=1, keepdims=True)
-            raw = np.exp(logits)
-            raw /= raw.sum(axis=1, keepdims=True)
+            raw = softmax(-d2 / (2 * self.sigma2), axis=1)
         out = np.zeros_like(raw)
         out[:, self.order] = raw
         return out
@@ -207,8 +198,7 @@ def _reducer(name: str, n_components: int, seed: int) -> Any:
 
 
 def _fit_k(Z: np.ndarray, k: int, method: str, seed: int) -> tuple[Any, np.ndarray, bool]:
-    """Fit k clusters; the flag is False when the fit did not converge (EM iterations ran out,
-    or KMeans found fewer distinct clusters than k): such a k is not eligible."""
+    """Fit k clusters; the flag is False when the fit did not converge (k not eligible)."""
     from sklearn.exceptions import ConvergenceWarning
 
     with warnings.catch_warnings(record=True) as caught:
@@ -245,8 +235,7 @@ def _cluster_class(
     min_cluster_size: int,
     seed: int,
 ) -> tuple[ClassClustering, np.ndarray]:
-    """Cluster one class's training instances ``(n_c, F)``; returns the model and (n_c,) codes
-    into its ``names``."""
+    """Cluster one class ``(n_c, F)``: the model and ``(n_c,)`` codes into its ``names``."""
     n = len(X)
     scaler = StandardScaler().fit(X)
     Xs = scaler.transform(X)
@@ -261,7 +250,8 @@ def _cluster_class(
     for k in range(k_lo, k_hi + 1):
         if k == 1:
             model, labels = None, np.zeros(n, dtype=np.int64)
-            value = -_one_gaussian_bic(Z)
+            one = GaussianMixture(1, covariance_type="full", reg_covar=1e-4, random_state=0)
+            value = -float(one.fit(Z).bic(Z))
         else:
             model, labels, converged = _fit_k(Z, k, method, seed)
             sizes = np.bincount(labels, minlength=k)
@@ -299,12 +289,6 @@ def _cluster_class(
         sigma2=sigma2,
     )
     return cc, order[labels]
-
-
-def _one_gaussian_bic(Z: np.ndarray) -> float:
-    """BIC of one full-covariance Gaussian, as GaussianMixture(1) would report it."""
-    m = GaussianMixture(1, covariance_type="full", reg_covar=1e-4, random_state=0).fit(Z)
-    return float(m.bic(Z))
 
 
 @validate_params(

@@ -1,13 +1,5 @@
-"""Errors a user can fix: a bad file, option, config key or output path.
-
-The command-line tools turn every :class:`UserError` into one line on stderr and exit code 2
-(``-v`` adds the traceback); any other exception is a bug and keeps its traceback. This module
-imports only the standard library, so a tool's ``--help`` stays fast.
-
-:class:`InputError` is the one error type for a bad input file (predictions, train sizes,
-reference data, embeddings, and a data set's tables: ``medeval.datasets.DataError`` is one): its
-message names the file, and the column and row where known.
-"""
+"""Errors a user can fix (a bad file, option, config key or output path): one line on stderr
+and exit code 2 in the command-line tools (docs/cli.md); standard library only."""
 
 from __future__ import annotations
 

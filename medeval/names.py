@@ -1,10 +1,5 @@
-"""Names that print alike: subconcept names, column names and labels that differ only by
-Unicode normalisation (``Ö`` as one code point, NFC, or as ``O`` plus a combining diaeresis,
-NFD) or by invisible characters (a zero-width space, a byte-order mark) are different names to
-every tool, yet print identically. A message about such a name shows it by its code points and
-says how it differs from the name it looks like (:func:`lookalike`), so the two can be told
-apart. Only the standard library is imported here.
-"""
+"""Names that print alike (Unicode normalisation, invisible characters) shown by their code
+points, saying how they differ (:func:`lookalike`); standard library only."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""scikit-learn model selection by subconcept-aware scores (docs/method.md,
-"Utility weights", "Label-free scores"): :class:`SubconceptAware`,
-:func:`make_subconcept_scorer` and :func:`pooled_cross_val_scores`.
-
-Inside ``GridSearchCV`` / ``cross_validate`` the subconcept labels travel by metadata routing:
-``sklearn.set_config(enable_metadata_routing=True)`` and pass ``subconcept=...`` to ``fit``
-(``params=`` in ``cross_validate``); needs scikit-learn >= 1.4.
-"""
+"""scikit-learn model selection by subconcept-aware scores; the subconcept labels travel by
+metadata routing (scikit-learn >= 1.4; docs/integrations.md, docs/method.md)."""
 
 from __future__ import annotations
 
@@ -83,7 +77,9 @@ class SubconceptAware(ClassifierMixin, BaseEstimator):
         self.classifier_ = clone(self.classifier).fit(X, y)
         self.subconcept_model_ = clone(self.subconcept_model).fit(X, sc)
         self.classes_ = self.classifier_.classes_
-        self.utilities_ = _train_utilities(self.subconcept_model_.classes_, sc, y)
+        sizes = train_sizes(sc, y)  # in the order of the subconcept model's columns:
+        columns = map(str, self.subconcept_model_.classes_)
+        self.utilities_ = utilities_from_train_sizes({n: sizes[n] for n in columns})
         return self
 
     def predict(self, X: Any) -> np.ndarray:
@@ -118,12 +114,6 @@ class SubconceptAware(ClassifierMixin, BaseEstimator):
                 )
             codes[i] = code
         return codes
-
-
-def _train_utilities(names: np.ndarray, sc: np.ndarray, y: np.ndarray) -> Utilities:
-    """The training rows' utilities, subconcepts in ``names`` order (the model's columns)."""
-    sizes = train_sizes(sc, y)
-    return utilities_from_train_sizes({str(n): sizes[str(n)] for n in names})
 
 
 class SubconceptScorer:

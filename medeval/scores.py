@@ -1,13 +1,5 @@
-"""The score vocabulary: families, weightings, score names and the threshold rule (docs/method.md,
-"Utility weights", "Label-free scores").
-
-A score name is a weighting prefix followed by a family: ``"cBA"`` is balanced accuracy (family
-``BA``) under class-conditional predicted weights (prefix ``c``). Every module takes score names
-from here. :data:`ALL_SCORES` is the order of every file a user reads; :data:`BY_FAMILY` the
-order of the analyses' tables. The rectified scores (prefix ``r``) need reference rows, so they
-are no instance weighting (:func:`instance_score`). Adding a weighting means one row of
-:data:`WEIGHTINGS`.
-"""
+"""The score vocabulary (docs/method.md, "Label-free scores"): a weighting prefix plus a family
+(``"cBA"``); every module takes score names from here; a new weighting is one row of WEIGHTINGS."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Reproducible splits of a binary task (docs/method.md, "Protocols"): :func:`cv_5x2` (tabular
-and embedding protocol), :func:`patient_splits` (image protocol), and their CSV manifest
-(:func:`write_manifest` / :func:`read_manifest`).
-"""
+"""Reproducible splits of a binary task (docs/method.md, "Protocols"): 5×2 CV, patient splits
+and their CSV manifest."""
 
 from __future__ import annotations
 
@@ -91,37 +89,27 @@ def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2
             f"{task.source}/{task.name}: subconcept {small!r} has {counts.min()} rows, "
             f"fewer than the {n_splits} folds"
         )
+    scheme = "cv5x2-group" if task.has_groups else "cv5x2"
     if task.has_groups:
         codes = group_codes_of(task.groups)
         if codes.max() + 1 < n_splits:
             raise DataError(_too_few_groups(task, codes, n_splits, "a fold would get no row"))
-        return _grouped_cv(task, seed, n_repeats=n_repeats, n_splits=n_splits)
-    cv = RepeatedStratifiedKFold(n_splits=n_splits, n_repeats=n_repeats, random_state=seed)
-    out = []
-    for k, (train, test) in enumerate(cv.split(np.zeros(len(task)), task.subconcept)):
-        out.append(
-            Split(
-                "cv5x2",
-                seed,
-                {"train": np.sort(train), "test": np.sort(test)},
-                repeat=k // n_splits,
-                fold=k % n_splits,
-            )
+        folds = [
+            fold
+            for r in range(n_repeats)
+            for fold in StratifiedGroupKFold(
+                n_splits=n_splits, shuffle=True, random_state=derive_seed(seed, r)
+            ).split(task.y, task.subconcept, codes)
+        ]
+    else:
+        cv = RepeatedStratifiedKFold(n_splits=n_splits, n_repeats=n_repeats, random_state=seed)
+        folds = cv.split(np.zeros(len(task)), task.subconcept)
+    return [
+        Split(
+            scheme, seed, {"train": np.sort(tr), "test": np.sort(te)}, k // n_splits, k % n_splits
         )
-    return out
-
-
-def _grouped_cv(task: BinaryTask, seed: int, *, n_repeats: int, n_splits: int) -> list[Split]:
-    out = []
-    for r in range(n_repeats):
-        cv = StratifiedGroupKFold(
-            n_splits=n_splits, shuffle=True, random_state=derive_seed(seed, r)
-        )
-        groups = group_codes_of(task.groups)
-        for f, (train, test) in enumerate(cv.split(task.y, task.subconcept, groups)):
-            parts = {"train": np.sort(train), "test": np.sort(test)}
-            out.append(Split("cv5x2-group", seed, parts, repeat=r, fold=f))
-    return out
+        for k, (tr, te) in enumerate(folds)
+    ]
 
 
 def patient_splits(
@@ -145,7 +133,8 @@ def patient_splits(
         raise ValueError("fractions must be positive, one per part")
     fractions_arr = fractions_arr / fractions_arr.sum()
     group_codes = group_codes_of(task.groups)
-    table = _group_table(group_codes, task.subconcept, len(task.subconcepts))
+    table = np.zeros((group_codes.max() + 1, len(task.subconcepts)), dtype=np.int64)
+    np.add.at(table, (group_codes, task.subconcept), 1)  # (G, K) rows of each subconcept
     targets = np.outer(fractions_arr, task.train_counts()).astype(np.float64)
     out = []
     for seed in seeds:
@@ -155,13 +144,8 @@ def patient_splits(
         if empty:
             what = f"part {empty[0]!r} gets no row (split seed {seed})"
             raise DataError(_too_few_groups(task, group_codes, len(parts), what))
-        out.append(
-            Split(
-                "patient",
-                int(seed),
-                {p: np.flatnonzero(part_of_row == j) for j, p in enumerate(parts)},
-            )
-        )
+        rows = {p: np.flatnonzero(part_of_row == j) for j, p in enumerate(parts)}
+        out.append(Split("patient", int(seed), rows))
     return out
 
 
@@ -175,13 +159,6 @@ def _too_few_groups(task: BinaryTask, group_codes: np.ndarray, n_parts: int, wha
         "rows never go to two parts); give more groups, e.g. a column that tells the patients "
         "apart"
     )
-
-
-def _group_table(group_codes: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray:
-    """(G, K) rows of each subconcept per group."""
-    table = np.zeros((group_codes.max() + 1, k), dtype=np.int64)
-    np.add.at(table, (group_codes, codes), 1)
-    return table
 
 
 def group_codes_of(groups: Any) -> np.ndarray:
@@ -296,26 +273,25 @@ def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> P
     ids = np.asarray(task.ids).astype(str)
     groups = np.asarray(task.groups).astype(str)
     names = np.asarray(task.subconcept_names, dtype=object)
-    frames = []
-    for split in splits:
-        for part, idx in split.parts.items():
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "dataset": task.name,
-                        "task_seed": task.seed,
-                        "scheme": split.scheme,
-                        "split_seed": split.seed,
-                        "repeat": split.repeat,
-                        "fold": split.fold,
-                        "index": idx,
-                        "id": ids[idx],
-                        "group": groups[idx],
-                        "subconcept": names[task.subconcept[idx]],
-                        "part": part,
-                    }
-                )
-            )
+    frames = [
+        pd.DataFrame(
+            {
+                "dataset": task.name,
+                "task_seed": task.seed,
+                "scheme": split.scheme,
+                "split_seed": split.seed,
+                "repeat": split.repeat,
+                "fold": split.fold,
+                "index": idx,
+                "id": ids[idx],
+                "group": groups[idx],
+                "subconcept": names[task.subconcept[idx]],
+                "part": part,
+            }
+        )
+        for split in splits
+        for part, idx in split.parts.items()
+    ]
     frame = pd.concat(frames, ignore_index=True)[MANIFEST_COLUMNS]
     compression = "gzip" if path.suffix == ".gz" else None
     buf = io.BytesIO()

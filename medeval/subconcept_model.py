@@ -1,10 +1,5 @@
-"""The subconcept model for any classifier's evaluation: ``q_s(x)`` from features
-(docs/method.md, "Label-free scores"; usage: docs/own_model.md).
-
-Columns are in a stable order: class 0's subconcepts, then class 1's, each by name, whatever
-the order of the training rows; they cover both classes, so
-:func:`medeval.weights.class_posteriors` can renormalise them within each row's known class.
-"""
+"""The subconcept model ``q_s(x)`` (docs/method.md, "Label-free scores"; docs/own_model.md);
+columns: class 0's subconcepts, then class 1's, each by name."""
 
 from __future__ import annotations
 
@@ -72,7 +67,7 @@ class SubconceptModel(BaseEstimator):
             )
         if not np.isin(y, (0, 1)).all():
             i = int(np.argmax(~np.isin(y, (0, 1))))
-            raise UserError(f"row {i}: class {y[i]!r} is not 0 or 1")
+            raise UserError(f"row {i}: class {y.tolist()[i]!r} is not 0 or 1")
         y = y.astype(np.int64)
         sides = subconcept_classes(names, y)
         order = sorted(sides, key=lambda n: (sides[n], n))
@@ -171,5 +166,5 @@ def checked_features(X: Any) -> np.ndarray:
         raise UserError(f"X must be (N, F); got shape {X.shape}")
     if not np.isfinite(X).all():
         r, c = np.argwhere(~np.isfinite(X))[0]
-        raise UserError(f"X[{r}, {c}] (row {r}) is {X[r, c]!r}; features must be finite")
+        raise UserError(f"X[{r}, {c}] (row {r}) is {float(X[r, c])!r}; features must be finite")
     return X

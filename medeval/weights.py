@@ -1,11 +1,5 @@
-"""Utility weights from training subconcept counts (docs/method.md, "Utility weights").
-
-``u_s = max_{s0 ∈ S0} |s0| / |s|`` for a minority subconcept s ∈ S1 and ``u_s = 1`` for every
-majority subconcept. True weights ``w_i = u_{s_i}`` need test subconcept labels (the oracle wBA);
-predicted weights ``a_x = Σ_s q_s(x) u_s`` need only a subconcept model's posteriors (the paper's
-pBA). Class-conditional weights ``a_x = Σ_{s ∈ S_y} q_s(x) u_s / Σ_{s ∈ S_y} q_s(x)`` also use the
-known test class ``y`` (docs/method.md, "Label-free scores": the label-free scores cBA, cF1, cAUC).
-"""
+"""Utility weights ``u_s`` from training subconcept counts and the true, predicted and
+class-conditional instance weights (docs/method.md, "Utility weights", "Label-free scores")."""
 
 from __future__ import annotations
 
@@ -138,14 +132,11 @@ def train_utilities(task: _HasTrainCounts, train: np.ndarray | None = None) -> U
 
 def utilities_from_train_sizes(sizes: Mapping[str, Mapping[str, int]]) -> Utilities:
     """Utilities from ``{"<name>": {"class": 0 or 1, "n": <training count>}, ...}``."""
-    names, sides, counts = [], [], []
     for name, entry in sizes.items():
         if not isinstance(entry, Mapping) or "class" not in entry or "n" not in entry:
             raise UserError(f'train size of {name!r} must be {{"class": 0 or 1, "n": <count>}}')
-        names.append(str(name))
-        sides.append(entry["class"])
-        counts.append(entry["n"])
-    return utilities(counts, sides, names)
+    entries = sizes.values()
+    return utilities([e["n"] for e in entries], [e["class"] for e in entries], [*map(str, sizes)])
 
 
 _U = [TypeOf(Utilities, desc="Utilities")]
@@ -215,10 +206,8 @@ def align_posteriors(
                 f"missing {missing}, unknown {extra}, expected exactly {list(utilities.names)}"
             )
         q = q[..., [columns.index(n) for n in utilities.names]]
-        if not isinstance(q, torch.Tensor):
-            q = torch.from_numpy(q)  # the reordering made a private copy
-    if not isinstance(q, torch.Tensor):
-        q = torch.tensor(q)
+    if not isinstance(q, torch.Tensor):  # a reordering made a private copy already
+        q = torch.from_numpy(q) if columns is not None else torch.tensor(q)
     q = q.to(default_dtype(q.device))
     if q.shape[-1] != len(utilities.names):
         raise UserError(
@@ -358,7 +347,7 @@ def expected_class_utility(cp: ClassPosteriors, utilities: Utilities, y_true: An
     A class whose subconcepts share one utility (the majority: all 1) gets exactly that utility,
     not a sum of renormalised posteriors that equals it only up to rounding.
     """
-    a = cp.q @ torch.tensor(utilities.values, dtype=cp.q.dtype, device=cp.q.device)
+    a = expected_utility(cp.q, utilities)
     y = y_true if isinstance(y_true, torch.Tensor) else torch.tensor(np.array(y_true))
     y = y.to(a.device)
     for c in (0, 1):

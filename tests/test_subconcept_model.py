@@ -46,12 +46,16 @@ def test_a_subconcept_in_both_classes_is_named_with_a_row_of_each():
 
 
 def test_bad_inputs_are_refused_naming_what_is_wrong():
-    with pytest.raises(UserError, match=r"^row 1: class .*2.* is not 0 or 1$"):
-        SubconceptModel().fit(X[:2], SC[:2], [0, 2])
+    with pytest.raises(UserError, match=r"^row 1: class 2 is not 0 or 1$") as info:
+        SubconceptModel().fit(X[:2], SC[:2], np.array([0, 2]))
+    assert "np." not in str(info.value)
     with pytest.raises(UserError, match="one of each per row"):
         SubconceptModel().fit(X, SC[:3], Y)
-    with pytest.raises(UserError, match=r"X\[1, 0\] \(row 1\) is .*nan.*; features must be finite"):
+    with pytest.raises(
+        UserError, match=r"X\[1, 0\] \(row 1\) is nan; features must be finite"
+    ) as info:
         checked_features([[1.0], [np.nan]])
+    assert "np." not in str(info.value)
     with pytest.raises(UserError, match=r"X must be \(N, F\)"):
         checked_features([1.0, 2.0])
     model = SubconceptModel(n_estimators=5).fit(X, SC, Y)

@@ -1,7 +1,5 @@
-"""Files a user reads are complete or absent: each written through a temporary file in the
-same folder and ``os.replace``; :func:`json_ready` is the one JSON cleaner (NaN/inf → null).
-Whole output folders are :mod:`medeval.io.outdir`'s.
-"""
+"""Files a user reads are complete or absent (a temporary file, then ``os.replace``);
+:func:`json_ready` is the one JSON cleaner (NaN/inf → null)."""
 
 from __future__ import annotations
 

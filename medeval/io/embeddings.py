@@ -1,9 +1,5 @@
-"""Embedding tables: reading one (the ``python -m medeval.embed`` format) and writing one.
-
-The table has feature columns ``f0000…``, ``label`` (original class) and ``group`` when known:
-the contract of a folder collection of ``python -m medeval.benchmark`` and the input of
-``python -m medeval.discover``. Other columns (``y``, ``id``, ``path``, ``text``) are kept.
-"""
+"""Embedding tables (``f0000…`` feature columns, ``label``, ``group``; other columns kept):
+reading one (the ``python -m medeval.embed`` format) and writing one (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -17,7 +13,7 @@ import pandas as pd
 
 from medeval.errors import InputError
 from medeval.io import atomic
-from medeval.io.features import FeatureTable, read_feature_table
+from medeval.io.features import FeatureTable, binary_column, read_feature_table
 
 __all__ = [
     "class_of_rows",
@@ -28,29 +24,19 @@ __all__ = [
 
 
 def read_embeddings(path: str | Path) -> FeatureTable:
-    """Read an embeddings table (``.parquet`` or ``.csv[.gz]``) with
-    :func:`medeval.io.features.read_feature_table`.
-
-    Raises:
-        InputError: unreadable file, no feature columns ``f0000…``, a missing or non-finite
-            feature value, a repeated ``id`` (naming column and row).
-    """
+    """An embeddings table (``.parquet`` or ``.csv[.gz]``), read and checked by
+    :func:`medeval.io.features.read_feature_table` (its ``InputError`` names column and row)."""
     return read_feature_table(path, option=None)
 
 
 def class_of_rows(table: FeatureTable, positive: str | None) -> np.ndarray:
     """``(N,)`` classes: the ``y`` column (0/1), or ``label == positive``.
+
     Raises:
         InputError: neither usable; a ``y`` value that is not 0/1; ``positive`` not a label.
     """
     if table.has("y") and positive is None:
-        raw = table.rest["y"]
-        y = pd.to_numeric(raw, errors="coerce").to_numpy()
-        bad = ~np.isin(y, (0, 1))
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InputError(table.path, f"{raw.iloc[i]!r} is not 0 or 1", column="y", row=i + 1)
-        return y.astype(np.int64)
+        return binary_column(table, "y")
     if not table.has("label"):
         raise InputError(table.path, "needs the class of every row: a 'y' column (0/1) or 'label'")
     if positive is None:

@@ -1,10 +1,5 @@
-"""Feature tables: rows of features plus per-row columns (``y_true``, ``subconcept``,
-``y_score``, ``id``…), the input of ``python -m medeval.subconcepts``.
-
-Feature columns are ``f0000…`` (as ``python -m medeval.embed`` writes them) or the columns
-named by the caller; every other column is kept as given (the text of each CSV cell), so that a
-tool can write it back column for column. An ``id`` column, when present, must not repeat.
-"""
+"""Feature tables (``f0000…`` or named feature columns, other columns kept as their cell text,
+an ``id`` that must not repeat): the input of ``python -m medeval.subconcepts``."""
 
 from __future__ import annotations
 

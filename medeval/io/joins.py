@@ -1,7 +1,5 @@
-"""Joins of a feature table (:mod:`medeval.io.features`) with its labels or predictions file
-(by ``id``, by a ``path`` ending with the ``id``, or row by row), the columns both must agree on,
-and the rows two tables must not share; every refusal an :class:`~medeval.errors.InputError`.
-"""
+"""Joins of a feature table with its labels or predictions file (by ``id``, by a ``path``
+ending with the ``id``, or row by row), and the rows two tables must not share."""
 
 from __future__ import annotations
 
@@ -56,8 +54,7 @@ def joined_rows(
 
 
 def _path_keys(paths: np.ndarray, ids: np.ndarray, source: Path) -> dict[str, int]:
-    """``{id: row of paths}`` for the ids a path ends with (whole path components; an id of one
-    component may also be the file name without its suffix)."""
+    """``{id: row of paths}`` for the ids a path ends with (whole components, or the stem)."""
     wanted = {tuple(PurePosixPath(str(v).replace("\\", "/")).parts): str(v) for v in ids}
     longest = max(len(k) for k in wanted)
     out: dict[str, int] = {}
@@ -133,8 +130,7 @@ def no_shared_rows(
 
 
 def _no_shared_features(held: FeatureTable, table: FeatureTable, role: str, other: str) -> None:
-    """Without ids, rows are compared by features: half or more repeated rows of ``held`` is an
-    ``InputError``, a few a warning (discrete features can coincide)."""
+    """Rows compared by features: half or more repeated is an InputError, a few a warning."""
     seen = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(held.X, np.float64))}
     rows = np.ascontiguousarray(table.X, np.float64)
     shared = [(i, seen[r.tobytes()]) for i, r in enumerate(rows) if r.tobytes() in seen]

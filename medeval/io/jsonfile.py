@@ -1,8 +1,5 @@
-"""One rule for reading a JSON file a user gives (train sizes, records): UTF-8 text, valid
-JSON, and no key twice in one object — Python's reader would keep the last value silently, so
-``{"van": {"class": 1, "n": 3}, "van": {"class": 1, "n": 300}}`` would count 300 rows of van
-where the user may have meant 3.
-"""
+"""One rule for reading a JSON file a user gives (train sizes, records): UTF-8, valid JSON,
+and no key twice in one object (Python's reader would silently keep the last value)."""
 
 from __future__ import annotations
 

@@ -84,17 +84,32 @@ def read_labels(
         id=frame["id"].astype(str).str.strip(),
         subconcept=frame["subconcept"].fillna("").astype(str).str.strip(),
     )
-    _check_filled(path, frame)
-    where = pd.Series(np.arange(len(ids)), index=ids)
-    if (i := _first(~frame["id"].isin(where.index))) is not None:
+    empty = frame["subconcept"] == ""
+    if empty.any():
+        rows = ", ".join(str(i + 2) for i in np.flatnonzero(empty)[:5])
         raise InputError(
             path,
-            f"row {i + 2}: id {frame['id'].iloc[i]!r} is not a row of the test predictions",
-            column="id",
+            f"row(s) {rows}: no subconcept given. Label every row of a batch "
+            "(rows chosen but left unlabelled would bias the estimate), or leave "
+            "the batch out of the file",
+            column="subconcept",
         )
-    codes = _subconcept_codes(path, frame, utilities)
+    where = pd.Series(np.arange(len(ids)), index=ids)
+    _refuse_first(
+        path, frame, "id", ~frame["id"].isin(where.index), "is not a row of the test predictions"
+    )
+    known = {nm: i for i, nm in enumerate(utilities.names)}
+    _refuse_first(
+        path,
+        frame,
+        "subconcept",
+        ~frame["subconcept"].isin(known),
+        f"has no training size; known: {', '.join(utilities.names)}",
+    )
+    codes = frame["subconcept"].map(known).to_numpy()
     index = where[frame["id"]].to_numpy()
-    if (i := _first(utilities.sides[codes] != y[index])) is not None:
+    if len(wrong := np.flatnonzero(utilities.sides[codes] != y[index])):
+        i = int(wrong[0])
         raise InputError(
             path,
             f"row {i + 2}: subconcept {frame['subconcept'].iloc[i]!r} is of "
@@ -108,35 +123,13 @@ def read_labels(
     return {k: v[keep] for k, v in fields.items()}, notes
 
 
-def _check_filled(path: Path, frame: pd.DataFrame) -> None:
-    empty = frame["subconcept"] == ""
-    if empty.any():
-        rows = ", ".join(str(i + 2) for i in np.flatnonzero(empty)[:5])
-        raise InputError(
-            path,
-            f"row(s) {rows}: no subconcept given. Label every row of a batch "
-            "(rows chosen but left unlabelled would bias the estimate), or leave "
-            "the batch out of the file",
-            column="subconcept",
-        )
-
-
-def _first(bad: Any) -> int | None:
-    """The first row ``i`` where ``bad`` ``(L,)`` holds (named ``row i + 2``), or ``None``."""
+def _refuse_first(path: Path, frame: pd.DataFrame, column: str, bad: Any, problem: str) -> None:
+    """InputError ``row <i + 2>: <column> <cell> <problem>`` at the first ``bad`` row ``i``."""
     found = np.flatnonzero(bad)
-    return int(found[0]) if len(found) else None
-
-
-def _subconcept_codes(path: Path, frame: pd.DataFrame, u: Utilities) -> np.ndarray:
-    known = {nm: i for i, nm in enumerate(u.names)}
-    if (i := _first(~frame["subconcept"].isin(known))) is not None:
-        raise InputError(
-            path,
-            f"row {i + 2}: subconcept {frame['subconcept'].iloc[i]!r} has no "
-            f"training size; known: {', '.join(u.names)}",
-            column="subconcept",
-        )
-    return frame["subconcept"].map(known).to_numpy()
+    if len(found):
+        i = int(found[0])
+        cell = frame[column].iloc[i]
+        raise InputError(path, f"row {i + 2}: {column} {cell!r} {problem}", column=column)
 
 
 def _design(path: Path, frame: pd.DataFrame, n_test: int, notes: list[str]):
@@ -149,28 +142,17 @@ def _design(path: Path, frame: pd.DataFrame, n_test: int, notes: list[str]):
         )
         return np.full(len(frame), n / n_test), np.ones(len(frame), dtype=np.int64)
     pi = pd.to_numeric(frame["inclusion_probability"], errors="coerce").to_numpy(dtype=float)
-    if (i := _first(~((pi > 0) & (pi <= 1)))) is not None:
-        raise InputError(
-            path,
-            f"row {i + 2}: inclusion_probability "
-            f"{frame['inclusion_probability'].iloc[i]!r} is not in (0, 1]",
-            column="inclusion_probability",
-        )
+    _refuse_first(path, frame, "inclusion_probability", ~((pi > 0) & (pi <= 1)), "is not in (0, 1]")
     if "batch" not in frame.columns:
         return pi, np.ones(len(frame), dtype=np.int64)
     batch = pd.to_numeric(frame["batch"], errors="coerce").to_numpy(dtype=float)
-    if (i := _first(~(np.isfinite(batch) & (batch == np.round(batch)) & (batch >= 1)))) is not None:
-        raise InputError(
-            path,
-            f"row {i + 2}: batch {frame['batch'].iloc[i]!r} is not a whole number from 1",
-            column="batch",
-        )
+    whole = np.isfinite(batch) & (batch == np.round(batch)) & (batch >= 1)
+    _refuse_first(path, frame, "batch", ~whole, "is not a whole number from 1")
     return pi, batch.astype(np.int64)
 
 
 def _once(path: Path, frame: pd.DataFrame, codes: np.ndarray, notes: list[str]) -> np.ndarray:
-    """Rows to keep ``(L,)``: an id given twice with one subconcept counts once (a note); with
-    two subconcepts it is refused."""
+    """Rows to keep ``(L,)``: an id given twice counts once, or is refused with two subconcepts."""
     twice = frame["id"].duplicated(keep=False)
     if twice.any():
         for _, rows in frame[twice].groupby("id"):

@@ -1,10 +1,5 @@
-"""Output folders: a new one by default (:func:`default_out`); an existing one only when asked
-(``--force``: :class:`OutputFolder`, if its :data:`MARKER` lists every file in it; ``--resume``:
-:func:`check_in_place`, if its marker names the same tool), never the user's. A folder written
-whole is filled in a hidden folder beside it that then takes its place in one rename (Linux
-``renameat2`` exchanges the two; elsewhere three): a kill leaves the previous folder or the new
-one, whole.
-"""
+"""Output folders: a new one by default, an existing one only with ``--force`` or ``--resume``
+and a matching :data:`MARKER`; a folder written whole takes its place in one rename."""
 
 from __future__ import annotations
 
@@ -236,8 +231,7 @@ class OutputFolder:
 
 
 def _exchange(a: Path, b: Path) -> None:
-    """Swap folders ``a`` and ``b``: one ``renameat2(RENAME_EXCHANGE)`` on Linux, else three
-    renames, between which ``b`` is briefly missing."""
+    """Swap folders ``a`` and ``b`` (``renameat2`` on Linux, else three renames)."""
     try:
         swap = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):  # not Linux, or a C library without it

@@ -1,10 +1,5 @@
-"""Predictions files and train sizes: read into checked tables, errors naming file, column, row.
-
-Predictions: CSV (optionally gzipped) or Parquet, one row per test instance, columns ``y_true``
-(0/1), ``y_score`` (probability of class 1) and/or ``y_pred`` (0/1), optional ``subconcept``
-and posterior columns ``q_<subconcept name>``. Train sizes: JSON
-``{"<subconcept name>": {"class": 0 or 1, "n": <training count>}, ...}``.
-"""
+"""Predictions files (``y_true``, ``y_score`` and/or ``y_pred``, ``subconcept``, ``q_<name>``;
+docs/cli.md) and train sizes, read into checked tables; errors name file, column, row."""
 
 from __future__ import annotations
 
@@ -89,24 +84,22 @@ def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = Fa
             import pyarrow.parquet as pq  # only here: 15-20 ms a CSV reading does not need
 
             return pq.read_table(path, columns=columns)
-        if _is_csv(path):
-            convert = pcsv.ConvertOptions(include_columns=columns or [])
-            if as_text:  # raw cell text, for error messages; empty cells stay ""
-                convert.column_types = dict.fromkeys(columns or [], pa.string())
-                convert.strings_can_be_null = False
-                convert.null_values = []
-            else:  # the one vocabulary of missing cells of every reader
-                convert.null_values = list(MISSING_CELLS)
-            table = pcsv.read_csv(path, parse_options=_parse(path), convert_options=convert)
-            table.column_names  # noqa: B018 - names that are not UTF-8 fail here, not later
-            return table
+        convert = pcsv.ConvertOptions(include_columns=columns or [])  # text: table_kind said so
+        if as_text:  # raw cell text, for error messages; empty cells stay ""
+            convert.column_types = dict.fromkeys(columns or [], pa.string())
+            convert.strings_can_be_null = False
+            convert.null_values = []
+        else:  # the one vocabulary of missing cells of every reader
+            convert.null_values = list(MISSING_CELLS)
+        table = pcsv.read_csv(path, parse_options=_parse(path), convert_options=convert)
+        table.column_names  # noqa: B018 - names that are not UTF-8 fail here, not later
+        return table
     except UnicodeDecodeError as err:
         raise InputError(
             path, f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8"
         ) from err
     except Exception as err:  # the parser's own message is the useful part
         raise InputError(path, f"cannot be read: {err}") from err
-    raise InputError(path, "unknown format")  # not reached: table_kind named it
 
 
 def _cell_text(path: Path, table, column: str, row: int) -> str:
@@ -118,15 +111,20 @@ def _cell_text(path: Path, table, column: str, row: int) -> str:
 
 
 def _numeric(path: Path, table, column: str) -> np.ndarray:
-    """Column as float64; names the first row (1-based, after the header) that is not a number."""
+    """Column as float64; names the first row (1-based, after the header) that is not a number,
+    or by name a timestamp, a boolean score or a (Parquet) text column."""
     import pyarrow as pa
 
     col = table.column(column)
-    _check_numeric_type(path, col.type, column, labels=column in ("y_true", "y_pred"))
-    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-        values = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
-    elif pa.types.is_boolean(col.type) or pa.types.is_null(col.type):
-        values = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    if pa.types.is_temporal(col.type):
+        raise InputError(path, f"holds {col.type} timestamps, not numbers", column=column)
+    if pa.types.is_boolean(col.type) and column not in _LABELS:
+        raise InputError(path, "holds booleans (true/false), not scores", column=column)
+    text = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+    if not _is_csv(path) and (text or pa.types.is_binary(col.type) or pa.types.is_nested(col.type)):
+        raise InputError(path, f"is stored as {col.type}, not as numbers", column=column)
+    if _is_number(col.type, labels=True) or pa.types.is_null(col.type):
+        values = col.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
     else:  # text: some cell is not a plain number (or is padded); let pandas decide per cell
         values = pd.to_numeric(
             pd.Series(col.to_numpy(zero_copy_only=False)), errors="coerce"
@@ -145,18 +143,12 @@ def _numeric(path: Path, table, column: str) -> np.ndarray:
     return values
 
 
-def _check_numeric_type(path: Path, dtype, column: str, *, labels: bool) -> None:
-    """Refuse by name a column whose stored type is not a number: a timestamp (it would read as
-    nanoseconds), a boolean score, or Parquet text (a CSV column of text names its bad cell)."""
+def _is_number(dtype, *, labels: bool) -> bool:
+    """Integers, floats, or booleans where ``labels``: read as float64 by a cast."""
     import pyarrow as pa
 
-    if pa.types.is_temporal(dtype):
-        raise InputError(path, f"holds {dtype} timestamps, not numbers", column=column)
-    if pa.types.is_boolean(dtype) and not labels:
-        raise InputError(path, "holds booleans (true/false), not scores", column=column)
-    text = pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
-    if not _is_csv(path) and (text or pa.types.is_binary(dtype) or pa.types.is_nested(dtype)):
-        raise InputError(path, f"is stored as {dtype}, not as numbers", column=column)
+    bools = labels and pa.types.is_boolean(dtype)
+    return pa.types.is_integer(dtype) or pa.types.is_floating(dtype) or bools
 
 
 def _binary(path: Path, table, column: str) -> np.ndarray:
@@ -172,23 +164,15 @@ def _binary(path: Path, table, column: str) -> np.ndarray:
 def _categories(path: Path, table, column: str) -> pd.Categorical:
     """Text column → categorical of stripped names; an empty name is an error."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    col = table.column(column)
+    names: dict[str, int] = {}
     try:
-        if not pa.types.is_string(col.type) and not pa.types.is_large_string(col.type):
-            col = col.cast(pa.string())
-        col = pc.utf8_trim_whitespace(col)
+        codes = _name_codes(table.column(column).combine_chunks(), names)
     except pa.ArrowInvalid as err:  # a CSV saved as latin-1 / cp1252 rather than UTF-8
         raise InputError(path, f"not UTF-8 text ({err}); save it as UTF-8", column=column) from err
-    empty = pc.or_kleene(pc.is_null(col), pc.equal(col, ""))
-    if pc.any(empty).as_py():
-        i = int(np.argmax(empty.to_numpy(zero_copy_only=False)))
-        raise InputError(path, "missing value", column=column, row=i + 1)
-    enc = col.combine_chunks().dictionary_encode()
-    return pd.Categorical.from_codes(
-        enc.indices.to_numpy(zero_copy_only=False), categories=enc.dictionary.to_pylist()
-    )
+    if (codes < 0).any():
+        raise InputError(path, "missing value", column=column, row=int(np.argmax(codes < 0)) + 1)
+    return pd.Categorical.from_codes(codes, categories=list(names))
 
 
 @validate_params(
@@ -251,22 +235,11 @@ def _arrow(frame: pd.DataFrame, path: Path):
 
 
 def _read_whole(path: Path, table=None) -> dict:
-    """Every column of the file (or of ``table``, a :class:`pyarrow.Table` read from it), types
-    inferred; errors name the first bad cell."""
+    """Every column of the file (or of its ``table``), types inferred; errors name the bad cell."""
     table = _read_table(path) if table is None else table
-    table = table.rename_columns([str(c).strip() for c in table.column_names])
+    wanted = _columns(path, table.column_names)
+    table = table.select(list(wanted)).rename_columns(list(wanted.values()))
     columns = table.column_names
-    for name in columns:
-        if columns.count(name) > 1:
-            raise InputError(
-                path, f"appears {columns.count(name)} times in the header", column=name
-            )
-    if "y_true" not in columns:
-        raise InputError(
-            path, f"missing column 'y_true' (columns: {', '.join(columns)})", column="y_true"
-        )
-    if "y_score" not in columns and "y_pred" not in columns:
-        raise InputError(path, "needs a 'y_score' or a 'y_pred' column", column="y_score")
     if table.num_rows == 0:
         raise InputError(path, "has no rows")
     out: dict = {"y_true": _binary(path, table, "y_true")}
@@ -290,22 +263,27 @@ _NUMERIC = ("y_true", "y_score", "y_pred")
 _LABELS = ("y_true", "y_pred")
 
 
-def _wanted(names: list[str]) -> dict[str, str]:
-    """``{name in the file: stripped name}`` of the columns a predictions file may hold;
-    empty when a name repeats (the whole-table reading names it)."""
-    if len(set(names)) != len(names):
-        return {}
-    out = {}
-    for raw in names:
-        c = str(raw).strip()
-        if c in _NUMERIC or c == "subconcept" or c.startswith(POSTERIOR_PREFIX):
-            out[raw] = c
-    return out
+def _columns(path: Path, names: list[str]) -> dict[str, str]:
+    """``{name in the file: stripped name}`` of the predictions columns; InputError if lacking."""
+    columns = [str(c).strip() for c in names]
+    for name in columns:
+        if columns.count(name) > 1:
+            raise InputError(
+                path, f"appears {columns.count(name)} times in the header", column=name
+            )
+    if "y_true" not in columns:
+        raise InputError(
+            path, f"missing column 'y_true' (columns: {', '.join(columns)})", column="y_true"
+        )
+    if "y_score" not in columns and "y_pred" not in columns:
+        raise InputError(path, "needs a 'y_score' or a 'y_pred' column", column="y_score")
+    wanted = (*_NUMERIC, "subconcept")
+    pairs = zip(names, columns, strict=True)
+    return {r: c for r, c in pairs if c in wanted or c.startswith(POSTERIOR_PREFIX)}
 
 
 def _batches(path: Path, budget: int):
-    """``(columns {file name: stripped name}, iterator of record batches)`` read with explicit
-    types, or None when the typed reading cannot take the file."""
+    """``(columns, iterator of typed record batches)``, or None where typing cannot read it."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -313,8 +291,8 @@ def _batches(path: Path, budget: int):
         import pyarrow.parquet as pq  # only here: 15-20 ms a CSV reading does not need
 
         pf = pq.ParquetFile(path)
-        wanted = _wanted(pf.schema_arrow.names)
-        if not _complete(wanted) or pf.metadata.num_rows == 0:
+        wanted = _columns(path, pf.schema_arrow.names)
+        if pf.metadata.num_rows == 0:
             return None
         rows = max(64, budget // (16 * len(wanted)))  # the batch and its numpy copies
         return wanted, pf.iter_batches(batch_size=rows, columns=list(wanted))
@@ -323,9 +301,7 @@ def _batches(path: Path, budget: int):
     header = pcsv.open_csv(
         path, read_options=pcsv.ReadOptions(block_size=1 << 16), parse_options=_parse(path)
     )
-    wanted = _wanted(header.schema.names)
-    if not _complete(wanted):
-        return None
+    wanted = _columns(path, header.schema.names)
     types = {r: pa.string() if c == "subconcept" else pa.float64() for r, c in wanted.items()}
     # Blocks of text: a few bytes of text per cell become 8 bytes of float64, plus the copies.
     block = int(min(max(budget // 4, 1 << 10), 1 << 30))
@@ -340,15 +316,8 @@ def _batches(path: Path, budget: int):
     return wanted, reader
 
 
-def _complete(wanted: dict[str, str]) -> bool:
-    names = list(wanted.values())
-    has = set(names)
-    return len(has) == len(names) and "y_true" in has and bool(has & {"y_score", "y_pred"})
-
-
 def _read_typed(path: Path, budget: int) -> dict | None:
-    """The columns as final arrays, chunk by chunk (held about once); None at the first cell
-    that needs the whole-table reading (a null, NaN, text, a label that is not 0/1)."""
+    """The columns, read chunk by chunk; None at a cell the whole-table reading must name."""
     import pyarrow as pa
 
     if not path.is_file():
@@ -370,14 +339,15 @@ def _read_typed(path: Path, budget: int) -> dict | None:
             blocks.append(block)
             if "subconcept" in wanted.values():
                 raw = next(r for r, c in wanted.items() if c == "subconcept")
-                part = _names_chunk(batch.column(raw), names)
-                if part is None:
+                part = _name_codes(batch.column(raw), names)
+                if (part < 0).any():
                     return None
                 codes.append(part)
             del batch
     except (
         pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError,
         UnicodeDecodeError,  # a header that is not UTF-8 text
+        InputError,  # a header without the columns: named after the whole file is parsed
     ):  # fmt: skip
         return None  # the whole-table reading names the file and the parser's complaint
     finally:
@@ -389,12 +359,10 @@ def _read_typed(path: Path, budget: int) -> dict | None:
 
 
 def _assemble(blocks: list[np.ndarray], columns: list[str], codes, names, n: int) -> dict:
-    """Final arrays from the chunks' blocks: labels ``int8``, scores ``(N,)``, posteriors one
-    ``(N, S)`` matrix (``"q"``, with their columns in ``"q_cols"``)."""
+    """Final arrays from the chunks' blocks (labels ``int8``, posteriors ``"q"`` ``(N, S)``)."""
     q_cols = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
-    out: dict = {c: np.empty(n, np.int8 if c in _LABELS else np.float64) for c in columns}
-    for c in q_cols:
-        del out[c]
+    kinds = {c: np.int8 if c in _LABELS else np.float64 for c in columns if c not in q_cols}
+    out: dict = {c: np.empty(n, kind) for c, kind in kinds.items()}
     q = np.empty((n, len(q_cols))) if q_cols else None
     q_index = [columns.index(c) for c in q_cols]
     start = 0
@@ -415,75 +383,53 @@ def _assemble(blocks: list[np.ndarray], columns: list[str], codes, names, n: int
 
 
 def _chunk(col, name: str, into: np.ndarray) -> bool:
-    """Write one chunk of a numeric column into ``into`` (float64); False where the
-    whole-table reading must decide (see :func:`_read_typed`)."""
+    """Write a chunk of a numeric column into ``into``; False where the whole reading decides."""
     import pyarrow as pa
 
-    if col.null_count:
-        return False
-    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-        into[:] = col.to_numpy(zero_copy_only=False)
-    elif pa.types.is_boolean(col.type) and name in _LABELS:
-        into[:] = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
-    else:
+    if col.null_count or not _is_number(col.type, labels=name in _LABELS):
         return False  # boolean scores, text, timestamps: refused by the whole-table reading
+    into[:] = col.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
     if not np.isfinite(into).all():
         return False
     return name not in _LABELS or not ((into != 0) & (into != 1)).any()
 
 
-def _names_chunk(col, names: dict[str, int]) -> np.ndarray | None:
-    """Codes ``(rows,)`` of one chunk of subconcept names (stripped), new names appended to
-    ``names``; None at a missing or empty name."""
+def _name_codes(col, names: dict[str, int]) -> np.ndarray:
+    """Codes of stripped names (-1: missing or empty); new names appended to ``names``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if col.null_count:
-        return None
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-        col = col.cast(pa.string())  # Parquet: numbers as names, as the whole reading does
+        col = col.cast(pa.string())  # Parquet: numbers as names
     col = pc.utf8_trim_whitespace(col)
-    if pc.any(pc.equal(col, "")).as_py():
-        return None
-    enc = col.dictionary_encode()
+    enc = pc.if_else(pc.equal(col, ""), None, col).dictionary_encode()
     local = [names.setdefault(nm, len(names)) for nm in enc.dictionary.to_pylist()]
-    return np.asarray(local, dtype=np.int32)[enc.indices.to_numpy(zero_copy_only=False)]
+    return np.array([*local, -1], np.int32)[enc.indices.fill_null(len(local)).to_numpy()]
 
 
 def _check_subconcepts(path: Path, sc: pd.Categorical, y: np.ndarray, utilities: Utilities) -> None:
     """Every name known and on its class's side; checked per category, reported per row."""
     side = {n: int(c) for n, c in zip(utilities.names, utilities.sides, strict=True)}
-    cats = list(sc.categories)
-    known = np.array([c in side for c in cats], dtype=bool)
-    codes = np.asarray(sc.codes)
-    unknown = np.flatnonzero(~known[codes])
-    if len(unknown):
-        i = int(unknown[0])
-        name = cats[codes[i]]
-        raise InputError(
-            path,
-            f"unknown subconcept {shown(name)}: the train sizes know {', '.join(utilities.names)}"
-            + lookalike(name, utilities.names),
-            column="subconcept",
-            row=i + 1,
-        )
-    expected = np.array([side[c] for c in cats], dtype=np.int64)[codes]
-    wrong = np.flatnonzero(expected != y)
+    cats, codes = list(sc.categories), np.asarray(sc.codes)
+    expected = np.array([side.get(c, -1) for c in cats], dtype=np.int64)[codes]
+    unknown = np.flatnonzero(expected < 0)
+    wrong = unknown if len(unknown) else np.flatnonzero(expected != y)
     if len(wrong):
         i = int(wrong[0])
         name = cats[codes[i]]
-        raise InputError(
-            path,
-            f"subconcept {name!r} belongs to class {side[name]} in the train sizes but y_true "
-            f"is {y[i]} here (one of the two files has the wrong class)",
-            column="subconcept",
-            row=i + 1,
-        )
+        if len(unknown):
+            known = ", ".join(utilities.names)
+            problem = f"unknown subconcept {shown(name)}: the train sizes know {known}"
+            problem += lookalike(name, utilities.names)
+        else:
+            problem = (
+                f"subconcept {name!r} belongs to class {side[name]} in the train sizes but y_true "
+                f"is {y[i]} here (one of the two files has the wrong class)"
+            )
+        raise InputError(path, problem, column="subconcept", row=i + 1)
 
 
-def _check_posteriors(
-    path, q, q_cols, names, utilities: Utilities | None, atol: float = 1e-4
-) -> None:
+def _check_posteriors(path, q, q_cols, names, utilities: Utilities | None) -> None:
     # Column names first: a missing q_<name> column also makes the rows sum to less than 1,
     # and the missing column is the problem to report.
     if utilities is not None:
@@ -505,7 +451,7 @@ def _check_posteriors(
             path, f"negative posterior {float(q[r, c])!r}", column=q_cols[c], row=int(r) + 1
         )
     sums = q.sum(axis=1)
-    off = np.abs(sums - 1) > atol
+    off = np.abs(sums - 1) > 1e-4  # the tolerance of medeval.weights.align_posteriors
     if off.any():
         r = int(np.argmax(off))
         raise InputError(

@@ -1,7 +1,5 @@
-"""Reference rows (docs/method.md, "Rectified scores"): held-out rows with the true
-subconcept, the classifier's prediction and the subconcept model's posteriors, read
-(:func:`load_reference`) and checked once against the training sizes (:class:`ReferenceRows`).
-"""
+"""Reference rows (docs/method.md, "Rectified scores"): read (:func:`load_reference`) and
+checked once against the training sizes (:class:`ReferenceRows`)."""
 
 from __future__ import annotations
 
@@ -15,7 +13,7 @@ import numpy as np
 import torch
 
 from medeval.errors import InputError, UserError
-from medeval.io.features import check_ids_once as unique_ids
+from medeval.io.features import check_ids_once
 from medeval.io.predictions import POSTERIOR_PREFIX, PredictionTable, read_predictions
 from medeval.io.tables import read_frame
 from medeval.scores import labels_from_scores
@@ -30,7 +28,6 @@ __all__ = [
     "ReferenceDataError",
     "ReferenceRows",
     "check_against_test",
-    "check_ids_once",
     "load_reference",
     "reference_rows",
 ]
@@ -144,13 +141,10 @@ class ReferenceRows:
         cls, table: Any, utilities: Utilities, *, threshold: float = 0.5, source: str | None = None
     ) -> ReferenceRows:
         """From a :class:`~medeval.io.predictions.PredictionTable` (:func:`reference_rows`)."""
+        columns = ("y_true", "subconcept", "posteriors", "y_pred", "y_score")
         return cls.from_arrays(
             utilities,
-            y_true=table.y_true,
-            subconcept=table.subconcept,
-            posteriors=table.posteriors,
-            y_pred=table.y_pred,
-            y_score=table.y_score,
+            **{c: getattr(table, c) for c in columns},
             threshold=threshold,
             source=source or str(getattr(table, "path", "reference")),
         )
@@ -276,14 +270,6 @@ def check_against_test(reference: ReferenceRows, test: PredictionTable, threshol
         )
 
 
-def check_ids_once(path: str | Path) -> None:
-    """A reference file's ``id`` column, when it has one, names each row once: rows given
-    twice would count twice and narrow every interval (``InputError`` naming both rows)."""
-    frame = read_frame(path, as_text=True, usecols=lambda c: str(c).strip() == "id")
-    if frame.shape[1]:
-        unique_ids(frame.iloc[:, 0].astype(str).to_numpy(), Path(path))
-
-
 def reference_rows(
     table: PredictionTable,
     utilities: Utilities,
@@ -316,5 +302,8 @@ def load_reference(
         InputError: naming the file and the column or subconcept at fault.
     """
     table = read_predictions(path, utilities)
-    check_ids_once(path)
+    # rows given twice (by id) would count twice and narrow every interval
+    ids = read_frame(path, as_text=True, usecols=lambda c: str(c).strip() == "id")
+    if ids.shape[1]:
+        check_ids_once(ids.iloc[:, 0].astype(str).to_numpy(), Path(path))
     return reference_rows(table, utilities, threshold=threshold, source=source or str(path)), table

@@ -1,7 +1,5 @@
-"""One reader for user tables (CSV / TSV, optionally gzipped, and Parquet) as pandas frames,
-and typed reading of their numeric columns; errors are :class:`~medeval.errors.InputError`
-naming the file, column and first bad row.
-"""
+"""One reader for user tables (CSV / TSV, optionally gzipped, and Parquet) and typed reading of
+their numeric columns; errors name the file, column and first bad row."""
 
 from __future__ import annotations
 
