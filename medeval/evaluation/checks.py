@@ -1,8 +1,6 @@
-"""The input checks of the evaluation and of the rectification, defined once: labels (the rule
-of every metric, :func:`medeval.metrics._checks.binary_labels`), scores, bootstrap strata and
-clusters, and how a bootstrap is described (``bootstrap`` of ``metrics.json``). The posteriors
-are checked by :func:`medeval.weights.align_posteriors`.
-"""
+"""The input checks of the evaluation and of the rectification, defined once: labels, scores,
+bootstrap strata and clusters, and how a bootstrap is described (``bootstrap`` of
+``metrics.json``); the posteriors are checked by :func:`medeval.weights.align_posteriors`."""
 
 from __future__ import annotations
 
@@ -16,19 +14,6 @@ from medeval.errors import InputError, UserError
 from medeval.io.tables import MISSING_WORDS
 from medeval.metrics._checks import binary_labels
 from medeval.scores import labels_from_scores
-
-__all__ = [
-    "ScoreRangeWarning",
-    "bootstrap_info",
-    "codes",
-    "input_notes",
-    "labels",
-    "missing_ids",
-    "one_d",
-    "own_groups",
-    "strata",
-    "stratify_name",
-]
 
 #: ``bootstrap.stratify`` of strata given as per-row codes.
 CUSTOM_STRATA = "custom strata"
@@ -145,11 +130,6 @@ def strata(
     return codes(stratify, len(y), "stratify")
 
 
-def stratify_name(stratify: Any) -> str:
-    """How ``bootstrap.stratify`` names the strata: their name, or :data:`CUSTOM_STRATA`."""
-    return stratify if isinstance(stratify, str) else CUSTOM_STRATA
-
-
 def bootstrap_info(
     n: int,
     seed: int,
@@ -160,7 +140,7 @@ def bootstrap_info(
 ) -> dict[str, Any]:
     """How the intervals were made (``Evaluation.bootstrap``; with ``reference_stratify``,
     the joint bootstrap of the rectified scores, ``RectifiedResult.bootstrap``)."""
-    name = stratify_name(stratify)
+    name = stratify if isinstance(stratify, str) else CUSTOM_STRATA
     if reference_stratify is None:
         method = "percentile; multinomial resampling within strata" if n else "none"
         return {"n": int(n), "seed": int(seed), "stratify": name, "method": method}

@@ -27,7 +27,6 @@ from medeval.evaluation.plan import _aliases, _Plan, _plan
 from medeval.evaluation.rectification import (
     _rectified_parts,
     _RectifyInputs,
-    _with_quality,
     _with_reference,
 )
 from medeval.evaluation.rectified import FewReferenceRowsWarning
@@ -49,8 +48,7 @@ _POINT_BLOCK = 2**22  # elements of one (subsets, N) weight block for the point 
 
 
 def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tuple, np.ndarray]:
-    """``{(weighting, metric): (n_subsets,)}`` exact point estimates, batched over subsets in
-    blocks of at most :data:`_POINT_BLOCK` weights (bounded memory on millions of rows)."""
+    """``{(weighting, metric): (n_subsets,)}`` exact point estimates, in blocks of subsets."""
     masks = np.stack(list(plan.subsets.values()))
     step = max(1, _POINT_BLOCK // max(1, len(y)))
     yt = torch.as_tensor(y, dtype=torch.float64)
@@ -291,12 +289,9 @@ def _evaluation(
             plan.unavailable.setdefault(f"{w.prefix}AUC", NO_SCORES)
     notes = _first_notes(plan, utilities)
     point = _point_scores(y, yp, sc, plan, notes)
-    n_bootstrap, seed, device = s.n_bootstrap, s.seed, s.device
-    reps = _replicates(
-        y, yp, sc, plan, stratify, groups, n_bootstrap, seed=seed, device=device,
-        progress=s.progress,
-    )  # fmt: skip
-    boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
+    seed, device = s.seed, s.device
+    reps = _replicates(y, yp, sc, plan, stratify, s)
+    boot_info = _bootstrap_info(s.n_bootstrap, seed, stratify)
     thr = float(s.threshold) if table.y_pred is None else None  # labels made from scores
     inputs = _RectifyInputs(y, yp, sc, utilities, plan, point)
     opts = dict(seed=seed, device=device)
@@ -312,20 +307,34 @@ def _evaluation(
         threshold=thr, extra_rows=rows, reference=ref_side, seed=seed,
         labelled=None if why else labels,
     )  # fmt: skip
-    ev = _with_reference(ev, reference, res, why, inputs, row_notes)
-    return _with_quality(ev, reference, utilities)
+    return _with_reference(ev, reference, res, why, inputs, row_notes)
 
 
-def _replicates(y, yp, s, plan: _Plan, stratify, groups, n_bootstrap: int, **opts: Any) -> Any:
-    """Every score's bootstrap replicates (``None`` for ``n_bootstrap`` 0). The bootstrap's
-    statistics (0.4 GB at 2M rows) are freed on return: nothing after needs them."""
-    if n_bootstrap <= 0:
+def _replicates(y, yp, s, plan: _Plan, stratify, settings: EvaluateSettings) -> Any:
+    """Every score's bootstrap replicates (``None`` for ``n_bootstrap`` 0); with subconcepts
+    also of the soft columns ``[q̃ (S) | class indicators (2)]``, which the per-subconcept
+    recalls and the worst subconcept's gap read (:func:`per_subconcept`)."""
+    if settings.n_bootstrap <= 0:
         return None
-    seed, progress = opts.pop("seed"), opts.pop("progress")
+    soft = None
+    if plan.sc_names:
+        soft = class_indicators(y)
+        if plan.q_class is not None:
+            soft = np.concatenate([plan.q_class, soft], axis=1)
     boot = BatchedBootstrap(
-        y, y_pred=yp, y_score=s, **_resampling(plan, stratify, groups, y), **opts
+        y,
+        y_pred=yp,
+        y_score=s,
+        weights=plan.weights,
+        subsets=plan.subsets,
+        subconcept=plan.sc_codes,
+        n_subconcepts=len(plan.sc_names),
+        soft_subconcept=soft,
+        strata=strata(stratify, y, plan.sc_codes),
+        clusters=plan.groups,
+        device=settings.device,
     )
-    return boot.run(n_bootstrap, seed=seed, progress=progress)
+    return boot.run(settings.n_bootstrap, seed=settings.seed, progress=settings.progress)
 
 
 def _first_notes(plan: _Plan, utilities: Utilities | None) -> list[str]:
@@ -349,32 +358,6 @@ def _first_notes(plan: _Plan, utilities: Utilities | None) -> list[str]:
     return notes
 
 
-def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndarray) -> dict:
-    """:class:`BatchedBootstrap` keyword arguments from the plan: weights, subsets,
-    subconcepts, strata ``(N,)`` and clusters ``(N,)``; with subconcepts, the soft columns
-    ``[q̃ (S) | class indicators (2)]`` (the label-free recalls' and the classes' replicates,
-    which the rectified recalls and the worst subconcept's gap read:
-    :func:`medeval.evaluation.per_subconcept.per_subconcept`)."""
-    soft = None
-    if plan.sc_names:
-        soft = class_indicators(y)
-        if plan.q_class is not None:
-            soft = np.concatenate([plan.q_class, soft], axis=1)
-    return dict(
-        weights=plan.weights,
-        subsets=plan.subsets,
-        subconcept=plan.sc_codes,
-        n_subconcepts=len(plan.sc_names),
-        soft_subconcept=soft,
-        strata=_strata(stratify, y, plan),
-        clusters=None if groups is None else _codes(groups, len(y), "groups"),
-    )
-
-
-def _strata(stratify: str | np.ndarray, y: np.ndarray, plan: _Plan) -> np.ndarray:
-    return strata(stratify, y, plan.sc_codes)
-
-
 def _all_intervals(reps, confidence: float) -> dict[tuple[str, str], tuple[np.ndarray, ...]]:
     """``{(weighting, metric): (low, high, n_undefined)}``, each ``(n_subsets,)``: one
     percentile computation for every score at once."""
@@ -391,17 +374,10 @@ def _all_intervals(reps, confidence: float) -> dict[tuple[str, str], tuple[np.nd
 def _subset_frame(columns: dict[str, list], parts: list[list[np.ndarray]], reps) -> pd.DataFrame:
     """The long subsets table from its label columns and the ``value, low, high,
     n_undefined`` parts (one ``(n_rows_of_score,)`` array per score in each)."""
-
-    def cat(p: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate(p).astype(np.float64) if p else np.array([], dtype=np.float64)
-
     names = ("value", "low", "high", "n_undefined")
-    values = {nm: cat(p) for nm, p in zip(names, parts, strict=True)}
+    values = {nm: np.concatenate([np.empty(0), *p]) for nm, p in zip(names, parts, strict=True)}
     if reps is not None:  # counts of replicates: whole numbers (converted before the frame
-        nu = values["n_undefined"]  # is built, which costs half as much as converting after)
-        if not np.isfinite(nu).all():
-            raise ValueError("undefined-replicate counts must be finite")
-        values["n_undefined"] = nu.astype(np.int64)
+        values["n_undefined"] = values["n_undefined"].astype(np.int64)  # is built: cheaper)
     return pd.DataFrame({**columns, **values})
 
 
@@ -470,6 +446,7 @@ def _assemble(
     scores, intervals, unavailable, subsets = _score_tables(
         plan, point, reps, confidence, notes, extra_rows
     )
+    no_codes = plan.q_class is None or plan.sc_codes is None  # no subconcept model to measure
     per_sc = per_subconcept(
         y, yp, plan, u, confidence, notes, reps=reps, reference=reference, labelled=labelled,
         seed=seed,
@@ -488,7 +465,7 @@ def _assemble(
         n_positive=int(y.sum()),
         threshold=threshold,
         notes=notes,
-        subconcept_model=_within_class_ba(y, plan),
+        subconcept_model={} if no_codes else within_class_ba(y, plan.sc_codes, plan.q_class),
         weighted_classes=_weighted_classes(u),
     )
 
@@ -504,11 +481,3 @@ def _weighted_classes(utilities: Utilities | None) -> list[str]:
         if len(vals) and not np.all(vals == vals[0]):
             out.append(f"class {c}")
     return out
-
-
-def _within_class_ba(y: np.ndarray, plan: _Plan) -> dict[str, float]:
-    """Balanced accuracy of the subconcept model among each class's subconcepts (argmax of the
-    class-renormalised posteriors vs the true subconcept); needs true test subconcepts."""
-    if plan.q_class is None or plan.sc_codes is None:
-        return {}
-    return within_class_ba(y, plan.sc_codes, plan.q_class)

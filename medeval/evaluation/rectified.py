@@ -1,13 +1,6 @@
-"""Rectified label-free scores rBA, rF1, rAUC (docs/method.md, "Rectified scores"):
-
-    rM = cM(test) − (cM(R) − wM(R))          M ∈ {BA, F1, AUC}
-
-with reference rows R (true subconcepts, same classifier, subconcept model and population). The
-interval is a joint percentile bootstrap: the test rows as the evaluation's own bootstrap
-resamples them (same ``seed``: cM and rM intervals are paired) and, independently, R within
-class (:func:`reference_seed`). Minority subconcepts with fewer than
-:data:`FEW_REFERENCE_ROWS` reference rows are warned about (:class:`FewReferenceRowsWarning`).
-"""
+"""Rectified label-free scores ``rM = cM(test) − (cM(R) − wM(R))`` from reference rows R, with
+their joint bootstrap interval (test rows and, independently, R) and the warning of few reference
+rows (docs/method.md, "Rectified scores")."""
 
 from __future__ import annotations
 
@@ -28,9 +21,7 @@ from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
 from medeval.metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from medeval.metrics.ranking import auc_from_sums, auc_sums
 from medeval.scores import FAMILIES, RECOMMENDED_RECTIFIED
-from medeval.weights import (
-    Utilities,
-)
+from medeval.weights import Utilities
 
 #: A minority subconcept with fewer reference rows than this is warned about
 #: (docs/method.md, "Rectified scores").
@@ -126,10 +117,7 @@ def reference_subset_scores(
     The weights are row-wise, so every subset is one row of a ``(2·K, R)`` weight matrix."""
     if not subconcepts:
         return {}
-    c_all, _ = reference.class_weights(utilities)
-    w_all = utilities.values[reference.subconcept]
-    if reference.row_weight is not None:
-        c_all, w_all = c_all * reference.row_weight, w_all * reference.row_weight
+    c_all, w_all, _ = _reference_weights(reference, utilities)
     codes = np.array([utilities.index(nm) for nm in subconcepts])
     member = (reference.y_true == 0) | (reference.subconcept == codes[:, None])  # (K, R)
     w = torch.as_tensor(np.concatenate([member * c_all, member * w_all]), dtype=torch.float64)
@@ -208,25 +196,14 @@ class RectifiedResult:
         }
 
 
-def _check_names(reference: ReferenceRows, utilities: Utilities) -> None:
-    """The utilities must be those the reference rows were checked against."""
-    if tuple(reference.names) != tuple(utilities.names):
-        raise ReferenceDataError(
-            f"reference rows were checked against subconcepts {list(reference.names)}, "
-            f"not these training sizes' {list(utilities.names)}",
-            column="subconcept",
-        )
-
-
-def _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, test) -> dict[tuple, Any]:
-    """Exact point estimates: cM on the test rows (``test``: given, else computed), cM and wM
-    (``ref_c``, ``ref_w``) on R."""
-    if test is None:
-        point = point_scores(y, yp, s_t, {"c": c_test})
-    else:  # the families the test side can score
-        point = {("c", m): float(v) for m, v in test.items() if m != "AUC" or s_t is not None}
-    ref = point_scores(reference.y_true, reference.y_pred, s_r, {"c": c_ref, "w": w_ref})
-    return point | {("ref_" + k, m): v for (k, m), v in ref.items()}
+def _reference_weights(reference: ReferenceRows, utilities: Utilities) -> tuple:
+    """The reference rows' class-conditional and true weights ``(R,)`` (times their row
+    weights) and how many rows fell back to the class mean."""
+    c, fallback = reference.class_weights(utilities)
+    w = utilities.values[reference.subconcept]
+    if reference.row_weight is not None:
+        c, w = c * reference.row_weight, w * reference.row_weight
+    return c, w, fallback
 
 
 @dataclass
@@ -274,16 +251,28 @@ def rectify_test_side(
     Raises:
         ReferenceDataError: reference rows checked against other subconcepts.
     """
-    _check_names(reference, utilities)
+    if tuple(reference.names) != tuple(utilities.names):
+        raise ReferenceDataError(
+            f"reference rows were checked against subconcepts {list(reference.names)}, "
+            f"not these training sizes' {list(utilities.names)}",
+            column="subconcept",
+        )
+    if test_replicates is not None:  # the evaluation's replicates: their number is B
+        lengths = {len(v) for v in test_replicates.values()}
+        if len(lengths) != 1:
+            raise UserError(f"test_replicates must share one length; got {sorted(lengths)}")
+        n_bootstrap = lengths.pop()
     y, yp, s, c_test = test.y, test.yp, test.s, test.c
-    c_ref, fb_ref = reference.class_weights(utilities)
-    w_ref = utilities.values[reference.subconcept]
-    if reference.row_weight is not None:
-        c_ref, w_ref = c_ref * reference.row_weight, w_ref * reference.row_weight
+    c_ref, w_ref, fb_ref = _reference_weights(reference, utilities)
     auc = s is not None and reference.y_score is not None
     s_t, s_r = (s, reference.y_score) if auc else (None, None)
     unavailable = {} if auc else {"rAUC": "needs y_score on the test and the reference rows"}
-    point = _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, test.point)
+    if test.point is None:
+        point = point_scores(y, yp, s_t, {"c": c_test})
+    else:  # the families the test side can score
+        point = {("c", m): float(v) for m, v in test.point.items() if m != "AUC" or auc}
+    ref = point_scores(reference.y_true, reference.y_pred, s_r, {"c": c_ref, "w": w_ref})
+    point |= {("ref_" + k, m): v for (k, m), v in ref.items()}
     families = [m for m in FAMILIES if m != "AUC" or auc]
     comps = _components(
         families, y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, n_bootstrap, seed,
@@ -292,7 +281,6 @@ def rectify_test_side(
     )  # fmt: skip
     notes = _fallback_notes(test.fallback, fb_ref)
     result = _combine(families, point, comps, confidence, notes)
-    n_boot = n_bootstrap if test_replicates is None else _length(test_replicates)
     return RectifiedResult(
         **result,
         reference_counts=reference.counts(),
@@ -301,7 +289,7 @@ def rectify_test_side(
         unavailable=unavailable,
         confidence=confidence,
         bootstrap=bootstrap_info(
-            n_boot,
+            n_bootstrap,
             seed,
             stratify,
             reference_stratify=reference_stratify,
@@ -314,13 +302,6 @@ def rectify_test_side(
     )
 
 
-def _length(reps: Mapping[str, torch.Tensor]) -> int:
-    lengths = {len(v) for v in reps.values()}
-    if len(lengths) != 1:
-        raise UserError(f"test_replicates must share one length; got {sorted(lengths)}")
-    return lengths.pop()
-
-
 def _components(
     families, y, yp, s_t, c_test, ref: ReferenceRows, s_r, c_ref, w_ref, n_bootstrap, seed,
     strata, clusters, reference_stratify, device, chunk_size, test_replicates,
@@ -328,7 +309,6 @@ def _components(
     """Replicates ``(B,)`` of cM(test), cM(R) and wM(R) per family: two independent
     bootstraps (test rows within ``strata``; reference rows within subconcept or class)."""
     if test_replicates is not None:
-        n_bootstrap = _length(test_replicates)
         missing = [m for m in families if m not in test_replicates]
         if missing:
             raise UserError(f"test_replicates lack the families {missing}")

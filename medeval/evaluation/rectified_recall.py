@@ -82,6 +82,12 @@ class RectifiedRecall:
     draws: np.ndarray | None
 
 
+def ratio(a: np.ndarray, b: np.ndarray, fill: float = math.nan) -> np.ndarray:
+    """``a / b`` where ``b > 0``, else ``fill`` (never a division warning)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(b > 0, a / np.where(b > 0, b, 1.0), fill)
+
+
 def _slopes_loo(psi: np.ndarray, ph: np.ndarray, pt: np.ndarray) -> np.ndarray:
     """Leave-one-out slopes ``(K, n)``: ``Cov(ψ, ψ̂) / Var(ψ̂)`` over the reference rows without
     row ``j`` (``ψ``, ``ψ̂``: ``(K, n)``); ``Var(ψ̂)`` pooled with the test rows' ``pt``
@@ -122,18 +128,14 @@ def _solve(qt, ht, ev: _Evidence, lam_rows, lam_bar, coef) -> tuple[np.ndarray, 
     w = coef * (ev.m - lam_rows * ev.q)
     num = lam_bar * (qt * ht).sum(1) + (w * ev.h).sum(1)
     den = lam_bar * qt.sum(1) + w.sum(1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        theta = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-    return np.clip(theta, 0.0, 1.0), den
+    return np.clip(ratio(num, den), 0.0, 1.0), den
 
 
 def _dof(x: np.ndarray) -> np.ndarray:
     """Effective degrees of freedom ``(Σ c²)² / Σ c⁴ − 1`` of each row's centred values."""
     c = x - x.mean(1, keepdims=True)
     s2, s4 = (c**2).sum(1), (c**4).sum(1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        d = np.where(s4 > 0, s2**2 / np.where(s4 > 0, s4, 1.0), 1.0)
-    return np.maximum(d - 1.0, 1.0)
+    return np.maximum(ratio(s2**2, s4, 1.0) - 1.0, 1.0)
 
 
 def jeffreys_bounds(

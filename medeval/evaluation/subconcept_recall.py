@@ -24,6 +24,7 @@ from medeval.evaluation.rectified_recall import (
     ReferenceEvidence,
     could_be_worst,
     more_rows,
+    ratio,
     rectified_recall,
     verdicts,
 )
@@ -277,11 +278,6 @@ def reference_evidence(reference: Any, u: Utilities) -> ReferenceEvidence:
     return ReferenceEvidence(q.q.cpu().numpy(), hit, reference.y_true, reference.subconcept)
 
 
-def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
-
-
 def rectified_columns(
     names: Sequence[str],
     sides: np.ndarray,
@@ -317,7 +313,7 @@ def rectified_columns(
     cols = {
         "n_reference": n.astype(np.int64),
         "n_labelled": n_lab,
-        "ref_recall": _ratio(k, n),
+        "ref_recall": ratio(k, n),
         "ref_low": np.full(len(names), math.nan),
         "ref_high": np.full(len(names), math.nan),
         "r_recall": res.recall,
