@@ -19,12 +19,8 @@ from medeval.scores import labels_from_scores
 CUSTOM_STRATA = "custom strata"
 
 
-def one_d(name: str, values: Any) -> np.ndarray:
-    """``values`` as a private, writable 1-D array (pandas hands out read-only views).
-
-    Raises:
-        ValueError: not 1-D, naming ``name``.
-    """
+def _one_d(name: str, values: Any) -> np.ndarray:
+    """``values`` as a private, writable 1-D array (pandas hands out read-only views)."""
     a = np.array(values)
     if a.ndim != 1:
         raise UserError(f"{name} must be 1-D (one value per test instance); got {a.shape}")
@@ -52,11 +48,11 @@ def labels(
         ValueError: shapes that differ, NaN scores, neither scores nor labels, or labels the
             metrics' rule refuses, naming the argument.
     """
-    given = {"y_true": one_d("y_true", y_true)}
+    given = {"y_true": _one_d("y_true", y_true)}
     n = len(given["y_true"])
     s = None if y_score is None else _scores(y_score, n)
     if y_pred is not None:
-        given["y_pred"] = one_d("y_pred", y_pred)
+        given["y_pred"] = _one_d("y_pred", y_pred)
         if given["y_pred"].shape != (n,):
             raise UserError(
                 f"y_pred must have shape {(n,)} like y_true; got {given['y_pred'].shape}"

@@ -33,8 +33,7 @@ from medeval.weights import Utilities
 # -- rectified scores (docs/method.md, "Rectified scores") ----------------------------------
 @dataclass
 class _RectifyInputs:
-    """The checked test inputs the rectified scores need (``y``, ``yp``, ``s``: ``(N,)``), the
-    plan (its class-conditional weights) and the exact scores on every subset."""
+    """The checked test inputs, the plan and the exact scores the rectified scores need."""
 
     y: np.ndarray
     yp: np.ndarray
@@ -42,17 +41,6 @@ class _RectifyInputs:
     utilities: Utilities | None
     plan: _Plan
     point: dict[tuple, np.ndarray]
-
-
-def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInputs) -> str:
-    """Why the rectified scores cannot be computed, or ``""`` when they can."""
-    if reference is None:
-        return NO_REFERENCE
-    if inputs.utilities is None:
-        return "reference rows given, but no training subconcept sizes (train sizes)"
-    if "c" not in inputs.plan.weights:
-        return "reference rows given, but no test posteriors: the rectified scores correct cM"
-    return ""
 
 
 def _rectified_parts(
@@ -63,9 +51,14 @@ def _rectified_parts(
     boot_info: dict,
     **opts: Any,
 ) -> tuple[RectifiedResult | None, str, dict[str, list] | None, list[str]]:
-    """The rectified scores (or why not), their rows of the subsets table and the notes those
-    rows raise; computed before the tables, so that the rows are built with them."""
-    why = _rectified_unavailable(reference, inputs)
+    """The rectified scores (or why not), their subsets-table rows and those rows' notes."""
+    why = ""
+    if reference is None:
+        why = NO_REFERENCE
+    elif inputs.utilities is None:
+        why = "reference rows given, but no training subconcept sizes (train sizes)"
+    elif "c" not in inputs.plan.weights:
+        why = "reference rows given, but no test posteriors: the rectified scores correct cM"
     if why:
         return None, why, None, []
     res = _rectify(reference, inputs, reps, confidence, boot_info, **opts)
@@ -81,10 +74,7 @@ def _with_reference(
     inputs: _RectifyInputs,
     row_notes: list[str],
 ) -> Evaluation:
-    """``ev`` with rBA, rF1, rAUC (or ``why`` not), each subconcept's reference rows and the
-    subconcept model's within-class balanced accuracy on them (a note, and ``subconcept_model``
-    itself where the test set has no subconcepts, so that :meth:`Evaluation.weak_classes` can
-    warn on every road)."""
+    """``ev`` with rBA, rF1, rAUC (or why not), the reference rows and the model's quality."""
     if reference is not None:
         counts = reference.counts()
         if ev.per_subconcept["n_reference"].isna().all():  # else the rectified recall's count
@@ -178,9 +168,7 @@ def _rectify(
     seed: int,
     device: str | torch.device,
 ) -> RectifiedResult:
-    """The rectified scores from this evaluation's class-conditional weights, its exact cM on
-    the full test set and its bootstrap's replicates of cM (``reps``; none when
-    ``n_bootstrap`` is 0), so that nothing is computed twice and rM and cM are paired."""
+    """The rectified scores from this evaluation's weights, exact cM and cM replicates."""
     test_reps = None
     if reps is not None:
         test_reps = {
@@ -188,8 +176,9 @@ def _rectify(
         }
     p = inputs.plan
     point = {m: float(v[0]) for (k, m), v in inputs.point.items() if k == "c"}
-    test = TargetRows(inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None)
-    test.point = point
+    test = TargetRows(
+        inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None, point
+    )
     res = rectify_test_side(
         test, reference, inputs.utilities, n_bootstrap=0 if reps is None else reps.n,
         confidence=confidence, stratify=boot_info["stratify"], reference_stratify="class",
