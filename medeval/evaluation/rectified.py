@@ -390,6 +390,6 @@ def fallback_note(n: int, rows: str) -> str:
     """The note on ``n`` ``rows`` whose weight fell back to their class's mean utility."""
     return (
         f"{n} {rows} have zero posterior mass on the subconcepts of their own class; their "
-        'class-conditional weight is the mean utility of that class (docs/method.md, "Label-free '
-        'scores")'
+        "class-conditional weight is the mean utility of that class "
+        '(docs/method.md, "Label-free scores")'
     )
