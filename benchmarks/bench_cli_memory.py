@@ -59,7 +59,7 @@ staged(ev, "_plan", "plan (weights, subsets)")
 staged(ev, "_point_scores", "point estimates")
 staged(bs.BatchedBootstrap, "__init__", "bootstrap plan")
 staged(bs.BatchedBootstrap, "run", "bootstrap replicates")
-staged(ev, "_assemble", "tables, per-subconcept")
+staged(ev, "per_subconcept", "per-subconcept tables")
 staged(ro, "output_files", "report files")
 ce.output_files = ro.output_files
 rc = ce.main(sys.argv[1:])

@@ -1,14 +1,6 @@
-"""One-call evaluation: the nine scores, their subsets, per-subconcept recall and bootstrap
-intervals (docs/method.md, "Weighted scores", "Utility weights", "Evaluation subsets and analyses").
-
-``evaluate`` takes a table of test predictions (plus, optionally, the true test subconcepts and a
-subconcept model's posteriors), the utilities of the training subconcept sizes, reference rows and
-one :class:`EvaluateSettings`, and returns an :class:`Evaluation`; ``evaluate_predictions`` does
-the same for arrays. Point estimates use the exact metric formulas; intervals come from one
-batched bootstrap computation (:mod:`medeval.metrics.bootstrap`).
-
-Modules: docs/layout.md.
-"""
+"""One-call evaluation: the scores, their subsets, per-subconcept recall and bootstrap intervals
+(:func:`evaluate` for a table, :func:`evaluate_predictions` for arrays; docs/method.md; modules:
+docs/layout.md)."""
 
 from medeval.evaluation.core import (
     NO_REFERENCE_NOTE,

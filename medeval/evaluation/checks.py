@@ -1,8 +1,6 @@
-"""The input checks of the evaluation and of the rectification, defined once: labels (the rule
-of every metric, :func:`medeval.metrics._checks.binary_labels`), scores, bootstrap strata and
-clusters, and how a bootstrap is described (``bootstrap`` of ``metrics.json``). The posteriors
-are checked by :func:`medeval.weights.align_posteriors`.
-"""
+"""The input checks of the evaluation and of the rectification, defined once: labels, scores,
+bootstrap strata and clusters, and how a bootstrap is described (``bootstrap`` of
+``metrics.json``); the posteriors are checked by :func:`medeval.weights.align_posteriors`."""
 
 from __future__ import annotations
 
@@ -17,29 +15,12 @@ from medeval.io.tables import MISSING_WORDS
 from medeval.metrics._checks import binary_labels
 from medeval.scores import labels_from_scores
 
-__all__ = [
-    "ScoreRangeWarning",
-    "bootstrap_info",
-    "codes",
-    "input_notes",
-    "labels",
-    "missing_ids",
-    "one_d",
-    "own_groups",
-    "strata",
-    "stratify_name",
-]
-
 #: ``bootstrap.stratify`` of strata given as per-row codes.
 CUSTOM_STRATA = "custom strata"
 
 
-def one_d(name: str, values: Any) -> np.ndarray:
-    """``values`` as a private, writable 1-D array (pandas hands out read-only views).
-
-    Raises:
-        ValueError: not 1-D, naming ``name``.
-    """
+def _one_d(name: str, values: Any) -> np.ndarray:
+    """``values`` as a private, writable 1-D array (pandas hands out read-only views)."""
     a = np.array(values)
     if a.ndim != 1:
         raise UserError(f"{name} must be 1-D (one value per test instance); got {a.shape}")
@@ -67,11 +48,11 @@ def labels(
         ValueError: shapes that differ, NaN scores, neither scores nor labels, or labels the
             metrics' rule refuses, naming the argument.
     """
-    given = {"y_true": one_d("y_true", y_true)}
+    given = {"y_true": _one_d("y_true", y_true)}
     n = len(given["y_true"])
     s = None if y_score is None else _scores(y_score, n)
     if y_pred is not None:
-        given["y_pred"] = one_d("y_pred", y_pred)
+        given["y_pred"] = _one_d("y_pred", y_pred)
         if given["y_pred"].shape != (n,):
             raise UserError(
                 f"y_pred must have shape {(n,)} like y_true; got {given['y_pred'].shape}"
@@ -145,11 +126,6 @@ def strata(
     return codes(stratify, len(y), "stratify")
 
 
-def stratify_name(stratify: Any) -> str:
-    """How ``bootstrap.stratify`` names the strata: their name, or :data:`CUSTOM_STRATA`."""
-    return stratify if isinstance(stratify, str) else CUSTOM_STRATA
-
-
 def bootstrap_info(
     n: int,
     seed: int,
@@ -160,7 +136,7 @@ def bootstrap_info(
 ) -> dict[str, Any]:
     """How the intervals were made (``Evaluation.bootstrap``; with ``reference_stratify``,
     the joint bootstrap of the rectified scores, ``RectifiedResult.bootstrap``)."""
-    name = stratify_name(stratify)
+    name = stratify if isinstance(stratify, str) else CUSTOM_STRATA
     if reference_stratify is None:
         method = "percentile; multinomial resampling within strata" if n else "none"
         return {"n": int(n), "seed": int(seed), "stratify": name, "method": method}

@@ -1,7 +1,5 @@
-"""The evaluation itself: :func:`evaluate` (a table of test predictions, the utilities, the
-reference rows and one :class:`EvaluateSettings`), the one front of every tool, and
-:func:`evaluate_predictions`, which makes that table of arrays; the point estimates, the bootstrap
-intervals and the tables they put together."""
+"""The evaluation itself: :func:`evaluate` (a table of predictions, utilities, reference rows and
+one :class:`EvaluateSettings`), the one front of every tool, and :func:`evaluate_predictions`."""
 
 from __future__ import annotations
 
@@ -27,10 +25,13 @@ from medeval.evaluation.plan import _aliases, _Plan, _plan
 from medeval.evaluation.rectification import (
     _rectified_parts,
     _RectifyInputs,
-    _with_quality,
     _with_reference,
 )
-from medeval.evaluation.rectified import FewReferenceRowsWarning
+from medeval.evaluation.rectified import (
+    FewReferenceRowsWarning,
+    batched_point_scores,
+    fallback_note,
+)
 from medeval.evaluation.rectified_recall import LabelledRows
 from medeval.evaluation.result import NO_SCORES, Evaluation
 from medeval.evaluation.subconcept_recall import reference_evidence
@@ -38,9 +39,7 @@ from medeval.io.predictions import PredictionTable
 from medeval.io.reference import ReferenceRows, check_against_test
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
-from medeval.metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from medeval.metrics.multiclass import within_class_ba
-from medeval.metrics.ranking import auc_from_sums, auc_sums
 from medeval.options import STRATIFY, EvaluationOptions
 from medeval.scores import ALL_SCORES, FAMILIES, SCORED_WEIGHTINGS
 from medeval.weights import Utilities, utilities_from_train_sizes
@@ -49,31 +48,20 @@ _POINT_BLOCK = 2**22  # elements of one (subsets, N) weight block for the point 
 
 
 def _point_scores(y, y_pred, y_score, plan: _Plan, notes: list[str]) -> dict[tuple, np.ndarray]:
-    """``{(weighting, metric): (n_subsets,)}`` exact point estimates, batched over subsets in
-    blocks of at most :data:`_POINT_BLOCK` weights (bounded memory on millions of rows)."""
+    """``{(weighting, metric): (n_subsets,)}`` exact point estimates, in blocks of subsets."""
     masks = np.stack(list(plan.subsets.values()))
     step = max(1, _POINT_BLOCK // max(1, len(y)))
-    yt = torch.as_tensor(y, dtype=torch.float64)
-    yp = torch.as_tensor(y_pred, dtype=torch.float64) if y_pred is not None else None
-    if y_score is not None:  # one sort serves every subset and weighting
+    order = None  # one sort serves every subset and weighting
+    if y_score is not None:
         order = torch.as_tensor(np.argsort(y_score, kind="stable"))
-        s_sorted = torch.as_tensor(y_score, dtype=torch.float64)[order]
-        y_sorted = yt[order]
     out: dict[tuple, np.ndarray] = {}
     for key, w in plan.weights.items():
         w_t = torch.as_tensor(w, dtype=torch.float64)
         parts: dict[str, list[np.ndarray]] = {}
         for a in range(0, len(masks), step):
             ws = torch.as_tensor(masks[a : a + step], dtype=torch.float64) * w_t
-            if yp is not None:
-                s = confusion_sums(yt, yp, ws)
-                parts.setdefault("BA", []).append(ba_from_sums(s).numpy())
-                parts.setdefault("F1", []).append(f1_from_sums(s).numpy())
-            if y_score is not None:
-                ws_o = ws[:, order]
-                del ws
-                a_s = auc_sums(y_sorted, s_sorted.expand_as(ws_o), ws_o, presorted=True)
-                parts.setdefault("AUC", []).append(auc_from_sums(a_s).numpy())
+            for metric, v in batched_point_scores(y, y_pred, y_score, ws, order).items():
+                parts.setdefault(metric, []).append(v.numpy())
         for metric, vals in parts.items():
             out[(key, metric)] = np.concatenate(vals)
     names = list(plan.subsets)
@@ -273,64 +261,86 @@ def _evaluation(
     s: Any,
     labels: LabelledRows | None = None,
 ) -> Evaluation:
-    """The point estimates, the bootstrap, the rectified scores and the tables of
-    :func:`evaluate`. The table's posteriors are taken out of it and dropped once the plan
-    holds its weights, so no frame holds them during the bootstrap."""
+    """The evaluation of :func:`evaluate`; the posteriors are dropped before the bootstrap."""
     y, sc, yp = _labels(table.y_true, table.y_score, table.y_pred, s.threshold)
     posteriors, table.posteriors = table.posteriors, None
     if labels is not None and posteriors is not None and utilities is not None:
         given = labelled_reference(labels, y, yp, sc, posteriors, utilities)
         reference = pooled(reference, given)
-    plan = _plan(y, table.subconcept, posteriors, None, utilities)
+    plan = _plan(y, table.subconcept, posteriors, utilities)
     posteriors = None  # what follows reads the plan's weights: the matrix can be freed
-    groups = table.groups
     stratify = s.stratify if table.strata is None else table.strata
-    plan.groups = None if groups is None else _codes(groups, len(y), "groups")
+    plan.groups = None if table.groups is None else _codes(table.groups, len(y), "groups")
     if sc is None:
         for w in SCORED_WEIGHTINGS:
             plan.unavailable.setdefault(f"{w.prefix}AUC", NO_SCORES)
     notes = _first_notes(plan, utilities)
     point = _point_scores(y, yp, sc, plan, notes)
-    n_bootstrap, seed, device = s.n_bootstrap, s.seed, s.device
-    reps = _replicates(
-        y, yp, sc, plan, stratify, groups, n_bootstrap, seed=seed, device=device,
-        progress=s.progress,
-    )  # fmt: skip
-    boot_info = _bootstrap_info(n_bootstrap, seed, stratify)
-    thr = float(s.threshold) if table.y_pred is None else None  # labels made from scores
+    reps = _replicates(y, yp, sc, plan, stratify, s)
+    boot_info = _bootstrap_info(s.n_bootstrap, s.seed, stratify)
     inputs = _RectifyInputs(y, yp, sc, utilities, plan, point)
-    opts = dict(seed=seed, device=device)
     res, why, rows, row_notes = _rectified_parts(
-        reference, inputs, reps, s.confidence, boot_info, **opts
+        reference, inputs, reps, s.confidence, boot_info, seed=s.seed, device=s.device
+    )
+    scores, intervals, unavailable, subsets = _score_tables(
+        plan, point, reps, s.confidence, notes, rows
     )
     # the rectified per-subconcept recalls need what the rectified scores need; the labelled
     # rows enter them with their inclusion probabilities, not as reference rows
     held_out = None if why or reference is None else _held_out(reference, labels)
     ref_side = None if held_out is None else reference_evidence(held_out, utilities)
-    ev = _assemble(
-        y, yp, plan, utilities, point, reps, s.confidence, notes, bootstrap=boot_info,
-        threshold=thr, extra_rows=rows, reference=ref_side, seed=seed,
-        labelled=None if why else labels,
+    per_sc = per_subconcept(
+        y, yp, plan, utilities, s.confidence, notes, reps=reps, reference=ref_side,
+        labelled=None if why else labels, seed=s.seed,
     )  # fmt: skip
-    ev = _with_reference(ev, reference, res, why, inputs, row_notes)
-    return _with_quality(ev, reference, utilities)
-
-
-def _replicates(y, yp, s, plan: _Plan, stratify, groups, n_bootstrap: int, **opts: Any) -> Any:
-    """Every score's bootstrap replicates (``None`` for ``n_bootstrap`` 0). The bootstrap's
-    statistics (0.4 GB at 2M rows) are freed on return: nothing after needs them."""
-    if n_bootstrap <= 0:
-        return None
-    seed, progress = opts.pop("seed"), opts.pop("progress")
-    boot = BatchedBootstrap(
-        y, y_pred=yp, y_score=s, **_resampling(plan, stratify, groups, y), **opts
+    no_codes = plan.q_class is None or plan.sc_codes is None  # no subconcept model to measure
+    ev = Evaluation(
+        scores=scores,
+        intervals=intervals,
+        unavailable=unavailable,
+        subsets=subsets,
+        per_subconcept=per_sc.table,
+        worst_subconcepts=per_sc.worst,
+        class_recall=per_sc.class_recall,
+        confidence=s.confidence,
+        bootstrap=boot_info,
+        n=len(y),
+        n_positive=int(y.sum()),
+        threshold=float(s.threshold) if table.y_pred is None else None,  # labels from scores
+        notes=notes,
+        subconcept_model={} if no_codes else within_class_ba(y, plan.sc_codes, plan.q_class),
+        weighted_classes=_weighted_classes(utilities),
     )
-    return boot.run(n_bootstrap, seed=seed, progress=progress)
+    return _with_reference(ev, reference, res, why, inputs, row_notes)
+
+
+def _replicates(y, yp, s, plan: _Plan, stratify, settings: EvaluateSettings) -> Any:
+    """Bootstrap replicates (``None`` for 0), with the soft columns ``[q̃ (S) | classes (2)]``."""
+    if settings.n_bootstrap <= 0:
+        return None
+    soft = None
+    if plan.sc_names:
+        soft = class_indicators(y)
+        if plan.q_class is not None and plan.sc_codes is None:  # true subconcepts: q̃ unread
+            soft = np.concatenate([plan.q_class, soft], axis=1)
+    boot = BatchedBootstrap(
+        y,
+        y_pred=yp,
+        y_score=s,
+        weights=plan.weights,
+        subsets=plan.subsets,
+        subconcept=plan.sc_codes,
+        n_subconcepts=len(plan.sc_names),
+        soft_subconcept=soft,
+        strata=strata(stratify, y, plan.sc_codes),
+        clusters=plan.groups,
+        device=settings.device,
+    )
+    return boot.run(settings.n_bootstrap, seed=settings.seed, progress=settings.progress)
 
 
 def _first_notes(plan: _Plan, utilities: Utilities | None) -> list[str]:
-    """The first notes: a single class-1 subconcept (nothing is weighted), and how many rows
-    fell back to their class's mean utility."""
+    """Notes on a single class-1 subconcept and on rows that fell back to the class mean."""
     notes: list[str] = []
     if utilities is not None and len(utilities.minority) == 1:
         notes.append(
@@ -341,45 +351,12 @@ def _first_notes(plan: _Plan, utilities: Utilities | None) -> list[str]:
             "give two or more class-1 subconcepts"
         )
     if plan.n_fallback:
-        notes.append(
-            f"{plan.n_fallback} instance(s) have zero posterior mass on the subconcepts of their "
-            "own class; their class-conditional weight is the mean utility of that class "
-            '(docs/method.md, "Label-free scores")'
-        )
+        notes.append(fallback_note(plan.n_fallback, "instance(s)"))
     return notes
 
 
-def _resampling(plan: _Plan, stratify: str | np.ndarray, groups: Any, y: np.ndarray) -> dict:
-    """:class:`BatchedBootstrap` keyword arguments from the plan: weights, subsets,
-    subconcepts, strata ``(N,)`` and clusters ``(N,)``; with subconcepts, the soft columns
-    ``[q̃ (S) | class indicators (2)]`` (the label-free recalls' and the classes' replicates,
-    which the rectified recalls and the worst subconcept's gap read:
-    :func:`medeval.evaluation.per_subconcept.per_subconcept`). With true test subconcepts the
-    gap is the true recall's, so ``q̃`` is left out (2 dense columns a subconcept, 0.3 GB at
-    2M rows, that nothing would read)."""
-    soft = None
-    if plan.sc_names:
-        soft = class_indicators(y)
-        if plan.q_class is not None and plan.sc_codes is None:
-            soft = np.concatenate([plan.q_class, soft], axis=1)
-    return dict(
-        weights=plan.weights,
-        subsets=plan.subsets,
-        subconcept=plan.sc_codes,
-        n_subconcepts=len(plan.sc_names),
-        soft_subconcept=soft,
-        strata=_strata(stratify, y, plan),
-        clusters=None if groups is None else _codes(groups, len(y), "groups"),
-    )
-
-
-def _strata(stratify: str | np.ndarray, y: np.ndarray, plan: _Plan) -> np.ndarray:
-    return strata(stratify, y, plan.sc_codes)
-
-
 def _all_intervals(reps, confidence: float) -> dict[tuple[str, str], tuple[np.ndarray, ...]]:
-    """``{(weighting, metric): (low, high, n_undefined)}``, each ``(n_subsets,)``: one
-    percentile computation for every score at once."""
+    """``{(weighting, metric): (low, high, n_undefined)}``, each ``(n_subsets,)``."""
     keys = list(reps.scores)
     if not keys:
         return {}
@@ -390,31 +367,14 @@ def _all_intervals(reps, confidence: float) -> dict[tuple[str, str], tuple[np.nd
     return {k: (lo[i], hi[i], nu[i]) for i, k in enumerate(keys)}
 
 
-def _subset_frame(columns: dict[str, list], parts: list[list[np.ndarray]], reps) -> pd.DataFrame:
-    """The long subsets table from its label columns and the ``value, low, high,
-    n_undefined`` parts (one ``(n_rows_of_score,)`` array per score in each)."""
-
-    def cat(p: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate(p).astype(np.float64) if p else np.array([], dtype=np.float64)
-
-    names = ("value", "low", "high", "n_undefined")
-    values = {nm: cat(p) for nm, p in zip(names, parts, strict=True)}
-    if reps is not None:  # counts of replicates: whole numbers (converted before the frame
-        nu = values["n_undefined"]  # is built, which costs half as much as converting after)
-        if not np.isfinite(nu).all():
-            raise ValueError("undefined-replicate counts must be finite")
-        values["n_undefined"] = nu.astype(np.int64)
-    return pd.DataFrame({**columns, **values})
-
-
 def _score_tables(plan: _Plan, point, reps, confidence, notes, extra_rows=None) -> tuple:
-    """Full-test scores, their intervals, unavailable scores and the long subsets table (with
-    ``extra_rows``, columns of further rows such as the rectified scores', after the others)."""
+    """Full-test scores, intervals, unavailable scores and the long subsets table."""
     subset_names = list(plan.subsets)
     aliases = _aliases(subset_names)
     idx = [j for _, j in aliases]
     columns: dict[str, list] = {c: [] for c in ("subset", "subconcept", "score")}
-    parts: list[list[np.ndarray]] = [[], [], [], []]  # value, low, high, n_undefined
+    names = ("value", "low", "high", "n_undefined")
+    parts: dict[str, list[np.ndarray]] = {c: [np.empty(0)] for c in names}
     scores = dict.fromkeys(ALL_SCORES, math.nan)
     intervals: dict[str, tuple[float, float]] = {}
     unavailable: dict[str, str] = {}
@@ -440,14 +400,17 @@ def _score_tables(plan: _Plan, point, reps, confidence, notes, extra_rows=None) 
             columns["subset"] += [a for a, _ in aliases]
             columns["subconcept"] += [plan.subset_subconcept[subset_names[j]] for j in idx]
             columns["score"] += [score] * len(idx)
-            for part, a in zip(parts, (vals, lo, hi, nu), strict=True):
-                part.append(a[idx])
+            for c, a in zip(names, (vals, lo, hi, nu), strict=True):
+                parts[c].append(a[idx])
     if extra_rows:
         for c in columns:
             columns[c] += extra_rows[c]
-        for part, c in zip(parts, ("value", "low", "high", "n_undefined"), strict=True):
-            part.append(np.asarray(extra_rows[c], dtype=np.float64))
-    return scores, intervals, unavailable, _subset_frame(columns, parts, reps)
+        for c in names:
+            parts[c].append(np.asarray(extra_rows[c], dtype=np.float64))
+    values = {c: np.concatenate(p) for c, p in parts.items()}
+    if reps is not None:  # counts of replicates: whole numbers
+        values["n_undefined"] = values["n_undefined"].astype(np.int64)
+    return scores, intervals, unavailable, pd.DataFrame({**columns, **values})
 
 
 def _held_out(reference: ReferenceRows, labels: LabelledRows | None) -> ReferenceRows | None:
@@ -465,52 +428,9 @@ def _held_out(reference: ReferenceRows, labels: LabelledRows | None) -> Referenc
     )  # fmt: skip
 
 
-def _assemble(
-    y, yp, plan: _Plan, u, point, reps, confidence, notes, *, bootstrap: dict, threshold,
-    extra_rows: dict[str, list] | None = None, reference=None, seed: int = 0, labelled=None,
-) -> Evaluation:  # fmt: skip
-    scores, intervals, unavailable, subsets = _score_tables(
-        plan, point, reps, confidence, notes, extra_rows
-    )
-    per_sc = per_subconcept(
-        y, yp, plan, u, confidence, notes, reps=reps, reference=reference, labelled=labelled,
-        seed=seed,
-    )  # fmt: skip
-    return Evaluation(
-        scores=scores,
-        intervals=intervals,
-        unavailable=unavailable,
-        subsets=subsets,
-        per_subconcept=per_sc.table,
-        worst_subconcepts=per_sc.worst,
-        class_recall=per_sc.class_recall,
-        confidence=confidence,
-        bootstrap=bootstrap,
-        n=len(y),
-        n_positive=int(y.sum()),
-        threshold=threshold,
-        notes=notes,
-        subconcept_model=_within_class_ba(y, plan),
-        weighted_classes=_weighted_classes(u),
-    )
-
-
 def _weighted_classes(utilities: Utilities | None) -> list[str]:
-    """Classes whose subconcepts have different utilities: only there do the label-free
-    weights depend on the subconcept model (a class of equal utilities gets them exactly)."""
+    """Classes whose subconcepts differ in utility (only there the model matters)."""
     if utilities is None:
         return []
-    out = []
-    for c in (0, 1):
-        vals = utilities.values[utilities.sides == c]
-        if len(vals) and not np.all(vals == vals[0]):
-            out.append(f"class {c}")
-    return out
-
-
-def _within_class_ba(y: np.ndarray, plan: _Plan) -> dict[str, float]:
-    """Balanced accuracy of the subconcept model among each class's subconcepts (argmax of the
-    class-renormalised posteriors vs the true subconcept); needs true test subconcepts."""
-    if plan.q_class is None or plan.sc_codes is None:
-        return {}
-    return within_class_ba(y, plan.sc_codes, plan.q_class)
+    vals = [utilities.values[utilities.sides == c] for c in (0, 1)]
+    return [f"class {c}" for c, v in enumerate(vals) if len(v) and not np.all(v == v[0])]

@@ -1,12 +1,6 @@
-"""Which test rows to label next (docs/method.md, "Labels chosen where they decide", where the
-design is derived).
-
-The rectified recall (:mod:`medeval.evaluation.rectified_recall`) uses labelled rows weighted by
-the inverse of the probability with which each was chosen, so any design leaves it unbiased. The
-design puts the inclusion probabilities where a label lowers the variance of the open
-subconcepts' recalls most (the Neyman allocation), with a share of the budget spread uniformly,
-and draws exactly that many rows (systematic sampling over a seeded random order).
-"""
+"""Which test rows to label next: inclusion probabilities where a label lowers the open
+subconcepts' variance most, with a uniform share, drawn by systematic sampling (docs/method.md,
+"Labels chosen where they decide")."""
 
 from __future__ import annotations
 
@@ -18,7 +12,7 @@ from medeval.evaluation.rectified_recall import (
     LabelledRows,
     RectifiedRecall,
     ReferenceEvidence,
-    could_be_worst,
+    could_be_worst_by_class,
     rectified_recall,
     verdicts,
 )
@@ -160,11 +154,7 @@ def plan_batch(
         n_test = np.where(np.isfinite(res.n_test), res.n_test, n_test)
         cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in sides])
         verdict = verdicts(cr - res.high, cr - res.low)
-        worst = np.zeros(len(names), dtype=bool)
-        for c in (0, 1):
-            idx = np.flatnonzero(sides == c)
-            if len(idx) > 1 and res.draws is not None:
-                worst[idx] = could_be_worst(res.recall[idx], res.draws[:, idx], confidence)[0]
+        worst = could_be_worst_by_class(res, sides, confidence)[0]
     aim = open_subconcepts(names, sides, verdict, worst)
     if not aim.any():  # every verdict decided: spread the labels over all subconcepts
         aim = open_subconcepts(names, sides, None, None)

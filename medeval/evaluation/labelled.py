@@ -1,7 +1,5 @@
-"""Labelled test rows in the rectified scores (docs/method.md,
-"Labels chosen where they decide"): rows whose subconcept a person gave, weighted by the
-inverse of the probability with which each was chosen, correct the class-conditional scores as
-reference rows do."""
+"""Labelled test rows as reference rows of the rectified scores, weighted by the inverse of their
+inclusion probabilities (docs/method.md, "Labels chosen where they decide")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""An evaluation's per-subconcept results, assembled: the table of true, label-free and
-rectified recalls (:mod:`medeval.evaluation.subconcept_recall`) and the worst subconcept of
-each class (:mod:`medeval.evaluation.worst_subconcept`), from the evaluation's bootstrap
-replicates."""
+"""An evaluation's per-subconcept results assembled from its bootstrap replicates: the table of
+recalls and the worst subconcept of each class."""
 
 from __future__ import annotations
 

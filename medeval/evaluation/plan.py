@@ -45,18 +45,16 @@ def _sides_of(utilities: Utilities) -> dict[str, int]:
 def _true_subconcepts(
     y: np.ndarray, subconcept: Sequence[str], utilities: Utilities | None
 ) -> tuple[tuple[str, ...], np.ndarray, dict[str, int]]:
-    """Names ``(S,)``, each instance's code ``(N,)`` into them and each name's class, checked
-    against the training sizes (when given) and against ``y``."""
+    """Names ``(S,)``, codes ``(N,)`` and classes, checked against the sizes and ``y``."""
     n = len(y)
     uniq, inverse = _name_codes(subconcept, n)  # vectorised name → code lookup
-    sc = _Names(uniq, inverse)
     if utilities is not None:
         unknown = [i for i, nm in enumerate(uniq) if nm not in set(utilities.names)]
         if unknown:
             i = int(np.flatnonzero(np.isin(inverse, unknown))[0])
             raise UserError(
-                f"subconcept at index {i} is {str(sc[i])!r}, which has no training size; "
-                f"known subconcepts: {', '.join(utilities.names)}"
+                f"subconcept at index {i} is {str(uniq[inverse[i]])!r}, which has no training "
+                f"size; known subconcepts: {', '.join(utilities.names)}"
             )
         sc_names = utilities.names
         sc_side = _sides_of(utilities)
@@ -75,21 +73,18 @@ def _true_subconcepts(
     if len(wrong):
         i = int(wrong[0])
         raise UserError(
-            f"index {i}: subconcept {str(sc[i])!r} belongs to class {side_of[i]} "
+            f"index {i}: subconcept {str(uniq[inverse[i]])!r} belongs to class {side_of[i]} "
             f"but y_true is {y[i]}"
         )
     return sc_names, sc_codes, sc_side
 
 
 def _posterior_weights(
-    y: np.ndarray, posteriors: Any, posterior_columns: Sequence[str] | None, utilities: Utilities
+    y: np.ndarray, posteriors: Any, utilities: Utilities
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Predicted weights ``(N,)``, class-renormalised posteriors ``(N, S)``, class-conditional
-    weights ``(N,)`` and the number of rows that fell back to the class mean."""
+    """Predicted weights, class posteriors ``(N, S)``, class-conditional weights, fallbacks."""
     n = len(y)
-    q = align_posteriors(
-        posteriors, utilities, columns=posterior_columns
-    )  # validated once, in order
+    q = align_posteriors(posteriors, utilities)  # validated once, in order
     a = expected_utility(q, utilities)  # q is checked once; the weightings below reuse it
     if a.shape != (n,):
         raise UserError(f"posteriors must have one row per instance ({n}); got {a.shape}")
@@ -128,11 +123,9 @@ def _plan(
     y: np.ndarray,
     subconcept: Sequence[str] | None,
     posteriors: Any,
-    posterior_columns: Sequence[str] | None,
     utilities: Utilities | None,
 ) -> _Plan:
-    """What can be computed: instance weights, subsets and subconcepts, checked (``y``:
-    ``(N,)``)."""
+    """What can be computed: instance weights, subsets and subconcepts, checked."""
     n = len(y)
     weights = {"": np.ones(n)}
     unavailable: dict[str, str] = {}
@@ -153,7 +146,7 @@ def _plan(
         unavailable.setdefault("p", "no subconcept posteriors (columns 'q_<subconcept>')")
     elif utilities is not None:
         weights["p"], q_class, weights["c"], n_fallback = _posterior_weights(
-            y, posteriors, posterior_columns, utilities
+            y, posteriors, utilities
         )
         if sc_codes is None:  # label-free per-subconcept results still need the names
             sc_names = utilities.names
@@ -167,8 +160,7 @@ def _plan(
 
 
 def _name_codes(subconcept: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct names ``(K,)`` and each instance's code ``(N,)``; a categorical
-    (as :func:`~medeval.io.predictions.read_predictions` returns) skips the string sort."""
+    """Sorted distinct names ``(K,)`` and each instance's code ``(N,)``."""
     if isinstance(subconcept, pd.Series) and isinstance(subconcept.dtype, pd.CategoricalDtype):
         subconcept = subconcept.array
     if isinstance(subconcept, pd.Categorical):
@@ -191,19 +183,8 @@ def _name_codes(subconcept: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(sc, return_inverse=True)
 
 
-class _Names:
-    """``sc[i]`` → the name of instance i, without materialising N strings."""
-
-    def __init__(self, uniq: np.ndarray, inverse: np.ndarray) -> None:
-        self.uniq, self.inverse = uniq, inverse
-
-    def __getitem__(self, i: int) -> str:
-        return str(self.uniq[self.inverse[i]])
-
-
 def _aliases(subset_names: list[str]) -> list[tuple[str, int]]:
-    """``(row label, subset index)`` pairs: every subset, then ``largest`` and ``smallest``
-    (the first and last minority subsets) when there are any."""
+    """``(row label, subset index)``: every subset, then ``largest`` and ``smallest``."""
     aliases = [(k, i) for i, k in enumerate(subset_names)]
     if subset_names[1:]:
         aliases += [("largest", 1), ("smallest", len(subset_names) - 1)]

@@ -1,7 +1,5 @@
-"""The subconcept model's quality within each class: the balanced accuracy of its
-class-renormalised posteriors among each class's subconcepts, what the label-free scores rest on
-(:func:`weak_model_warning` says why a weak one matters).
-"""
+"""The subconcept model's within-class balanced accuracy, what the label-free scores rest on, and
+the warning for a weak one."""
 
 from __future__ import annotations
 

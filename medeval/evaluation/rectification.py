@@ -33,8 +33,7 @@ from medeval.weights import Utilities
 # -- rectified scores (docs/method.md, "Rectified scores") ----------------------------------
 @dataclass
 class _RectifyInputs:
-    """The checked test inputs the rectified scores need (``y``, ``yp``, ``s``: ``(N,)``), the
-    plan (its class-conditional weights) and the exact scores on every subset."""
+    """The checked test inputs, the plan and the exact scores the rectified scores need."""
 
     y: np.ndarray
     yp: np.ndarray
@@ -42,17 +41,6 @@ class _RectifyInputs:
     utilities: Utilities | None
     plan: _Plan
     point: dict[tuple, np.ndarray]
-
-
-def _rectified_unavailable(reference: ReferenceRows | None, inputs: _RectifyInputs) -> str:
-    """Why the rectified scores cannot be computed, or ``""`` when they can."""
-    if reference is None:
-        return NO_REFERENCE
-    if inputs.utilities is None:
-        return "reference rows given, but no training subconcept sizes (train sizes)"
-    if "c" not in inputs.plan.weights:
-        return "reference rows given, but no test posteriors: the rectified scores correct cM"
-    return ""
 
 
 def _rectified_parts(
@@ -63,34 +51,19 @@ def _rectified_parts(
     boot_info: dict,
     **opts: Any,
 ) -> tuple[RectifiedResult | None, str, dict[str, list] | None, list[str]]:
-    """The rectified scores (or why not), their rows of the subsets table and the notes those
-    rows raise; computed before the tables, so that the rows are built with them."""
-    why = _rectified_unavailable(reference, inputs)
+    """The rectified scores (or why not), their subsets-table rows and those rows' notes."""
+    why = ""
+    if reference is None:
+        why = NO_REFERENCE
+    elif inputs.utilities is None:
+        why = "reference rows given, but no training subconcept sizes (train sizes)"
+    elif "c" not in inputs.plan.weights:
+        why = "reference rows given, but no test posteriors: the rectified scores correct cM"
     if why:
         return None, why, None, []
     res = _rectify(reference, inputs, reps, confidence, boot_info, **opts)
     notes: list[str] = []
     return res, why, _rectified_rows(reference, res, inputs, notes), notes
-
-
-def _with_quality(ev: Evaluation, reference: ReferenceRows | None, u: Any) -> Evaluation:
-    """``ev`` with the subconcept model's within-class balanced accuracy on the reference rows
-    (a note) and, when the test set has no subconcepts to measure it on, as
-    ``subconcept_model`` itself (source: the reference rows), so that
-    :meth:`Evaluation.weak_classes` can warn on every road."""
-    if reference is None or u is None:
-        return ev
-    quality = within_class_ba_from_q(
-        reference.y_true, reference.subconcept, reference.posteriors, u
-    )
-    text = ", ".join(f"{c}: {v:.3f}" for c, v in quality.items()) or "no class has two subconcepts"
-    ev.notes.append(
-        f"subconcept model on the reference data {reference.source}: within-class BA {text}"
-    )
-    if not ev.subconcept_model:
-        ev.subconcept_model = quality
-        ev.subconcept_model_source = f"reference data ({PurePath(reference.source).name})"
-    return ev
 
 
 def _with_reference(
@@ -101,7 +74,7 @@ def _with_reference(
     inputs: _RectifyInputs,
     row_notes: list[str],
 ) -> Evaluation:
-    """``ev`` with rBA, rF1, rAUC (or ``why`` not) and each subconcept's reference rows."""
+    """``ev`` with rBA, rF1, rAUC (or why not), the reference rows and the model's quality."""
     if reference is not None:
         counts = reference.counts()
         if ev.per_subconcept["n_reference"].isna().all():  # else the rectified recall's count
@@ -119,30 +92,39 @@ def _with_reference(
         for name in LABEL_FREE_RECTIFIED:
             ev.scores[name] = math.nan
             ev.unavailable[name] = why
+    else:
+        ev.rectified = res
+        for name in LABEL_FREE_RECTIFIED:
+            ev.scores[name] = float(res.scores[name])
+            if name in res.intervals:
+                ev.intervals[name] = res.intervals[name]
+            if name in res.unavailable:
+                ev.unavailable[name] = res.unavailable[name]
+        # the test rows' fallback is already noted by the evaluation itself
+        ev.notes += [n for n in res.notes if " test row(s) have zero posterior mass" not in n]
+        ev.notes += row_notes
+    u = inputs.utilities
+    if reference is None or u is None:
         return ev
-    ev.rectified = res
-    for name in LABEL_FREE_RECTIFIED:
-        ev.scores[name] = float(res.scores[name])
-        if name in res.intervals:
-            ev.intervals[name] = res.intervals[name]
-        if name in res.unavailable:
-            ev.unavailable[name] = res.unavailable[name]
-    # the test rows' fallback is already noted by the evaluation itself
-    ev.notes += [n for n in res.notes if " test row(s) have zero posterior mass" not in n]
-    ev.notes += row_notes
+    quality = within_class_ba_from_q(
+        reference.y_true, reference.subconcept, reference.posteriors, u
+    )
+    text = ", ".join(f"{c}: {v:.3f}" for c, v in quality.items()) or "no class has two subconcepts"
+    ev.notes.append(
+        f"subconcept model on the reference data {reference.source}: within-class BA {text}"
+    )
+    if not ev.subconcept_model:
+        ev.subconcept_model = quality
+        ev.subconcept_model_source = f"reference data ({PurePath(reference.source).name})"
     return ev
 
 
 def _rectified_rows(
     reference: ReferenceRows, res: RectifiedResult, inputs: _RectifyInputs, notes: list[str]
 ) -> dict[str, list]:
-    """The subsets table's rows of rBA, rF1, rAUC on every subset (docs/method.md,
-    "Evaluation subsets and analyses"), as columns.
-
-    On ``sub_i`` the point estimate is ``cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i))``
-    (``R ∩ sub_i``: the reference rows of the majority class and of minority subconcept i).
-    The joint bootstrap runs on the full set only, so ``low`` / ``high`` are NaN on ``sub_i``
-    (and ``n_undefined`` 0: no replicates)."""
+    """The subsets table's rows of rBA, rF1, rAUC, as columns: on ``sub_i``
+    ``cM(test ∩ sub_i) − (cM(R ∩ sub_i) − wM(R ∩ sub_i))``, without interval (the joint
+    bootstrap runs on the full set only)."""
     plan = inputs.plan
     names = list(plan.subsets)
     aliases = [(label, j, plan.subset_subconcept[names[j]]) for label, j in _aliases(names)]
@@ -161,34 +143,20 @@ def _rectified_rows(
             if nm is None:  # full
                 v, (lo, hi) = res.scores[name], res.intervals.get(name, (math.nan, math.nan))
                 undef = res.n_undefined.get(name, 0)
-            else:
-                tc = inputs.point[("c", family)][j]
-                v = _rectified_on_subset(notes, res, ref_scores[nm], family, label, nm, tc)
-                lo = hi = math.nan
-                undef = 0
+            else:  # cM on the subset's test rows, cM and wM on its reference rows
+                tc = float(inputs.point[("c", family)][j])
+                rc, rw = (ref_scores[nm].get((k, family), math.nan) for k in ("c", "w"))
+                v, lo, hi, undef = float(combine(tc, rc, rw)), math.nan, math.nan, 0
+                if math.isnan(v) and label not in ("largest", "smallest"):  # aliases: warned once
+                    where = "its test rows" if math.isnan(tc) else "its reference rows"
+                    msg = (
+                        f"{name} on subset {label} (subconcept {nm!r}) is undefined on {where}; NaN"
+                    )
+                    notes.append(msg)
+                    warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
             for c, x in zip(new, (label, nm, name, v, lo, hi, undef), strict=True):
                 new[c].append(x)
     return new
-
-
-def _rectified_on_subset(
-    notes: list[str], res: RectifiedResult, ref: dict, family: str, sub: str, nm: str, tc: float
-) -> float:
-    """rM on ``sub_i`` from cM on its test rows ``tc`` (the subsets table) and cM, wM on its
-    reference rows ``ref``; NaN with a note and an :class:`UndefinedMetricWarning` where
-    undefined."""
-    tc = float(tc)
-    rc, rw = ref.get(("c", family), math.nan), ref.get(("w", family), math.nan)
-    value = combine(tc, rc, rw)
-    if math.isnan(value) and sub not in ("largest", "smallest"):  # aliases: warned once
-        where = "its test rows" if math.isnan(tc) else "its reference rows"
-        msg = (
-            f"{RECOMMENDED_RECTIFIED[family]} on subset {sub} (subconcept {nm!r}) is undefined on "
-            f"{where}; NaN"
-        )
-        notes.append(msg)
-        warnings.warn(msg, UndefinedMetricWarning, stacklevel=5)
-    return float(value)
 
 
 def _rectify(
@@ -200,9 +168,7 @@ def _rectify(
     seed: int,
     device: str | torch.device,
 ) -> RectifiedResult:
-    """The rectified scores from this evaluation's class-conditional weights, its exact cM on
-    the full test set and its bootstrap's replicates of cM (``reps``; none when
-    ``n_bootstrap`` is 0), so that nothing is computed twice and rM and cM are paired."""
+    """The rectified scores from this evaluation's weights, exact cM and cM replicates."""
     test_reps = None
     if reps is not None:
         test_reps = {
@@ -210,8 +176,9 @@ def _rectify(
         }
     p = inputs.plan
     point = {m: float(v[0]) for (k, m), v in inputs.point.items() if k == "c"}
-    test = TargetRows(inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None)
-    test.point = point
+    test = TargetRows(
+        inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None, point
+    )
     res = rectify_test_side(
         test, reference, inputs.utilities, n_bootstrap=0 if reps is None else reps.n,
         confidence=confidence, stratify=boot_info["stratify"], reference_stratify="class",

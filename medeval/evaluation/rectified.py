@@ -1,13 +1,6 @@
-"""Rectified label-free scores rBA, rF1, rAUC (docs/method.md, "Rectified scores"):
-
-    rM = cM(test) − (cM(R) − wM(R))          M ∈ {BA, F1, AUC}
-
-with reference rows R (true subconcepts, same classifier, subconcept model and population). The
-interval is a joint percentile bootstrap: the test rows as the evaluation's own bootstrap
-resamples them (same ``seed``: cM and rM intervals are paired) and, independently, R within
-class (:func:`reference_seed`). Minority subconcepts with fewer than
-:data:`FEW_REFERENCE_ROWS` reference rows are warned about (:class:`FewReferenceRowsWarning`).
-"""
+"""Rectified label-free scores ``rM = cM(test) − (cM(R) − wM(R))`` from reference rows R, with
+their joint bootstrap interval (test rows and, independently, R) and the warning of few reference
+rows (docs/method.md, "Rectified scores")."""
 
 from __future__ import annotations
 
@@ -28,9 +21,7 @@ from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
 from medeval.metrics.classification import ba_from_sums, confusion_sums, f1_from_sums
 from medeval.metrics.ranking import auc_from_sums, auc_sums
 from medeval.scores import FAMILIES, RECOMMENDED_RECTIFIED
-from medeval.weights import (
-    Utilities,
-)
+from medeval.weights import Utilities
 
 #: A minority subconcept with fewer reference rows than this is warned about
 #: (docs/method.md, "Rectified scores").
@@ -71,49 +62,29 @@ def point_scores(
 
 
 def batched_point_scores(
-    y: np.ndarray, y_pred: np.ndarray | None, y_score: np.ndarray | None, w: torch.Tensor
+    y: np.ndarray,
+    y_pred: np.ndarray | None,
+    y_score: np.ndarray | None,
+    w: torch.Tensor,
+    order: torch.Tensor | None = None,
 ) -> dict[str, torch.Tensor]:
     """``{family: (K,)}`` scores of ``K`` weightings ``w`` ``(K, N)`` of the same rows (a row
-    weighted 0 is left out), from one pass: the scores are sorted once for every weighting."""
+    weighted 0 is left out), from one pass: the scores are sorted once for every weighting
+    (``order`` ``(N,)``: their stable sort, where the caller has it)."""
     yt = torch.as_tensor(y, dtype=torch.float64)
     out: dict[str, torch.Tensor] = {}
     if y_pred is not None:
         s = confusion_sums(yt, torch.as_tensor(y_pred, dtype=torch.float64), w)
         out["BA"], out["F1"] = ba_from_sums(s), f1_from_sums(s)
     if y_score is not None:
-        s_sorted, order = torch.sort(torch.as_tensor(y_score, dtype=torch.float64), stable=True)
+        s_sorted = torch.as_tensor(y_score, dtype=torch.float64)
+        if order is None:
+            s_sorted, order = torch.sort(s_sorted, stable=True)
+        else:
+            s_sorted = s_sorted[order]
         a = auc_sums(yt[order], s_sorted.expand(len(w), -1), w[:, order], presorted=True)
         out["AUC"] = auc_from_sums(a)
     return out
-
-
-def bootstrap_scores(
-    y: np.ndarray,
-    y_pred: np.ndarray | None,
-    y_score: np.ndarray | None,
-    weights: Mapping[str, np.ndarray],
-    *,
-    n_bootstrap: int,
-    seed: int,
-    strata: np.ndarray | None = None,
-    clusters: np.ndarray | None = None,
-    device: str | torch.device = "cpu",
-    chunk_size: int | None = None,
-) -> dict[tuple[str, str], torch.Tensor]:
-    """``{(weighting, family): (B,)}`` float64 CPU replicates on the whole set (one
-    :class:`BatchedBootstrap`; ``strata`` default: class)."""
-    boot = BatchedBootstrap(
-        y,
-        y_pred=y_pred,
-        y_score=y_score,
-        weights=dict(weights),
-        subsets={"full": np.ones(len(y), dtype=bool)},
-        strata=strata,
-        clusters=clusters,
-        device=device,
-    )
-    reps = boot.run(n_bootstrap, seed=seed, chunk_size=chunk_size)
-    return {k: v[:, 0].to("cpu", torch.float64) for k, v in reps.scores.items()}
 
 
 def reference_subset_scores(
@@ -126,10 +97,7 @@ def reference_subset_scores(
     The weights are row-wise, so every subset is one row of a ``(2·K, R)`` weight matrix."""
     if not subconcepts:
         return {}
-    c_all, _ = reference.class_weights(utilities)
-    w_all = utilities.values[reference.subconcept]
-    if reference.row_weight is not None:
-        c_all, w_all = c_all * reference.row_weight, w_all * reference.row_weight
+    c_all, w_all, _ = _reference_weights(reference, utilities)
     codes = np.array([utilities.index(nm) for nm in subconcepts])
     member = (reference.y_true == 0) | (reference.subconcept == codes[:, None])  # (K, R)
     w = torch.as_tensor(np.concatenate([member * c_all, member * w_all]), dtype=torch.float64)
@@ -181,52 +149,14 @@ class RectifiedResult:
     source: str
     notes: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (no replicates)."""
 
-        def num(x: float) -> float | None:
-            return None if math.isnan(x) else float(x)
-
-        return {
-            "scores": {k: num(v) for k, v in self.scores.items()},
-            "intervals": {
-                k: {"low": num(lo), "high": num(hi), "n_undefined": self.n_undefined.get(k, 0)}
-                for k, (lo, hi) in self.intervals.items()
-            },
-            "class_conditional": {k: num(v) for k, v in self.class_conditional.items()},
-            "correction": {k: num(v) for k, v in self.correction.items()},
-            "reference": {
-                "source": self.source,
-                "n": self.n_reference,
-                "per_subconcept": dict(self.reference_counts),
-                "few_rows": list(self.few_reference),
-            },
-            "unavailable": dict(self.unavailable),
-            "confidence": self.confidence,
-            "bootstrap": dict(self.bootstrap),
-            "notes": list(self.notes),
-        }
-
-
-def _check_names(reference: ReferenceRows, utilities: Utilities) -> None:
-    """The utilities must be those the reference rows were checked against."""
-    if tuple(reference.names) != tuple(utilities.names):
-        raise ReferenceDataError(
-            f"reference rows were checked against subconcepts {list(reference.names)}, "
-            f"not these training sizes' {list(utilities.names)}",
-            column="subconcept",
-        )
-
-
-def _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, test) -> dict[tuple, Any]:
-    """Exact point estimates: cM on the test rows (``test``: given, else computed), cM and wM
-    (``ref_c``, ``ref_w``) on R."""
-    if test is None:
-        point = point_scores(y, yp, s_t, {"c": c_test})
-    else:  # the families the test side can score
-        point = {("c", m): float(v) for m, v in test.items() if m != "AUC" or s_t is not None}
-    ref = point_scores(reference.y_true, reference.y_pred, s_r, {"c": c_ref, "w": w_ref})
-    return point | {("ref_" + k, m): v for (k, m), v in ref.items()}
+def _reference_weights(reference: ReferenceRows, utilities: Utilities) -> tuple:
+    """Reference rows' class-conditional and true weights ``(R,)`` and their fallbacks."""
+    c, fallback = reference.class_weights(utilities)
+    w = utilities.values[reference.subconcept]
+    if reference.row_weight is not None:
+        c, w = c * reference.row_weight, w * reference.row_weight
+    return c, w, fallback
 
 
 @dataclass
@@ -274,25 +204,37 @@ def rectify_test_side(
     Raises:
         ReferenceDataError: reference rows checked against other subconcepts.
     """
-    _check_names(reference, utilities)
+    if tuple(reference.names) != tuple(utilities.names):
+        raise ReferenceDataError(
+            f"reference rows were checked against subconcepts {list(reference.names)}, "
+            f"not these training sizes' {list(utilities.names)}",
+            column="subconcept",
+        )
+    if test_replicates is not None:  # the evaluation's replicates: their number is B
+        lengths = {len(v) for v in test_replicates.values()}
+        if len(lengths) != 1:
+            raise UserError(f"test_replicates must share one length; got {sorted(lengths)}")
+        n_bootstrap = lengths.pop()
     y, yp, s, c_test = test.y, test.yp, test.s, test.c
-    c_ref, fb_ref = reference.class_weights(utilities)
-    w_ref = utilities.values[reference.subconcept]
-    if reference.row_weight is not None:
-        c_ref, w_ref = c_ref * reference.row_weight, w_ref * reference.row_weight
+    c_ref, w_ref, fb_ref = _reference_weights(reference, utilities)
     auc = s is not None and reference.y_score is not None
     s_t, s_r = (s, reference.y_score) if auc else (None, None)
     unavailable = {} if auc else {"rAUC": "needs y_score on the test and the reference rows"}
-    point = _both_points(y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, test.point)
+    if test.point is None:
+        point = point_scores(y, yp, s_t, {"c": c_test})
+    else:  # the families the test side can score
+        point = {("c", m): float(v) for m, v in test.point.items() if m != "AUC" or auc}
+    ref = point_scores(reference.y_true, reference.y_pred, s_r, {"c": c_ref, "w": w_ref})
+    point |= {("ref_" + k, m): v for (k, m), v in ref.items()}
     families = [m for m in FAMILIES if m != "AUC" or auc]
     comps = _components(
         families, y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, n_bootstrap, seed,
         test.strata, test.clusters, reference_stratify, device, chunk_size,
         test_replicates,
     )  # fmt: skip
-    notes = _fallback_notes(test.fallback, fb_ref)
+    fallbacks = ((test.fallback, "test row(s)"), (fb_ref, "reference row(s)"))
+    notes = [fallback_note(n, rows) for n, rows in fallbacks if n]
     result = _combine(families, point, comps, confidence, notes)
-    n_boot = n_bootstrap if test_replicates is None else _length(test_replicates)
     return RectifiedResult(
         **result,
         reference_counts=reference.counts(),
@@ -301,7 +243,7 @@ def rectify_test_side(
         unavailable=unavailable,
         confidence=confidence,
         bootstrap=bootstrap_info(
-            n_boot,
+            n_bootstrap,
             seed,
             stratify,
             reference_stratify=reference_stratify,
@@ -314,21 +256,12 @@ def rectify_test_side(
     )
 
 
-def _length(reps: Mapping[str, torch.Tensor]) -> int:
-    lengths = {len(v) for v in reps.values()}
-    if len(lengths) != 1:
-        raise UserError(f"test_replicates must share one length; got {sorted(lengths)}")
-    return lengths.pop()
-
-
 def _components(
     families, y, yp, s_t, c_test, ref: ReferenceRows, s_r, c_ref, w_ref, n_bootstrap, seed,
     strata, clusters, reference_stratify, device, chunk_size, test_replicates,
 ) -> dict[str, dict[str, torch.Tensor]]:  # fmt: skip
-    """Replicates ``(B,)`` of cM(test), cM(R) and wM(R) per family: two independent
-    bootstraps (test rows within ``strata``; reference rows within subconcept or class)."""
+    """Replicates ``(B,)`` of cM(test), cM(R) and wM(R) per family."""
     if test_replicates is not None:
-        n_bootstrap = _length(test_replicates)
         missing = [m for m in families if m not in test_replicates]
         if missing:
             raise UserError(f"test_replicates lack the families {missing}")
@@ -337,17 +270,29 @@ def _components(
     if n_bootstrap <= 0:
         empty = torch.empty(0, dtype=torch.float64)
         return {m: {"test_c": empty, "ref_c": empty, "ref_w": empty} for m in families}
-    opts = {"device": device, "chunk_size": chunk_size}
+
+    def whole_set(y, yp, s, weights, seed, strata, clusters=None) -> dict[tuple, torch.Tensor]:
+        """``{(weighting, family): (B,)}`` float64 CPU replicates on all the rows."""
+        full = {"full": np.ones(len(y), dtype=bool)}
+        boot = BatchedBootstrap(
+            y,
+            y_pred=yp,
+            y_score=s,
+            weights=weights,
+            subsets=full,
+            strata=strata,
+            clusters=clusters,
+            device=device,
+        )
+        reps = boot.run(n_bootstrap, seed=seed, chunk_size=chunk_size)
+        return {k: v[:, 0].to("cpu", torch.float64) for k, v in reps.scores.items()}
+
     if test_replicates is None:
-        test = bootstrap_scores(
-            y, yp, s_t, {"c": c_test}, n_bootstrap=n_bootstrap, seed=seed, strata=strata,
-            clusters=clusters, **opts,
-        )  # fmt: skip
-    refb = bootstrap_scores(
-        ref.y_true, ref.y_pred, s_r, {"c": c_ref, "w": w_ref}, n_bootstrap=n_bootstrap,
-        seed=reference_seed(seed),
-        strata=ref.subconcept if reference_stratify == "subconcept" else ref.y_true, **opts,
-    )  # fmt: skip
+        test = whole_set(y, yp, s_t, {"c": c_test}, seed, strata, clusters)
+    ref_strata = ref.subconcept if reference_stratify == "subconcept" else ref.y_true
+    refb = whole_set(
+        ref.y_true, ref.y_pred, s_r, {"c": c_ref, "w": w_ref}, reference_seed(seed), ref_strata
+    )
     return {
         m: {"test_c": test[("c", m)], "ref_c": refb[("c", m)], "ref_w": refb[("w", m)]}
         for m in families
@@ -362,13 +307,10 @@ def combine(test_c: Any, ref_c: Any, ref_w: Any) -> Any:
 
 def _combine(families, point, comps, confidence, notes) -> dict[str, Any]:
     """Point estimates, intervals and replicates of each family's score."""
-    out: dict[str, Any] = {
-        k: {}
-        for k in ("scores", "intervals", "n_undefined", "class_conditional", "reference_scores")
-    }
-    out |= {"correction": {}, "replicates": {}}
-    for name in RECOMMENDED_RECTIFIED.values():
-        out["scores"][name] = math.nan
+    out: dict[str, Any] = {"scores": dict.fromkeys(RECOMMENDED_RECTIFIED.values(), math.nan)}
+    for k in ("intervals", "n_undefined", "class_conditional", "reference_scores", "correction"):
+        out[k] = {}
+    out["replicates"] = {}  # of the families scored, in their order
     for m in families:
         name, parts = RECOMMENDED_RECTIFIED[m], comps[m]
         tc, rc, rw = point[("c", m)], point[("ref_c", m)], point[("ref_w", m)]
@@ -380,11 +322,7 @@ def _combine(families, point, comps, confidence, notes) -> dict[str, Any]:
         if math.isnan(value):
             _warn_undefined(name, tc, rc, rw, notes)
         out["replicates"][name] = combine(parts["test_c"], parts["ref_c"], parts["ref_w"])
-    names = [
-        RECOMMENDED_RECTIFIED[m]
-        for m in families
-        if len(out["replicates"][RECOMMENDED_RECTIFIED[m]])
-    ]
+    names = [nm for nm, r in out["replicates"].items() if len(r)]
     if names:  # one percentile computation for every family (each column on its own)
         stacked = torch.stack([out["replicates"][nm] for nm in names], 1)
         bounds = [v.tolist() for v in percentile_interval(stacked, confidence)]
@@ -396,7 +334,7 @@ def _combine(families, point, comps, confidence, notes) -> dict[str, Any]:
                     f"{nm}: {int(nu)} of {len(stacked)} joint bootstrap replicates undefined "
                     "(a class or subconcept drawn with zero weight), excluded"
                 )
-    for name in (RECOMMENDED_RECTIFIED[m] for m in families):
+    for name in out["replicates"]:
         _note_out_of_range(name, out["scores"][name], out["intervals"].get(name), notes)
     return out
 
@@ -409,9 +347,7 @@ _ROUND_OFF = 1e-9
 def _note_out_of_range(
     name: str, value: float, interval: tuple[float, float] | None, notes: list[str]
 ) -> None:
-    """A note where the score or a bound of its interval lies outside [0, 1], the range of the
-    scores it estimates: the rectified score is a difference, reported as computed, not
-    clipped."""
+    """A note where the score or a bound lies outside [0, 1] (reported, not clipped)."""
     outside = [
         f"{what} {x:.4f}"
         for what, x in [("the score", value), *zip(("low", "high"), interval or (), strict=False)]
@@ -436,8 +372,7 @@ def _warn_undefined(name: str, tc: float, rc: float, rw: float, notes: list[str]
 
 
 def _few_reference(counts: dict[str, int], utilities: Utilities, notes: list[str]) -> list[str]:
-    """Minority subconcepts with fewer than :data:`FEW_REFERENCE_ROWS` reference rows, warned
-    about by name and count."""
+    """Minority subconcepts with fewer than :data:`FEW_REFERENCE_ROWS` rows, warned about."""
     few = [nm for nm in utilities.minority if counts[nm] < FEW_REFERENCE_ROWS]
     if few:
         listing = ", ".join(f"{nm!r} ({counts[nm]})" for nm in few)
@@ -451,13 +386,10 @@ def _few_reference(counts: dict[str, int], utilities: Utilities, notes: list[str
     return few
 
 
-def _fallback_notes(fb_test: int, fb_ref: int) -> list[str]:
-    notes = []
-    for n, where in ((fb_test, "test"), (fb_ref, "reference")):
-        if n:
-            notes.append(
-                f"{n} {where} row(s) have zero posterior mass on the subconcepts of their own "
-                "class; their class-conditional weight is the mean utility of that class "
-                '(docs/method.md, "Label-free scores")'
-            )
-    return notes
+def fallback_note(n: int, rows: str) -> str:
+    """The note on ``n`` ``rows`` whose weight fell back to their class's mean utility."""
+    return (
+        f"{n} {rows} have zero posterior mass on the subconcepts of their own class; their "
+        "class-conditional weight is the mean utility of that class "
+        '(docs/method.md, "Label-free scores")'
+    )

@@ -1,8 +1,6 @@
-"""The rectified per-subconcept recall of the test rows, its interval, verdict and joint draws:
-the subconcept model's proxy on every test row corrected on reference rows (a difference, or
-GREG, estimator), with a Jeffreys interval on an effective number of rows. The estimator, the
-slope, the interval and the joint draws are derived in docs/method.md, "Per-subconcept recall".
-"""
+"""The rectified per-subconcept recall of the test rows (the subconcept model's proxy corrected on
+reference rows, a difference or GREG estimator), its Jeffreys interval on an effective number of
+rows, verdicts and joint draws (derived in docs/method.md, "Per-subconcept recall")."""
 
 from __future__ import annotations
 
@@ -82,10 +80,14 @@ class RectifiedRecall:
     draws: np.ndarray | None
 
 
+def ratio(a: np.ndarray, b: np.ndarray, fill: float = math.nan) -> np.ndarray:
+    """``a / b`` where ``b > 0``, else ``fill`` (never a division warning)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(b > 0, a / np.where(b > 0, b, 1.0), fill)
+
+
 def _slopes_loo(psi: np.ndarray, ph: np.ndarray, pt: np.ndarray) -> np.ndarray:
-    """Leave-one-out slopes ``(K, n)``: ``Cov(ψ, ψ̂) / Var(ψ̂)`` over the reference rows without
-    row ``j`` (``ψ``, ``ψ̂``: ``(K, n)``); ``Var(ψ̂)`` pooled with the test rows' ``pt``
-    ``(K, N)``."""
+    """Leave-one-out slopes ``Cov(ψ, ψ̂) / Var(ψ̂)`` ``(K, n)``, ``Var(ψ̂)`` pooled with ``pt``."""
     n, big = psi.shape[1], pt.shape[1]
     if n < 3:
         return np.zeros_like(psi)
@@ -102,9 +104,7 @@ def _slopes_loo(psi: np.ndarray, ph: np.ndarray, pt: np.ndarray) -> np.ndarray:
 
 
 def _toward_one(lam: np.ndarray) -> np.ndarray:
-    """The leave-one-out slopes ``(K, n)`` shrunk toward 1, the slope of calibrated posteriors,
-    by their own jackknife noise: ``1 + (λ − 1)·max(0, 1 − se² / (λ̄ − 1)²)``. A slope that rests
-    on a few rows (the misses of a subconcept found 95 % of the time) is noise, not tuning."""
+    """The slopes ``(K, n)`` shrunk toward 1 by their own jackknife noise (docs/method.md)."""
     n = lam.shape[1]
     if n < 2:
         return lam
@@ -116,24 +116,18 @@ def _toward_one(lam: np.ndarray) -> np.ndarray:
 
 
 def _solve(qt, ht, ev: _Evidence, lam_rows, lam_bar, coef) -> tuple[np.ndarray, np.ndarray]:
-    """``θ`` ``(K,)`` of ``λ̄·Σ_T q(h − θ) + Σ_j c_j (m_j − λ_j q_j)(h_j − θ) = 0`` for given
-    slopes and evidence coefficients ``coef`` ``(K, n)``, and its denominator: the estimated
-    number of test rows of each subconcept ``N̂_s`` ``(K,)``."""
+    """``θ`` ``(K,)`` of the estimating equation for given slopes, and its denominator ``N̂_s``."""
     w = coef * (ev.m - lam_rows * ev.q)
     num = lam_bar * (qt * ht).sum(1) + (w * ev.h).sum(1)
     den = lam_bar * qt.sum(1) + w.sum(1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        theta = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-    return np.clip(theta, 0.0, 1.0), den
+    return np.clip(ratio(num, den), 0.0, 1.0), den
 
 
 def _dof(x: np.ndarray) -> np.ndarray:
     """Effective degrees of freedom ``(Σ c²)² / Σ c⁴ − 1`` of each row's centred values."""
     c = x - x.mean(1, keepdims=True)
     s2, s4 = (c**2).sum(1), (c**4).sum(1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        d = np.where(s4 > 0, s2**2 / np.where(s4 > 0, s4, 1.0), 1.0)
-    return np.maximum(d - 1.0, 1.0)
+    return np.maximum(ratio(s2**2, s4, 1.0) - 1.0, 1.0)
 
 
 def jeffreys_bounds(
@@ -163,10 +157,7 @@ def jeffreys_bounds(
 
 @dataclass(frozen=True)
 class _Evidence:
-    """The rows of one class whose subconcept is known, as the estimator weighs them: posteriors
-    ``q`` and memberships ``m`` ``(K, n)``, hits ``h`` ``(n,)``; ``reference`` ``(n,)`` marks
-    the held-out reference rows (the others are labelled test rows, with their ``ht_coef``
-    ``(n,)`` inverse-probability coefficient and ``ht_var`` ``(n,)`` variance factor)."""
+    """The rows of one class whose subconcept is known, as the estimator weighs them."""
 
     q: np.ndarray
     m: np.ndarray
@@ -179,11 +170,7 @@ class _Evidence:
 
 
 def _coefficients(ev: _Evidence, n_class: int, n_test: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Each evidence row's coefficient ``(K, n)`` in the estimate of ``Σ_T (ψ − λψ̂)``, and the
-    variance of each source per unit of ``θ(1 − θ)·deff`` ``(K,)`` (its reciprocal: the source's
-    effective rows). The labelled test rows count exactly and, through their inverse inclusion
-    probabilities, for the rows not labelled; the reference rows estimate those same rows'
-    mean. The two are combined with weights inverse to these variances."""
+    """Each evidence row's coefficient ``(K, n)`` and each source's variance ``(K,)``."""
     ref, lab = ev.reference, ~ev.reference
     n_ref = (ev.m * ref).sum(1)
     unlabelled = np.maximum(n_test - (ev.m * lab).sum(1), 0.0)  # test rows of s not labelled
@@ -213,10 +200,7 @@ def _together(v_ref: np.ndarray, v_lab: np.ndarray) -> np.ndarray:
 
 
 def _unlabelled_floor(qt, ht, th, lam, ev: _Evidence, n_test, deff) -> np.ndarray:
-    """The labelled rows' variance ``(K,)`` (per unit of ``θ(1 − θ)·deff``) that the rows left
-    unlabelled imply if the posteriors are calibrated: ``Σ_U (h − θ)² q(1 − 2λq + λ²q)``. A
-    floor under the inverse-probability estimate, which sees the unlabelled rows only through
-    the labelled ones and misses a rare subconcept's rows that were not drawn."""
+    """The labelled rows' variance ``(K,)`` implied by the unlabelled rows (a floor)."""
     lam_bar = lam.mean(1, keepdims=True)
     e2 = (ht[None, :] - th) ** 2 * qt * (1 - 2 * lam_bar * qt + lam_bar**2 * qt)
     unit = n_test**2 * (th[:, 0] * (1 - th[:, 0])) * deff
@@ -224,8 +208,7 @@ def _unlabelled_floor(qt, ht, th, lam, ev: _Evidence, n_test, deff) -> np.ndarra
 
 
 def _weighted_var(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Each row's variance ``(K,)`` of ``x`` ``(K, n)`` with row weights ``w`` ``(n,)``: the
-    labelled rows, drawn where the residuals are large, stand for the rows they represent."""
+    """Each row's variance ``(K,)`` of ``x`` ``(K, n)`` with row weights ``w`` ``(n,)``."""
     w = w / w.sum() if w.sum() > 0 else np.full(len(w), 1 / max(len(w), 1))
     mean = (x * w).sum(1, keepdims=True)
     n_eff = 1.0 / (w**2).sum() if len(w) else 0.0
@@ -234,10 +217,7 @@ def _weighted_var(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def _model_deff(qt, ht, th, lam) -> np.ndarray:
-    """The design effect ``(K,)`` the posteriors imply if calibrated, on every test row of the
-    class: ``Σ (h − θ)² q(1 − 2λq + λ²q) / Σ (h − θ)² q`` (``E[(m − λq)² | x]`` over
-    ``E[m | x]``). A floor under the measured one: where the residuals sit on a handful of
-    misses, the measured design effect rests on those few rows."""
+    """The design effect ``(K,)`` the posteriors imply if calibrated (a floor)."""
     lam_bar = lam.mean(1, keepdims=True)
     r2 = (ht[None, :] - th) ** 2
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -245,8 +225,7 @@ def _model_deff(qt, ht, th, lam) -> np.ndarray:
 
 
 def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarray]:
-    """The estimator for the ``K`` subconcepts of one class: test posteriors ``qt`` ``(K, N)``
-    and hits ``ht`` ``(N,)``, and the evidence rows ``ev``."""
+    """The estimator for the ``K`` subconcepts of one class."""
     k, n_known = len(qt), ev.m.sum(1)
     n_class = qt.shape[1]
     n_test = np.maximum(qt.sum(1), 1.0)
@@ -311,8 +290,8 @@ def rectified_recall(
     joint draws seeded by ``seed``. A class with a single subconcept gets its class's recall
     exactly; a subconcept with no row of known subconcept NaN."""
     s = len(sides)
-    cols = {c: np.full(s, math.nan) for c in ("recall", "low", "high", "ess", "lam", "deff")}
-    cols["n_test"], cols["n_eff"] = np.full(s, math.nan), np.full(s, math.nan)
+    names = ("recall", "low", "high", "ess", "lam", "deff", "n_test", "n_eff")
+    cols = {c: np.full(s, math.nan) for c in names}
     known = np.zeros(s, dtype=np.int64)
     if reference is not None:
         known += np.bincount(reference.subconcept, minlength=s)
@@ -344,8 +323,7 @@ def rectified_recall(
 
 
 def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
-    """The rows of class ``c`` whose subconcept is known (subconcepts ``idx``; ``t``: the
-    test rows of the class): the reference rows, then the labelled test rows."""
+    """The rows of class ``c`` of known subconcept: reference rows, then labelled test rows."""
     q, h, sub, is_ref, coef, var, weight = [], [], [], [], [], [], []
     if reference is not None:
         r = reference.y == c
@@ -385,8 +363,7 @@ def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
 
 
 def _copula_draws(rng: np.random.Generator, part: dict[str, np.ndarray], b: int) -> np.ndarray:
-    """``(b, K)`` draws with each subconcept's Beta marginal (its interval's, before rounding)
-    and the correlations of the residuals on the shared reference rows (NaN where undefined)."""
+    """``(b, K)`` joint draws: Beta marginals, correlations of the shared residuals."""
     e, theta, n_eff = part["residuals"], part["recall"], part["n_eff"]
     k = len(theta)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -441,6 +418,20 @@ def could_be_worst(
     lower = (est[:, None] - est[None, :]) - crit * se  # simultaneous lower bounds of θ_s − θ_t
     above_another = np.where(off, lower > 0, False).any(1)
     inside[j] = ~above_another
+    return inside, share
+
+
+def could_be_worst_by_class(
+    res: RectifiedRecall, sides: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`could_be_worst` within each class ``sides`` ``(S,)`` from ``res``'s draws: which
+    subconcepts ``(S,)`` could be the worst of their class, and the share of draws in which each
+    is (NaN without draws)."""
+    inside, share = np.zeros(len(sides), dtype=bool), np.full(len(sides), np.nan)
+    if res.draws is not None:
+        for c in (0, 1):
+            idx = np.flatnonzero(sides == c)
+            inside[idx], share[idx] = could_be_worst(res.recall[idx], res.draws[:, idx], confidence)
     return inside, share
 
 

@@ -165,19 +165,16 @@ class Evaluation:
 
     def table(self) -> pd.DataFrame:
         """The full-test scores with their intervals (a readable summary)."""
-        rows = []
-        for k in ALL_SCORES:
-            lo, hi = self.intervals.get(k, (math.nan, math.nan))
-            rows.append(
-                {
-                    "score": k,
-                    "value": self.scores[k],
-                    "low": lo,
-                    "high": hi,
-                    "note": self.unavailable.get(k, ""),
-                }
+        rows = [
+            (
+                k,
+                self.scores[k],
+                *self.intervals.get(k, (math.nan, math.nan)),
+                self.unavailable.get(k, ""),
             )
-        return pd.DataFrame(rows)
+            for k in ALL_SCORES
+        ]
+        return pd.DataFrame(rows, columns=["score", "value", "low", "high", "note"])
 
 
 def _num(x: Any) -> float | None:
@@ -185,8 +182,7 @@ def _num(x: Any) -> float | None:
 
 
 def _rectification_block(res: RectifiedResult | None) -> dict[str, Any] | None:
-    """Per family cM(test), cM(R), wM(R) and the correction cM(R) − wM(R) subtracted from
-    cM(test), and how the joint bootstrap resampled; None without rectified scores."""
+    """Per family cM(test), cM(R), wM(R), the correction, and the joint bootstrap."""
     if res is None:
         return None
     return {
@@ -204,7 +200,7 @@ def _rectification_block(res: RectifiedResult | None) -> dict[str, Any] | None:
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    out = []
-    for rec in df.to_dict(orient="records"):
-        out.append({k: (_num(v) if isinstance(v, float) else v) for k, v in rec.items()})
-    return out
+    return [
+        {k: _num(v) if isinstance(v, float) else v for k, v in rec.items()}
+        for rec in df.to_dict(orient="records")
+    ]

@@ -1,8 +1,6 @@
-"""Per-subconcept recall: true (needs test subconcept labels), label-free
-(``Σ q̃_s·hit / Σ q̃_s``, which shrinks toward the class's recall where the subconcept model is
-unsure) and rectified on reference rows (:mod:`medeval.evaluation.rectified_recall`), and the
-worst subconcept of each class (docs/method.md, "Per-subconcept recall").
-"""
+"""Per-subconcept recall: true, label-free (``Σ q̃_s·hit / Σ q̃_s``) and rectified on reference
+rows (:mod:`medeval.evaluation.rectified_recall`), the table's columns and which to read
+(docs/method.md, "Per-subconcept recall")."""
 
 from __future__ import annotations
 
@@ -22,8 +20,9 @@ from medeval.evaluation.rectified_recall import (
     LabelledRows,
     RectifiedRecall,
     ReferenceEvidence,
-    could_be_worst,
+    could_be_worst_by_class,
     more_rows,
+    ratio,
     rectified_recall,
     verdicts,
 )
@@ -114,8 +113,7 @@ PER_SUBCONCEPT_COLUMNS = (
 def _true_recall(
     plan: Any, i: int, nm: str, hit: np.ndarray, n_class: int
 ) -> tuple[dict[str, Any], list[str]]:
-    """Row fields of subconcept ``i`` from the true test subconcepts (``hit``: ``(N,)``
-    1.0 where correct), and the messages to warn."""
+    """Row fields of subconcept ``i`` from the true test subconcepts, and messages to warn."""
     m = plan.sc_codes == i
     n_test = int(m.sum())
     fields: dict[str, Any] = {
@@ -136,8 +134,7 @@ def _true_recall(
 def _estimated_recall(
     q: np.ndarray, i: int, nm: str, hit: np.ndarray
 ) -> tuple[dict[str, Any], list[str]]:
-    """Label-free fields of subconcept ``i`` from the class-renormalised posteriors ``q``
-    ``(N, S)`` (``hit``: ``(N,)``), and the messages to warn."""
+    """Label-free row fields of subconcept ``i``, and messages to warn."""
     mass = float(q[:, i].sum())
     fields = {
         "est_n_test": mass,
@@ -197,11 +194,7 @@ CLUSTER_INTERVAL_SUFFIX = " (effective n over groups)"
 def _recall_intervals(
     plan: Any, hit: np.ndarray, confidence: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
-    """Bounds ``(S,)`` of the true recall (lo, hi) and of the label-free recall (est_lo,
-    est_hi), and the method's name: binomial intervals
-    (:data:`~medeval.metrics.proportion.DEFAULT_METHOD`) on the hits, or on the soft counts.
-    With groups (``plan.groups`` ``(N,)``) on the effective number ``(Σ_g m_g)² / Σ_g m_g²``
-    of the per-cluster counts ``m_g``. NaN where a subconcept has no rows."""
+    """Bounds ``(S,)`` of the true and label-free recalls, and the interval's name."""
     k = len(plan.sc_names)
     lo, hi, est_lo, est_hi = (np.full(k, math.nan) for _ in range(4))
     g = plan.groups
@@ -239,10 +232,7 @@ def _per_cluster(g: np.ndarray, member: np.ndarray) -> np.ndarray:
 def _binomial_where(
     found: np.ndarray, mass: np.ndarray, mass2: np.ndarray, confidence: float, names
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds ``(S,)`` from the hits ``found``, the rows ``mass`` and the sum of squared
-    (per-row or per-cluster) counts ``mass2``: the interval of ``found / mass`` on the
-    effective number ``mass² / mass2`` (``mass`` itself for independent rows); NaN where
-    ``mass`` is 0."""
+    """Bounds ``(S,)`` of ``found / mass`` on ``mass² / mass2`` rows; NaN where none."""
     lo, hi = np.full(len(mass), math.nan), np.full(len(mass), math.nan)
     pos = mass > 0
     if pos.any():
@@ -275,11 +265,6 @@ def reference_evidence(reference: Any, u: Utilities) -> ReferenceEvidence:
     q = renormalise_within_class(torch.from_numpy(reference.posteriors), u, reference.y_true)
     hit = (reference.y_pred == reference.y_true).astype(np.float64)
     return ReferenceEvidence(q.q.cpu().numpy(), hit, reference.y_true, reference.subconcept)
-
-
-def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
 
 
 def rectified_columns(
@@ -317,7 +302,7 @@ def rectified_columns(
     cols = {
         "n_reference": n.astype(np.int64),
         "n_labelled": n_lab,
-        "ref_recall": _ratio(k, n),
+        "ref_recall": ratio(k, n),
         "ref_low": np.full(len(names), math.nan),
         "ref_high": np.full(len(names), math.nan),
         "r_recall": res.recall,
@@ -336,13 +321,9 @@ def rectified_columns(
     if has.any():
         ci = binomial_interval(k[has], n[has], confidence=confidence)
         cols["ref_low"][has], cols["ref_high"][has] = ci.low, ci.high
-    if res.draws is not None:
-        for c in (0, 1):
-            idx = np.flatnonzero(sides == c)
-            inside, share = could_be_worst(res.recall[idx], res.draws[:, idx], confidence)
-            defined = np.isfinite(share)
-            cols["r_could_be_worst"][idx[defined]] = inside[defined]
-            cols["r_p_worst"][idx] = share
+    inside, cols["r_p_worst"] = could_be_worst_by_class(res, sides, confidence)
+    defined = np.isfinite(cols["r_p_worst"])
+    cols["r_could_be_worst"][defined] = inside[defined]
     open_ = (cols["r_verdict"] == VERDICTS[2]) & np.isfinite(res.low)
     more = more_rows(
         res.recall, cr, res.deff, res.n_reference.astype(float), res.n_test, confidence,

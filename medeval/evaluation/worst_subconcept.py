@@ -1,7 +1,5 @@
-"""The decision a user takes from the per-subconcept recalls: the worst subconcept of each
-class and its gap below the class's recall, each with an interval from the same bootstrap
-replicates (docs/method.md, "Per-subconcept recall"), in words and shaped like fairlearn's
-``MetricFrame`` (:class:`SubconceptRecall`)."""
+"""The worst subconcept of each class and its gap below the class's recall, with intervals, in
+words and shaped like fairlearn's ``MetricFrame`` (docs/method.md, "Per-subconcept recall")."""
 
 from __future__ import annotations
 
@@ -15,21 +13,11 @@ import pandas as pd
 from medeval.evaluation.rectified_recall import DECISIVE_WIDTH, RectifiedRecall, worst_bounds
 from medeval.evaluation.subconcept_recall import (
     BOUNDS,
-    SOURCES,
     WORST_FIELDS,
     percentile_bounds,
     recommended_column,
     source_of,
 )
-
-__all__ = [
-    "SOURCES",
-    "SubconceptRecall",
-    "describe_worst",
-    "subconcept_recall_frame",
-    "worst_sentences",
-    "worst_subconcepts",
-]
 
 
 def worst_subconcepts(
@@ -94,11 +82,7 @@ def _could_flags(table: pd.DataFrame) -> np.ndarray:
 
 
 def _named_worst(table: pd.DataFrame, idx: list[int], lowest: int) -> int:
-    """The subconcept to name as worst with the rectified recall: among those that could be
-    worst, the one of lowest label-free recall. The set is the inference; within it the
-    label-free recalls keep their order (their shrinkage compresses them toward the class's
-    recall, it does not reorder them), where the reference rows' noise can reorder close
-    rectified ones (measured in docs/method.md). Without the set: the lowest rectified recall."""
+    """The worst to name: of those that could be worst, the lowest label-free recall."""
     flags = _could_flags(table)
     could = [j for j in idx if flags[j]]
     est = pd.to_numeric(table["est_recall"], errors="coerce").to_numpy(dtype=float)
@@ -115,8 +99,7 @@ def _rectified_worst(
     i: int,
     confidence: float,
 ) -> dict[str, Any]:
-    """The rectified worst of class ``c`` (table row ``i``): its interval after selection, the
-    gap's interval, its verdict and the subconcepts that could be worst (table order)."""
+    """The rectified worst of class ``c``: its bounds, gap, verdict and rivals."""
     res, order = rectified
     mine = np.flatnonzero(_could_flags(table) & (table["class"].to_numpy() == c))
     could = [str(table.subconcept.iloc[j]) for j in mine]
@@ -209,9 +192,7 @@ def verdict_sentence(entry: dict[str, Any]) -> str:
 
 
 def _open_groups(open_: list[dict[str, Any]]) -> list[str]:
-    """The open verdicts grouped by what would decide them: further reference rows (how many),
-    at least two reference rows, labelled test rows where reference rows cannot (the test
-    rows' own count limits the interval), or nothing (already close to the class)."""
+    """The open verdicts grouped by what would decide them."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for o in open_:
         more = o.get("more_rows")
@@ -254,10 +235,9 @@ def worst_sentences(
     out = []
     for w in sorted(worst, key=lambda w: -w["class"]):
         name = (class_names or {}).get(w["class"], f"class {w['class']}")
-        if w.get("source") == "rectified" and "verdict" in w:
-            out.append(f"{name}: {verdict_sentence(w)}")
-        else:
-            out.append(f"worst subconcept of {name} — {describe_worst(w, class_names)}")
+        verdict = w.get("source") == "rectified" and "verdict" in w  # describe_worst says it
+        prefix = f"{name}: " if verdict else f"worst subconcept of {name} — "
+        out.append(prefix + describe_worst(w, class_names))
     if any(w["source"] == "label-free" for w in worst):
         out.append(
             "label-free per-subconcept recall: it shrinks toward the class's recall where the "

@@ -1,8 +1,5 @@
-"""Input validation and formatting shared by every metric (the ``_validate → _format`` step).
-
-Every public metric calls :func:`format_inputs` first: it turns numpy arrays or tensors into
-tensors on one device, checks values, and broadcasts them to one shape ``(..., N)``.
-"""
+"""Input validation and formatting shared by every metric: :func:`format_inputs` turns arrays or
+tensors into checked tensors of one shape ``(..., N)`` on one device."""
 
 from __future__ import annotations
 
@@ -43,8 +40,7 @@ _NOUNS = {"label": "labels", "score": "scores", "weight": "weights"}
 
 
 def _check_array_like(name: str, kind: str, value: object) -> None:
-    """Reject iterables that are not arrays: sets and dicts have no instance order, and a
-    generator or other iterator would be consumed (``np.asarray`` makes a 0-d object of each)."""
+    """Reject sets, dicts and iterators: no instance order, or used up by reading."""
     if isinstance(value, torch.Tensor | np.ndarray | Sequence) or any(
         hasattr(value, a) for a in ("__array__", "__array_interface__", "__array_struct__")
     ):
@@ -59,9 +55,7 @@ def _check_array_like(name: str, kind: str, value: object) -> None:
 
 
 def _widen_unsigned(arr: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
-    """uint16/32/64 as int64 (float64 for uint64 values of 2**63 and above, which int64 cannot
-    hold): torch implements few operations for these dtypes (no ``<``, no ``max``). Labels
-    compared with ``pos_label`` never come here and keep their exact values."""
+    """uint16/32/64 as int64 (float64 from 2**63): torch has few operations for them."""
     if isinstance(arr, np.ndarray):
         if arr.dtype.kind != "u" or arr.dtype.itemsize == 1:
             return arr
@@ -75,11 +69,7 @@ def _widen_unsigned(arr: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray
 
 
 def _as_array(name: str, value: ArrayLike) -> torch.Tensor | np.ndarray:
-    """A tensor, or a numpy array for anything else (lists, pandas); ``(N, 1)`` becomes ``(N,)``.
-
-    scikit-learn reads a column vector as one column of N instances; here a 2-D input with one
-    column is therefore N instances, not N batched rows of one instance each.
-    """
+    """A tensor, or a numpy array for anything else; ``(N, 1)`` is N instances ``(N,)``."""
     arr = value if isinstance(value, torch.Tensor) else np.asarray(value)
     if arr.ndim == 0:
         raise UserError(
@@ -147,10 +137,8 @@ def _binary_default(labels: dict[str, torch.Tensor | np.ndarray]) -> dict[str, t
     tensors = {}
     for name, arr in labels.items():
         if isinstance(arr, np.ndarray) and arr.dtype.kind not in "biuf":
-            if arr.dtype.kind == "O" and all(_is_number(v) for v in arr.flat):
-                arr = arr.astype(np.float64)
-            else:
-                shown = _distinct(name, arr)
+            if arr.dtype.kind != "O" or not all(_is_number(v) for v in arr.flat):
+                shown = _distinct(name, arr)  # objects of numbers: made numeric by _numeric
                 raise UserError(
                     f"{name} holds the labels {shown[:5]}; pass pos_label= to say which one "
                     "is the positive class"
@@ -206,24 +194,16 @@ def binary_labels(
     return _binary_with_pos_label(dict(labels), pos_label)
 
 
-def check_scores(name: str, t: torch.Tensor) -> None:
-    bad = torch.isnan(t)
-    if bool(bad.any()):
-        raise UserError(f"{name} contains NaN at {_first_bad(bad.cpu())}")
-
-
-def check_weights(name: str, t: torch.Tensor) -> None:
-    bad = ~torch.isfinite(t)
-    if bool(bad.any()):
-        value = t[bad][0].item()
-        raise UserError(f"{name} must be finite; found {value!r} at {_first_bad(bad.cpu())}")
-    bad = t < 0
-    if bool(bad.any()):
-        value = t[bad][0].item()
-        raise UserError(f"{name} must be non-negative; found {value!r} at {_first_bad(bad.cpu())}")
-
-
-_CHECKS = {"score": check_scores, "weight": check_weights}
+#: The value rules of each kind of argument (labels: :func:`binary_labels`): where a tensor
+#: breaks one, and what is said.
+_RULES = {
+    "label": [],
+    "score": [(torch.isnan, "contains NaN")],
+    "weight": [
+        (lambda t: ~torch.isfinite(t), "must be finite; found {!r}"),
+        (lambda t: t < 0, "must be non-negative; found {!r}"),
+    ],
+}
 
 
 class Inputs(NamedTuple):
@@ -267,8 +247,11 @@ def format_inputs(
     for name, value in present.items():
         t = binary[name] if name in binary else _numeric(name, value)
         t = t.to(device=device, dtype=dtype)
-        if name not in binary:
-            _CHECKS[kinds[name]](name, t)
+        for broken, what in _RULES[kinds[name]]:
+            bad = broken(t)
+            if bool(bad.any()):
+                found = what.format(t[bad][0].item())
+                raise UserError(f"{name} {found} at {_first_bad(bad.cpu())}")
         tensors[name] = t
     names = list(tensors)
     n = tensors[names[0]].shape[-1]
@@ -309,7 +292,7 @@ def scale_weights(w: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Te
     return scaled if mask is None else torch.where(mask, scaled, w)
 
 
-def warn_undefined(metric: str, what: str, undefined: torch.Tensor, context: str = "") -> None:
+def warn_undefined(metric: str, what: str, undefined: torch.Tensor) -> None:
     """Warn that ``metric`` is NaN where ``undefined`` (a bool tensor) is True."""
     n_bad = int(undefined.sum())
     if n_bad == 0:
@@ -317,9 +300,8 @@ def warn_undefined(metric: str, what: str, undefined: torch.Tensor, context: str
     where = ""
     if undefined.ndim > 0 and undefined.numel() > 1:
         where = f" in {n_bad} of {undefined.numel()} rows"
-    ctx = f" ({context})" if context else ""
     warnings.warn(
-        f"{metric}{ctx}: {what}{where}; the score is undefined and returned as NaN",
+        f"{metric}: {what}{where}; the score is undefined and returned as NaN",
         UndefinedMetricWarning,
         stacklevel=3,
     )

@@ -1,8 +1,6 @@
 """Weighted recall, balanced accuracy, F1 and class-standardised accuracy (docs/method.md,
-"Weighted scores"). Each metric is ``format_inputs → confusion sums → *_from_sums``; the
-bootstrap reuses the ``*_from_sums`` formulas, so point estimates and intervals share one
-definition. Inputs and results of every metric: :mod:`medeval.metrics`.
-"""
+"Weighted scores"): ``format_inputs → confusion sums → *_from_sums``, the formulas the bootstrap
+shares. Inputs and results of every metric: :mod:`medeval.metrics`."""
 
 from __future__ import annotations
 
@@ -59,20 +57,17 @@ def f1_from_sums(s: ConfusionSums) -> torch.Tensor:
 
 
 def _sums(
-    y_true: ArrayLike, y_pred: ArrayLike, sample_weight: ArrayLike | None, pos_label: Any
+    metric: str, needs: tuple[int, ...], y_true, y_pred, sample_weight, pos_label
 ) -> tuple[Inputs, ConfusionSums]:
-    """Format the inputs and reduce them to confusion sums (weights rescaled exactly)."""
+    """Confusion sums of the formatted inputs; warns where a class of ``needs`` weighs 0."""
     inputs = format_inputs(
         _KINDS, y_true=y_true, y_pred=y_pred, sample_weight=sample_weight, pos_label=pos_label
     )
     yt, yp, w = inputs.tensors
-    return inputs, confusion_sums(yt, yp, scale_weights(w))
-
-
-def _warn_classes(metric: str, s: ConfusionSums, classes: tuple[int, ...], context: str) -> None:
-    for c in classes:
-        total = s.neg if c == 0 else s.pos
-        warn_undefined(metric, f"class {c} has zero total weight", total <= 0, context)
+    s = confusion_sums(yt, yp, scale_weights(w))
+    for c in needs:
+        warn_undefined(metric, f"class {c} has zero total weight", (s.pos if c else s.neg) <= 0)
+    return inputs, s
 
 
 def class_recalls(
@@ -88,8 +83,7 @@ def class_recalls(
         ``(..., 2)`` array or tensor: ``[..., c]`` = Σ w [y=c, ŷ=c] / Σ w [y=c]; NaN (and a
         warning) for a class with zero total weight.
     """
-    inputs, s = _sums(y_true, y_pred, sample_weight, pos_label)
-    _warn_classes("class_recalls", s, (0, 1), "")
+    inputs, s = _sums("class_recalls", (0, 1), y_true, y_pred, sample_weight, pos_label)
     return inputs.result(torch.stack(recalls_from_sums(s), dim=-1))
 
 
@@ -114,8 +108,7 @@ def balanced_accuracy(
     Returns:
         ``(...)``: a float, numpy array or (for tensor input) tensor on the inputs' device.
     """
-    inputs, s = _sums(y_true, y_pred, sample_weight, pos_label)
-    _warn_classes("balanced_accuracy", s, (0, 1), "")
+    inputs, s = _sums("balanced_accuracy", (0, 1), y_true, y_pred, sample_weight, pos_label)
     return inputs.result(ba_from_sums(s))
 
 
@@ -135,8 +128,7 @@ def f1(
     Returns:
         ``(...)``: a float, numpy array or (for tensor input) tensor on the inputs' device.
     """
-    inputs, s = _sums(y_true, y_pred, sample_weight, pos_label)
-    _warn_classes("f1", s, (1,), "")
+    inputs, s = _sums("f1", (1,), y_true, y_pred, sample_weight, pos_label)
     return inputs.result(f1_from_sums(s))
 
 
@@ -159,7 +151,7 @@ def weighted_accuracy(
         q: scalar or array broadcastable to the leading shape ``(...)``, each in [0, 1].
         Other inputs as in :func:`balanced_accuracy`.
     """
-    inputs, s = _sums(y_true, y_pred, sample_weight, pos_label)
+    inputs, s = _sums("weighted_accuracy", (), y_true, y_pred, sample_weight, pos_label)
     qt = torch.as_tensor(np.asarray(q) if not isinstance(q, torch.Tensor) else q)
     qt = qt.to(dtype=inputs.dtype, device=inputs.device)
     if bool(torch.isnan(qt).any()) or bool(((qt < 0) | (qt > 1)).any()):

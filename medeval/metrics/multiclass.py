@@ -1,13 +1,5 @@
-"""The subconcept model's quality, from one confusion matrix (no I/O): its balanced accuracy
-and macro F1 over the subconcepts, and its balanced accuracy within each class (docs/method.md,
-"Label-free scores"). Every caller — the evaluation (test subconcepts or reference rows), the
-benchmark's records — takes them from here.
-
-Ill-defined values are NaN with an :class:`~medeval.metrics.UndefinedMetricWarning`, never a
-silent 0: a balanced accuracy with no subconcept present, a macro F1 with no subconcept
-present or predicted. A subconcept that is neither present nor predicted is left out of the
-macro F1 (scikit-learn's ``f1_score(average="macro")`` scores the labels it sees).
-"""
+"""The subconcept model's quality from one confusion matrix: balanced accuracy and macro F1 over
+the subconcepts, and balanced accuracy within each class (NaN and a warning where undefined)."""
 
 from __future__ import annotations
 

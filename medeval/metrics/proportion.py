@@ -1,13 +1,6 @@
-"""Small-sample intervals for proportions: per-subconcept recalls, true and label-free
-(docs/method.md, "Rectified scores", "Per-subconcept recall").
-
-The methods ``"wilson"``, ``"jeffreys"`` (with the Brown–Cai–DasGupta boundary modification) and
-``"clopper-pearson"`` have a coverage that can be computed exactly (:func:`exact_coverage`); the
-default, :data:`DEFAULT_METHOD`, was chosen by it. The label-free recall, a ratio of soft
-counts, gets the same method on the Kish effective number of rows
-(:func:`soft_recall_interval`); it sees the soft counts' sampling noise, not the subconcept
-model's error.
-"""
+"""Small-sample intervals for proportions (per-subconcept recalls, true and label-free), their
+exact coverage, and the soft counts' interval on the Kish effective number of rows
+(docs/method.md, "Per-subconcept recall")."""
 
 from __future__ import annotations
 

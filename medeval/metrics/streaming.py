@@ -1,8 +1,6 @@
-"""Subconcept-aware scores accumulated over batches and processes: a ``torchmetrics.Metric``
-giving the same point estimates as :func:`medeval.evaluate_predictions` (docs/method.md). BA and
-F1 states are confusion sums (``dist_reduce_fx="sum"``); AUC's are concatenated scores
-(``"cat"``). Lightning use: ``docs/integrations.md``.
-"""
+"""Subconcept-aware scores over batches and processes: a ``torchmetrics.Metric`` giving the point
+estimates of :func:`medeval.evaluate_predictions` from confusion sums and concatenated scores
+(Lightning use: ``docs/integrations.md``)."""
 
 from __future__ import annotations
 
@@ -37,12 +35,6 @@ from medeval.weights import (
 )
 
 __all__ = ["SubconceptScores", "instance_weights", "needs"]
-
-
-def _as_utilities(train_sizes: Mapping[str, Mapping[str, int]] | Utilities) -> Utilities:
-    if isinstance(train_sizes, Utilities):
-        return train_sizes
-    return utilities_from_train_sizes(train_sizes)
 
 
 def instance_weights(
@@ -160,7 +152,8 @@ class SubconceptScores(Metric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.utilities = _as_utilities(train_sizes)
+        u = train_sizes
+        self.utilities = u if isinstance(u, Utilities) else utilities_from_train_sizes(u)
         names = tuple(INSTANCE_SCORES if scores is None else scores)
         if isinstance(scores, str) or not names:
             raise UserError(f"scores must be a non-empty list of names from {INSTANCE_SCORES}")
@@ -212,12 +205,11 @@ class SubconceptScores(Metric):
             self.auc_rows.append(torch.stack([yt, ys, *(w[k] for k in self._auc_keys)], dim=-1))
 
     def _format(self, y_true: Any, y_score: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(N,)`` float64 labels in {0, 1} and scores on the metric's device, by the
-        functional metrics' input formatting (the same label encodings and checks)."""
+        """``(N,)`` float64 labels and scores, formatted as by the functional metrics."""
         yt, ys = _flat(y_true), _flat(y_score)
         if ys.shape != yt.shape:
             raise UserError(
-                f"y_score has {_numel(ys)} entries but y_true has {_numel(yt)}; they must match"
+                f"y_score has {len(ys)} entries but y_true has {len(yt)}; they must match"
             )
         inputs = format_inputs(
             {"y_true": "label", "y_score": "score"}, pos_label=self.pos_label, y_true=yt, y_score=ys
@@ -261,10 +253,6 @@ def _flat(values: Any) -> torch.Tensor | np.ndarray:
     """A tensor, or a numpy array for anything else (labels may be strings), as ``(N,)``."""
     a = values if isinstance(values, torch.Tensor) else np.asarray(values)
     return a.reshape(-1)
-
-
-def _numel(a: torch.Tensor | np.ndarray) -> int:
-    return a.numel() if isinstance(a, torch.Tensor) else a.size
 
 
 def _undefined(found: dict[str, str], score: str, totals: Mapping[int, torch.Tensor]) -> None:

@@ -18,7 +18,7 @@ def test_class_indicators_are_one_column_per_class():
 
 def test_the_table_orders_by_class_then_size_and_the_worst_is_named():
     notes = []
-    result = per_subconcept(Y, PRED, _plan(Y, SC, None, None, None), None, 0.95, notes)
+    result = per_subconcept(Y, PRED, _plan(Y, SC, None, None), None, 0.95, notes)
     table = result.table
     assert table["subconcept"].tolist() == ["n", "a", "b"]  # class 0, then class 1 by test size
     assert table["n_test"].tolist() == [3, 3, 2]
@@ -32,6 +32,6 @@ def test_the_table_orders_by_class_then_size_and_the_worst_is_named():
 
 
 def test_without_subconcepts_only_the_class_recalls():
-    result = per_subconcept(Y, PRED, _plan(Y, None, None, None, None), None, 0.95, [])
+    result = per_subconcept(Y, PRED, _plan(Y, None, None, None), None, 0.95, [])
     assert result.table.empty and "recall" in result.table.columns
     assert result.worst == [] and result.class_recall == pytest.approx({0: 2 / 3, 1: 3 / 5})

@@ -13,7 +13,7 @@ SC = ["neg", "neg", "rare", "big", "big", "big"]
 
 
 def test_without_sizes_or_posteriors_only_the_unweighted_scores_and_the_subsets():
-    plan = _plan(Y, SC, None, None, None)
+    plan = _plan(Y, SC, None, None)
     assert list(plan.weights) == [""]
     np.testing.assert_array_equal(plan.weights[""], np.ones(6))
     assert set(plan.unavailable) == {"w", "p", "c"}
@@ -27,18 +27,18 @@ def test_without_sizes_or_posteriors_only_the_unweighted_scores_and_the_subsets(
 
 
 def test_without_subconcepts_there_is_only_the_full_set():
-    plan = _plan(Y, None, None, None, None)
+    plan = _plan(Y, None, None, None)
     assert list(plan.subsets) == ["full"] and plan.sc_names == () and plan.sc_codes is None
 
 
 def test_a_subconcept_in_both_classes_is_refused():
     with pytest.raises(UserError, match="subconcept 'neg' holds instances of both classes"):
-        _plan(Y, ["neg", "neg", "neg", "big", "big", "big"], None, None, None)
+        _plan(Y, ["neg", "neg", "neg", "big", "big", "big"], None, None)
 
 
 def test_a_subconcept_list_of_the_wrong_length_is_refused():
     with pytest.raises(UserError, match=r"one entry per instance \(6\)"):
-        _plan(Y, SC[:5], None, None, None)
+        _plan(Y, SC[:5], None, None)
 
 
 def test_categorical_names_drop_unused_categories_and_merge_by_text():

@@ -14,15 +14,9 @@ All B replicates are one tensor computation, processed in row chunks to bound me
   subsets of docs/method.md, "Evaluation subsets and analyses" share the negatives (all majority
   instances), so one cumsum serves all.
 
-Counts are drawn with numpy on the CPU and with ``torch.randint`` on other devices. With numpy,
-replicate r is drawn by the generator seeded with ``(seed, r // block)`` (a block of up to 64
-replicates shares one), so the counts depend on neither the chunk size nor the number of
-threads; sums may differ in the last bit between chunk sizes. With torch: same seed, device and
-chunk size → same numbers.
-
-Memory: the counts never exist for all B replicates at once. Chunks of replicates, and every
-scratch buffer, are sized by a memory budget (``memory_budget=``, default
-:func:`default_memory_budget`); on the CPU several threads each draw and compute whole chunks.
+Counts are drawn with numpy on the CPU (the same seed gives the same counts whatever the chunks
+and threads) and with ``torch.randint`` elsewhere; chunks of replicates and every scratch buffer
+are sized by a memory budget (:func:`default_memory_budget`): docs/performance.md.
 
 Modules: docs/layout.md.
 """

@@ -1,7 +1,5 @@
 """The batched bootstrap's public plan, :class:`BatchedBootstrap`: planned once on fixed test
-data, then :meth:`~BatchedBootstrap.run` for any number of replicates (see
-:mod:`medeval.metrics.bootstrap`).
-"""
+data, then :meth:`~BatchedBootstrap.run` for any number of replicates."""
 
 from __future__ import annotations
 
@@ -24,7 +22,7 @@ from .budget import (
     default_memory_budget,
 )
 from .kernels import _Kernels
-from .planning import _resolve_generator, _StaticMatrices, _units
+from .planning import _StaticMatrices, _units
 from .replicates import Replicates
 
 
@@ -107,7 +105,11 @@ class BatchedBootstrap(_StaticMatrices, _BufferPlan, _Kernels):
                     f"{tuple(np.shape(w))}"
                 )
         self.device, self.dtype = torch.device(device), dtype
-        self.generator = _resolve_generator(generator, self.device)
+        if generator == "auto":
+            generator = "numpy" if self.device.type == "cpu" else "torch"
+        if generator == "numpy" and self.device.type != "cpu":
+            raise UserError("generator='numpy' draws into CPU memory; use device='cpu'")
+        self.generator = generator
         self.memory_budget = int(memory_budget or default_memory_budget(self.device))
         self.has_pred = y_pred is not None
         self.subset_names = tuple(subsets)
@@ -135,8 +137,7 @@ class BatchedBootstrap(_StaticMatrices, _BufferPlan, _Kernels):
             _return_freed_memory()  # the build's temporaries
 
     def _workers(self) -> int:
-        """Threads that each draw and compute whole chunks: torch's CPU threads with the
-        numpy generator (each then computes on one thread), else 1."""
+        """Threads that each draw and compute whole chunks (numpy generator), else 1."""
         if self.generator != "numpy":
             return 1
         return max(1, torch.get_num_threads())
@@ -221,9 +222,7 @@ class BatchedBootstrap(_StaticMatrices, _BufferPlan, _Kernels):
         return self.dtype.itemsize * (self.n_columns + n_auc + scores)
 
     def _run_parallel(self, job, n_chunks: int, size: int, workers: int, bar) -> None:
-        """``job(i, buffers)`` for every chunk on ``workers`` threads, each with its own
-        buffers; torch computes on one thread in each (numpy's generator and torch's kernels
-        release the GIL, so the threads run at once)."""
+        """``job(i, buffers)`` for every chunk on ``workers`` threads with their own buffers."""
         import queue
         from concurrent.futures import ThreadPoolExecutor, as_completed
 

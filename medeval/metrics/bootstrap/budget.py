@@ -1,8 +1,6 @@
-"""Memory budgeting of the batched bootstrap: the budget (declared as
-:data:`medeval.options.MEMORY_BUDGET`; :func:`default_memory_budget`), what the replicates'
-results take (:func:`check_replicates`), and the work buffers and chunks of replicates sized
-by it (:class:`_BufferPlan`); the CPU threads and the heap pages of small and large work.
-"""
+"""Memory of the batched bootstrap: the budget (:func:`default_memory_budget`), what the
+replicates' results take (:func:`check_replicates`), the work buffers and chunks sized by it
+(:class:`_BufferPlan`), CPU threads and heap pages."""
 
 from __future__ import annotations
 
@@ -114,8 +112,7 @@ _SMALL_WORK = 2**20  # elements per chunk below which one CPU thread is faster
 
 @contextmanager
 def _few_threads(device: torch.device, elements: int) -> Iterator[None]:
-    """One torch thread on the CPU for small work (a parallel region costs more than it saves
-    there), restored afterwards."""
+    """One torch thread on the CPU for small work, restored afterwards."""
     n = torch.get_num_threads()
     want = 1 if elements < _SMALL_WORK else n
     if device.type != "cpu" or want == n:
@@ -129,8 +126,7 @@ def _few_threads(device: torch.device, elements: int) -> Iterator[None]:
 
 
 def _return_freed_memory() -> None:
-    """Hand freed heap pages back to the OS (glibc ``malloc_trim``; a no-op elsewhere): glibc
-    keeps freed arrays of a few MiB, which would count against the peak memory."""
+    """Hand freed heap pages back to the OS (glibc ``malloc_trim``; else a no-op)."""
     global _malloc_trim
     if _malloc_trim is None:
         try:
@@ -154,9 +150,7 @@ _reuse = threading.local()
 
 @contextmanager
 def _reused(numel: int, dtype: torch.dtype, device: torch.device) -> Iterator[torch.Tensor]:
-    """A flat CPU buffer of at least ``numel`` elements that this thread keeps for its next
-    bootstrap (up to :data:`_REUSE_BYTES`: on small data page faults cost more than the
-    arithmetic); a buffer in use is never handed out twice."""
+    """A flat CPU buffer of ``numel`` or more elements, kept per thread for the next bootstrap."""
     if device.type != "cpu" or numel * dtype.itemsize > _REUSE_BYTES:
         yield torch.empty(numel, dtype=dtype, device=device)
         return
@@ -177,15 +171,12 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 class _BufferPlan:
-    """How much memory a :class:`~medeval.metrics.bootstrap.BatchedBootstrap` takes: its
-    work buffers and the chunks of replicates that fit its budget."""
+    """The work buffers of a :class:`BatchedBootstrap` and the chunks that fit its budget."""
 
     # Counts live in a (b, 1 + N) buffer whose column 0 stays 0, so that a cumsum over
     # columns 0..n_neg starts at 0 and AUC can index it without padding.
     def _buffer_shapes(self, b: int, work: bool) -> list[dict[str, tuple[int, int]]]:
-        """One worker's buffers by region: the counts, then (``work``) the scratch of the AUC
-        and that of the per-cell weighted counts, which share one region (a chunk's weighted
-        counts are summed before its AUC is computed, in the same worker)."""
+        """One worker's buffers by region: the counts, then the scratch (``work``)."""
         n, nn = len(self.perm), self.n_neg
         counts = {"C": (b, 1 + n)}
         if not self.identity:
@@ -196,27 +187,18 @@ class _BufferPlan:
             e = self._scratch_rows(r, 1 + nn, _ROW_STEP_BYTES)  # cumsum rows at once
             regions.append({"ext": (e, 1 + nn), "g1": (r, n - nn), "g2": (e, n - nn)})
         if self._per_cell and work:
-            regions.append({"cw": (self._cw_rows(b), 1 + n)})
+            regions.append({"cw": (self._scratch_rows(b, 1 + n, _ROW_STEP_BYTES), 1 + n)})
         return regions
 
     def _scratch_rows(self, b: int, row_elements: int, cpu_cap: int = _AUC_BYTES) -> int:
-        """Rows of a ``b``-row chunk whose scratch (``row_elements`` per row) is held at once:
-        on the CPU at most ``cpu_cap`` bytes, and never over a quarter of the budget."""
+        """Rows of a ``b``-row chunk whose scratch is held at once (within the caps)."""
         cap = min(cpu_cap if self.device.type == "cpu" else 2**62, self.memory_budget // 4)
         return max(1, min(b, cap // (self.dtype.itemsize * row_elements)))
 
     def _auc_rows(self, b: int) -> int:
-        """Rows of AUC scratch (cumsums and gathers) held at once (0 without AUC). A row is
-        counted as ``2·(1 + n_neg) + 2·n_pos`` elements, more than its buffers take (the
-        weighted counts share the cumsum's): the row groups, which set the shapes of the AUC
-        products and so their last bits, are those of the layout with a separate buffer."""
+        """Rows of AUC scratch held at once (the row groups set the AUC products' last bits)."""
         n, nn = len(self.perm), self.n_neg
         return self._scratch_rows(b, 2 * (1 + nn) + 2 * (n - nn)) if self._auc else 0
-
-    def _cw_rows(self, b: int) -> int:
-        """Rows of c·w scratch held at once for the weightings summed per cell (0: none)."""
-        n = len(self.perm)
-        return self._scratch_rows(b, 1 + n, _ROW_STEP_BYTES) if self._per_cell else 0
 
     def _buffer_numel(self, b: int, work: bool = True) -> int:
         sizes = [sum(r * k for r, k in s.values()) for s in self._buffer_shapes(b, work)]
@@ -225,8 +207,7 @@ class _BufferPlan:
     def _buffers(
         self, b: int, *, work: bool = True, storage: torch.Tensor | None = None
     ) -> dict[str, torch.Tensor]:
-        """One worker's buffers, views of ``storage`` (default: fresh): counts ``C`` (and
-        ``U`` for clusters), ``b`` rows, whose column 0 stays 0, and the AUC scratch."""
+        """One worker's buffers, views of ``storage`` (default: fresh); column 0 of counts is 0."""
         if storage is None:
             storage = torch.empty(self._buffer_numel(b, work), device=self.device, dtype=self.dtype)
         buf: dict[str, torch.Tensor] = {}
@@ -258,9 +239,7 @@ class _BufferPlan:
         return b * self._count_row_bytes() + self.dtype.itemsize * scratch
 
     def _chunks(self, n: int, chunk_size: int | None) -> list[int]:
-        """Replicates per chunk: ``chunk_size``, or as many as the memory budget holds when
-        each worker thread has its own buffers (on the CPU at most :data:`_CHUNK_BYTES` of
-        counts: larger chunks there only add page faults)."""
+        """Replicates per chunk: ``chunk_size``, or as many as the budget holds per worker."""
         if chunk_size is None:
             workers = min(self._workers(), max(1, n))
             scratch = self._work_bytes(n) - n * self._count_row_bytes()  # at most

@@ -1,7 +1,5 @@
-"""Kernels of the batched bootstrap: the replicates' counts drawn (numpy or torch), every
-count statistic and AUC numerator of a chunk of them, and the scores made from those
-(:class:`_Kernels`).
-"""
+"""Kernels of the batched bootstrap: the counts drawn (numpy or torch), each chunk's count
+statistics and AUC numerators, and the scores made from them (:class:`_Kernels`)."""
 
 from __future__ import annotations
 
@@ -15,18 +13,15 @@ from .replicates import Replicates
 
 
 class _Kernels:
-    """The arithmetic of a :class:`~medeval.metrics.bootstrap.BatchedBootstrap` on a chunk of
-    replicates."""
+    """The arithmetic of a :class:`BatchedBootstrap` on a chunk of replicates."""
 
     def _draw_block(self) -> int:
-        """Replicates that share one numpy generator: a power of two in [1, 64], fewer on
-        larger data, so that seeding a generator stays a small share of drawing."""
+        """Replicates that share one numpy generator: a power of two in [1, 64]."""
         per = max(1, 2**20 // max(1, self.n_units))
         return 1 << min(6, per.bit_length() - 1)
 
     def _fill_counts(self, buf: dict[str, torch.Tensor], start: int, b: int, state) -> torch.Tensor:
-        """Draw replicates ``start .. start + b - 1`` into ``buf``; returns the ``(b, 1 + N)``
-        counts view. ``state``: the seed (numpy) or the ``torch.Generator``."""
+        """Draw replicates ``start .. start + b - 1`` into ``buf``: the ``(b, 1 + N)`` counts."""
         units = buf["U"][:b]
         if self.generator == "numpy":
             block = self._draw_block()
@@ -47,9 +42,7 @@ class _Kernels:
     def _draw_numpy_block(
         self, units: torch.Tensor, seed: int, j: int, r0: int, r1: int, row: int
     ) -> None:
-        """Rows ``r0 .. r1 - 1`` of generator block ``j`` into ``units[row:]``. The block's
-        generator is seeded with ``(seed, j)`` and draws, stratum by stratum, the unit indices
-        of all its replicates at once (a chunk that needs part of a block draws all of it)."""
+        """Rows ``r0 .. r1 - 1`` of generator block ``j`` (seeded ``(seed, j)``) into ``units``."""
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(j,))))
         block, one = self._draw_block(), torch.ones((), dtype=self.dtype)
         for a, e in self.blocks:
@@ -85,15 +78,13 @@ class _Kernels:
             out[:, self._dense_cols] += torch.matmul(c, self._V)
 
     def _auc_numerators(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor):
-        """``out (b, Σk)`` ← 2 × AUC numerators of each weighting group and subset, for
-        groups of rows that fit the AUC scratch buffers."""
+        """``out (b, Σk)`` ← 2 × AUC numerators, in row groups that fit the scratch."""
         step = buf["g1"].shape[0]
         for r in range(0, c.shape[0], step):
             self._auc_block(c[r : r + step], buf, out[r : r + step])
 
     def _auc_block(self, c: torch.Tensor, buf: dict[str, torch.Tensor], out: torch.Tensor):
-        """One row group: each row's positives' terms into ``g1`` (the cumsums a few rows at
-        a time, see :data:`_ROW_STEP_BYTES`), then one product per weighting group."""
+        """One row group: the positives' terms into ``g1``, then one product per group."""
         b, nn, col, step = c.shape[0], self.n_neg, 0, buf["ext"].shape[0]
         g1 = buf["g1"][:b]
         for w_neg, _, pw in self._auc:
@@ -133,14 +124,11 @@ class _Kernels:
                     )
                     scores[(name, "AUC")] = auc_from_sums(sums)
                     col += k
-        recall = None
-        if self.n_subconcepts:
-            tot = S[:, self._rec_start :: 2][:, : self.n_subconcepts]
-            hits = S[:, self._rec_start + 1 :: 2][:, : self.n_subconcepts]
-            recall, _ = recalls_from_sums(ConfusionSums(tot, hits, tot, hits))
-        estimated = None
-        if self.n_soft:
-            tot = S[:, self._soft_start :: 2][:, : self.n_soft]
-            hits = S[:, self._soft_start + 1 :: 2][:, : self.n_soft]
-            estimated, _ = recalls_from_sums(ConfusionSums(tot, hits, tot, hits))
+
+        def recalls(start: int, k: int) -> torch.Tensor:  # columns: (total, hits) per group
+            tot, hits = S[:, start::2][:, :k], S[:, start + 1 :: 2][:, :k]
+            return recalls_from_sums(ConfusionSums(tot, hits, tot, hits))[0]
+
+        recall = recalls(self._rec_start, self.n_subconcepts) if self.n_subconcepts else None
+        estimated = recalls(self._soft_start, self.n_soft) if self.n_soft else None
         return Replicates(scores, recall, self.subset_names, n, seed, estimated_recall=estimated)

@@ -1,7 +1,5 @@
-"""Planning of the batched bootstrap: the resampling units and strata, the cells of
-instances, and the fixed statistics columns and AUC layout every replicate uses
-(:class:`_StaticMatrices`).
-"""
+"""Planning of the batched bootstrap: resampling units and strata, cells of instances, and the
+fixed statistics columns and AUC layout of every replicate (:class:`_StaticMatrices`)."""
 
 from __future__ import annotations
 
@@ -22,25 +20,10 @@ _CELL_LANES = 8  # accumulators per cell (see _build_statistics)
 _CELL_MIN_COLUMNS, _CELL_MIN_BYTES = 12, 2**26
 
 
-def _stable_argsort(x: np.ndarray) -> np.ndarray:
-    return np.argsort(x, kind="stable")
-
-
-def _resolve_generator(generator: str, device: torch.device) -> str:
-    """``auto`` → ``numpy`` on the CPU, ``torch`` elsewhere; checks that it fits the device."""
-    if generator == "auto":
-        generator = "numpy" if device.type == "cpu" else "torch"
-    if generator == "numpy" and device.type != "cpu":
-        raise UserError("generator='numpy' draws into CPU memory; use device='cpu'")
-    return generator
-
-
 def _units(
     strata_p: np.ndarray, clusters: np.ndarray | None, perm: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each column's resampling unit ``(N,)`` and each unit's stratum ``(U,)``: units are the
-    instances, or the clusters (which must not span strata). ``strata_p`` ``(N,)`` is in
-    column order, ``clusters`` ``(N,)`` in input order, ``perm`` ``(N,)`` maps the two."""
+    """Each column's resampling unit ``(N,)`` and each unit's stratum ``(U,)``."""
     n = len(strata_p)
     if clusters is None:
         return np.arange(n), strata_p
@@ -60,18 +43,14 @@ def _units(
 
 
 def _counts_by_cell(device: torch.device) -> bool:
-    """Statistics constant on cells may come from per-cell counts on the CPU (see
-    :data:`_CELL_MIN_COLUMNS`); elsewhere (GPUs) every statistic is a column of one dense
-    product, which is faster there than a scatter-add."""
+    """Whether statistics may come from per-cell counts (CPU; GPUs: dense products)."""
     return device.type == "cpu"
 
 
 def _cells(
     y: np.ndarray, hit: np.ndarray | None, masks: np.ndarray, sc: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each instance's cell ``(N,)`` (equal class, hit, subset memberships and subconcept) and
-    one instance of each cell ``(G,)``. The parts of the key are made one at a time (on
-    millions of rows, a list of them as int64 columns took more memory than the cells)."""
+    """Each instance's cell ``(N,)`` (class, hit, subsets, subconcept) and one row per cell."""
     sizes = [2] + [2] * (hit is not None) + [2] * masks.shape[1]
     if sc is not None:
         sizes.append(int(sc.max() - sc.min()) + 1 if len(sc) else 1)
@@ -98,15 +77,13 @@ def _cells(
 
 
 class _StaticMatrices:
-    """The fixed inputs of every replicate of a
-    :class:`~medeval.metrics.bootstrap.BatchedBootstrap`, built once from the test data."""
+    """The fixed inputs of every replicate of a :class:`BatchedBootstrap`."""
 
     def _set_units(
         self, unit_of_col: np.ndarray, unit_stratum: np.ndarray, no_clusters: bool
     ) -> None:
-        """Resampling layout from each column's unit ``(N,)`` and each unit's stratum
-        ``(U,)``: units sorted by stratum, the column → count map and the stratum blocks."""
-        order = _stable_argsort(unit_stratum)
+        """Resampling layout: units sorted by stratum, column → count map, stratum blocks."""
+        order = np.argsort(unit_stratum, kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
         col_unit = rank[unit_of_col]  # column j takes the count of unit col_unit[j]
@@ -132,9 +109,7 @@ class _StaticMatrices:
         return torch.as_tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
 
     def _permuted(self, v: np.ndarray | torch.Tensor) -> np.ndarray:
-        """``(1 + N,)`` float64: 0, then ``v`` ``(N,)`` in column order (one copy; its tail
-        is the weighting in column order, and the whole the zero-padded weights of a replicate's
-        counts)."""
+        """``(1 + N,)`` float64: 0, then ``v`` ``(N,)`` in column order."""
         v = np.asarray(torch.as_tensor(v).cpu(), dtype=np.float64)
         out = np.empty(1 + len(self.perm))
         out[0] = 0.0
@@ -142,16 +117,12 @@ class _StaticMatrices:
         return out
 
     def _build_rows(self, k: int) -> int:
-        """Rows of the dense matrix (``k`` columns) filled at once: the block's temporaries
-        (about ``8·(k + 2)`` bytes a row) take at most 32 MiB and a quarter of the budget."""
+        """Rows of the dense matrix (``k`` columns) filled at once."""
         cap = min(_CHUNK_BYTES, self.memory_budget // 4)
         return max(2**12, cap // (8 * (k + 2)))
 
     def _dense_matrix(self, specs, cell, w_np, q, hit) -> torch.Tensor:
-        """The dense ``(1 + N, k')`` matrix with a zero first row: a column ``w·f`` for each
-        ``(weighting or None, indicator over cells)`` of ``specs``, then, for each soft
-        membership s (column of ``q`` ``(N, S)``, input order), ``q_s`` and ``q_s·hit``; stored
-        column-major and filled in place a block of rows at a time (:meth:`_build_rows`)."""
+        """The dense ``(1 + N, k')`` matrix (zero first row), filled a block of rows at a time."""
         n, n_soft = len(self.perm), 0 if q is None else q.shape[1]
         Vt = torch.empty(len(specs) + 2 * n_soft, 1 + n, dtype=self.dtype)  # pages on write
         Vn = Vt.numpy()
@@ -172,8 +143,7 @@ class _StaticMatrices:
     def _build_statistics(
         self, y, y_pred, y_score, weights, masks, subconcept, n_sc, soft=None
     ) -> None:
-        """The fixed inputs of every replicate: the statistics columns (per-cell and dense)
-        and the AUC layout. Arrays are in column order (``perm``) except the inputs'."""
+        """The fixed inputs of every replicate: statistics columns and AUC layout."""
         perm = self.perm
         w_ext = {k: self._permuted(v) for k, v in weights.items()}
         w_np = {k: v[1:] for k, v in w_ext.items()}
@@ -207,8 +177,7 @@ class _StaticMatrices:
             self._auc_layout(y_score, w_ext, masks)
 
     def _column_specs(self, y, hit, masks, sc, first, w_np) -> list[tuple[str | None, np.ndarray]]:
-        """``(weighting or None, indicator over cells)`` for each column of S, in
-        :meth:`_finish`'s layout; sets the column offsets of each weighting and subconcept."""
+        """``(weighting or None, indicator over cells)`` for each column of S."""
         G = len(first)
         cy, cm = y[first] == 1, masks[first]
         ch = hit[first] if hit is not None else np.ones(G, bool)
@@ -231,9 +200,7 @@ class _StaticMatrices:
         return specs
 
     def _split_columns(self, specs, cell, first, w_np) -> tuple:
-        """Which columns come from per-cell counts (``M0`` ``(G, k)``), from per-cell sums of
-        a weighting (``M_w``) or from dense ``(N,)`` columns (their specs, with their column
-        indices); and whether ``M0`` is used."""
+        """Which columns come from per-cell counts, per-cell weighted sums or dense columns."""
         G, k = len(first), len(specs)
         # weightings constant on cells fold into M0; the others get dense columns (all of
         # them on devices where a product with dense columns beats a scatter-add)
@@ -269,8 +236,7 @@ class _StaticMatrices:
         return M0, M_w, dense_cols, dense, by_cell
 
     def _store_columns(self, cell, G, M0, M_w, w_ext, dense_cols) -> None:
-        """The statistics on the device: cell indices, ``M0`` (or None) and the per-cell
-        weightings (``w_ext``: each weighting as :meth:`_permuted` made it)."""
+        """The statistics on the device: cell indices, ``M0`` and the per-cell weightings."""
         # Long runs of one cell (the columns are in score order) would chain every add on one
         # accumulator: instance i adds to lane i mod L of its cell, and the lanes are summed.
         self._cells = (G, _CELL_LANES)
@@ -286,9 +252,7 @@ class _StaticMatrices:
         self._dense_cols = torch.as_tensor(dense_cols, dtype=torch.long, device=self.device)
 
     def _auc_layout(self, y_score, w_ext, masks) -> None:
-        """AUC: each positive's two positions among the sorted negatives, and one cumsum per
-        distinct negative weighting (bit for bit; the first weighting of each group stands for
-        it)."""
+        """AUC: each positive's positions among the negatives, one cumsum per weighting group."""
         perm, nn = self.perm, self.n_neg
         s = np.asarray(y_score, dtype=np.float64)[perm]
         self._lo = torch.as_tensor(np.searchsorted(s[:nn], s[nn:], side="left"), device=self.device)
