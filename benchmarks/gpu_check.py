@@ -131,9 +131,9 @@ class _TrainItems:
     def __init__(self, data, size: int) -> None:
         import numpy as np
 
-        from medeval.embeddings.images import _Rows
+        from medeval.embeddings.images import _rows
 
-        self.rows = _Rows(
+        self.rows = _rows(
             data, np.arange(len(data.labels)), size, image_cache=None, workers=0, progress=False
         )
         self.sc = np.unique(data.labels, return_inverse=True)[1]
@@ -142,7 +142,7 @@ class _TrainItems:
         return len(self.rows)
 
     def __getitem__(self, i: int):
-        return self.rows[i], float(self.sc[i] >= 2), int(self.sc[i])
+        return self.rows[i][0], float(self.sc[i] >= 2), int(self.sc[i])
 
 
 def _model(device):
