@@ -1,9 +1,6 @@
-"""RQ1–RQ4 tables and figures of a benchmark results folder (``python -m medeval.analyze``).
-
-Writes the files listed in docs/benchmark.md ("Analyses") into ``--out`` (default
-``DIR/analysis``), through a temporary folder that replaces ``--out`` only when complete
-(:class:`medeval.io.outdir.OutputFolder`).
-"""
+"""RQ1–RQ4 tables and figures of a benchmark results folder (``python -m medeval.analyze``;
+the files: docs/benchmark.md, "Analyses"), written whole or not at all
+(:class:`medeval.io.outdir.OutputFolder`)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
 """The embed pipeline (``python -m medeval.embed``): a data source → the rows of the task →
-embeddings → ``<out>/<name>.parquet`` and its record.
-
-The command line checks its options and prints; this function reads, embeds and writes. The
-library side of the embedding itself is :mod:`medeval.embeddings.table`, the table written is
-:mod:`medeval.io.embeddings`.
-"""
+embeddings (:mod:`medeval.embeddings.table`) → ``<out>/<name>.parquet`` and its record
+(:mod:`medeval.io.embeddings`)."""
 
 from __future__ import annotations
 
