@@ -27,7 +27,6 @@ from medeval.io.predictions import (
 )
 from medeval.io.predictions import _check_subconcepts as check_subconcepts
 from medeval.io.reference import reference_rows
-from medeval.io.tables import read_frame
 from medeval.options import SubconceptSettings
 from medeval.subconcept_model import SubconceptModel, subconcept_classes, train_sizes
 from medeval.weights import Utilities, utilities_from_train_sizes
@@ -252,14 +251,14 @@ def _scored(
         )
     source = Path(predictions) if predictions is not None else table.path
     given = predictions if predictions is not None else path  # a file, or the caller's frame
-    if s.discover and "subconcept" in _columns(given):
+    checked = read_predictions(given, None if s.discover else utilities, name=str(source))
+    if s.discover and checked.subconcept is not None:
         raise InputError(
             source,
             "has a 'subconcept' column, but with --discover the subconcepts are the discovered "
             "ones (the reference rows get theirs from the clustering): drop the column",
             column="subconcept",
         )
-    checked = read_predictions(given, None if s.discover else utilities, name=str(source))
     if checked.posteriors is not None:
         raise InputError(
             source,
@@ -304,11 +303,6 @@ def _in_order(table: PredictionTable, order: np.ndarray) -> PredictionTable:
     pick = [None if a is None else a[order] for a in (table.y_true, table.y_score, table.y_pred)]
     sc = None if table.subconcept is None else table.subconcept[order]
     return PredictionTable(table.path, *pick, sc, None)
-
-
-def _columns(given: str | Path | pd.DataFrame) -> list[str]:
-    frame = given if isinstance(given, pd.DataFrame) else read_frame(given, as_text=True)
-    return [str(c).strip() for c in frame.columns]
 
 
 def _posterior_files(

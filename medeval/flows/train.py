@@ -128,14 +128,12 @@ def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
         The run summary (see :func:`medeval.flows.rerun.summarize_run`); ``{}`` on ranks > 0.
     """
     out = Path(out)
-    want = cfg.train.device
-    cuda = device_name(want).startswith("cuda")
-    info: DistInfo = init_distributed(cuda=cuda)
+    info: DistInfo = init_distributed(cuda=device_name(cfg.train.device).startswith("cuda"))
     threads = torch.get_num_threads()
     try:
         if cfg.train.threads:  # the same sums on every machine: see TrainConfig.threads
             torch.set_num_threads(cfg.train.threads)
-        device = resolve_device(want, info)
+        device = resolve_device(cfg.train.device, info)
         torch.manual_seed(cfg.train.seed)
         data = load_data(cfg.data)
         if cfg.data.cache and cfg.data.options.get("skip_unreadable"):
@@ -245,7 +243,6 @@ def evaluate_checkpoint(
         calibration and the test part).
     """
     folder = Path(folder)
-    e = cfg.evaluation
     model = build_model_from(cfg, task, checkpoint, device)
     val = predict_part(cfg, task, split["validation"], model, device, images=images)
     cal = predict_part(cfg, task, split["calibration"], model, device, images=images)
@@ -281,7 +278,7 @@ def evaluate_checkpoint(
         read_predictions(tables["predictions.csv"], u, name=str(folder / "predictions.csv")),
         u,
         read_predictions(tables[REFERENCE_FILE], u, name=str(folder / REFERENCE_FILE)),
-        EvaluateSettings(**e.evaluation_options(), device=device),
+        EvaluateSettings(**cfg.evaluation.evaluation_options(), device=device),
         title=f"{task.source}/{task.name}, split {split.seed}",
     )
     return ev, calib
