@@ -84,14 +84,6 @@ def _num(x) -> float:
     return math.nan if x is None else float(x)
 
 
-def _config(run: Path) -> tuple[str, dict]:
-    """The run's ``config.yaml`` as text and as a mapping (empty when absent)."""
-    import yaml
-
-    text = (run / "config.yaml").read_text() if (run / "config.yaml").is_file() else ""
-    return text, (yaml.safe_load(text) if text else {}) or {}
-
-
 def summarize_run(run: str | Path) -> dict:
     """Collect ``split_*/metrics.json`` into summary.json / summary.csv / report.md /
     report.html.
@@ -101,6 +93,8 @@ def summarize_run(run: str | Path) -> dict:
         {split: metrics.json intervals}, ``recommended`` {family: score} (the rectified one
         where every split has it), ``reference`` {split: its reference rows} and more.
     """
+    import yaml
+
     from medeval.report.summary import SplitView, config_notes, report_html, report_markdown
 
     run = Path(run)
@@ -124,7 +118,7 @@ def summarize_run(run: str | Path) -> dict:
         )
     per_split = {s: {k: _num(m["scores"].get(k)) for k in ALL_SCORES} for s, m in metrics.items()}
     recommended = {s: m.get("recommended", RECOMMENDED) for s, m in metrics.items()}
-    config, cfg = _config(run)
+    config = (run / "config.yaml").read_text() if (run / "config.yaml").is_file() else ""
     summary = {
         "run": str(run),
         "splits": list(metrics),
@@ -134,7 +128,7 @@ def summarize_run(run: str | Path) -> dict:
         "reference": {s: m.get("reference") for s, m in metrics.items()},
         "worst_subconcepts": {s: m.get("worst_subconcepts") or [] for s, m in metrics.items()},
         "calibration": calib,
-        "notes": config_notes(cfg),
+        "notes": config_notes(yaml.safe_load(config) if config else None),
     }
     rows = _summary_rows(summary)
     task = _read(run / "task.json") if (run / "task.json").is_file() else None
