@@ -1,9 +1,6 @@
-"""RQ1–RQ4 tables and figures of a benchmark results folder (``python -m medeval.analyze``).
-
-Writes the files listed in docs/benchmark.md ("Analyses") into ``--out`` (default
-``DIR/analysis``), through a temporary folder that replaces ``--out`` only when complete
-(:class:`medeval.io.outdir.OutputFolder`).
-"""
+"""RQ1–RQ4 tables and figures of a benchmark results folder (``python -m medeval.analyze``;
+the files: docs/benchmark.md, "Analyses"), written whole or not at all
+(:class:`medeval.io.outdir.OutputFolder`)."""
 
 from __future__ import annotations
 
@@ -205,17 +202,15 @@ def write_agreement(records: list[dict[str, Any]], out: Path) -> pd.DataFrame:
     return table
 
 
-def _summary(records, scores, rq1, rq2, timing, quality=None) -> str:
+def _summary(records, scores, rq1, rq2, timing, quality) -> str:
     total = timing[timing.dataset == "ALL"].iloc[0]
     lines = [
         "# Benchmark analyses\n",
         f"{len(records)} records; {len({r['dataset'] for r in records})} data sets; methods "
         f"{', '.join(sorted({r['method'] for r in records}))}.\n",
         "pAUC = ROC AUC with predicted utility weights (not partial AUC).\n",
-    ]
-    if quality is not None:
-        lines += ["### Subconcept model\n", weak_markdown(quality)]
-    lines += [
+        "### Subconcept model\n",
+        weak_markdown(quality),
         scores_markdown(scores),
         gap_markdown(rq1),
         weight_error_markdown(rq2),

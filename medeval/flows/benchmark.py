@@ -127,8 +127,7 @@ def run_benchmark(
 
 
 def _checked_inputs(s: BenchmarkSettings) -> tuple[list[str], Collection, list[str]]:
-    """The methods, the collection (with the user's task, if any) and the data sets to run,
-    each checked before anything is written."""
+    """The methods, the collection (with the user's task) and the data sets, checked."""
     try:
         methods = check_methods(list(s.methods))
     except ValueError as exc:
@@ -148,8 +147,7 @@ def _checked_inputs(s: BenchmarkSettings) -> tuple[list[str], Collection, list[s
 def _protocol_settings(
     s: BenchmarkSettings, collection: Collection, store: ResultsStore, options: EvaluationOptions
 ) -> dict[str, object]:
-    """The settings a results folder's records were made with (``run.json``): a resume with
-    others is refused."""
+    """The settings the records are made with (``run.json``): a resume with others is refused."""
     settings = {
         "collection": collection.name,
         "collection_path": collection.path,
@@ -171,8 +169,7 @@ def _protocol_settings(
 
 
 def _old_settings(store: ResultsStore) -> dict:
-    """The folder's ``run.json`` settings, or ``{}`` where there are none yet or the file is
-    not readable (``check_settings`` then names the problem)."""
+    """The folder's ``run.json`` settings, or ``{}`` (``check_settings`` names any problem)."""
     try:
         return store.settings() or {}
     except (OSError, ValueError, UserError):
@@ -184,18 +181,18 @@ MAX_NAMED = 5
 
 
 def check_tables(collection, datasets: list[str]) -> None:
-    """Read every data set the run will use before the grid starts (and before the results
-    folder is touched), so that a bad table or KEEL / PMLB file (empty, unparsable) is one
-    error naming each bad file, column and row (exit code 2), not one failed unit per split
-    after the folder was started."""
+    """Read every data set the run will use before the results folder is touched: bad tables
+    are one error naming each file, column and row, not one failed unit per split."""
     problems = []
     for name in datasets:
         try:
             data = collection.load(name)
             if len(data) == 0:
                 problems.append(f"{collection.file(name)}: no rows")
-            else:
-                _check_task(data, collection.task_of(name))
+            elif (spec := TaskSpec.from_dict(collection.task_of(name))) is not None:
+                with warnings.catch_warnings():  # said by the units that build the task
+                    warnings.simplefilter("ignore", SmallSubconceptWarning)
+                    make_task(data, spec, seed=0)
         except (DataError, FileNotFoundError) as exc:
             problems.append(" ".join(str(exc).split()))
     if problems:
@@ -206,21 +203,9 @@ def check_tables(collection, datasets: list[str]) -> None:
         raise DataError(text)
 
 
-def _check_task(data, task: dict | None) -> None:
-    """The user's task can be made of ``data`` (a label it names is in the data, ...); its
-    small-subconcept warnings are said by the units that build it."""
-    spec = TaskSpec.from_dict(task)
-    if spec is None:
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SmallSubconceptWarning)
-        make_task(data, spec, seed=0)
-
-
 def check_scheduler(address: str, timeout: float = 5.0) -> None:
-    """A :class:`DataError` naming ``address`` when no Dask scheduler listens there, found in
-    seconds before the results folder is touched (Dask itself retries for 30 s, then fails with
-    a traceback)."""
+    """A :class:`DataError` naming ``address`` when no Dask scheduler listens there (Dask itself
+    retries for 30 s, then fails with a traceback)."""
     import socket
     from urllib.parse import urlsplit
 

@@ -1,13 +1,6 @@
-"""Evaluation without subconcept labels: embeddings → discovered subconcepts → evaluation
-(the library side of ``python -m medeval.discover``; inputs and outputs: docs/discovery.md).
-
-Each class of the training embeddings is clustered
-(:func:`medeval.discovery.discover_subconcepts`); the predictions gain posterior columns
-``q_c<class>_k<j>``, the cluster sizes become ``train_sizes.json``, and that very table is
-evaluated in memory by :func:`medeval.evaluation.evaluate`. Each discovered subconcept gets a
-label-free recall (``clusters.csv``, ``clusters.png``) and a sheet of its most typical training
-instances (``examples.png``) so that a clinician can name it.
-"""
+"""Evaluation without subconcept labels: embeddings → subconcepts discovered per class →
+posteriors → evaluation, with each cluster's recall and typical instances (the library side of
+``python -m medeval.discover``; inputs and outputs: docs/discovery.md)."""
 
 from __future__ import annotations
 
@@ -82,8 +75,7 @@ def discover_and_evaluate(
 def _read_inputs(
     train: Path, test: Path, pred_path: Path, positive: str | None
 ) -> tuple[FeatureTable, np.ndarray, FeatureTable, tuple[PredictionTable, pd.DataFrame]]:
-    """Both embedding tables, the training classes and the predictions (checked, and as
-    given), checked against each other."""
+    """Both embedding tables, the training classes and the predictions, checked together."""
     tr, te = read_embeddings(train), read_embeddings(test)
     if tr.features != te.features:
         raise InputError(
@@ -104,9 +96,7 @@ def _read_inputs(
 def _discovered(
     disc: Discovery, checked: PredictionTable, raw: pd.DataFrame, te: FeatureTable
 ) -> tuple[PredictionTable, dict[str, bytes]]:
-    """The test table with the discovered posteriors, and from the same posteriors the files
-    predictions.csv (the input predictions + ``q_`` columns), train_sizes.json and
-    discovery.json."""
+    """The test table with the discovered posteriors, and its files."""
     q = disc.predict_proba(te.X)
     out_pred = raw.copy()
     for name in disc.names:
@@ -167,13 +157,7 @@ def _check_alignment(test: FeatureTable, predictions: pd.DataFrame, pred_path: P
 def _check_classes(
     test: FeatureTable, table: PredictionTable, pred_path: Path, positive: str | None
 ) -> None:
-    """Where the test embeddings carry the class of each row (``y``, or ``label`` with
-    ``positive``), the predictions' ``y_true`` must agree row by row: a file in another row
-    order would be evaluated against the wrong posteriors.
-
-    Raises:
-        InputError: naming ``y_true``, the first row that disagrees and both files.
-    """
+    """The predictions' ``y_true`` agrees row by row with the test embeddings' classes."""
     frame = test.rest
     if "y" in frame.columns and positive is None:
         y = pd.to_numeric(frame["y"], errors="coerce").to_numpy()
@@ -195,8 +179,7 @@ def _check_classes(
 
 
 def _read_raw_predictions(path: Path) -> tuple[PredictionTable, pd.DataFrame]:
-    """The predictions file checked, and as given (kept column for column in the output
-    predictions)."""
+    """The predictions file checked, and as given (the output keeps its columns)."""
     table = read_predictions(path)  # validates y_true, y_score / y_pred
     if table.posteriors is not None or table.subconcept is not None:
         raise InputError(

@@ -1,10 +1,6 @@
 """The embed pipeline (``python -m medeval.embed``): a data source → the rows of the task →
-embeddings → ``<out>/<name>.parquet`` and its record.
-
-The command line checks its options and prints; this function reads, embeds and writes. The
-library side of the embedding itself is :mod:`medeval.embeddings.table`, the table written is
-:mod:`medeval.io.embeddings`.
-"""
+embeddings (:mod:`medeval.embeddings.table`) → ``<out>/<name>.parquet`` and its record
+(:mod:`medeval.io.embeddings`)."""
 
 from __future__ import annotations
 
@@ -54,6 +50,8 @@ def embed_source(
     With ``skip_unreadable`` among ``options`` and an image cache, files that pass the header
     check but cannot be decoded are left out too.
     """
+    import numpy as np
+
     from medeval.datasets import load
     from medeval.datasets.base import load_notes
     from medeval.datasets.cache import skip_undecodable
@@ -61,6 +59,7 @@ def embed_source(
     from medeval.io.embeddings import write_table
     from medeval.io.features import FEATURE
     from medeval.io.outdir import mark
+    from medeval.tasks.user import make_task
 
     options = dict(options or {})
     data = load(source, path, name=name, **options)
@@ -70,8 +69,9 @@ def embed_source(
             f"--out {out}: already holds {name}.parquet; give --force to replace it, or choose "
             "another --out"
         )
-    if spec is not None:
-        data = _task_rows(data, spec)
+    if spec is not None:  # the task's rows, once it is known to be made (exit 2 before embedding)
+        make_task(data, spec, seed=0)
+        data = data.subset(np.flatnonzero(~np.isin(data.labels, list(spec.drop))))
     if options.get("skip_unreadable") and settings.image_cache is not None:
         data = skip_undecodable(
             data, size=settings.size, cache_dir=settings.image_cache, workers=settings.workers,
@@ -97,15 +97,3 @@ def embed_source(
         notes=list(load_notes(data, f"{name}.embedding.json")),
         synthetic=bool(data.meta.get("synthetic")),
     )
-
-
-def _task_rows(data, spec):
-    """The rows of ``data`` the user's task uses (``--drop`` labels left out), after checking
-    that the task can be made (a label it names is not in the data: exit 2 before any
-    embedding)."""
-    import numpy as np
-
-    from medeval.tasks.user import make_task
-
-    make_task(data, spec, seed=0)
-    return data.subset(np.flatnonzero(~np.isin(data.labels, list(spec.drop))))

@@ -1,8 +1,6 @@
 """A predictions file → its :class:`~medeval.evaluation.Evaluation` (the library side of
 ``python -m medeval.evaluate``): the files read and checked, then
-:func:`medeval.evaluation.evaluate`, the evaluation of every tool. The files a user reads are
-rendered by :func:`medeval.report.outputs.output_files`.
-"""
+:func:`medeval.evaluation.evaluate`, the evaluation of every tool."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """Test predictions (+ the labels given so far, + reference rows) → the test rows to label next:
-``python -m medeval.label`` (docs/own_model.md, "Label next").
-
-:func:`label_next` reads the files, evaluates what is known so far (the rectified recall of
-every subconcept's test rows, its verdict, which could be worst), chooses the next batch where
-a label decides most (:func:`medeval.evaluation.label_design.plan_batch`) and returns the sheet
-(``to_label.csv``'s frame) with the lines that say what was decided and what the batch is for.
-The same inputs and seed propose the same rows.
-"""
+``python -m medeval.label`` (docs/own_model.md, "Label next"); the same inputs and seed propose
+the same rows."""
 
 from __future__ import annotations
 
@@ -52,7 +46,9 @@ def label_next(
     reference: str | Path | None = None,
     settings: LabelSettings | None = None,
 ) -> LabelBatch:
-    """The next batch of test rows to label (see the module).
+    """The next batch of test rows to label: what is known so far (each subconcept's rectified
+    recall and verdict), then the rows where a label decides most
+    (:func:`medeval.evaluation.label_design.plan_batch`).
 
     Raises:
         InputError: a predictions file without ``id`` or posteriors, or a bad labels file,

@@ -1,14 +1,6 @@
 """Your own model: features → subconcept posteriors → evaluation (the library side of
-``python -m medeval.subconcepts``; inputs and outputs: docs/own_model.md).
-
-The subconcept model (:class:`~medeval.subconcept_model.SubconceptModel`) is fitted on TRAIN
-(or the subconcepts discovered per class, with ``discover``); TEST and REF gain
-``q_<subconcept>`` columns (``predictions.csv``, ``reference.csv``), TRAIN's counts become
-``train_sizes.json``, and those very tables are evaluated in memory by
-:func:`medeval.evaluation.evaluate`, with REF as the reference rows (the rectified scores).
-The posteriors are the fitted model's, without a within-class calibration step
-(docs/own_model.md says why).
-"""
+``python -m medeval.subconcepts``; inputs, outputs and why there is no within-class calibration
+step: docs/own_model.md)."""
 
 from __future__ import annotations
 
@@ -35,7 +27,6 @@ from medeval.io.predictions import (
 )
 from medeval.io.predictions import _check_subconcepts as check_subconcepts
 from medeval.io.reference import reference_rows
-from medeval.io.tables import read_frame
 from medeval.options import SubconceptSettings
 from medeval.subconcept_model import SubconceptModel, subconcept_classes, train_sizes
 from medeval.weights import Utilities, utilities_from_train_sizes
@@ -98,7 +89,10 @@ def fit_and_evaluate(
     settings: SubconceptSettings | None = None,
     estimator: Any = None,
 ) -> OwnModel:
-    """The whole flow, in memory (see the module docstring).
+    """The whole flow, in memory: the subconcept model is fitted on TRAIN (or the subconcepts
+    discovered per class, with ``discover``); TEST and REF gain ``q_<subconcept>`` columns, and
+    those very tables are evaluated by :func:`medeval.evaluation.evaluate`, REF as the
+    reference rows.
 
     Args:
         train, test, reference: files, or DataFrames with the same columns (read as the same
@@ -172,8 +166,7 @@ def _train_classes(tr: FeatureTable) -> np.ndarray:
 def _fit_model(
     tr: FeatureTable, y: np.ndarray, names: np.ndarray | None, s: SubconceptSettings, estimator
 ) -> tuple[SubconceptModel, Any]:
-    """The subconcept model fitted on TRAIN's subconcepts: ``names`` (checked), or discovered
-    when ``names`` is ``None``."""
+    """The subconcept model fitted on TRAIN's ``names``, or on discovered ones (``None``)."""
     disc = None
     if names is None:
         disc = discover_subconcepts(tr.X, y, **s.discovery_options(), seed=s.seed)
@@ -223,8 +216,7 @@ def _train_subconcepts(tr: FeatureTable, y: np.ndarray) -> np.ndarray:
 
 
 def _warn_single_rows(path: Path, names: np.ndarray, sides: dict[str, int]) -> None:
-    """A class-1 subconcept with one training row gets the largest utility there is (the
-    largest class-0 subconcept's size: ~100× beside 100 rows) from one row: said, by name."""
+    """Name each class-1 subconcept of one training row: it gets the largest utility there is."""
     found, counts = np.unique(names, return_counts=True)
     largest = max(k for n, k in zip(found, counts, strict=True) if sides[n] == 0)
     single = [repr(n) for n, k in zip(found, counts, strict=True) if k == 1 and sides[n] == 1]
@@ -246,8 +238,7 @@ def _scored(
     *,
     role: str,
 ) -> _Rows:
-    """TEST or REF (a file or a DataFrame): features like TRAIN's, predictions checked against
-    the train sizes."""
+    """TEST or REF: features like TRAIN's, predictions checked against the train sizes."""
     table = read_feature_table(path, tr.features, name=f"{role} (DataFrame)")
     extra = [c for c in table.rest.columns if FEATURE.match(str(c))]
     if s.features is None and extra:  # the model would silently leave them out
@@ -260,14 +251,14 @@ def _scored(
         )
     source = Path(predictions) if predictions is not None else table.path
     given = predictions if predictions is not None else path  # a file, or the caller's frame
-    if s.discover and "subconcept" in _columns(given):
+    checked = read_predictions(given, None if s.discover else utilities, name=str(source))
+    if s.discover and checked.subconcept is not None:
         raise InputError(
             source,
             "has a 'subconcept' column, but with --discover the subconcepts are the discovered "
             "ones (the reference rows get theirs from the clustering): drop the column",
             column="subconcept",
         )
-    checked = read_predictions(given, None if s.discover else utilities, name=str(source))
     if checked.posteriors is not None:
         raise InputError(
             source,
@@ -295,12 +286,7 @@ def _scored(
 def _own_subconcepts(
     table: FeatureTable, frame: pd.DataFrame, checked: PredictionTable, utilities: Utilities | None
 ) -> tuple[pd.DataFrame, PredictionTable]:
-    """The table's own ``subconcept`` column joined to predictions from a file of their own
-    (which lack it): the true test subconcepts give wBA, as in one file.
-
-    Raises:
-        InputError: an empty, unknown or wrong-class subconcept, naming the table's file.
-    """
+    """The table's own ``subconcept`` column joined to predictions from a file of their own."""
     names = table.rest["subconcept"].astype(str).str.strip()
     empty = np.flatnonzero((names == "").to_numpy())
     if len(empty):
@@ -319,16 +305,10 @@ def _in_order(table: PredictionTable, order: np.ndarray) -> PredictionTable:
     return PredictionTable(table.path, *pick, sc, None)
 
 
-def _columns(given: str | Path | pd.DataFrame) -> list[str]:
-    frame = given if isinstance(given, pd.DataFrame) else read_frame(given, as_text=True)
-    return [str(c).strip() for c in frame.columns]
-
-
 def _posterior_files(
     model: SubconceptModel, te: _Rows, ref: _Rows | None
 ) -> tuple[dict[str, PredictionTable], dict[str, bytes]]:
-    """The test (and reference) tables with the subconcept model's posteriors, and from the
-    same posteriors the files predictions.csv, reference.csv and train_sizes.json."""
+    """The test (and reference) tables with the model's posteriors, and their files."""
     files = {"train_sizes.json": json_text(model.train_sizes_).encode()}
     tables = {}
     for name, rows in (("predictions.csv", te), ("reference.csv", ref)):
@@ -350,8 +330,7 @@ def _evaluate(
     s: SubconceptSettings,
     ref: _Rows | None,
 ) -> Evaluation:
-    """The evaluation of the tables the files a user gets hold, REF as the reference rows;
-    messages name the user's files (the tables were read from them)."""
+    """The evaluation of the tables, REF as the reference rows; messages name the user's files."""
     u = utilities_from_train_sizes(model.train_sizes_)
     es = EvaluateSettings(**s.evaluation_options(), device=s.device)
     rows = None
@@ -374,7 +353,7 @@ def _describe(
         "features": tr.features,
         "subconcepts": model.train_sizes_,
         "discovered": s.discover,
-        "calibration": None,  # no within-class calibration step (see the module docstring)
+        "calibration": None,  # none within class: docs/own_model.md
     }
 
 

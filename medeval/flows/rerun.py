@@ -1,12 +1,6 @@
-"""A run folder → its splits (re-)evaluated from their saved predictions → the run summary
-(``python -m medeval.evaluate --run`` and the end of every training run).
-
-Files in the run folder: ``summary.json``, ``summary.csv`` (one row per score: whether it is
-recommended, mean, sd, n_splits, then per split its value and interval ``<split>_low`` /
-``<split>_high``), ``report.md`` and ``report.html`` (rendered by :mod:`medeval.report.summary`).
-A split folder with ``reference.csv`` (its validation and calibration parts) is evaluated with
-those reference rows, so its recommended scores are the rectified rBA / rF1 / rAUC.
-"""
+"""A run folder → its splits (re-)evaluated from their saved predictions (with their reference
+rows, ``reference.csv``) → the run summary (``python -m medeval.evaluate --run`` and the end of
+every training run; the files: docs/imaging.md)."""
 
 from __future__ import annotations
 
@@ -90,14 +84,6 @@ def _num(x) -> float:
     return math.nan if x is None else float(x)
 
 
-def _config(run: Path) -> tuple[str, dict]:
-    """The run's ``config.yaml`` as text and as a mapping (empty when absent)."""
-    import yaml
-
-    text = (run / "config.yaml").read_text() if (run / "config.yaml").is_file() else ""
-    return text, (yaml.safe_load(text) if text else {}) or {}
-
-
 def summarize_run(run: str | Path) -> dict:
     """Collect ``split_*/metrics.json`` into summary.json / summary.csv / report.md /
     report.html.
@@ -107,6 +93,8 @@ def summarize_run(run: str | Path) -> dict:
         {split: metrics.json intervals}, ``recommended`` {family: score} (the rectified one
         where every split has it), ``reference`` {split: its reference rows} and more.
     """
+    import yaml
+
     from medeval.report.summary import SplitView, config_notes, report_html, report_markdown
 
     run = Path(run)
@@ -130,7 +118,7 @@ def summarize_run(run: str | Path) -> dict:
         )
     per_split = {s: {k: _num(m["scores"].get(k)) for k in ALL_SCORES} for s, m in metrics.items()}
     recommended = {s: m.get("recommended", RECOMMENDED) for s, m in metrics.items()}
-    config, cfg = _config(run)
+    config = (run / "config.yaml").read_text() if (run / "config.yaml").is_file() else ""
     summary = {
         "run": str(run),
         "splits": list(metrics),
@@ -140,7 +128,7 @@ def summarize_run(run: str | Path) -> dict:
         "reference": {s: m.get("reference") for s, m in metrics.items()},
         "worst_subconcepts": {s: m.get("worst_subconcepts") or [] for s, m in metrics.items()},
         "calibration": calib,
-        "notes": config_notes(cfg),
+        "notes": config_notes(yaml.safe_load(config) if config else None),
     }
     rows = _summary_rows(summary)
     task = _read(run / "task.json") if (run / "task.json").is_file() else None
@@ -153,8 +141,7 @@ def summarize_run(run: str | Path) -> dict:
 
 
 def _common_recommendation(per_split: dict[str, dict]) -> dict[str, str]:
-    """Per family the score every split recommends; the class-conditional one where they
-    differ (a split without reference rows) or there is no split."""
+    """Per family the score every split recommends, else the class-conditional one."""
     out = dict(RECOMMENDED)
     for family in out:
         names = {rec.get(family) for rec in per_split.values()}
@@ -275,12 +262,9 @@ class MissingReferenceWarning(UserWarning):
 
 def check_split_predictions(run: Path, folders: list[Path]) -> None:
     """Each split's ``predictions.csv`` holds the test rows the run's ``splits.csv`` lists for
-    that split, and its ``reference.csv`` its validation and calibration rows: as many, with the
-    same ids, none cut short. Checked for every split before any
-    is re-evaluated, so a damaged file stops the run before a split or the summary is
-    overwritten with scores of a part of the test set. A split whose ``reference.csv`` is gone
-    while the manifest lists its validation and calibration rows is named in a
-    :class:`MissingReferenceWarning` (its recommended scores become the class-conditional ones).
+    it, and its ``reference.csv`` its validation and calibration rows, before any split is
+    re-evaluated (a damaged file must not overwrite a split or the summary). A split whose
+    ``reference.csv`` is gone is named in a :class:`MissingReferenceWarning`.
 
     Raises:
         InputError: naming the split's predictions or reference file and what is missing or
@@ -293,6 +277,7 @@ def check_split_predictions(run: Path, folders: list[Path]) -> None:
     require = [c for c in ("split_seed", "part", "id") if c not in plan.columns]
     if require:
         raise InputError(manifest, "missing (the run's manifest)", column=require[0])
+    lost = []  # (folder, seed, reference rows) of the splits without reference.csv
     for folder in folders:
         seed = folder.name.split("_", 1)[1]
         rows = plan.loc[plan["split_seed"] == seed]
@@ -302,17 +287,16 @@ def check_split_predictions(run: Path, folders: list[Path]) -> None:
         if ref and (folder / REFERENCE_FILE).is_file():
             what = f"validation and calibration rows of split {seed}"
             _check_rows(folder / REFERENCE_FILE, ref, what)
-    for folder in folders:
-        seed = folder.name.split("_", 1)[1]
-        n_ref = int(((plan["split_seed"] == seed) & plan["part"].isin(REFERENCE_PARTS)).sum())
-        if n_ref and not (folder / REFERENCE_FILE).is_file():
-            warnings.warn(
-                f"{folder / REFERENCE_FILE} is missing (split {seed}'s {n_ref} validation and "
-                "calibration rows): the split gets no rectified scores, and the run recommends "
-                "cBA, cF1, cAUC instead of rBA, rF1, rAUC",
-                MissingReferenceWarning,
-                stacklevel=3,
-            )
+        elif ref:
+            lost.append((folder, seed, len(ref)))
+    for folder, seed, n_ref in lost:
+        warnings.warn(
+            f"{folder / REFERENCE_FILE} is missing (split {seed}'s {n_ref} validation and "
+            "calibration rows): the split gets no rectified scores, and the run recommends "
+            "cBA, cF1, cAUC instead of rBA, rF1, rAUC",
+            MissingReferenceWarning,
+            stacklevel=3,
+        )
 
 
 def _check_rows(path: Path, expected: list[str], rows: str) -> None:
@@ -343,10 +327,8 @@ def _check_rows(path: Path, expected: list[str], rows: str) -> None:
 def evaluate_split_folder(
     folder: str | Path, settings: EvaluateSettings, *, title: str, labels: Path | None = None
 ) -> Evaluation:
-    """Read ``folder/predictions.csv`` with ``folder/train_sizes.json`` and, when present, the
-    reference rows ``folder/reference.csv``, then :func:`evaluate_split` them (``python -m
-    medeval.evaluate --run``; training evaluates the same tables before it writes them, so a
-    re-evaluation with the same settings reproduces the numbers exactly)."""
+    """:func:`evaluate_split` of the tables in ``folder`` (``predictions.csv``,
+    ``train_sizes.json`` and, when present, ``reference.csv``)."""
     folder = Path(folder)
     u = read_train_sizes(folder / "train_sizes.json")
     ref_path, reference = folder / REFERENCE_FILE, None

@@ -1,8 +1,5 @@
 """The tasks pipelines (``python -m medeval.tasks describe|split``): data sets → binary tasks
-with subconcepts, and a task → a split manifest with its record.
-
-The command line checks its options and prints; these functions read the data and write the
-manifest (atomically, never a manifest without its record).
+with subconcepts, and a task → a split manifest with its record (never one without the other).
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""A whole training run: task → patient-level splits → for each split, train
-(:mod:`medeval.training`), calibrate and evaluate the checkpoint → run summary
-(:mod:`medeval.flows.rerun`). The library side of ``python -m medeval.train``; the run folder's
-files: docs/imaging.md, "Direct model".
-
-A split whose ``metrics.json`` exists is finished; ``resume=True`` skips it and continues an
-unfinished one from ``checkpoints/last.pt``. The same code serves one process and rank 0 of a
-DDP run. Progress goes to this module's logger (level INFO), on the main process only.
-"""
+"""A whole training run: task → patient-level splits → per split, train, calibrate and evaluate
+the checkpoint → run summary (``python -m medeval.train``; the run folder, resuming and DDP:
+docs/imaging.md, "Direct model"). Progress goes to this module's logger, main process only."""
 
 from __future__ import annotations
 
@@ -28,7 +22,7 @@ from medeval.evaluation import EvaluateSettings, Evaluation
 from medeval.flows.rerun import REFERENCE_FILE, evaluate_split, split_line, summarize_run
 from medeval.io import atomic
 from medeval.io.outdir import check_in_place, mark
-from medeval.io.predictions import POSTERIOR_PREFIX, PredictionTable
+from medeval.io.predictions import POSTERIOR_PREFIX, read_predictions
 from medeval.splits import Split, patient_splits, read_manifest, write_manifest
 from medeval.tasks.binary import BinaryTask
 from medeval.training.calibration import calibrate, softmax
@@ -134,14 +128,12 @@ def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
         The run summary (see :func:`medeval.flows.rerun.summarize_run`); ``{}`` on ranks > 0.
     """
     out = Path(out)
-    want = cfg.train.device
-    cuda = device_name(want).startswith("cuda")
-    info: DistInfo = init_distributed(cuda=cuda)
+    info: DistInfo = init_distributed(cuda=device_name(cfg.train.device).startswith("cuda"))
     threads = torch.get_num_threads()
     try:
         if cfg.train.threads:  # the same sums on every machine: see TrainConfig.threads
             torch.set_num_threads(cfg.train.threads)
-        device = resolve_device(want, info)
+        device = resolve_device(cfg.train.device, info)
         torch.manual_seed(cfg.train.seed)
         data = load_data(cfg.data)
         if cfg.data.cache and cfg.data.options.get("skip_unreadable"):
@@ -179,8 +171,7 @@ def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
 
 
 def _splits(cfg: Config, task: BinaryTask, out: Path, *, resume: bool, info: DistInfo) -> list:
-    """The run's splits: read back from ``splits.csv`` when resuming, else drawn and written
-    (with ``config.yaml`` and ``task.json``) by the main process."""
+    """The run's splits: read back from ``splits.csv`` when resuming, else drawn and written."""
     manifest = out / "splits.csv"
     if resume and manifest.is_file():
         return read_manifest(manifest, task)
@@ -243,22 +234,15 @@ def evaluate_checkpoint(
     device: torch.device,
     images: CachedImages | None = None,
 ) -> tuple[Evaluation, dict]:
-    """Calibrate, predict the test part and evaluate the model weights in ``checkpoint``.
-
-    The validation and calibration parts are the split's reference rows (docs/method.md,
-    "Rectified scores"): their true subconcepts are known and the network was not trained on them.
-    They are predicted with the same checkpoint (binary score; subconcept posteriors with the
-    temperature fitted on the calibration part) and written to ``reference.csv``; the evaluation
-    rectifies cBA / cF1 / cAUC with them (rBA / rF1 / rAUC). Two things tie them to the model,
-    both small: the validation part chose the checkpoint (best ``train.monitor`` score) and the
-    calibration part fitted one parameter, the temperature.
+    """Calibrate, predict the test part and evaluate the model weights in ``checkpoint``, with
+    the validation and calibration parts as the reference rows (``reference.csv``; why they may
+    serve: docs/imaging.md, "Direct model").
 
     Returns:
         The evaluation and the calibration record (temperature, ECE before/after on the
         calibration and the test part).
     """
     folder = Path(folder)
-    e = cfg.evaluation
     model = build_model_from(cfg, task, checkpoint, device)
     val = predict_part(cfg, task, split["validation"], model, device, images=images)
     cal = predict_part(cfg, task, split["calibration"], model, device, images=images)
@@ -288,12 +272,13 @@ def evaluate_checkpoint(
     files["calibration.json"] = atomic.json_text(calib).encode()
     atomic.write_files(folder, files)
     # The very tables just written, evaluated in memory: reading the files back gives the same.
+    u = utilities_from_train_sizes(u.as_dict())
     ev = evaluate_split(
         folder,
-        _table(folder / "predictions.csv", tables["predictions.csv"], task.subconcept_names),
-        utilities_from_train_sizes(u.as_dict()),
-        _table(folder / REFERENCE_FILE, tables[REFERENCE_FILE], task.subconcept_names),
-        EvaluateSettings(**e.evaluation_options(), device=device),
+        read_predictions(tables["predictions.csv"], u, name=str(folder / "predictions.csv")),
+        u,
+        read_predictions(tables[REFERENCE_FILE], u, name=str(folder / REFERENCE_FILE)),
+        EvaluateSettings(**cfg.evaluation.evaluation_options(), device=device),
         title=f"{task.source}/{task.name}, split {split.seed}",
     )
     return ev, calib
@@ -311,8 +296,7 @@ FLOAT_FORMAT = "%.10g"
 
 
 def _as_written(x: np.ndarray) -> np.ndarray:
-    """``x`` as its ``FLOAT_FORMAT`` text reads back: the in-memory table holds the numbers the
-    file does."""
+    """``x`` as its ``FLOAT_FORMAT`` text reads back (the numbers the file holds)."""
     return np.char.mod(FLOAT_FORMAT, np.asarray(x, dtype=np.float64)).astype(np.float64)
 
 
@@ -347,19 +331,6 @@ def _predictions_frame(
 
 def _csv(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False, float_format=FLOAT_FORMAT).encode()
-
-
-def _table(path: Path, frame: pd.DataFrame, names) -> PredictionTable:
-    """The evaluation's table of a predictions frame (``path``: the file it is written to)."""
-    q = frame[[f"{POSTERIOR_PREFIX}{n}" for n in names]].to_numpy(dtype=np.float64)
-    return PredictionTable(
-        path,
-        frame["y_true"].to_numpy().astype(np.int8),
-        frame["y_score"].to_numpy(dtype=np.float64),
-        None,
-        pd.Categorical(frame["subconcept"].astype(str).str.strip()),
-        pd.DataFrame(q, columns=[str(n) for n in names]),
-    )
 
 
 def build_model_from(
