@@ -75,13 +75,14 @@ def derive_seed(base: int, *parts: Any) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
 
 
-def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2) -> list[Split]:
+def cv_5x2(task: BinaryTask, seed: int) -> list[Split]:
     """5×2 cross-validation stratified on the subconcept code; with groups (scheme
     ``"cv5x2-group"``) no group is on both sides of a fold.
 
     Returns:
-        ``n_repeats * n_splits`` splits with parts ``train`` and ``test`` (row positions).
+        10 splits with parts ``train`` and ``test`` (row positions).
     """
+    n_repeats, n_splits = 5, 2
     counts = task.train_counts()
     if np.any(counts < n_splits):
         small = task.subconcept_names[int(np.argmin(counts))]
@@ -116,7 +117,6 @@ def patient_splits(
     task: BinaryTask,
     seeds: Iterable[int] = range(10),
     fractions: tuple[float, ...] = (0.6, 0.15, 0.1, 0.15),
-    parts: tuple[str, ...] = PARTS,
 ) -> list[Split]:
     """Group-level splits, one per seed, balanced over subconcepts as far as groups allow.
 
@@ -126,10 +126,10 @@ def patient_splits(
     (smallest increase of Σ_k (count − target)² / target). No group is ever split.
 
     Returns:
-        One ``Split`` per seed with the given ``parts``.
+        One ``Split`` per seed with the parts :data:`PARTS`.
     """
     fractions_arr = np.asarray(fractions, dtype=np.float64)
-    if len(fractions_arr) != len(parts) or np.any(fractions_arr <= 0):
+    if len(fractions_arr) != len(PARTS) or np.any(fractions_arr <= 0):
         raise ValueError("fractions must be positive, one per part")
     fractions_arr = fractions_arr / fractions_arr.sum()
     group_codes = group_codes_of(task.groups)
@@ -140,11 +140,11 @@ def patient_splits(
     for seed in seeds:
         part_of_group = _assign_groups(table, targets, np.random.default_rng(seed))
         part_of_row = part_of_group[group_codes]
-        empty = [p for j, p in enumerate(parts) if not np.any(part_of_group == j)]
+        empty = [p for j, p in enumerate(PARTS) if not np.any(part_of_group == j)]
         if empty:
             what = f"part {empty[0]!r} gets no row (split seed {seed})"
-            raise DataError(_too_few_groups(task, group_codes, len(parts), what))
-        rows = {p: np.flatnonzero(part_of_row == j) for j, p in enumerate(parts)}
+            raise DataError(_too_few_groups(task, group_codes, len(PARTS), what))
+        rows = {p: np.flatnonzero(part_of_row == j) for j, p in enumerate(PARTS)}
         out.append(Split("patient", int(seed), rows))
     return out
 
