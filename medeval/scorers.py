@@ -103,17 +103,7 @@ class SubconceptAware(ClassifierMixin, BaseEstimator):
     def subconcept_codes(self, subconcept: Any) -> np.ndarray:
         """``(N,)`` codes into ``utilities_.names``; an error names an unknown subconcept."""
         check_is_fitted(self)
-        lookup = {n: i for i, n in enumerate(self.utilities_.names)}
-        codes = np.empty(len(subconcept), dtype=np.int64)
-        for i, s in enumerate(np.asarray(subconcept)):
-            code = lookup.get(str(s))
-            if code is None:
-                raise UserError(
-                    f"row {i}: subconcept {str(s)!r} was not in the training rows; known: "
-                    f"{', '.join(self.utilities_.names)}"
-                )
-            codes[i] = code
-        return codes
+        return self.utilities_.codes(subconcept, "subconcept {} was not in the training rows")
 
 
 class SubconceptScorer:

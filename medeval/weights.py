@@ -63,6 +63,21 @@ class Utilities:
                 + lookalike(name, self.names)
             ) from None
 
+    def codes(self, subconcept: Any, unknown: str = "unknown subconcept {}") -> np.ndarray:
+        """``(N,)`` codes into ``names`` of ``(N,)`` subconcept names; an unknown name is a
+        ``UserError`` naming its row (``unknown``: the clause, ``{}`` the name)."""
+        lookup = {n: i for i, n in enumerate(self.names)}
+        codes = np.empty(len(subconcept), dtype=np.int64)
+        for i, s in enumerate(subconcept):
+            code = lookup.get(str(s))
+            if code is None:
+                raise UserError(
+                    f"row {i}: {unknown.format(shown(str(s)))}; known: {', '.join(self.names)}"
+                    + lookalike(str(s), self.names)
+                )
+            codes[i] = code
+        return codes
+
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """``{name: {"class", "n", "utility"}}`` — the train-sizes format plus utilities."""
         return {
@@ -158,19 +173,9 @@ def true_weights(
     device: str | torch.device = "cpu",
 ) -> torch.Tensor:
     """``w_i = u_{s_i}`` from test subconcept names: ``(N,)`` → ``(N,)`` float64 tensor."""
-    lookup = {n: i for i, n in enumerate(utilities.names)}
-    codes = np.empty(len(subconcept), dtype=np.int64)
-    for i, s in enumerate(subconcept):
-        code = lookup.get(str(s))
-        if code is None:
-            raise UserError(
-                f"row {i}: unknown subconcept {shown(str(s))}; known: {', '.join(utilities.names)}"
-                + lookalike(str(s), utilities.names)
-            )
-        codes[i] = code
     dev = torch.device(device)
     return torch.tensor(utilities.values, dtype=default_dtype(dev), device=dev)[
-        torch.from_numpy(codes)
+        torch.from_numpy(utilities.codes(subconcept))
     ]
 
 
