@@ -155,8 +155,8 @@ def utilities_from_train_sizes(sizes: Mapping[str, Mapping[str, int]]) -> Utilit
 
 
 _U = [TypeOf(Utilities, desc="Utilities")]
-_COLUMNS = [ArrayLike(), None]
-_ATOL = [Interval(Real, 0, None)]
+_POSTERIORS = {"posteriors": [ArrayLike()], "utilities": _U}
+_OPTIONS = {"columns": [ArrayLike(), None], "atol": [Interval(Real, 0, None)]}
 
 
 @validate_params(
@@ -236,7 +236,7 @@ def align_posteriors(
     return q
 
 
-@validate_params({"posteriors": [ArrayLike()], "utilities": _U, "columns": _COLUMNS, "atol": _ATOL})
+@validate_params({**_POSTERIORS, **_OPTIONS})
 def predicted_weights(
     posteriors: Any,
     utilities: Utilities,
@@ -318,15 +318,7 @@ def renormalise_within_class(q: torch.Tensor, utilities: Utilities, y_true: Any)
     return ClassPosteriors(q_class, fallback)
 
 
-@validate_params(
-    {
-        "posteriors": [ArrayLike()],
-        "utilities": _U,
-        "y_true": [ArrayLike()],
-        "columns": _COLUMNS,
-        "atol": _ATOL,
-    }
-)
+@validate_params({**_POSTERIORS, "y_true": [ArrayLike()], **_OPTIONS})
 def class_conditional_weights(
     posteriors: Any,
     utilities: Utilities,
