@@ -217,13 +217,6 @@ def _fit_k(Z: np.ndarray, k: int, method: str, seed: int) -> tuple[Any, np.ndarr
     return m, labels, converged
 
 
-def _criterion(Z: np.ndarray, model: Any, labels: np.ndarray, method: str, seed: int) -> float:
-    if method == "gmm":
-        return -float(model.bic(Z))  # stored so that larger is better, reported as BIC
-    size = SILHOUETTE_SAMPLE if len(Z) > SILHOUETTE_SAMPLE else None
-    return float(silhouette_score(Z, labels, sample_size=size, random_state=seed))
-
-
 def _cluster_class(
     X: np.ndarray,
     side: int,
@@ -258,7 +251,11 @@ def _cluster_class(
             if not converged or sizes.min() < min_cluster_size:
                 scores[k] = math.nan
                 continue
-            value = _criterion(Z, model, labels, method, seed)
+            if method == "gmm":
+                value = -float(model.bic(Z))  # stored so that larger is better, reported as BIC
+            else:
+                size = SILHOUETTE_SAMPLE if n > SILHOUETTE_SAMPLE else None
+                value = float(silhouette_score(Z, labels, sample_size=size, random_state=seed))
         scores[k] = -value if method == "gmm" else value
         if best is None or value > best[0]:
             best = (value, k, model, labels)
