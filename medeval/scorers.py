@@ -21,7 +21,6 @@ from medeval.scores import (
     SCORED_WEIGHTINGS,
     instance_score,
     labels_from_scores,
-    needs,
     weighting,
 )
 from medeval.subconcept_model import train_sizes
@@ -130,15 +129,15 @@ class SubconceptScorer:
                 f"{type(estimator).__name__}"
             )
         kw = {}
-        need = needs(self.name)
-        if need == "subconcept":
+        need = weighting(instance_score(self.name)[0])
+        if need.needs_subconcept:
             if subconcept is None:
                 raise UserError(
                     f"{self.name} needs the test subconcept labels (it is the oracle score): "
                     + _ROUTING_HELP
                 )
             kw["subconcept"] = torch.from_numpy(estimator.subconcept_codes(subconcept))
-        elif need == "posteriors":
+        elif need.needs_posteriors:
             kw["posteriors"] = torch.as_tensor(estimator.predict_subconcept_proba(X))
         metric = SubconceptScores(
             estimator.utilities_, scores=[self.name], threshold=self.threshold

@@ -27,7 +27,6 @@ from medeval.scores import (
     SCORED_WEIGHTINGS,
     instance_score,
     labels_from_scores,
-    needs,
 )
 from medeval.weights import (
     Utilities,
@@ -36,7 +35,7 @@ from medeval.weights import (
     utilities_from_train_sizes,
 )
 
-__all__ = ["SubconceptScores", "instance_weights", "needs"]
+__all__ = ["SubconceptScores", "instance_weights"]
 
 
 def _as_utilities(train_sizes: Mapping[str, Mapping[str, int]] | Utilities) -> Utilities:
