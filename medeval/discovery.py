@@ -20,6 +20,7 @@ from threadpoolctl import threadpool_limits
 
 from medeval._validation import ArrayLike, validate_params
 from medeval.errors import MissingExtraError, UserError
+from medeval.io.atomic import json_ready
 from medeval.options import SEED, DiscoveryOptions
 from medeval.subconcept_model import checked_features, subconcept_forest
 
@@ -163,16 +164,12 @@ class Discovery:
                     "class": int(c),
                     "k": int(cc.k),
                     "criterion": cc.criterion,
-                    "scores": {str(k): _num(v) for k, v in cc.scores.items()},
+                    "scores": json_ready(cc.scores),
                     "subconcepts": dict(zip(cc.names, map(int, cc.counts), strict=True)),
                 }
                 for c, cc in sorted(self.classes.items())
             ],
         }
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 def _labels(y: Any, n: int) -> np.ndarray:
