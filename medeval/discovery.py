@@ -20,6 +20,7 @@ from threadpoolctl import threadpool_limits
 
 from medeval._validation import ArrayLike, validate_params
 from medeval.errors import MissingExtraError, UserError
+from medeval.io.atomic import json_ready
 from medeval.options import SEED, DiscoveryOptions
 from medeval.subconcept_model import checked_features, subconcept_forest
 
@@ -163,16 +164,12 @@ class Discovery:
                     "class": int(c),
                     "k": int(cc.k),
                     "criterion": cc.criterion,
-                    "scores": {str(k): _num(v) for k, v in cc.scores.items()},
+                    "scores": json_ready(cc.scores),
                     "subconcepts": dict(zip(cc.names, map(int, cc.counts), strict=True)),
                 }
                 for c, cc in sorted(self.classes.items())
             ],
         }
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 def _labels(y: Any, n: int) -> np.ndarray:
@@ -217,13 +214,6 @@ def _fit_k(Z: np.ndarray, k: int, method: str, seed: int) -> tuple[Any, np.ndarr
     return m, labels, converged
 
 
-def _criterion(Z: np.ndarray, model: Any, labels: np.ndarray, method: str, seed: int) -> float:
-    if method == "gmm":
-        return -float(model.bic(Z))  # stored so that larger is better, reported as BIC
-    size = SILHOUETTE_SAMPLE if len(Z) > SILHOUETTE_SAMPLE else None
-    return float(silhouette_score(Z, labels, sample_size=size, random_state=seed))
-
-
 def _cluster_class(
     X: np.ndarray,
     side: int,
@@ -258,7 +248,11 @@ def _cluster_class(
             if not converged or sizes.min() < min_cluster_size:
                 scores[k] = math.nan
                 continue
-            value = _criterion(Z, model, labels, method, seed)
+            if method == "gmm":
+                value = -float(model.bic(Z))  # stored so that larger is better, reported as BIC
+            else:
+                size = SILHOUETTE_SAMPLE if n > SILHOUETTE_SAMPLE else None
+                value = float(silhouette_score(Z, labels, sample_size=size, random_state=seed))
         scores[k] = -value if method == "gmm" else value
         if best is None or value > best[0]:
             best = (value, k, model, labels)

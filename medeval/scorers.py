@@ -21,7 +21,6 @@ from medeval.scores import (
     SCORED_WEIGHTINGS,
     instance_score,
     labels_from_scores,
-    needs,
     weighting,
 )
 from medeval.subconcept_model import train_sizes
@@ -103,17 +102,7 @@ class SubconceptAware(ClassifierMixin, BaseEstimator):
     def subconcept_codes(self, subconcept: Any) -> np.ndarray:
         """``(N,)`` codes into ``utilities_.names``; an error names an unknown subconcept."""
         check_is_fitted(self)
-        lookup = {n: i for i, n in enumerate(self.utilities_.names)}
-        codes = np.empty(len(subconcept), dtype=np.int64)
-        for i, s in enumerate(np.asarray(subconcept)):
-            code = lookup.get(str(s))
-            if code is None:
-                raise UserError(
-                    f"row {i}: subconcept {str(s)!r} was not in the training rows; known: "
-                    f"{', '.join(self.utilities_.names)}"
-                )
-            codes[i] = code
-        return codes
+        return self.utilities_.codes(subconcept, "subconcept {} was not in the training rows")
 
 
 class SubconceptScorer:
@@ -140,15 +129,15 @@ class SubconceptScorer:
                 f"{type(estimator).__name__}"
             )
         kw = {}
-        need = needs(self.name)
-        if need == "subconcept":
+        need = weighting(instance_score(self.name)[0])
+        if need.needs_subconcept:
             if subconcept is None:
                 raise UserError(
                     f"{self.name} needs the test subconcept labels (it is the oracle score): "
                     + _ROUTING_HELP
                 )
             kw["subconcept"] = torch.from_numpy(estimator.subconcept_codes(subconcept))
-        elif need == "posteriors":
+        elif need.needs_posteriors:
             kw["posteriors"] = torch.as_tensor(estimator.predict_subconcept_proba(X))
         metric = SubconceptScores(
             estimator.utilities_, scores=[self.name], threshold=self.threshold

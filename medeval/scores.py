@@ -27,7 +27,6 @@ __all__ = [
     "Weighting",
     "instance_score",
     "labels_from_scores",
-    "needs",
     "parse_score",
     "prefix_key",
     "score_key",
@@ -219,17 +218,6 @@ def split_score(name: str) -> tuple[str, str]:
         if name.endswith(family) and key in _BY_PREFIX and _BY_PREFIX[key].scored:
             return key, family
     raise UserError(f"unknown score {name!r}; known scores: {', '.join(BY_FAMILY)}")
-
-
-def needs(name: str) -> str | None:
-    """The input a score needs beyond y_true and y_score: ``"subconcept"``, ``"reference"``
-    (reference rows, besides posteriors) or ``"posteriors"``."""
-    w = _BY_PREFIX[split_score(name)[0]]
-    if w.needs_subconcept:
-        return "subconcept"
-    if w.needs_reference:
-        return "reference"
-    return "posteriors" if w.needs_posteriors else None
 
 
 def instance_score(name: str) -> tuple[str, str]:

@@ -75,13 +75,14 @@ def derive_seed(base: int, *parts: Any) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
 
 
-def cv_5x2(task: BinaryTask, seed: int, *, n_repeats: int = 5, n_splits: int = 2) -> list[Split]:
+def cv_5x2(task: BinaryTask, seed: int) -> list[Split]:
     """5×2 cross-validation stratified on the subconcept code; with groups (scheme
     ``"cv5x2-group"``) no group is on both sides of a fold.
 
     Returns:
-        ``n_repeats * n_splits`` splits with parts ``train`` and ``test`` (row positions).
+        10 splits with parts ``train`` and ``test`` (row positions).
     """
+    n_repeats, n_splits = 5, 2
     counts = task.train_counts()
     if np.any(counts < n_splits):
         small = task.subconcept_names[int(np.argmin(counts))]
@@ -116,7 +117,6 @@ def patient_splits(
     task: BinaryTask,
     seeds: Iterable[int] = range(10),
     fractions: tuple[float, ...] = (0.6, 0.15, 0.1, 0.15),
-    parts: tuple[str, ...] = PARTS,
 ) -> list[Split]:
     """Group-level splits, one per seed, balanced over subconcepts as far as groups allow.
 
@@ -126,10 +126,10 @@ def patient_splits(
     (smallest increase of Σ_k (count − target)² / target). No group is ever split.
 
     Returns:
-        One ``Split`` per seed with the given ``parts``.
+        One ``Split`` per seed with the parts :data:`PARTS`.
     """
     fractions_arr = np.asarray(fractions, dtype=np.float64)
-    if len(fractions_arr) != len(parts) or np.any(fractions_arr <= 0):
+    if len(fractions_arr) != len(PARTS) or np.any(fractions_arr <= 0):
         raise ValueError("fractions must be positive, one per part")
     fractions_arr = fractions_arr / fractions_arr.sum()
     group_codes = group_codes_of(task.groups)
@@ -140,11 +140,11 @@ def patient_splits(
     for seed in seeds:
         part_of_group = _assign_groups(table, targets, np.random.default_rng(seed))
         part_of_row = part_of_group[group_codes]
-        empty = [p for j, p in enumerate(parts) if not np.any(part_of_group == j)]
+        empty = [p for j, p in enumerate(PARTS) if not np.any(part_of_group == j)]
         if empty:
             what = f"part {empty[0]!r} gets no row (split seed {seed})"
-            raise DataError(_too_few_groups(task, group_codes, len(parts), what))
-        rows = {p: np.flatnonzero(part_of_row == j) for j, p in enumerate(parts)}
+            raise DataError(_too_few_groups(task, group_codes, len(PARTS), what))
+        rows = {p: np.flatnonzero(part_of_row == j) for j, p in enumerate(PARTS)}
         out.append(Split("patient", int(seed), rows))
     return out
 
@@ -299,12 +299,9 @@ def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> P
     return atomic.write_bytes(path, buf.getvalue())
 
 
-def read_manifest(path: str | Path, task: BinaryTask | None = None) -> list[Split]:
-    """Read a manifest written by :func:`write_manifest`.
-
-    With ``task``, checks that the manifest was made for it (same ids at the same positions)
-    and raises ``DataError`` naming the first mismatching row otherwise.
-    """
+def read_manifest(path: str | Path, task: BinaryTask) -> list[Split]:
+    """Read a manifest written by :func:`write_manifest` for ``task`` (same ids at the same
+    positions; else a ``DataError`` naming the first mismatching row)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such manifest")
@@ -312,20 +309,6 @@ def read_manifest(path: str | Path, task: BinaryTask | None = None) -> list[Spli
     missing = [c for c in MANIFEST_COLUMNS if c not in frame.columns]
     if missing:
         raise DataError(f"{path}: missing column {missing[0]!r}")
-    if task is not None:
-        _check_manifest_matches(frame, task, path)
-    out = []
-    keys = ["scheme", "split_seed", "repeat", "fold"]
-    for (scheme, seed, repeat, fold), block in frame.groupby(keys, sort=False):
-        parts = {
-            str(part): np.sort(rows["index"].to_numpy(dtype=np.intp))
-            for part, rows in block.groupby("part", sort=False)
-        }
-        out.append(Split(str(scheme), int(seed), parts, repeat=int(repeat), fold=int(fold)))
-    return out
-
-
-def _check_manifest_matches(frame: pd.DataFrame, task: BinaryTask, path: Path) -> None:
     index = frame["index"].to_numpy()
     if index.min() < 0 or index.max() >= len(task):
         row = int(np.flatnonzero((index < 0) | (index >= len(task)))[0])
@@ -341,3 +324,12 @@ def _check_manifest_matches(frame: pd.DataFrame, task: BinaryTask, path: Path) -
             f"{str(expected[row])!r} at index {index[row]} "
             "(manifest made for another task or seed?)"
         )
+    out = []
+    keys = ["scheme", "split_seed", "repeat", "fold"]
+    for (scheme, seed, repeat, fold), block in frame.groupby(keys, sort=False):
+        parts = {
+            str(part): np.sort(rows["index"].to_numpy(dtype=np.intp))
+            for part, rows in block.groupby("part", sort=False)
+        }
+        out.append(Split(str(scheme), int(seed), parts, repeat=int(repeat), fold=int(fold)))
+    return out

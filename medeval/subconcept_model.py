@@ -68,25 +68,22 @@ class SubconceptModel(BaseEstimator):
         if not np.isin(y, (0, 1)).all():
             i = int(np.argmax(~np.isin(y, (0, 1))))
             raise UserError(f"row {i}: class {y.tolist()[i]!r} is not 0 or 1")
-        y = y.astype(np.int64)
-        sides = subconcept_classes(names, y)
-        order = sorted(sides, key=lambda n: (sides[n], n))
-        code = {n: j for j, n in enumerate(order)}
+        sizes = train_sizes(names, y)
+        code = {n: j for j, n in enumerate(sizes)}
         codes = np.array([code[n] for n in names], dtype=np.int64)
-        est = self._make_estimator()
+        est = (
+            clone(self.estimator)
+            if self.estimator is not None
+            else subconcept_forest(self.n_estimators, self.random_state)
+        )
         if not hasattr(est, "predict_proba"):
             raise UserError(f"estimator {type(est).__name__} has no predict_proba")
         self.estimator_ = est.fit(X, codes)
-        self.classes_ = np.array(order, dtype=object)
-        self.class_of_ = np.array([sides[n] for n in order], dtype=np.int64)
-        self.counts_ = np.bincount(codes, minlength=len(order)).astype(np.int64)
+        self.classes_ = np.array(list(sizes), dtype=object)
+        self.class_of_ = np.array([e["class"] for e in sizes.values()], dtype=np.int64)
+        self.counts_ = np.array([e["n"] for e in sizes.values()], dtype=np.int64)
         self.n_features_in_ = X.shape[1]
         return self
-
-    def _make_estimator(self) -> Any:
-        if self.estimator is not None:
-            return clone(self.estimator)
-        return subconcept_forest(self.n_estimators, self.random_state)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """``(N, F)`` → ``(N, S)`` posteriors, columns :attr:`classes_`, rows summing to 1."""

@@ -63,6 +63,21 @@ class Utilities:
                 + lookalike(name, self.names)
             ) from None
 
+    def codes(self, subconcept: Any, unknown: str = "unknown subconcept {}") -> np.ndarray:
+        """``(N,)`` codes into ``names`` of ``(N,)`` subconcept names; an unknown name is a
+        ``UserError`` naming its row (``unknown``: the clause, ``{}`` the name)."""
+        lookup = {n: i for i, n in enumerate(self.names)}
+        codes = np.empty(len(subconcept), dtype=np.int64)
+        for i, s in enumerate(subconcept):
+            code = lookup.get(str(s))
+            if code is None:
+                raise UserError(
+                    f"row {i}: {unknown.format(shown(str(s)))}; known: {', '.join(self.names)}"
+                    + lookalike(str(s), self.names)
+                )
+            codes[i] = code
+        return codes
+
     def as_dict(self) -> dict[str, dict[str, Any]]:
         """``{name: {"class", "n", "utility"}}`` — the train-sizes format plus utilities."""
         return {
@@ -140,8 +155,8 @@ def utilities_from_train_sizes(sizes: Mapping[str, Mapping[str, int]]) -> Utilit
 
 
 _U = [TypeOf(Utilities, desc="Utilities")]
-_COLUMNS = [ArrayLike(), None]
-_ATOL = [Interval(Real, 0, None)]
+_POSTERIORS = {"posteriors": [ArrayLike()], "utilities": _U}
+_OPTIONS = {"columns": [ArrayLike(), None], "atol": [Interval(Real, 0, None)]}
 
 
 @validate_params(
@@ -158,19 +173,9 @@ def true_weights(
     device: str | torch.device = "cpu",
 ) -> torch.Tensor:
     """``w_i = u_{s_i}`` from test subconcept names: ``(N,)`` → ``(N,)`` float64 tensor."""
-    lookup = {n: i for i, n in enumerate(utilities.names)}
-    codes = np.empty(len(subconcept), dtype=np.int64)
-    for i, s in enumerate(subconcept):
-        code = lookup.get(str(s))
-        if code is None:
-            raise UserError(
-                f"row {i}: unknown subconcept {shown(str(s))}; known: {', '.join(utilities.names)}"
-                + lookalike(str(s), utilities.names)
-            )
-        codes[i] = code
     dev = torch.device(device)
     return torch.tensor(utilities.values, dtype=default_dtype(dev), device=dev)[
-        torch.from_numpy(codes)
+        torch.from_numpy(utilities.codes(subconcept))
     ]
 
 
@@ -231,7 +236,7 @@ def align_posteriors(
     return q
 
 
-@validate_params({"posteriors": [ArrayLike()], "utilities": _U, "columns": _COLUMNS, "atol": _ATOL})
+@validate_params({**_POSTERIORS, **_OPTIONS})
 def predicted_weights(
     posteriors: Any,
     utilities: Utilities,
@@ -313,15 +318,7 @@ def renormalise_within_class(q: torch.Tensor, utilities: Utilities, y_true: Any)
     return ClassPosteriors(q_class, fallback)
 
 
-@validate_params(
-    {
-        "posteriors": [ArrayLike()],
-        "utilities": _U,
-        "y_true": [ArrayLike()],
-        "columns": _COLUMNS,
-        "atol": _ATOL,
-    }
-)
+@validate_params({**_POSTERIORS, "y_true": [ArrayLike()], **_OPTIONS})
 def class_conditional_weights(
     posteriors: Any,
     utilities: Utilities,

@@ -23,7 +23,6 @@ from medeval.scores import (
     WEIGHTINGS,
     instance_score,
     labels_from_scores,
-    needs,
     parse_score,
     score_key,
     split_score,
@@ -190,13 +189,6 @@ def test_streaming_metric_and_scorers_refuse_rectified_scores():
 
 
 def test_what_each_score_needs_follows_from_its_weighting():
-    assert [needs(s) for s in ("BA", "wBA", "pAUC", "cF1", "rBA")] == [
-        None,
-        "subconcept",
-        "posteriors",
-        "posteriors",
-        "reference",
-    ]
     for w in WEIGHTINGS:
         assert w.label_free is not w.needs_subconcept
         assert w.scores() == tuple(w.prefix + f for f in FAMILIES)

@@ -210,17 +210,14 @@ def feature_matrix(path: str | Path, frame: pd.DataFrame, columns: list[str]) ->
     X = np.empty((len(frame), len(columns)), dtype=np.float64)
     for j, column in enumerate(columns):
         values = frame[column]
-        if pd.api.types.is_bool_dtype(values.dtype):
+        dtype = values.dtype
+        if pd.api.types.is_bool_dtype(dtype):
             X[:, j] = values.to_numpy(dtype=np.float64)
-        elif pd.api.types.is_numeric_dtype(values.dtype) or not _is_text(values):
-            X[:, j] = numeric_column(path, frame, column)
-        else:
+        elif pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
             X[:, j] = _text_feature(path, values, str(column))
+        else:
+            X[:, j] = numeric_column(path, frame, column)
     return X
-
-
-def _is_text(values: pd.Series) -> bool:
-    return pd.api.types.is_object_dtype(values.dtype) or pd.api.types.is_string_dtype(values.dtype)
 
 
 def _text_feature(path: str | Path, values: pd.Series, column: str) -> np.ndarray:

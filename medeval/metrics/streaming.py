@@ -25,7 +25,6 @@ from medeval.scores import (
     SCORED_WEIGHTINGS,
     instance_score,
     labels_from_scores,
-    needs,
 )
 from medeval.weights import (
     Utilities,
@@ -34,7 +33,7 @@ from medeval.weights import (
     utilities_from_train_sizes,
 )
 
-__all__ = ["SubconceptScores", "instance_weights", "needs"]
+__all__ = ["SubconceptScores", "instance_weights"]
 
 
 def instance_weights(
