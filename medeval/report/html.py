@@ -41,15 +41,16 @@ figcaption{color:#555;font-size:.9rem}ul.links{padding-left:1.2rem}
 def interval_cell(value: Any, low: Any = math.nan, high: Any = math.nan, *, digits: int = 3) -> str:
     """One table cell for a value and its interval: ``"0.878 [0.847, 0.911]"``; the value alone
     where a bound is missing, ``"—"`` where the value is."""
-    if _missing(value):
+    if missing(value):
         return "—"
     text = f"{float(value):.{digits}f}"
-    if _missing(low) or _missing(high):
+    if missing(low) or missing(high):
         return text
     return f"{text} [{float(low):.{digits}f}, {float(high):.{digits}f}]"
 
 
-def _missing(x: Any) -> bool:
+def missing(x: Any) -> bool:
+    """True for None, NaN and anything that is not a number."""
     if x is None:
         return True
     try:
@@ -448,7 +449,7 @@ def per_subconcept_frames(
     if has("n_test"):
         main["test n"] = [_count_text(v) for v in df["n_test"]]
     if has("prevalence"):
-        main["share of class"] = ["—" if _missing(v) else f"{v:.1%}" for v in df["prevalence"]]
+        main["share of class"] = ["—" if missing(v) else f"{v:.1%}" for v in df["prevalence"]]
     for head, value in (
         ("true", "recall"),
         ("label-free", "est_recall"),
@@ -519,8 +520,8 @@ def _class_text(c: Any) -> str:
 
 
 def _num_text(v: Any, digits: int) -> str:
-    return "—" if _missing(v) else f"{float(v):,.{digits}f}"
+    return "—" if missing(v) else f"{float(v):,.{digits}f}"
 
 
 def _count_text(v: Any) -> str:
-    return "—" if _missing(v) else f"{round(float(v)):,}"
+    return "—" if missing(v) else f"{round(float(v)):,}"
