@@ -80,8 +80,9 @@ class Section:
     title: str
     blocks: list[str] = field(default_factory=list)
 
-    def text(self, text: str) -> Section:
-        self.blocks.append(f"<p>{html.escape(text)}</p>")
+    def text(self, *texts: str) -> Section:
+        """One paragraph per text."""
+        self.blocks += [f"<p>{html.escape(t)}</p>" for t in texts]
         return self
 
     def table(
@@ -312,9 +313,7 @@ def _worst_section(ev: Any) -> Section | None:
         return None
     from medeval.evaluation.worst_subconcept import worst_sentences
 
-    sec = Section("Which subconcept fails?")
-    for line in worst_sentences(ev.worst_subconcepts):
-        sec.text(line)
+    sec = Section("Which subconcept fails?").text(*worst_sentences(ev.worst_subconcepts))
     sec.text(
         "gap: the class's recall minus the subconcept's (positive = below its class). With "
         "reference rows each subconcept gets a verdict — below its class, not below, or not "

@@ -183,13 +183,9 @@ def report_html(
     warn = list(summary["notes"])
     worst = worst_run_lines(summary)
     if worst:
-        sec = Section("Which subconcept fails?")
-        for line in worst:
-            sec.text(line)
-        sections.append(sec)
+        sections.append(Section("Which subconcept fails?").text(*worst))
     head = Section("Scores over the splits")
-    head.text(_HEAD_TEXT.format(n=len(summary["splits"])))
-    head.text(RECTIFIED_RUN_LINE)
+    head.text(_HEAD_TEXT.format(n=len(summary["splits"])), RECTIFIED_RUN_LINE)
     recommended = ", ".join(summary.get("recommended", RECOMMENDED).values())
     head.text(f"Recommended (column 'recommended'): {recommended}. Per split, with intervals:")
     head.pre("\n".join(interval_lines(summary)))
