@@ -42,6 +42,11 @@ class OutOfBag:
     n_trees: np.ndarray
     test_proba: np.ndarray | None = None
 
+    @property
+    def n_missing(self) -> int:
+        """Rows with no out-of-bag tree (NaN in ``proba``)."""
+        return int(np.sum(self.n_trees == 0))
+
 
 @dataclass(frozen=True)
 class ReferenceRows:
