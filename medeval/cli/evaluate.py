@@ -159,10 +159,11 @@ def run(args: argparse.Namespace) -> int:
     # matplotlib is imported only after the bootstrap, where the run's memory peaks
     with frozen_imports():
         from medeval.evaluation import NO_REFERENCE_NOTE, EvaluateSettings
+        from medeval.evaluation.worst_subconcept import worst_sentences
         from medeval.flows.evaluate import evaluate_file
         from medeval.io.atomic import write_files
         from medeval.report.outputs import output_files
-        from medeval.report.tables import scores_table, subconcept_table, worst_lines
+        from medeval.report.tables import scores_table, subconcept_table
 
     return_large_blocks()  # freed column-sized arrays go back to the system between stages
     fixed = {"device": args.device or "cpu", "progress": not args.quiet}
@@ -194,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
     # the paragraph on missing reference rows closes the output, after the tables it explains
     notes = [n for n in ev.notes if n != NO_REFERENCE_NOTE]
     lines = [f"note: {note}" for note in notes[:1]]
-    lines += [*worst_lines(ev), "", scores_table(ev), "", subconcept_table(ev)]
+    lines += [*worst_sentences(ev.worst_subconcepts), "", scores_table(ev)]
+    lines += ["", subconcept_table(ev)]
     lines += [f"note: {note}" for note in notes[1:]]
     if NO_REFERENCE_NOTE in ev.notes:
         lines += ["", f"note: {NO_REFERENCE_NOTE}"]

@@ -86,9 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from medeval.evaluation.worst_subconcept import worst_sentences
     from medeval.flows.own_model import SubconceptSettings, fit_and_evaluate
     from medeval.io.atomic import write_files
-    from medeval.report.tables import scores_table, worst_lines
+    from medeval.report.tables import scores_table
 
     for option, value in (("--method", args.method), ("--k-max", args.k_max)):
         if value is not None and not args.discover:
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     ev = result.evaluation
     say(
         args,
-        *worst_lines(ev),
+        *worst_sentences(ev.worst_subconcepts),
         scores_table(ev),
         *_recommended(ev),
         *(f"note: {n}" for n in ev.notes),

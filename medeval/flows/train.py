@@ -196,7 +196,8 @@ def _run_split(
     images: CachedImages | None = None,
 ) -> None:
     """Train one split and, on the main process, evaluate its best checkpoint."""
-    from medeval.report.tables import subconcept_table, worst_lines
+    from medeval.evaluation.worst_subconcept import worst_sentences
+    from medeval.report.tables import subconcept_table
 
     folder = out / f"split_{split.seed}"
     if (folder / "metrics.json").is_file():
@@ -220,7 +221,7 @@ def _run_split(
             calib["ece_test_after"],
             calib["temperature"],
         )
-        logger.info("%s", "\n".join([*worst_lines(ev), subconcept_table(ev)]))
+        logger.info("%s", "\n".join([*worst_sentences(ev.worst_subconcepts), subconcept_table(ev)]))
     barrier(info)
 
 

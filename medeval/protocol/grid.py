@@ -246,6 +246,8 @@ def plan_units(
     known = store.tasks()
     out = store.root
     order = sorted(datasets, key=lambda d: (collection.file_size(d), d))
+    common = dict(seed=seed, n_estimators=n_estimators, out=str(out), subconcepts=subconcepts)
+    common |= dict(save_predictions=save_predictions, options=options)
     units = []
     for name in order:
         if not force and known.get(name, {}).get("kept") is False:
@@ -256,21 +258,8 @@ def plan_units(
             if save_predictions and not force:
                 todo = [m for m in methods if m in todo or not has_fold_files(out, name, m, k)]
             if todo:
-                units.append(
-                    Unit(
-                        collection,
-                        name,
-                        int(k),
-                        tuple(todo),
-                        seed,
-                        n_estimators,
-                        str(store.root),
-                        cost * len(todo),
-                        subconcepts,
-                        save_predictions,
-                        options,
-                    )
-                )
+                unit = Unit(collection, name, int(k), tuple(todo), cost=cost * len(todo), **common)
+                units.append(unit)
     return units
 
 

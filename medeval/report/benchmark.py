@@ -34,9 +34,8 @@ class Agreement:
 def _agreement_section(out: Path, rq4: Agreement) -> Section:
     """Report section of RQ4: reading, table, figures, weak models and coverage."""
     sec = Section("RQ4 — do the label-free scores agree with the true-weight scores?")
-    for line in rq4.text.splitlines()[1:]:
-        if line.strip() and not line.startswith("|"):
-            sec.text(line.removeprefix("- "))
+    lines = rq4.text.splitlines()[1:]
+    sec.text(*(t.removeprefix("- ") for t in lines if t.strip() and not t.startswith("|")))
     _figures(sec.table(rq4.table), out, "agreement*.png")
     _text_lines(sec, rq4.weak)
     if rq4.coverage is not None and not rq4.coverage.empty:
@@ -54,10 +53,9 @@ def _figures(sec: Section, out: Path, pattern: str) -> Section:
 
 def _text_lines(sec, md: str) -> None:
     """Markdown prose (no tables) as paragraphs of a report section."""
-    for line in md.splitlines():
-        line = line.strip()
-        if line and not line.startswith(("|", "#")):
-            sec.text(line.removeprefix("- ").replace("**", ""))
+    lines = [t.strip() for t in md.splitlines()]
+    prose = [t for t in lines if t and not t.startswith(("|", "#"))]
+    sec.text(*(t.removeprefix("- ").replace("**", "") for t in prose))
 
 
 def benchmark_report(

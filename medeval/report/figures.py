@@ -28,18 +28,15 @@ LINE_STYLES = {
 #: How each kind of recall bar is drawn (``Axes.bar`` keywords; the colour is the class's). The
 #: legend draws its swatches from the same styles, so a swatch always looks like its bars.
 RECALL_BARS = {
-    "true": {
-        "label": "recall, true test subconcepts",
-        "style": {"alpha": 1.0, "hatch": None, "edgecolor": "#333333", "linewidth": 0.5},
-    },
-    "est": {
-        "label": "recall, label-free estimate (posteriors)",
-        "style": {"alpha": 0.55, "hatch": "//", "edgecolor": "#333333", "linewidth": 0.5},
-    },
-    "rect": {
-        "label": "recall, rectified on reference rows",
-        "style": {"alpha": 0.8, "hatch": "..", "edgecolor": "#333333", "linewidth": 0.5},
-    },
+    kind: {
+        "label": f"recall, {label}",
+        "style": {"alpha": alpha, "hatch": hatch, "edgecolor": "#333333", "linewidth": 0.5},
+    }
+    for kind, label, alpha, hatch in (
+        ("true", "true test subconcepts", 1.0, None),
+        ("est", "label-free estimate (posteriors)", 0.55, "//"),
+        ("rect", "rectified on reference rows", 0.8, ".."),
+    )
 }
 _CLASS_NAMES = {0: "majority (class 0)", 1: "minority (class 1)"}
 #: Vertical gap between two line labels, in data units of the recall axis (0–1.05): one line of

@@ -41,15 +41,16 @@ figcaption{color:#555;font-size:.9rem}ul.links{padding-left:1.2rem}
 def interval_cell(value: Any, low: Any = math.nan, high: Any = math.nan, *, digits: int = 3) -> str:
     """One table cell for a value and its interval: ``"0.878 [0.847, 0.911]"``; the value alone
     where a bound is missing, ``"—"`` where the value is."""
-    if _missing(value):
+    if missing(value):
         return "—"
     text = f"{float(value):.{digits}f}"
-    if _missing(low) or _missing(high):
+    if missing(low) or missing(high):
         return text
     return f"{text} [{float(low):.{digits}f}, {float(high):.{digits}f}]"
 
 
-def _missing(x: Any) -> bool:
+def missing(x: Any) -> bool:
+    """True for None, NaN and anything that is not a number."""
     if x is None:
         return True
     try:
@@ -79,8 +80,9 @@ class Section:
     title: str
     blocks: list[str] = field(default_factory=list)
 
-    def text(self, text: str) -> Section:
-        self.blocks.append(f"<p>{html.escape(text)}</p>")
+    def text(self, *texts: str) -> Section:
+        """One paragraph per text."""
+        self.blocks += [f"<p>{html.escape(t)}</p>" for t in texts]
         return self
 
     def table(
@@ -311,9 +313,7 @@ def _worst_section(ev: Any) -> Section | None:
         return None
     from medeval.evaluation.worst_subconcept import worst_sentences
 
-    sec = Section("Which subconcept fails?")
-    for line in worst_sentences(ev.worst_subconcepts):
-        sec.text(line)
+    sec = Section("Which subconcept fails?").text(*worst_sentences(ev.worst_subconcepts))
     sec.text(
         "gap: the class's recall minus the subconcept's (positive = below its class). With "
         "reference rows each subconcept gets a verdict — below its class, not below, or not "
@@ -448,7 +448,7 @@ def per_subconcept_frames(
     if has("n_test"):
         main["test n"] = [_count_text(v) for v in df["n_test"]]
     if has("prevalence"):
-        main["share of class"] = ["—" if _missing(v) else f"{v:.1%}" for v in df["prevalence"]]
+        main["share of class"] = ["—" if missing(v) else f"{v:.1%}" for v in df["prevalence"]]
     for head, value in (
         ("true", "recall"),
         ("label-free", "est_recall"),
@@ -519,8 +519,8 @@ def _class_text(c: Any) -> str:
 
 
 def _num_text(v: Any, digits: int) -> str:
-    return "—" if _missing(v) else f"{float(v):,.{digits}f}"
+    return "—" if missing(v) else f"{float(v):,.{digits}f}"
 
 
 def _count_text(v: Any) -> str:
-    return "—" if _missing(v) else f"{round(float(v)):,}"
+    return "—" if missing(v) else f"{round(float(v)):,}"

@@ -11,7 +11,7 @@ import pandas as pd
 
 from medeval.datasets.sources import SOURCES as _SOURCES
 from medeval.evaluation.quality import weak_model_warning
-from medeval.report.html import Section, render
+from medeval.report.html import Section, missing, render
 from medeval.report.tables import recommended_mark
 from medeval.scores import RECOMMENDED, WEAK_WITHIN_CLASS_BA
 
@@ -34,10 +34,6 @@ class SplitView:
     metrics: dict[str, Any]  # its metrics.json
     figure_png: bytes | None = None  # subconcepts.png
     per_subconcept: pd.DataFrame | None = None  # per_subconcept.csv
-
-
-def _nan(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def config_notes(cfg: dict | None) -> list[str]:
@@ -66,8 +62,8 @@ def summary_table(summary: dict) -> str:
     lines = [f"{'score':<6} {'mean':>7} {'± sd':>8}   {last}"]
     recommended = set(summary.get("recommended", RECOMMENDED).values())
     for k, v in summary["scores"].items():
-        mean = "   NaN" if _nan(v["mean"]) else f"{v['mean']:.3f}"
-        sd = "—" if _nan(v["sd"]) else f"{v['sd']:.3f}"
+        mean = "   NaN" if missing(v["mean"]) else f"{v['mean']:.3f}"
+        sd = "—" if missing(v["sd"]) else f"{v['sd']:.3f}"
         ci = _interval_text(summary, one, k) if one else ""
         lines.append(
             f"{k:<6} {mean:>7} {sd:>8}   {ci:<16}{recommended_mark(k, recommended)}".rstrip()
@@ -99,7 +95,7 @@ def interval_lines(summary: dict) -> list[str]:
         for k in summary.get("recommended", RECOMMENDED).values():
             v = summary["scores"][k]["per_split"].get(split)
             ci = _interval_text(summary, split, k)
-            parts.append(f"{k} {'NaN' if _nan(v) else f'{v:.3f}'}{' ' * bool(ci)}{ci}")
+            parts.append(f"{k} {'NaN' if missing(v) else f'{v:.3f}'}{' ' * bool(ci)}{ci}")
         ref = (summary.get("reference") or {}).get(split)
         if ref:
             parts.append(f"reference rows: {ref['n']} ({ref['source']})")
@@ -110,7 +106,7 @@ def interval_lines(summary: dict) -> list[str]:
 def _interval_text(summary: dict, split: str, k: str) -> str:
     iv = summary.get("intervals", {}).get(split, {}).get(k) or {}
     lo, hi = iv.get("low"), iv.get("high")
-    return "" if _nan(lo) or _nan(hi) else f"[{lo:.3f}, {hi:.3f}]"
+    return "" if missing(lo) or missing(hi) else f"[{lo:.3f}, {hi:.3f}]"
 
 
 def worst_run_lines(summary: dict) -> list[str]:
@@ -187,13 +183,9 @@ def report_html(
     warn = list(summary["notes"])
     worst = worst_run_lines(summary)
     if worst:
-        sec = Section("Which subconcept fails?")
-        for line in worst:
-            sec.text(line)
-        sections.append(sec)
+        sections.append(Section("Which subconcept fails?").text(*worst))
     head = Section("Scores over the splits")
-    head.text(_HEAD_TEXT.format(n=len(summary["splits"])))
-    head.text(RECTIFIED_RUN_LINE)
+    head.text(_HEAD_TEXT.format(n=len(summary["splits"])), RECTIFIED_RUN_LINE)
     recommended = ", ".join(summary.get("recommended", RECOMMENDED).values())
     head.text(f"Recommended (column 'recommended'): {recommended}. Per split, with intervals:")
     head.pre("\n".join(interval_lines(summary)))

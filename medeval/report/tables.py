@@ -6,11 +6,11 @@ import math
 
 from medeval.evaluation import ALL_SCORES, LABEL_FREE_RECTIFIED, Evaluation
 from medeval.evaluation.quality import weak_model_warning
-from medeval.evaluation.worst_subconcept import worst_sentences
+from medeval.report.html import interval_method_text, missing
 
 
 def _fmt(x: float) -> str:
-    return "  NaN" if x is None or math.isnan(x) else f"{x:.3f}"
+    return "  NaN" if missing(x) else f"{x:.3f}"
 
 
 def scores_table(ev: Evaluation) -> str:
@@ -62,11 +62,6 @@ RECTIFIED_LINE = (
 )
 
 
-def worst_lines(ev: Evaluation, class_names: dict[int, str] | None = None) -> list[str]:
-    """The decision in words (:func:`medeval.evaluation.worst_subconcept.worst_sentences`)."""
-    return worst_sentences(ev.worst_subconcepts, class_names)
-
-
 def subconcept_table(ev: Evaluation) -> str:
     """Per-subconcept test size, prevalence within class, utility, recall (true where test
     subconcepts are known) and the label-free recall estimate, with intervals."""
@@ -108,8 +103,6 @@ def subconcept_table(ev: Evaluation) -> str:
         )
         + ("; n_ref: reference rows of the subconcept." if n_ref is not None else ".")
     )
-    from medeval.report.html import interval_method_text
-
     methods = df["interval_method"].dropna().unique() if "interval_method" in df.columns else []
     named = "; ".join(interval_method_text(m) for m in methods) or "method not recorded"
     lines.append(f"intervals: {ev.confidence:.0%} {named}.")
@@ -132,4 +125,4 @@ READ_COLUMN = {
 
 
 def _interval(lo: float, hi: float) -> str:
-    return "" if lo is None or math.isnan(lo) else f"[{_fmt(lo)}, {_fmt(hi)}]"
+    return "" if missing(lo) else f"[{_fmt(lo)}, {_fmt(hi)}]"

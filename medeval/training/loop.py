@@ -33,7 +33,7 @@ from medeval.scores import INSTANCE_SCORES
 from medeval.splits import Split
 from medeval.tasks.binary import BinaryTask
 from medeval.training.checkpoint import load_checkpoint, prune_epochs, save_checkpoint
-from medeval.training.config import Config
+from medeval.training.config import Config, TrainConfig
 from medeval.training.data import make_loader, part_dataset
 from medeval.training.distributed import DistInfo, barrier, broadcast_float
 from medeval.weights import utilities
@@ -297,19 +297,34 @@ def _save_epoch(
     atomic.write_text(folder / "log.csv", frame.to_csv(index=False))
 
 
-def _model_and_optimizer(
+@dataclass
+class _SplitRun:
+    """What every epoch of one split's training uses."""
+
+    folder: Path
+    model: nn.Module
+    train_model: nn.Module  # DDP around ``model`` when distributed
+    opt: torch.optim.Optimizer
+    loss_fn: Callable
+    metric: SubconceptScores
+    train: TrainConfig
+    device: torch.device
+    info: DistInfo
+    split_seed: int
+
+
+def _start(
     cfg: Config,
     task: BinaryTask,
     split: Split,
     folder: Path,
     device: torch.device,
     info: DistInfo,
-    monitor: str,
     *,
     seed: int,
     resume: bool,
-) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer, dict]:
-    """Model, module to train (DDP when distributed), optimizer, state (resumed if asked)."""
+) -> tuple[_SplitRun, dict]:
+    """The split's model, optimizer, loss and metric, and its state (resumed if asked)."""
     t = cfg.train
     torch.manual_seed(seed)  # same initial weights on every rank
     model = build_model_for(cfg, len(task.subconcepts), device)
@@ -317,7 +332,7 @@ def _model_and_optimizer(
     # the training state before the first epoch (what last.pt stores under "state")
     state = {
         "epoch": 0,
-        "monitor": monitor,
+        "monitor": t.monitor,
         "best_score": -math.inf,
         "best_epoch": 0,
         "bad_epochs": 0,
@@ -325,7 +340,7 @@ def _model_and_optimizer(
     }
     last = folder / "checkpoints" / "last.pt"
     if resume and last.is_file():
-        state = _resume_state(last, model, opt, monitor)
+        state = _resume_state(last, model, opt, t.monitor)
         if info.is_main:
             logger.info("split %s: resuming after epoch %s", split.seed, state["epoch"])
     train_model: nn.Module = model
@@ -333,7 +348,11 @@ def _model_and_optimizer(
         train_model = DistributedDataParallel(
             model, device_ids=[device.index] if device.type == "cuda" else None
         )
-    return model, train_model, opt, state
+    u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
+    metric = SubconceptScores(u, scores=INSTANCE_SCORES, threshold=cfg.evaluation.threshold)
+    loss_fn = _loss_fn(cfg, task, split["train"], device)
+    parts = (model, train_model, opt, loss_fn, metric.to(device), t, device, info, split.seed)
+    return _SplitRun(folder, *parts), state
 
 
 def train_split(
@@ -355,93 +374,59 @@ def train_split(
         Path of ``checkpoints/best.pt`` (model weights of the best epoch).
     """
     info = dist_info or DistInfo()
-    t = cfg.train
-    monitor = t.monitor  # a validation score: the config refuses any other name
+    t = cfg.train  # t.monitor: a validation score, the config refuses any other name
     folder = Path(folder)
     base_seed = t.seed * 1_000_003 + int(split.seed)
-    model, train_model, opt, state = _model_and_optimizer(
-        cfg, task, split, folder, device, info, monitor, seed=base_seed, resume=resume
-    )
+    run, state = _start(cfg, task, split, folder, device, info, seed=base_seed, resume=resume)
     cuda = device.type == "cuda"
     train_loader, val_loader = _loaders(cfg, task, split, info, base_seed, cuda, images)
-    u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
-    run = _SplitRun(
-        folder=folder,
-        model=model,
-        train_model=train_model,
-        opt=opt,
-        loss_fn=_loss_fn(cfg, task, split["train"], device),
-        metric=SubconceptScores(u, scores=INSTANCE_SCORES, threshold=cfg.evaluation.threshold).to(
-            device
-        ),
-        monitor=monitor,
-        device=device,
-        info=info,
-        split_seed=split.seed,
-    )
     max_steps = t.max_steps_per_epoch
     total = len(train_loader) if max_steps <= 0 else min(max_steps, len(train_loader))
     while state["epoch"] < t.epochs and state["bad_epochs"] < t.patience:
         epoch = state["epoch"] + 1
         torch.manual_seed(base_seed + epoch)  # dropout etc.: same in a resumed run
         train_loader.sampler.set_epoch(epoch)
-        _run_epoch(run, state, epoch, train_loader, val_loader, total=total, train=t)
+        _run_epoch(run, state, epoch, train_loader, val_loader, total=total)
     if state["bad_epochs"] >= t.patience and info.is_main:
         logger.info(
             "split %s: early stop after epoch %s (best epoch %s, val %s %.3f)",
             split.seed,
             state["epoch"],
             state["best_epoch"],
-            monitor,
+            t.monitor,
             state["best_score"],
         )
     return folder / "checkpoints" / "best.pt"
 
 
-@dataclass
-class _SplitRun:
-    """What every epoch of one split's training uses."""
-
-    folder: Path
-    model: nn.Module
-    train_model: nn.Module
-    opt: torch.optim.Optimizer
-    loss_fn: Callable
-    metric: SubconceptScores
-    monitor: str
-    device: torch.device
-    info: DistInfo
-    split_seed: int
-
-
 def _run_epoch(
-    run: _SplitRun, state: dict, epoch: int, train_loader, val_loader, *, total: int, train
+    run: _SplitRun, state: dict, epoch: int, train_loader, val_loader, *, total: int
 ) -> None:
     """Train one epoch, score validation, record it in ``state``, write files (main rank)."""
-    info = run.info
+    info, monitor = run.info, run.train.monitor
     desc = f"split {run.split_seed} epoch {epoch}"
-    stats = _train_epoch(run, train_loader, total=total, clip=train.grad_clip, desc=desc)
+    stats = _train_epoch(run, train_loader, total=total, clip=run.train.grad_clip, desc=desc)
     val = validation_scores(run.model, val_loader, run.metric, run.device)
     # Every rank holds the same synced scores; rank 0's value makes the stop decision
     # identical bit for bit on all ranks.
-    value = broadcast_float(val[run.monitor], info, run.device)
+    value = broadcast_float(val[monitor], info, run.device)
     improved = _record_epoch(state, epoch, value, val, stats, info.world_size)
     if info.is_main:
-        result = {"monitor": run.monitor, "epoch": epoch, "value": value, "scores": val}
+        result = {"monitor": monitor, "epoch": epoch, "value": value, "scores": val}
         result["trained_on"] = _environment(run.device, info.world_size)
         if improved:
             # best.pt: the weights and the choice; best.json: the choice (NaN as null)
             best = {"model": _state(run.model), **result}
             save_checkpoint(run.folder / "checkpoints" / "best.pt", best)
             atomic.write_json(run.folder / "best.json", result)
-        _save_epoch(run.folder, run.model, run.opt, state, train.keep_checkpoints)
+        _save_epoch(run.folder, run.model, run.opt, state, run.train.keep_checkpoints)
         row = state["log"][-1]
         logger.info(
             "split %s epoch %s: loss %.4f, val %s %.3f%s, %.1f img/s, data %.0f%%",
             run.split_seed,
             epoch,
             row["loss"],
-            run.monitor,
+            monitor,
             value,
             " (best)" if improved else "",
             row["images_per_s"],
