@@ -239,15 +239,15 @@ def read_table(
     **csv_options,
 ) -> pd.DataFrame:
     """A data set's table read by :func:`medeval.io.tables.read_frame`
-    (:data:`~medeval.io.tables.DATASET_SUFFIXES` or no suffix), errors as :class:`DataError`;
-    ``csv_options``: :func:`pandas.read_csv` options of the loader.
+    (:data:`~medeval.io.tables.DATASET_SUFFIXES` or no suffix, unless ``csv_suffixes`` is given),
+    errors as :class:`DataError`; ``csv_options``: :func:`read_frame` options of the loader.
 
     Checked in this order: it has ``columns``, no cell of ``filled`` is empty, and every label of
     ``filled[0]`` is one of ``known``."""
     from medeval.io.tables import DATASET_SUFFIXES, read_frame
 
     with as_data_error():
-        table = read_frame(path, csv_suffixes=(*DATASET_SUFFIXES, ""), **csv_options)
+        table = read_frame(path, **{"csv_suffixes": (*DATASET_SUFFIXES, ""), **csv_options})
     require_columns(table, list(columns), path)
     for column in filled:
         check_labels_present(table[column], path, column)
