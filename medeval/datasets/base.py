@@ -77,11 +77,11 @@ class SkippedFile:
         return cls(str(file), int(row), str(error).removeprefix(f"{file}: "))
 
 
-def first_named(items: Sequence, text: Callable = str, sep: str = ", ") -> str:
-    """The first :data:`N_NAMED` of ``items`` as ``text`` words them, then 'and k more', so
-    that a whole export is fixed in one pass."""
-    named = [text(item) for item in items[:N_NAMED]]
-    more = [f"and {len(items) - N_NAMED} more"] if len(items) > N_NAMED else []
+def first_named(items: Sequence, text: Callable = str, sep: str = ", ", most: int = N_NAMED) -> str:
+    """The first ``most`` of ``items`` as ``text`` words them, then 'and k more', so that a
+    whole export is fixed in one pass."""
+    named = [text(item) for item in items[:most]]
+    more = [f"and {len(items) - most} more"] if len(items) > most else []
     return sep.join(named + more)
 
 
