@@ -133,15 +133,6 @@ def read_image_array(path: str | Path, *, frame: int | None = None) -> np.ndarra
         return read_dicom_image(path, frame=frame) if is_dicom(path) else _pil_array(path)
 
 
-def _check_pil(img: Image.Image) -> None:
-    if img.format != "JPEG":
-        img.verify()
-        return
-    # verify() checks nothing in a JPEG; a 1/8-scale decode still reads every coded byte.
-    img.draft(img.mode, (max(1, img.width // 8), max(1, img.height // 8)))
-    img.load()
-
-
 def check_image(path: str | Path, *, level: str = "header", frame: int | None = None) -> None:
     """Check that one file can be read, without keeping its pixels (``level``: see
     :data:`VERIFY_LEVELS`).
@@ -160,7 +151,12 @@ def check_image(path: str | Path, *, level: str = "header", frame: int | None = 
             dicom_frame(path, read_dicom_header(path).n_frames, frame)
             return
         with Image.open(path) as img:
-            _check_pil(img)
+            if img.format != "JPEG":
+                img.verify()
+                return
+            # verify() checks nothing in a JPEG; a 1/8-scale decode still reads every coded byte.
+            img.draft(img.mode, (max(1, img.width // 8), max(1, img.height // 8)))
+            img.load()
 
 
 @dataclass(frozen=True)
