@@ -48,19 +48,13 @@ class DataError(InputError):
             return
         self.path, self.column, self.row = None, column, row
         if len(args) == 1 and isinstance(args[0], str) and _WORKER in args[0]:
-            original = _worker_message(args[0])
-            if original is not None:
-                ValueError.__init__(self, f"{original} (in a data-loader worker)")
+            marker = f"{__name__}.DataError: "  # the last such line of the worker's traceback
+            lines = [line for line in args[0].splitlines() if line.startswith(marker)]
+            if lines:
+                ValueError.__init__(self, f"{lines[-1][len(marker) :]} (in a data-loader worker)")
                 self.add_note(args[0])
                 return
         ValueError.__init__(self, *args)  # the message as given (it names its file)
-
-
-def _worker_message(text: str) -> str | None:
-    """The last ``...DataError: <message>`` line of a formatted worker traceback."""
-    marker = f"{__name__}.DataError: "
-    lines = [line for line in text.splitlines() if line.startswith(marker)]
-    return lines[-1][len(marker) :] if lines else None
 
 
 @dataclass(frozen=True)
