@@ -48,19 +48,13 @@ class DataError(InputError):
             return
         self.path, self.column, self.row = None, column, row
         if len(args) == 1 and isinstance(args[0], str) and _WORKER in args[0]:
-            original = _worker_message(args[0])
-            if original is not None:
-                ValueError.__init__(self, f"{original} (in a data-loader worker)")
+            marker = f"{__name__}.DataError: "  # the last such line of the worker's traceback
+            lines = [line for line in args[0].splitlines() if line.startswith(marker)]
+            if lines:
+                ValueError.__init__(self, f"{lines[-1][len(marker) :]} (in a data-loader worker)")
                 self.add_note(args[0])
                 return
         ValueError.__init__(self, *args)  # the message as given (it names its file)
-
-
-def _worker_message(text: str) -> str | None:
-    """The last ``...DataError: <message>`` line of a formatted worker traceback."""
-    marker = f"{__name__}.DataError: "
-    lines = [line for line in text.splitlines() if line.startswith(marker)]
-    return lines[-1][len(marker) :] if lines else None
 
 
 @dataclass(frozen=True)
@@ -77,11 +71,11 @@ class SkippedFile:
         return cls(str(file), int(row), str(error).removeprefix(f"{file}: "))
 
 
-def first_named(items: Sequence, text: Callable = str, sep: str = ", ") -> str:
-    """The first :data:`N_NAMED` of ``items`` as ``text`` words them, then 'and k more', so
-    that a whole export is fixed in one pass."""
-    named = [text(item) for item in items[:N_NAMED]]
-    more = [f"and {len(items) - N_NAMED} more"] if len(items) > N_NAMED else []
+def first_named(items: Sequence, text: Callable = str, sep: str = ", ", most: int = N_NAMED) -> str:
+    """The first ``most`` of ``items`` as ``text`` words them, then 'and k more', so that a
+    whole export is fixed in one pass."""
+    named = [text(item) for item in items[:most]]
+    more = [f"and {len(items) - most} more"] if len(items) > most else []
     return sep.join(named + more)
 
 
@@ -239,15 +233,15 @@ def read_table(
     **csv_options,
 ) -> pd.DataFrame:
     """A data set's table read by :func:`medeval.io.tables.read_frame`
-    (:data:`~medeval.io.tables.DATASET_SUFFIXES` or no suffix), errors as :class:`DataError`;
-    ``csv_options``: :func:`pandas.read_csv` options of the loader.
+    (:data:`~medeval.io.tables.DATASET_SUFFIXES` or no suffix, unless ``csv_suffixes`` is given),
+    errors as :class:`DataError`; ``csv_options``: :func:`read_frame` options of the loader.
 
     Checked in this order: it has ``columns``, no cell of ``filled`` is empty, and every label of
     ``filled[0]`` is one of ``known``."""
     from medeval.io.tables import DATASET_SUFFIXES, read_frame
 
     with as_data_error():
-        table = read_frame(path, csv_suffixes=(*DATASET_SUFFIXES, ""), **csv_options)
+        table = read_frame(path, **{"csv_suffixes": (*DATASET_SUFFIXES, ""), **csv_options})
     require_columns(table, list(columns), path)
     for column in filled:
         check_labels_present(table[column], path, column)

@@ -45,12 +45,12 @@ def _check_headers(files: np.ndarray, frame: int | None, bad: dict[int, SkippedF
     ids = np.full(len(files), "", dtype=object)
     for row, file in enumerate(files):
         try:
-            header = read_dicom_header(file)
-            dicom_frame(file, header.n_frames, frame)
+            patient, n_frames = read_dicom_header(file)
+            dicom_frame(file, n_frames, frame)
         except DataError as exc:
             bad[row] = SkippedFile.of(file, row, exc)
             continue
-        ids[row] = header.patient_id
+        ids[row] = patient
     return ids
 
 

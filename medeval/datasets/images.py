@@ -12,7 +12,7 @@ from torch.utils.data import Dataset
 from torchvision import transforms
 
 from medeval.datasets.base import DataError, first_named
-from medeval.datasets.pixels import FRAME_KEY, read_image_array, verify_files
+from medeval.datasets.pixels import FRAME_KEY, read_image_array
 
 __all__ = [
     "IMAGENET_MEAN",
@@ -22,9 +22,7 @@ __all__ = [
     "default_transform",
     "load_image",
     "pixel_table",
-    "read_image_array",
     "to_tensor",
-    "verify_files",
 ]
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)

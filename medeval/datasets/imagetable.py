@@ -155,7 +155,11 @@ def load_image_table(
     return verify_files(
         data.subset(kept),
         missing=missing,
-        missing_text=_missing_text(table_path, root, missing, len(frame)),
+        missing_text=(
+            f"{table_path}: {len(missing)} of {len(frame)} images listed there cannot be found "
+            f"under {root}: "
+            + first_named(missing, lambda m: f"{row_text(m.row)}: {m.path}: {m.reason}", "; ")
+        ),
         verify=verify,
         skip_unreadable=skip_unreadable,
         rows=kept,
@@ -172,11 +176,3 @@ def _resolve(cells: pd.Series, index: _Index, root: Path) -> tuple[list[str], li
         if found is None or (why == "" and not os.path.lexists(found)):
             missing.append(SkippedFile(str(root / value), row, why or "no such image file"))
     return files, missing
-
-
-def _missing_text(table: Path, root: Path, missing: list[SkippedFile], n: int) -> str:
-    """'table: k of n images listed there cannot be found under root: row r (line l): x: why'."""
-    named = first_named(missing, lambda m: f"{row_text(m.row)}: {m.path}: {m.reason}", "; ")
-    return (
-        f"{table}: {len(missing)} of {n} images listed there cannot be found under {root}: {named}"
-    )

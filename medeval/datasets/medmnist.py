@@ -16,17 +16,13 @@ __all__ = ["dataset_names", "fetch_medmnist", "load_medmnist"]
 PARTS = ("train", "val", "test")
 
 
-def _flag(path: Path) -> str:
-    """'pathmnist' from 'pathmnist.npz' or 'pathmnist_64.npz'."""
-    return path.stem.split("_")[0].lower()
-
-
-def _class_names(flag: str) -> dict[str, str]:
+def _class_names(path: Path) -> dict[str, str]:
+    """Code → class name of the flag ('pathmnist' from 'pathmnist.npz' or 'pathmnist_64.npz')."""
     try:
         from medmnist import INFO  # optional dependency (extra "data")
     except ImportError:
         return {}
-    return dict(INFO.get(flag, {}).get("label", {}))
+    return dict(INFO.get(path.stem.split("_")[0].lower(), {}).get("label", {}))
 
 
 def _single_labels(labels: np.ndarray, path: Path, part: str) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +71,7 @@ def load_medmnist(
         raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise DataError(f"{path}: not a readable MedMNIST .npz file: {exc}") from exc
-    names = _class_names(_flag(path))
+    names = _class_names(path)
     codes = np.concatenate(labels)
     return LabelledData(
         labels=np.asarray([names.get(c, c) for c in codes]),

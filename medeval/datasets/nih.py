@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from medeval.datasets.base import (
     LabelledData,
     check_known_labels,
@@ -28,19 +25,6 @@ FINDINGS = (
 )  # fmt: skip
 
 
-def _single_label_rows(meta_path: Path) -> tuple[pd.DataFrame, np.ndarray, int]:
-    """The checked single-label rows (index reset), their (N,) file rows, the file's row count."""
-    table = read_table(
-        meta_path, COLUMNS, ["Finding Labels"], usecols=lambda c: c in COLUMNS, dtype=str
-    )
-    n_total = len(table)
-    # Multi-label images ("A|B") have no single subconcept; the index keeps the file row.
-    table = table.loc[~table["Finding Labels"].str.contains("|", regex=False)]
-    check_known_labels(table["Finding Labels"].str.strip(), FINDINGS, meta_path, "Finding Labels")
-    check_labels_present(table["Image Index"], meta_path, "Image Index")
-    return table.reset_index(drop=True), table.index.to_numpy(), n_total
-
-
 def load_nih(path: str | Path, **options) -> LabelledData:
     """Read NIH ChestX-ray14.
 
@@ -57,7 +41,15 @@ def load_nih(path: str | Path, **options) -> LabelledData:
     meta_path = find_file(
         path, ("Data_Entry_2017*.csv", "Data_Entry_2017*.csv.gz"), "Data_Entry_2017*.csv[.gz] file"
     )
-    table, meta_rows, n_total = _single_label_rows(meta_path)
+    table = read_table(
+        meta_path, COLUMNS, ["Finding Labels"], usecols=lambda c: c in COLUMNS, dtype=str
+    )
+    n_total = len(table)
+    # Multi-label images ("A|B") have no single subconcept; the index keeps the file row.
+    table = table.loc[~table["Finding Labels"].str.contains("|", regex=False)]
+    check_known_labels(table["Finding Labels"].str.strip(), FINDINGS, meta_path, "Finding Labels")
+    check_labels_present(table["Image Index"], meta_path, "Image Index")
+    meta_rows = table.index.to_numpy()
     return listed_images(
         table["Image Index"].to_numpy(),
         meta_rows,

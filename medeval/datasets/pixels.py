@@ -7,7 +7,6 @@ import os
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ __all__ = [
     "IMAGE_SUFFIXES",
     "PIL_SUFFIXES",
     "VERIFY_LEVELS",
-    "DicomHeader",
     "check_image",
     "dicom_frame",
     "is_dicom",
@@ -133,15 +131,6 @@ def read_image_array(path: str | Path, *, frame: int | None = None) -> np.ndarra
         return read_dicom_image(path, frame=frame) if is_dicom(path) else _pil_array(path)
 
 
-def _check_pil(img: Image.Image) -> None:
-    if img.format != "JPEG":
-        img.verify()
-        return
-    # verify() checks nothing in a JPEG; a 1/8-scale decode still reads every coded byte.
-    img.draft(img.mode, (max(1, img.width // 8), max(1, img.height // 8)))
-    img.load()
-
-
 def check_image(path: str | Path, *, level: str = "header", frame: int | None = None) -> None:
     """Check that one file can be read, without keeping its pixels (``level``: see
     :data:`VERIFY_LEVELS`).
@@ -157,21 +146,18 @@ def check_image(path: str | Path, *, level: str = "header", frame: int | None = 
         return
     with _named_errors(path):
         if is_dicom(path):
-            dicom_frame(path, read_dicom_header(path).n_frames, frame)
+            dicom_frame(path, read_dicom_header(path)[1], frame)
             return
         with Image.open(path) as img:
-            _check_pil(img)
+            if img.format != "JPEG":
+                img.verify()
+                return
+            # verify() checks nothing in a JPEG; a 1/8-scale decode still reads every coded byte.
+            img.draft(img.mode, (max(1, img.width // 8), max(1, img.height // 8)))
+            img.load()
 
 
-@dataclass(frozen=True)
-class DicomHeader:
-    """What a loader needs from a DICOM header before any pixel is decoded."""
-
-    patient_id: str
-    n_frames: int
-
-
-def read_dicom_header(path: str | Path) -> DicomHeader:
+def read_dicom_header(path: str | Path) -> tuple[str, int]:
     """Patient id and frame count of one file, without reading its pixels.
 
     Raises:
@@ -180,7 +166,7 @@ def read_dicom_header(path: str | Path) -> DicomHeader:
     ds, n_frames = _dcmread(
         Path(path), "header", stop_before_pixels=True, specific_tags=["PatientID", "NumberOfFrames"]
     )
-    return DicomHeader(str(ds.get("PatientID", "")).strip(), n_frames)
+    return str(ds.get("PatientID", "")).strip(), n_frames
 
 
 def _dcmread(path: Path, what: str, **options) -> tuple[Any, int]:

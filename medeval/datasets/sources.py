@@ -97,9 +97,6 @@ class Source:
     settings: str | None = None
     synthetic: bool = False
 
-    def option(self, key: str) -> Option | None:
-        return next((o for o in self.options if o.key == key), None)
-
     def load_function(self) -> Callable[..., Any]:
         """The loader (importing its module on first use)."""
         return _resolve(self.loader)
@@ -371,8 +368,9 @@ def check_options(source: str, options: Mapping[str, Any], *, where: str = "opti
             ``where.<key>``.
     """
     src = get_source(source)
+    by_key = {o.key: o for o in src.options}
     for key, value in options.items():
-        opt = src.option(key)
+        opt = by_key.get(key)
         if opt is None:
             known = ", ".join(o.key for o in src.options) or "none"
             raise UserError(

@@ -25,18 +25,14 @@ SUBCONCEPTS: dict[str, float] = {
 }
 
 
-def _grid(size: int) -> tuple[np.ndarray, np.ndarray]:
-    ax = (np.arange(size, dtype=np.float32) + 0.5) / size
-    return np.meshgrid(ax, ax, indexing="ij")  # (rows = y, cols = x) in [0, 1]
-
-
 def _blob(yy, xx, cy, cx, r) -> np.ndarray:
     return np.exp(-(((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * r * r)))
 
 
 def render(label: str, size: int, rng: np.random.Generator) -> np.ndarray:
     """One phantom (size, size) uint8 with the finding ``label`` drawn with ``rng``."""
-    yy, xx = _grid(size)
+    ax = (np.arange(size, dtype=np.float32) + 0.5) / size
+    yy, xx = np.meshgrid(ax, ax, indexing="ij")  # (rows = y, cols = x) in [0, 1]
     img = 0.75 * np.exp(-(((xx - 0.5) / 0.42) ** 6 + ((yy - 0.52) / 0.46) ** 6))
     lungs = np.zeros_like(img)
     for cx in (0.32, 0.68):

@@ -5,17 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medeval.datasets.base import (
-    LabelledData,
-    as_data_error,
-    check_labels_present,
-    group_ids,
-    label_strings,
-    read_table,
-    require_columns,
-)
+from medeval.datasets.base import LabelledData, group_ids, label_strings, read_table
 from medeval.datasets.keel import numeric_features
-from medeval.io.tables import read_frame
+from medeval.io.tables import CSV_SUFFIXES
 
 __all__ = ["load_table", "load_text_csv"]
 
@@ -47,11 +39,9 @@ def load_table(
             column, naming the file, the column and the first bad row.
     """
     path = Path(path)
-    with as_data_error():
-        frame = read_frame(path)
     extra = [c for c in (group_column, id_column) if c is not None]
-    require_columns(frame, [label_column, *extra, *(feature_columns or [])], path)
-    check_labels_present(frame[label_column], path, label_column)
+    columns = [label_column, *extra, *(feature_columns or [])]
+    frame = read_table(path, columns, [label_column], csv_suffixes=CSV_SUFFIXES)
     if feature_columns is None:
         feature_columns = [c for c in frame.columns if c not in {label_column, *extra}]
     X, names = numeric_features(path, frame[feature_columns])

@@ -72,12 +72,6 @@ def _unavailable(name: str, why: str) -> WeightsUnavailableError:
 HUB_TIMEOUT_S = 3.0
 
 
-def _hub_endpoint() -> str:
-    from huggingface_hub import constants  # the endpoint timm downloads from (HF_ENDPOINT)
-
-    return constants.ENDPOINT
-
-
 def hub_reachable(timeout: float = HUB_TIMEOUT_S) -> bool:
     """Whether the weights hub answers one TCP connection within ``timeout`` seconds (spares
     an offline machine the hub client's retries); ``HF_HUB_OFFLINE=1`` counts as unreachable."""
@@ -85,7 +79,7 @@ def hub_reachable(timeout: float = HUB_TIMEOUT_S) -> bool:
 
     if constants.HF_HUB_OFFLINE:
         return False
-    url = urlsplit(_hub_endpoint())
+    url = urlsplit(constants.ENDPOINT)  # the endpoint timm downloads from (HF_ENDPOINT)
     if not url.hostname:
         return False
     port = url.port or (443 if url.scheme == "https" else 80)
@@ -219,8 +213,10 @@ def build_backbone(
         except Exception as exc:  # hub/URL errors have many types (offline, 404, SSL...)
             why = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
             if not online:
+                from huggingface_hub import constants
+
                 why = (
-                    f"the weights hub ({_hub_endpoint()}) cannot be reached (one connection "
+                    f"the weights hub ({constants.ENDPOINT}) cannot be reached (one connection "
                     f"tried, {HUB_TIMEOUT_S:g} s; HF_HUB_OFFLINE=1 skips it) and no copy is "
                     f"cached on this machine ({why})"
                 )

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from medeval.datasets.base import DataError, LabelledData
+from medeval.datasets.base import DataError, LabelledData, first_named
 from medeval.errors import UserError
 from medeval.names import shown, visible_key
 from medeval.tasks.binary import (
@@ -193,8 +193,7 @@ def make_user_task(
 
 
 def _labels_text(counts: Mapping[str, int]) -> str:
-    shown = ", ".join(f"{lab} ({n})" for lab, n in list(counts.items())[:30])
-    return shown + (f", and {len(counts) - 30} more" if len(counts) > 30 else "")
+    return first_named(list(counts.items()), lambda item: f"{item[0]} ({item[1]})", most=30)
 
 
 def _check_known(spec: TaskSpec, counts: Mapping[str, int], where: str) -> None:
@@ -223,9 +222,8 @@ def _check_listed(spec: TaskSpec, counts: Mapping[str, int], where: str) -> None
     listed = {*spec.positive, *(spec.negative or ()), *spec.drop}
     others = [lab for lab in counts if lab not in listed]
     if others:
-        named = ", ".join(f"{lab!r} ({counts[lab]} rows)" for lab in others[:10])
-        more = f", and {len(others) - 10} more" if len(others) > 10 else ""
-        subject = f"labels {named}{more} are" if len(others) > 1 else f"label {named} is"
+        named = first_named(others, lambda lab: f"{lab!r} ({counts[lab]} rows)", most=10)
+        subject = f"labels {named} are" if len(others) > 1 else f"label {named} is"
         raise DataError(
             f"{where}: {subject} in neither {WHERE['positive']} nor {WHERE['negative']}; "
             f"list each in one of them or leave its rows out with {WHERE['drop']}"

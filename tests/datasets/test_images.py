@@ -7,13 +7,8 @@ from fakes_datasets import write_corrupt, write_png
 from PIL import Image
 
 from medeval.datasets.base import DataError, LabelledData
-from medeval.datasets.images import (
-    ImageDataset,
-    default_transform,
-    load_image,
-    read_image_array,
-    verify_files,
-)
+from medeval.datasets.images import ImageDataset, default_transform, load_image
+from medeval.datasets.pixels import read_image_array, verify_files
 from medeval.tasks import make_binary_task
 
 
