@@ -50,6 +50,10 @@ def _free(path: Path) -> Path:
     return found
 
 
+#: the write probe's prefix: another run's probe, met in a shared folder, is not a user's file
+_PROBE = ".medeval-probe."
+
+
 def _holds_files(path: Path) -> bool:
     return path.is_dir() and any(path.iterdir())
 
@@ -71,7 +75,7 @@ def check_writable(path: str | os.PathLike, *, what: str) -> Path:
     if not base.is_dir():
         raise OutputPathError(f"{what} {path}: {base} is a file, not a folder")
     try:
-        fd, probe = tempfile.mkstemp(prefix=".medeval-probe.", dir=base)
+        fd, probe = tempfile.mkstemp(prefix=_PROBE, dir=base)
     except OSError as exc:
         raise OutputPathError(f"{what} {path}: cannot write into {base}: {exc.strerror}") from None
     os.close(fd)
@@ -156,12 +160,12 @@ def check_outside(path: str | os.PathLike, folders: Iterable[Any], *, what: str 
 
 
 def _files_in(folder: Path) -> list[str]:
-    """Every file below ``folder`` but the marker (links not followed), sorted."""
+    """Every file below ``folder`` but the marker and write probes (links not followed)."""
     found = []
     for root, dirs, names in os.walk(folder):
         names += [d for d in dirs if os.path.islink(os.path.join(root, d))]
         found += [Path(root, n).relative_to(folder).as_posix() for n in names]
-    return sorted(f for f in found if f != MARKER)
+    return sorted(f for f in found if f != MARKER and not f.startswith(_PROBE))
 
 
 @dataclass(frozen=True)

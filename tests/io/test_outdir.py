@@ -361,3 +361,14 @@ def test_two_runs_replacing_one_folder_at_once_leave_one_whole_run(tmp_path):
     assert _content(out) in (dict.fromkeys(FILES, "a"), dict.fromkeys(FILES, "b"))
     assert json.loads((out / MARKER).read_text())["files"] == sorted(FILES)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_another_runs_write_probe_in_the_folder_is_not_a_user_file(tmp_path):
+    """Two runs replacing one folder at once: one run's write probe, met by the other's check,
+    is medeval's own file and does not make --force refuse the folder."""
+    out = _write(tmp_path / "out", "previous")
+    (out / ".medeval-probe.x1y2z3").write_text("")
+    OutputFolder(out, "evaluate", force=True).check()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(OutputPathError, match=r"did not write \(notes\.txt\)"):
+        OutputFolder(out, "evaluate", force=True).check()
