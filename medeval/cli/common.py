@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import contextlib
 import errno
 import functools
 import os
@@ -179,22 +178,9 @@ def run_command(main: Callable[[], int]) -> NoReturn:
         os._exit(code if isinstance(code, int) else 1)
 
 
-@contextlib.contextmanager
-def _plain_warnings(*, enabled: bool):
-    """Warnings as one line each, ``warning: <message>`` (recorded warnings stay recorded)."""
-    if not enabled:
-        yield
-        return
-    old = warnings.formatwarning
-
-    def plain(message, category, filename, lineno, line=None) -> str:
-        return f"warning: {' '.join(str(message).split())}\n"
-
-    warnings.formatwarning = plain
-    try:
-        yield
-    finally:
-        warnings.formatwarning = old
+def _plain(message, category, filename, lineno, line=None) -> str:
+    """A warning as one line, ``warning: <message>`` (recorded warnings stay recorded)."""
+    return f"warning: {' '.join(str(message).split())}\n"
 
 
 def execute(
@@ -212,10 +198,11 @@ def execute(
     args = parser.parse_intermixed_args(argv) if intermixed else parser.parse_args(argv)
     args.argv = argv
     verbose = getattr(args, "verbose", False)
+    shown = warnings.formatwarning
+    warnings.formatwarning = shown if verbose else _plain
     try:
         check_device(getattr(args, "device", None))
-        with _plain_warnings(enabled=not verbose):
-            return body(args)
+        return body(args)
     except KeyboardInterrupt:  # Ctrl-C: what is written is whole, a rerun resumes or redoes
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
@@ -234,6 +221,8 @@ def execute(
         )
         print(f"{parser.prog}: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    finally:
+        warnings.formatwarning = shown
 
 
 def checked_options(

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any, TypeVar
 
-from medeval._validation import Interval, Options, refusal
+from medeval._validation import Interval, StrOptions, refusal
 
 __all__ = [
     "EVALUATION_FLAGS",
@@ -94,7 +94,7 @@ def add_options(
 def _metavar(allowed: list[Any]) -> str | None:
     """``{a,b}`` for a choice, ``N`` for an int, ``X`` for a number."""
     for c in allowed:
-        if isinstance(c, Options):
+        if isinstance(c, StrOptions):
             return "{" + ",".join(map(str, c.options)) + "}"
         if isinstance(c, Interval):
             return "N" if issubclass(c.kind, Integral) else "X"
