@@ -5,7 +5,6 @@ choices and default of each, and a bad value refused at parse time in Python's o
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral, Real
@@ -71,17 +70,14 @@ def add_options(
     default (with ``config``: the section of a training config the option sets); ``notes``
     adds a tool's own words to an option's help."""
     constraints = owner.constraints
-    if dataclasses.is_dataclass(owner):
-        shown = {f.name: f.default for f in dataclasses.fields(owner)}
-    else:
-        shown = {p.name: p.default for p in inspect.signature(owner).parameters.values()}
+    shown = {p.name: p.default for p in inspect.signature(owner).parameters.values()}
     for flag, spec in flags.items():
         field, text, *metavar = _spec(flag, spec)
         allowed = [c for c in constraints[field] if c is not None]
         default = shown.get(field)
         if config:
             text += f" (= {config}.{field}; default: the config's)"
-        elif default not in (None, inspect.Parameter.empty, dataclasses.MISSING):
+        elif default not in (None, inspect.Parameter.empty):
             text += f" (default {default})"
         if notes and flag in notes:
             text += f"; {notes[flag]}"
