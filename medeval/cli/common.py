@@ -360,10 +360,9 @@ def check_outside_data(out: Path, source: str, path: object, images: object = No
     from medeval.io.outdir import check_outside
 
     folders = [path, images]
-    declared = SOURCES.get(source)
-    if declared is not None and declared.kind == "image" and path is not None:
-        if Path(str(path)).is_file():
-            folders.append(Path(str(path)).parent)
+    image = source in SOURCES and SOURCES[source].kind == "image"
+    if image and path is not None and Path(str(path)).is_file():
+        folders.append(Path(str(path)).parent)
     check_outside(out, folders)
 
 
