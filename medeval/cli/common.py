@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import errno
 import functools
+import logging
 import os
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from numbers import Integral
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -36,6 +38,7 @@ __all__ = [
     "parse_nested",
     "refuse_repeats",
     "say",
+    "show_progress",
     "task_spec",
     "tool_parser",
 ]
@@ -154,6 +157,30 @@ def say(args: argparse.Namespace, *lines: str) -> None:
     if not getattr(args, "quiet", False):
         for line in lines:
             print(line)
+
+
+@contextlib.contextmanager
+def show_progress(loggers: Sequence[str], *, enabled: bool = True) -> Iterator[None]:
+    """Print the INFO records of ``loggers`` as bare messages while the block runs (nothing when
+    not ``enabled``; the library's loggers print nothing themselves); the loggers' levels and
+    handlers are restored afterwards."""
+    if not enabled:
+        yield
+        return
+    handler = logging.StreamHandler(sys.stdout)  # the bare message: logging's default format
+    handler.setLevel(logging.INFO)
+    saved = []
+    for name in loggers:
+        log = logging.getLogger(name)
+        saved.append((log, log.level))
+        log.setLevel(logging.INFO)
+        log.addHandler(handler)
+    try:
+        yield
+    finally:
+        for log, level in saved:
+            log.removeHandler(handler)
+            log.setLevel(level)
 
 
 def run_command(main: Callable[[], int]) -> NoReturn:
