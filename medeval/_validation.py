@@ -1,14 +1,9 @@
-"""Public options validated once, by declaration (in the spirit of scikit-learn's
-``validate_params``): :func:`validate_params` on functions, :func:`declared` on settings
-dataclasses. A value that satisfies none of its constraints raises
-:class:`InvalidParameterError` naming the parameter, the allowed values and the value given; a
-validated function called from inside another one skips the check. The same declarations give
-the command-line types and the config's ranges. Standard library only, so ``--help`` stays fast.
-"""
+"""Public options validated once, by declaration, as scikit-learn's ``validate_params`` but with
+the standard library only (``--help`` imports it): :func:`validate_params` on functions,
+:func:`declared` on settings dataclasses; they also give the command-line types and ranges."""
 
 from __future__ import annotations
 
-import abc
 import contextvars
 import dataclasses
 import functools
@@ -43,16 +38,9 @@ class InvalidParameterError(UserError):
     """An option outside its allowed values; the message names the parameter."""
 
 
-class Constraint(abc.ABC):
-    """One allowed kind of value: :meth:`accepts` and a description for error messages."""
-
-    @abc.abstractmethod
-    def accepts(self, value: Any) -> bool:
-        """Whether ``value`` satisfies the constraint."""
-
-    @abc.abstractmethod
-    def __str__(self) -> str:
-        """The allowed values in words, for the error message."""
+class Constraint:
+    """One allowed kind of value: ``accepts(value)``, and ``str()``: the allowed values in words
+    (for the error message)."""
 
 
 class Interval(Constraint):
