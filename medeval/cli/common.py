@@ -353,9 +353,7 @@ TASK_LABELS = {
 
 
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:
-    """The user's own binary task (docs/method.md, "The user's own task"): ``--positive``,
-    ``--negative``, ``--drop``, ``--downsample`` (a config's ``task.*``). Without ``--positive`` the
-    paper's ladder."""
+    """The options of the user's own binary task (a config's ``task.*``; docs/method.md)."""
     g = parser.add_argument_group(
         "the task (default: the paper's ladder; with --positive: your own; docs/method.md)"
     )
@@ -371,9 +369,8 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def task_spec(args: argparse.Namespace):
-    """The ``TaskSpec`` of the task flags, or ``None`` (the paper's ladder); a definition
-    that makes no task (a label in two lists, ``--negative`` without ``--positive``) is a
-    :class:`~medeval.errors.UserError`."""
+    """The ``TaskSpec`` of the task flags, or ``None`` (the paper's ladder); checked by
+    :meth:`~medeval.tasks.user.TaskSpec.build`."""
     from medeval.tasks.user import TaskSpec
 
     return TaskSpec.build(args.positive, args.negative, args.drop, downsample=bool(args.downsample))

@@ -26,10 +26,8 @@ T = TypeVar("T")
 
 def option_type(allowed: Sequence[Any]) -> Callable[[str], Any]:
     """argparse type of a declared field: the text as a number where the declaration is an
-    :class:`~medeval._validation.Interval` (an int, else a float; text that is not one stays
-    text), refused unless the declaration accepts it
-    (:func:`~medeval._validation.refusal`); a whole number given for a real field is kept as a
-    float."""
+    :class:`~medeval._validation.Interval` (a whole number for a real field: a float), refused
+    unless the declaration accepts it (:func:`~medeval._validation.refusal`)."""
     allowed = [c for c in allowed if c is not None]  # None = the option left out
     kinds = [c.kind for c in allowed if isinstance(c, Interval)]
     integral = any(issubclass(k, Integral) for k in kinds)
@@ -102,13 +100,11 @@ def given_options(
 ) -> dict[str, Any]:
     """The options of ``flags`` given on the command line, by field name (those left out take
     the settings' defaults)."""
-    given = {}
-    for flag, spec in flags.items():
-        field = _spec(flag, spec)[0]
-        value = getattr(args, flag[2:].replace("-", "_"), None)
-        if value is not None:
-            given[field] = value
-    return given
+    given = {
+        _spec(flag, spec)[0]: getattr(args, flag[2:].replace("-", "_"), None)
+        for flag, spec in flags.items()
+    }
+    return {field: value for field, value in given.items() if value is not None}
 
 
 def settings(owner: type[T], args: argparse.Namespace, *flags: Mapping, **fixed: Any) -> T:
