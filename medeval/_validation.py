@@ -3,7 +3,6 @@ functions and on settings dataclasses; standard library only, so ``--help`` stay
 
 from __future__ import annotations
 
-import abc
 import contextvars
 import dataclasses
 import functools
@@ -21,7 +20,6 @@ __all__ = [
     "ArrayLike",
     "Interval",
     "InvalidParameterError",
-    "Options",
     "StrOptions",
     "TypeOf",
     "accepts",
@@ -39,16 +37,9 @@ class InvalidParameterError(UserError):
     """An option outside its allowed values; the message names the parameter."""
 
 
-class Constraint(abc.ABC):
-    """One allowed kind of value: :meth:`accepts` and a description for error messages."""
-
-    @abc.abstractmethod
-    def accepts(self, value: Any) -> bool:
-        """Whether ``value`` satisfies the constraint."""
-
-    @abc.abstractmethod
-    def __str__(self) -> str:
-        """The allowed values in words, for the error message."""
+class Constraint:
+    """One allowed kind of value: ``accepts(value)``, and ``str()``: the allowed values in words
+    (for the error message)."""
 
 
 class Interval(Constraint):
@@ -93,27 +84,17 @@ class Interval(Constraint):
         return f"{kind} in {left}{self.left}, {self.right}{right}"
 
 
-class Options(Constraint):
-    """One of a fixed set of values (``desc`` names them in messages)."""
+class StrOptions(Constraint):
+    """One of a fixed set of strings (kept in the given order in messages; ``desc`` names them)."""
 
-    def __init__(self, options: Iterable[Any], *, desc: str | None = None) -> None:
+    def __init__(self, options: Iterable[str], *, desc: str | None = None) -> None:
         self.options, self.desc = tuple(options), desc
 
     def accepts(self, value: Any) -> bool:
-        try:
-            return value in self.options
-        except TypeError:  # an unhashable or array value compared element-wise
-            return False
+        return isinstance(value, str) and value in self.options
 
     def __str__(self) -> str:
         return self.desc or "one of " + ", ".join(repr(o) for o in self.options)
-
-
-class StrOptions(Options):
-    """One of a fixed set of strings (kept in the given order in messages)."""
-
-    def accepts(self, value: Any) -> bool:
-        return isinstance(value, str) and value in self.options
 
 
 class TypeOf(Constraint):
@@ -187,11 +168,7 @@ def check_params(
         InvalidParameterError: ``"<where>: <name> must be <allowed>; got <value>"``.
     """
     for name, allowed in constraints.items():
-        if name not in values:
-            continue
-        value = values[name]
-        message = refusal(allowed, value)
-        if message:
+        if name in values and (message := refusal(allowed, values[name])):
             raise InvalidParameterError(f"{where}: {name} {message}")
 
 

@@ -25,7 +25,7 @@ def test_no_module_is_longer_than_700_lines():
 
 
 def test_every_tool_has_its_pipeline_under_flows():
-    helpers = ("__init__", "common", "logs", "options")
+    helpers = ("__init__", "common", "options")
     tools = [p.stem for p in (PACKAGE / "cli").glob("*.py") if p.stem not in helpers]
     assert len(tools) >= 8, tools
     flows = PACKAGE / "flows"

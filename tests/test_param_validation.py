@@ -31,7 +31,7 @@ from medeval._validation import (
     VALIDATED,
     Interval,
     InvalidParameterError,
-    Options,
+    StrOptions,
     TypeOf,
     _as_constraint,
     accepts,
@@ -75,7 +75,7 @@ def _invalid_values(allowed: list) -> list:
                 if bound is not None and math.isfinite(bound):
                     candidates += [bound - 1, bound + 1, bound]
             candidates += [math.inf, -math.inf, "1", 0.5 if issubclass(c.kind, Integral) else 1j]
-        elif isinstance(c, Options):
+        elif isinstance(c, StrOptions):
             candidates += [f"{c.options[0]}-unknown" if c.options else "x", 12345]
     bad = []
     for value in candidates:
@@ -102,7 +102,7 @@ def _valid_value(allowed: list):
             value = c.left if c.left is not None and math.isfinite(c.left) else 0
             value = value + 1 if not c.accepts(value) else value
             return int(value) if issubclass(c.kind, Integral) else float(value)
-        if isinstance(c, Options):
+        if isinstance(c, StrOptions):
             return c.options[0]
         if isinstance(c, TypeOf):
             for value in ("", False, {}, (), [], *map(_bare, c.types)):

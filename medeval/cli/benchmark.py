@@ -126,12 +126,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _exit_on_sigterm(signum, frame) -> None:
-    # SystemExit unwinds through joblib / Dask, which then stop their workers; finished records
-    # are already on disk, the units in flight are lost and rerun next time.
-    raise SystemExit(128 + signum)
-
-
 def _names(text: str | None) -> tuple[str, ...] | None:
     return None if text is None else tuple(n.strip() for n in text.split(",") if n.strip())
 
@@ -196,7 +190,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     if threading.current_thread() is not threading.main_thread():
         return execute(parser, run, argv)
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    # SystemExit unwinds through joblib / Dask, which then stop their workers; finished records
+    # are already on disk, the units in flight are lost and rerun next time.
+    previous = signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     try:
         return execute(parser, run, argv)
     finally:

@@ -9,11 +9,12 @@ import atexit
 import contextlib
 import errno
 import functools
+import logging
 import os
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from numbers import Integral
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -37,6 +38,7 @@ __all__ = [
     "parse_nested",
     "refuse_repeats",
     "say",
+    "show_progress",
     "task_spec",
     "tool_parser",
 ]
@@ -157,6 +159,30 @@ def say(args: argparse.Namespace, *lines: str) -> None:
             print(line)
 
 
+@contextlib.contextmanager
+def show_progress(loggers: Sequence[str], *, enabled: bool = True) -> Iterator[None]:
+    """Print the INFO records of ``loggers`` as bare messages while the block runs (nothing when
+    not ``enabled``; the library's loggers print nothing themselves); the loggers' levels and
+    handlers are restored afterwards."""
+    if not enabled:
+        yield
+        return
+    handler = logging.StreamHandler(sys.stdout)  # the bare message: logging's default format
+    handler.setLevel(logging.INFO)
+    saved = []
+    for name in loggers:
+        log = logging.getLogger(name)
+        saved.append((log, log.level))
+        log.setLevel(logging.INFO)
+        log.addHandler(handler)
+    try:
+        yield
+    finally:
+        for log, level in saved:
+            log.removeHandler(handler)
+            log.setLevel(level)
+
+
 def run_command(main: Callable[[], int]) -> NoReturn:
     """Run a tool's ``main()`` as the whole process and end it with its exit code, skipping the
     interpreter's teardown (torch's object graph) when no other thread or child process runs
@@ -179,22 +205,9 @@ def run_command(main: Callable[[], int]) -> NoReturn:
         os._exit(code if isinstance(code, int) else 1)
 
 
-@contextlib.contextmanager
-def _plain_warnings(*, enabled: bool):
-    """Warnings as one line each, ``warning: <message>`` (recorded warnings stay recorded)."""
-    if not enabled:
-        yield
-        return
-    old = warnings.formatwarning
-
-    def plain(message, category, filename, lineno, line=None) -> str:
-        return f"warning: {' '.join(str(message).split())}\n"
-
-    warnings.formatwarning = plain
-    try:
-        yield
-    finally:
-        warnings.formatwarning = old
+def _plain(message, category, filename, lineno, line=None) -> str:
+    """A warning as one line, ``warning: <message>`` (recorded warnings stay recorded)."""
+    return f"warning: {' '.join(str(message).split())}\n"
 
 
 def execute(
@@ -212,10 +225,11 @@ def execute(
     args = parser.parse_intermixed_args(argv) if intermixed else parser.parse_args(argv)
     args.argv = argv
     verbose = getattr(args, "verbose", False)
+    shown = warnings.formatwarning
+    warnings.formatwarning = shown if verbose else _plain
     try:
         check_device(getattr(args, "device", None))
-        with _plain_warnings(enabled=not verbose):
-            return body(args)
+        return body(args)
     except KeyboardInterrupt:  # Ctrl-C: what is written is whole, a rerun resumes or redoes
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
@@ -234,6 +248,8 @@ def execute(
         )
         print(f"{parser.prog}: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    finally:
+        warnings.formatwarning = shown
 
 
 def checked_options(
@@ -337,9 +353,7 @@ TASK_LABELS = {
 
 
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:
-    """The user's own binary task (docs/method.md, "The user's own task"): ``--positive``,
-    ``--negative``, ``--drop``, ``--downsample`` (a config's ``task.*``). Without ``--positive`` the
-    paper's ladder."""
+    """The options of the user's own binary task (a config's ``task.*``; docs/method.md)."""
     g = parser.add_argument_group(
         "the task (default: the paper's ladder; with --positive: your own; docs/method.md)"
     )
@@ -355,9 +369,8 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def task_spec(args: argparse.Namespace):
-    """The ``TaskSpec`` of the task flags, or ``None`` (the paper's ladder); a definition
-    that makes no task (a label in two lists, ``--negative`` without ``--positive``) is a
-    :class:`~medeval.errors.UserError`."""
+    """The ``TaskSpec`` of the task flags, or ``None`` (the paper's ladder); checked by
+    :meth:`~medeval.tasks.user.TaskSpec.build`."""
     from medeval.tasks.user import TaskSpec
 
     return TaskSpec.build(args.positive, args.negative, args.drop, downsample=bool(args.downsample))
@@ -371,10 +384,9 @@ def check_outside_data(out: Path, source: str, path: object, images: object = No
     from medeval.io.outdir import check_outside
 
     folders = [path, images]
-    declared = SOURCES.get(source)
-    if declared is not None and declared.kind == "image" and path is not None:
-        if Path(str(path)).is_file():
-            folders.append(Path(str(path)).parent)
+    image = source in SOURCES and SOURCES[source].kind == "image"
+    if image and path is not None and Path(str(path)).is_file():
+        folders.append(Path(str(path)).parent)
     check_outside(out, folders)
 
 

@@ -5,10 +5,10 @@ file (:func:`medeval.flows.evaluate.evaluate_file`, rendered by
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 from medeval.cli.common import (
     DEVICE_HELP,
@@ -42,30 +42,25 @@ def build_parser() -> argparse.ArgumentParser:
         device_help=DEVICE_HELP,
     )
     src = p.add_mutually_exclusive_group(required=True)
-    add_paths(
-        src,
-        {
-            "--predictions": (
-                "CSV or Parquet: y_true, y_score and/or y_pred, optional subconcept "
-                "and q_<subconcept> posterior columns"
-            ),
-        },
+    src.add_argument(
+        "--predictions",
+        type=Path,
+        metavar="FILE",
+        help="CSV or Parquet: y_true, y_score and/or y_pred, optional subconcept and "
+        "q_<subconcept> posterior columns",
     )
     src.add_argument(
         "--example",
         action="store_true",
         help="evaluate the bundled example predictions (with their train sizes)",
     )
-    add_paths(
-        src,
-        {
-            "--run": (
-                "DIR",
-                "re-evaluate every split of a finished python -m medeval.train run folder from "
-                "its saved predictions and rewrite its summary (bootstrap settings from its config "
-                "unless --bootstrap/--seed are given)",
-            ),
-        },
+    src.add_argument(
+        "--run",
+        type=Path,
+        metavar="DIR",
+        help="re-evaluate every split of a finished python -m medeval.train run folder from its "
+        "saved predictions and rewrite its summary (bootstrap settings from its config unless "
+        "--bootstrap/--seed are given)",
     )
     add_paths(
         p,
@@ -124,21 +119,6 @@ NOT_WITH_RUN = {
 }
 
 
-@contextlib.contextmanager
-def _replicate_budget():
-    """More replicates than the memory holds: said with this tool's option."""
-    from medeval.metrics.bootstrap import ReplicateBudgetError, format_bytes
-
-    try:
-        yield
-    except ReplicateBudgetError as err:
-        raise UserError(
-            f"--bootstrap {err.n}: the replicates' scores need {err.needs()}, more than the "
-            f"bootstrap may take ({format_bytes(err.budget)}, from the free memory); use "
-            f"{err.advice('fewer replicates', '--bootstrap {} or fewer')}"
-        ) from None
-
-
 def run(args: argparse.Namespace) -> int:
     """Evaluate one predictions file into ``--out`` (checked first, replaced as a whole)."""
     if args.run is not None:
@@ -162,18 +142,26 @@ def run(args: argparse.Namespace) -> int:
         from medeval.evaluation.worst_subconcept import worst_sentences
         from medeval.flows.evaluate import evaluate_file
         from medeval.io.atomic import write_files
+        from medeval.metrics.bootstrap import ReplicateBudgetError, format_bytes
         from medeval.report.outputs import output_files
         from medeval.report.tables import scores_table, subconcept_table
 
     return_large_blocks()  # freed column-sized arrays go back to the system between stages
     fixed = {"device": args.device or "cpu", "progress": not args.quiet}
     chosen = settings(EvaluateSettings, args, EVALUATION_FLAGS, **fixed)
-    with warnings.catch_warnings(record=True) as caught, _replicate_budget():
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        table, ev = evaluate_file(
-            args.predictions, args.train_sizes, reference=args.reference, labels=args.labels,
-            settings=chosen,
-        )  # fmt: skip
+        try:
+            table, ev = evaluate_file(
+                args.predictions, args.train_sizes, reference=args.reference, labels=args.labels,
+                settings=chosen,
+            )  # fmt: skip
+        except ReplicateBudgetError as err:  # more replicates than the memory holds
+            raise UserError(
+                f"--bootstrap {err.n}: the replicates' scores need {err.needs()}, more than the "
+                f"bootstrap may take ({format_bytes(err.budget)}, from the free memory); use "
+                f"{err.advice('fewer replicates', '--bootstrap {} or fewer')}"
+            ) from None
     source = (
         f"predictions: {table.path}\ntrain sizes: {args.train_sizes or '(none)'}\n"
         + (f"reference: {args.reference}\n" if args.reference else "")

@@ -5,13 +5,12 @@ choices and default of each, and a bad value refused at parse time in Python's o
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any, TypeVar
 
-from medeval._validation import Interval, Options, refusal
+from medeval._validation import Interval, StrOptions, refusal
 
 __all__ = [
     "EVALUATION_FLAGS",
@@ -27,10 +26,8 @@ T = TypeVar("T")
 
 def option_type(allowed: Sequence[Any]) -> Callable[[str], Any]:
     """argparse type of a declared field: the text as a number where the declaration is an
-    :class:`~medeval._validation.Interval` (an int, else a float; text that is not one stays
-    text), refused unless the declaration accepts it
-    (:func:`~medeval._validation.refusal`); a whole number given for a real field is kept as a
-    float."""
+    :class:`~medeval._validation.Interval` (a whole number for a real field: a float), refused
+    unless the declaration accepts it (:func:`~medeval._validation.refusal`)."""
     allowed = [c for c in allowed if c is not None]  # None = the option left out
     kinds = [c.kind for c in allowed if isinstance(c, Interval)]
     integral = any(issubclass(k, Integral) for k in kinds)
@@ -71,17 +68,14 @@ def add_options(
     default (with ``config``: the section of a training config the option sets); ``notes``
     adds a tool's own words to an option's help."""
     constraints = owner.constraints
-    if dataclasses.is_dataclass(owner):
-        shown = {f.name: f.default for f in dataclasses.fields(owner)}
-    else:
-        shown = {p.name: p.default for p in inspect.signature(owner).parameters.values()}
+    shown = {p.name: p.default for p in inspect.signature(owner).parameters.values()}
     for flag, spec in flags.items():
         field, text, *metavar = _spec(flag, spec)
         allowed = [c for c in constraints[field] if c is not None]
         default = shown.get(field)
         if config:
             text += f" (= {config}.{field}; default: the config's)"
-        elif default not in (None, inspect.Parameter.empty, dataclasses.MISSING):
+        elif default not in (None, inspect.Parameter.empty):
             text += f" (default {default})"
         if notes and flag in notes:
             text += f"; {notes[flag]}"
@@ -94,7 +88,7 @@ def add_options(
 def _metavar(allowed: list[Any]) -> str | None:
     """``{a,b}`` for a choice, ``N`` for an int, ``X`` for a number."""
     for c in allowed:
-        if isinstance(c, Options):
+        if isinstance(c, StrOptions):
             return "{" + ",".join(map(str, c.options)) + "}"
         if isinstance(c, Interval):
             return "N" if issubclass(c.kind, Integral) else "X"
@@ -106,13 +100,11 @@ def given_options(
 ) -> dict[str, Any]:
     """The options of ``flags`` given on the command line, by field name (those left out take
     the settings' defaults)."""
-    given = {}
-    for flag, spec in flags.items():
-        field = _spec(flag, spec)[0]
-        value = getattr(args, flag[2:].replace("-", "_"), None)
-        if value is not None:
-            given[field] = value
-    return given
+    given = {
+        _spec(flag, spec)[0]: getattr(args, flag[2:].replace("-", "_"), None)
+        for flag, spec in flags.items()
+    }
+    return {field: value for field, value in given.items() if value is not None}
 
 
 def settings(owner: type[T], args: argparse.Namespace, *flags: Mapping, **fixed: Any) -> T:

@@ -70,10 +70,8 @@ def cmd_split(args: argparse.Namespace) -> int:
         task, out, record_path, path=path, command=[PROG, *args.argv],
         **given_options(args, SPLIT_FLAGS),
     )  # fmt: skip
-    if not args.quiet:
-        print(f"wrote {len(splits)} {scheme} splits of {task.name} ({len(task)} rows) to {out}")
-    else:
-        print(out)
+    wrote = f"wrote {len(splits)} {scheme} splits of {task.name} ({len(task)} rows) to {out}"
+    print(out if args.quiet else wrote)
     return 0
 
 
@@ -84,32 +82,28 @@ def build_parser() -> argparse.ArgumentParser:
         "manifests (split).",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    describe_common = common_options(out_help="(not used by describe)", seed_help=SEED_HELP)
-    d = sub.add_parser(
-        "describe", parents=[describe_common], help="describe the binary task(s) of a data set"
+    describe_out = {"out_help": "(not used by describe)"}
+    split_out = {
+        "out_help": "manifest CSV path (its record goes beside it as <out>.json), new",
+        "force_help": "replace --out if it is a manifest this command wrote (never another file)",
+        "out_required": True,
+        "out_metavar": "FILE",
+    }
+    for name, run, about, common in (
+        ("describe", cmd_describe, "describe the binary task(s) of a data set", describe_out),
+        ("split", cmd_split, "write a split manifest (CSV) and its record (.json)", split_out),
+    ):
+        parents = [common_options(seed_help=SEED_HELP, **common)]
+        cmd = sub.add_parser(name, parents=parents, help=about)
+        add_source_arguments(cmd)
+        add_task_arguments(cmd)
+        cmd.set_defaults(run=run)
+    sub.choices["describe"].add_argument(
+        "--json", action="store_true", help="machine-readable output"
     )
-    add_source_arguments(d)
-    add_task_arguments(d)
-    d.add_argument("--json", action="store_true", help="machine-readable output")
-    d.set_defaults(run=cmd_describe)
-    split_common = common_options(
-        out_help="manifest CSV path (its record goes beside it as <out>.json), new",
-        force_help="replace --out if it is a manifest this command wrote (never another file)",
-        seed_help=SEED_HELP,
-        out_required=True,
-        out_metavar="FILE",
-    )
-    s = sub.add_parser(
-        "split",
-        parents=[split_common],
-        help="write a split manifest (CSV) and its record (.json)",
-    )
-    add_source_arguments(s)
-    add_task_arguments(s)
     from medeval.flows.tasks import write_split_manifest
 
-    add_options(s, write_split_manifest, SPLIT_FLAGS)
-    s.set_defaults(run=cmd_split)
+    add_options(sub.choices["split"], write_split_manifest, SPLIT_FLAGS)
     return parser
 
 

@@ -16,6 +16,7 @@ from medeval.cli.common import (
     check_outside_data,
     execute,
     say,
+    show_progress,
     source_options,
     tool_parser,
 )
@@ -144,7 +145,6 @@ def run(args: argparse.Namespace) -> int:
     from contextlib import nullcontext
 
     cfg, out = _config(args)
-    from medeval.cli.logs import show_progress
     from medeval.flows.train import run_notes, run_training
     from medeval.io.outdir import undone_if_refused
     from medeval.report.summary import interval_lines, summary_table

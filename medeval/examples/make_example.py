@@ -1,12 +1,6 @@
 """Rebuild the bundled example: real test predictions of a random forest on a KEEL data set.
 
-The example is one fold of the tabular protocol (docs/method.md, "Protocols": 5×2 CV, first fold, no
-imbalance correction): a binary random forest gives ``y_score``; a multiclass subconcept random
-forest trained on the same training fold gives the posteriors ``q_<subconcept>``; the training
-fold's subconcept counts give ``train_sizes.json``.
-
-    python -m medeval.examples.make_example --data ../shared/data --dataset abalone
-"""
+``python -m medeval.examples.make_example --data ../shared/data --dataset abalone``"""
 
 from __future__ import annotations
 
@@ -26,7 +20,9 @@ HERE = Path(__file__).parent
 
 
 def make_example(data_dir: Path, dataset: str, seed: int = 0) -> tuple[pd.DataFrame, dict]:
-    """Predictions table (one row per test instance) and the training subconcept sizes."""
+    """Predictions table of the first fold of the 5x2 CV (docs/method.md, "Protocols"), one row per
+    test instance: ``y_score`` of a binary forest, ``q_<subconcept>`` of a subconcept forest on the
+    same training fold; and that fold's subconcept sizes (``train_sizes.json``)."""
     task = make_binary_task(load("keel", data_dir / "keel", name=dataset), seed=seed)
     task.require_kept()
     split = cv_5x2(task, seed)[0]
@@ -46,9 +42,8 @@ def make_example(data_dir: Path, dataset: str, seed: int = 0) -> tuple[pd.DataFr
             "subconcept": np.asarray(names)[task.subconcept[test]],
         }
     )
-    for i, name in enumerate(names):
-        frame[f"q_{name}"] = q[:, i].round(6)
     q_cols = [f"q_{n}" for n in names]
+    frame[q_cols] = q.round(6)
     frame[q_cols] = frame[q_cols].div(frame[q_cols].sum(axis=1), axis=0).round(6)
     counts = task.train_counts(train)
     sizes = {

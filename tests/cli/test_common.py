@@ -1,6 +1,7 @@
 """What every command-line tool shares: --out checked before any work (exit 2, one line, the
 traceback only with -v), fast --help without the heavy libraries, loader options listed."""
 
+import logging
 import subprocess
 import sys
 import tomllib
@@ -8,6 +9,8 @@ from importlib import import_module
 from pathlib import Path
 
 import pytest
+
+from medeval.cli.common import show_progress
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = (
@@ -290,3 +293,34 @@ def test_warnings_are_one_line_and_ctrl_c_is_one_line_with_exit_130(tmp_path, ca
 
     assert execute(parser, interrupted, []) == 130
     assert capsys.readouterr().err == "python -m medeval.benchmark: interrupted\n"
+
+
+PROBE = "medeval.tests.logs_probe"  # show_progress: a tool prints its loggers' INFO records
+
+
+def test_info_records_print_as_bare_messages_and_debug_ones_do_not(capsys):
+    log = logging.getLogger(PROBE)
+    with show_progress([PROBE]):
+        log.info("step %d of %d", 1, 3)
+        log.debug("hidden")
+    assert capsys.readouterr().out == "step 1 of 3\n"
+
+
+def test_nothing_prints_when_not_enabled(capsys):
+    with show_progress([PROBE], enabled=False):
+        logging.getLogger(PROBE).info("quiet")
+    assert capsys.readouterr().out == ""
+
+
+def test_levels_and_handlers_are_restored_even_after_an_error(capsys):
+    log = logging.getLogger(PROBE)
+    log.setLevel(logging.WARNING)
+    handlers = list(log.handlers)
+    try:
+        with pytest.raises(RuntimeError), show_progress([PROBE]):
+            raise RuntimeError("stop")
+        assert log.level == logging.WARNING and log.handlers == handlers
+        log.info("after")
+        assert capsys.readouterr().out == ""
+    finally:
+        log.setLevel(logging.NOTSET)
