@@ -110,45 +110,6 @@ PER_SUBCONCEPT_COLUMNS = (
 )
 
 
-def _true_recall(
-    plan: Any, i: int, nm: str, hit: np.ndarray, n_class: int
-) -> tuple[dict[str, Any], list[str]]:
-    """Row fields of subconcept ``i`` from the true test subconcepts, and messages to warn."""
-    m = plan.sc_codes == i
-    n_test = int(m.sum())
-    fields: dict[str, Any] = {
-        "n_test": n_test,
-        "prevalence": n_test / n_class if n_class else math.nan,
-        "recall": float(hit[m].mean()) if n_test else math.nan,
-    }
-    if "w" in plan.weights:
-        fields["true_weight_sum"] = float(plan.weights["w"][m].sum())
-    if "p" in plan.weights:
-        fields["predicted_weight_sum"] = float(plan.weights["p"][m].sum())
-    msgs = []
-    if n_test == 0:
-        msgs.append(f"recall of subconcept {nm!r} is undefined: it has no test instances; NaN")
-    return fields, msgs
-
-
-def _estimated_recall(
-    q: np.ndarray, i: int, nm: str, hit: np.ndarray
-) -> tuple[dict[str, Any], list[str]]:
-    """Label-free row fields of subconcept ``i``, and messages to warn."""
-    mass = float(q[:, i].sum())
-    fields = {
-        "est_n_test": mass,
-        "est_recall": float(q[:, i] @ hit / mass) if mass > 0 else math.nan,
-    }
-    msgs = []
-    if mass <= 0:
-        msgs.append(
-            f"label-free recall of subconcept {nm!r} is undefined: the subconcept model "
-            "gives it no posterior mass on the test set; NaN"
-        )
-    return fields, msgs
-
-
 def per_subconcept_rows(y, yp, plan: Any, u, confidence, notes) -> list[dict[str, Any]]:
     """One row per subconcept (``plan.sc_names`` order): true results where test subconcepts
     are known, and the label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` where posteriors are."""
@@ -170,14 +131,29 @@ def per_subconcept_rows(y, yp, plan: Any, u, confidence, notes) -> list[dict[str
             "est_high": float(est_hi[i]),
             "interval_method": method,
         }
-        msgs: list[str] = []
+        msgs = []
         if plan.sc_codes is not None:
-            fields, msgs = _true_recall(plan, i, nm, hit, int((y == side).sum()))
-            row |= fields
+            m = plan.sc_codes == i
+            n_test, n_class = int(m.sum()), int((y == side).sum())
+            row["n_test"], row["recall"] = n_test, float(hit[m].mean()) if n_test else math.nan
+            row["prevalence"] = n_test / n_class if n_class else math.nan
+            if "w" in plan.weights:
+                row["true_weight_sum"] = float(plan.weights["w"][m].sum())
+            if "p" in plan.weights:
+                row["predicted_weight_sum"] = float(plan.weights["p"][m].sum())
+            if n_test == 0:
+                msgs.append(
+                    f"recall of subconcept {nm!r} is undefined: it has no test instances; NaN"
+                )
         if plan.q_class is not None:
-            fields, est_msgs = _estimated_recall(plan.q_class, i, nm, hit)
-            row |= fields
-            msgs += est_msgs
+            mass = float(plan.q_class[:, i].sum())
+            row["est_n_test"] = mass
+            row["est_recall"] = float(plan.q_class[:, i] @ hit / mass) if mass > 0 else math.nan
+            if mass <= 0:
+                msgs.append(
+                    f"label-free recall of subconcept {nm!r} is undefined: the subconcept model "
+                    "gives it no posterior mass on the test set; NaN"
+                )
         for msg in msgs:
             notes.append(msg)
             warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
