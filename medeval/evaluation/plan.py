@@ -138,9 +138,7 @@ def _plan(
     if subconcept is None:
         unavailable.setdefault("w", "no true test subconcept labels (column 'subconcept')")
     elif utilities is not None:
-        weights["w"] = utilities.values[np.array([utilities.index(nm) for nm in sc_names])][
-            sc_codes
-        ]
+        weights["w"] = utilities.values[sc_codes]  # sc_names are the utilities' names
     q_class, n_fallback = None, 0
     if posteriors is None:
         unavailable.setdefault("p", "no subconcept posteriors (columns 'q_<subconcept>')")

@@ -84,9 +84,8 @@ def _could_flags(table: pd.DataFrame) -> np.ndarray:
 def _named_worst(table: pd.DataFrame, idx: list[int], lowest: int) -> int:
     """The worst to name: of those that could be worst, the lowest label-free recall."""
     flags = _could_flags(table)
-    could = [j for j in idx if flags[j]]
     est = pd.to_numeric(table["est_recall"], errors="coerce").to_numpy(dtype=float)
-    could = [j for j in could if np.isfinite(est[j])]
+    could = [j for j in idx if flags[j] and np.isfinite(est[j])]
     if len(could) < 2:
         return could[0] if could else lowest
     return min(could, key=lambda j: (est[j], str(table.subconcept.iloc[j])))
