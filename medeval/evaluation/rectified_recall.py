@@ -338,9 +338,6 @@ def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
         weight.append(inverse * len(inverse) / max(inverse.sum(), 1e-12))
         var.append(v[mine])
     codes = np.concatenate(sub) if sub else np.zeros(0, dtype=int)
-    test_labelled = np.zeros(int(t.sum()), dtype=bool)
-    if labelled is not None:
-        test_labelled[np.searchsorted(np.flatnonzero(t), labelled.index[t[labelled.index]])] = True
     return _Evidence(
         q=np.concatenate(q).T if q else np.zeros((len(idx), 0)),
         m=(codes[None, :] == idx[:, None]).astype(float),
@@ -348,7 +345,7 @@ def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
         reference=np.concatenate(is_ref) if is_ref else np.zeros(0, dtype=bool),
         ht_coef=np.concatenate(coef) if coef else np.zeros(0),
         ht_var=np.concatenate(var) if var else np.zeros(0),
-        test_labelled=test_labelled,
+        test_labelled=np.isin(np.flatnonzero(t), [] if labelled is None else labelled.index),
         weight=np.concatenate(weight) if weight else np.zeros(0),
     )
 
