@@ -308,12 +308,8 @@ def rectified_columns(
     narrow = res.high - res.low < DECISIVE_WIDTH  # already decisive: close to its class
     cols["r_more_rows"] = np.where(open_, np.where(narrow, 0.0, more), math.nan)
     rows = "reference rows" if labelled is None else "reference or labelled rows"
-    return cols, res, _reference_notes(names, res.n_reference, rows)
-
-
-def _reference_notes(names: Sequence[str], n_reference: np.ndarray, rows: str) -> list[str]:
     notes = []
-    missing = [nm for nm, c in zip(names, n_reference, strict=True) if c == 0]
+    missing = [nm for nm, c in zip(names, res.n_reference, strict=True) if c == 0]
     if missing:
         notes.append(
             f"rectified recall undefined for {', '.join(map(repr, missing))}: "
@@ -322,7 +318,7 @@ def _reference_notes(names: Sequence[str], n_reference: np.ndarray, rows: str) -
         )
     few = [
         f"{nm!r} ({int(c)}; needs {MIN_REFERENCE_ROWS - int(c)} more)"
-        for nm, c in zip(names, n_reference, strict=True)
+        for nm, c in zip(names, res.n_reference, strict=True)
         if 0 < c < MIN_REFERENCE_ROWS
     ]
     if few:
@@ -330,4 +326,4 @@ def _reference_notes(names: Sequence[str], n_reference: np.ndarray, rows: str) -
             f"fewer than {MIN_REFERENCE_ROWS} {rows} for {', '.join(few)}: no interval "
             f"for their rectified recall and a verdict of 'not known'; add {rows} of them"
         )
-    return notes
+    return cols, res, notes

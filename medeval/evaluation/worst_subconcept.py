@@ -146,11 +146,8 @@ def describe_worst(entry: dict[str, Any], class_names: dict[int, str] | None = N
     where = f"{abs(gap):.2f} {'below' if gap >= 0 else 'above'} {name} as a whole"
     if _finite(entry.get("gap_low")):
         where += f" (gap [{entry['gap_low']:.2f}, {entry['gap_high']:.2f}])"
-    what = {"true": "true recall", "rectified": "rectified", "label-free": "label-free"}
-    return (
-        f"{entry['subconcept']}: recall {entry['recall']:.2f}{_ci(entry)}, {where}; "
-        f"{what.get(entry['source'], entry['source'])}"
-    )
+    what = "true recall" if entry["source"] == "true" else entry["source"]
+    return f"{entry['subconcept']}: recall {entry['recall']:.2f}{_ci(entry)}, {where}; {what}"
 
 
 def _finite(x: Any) -> bool:
