@@ -275,12 +275,13 @@ def rectified_columns(
         n_lab = np.bincount(labelled.subconcept, minlength=len(names))
     cr = np.array([class_recall.get(int(c), math.nan) for c in sides])
     gap_lo, gap_hi = cr - res.high, cr - res.low
+    ref_low, ref_high = _binomial_where(k, n, n, confidence, names)
     cols = {
         "n_reference": n.astype(np.int64),
         "n_labelled": n_lab,
         "ref_recall": ratio(k, n),
-        "ref_low": np.full(len(names), math.nan),
-        "ref_high": np.full(len(names), math.nan),
+        "ref_low": ref_low,
+        "ref_high": ref_high,
         "r_recall": res.recall,
         "r_low": res.low,
         "r_high": res.high,
@@ -293,10 +294,6 @@ def rectified_columns(
         "r_p_worst": np.full(len(names), math.nan),
         "r_more_rows": np.full(len(names), math.nan),
     }
-    has = n > 0
-    if has.any():
-        ci = binomial_interval(k[has], n[has], confidence=confidence)
-        cols["ref_low"][has], cols["ref_high"][has] = ci.low, ci.high
     inside, cols["r_p_worst"] = could_be_worst_by_class(res, sides, confidence)
     defined = np.isfinite(cols["r_p_worst"])
     cols["r_could_be_worst"][defined] = inside[defined]
