@@ -132,12 +132,11 @@ def bootstrap_info(
     """How the intervals were made (``Evaluation.bootstrap``; with ``reference_stratify``,
     the joint bootstrap of the rectified scores, ``RectifiedResult.bootstrap``)."""
     name = stratify if isinstance(stratify, str) else CUSTOM_STRATA
+    info: dict[str, Any] = {"n": int(n), "seed": int(seed)}
     if reference_stratify is None:
         method = "percentile; multinomial resampling within strata" if n else "none"
-        return {"n": int(n), "seed": int(seed), "stratify": name, "method": method}
-    return {
-        "n": int(n),
-        "seed": int(seed),
+        return info | {"stratify": name, "method": method}
+    return info | {
         "reference_seed": reference_seed,
         "stratify": name,
         "reference_stratify": reference_stratify,

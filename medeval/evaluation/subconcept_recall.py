@@ -177,11 +177,10 @@ def _recall_intervals(
     if plan.sc_codes is not None:
         member = np.bincount(plan.sc_codes, minlength=k).astype(np.float64)
         found = np.bincount(plan.sc_codes, weights=hit, minlength=k)
-        if g is None:
-            lo, hi = _binomial_where(found, member, member, confidence, plan.sc_names)
-        else:
-            per = _per_cluster(g, plan.sc_codes[:, None] == np.arange(k)[None, :])
-            lo, hi = _binomial_where(found, member, (per**2).sum(0), confidence, plan.sc_names)
+        mass2 = member  # with groups: the effective number of rows over the clusters
+        if g is not None:
+            mass2 = (_per_cluster(g, plan.sc_codes[:, None] == np.arange(k)[None, :]) ** 2).sum(0)
+        lo, hi = _binomial_where(found, member, mass2, confidence, plan.sc_names)
     if plan.q_class is not None:
         q = plan.q_class
         pos = q.sum(0) > 0
