@@ -283,11 +283,8 @@ def rectified_recall(
     s = len(sides)
     names = ("recall", "low", "high", "ess", "lam", "deff", "n_test", "n_eff")
     cols = {c: np.full(s, math.nan) for c in names}
-    known = np.zeros(s, dtype=np.int64)
-    if reference is not None:
-        known += np.bincount(reference.subconcept, minlength=s)
-    if labelled is not None:
-        known += np.bincount(labelled.subconcept, minlength=s)
+    sources = [x.subconcept for x in (reference, labelled) if x is not None]
+    known = sum((np.bincount(x, minlength=s) for x in sources), np.zeros(s, dtype=np.int64))
     draws = np.full((n_draws, s), math.nan) if n_draws > 0 else None
     rng = np.random.default_rng([int(seed), _TAG])
     for c in (0, 1):

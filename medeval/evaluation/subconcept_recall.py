@@ -269,9 +269,7 @@ def rectified_columns(
     if evidence is not None:
         n = np.bincount(evidence.subconcept, minlength=len(names)).astype(np.float64)
         k = np.bincount(evidence.subconcept, weights=evidence.hit, minlength=len(names))
-    n_lab = np.zeros(len(names), dtype=np.int64)
-    if labelled is not None:
-        n_lab = np.bincount(labelled.subconcept, minlength=len(names))
+    n_lab = res.n_reference - n.astype(np.int64)  # rows of known subconcept: reference, labelled
     cr = np.array([class_recall.get(int(c), math.nan) for c in sides])
     gap_lo, gap_hi = cr - res.high, cr - res.low
     ref_low, ref_high = _binomial_where(k, n, n, confidence, names)
