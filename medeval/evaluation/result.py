@@ -162,13 +162,9 @@ class Evaluation:
 
     def table(self) -> pd.DataFrame:
         """The full-test scores with their intervals (a readable summary)."""
+        no_interval = (math.nan, math.nan)
         rows = [
-            (
-                k,
-                self.scores[k],
-                *self.intervals.get(k, (math.nan, math.nan)),
-                self.unavailable.get(k, ""),
-            )
+            (k, self.scores[k], *self.intervals.get(k, no_interval), self.unavailable.get(k, ""))
             for k in ALL_SCORES
         ]
         return pd.DataFrame(rows, columns=["score", "value", "low", "high", "note"])

@@ -58,9 +58,8 @@ def instance_weights(
         if key == "":
             out[key] = torch.ones(n, dtype=y_true.dtype, device=dev)
         elif key == "w":
-            codes = _codes(subconcept, utilities, y_true)
             values = torch.tensor(utilities.values, dtype=y_true.dtype, device=dev)
-            out[key] = values[codes]
+            out[key] = values[_codes(subconcept, utilities, y_true)]
         else:
             if posteriors is None:
                 raise UserError(
