@@ -27,17 +27,6 @@ def _one_d(name: str, values: Any) -> np.ndarray:
     return a
 
 
-def _scores(y_score: Any, n: int) -> np.ndarray:
-    s = np.array(y_score, dtype=np.float64)
-    if s.shape != (n,):
-        raise UserError(f"y_score must have shape ({n},) like y_true; got {s.shape}")
-    if not np.isfinite(s).all():
-        bad = int(np.argmax(~np.isfinite(s)))
-        what = "NaN" if np.isnan(s[bad]) else "an infinite value"
-        raise UserError(f"y_score contains {what} at index {bad}")
-    return s
-
-
 def labels(
     y_true: Any, y_score: Any, y_pred: Any, threshold: float, pos_label: Any = None
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
@@ -50,7 +39,13 @@ def labels(
     """
     given = {"y_true": _one_d("y_true", y_true)}
     n = len(given["y_true"])
-    s = None if y_score is None else _scores(y_score, n)
+    s = None if y_score is None else np.array(y_score, dtype=np.float64)
+    if s is not None and s.shape != (n,):
+        raise UserError(f"y_score must have shape ({n},) like y_true; got {s.shape}")
+    if s is not None and not np.isfinite(s).all():
+        bad = int(np.argmax(~np.isfinite(s)))
+        what = "NaN" if np.isnan(s[bad]) else "an infinite value"
+        raise UserError(f"y_score contains {what} at index {bad}")
     if y_pred is not None:
         given["y_pred"] = _one_d("y_pred", y_pred)
         if given["y_pred"].shape != (n,):
@@ -137,12 +132,11 @@ def bootstrap_info(
     """How the intervals were made (``Evaluation.bootstrap``; with ``reference_stratify``,
     the joint bootstrap of the rectified scores, ``RectifiedResult.bootstrap``)."""
     name = stratify if isinstance(stratify, str) else CUSTOM_STRATA
+    info: dict[str, Any] = {"n": int(n), "seed": int(seed)}
     if reference_stratify is None:
         method = "percentile; multinomial resampling within strata" if n else "none"
-        return {"n": int(n), "seed": int(seed), "stratify": name, "method": method}
-    return {
-        "n": int(n),
-        "seed": int(seed),
+        return info | {"stratify": name, "method": method}
+    return info | {
         "reference_seed": reference_seed,
         "stratify": name,
         "reference_stratify": reference_stratify,

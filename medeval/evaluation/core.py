@@ -355,18 +355,6 @@ def _first_notes(plan: _Plan, utilities: Utilities | None) -> list[str]:
     return notes
 
 
-def _all_intervals(reps, confidence: float) -> dict[tuple[str, str], tuple[np.ndarray, ...]]:
-    """``{(weighting, metric): (low, high, n_undefined)}``, each ``(n_subsets,)``."""
-    keys = list(reps.scores)
-    if not keys:
-        return {}
-    lo, hi, nu = (
-        v.cpu().numpy()
-        for v in percentile_interval(torch.stack([reps.scores[k] for k in keys], 1), confidence)
-    )
-    return {k: (lo[i], hi[i], nu[i]) for i, k in enumerate(keys)}
-
-
 def _score_tables(plan: _Plan, point, reps, confidence, notes, extra_rows=None) -> tuple:
     """Full-test scores, intervals, unavailable scores and the long subsets table."""
     subset_names = list(plan.subsets)
@@ -379,7 +367,12 @@ def _score_tables(plan: _Plan, point, reps, confidence, notes, extra_rows=None) 
     intervals: dict[str, tuple[float, float]] = {}
     unavailable: dict[str, str] = {}
     nan_row = np.full(len(subset_names), math.nan)
-    bounds = _all_intervals(reps, confidence) if reps is not None else {}
+    bounds: dict[tuple, tuple] = {}  # (weighting, metric) → (low, high, n_undefined) (n_subsets,)
+    if reps is not None and reps.scores:
+        keys = list(reps.scores)
+        stacked = torch.stack([reps.scores[k] for k in keys], 1)
+        b = [v.cpu().numpy() for v in percentile_interval(stacked, confidence)]
+        bounds = {k: (b[0][i], b[1][i], b[2][i]) for i, k in enumerate(keys)}
     for key in (w.prefix for w in SCORED_WEIGHTINGS):
         for metric in FAMILIES:
             score = f"{key}{metric}"

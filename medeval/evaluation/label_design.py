@@ -82,8 +82,7 @@ def inclusion_probabilities(score: np.ndarray, free: np.ndarray, budget: int) ->
     share = s / s.sum() if s.sum() > 0 else free / n_free
     pi = budget * ((1 - UNIFORM_SHARE) * share + UNIFORM_SHARE * free / n_free)
     for _ in range(len(pi)):  # at most one row reaches 1 per round
-        over = pi > 1
-        if not over.any():
+        if not (pi > 1).any():
             break
         fixed = pi >= 1
         pi[fixed] = 1.0
@@ -158,9 +157,7 @@ def plan_batch(
     aim = open_subconcepts(names, sides, verdict, worst)
     if not aim.any():  # every verdict decided: spread the labels over all subconcepts
         aim = open_subconcepts(names, sides, None, None)
-    done = np.zeros(len(y), dtype=bool)
-    if labelled is not None:
-        done[labelled.index] = True
+    done = np.isin(np.arange(len(y)), [] if labelled is None else labelled.index)
     score = row_scores(q, hit, y, sides, theta, lam, n_test, aim)
     chosen = tuple(nm for nm, a in zip(names, aim, strict=True) if a)
     return choose_rows(score, done, budget, seed=seed, aim=chosen), res

@@ -46,8 +46,7 @@ def _true_subconcepts(
     y: np.ndarray, subconcept: Sequence[str], utilities: Utilities | None
 ) -> tuple[tuple[str, ...], np.ndarray, dict[str, int]]:
     """Names ``(S,)``, codes ``(N,)`` and classes, checked against the sizes and ``y``."""
-    n = len(y)
-    uniq, inverse = _name_codes(subconcept, n)  # vectorised name → code lookup
+    uniq, inverse = _name_codes(subconcept, len(y))  # vectorised name → code lookup
     if utilities is not None:
         unknown = [i for i, nm in enumerate(uniq) if nm not in set(utilities.names)]
         if unknown:
@@ -104,8 +103,7 @@ def _subsets(
     """Subset masks ``{name: (N,) bool}`` and each subset's minority subconcept."""
     # Subsets (docs/method.md, "Evaluation subsets and analyses"): full, and sub_i = majority ∪
     # minority subconcept i, largest first.
-    n = len(y)
-    subsets = {"full": np.ones(n, dtype=bool)}
+    subsets = {"full": np.ones(len(y), dtype=bool)}
     subset_sc: dict[str, str | None] = {"full": None}
     if sc_codes is not None:
         minority = [nm for nm in sc_names if sc_side[nm] == 1]
@@ -126,8 +124,7 @@ def _plan(
     utilities: Utilities | None,
 ) -> _Plan:
     """What can be computed: instance weights, subsets and subconcepts, checked."""
-    n = len(y)
-    weights = {"": np.ones(n)}
+    weights = {"": np.ones(len(y))}
     unavailable: dict[str, str] = {}
     sc_codes, sc_names, sc_side = None, (), {}
     if subconcept is not None:
@@ -138,9 +135,7 @@ def _plan(
     if subconcept is None:
         unavailable.setdefault("w", "no true test subconcept labels (column 'subconcept')")
     elif utilities is not None:
-        weights["w"] = utilities.values[np.array([utilities.index(nm) for nm in sc_names])][
-            sc_codes
-        ]
+        weights["w"] = utilities.values[sc_codes]  # sc_names are the utilities' names
     q_class, n_fallback = None, 0
     if posteriors is None:
         unavailable.setdefault("p", "no subconcept posteriors (columns 'q_<subconcept>')")

@@ -49,7 +49,9 @@ def _rectified_parts(
     reps: Any,
     confidence: float,
     boot_info: dict,
-    **opts: Any,
+    *,
+    seed: int,
+    device: str | torch.device,
 ) -> tuple[RectifiedResult | None, str, dict[str, list] | None, list[str]]:
     """The rectified scores (or why not), their subsets-table rows and those rows' notes."""
     why = ""
@@ -61,7 +63,27 @@ def _rectified_parts(
         why = "reference rows given, but no test posteriors: the rectified scores correct cM"
     if why:
         return None, why, None, []
-    res = _rectify(reference, inputs, reps, confidence, boot_info, **opts)
+    test_reps = None  # cM's replicates, this evaluation's own
+    if reps is not None:
+        test_reps = {
+            m: reps.scores[("c", m)][:, 0] for m in ("BA", "F1", "AUC") if ("c", m) in reps.scores
+        }
+    p = inputs.plan
+    point = {m: float(v[0]) for (k, m), v in inputs.point.items() if k == "c"}
+    test = TargetRows(
+        inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None, point
+    )
+    res = rectify_test_side(
+        test, reference, inputs.utilities, n_bootstrap=0 if reps is None else reps.n,
+        confidence=confidence, stratify=boot_info["stratify"], reference_stratify="class",
+        seed=seed, device=device, test_replicates=test_reps,
+    )  # fmt: skip
+    # the test side was resampled as this evaluation's bootstrap says
+    res.bootstrap["method"] = (
+        f"percentile; joint: test rows as the evaluation's bootstrap "
+        f"(within {boot_info['stratify']}), reference rows within "
+        f"{res.bootstrap['reference_stratify']}, drawn independently"
+    )
     notes: list[str] = []
     return res, why, _rectified_rows(reference, res, inputs, notes), notes
 
@@ -157,37 +179,3 @@ def _rectified_rows(
             for c, x in zip(new, (label, nm, name, v, lo, hi, undef), strict=True):
                 new[c].append(x)
     return new
-
-
-def _rectify(
-    reference: ReferenceRows,
-    inputs: _RectifyInputs,
-    reps: Any,
-    confidence: float,
-    boot_info: dict,
-    seed: int,
-    device: str | torch.device,
-) -> RectifiedResult:
-    """The rectified scores from this evaluation's weights, exact cM and cM replicates."""
-    test_reps = None
-    if reps is not None:
-        test_reps = {
-            m: reps.scores[("c", m)][:, 0] for m in ("BA", "F1", "AUC") if ("c", m) in reps.scores
-        }
-    p = inputs.plan
-    point = {m: float(v[0]) for (k, m), v in inputs.point.items() if k == "c"}
-    test = TargetRows(
-        inputs.y, inputs.yp, inputs.s, p.weights["c"], p.n_fallback, inputs.y, None, point
-    )
-    res = rectify_test_side(
-        test, reference, inputs.utilities, n_bootstrap=0 if reps is None else reps.n,
-        confidence=confidence, stratify=boot_info["stratify"], reference_stratify="class",
-        seed=seed, device=device, test_replicates=test_reps,
-    )  # fmt: skip
-    # the test side was resampled as this evaluation's bootstrap says
-    res.bootstrap["method"] = (
-        f"percentile; joint: test rows as the evaluation's bootstrap "
-        f"(within {boot_info['stratify']}), reference rows within "
-        f"{res.bootstrap['reference_stratify']}, drawn independently"
-    )
-    return res

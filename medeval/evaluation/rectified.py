@@ -54,8 +54,6 @@ def point_scores(
     """Exact ``{(weighting, family): score}`` for each weighting ``(N,)``; NaN where undefined
     (warnings are the caller's, who knows which set it is)."""
     keys = list(weights)
-    if not keys:
-        return {}
     w = torch.stack([torch.as_tensor(weights[k], dtype=torch.float64) for k in keys])
     batched = batched_point_scores(y, y_pred, y_score, w)
     return {(k, m): float(v[i]) for m, v in batched.items() for i, k in enumerate(keys)}

@@ -199,14 +199,6 @@ def _together(v_ref: np.ndarray, v_lab: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(v_lab), v_ref, np.where(np.isinf(v_ref), v_lab, both))
 
 
-def _unlabelled_floor(qt, ht, th, lam, ev: _Evidence, n_test, deff) -> np.ndarray:
-    """The labelled rows' variance ``(K,)`` implied by the unlabelled rows (a floor)."""
-    lam_bar = lam.mean(1, keepdims=True)
-    e2 = (ht[None, :] - th) ** 2 * qt * (1 - 2 * lam_bar * qt + lam_bar**2 * qt)
-    unit = n_test**2 * (th[:, 0] * (1 - th[:, 0])) * deff
-    return (e2 * ~ev.test_labelled[None, :]).sum(1) / unit
-
-
 def _weighted_var(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Each row's variance ``(K,)`` of ``x`` ``(K, n)`` with row weights ``w`` ``(n,)``."""
     w = w / w.sum() if w.sum() > 0 else np.full(len(w), 1 / max(len(w), 1))
@@ -214,14 +206,6 @@ def _weighted_var(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     n_eff = 1.0 / (w**2).sum() if len(w) else 0.0
     scale = n_eff / (n_eff - 1) if n_eff > 1 else np.nan
     return ((x - mean) ** 2 * w).sum(1) * scale
-
-
-def _model_deff(qt, ht, th, lam) -> np.ndarray:
-    """The design effect ``(K,)`` the posteriors imply if calibrated (a floor)."""
-    lam_bar = lam.mean(1, keepdims=True)
-    r2 = (ht[None, :] - th) ** 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (r2 * qt * (1 - 2 * lam_bar * qt + lam_bar**2 * qt)).sum(1) / (r2 * qt).sum(1)
 
 
 def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarray]:
@@ -249,11 +233,18 @@ def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarra
     p = 1 - (1 - confidence) / 2
     t_ratio = special.stdtrit(_dof(e), p) / special.stdtrit(_dof(psi), p)
     deff = deff * np.maximum(t_ratio**2, 1.0)
-    deff = np.fmax(deff, _model_deff(qt, ht, th, lam))
+    # each test row's e² expected if the posteriors are calibrated: their design effect and,
+    # on the unlabelled rows, the labelled rows' variance are floors
+    lam_bar = lam.mean(1, keepdims=True)
+    r2 = (ht[None, :] - th) ** 2
+    e2 = r2 * qt * (1 - 2 * lam_bar * qt + lam_bar**2 * qt)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        deff = np.fmax(deff, e2.sum(1) / (r2 * qt).sum(1))
     deff = np.clip(np.nan_to_num(deff, nan=1.0, posinf=1.0), 1e-4, None)
     n_test = np.maximum(np.nan_to_num(den, nan=1.0), 1.0)
     if ev.test_labelled.any():
-        v_lab = np.fmax(v_lab, _unlabelled_floor(qt, ht, th, lam, ev, n_test, deff))
+        unit = n_test**2 * (th[:, 0] * (1 - th[:, 0])) * deff
+        v_lab = np.fmax(v_lab, (e2 * ~ev.test_labelled[None, :]).sum(1) / unit)
     with np.errstate(divide="ignore"):
         n_eff = 1.0 / (_together(v_ref, v_lab) * deff)
     lo, hi = jeffreys_bounds(theta, n_eff, n_test, confidence)
@@ -292,11 +283,8 @@ def rectified_recall(
     s = len(sides)
     names = ("recall", "low", "high", "ess", "lam", "deff", "n_test", "n_eff")
     cols = {c: np.full(s, math.nan) for c in names}
-    known = np.zeros(s, dtype=np.int64)
-    if reference is not None:
-        known += np.bincount(reference.subconcept, minlength=s)
-    if labelled is not None:
-        known += np.bincount(labelled.subconcept, minlength=s)
+    sources = [x.subconcept for x in (reference, labelled) if x is not None]
+    known = sum((np.bincount(x, minlength=s) for x in sources), np.zeros(s, dtype=np.int64))
     draws = np.full((n_draws, s), math.nan) if n_draws > 0 else None
     rng = np.random.default_rng([int(seed), _TAG])
     for c in (0, 1):
@@ -347,9 +335,6 @@ def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
         weight.append(inverse * len(inverse) / max(inverse.sum(), 1e-12))
         var.append(v[mine])
     codes = np.concatenate(sub) if sub else np.zeros(0, dtype=int)
-    test_labelled = np.zeros(int(t.sum()), dtype=bool)
-    if labelled is not None:
-        test_labelled[np.searchsorted(np.flatnonzero(t), labelled.index[t[labelled.index]])] = True
     return _Evidence(
         q=np.concatenate(q).T if q else np.zeros((len(idx), 0)),
         m=(codes[None, :] == idx[:, None]).astype(float),
@@ -357,7 +342,7 @@ def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
         reference=np.concatenate(is_ref) if is_ref else np.zeros(0, dtype=bool),
         ht_coef=np.concatenate(coef) if coef else np.zeros(0),
         ht_var=np.concatenate(var) if var else np.zeros(0),
-        test_labelled=test_labelled,
+        test_labelled=np.isin(np.flatnonzero(t), [] if labelled is None else labelled.index),
         weight=np.concatenate(weight) if weight else np.zeros(0),
     )
 

@@ -137,8 +137,8 @@ class Evaluation:
             "confidence": self.confidence,
             "unavailable": dict(self.unavailable),
             "descriptions": SCORE_DESCRIPTIONS,
-            "subsets": _records(self.subsets),
-            "per_subconcept": _records(self.per_subconcept),
+            "subsets": _records(self.subsets.to_dict(orient="records")),
+            "per_subconcept": _records(self.per_subconcept.to_dict(orient="records")),
             "bootstrap": self.bootstrap,
             "n": self.n,
             "n_positive": self.n_positive,
@@ -149,10 +149,7 @@ class Evaluation:
             "notes": list(self.notes),
             "reference": self.reference,
             "rectification": _rectification_block(self.rectified),
-            "worst_subconcepts": [
-                {k: _num(v) if isinstance(v, float) else v for k, v in w.items()}
-                for w in self.worst_subconcepts
-            ],
+            "worst_subconcepts": _records(self.worst_subconcepts),
         }
 
     def _n_undef(self, score: str) -> int | None:
@@ -165,13 +162,9 @@ class Evaluation:
 
     def table(self) -> pd.DataFrame:
         """The full-test scores with their intervals (a readable summary)."""
+        no_interval = (math.nan, math.nan)
         rows = [
-            (
-                k,
-                self.scores[k],
-                *self.intervals.get(k, (math.nan, math.nan)),
-                self.unavailable.get(k, ""),
-            )
+            (k, self.scores[k], *self.intervals.get(k, no_interval), self.unavailable.get(k, ""))
             for k in ALL_SCORES
         ]
         return pd.DataFrame(rows, columns=["score", "value", "low", "high", "note"])
@@ -199,8 +192,5 @@ def _rectification_block(res: RectifiedResult | None) -> dict[str, Any] | None:
     }
 
 
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [
-        {k: _num(v) if isinstance(v, float) else v for k, v in rec.items()}
-        for rec in df.to_dict(orient="records")
-    ]
+def _records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: _num(v) if isinstance(v, float) else v for k, v in r.items()} for r in records]

@@ -110,45 +110,6 @@ PER_SUBCONCEPT_COLUMNS = (
 )
 
 
-def _true_recall(
-    plan: Any, i: int, nm: str, hit: np.ndarray, n_class: int
-) -> tuple[dict[str, Any], list[str]]:
-    """Row fields of subconcept ``i`` from the true test subconcepts, and messages to warn."""
-    m = plan.sc_codes == i
-    n_test = int(m.sum())
-    fields: dict[str, Any] = {
-        "n_test": n_test,
-        "prevalence": n_test / n_class if n_class else math.nan,
-        "recall": float(hit[m].mean()) if n_test else math.nan,
-    }
-    if "w" in plan.weights:
-        fields["true_weight_sum"] = float(plan.weights["w"][m].sum())
-    if "p" in plan.weights:
-        fields["predicted_weight_sum"] = float(plan.weights["p"][m].sum())
-    msgs = []
-    if n_test == 0:
-        msgs.append(f"recall of subconcept {nm!r} is undefined: it has no test instances; NaN")
-    return fields, msgs
-
-
-def _estimated_recall(
-    q: np.ndarray, i: int, nm: str, hit: np.ndarray
-) -> tuple[dict[str, Any], list[str]]:
-    """Label-free row fields of subconcept ``i``, and messages to warn."""
-    mass = float(q[:, i].sum())
-    fields = {
-        "est_n_test": mass,
-        "est_recall": float(q[:, i] @ hit / mass) if mass > 0 else math.nan,
-    }
-    msgs = []
-    if mass <= 0:
-        msgs.append(
-            f"label-free recall of subconcept {nm!r} is undefined: the subconcept model "
-            "gives it no posterior mass on the test set; NaN"
-        )
-    return fields, msgs
-
-
 def per_subconcept_rows(y, yp, plan: Any, u, confidence, notes) -> list[dict[str, Any]]:
     """One row per subconcept (``plan.sc_names`` order): true results where test subconcepts
     are known, and the label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` where posteriors are."""
@@ -170,14 +131,29 @@ def per_subconcept_rows(y, yp, plan: Any, u, confidence, notes) -> list[dict[str
             "est_high": float(est_hi[i]),
             "interval_method": method,
         }
-        msgs: list[str] = []
+        msgs = []
         if plan.sc_codes is not None:
-            fields, msgs = _true_recall(plan, i, nm, hit, int((y == side).sum()))
-            row |= fields
+            m = plan.sc_codes == i
+            n_test, n_class = int(m.sum()), int((y == side).sum())
+            row["n_test"], row["recall"] = n_test, float(hit[m].mean()) if n_test else math.nan
+            row["prevalence"] = n_test / n_class if n_class else math.nan
+            if "w" in plan.weights:
+                row["true_weight_sum"] = float(plan.weights["w"][m].sum())
+            if "p" in plan.weights:
+                row["predicted_weight_sum"] = float(plan.weights["p"][m].sum())
+            if n_test == 0:
+                msgs.append(
+                    f"recall of subconcept {nm!r} is undefined: it has no test instances; NaN"
+                )
         if plan.q_class is not None:
-            fields, est_msgs = _estimated_recall(plan.q_class, i, nm, hit)
-            row |= fields
-            msgs += est_msgs
+            mass = float(plan.q_class[:, i].sum())
+            row["est_n_test"] = mass
+            row["est_recall"] = float(plan.q_class[:, i] @ hit / mass) if mass > 0 else math.nan
+            if mass <= 0:
+                msgs.append(
+                    f"label-free recall of subconcept {nm!r} is undefined: the subconcept model "
+                    "gives it no posterior mass on the test set; NaN"
+                )
         for msg in msgs:
             notes.append(msg)
             warnings.warn(msg, UndefinedMetricWarning, stacklevel=4)
@@ -201,11 +177,10 @@ def _recall_intervals(
     if plan.sc_codes is not None:
         member = np.bincount(plan.sc_codes, minlength=k).astype(np.float64)
         found = np.bincount(plan.sc_codes, weights=hit, minlength=k)
-        if g is None:
-            lo, hi = _binomial_where(found, member, member, confidence, plan.sc_names)
-        else:
-            per = _per_cluster(g, plan.sc_codes[:, None] == np.arange(k)[None, :])
-            lo, hi = _binomial_where(found, member, (per**2).sum(0), confidence, plan.sc_names)
+        mass2 = member  # with groups: the effective number of rows over the clusters
+        if g is not None:
+            mass2 = (_per_cluster(g, plan.sc_codes[:, None] == np.arange(k)[None, :]) ** 2).sum(0)
+        lo, hi = _binomial_where(found, member, mass2, confidence, plan.sc_names)
     if plan.q_class is not None:
         q = plan.q_class
         pos = q.sum(0) > 0
@@ -294,17 +269,16 @@ def rectified_columns(
     if evidence is not None:
         n = np.bincount(evidence.subconcept, minlength=len(names)).astype(np.float64)
         k = np.bincount(evidence.subconcept, weights=evidence.hit, minlength=len(names))
-    n_lab = np.zeros(len(names), dtype=np.int64)
-    if labelled is not None:
-        n_lab = np.bincount(labelled.subconcept, minlength=len(names))
+    n_lab = res.n_reference - n.astype(np.int64)  # rows of known subconcept: reference, labelled
     cr = np.array([class_recall.get(int(c), math.nan) for c in sides])
     gap_lo, gap_hi = cr - res.high, cr - res.low
+    ref_low, ref_high = _binomial_where(k, n, n, confidence, names)
     cols = {
         "n_reference": n.astype(np.int64),
         "n_labelled": n_lab,
         "ref_recall": ratio(k, n),
-        "ref_low": np.full(len(names), math.nan),
-        "ref_high": np.full(len(names), math.nan),
+        "ref_low": ref_low,
+        "ref_high": ref_high,
         "r_recall": res.recall,
         "r_low": res.low,
         "r_high": res.high,
@@ -317,10 +291,6 @@ def rectified_columns(
         "r_p_worst": np.full(len(names), math.nan),
         "r_more_rows": np.full(len(names), math.nan),
     }
-    has = n > 0
-    if has.any():
-        ci = binomial_interval(k[has], n[has], confidence=confidence)
-        cols["ref_low"][has], cols["ref_high"][has] = ci.low, ci.high
     inside, cols["r_p_worst"] = could_be_worst_by_class(res, sides, confidence)
     defined = np.isfinite(cols["r_p_worst"])
     cols["r_could_be_worst"][defined] = inside[defined]
@@ -332,12 +302,8 @@ def rectified_columns(
     narrow = res.high - res.low < DECISIVE_WIDTH  # already decisive: close to its class
     cols["r_more_rows"] = np.where(open_, np.where(narrow, 0.0, more), math.nan)
     rows = "reference rows" if labelled is None else "reference or labelled rows"
-    return cols, res, _reference_notes(names, res.n_reference, rows)
-
-
-def _reference_notes(names: Sequence[str], n_reference: np.ndarray, rows: str) -> list[str]:
     notes = []
-    missing = [nm for nm, c in zip(names, n_reference, strict=True) if c == 0]
+    missing = [nm for nm, c in zip(names, res.n_reference, strict=True) if c == 0]
     if missing:
         notes.append(
             f"rectified recall undefined for {', '.join(map(repr, missing))}: "
@@ -346,7 +312,7 @@ def _reference_notes(names: Sequence[str], n_reference: np.ndarray, rows: str) -
         )
     few = [
         f"{nm!r} ({int(c)}; needs {MIN_REFERENCE_ROWS - int(c)} more)"
-        for nm, c in zip(names, n_reference, strict=True)
+        for nm, c in zip(names, res.n_reference, strict=True)
         if 0 < c < MIN_REFERENCE_ROWS
     ]
     if few:
@@ -354,4 +320,4 @@ def _reference_notes(names: Sequence[str], n_reference: np.ndarray, rows: str) -
             f"fewer than {MIN_REFERENCE_ROWS} {rows} for {', '.join(few)}: no interval "
             f"for their rectified recall and a verdict of 'not known'; add {rows} of them"
         )
-    return notes
+    return cols, res, notes

@@ -84,9 +84,8 @@ def _could_flags(table: pd.DataFrame) -> np.ndarray:
 def _named_worst(table: pd.DataFrame, idx: list[int], lowest: int) -> int:
     """The worst to name: of those that could be worst, the lowest label-free recall."""
     flags = _could_flags(table)
-    could = [j for j in idx if flags[j]]
     est = pd.to_numeric(table["est_recall"], errors="coerce").to_numpy(dtype=float)
-    could = [j for j in could if np.isfinite(est[j])]
+    could = [j for j in idx if flags[j] and np.isfinite(est[j])]
     if len(could) < 2:
         return could[0] if could else lowest
     return min(could, key=lambda j: (est[j], str(table.subconcept.iloc[j])))
@@ -147,11 +146,8 @@ def describe_worst(entry: dict[str, Any], class_names: dict[int, str] | None = N
     where = f"{abs(gap):.2f} {'below' if gap >= 0 else 'above'} {name} as a whole"
     if _finite(entry.get("gap_low")):
         where += f" (gap [{entry['gap_low']:.2f}, {entry['gap_high']:.2f}])"
-    what = {"true": "true recall", "rectified": "rectified", "label-free": "label-free"}
-    return (
-        f"{entry['subconcept']}: recall {entry['recall']:.2f}{_ci(entry)}, {where}; "
-        f"{what.get(entry['source'], entry['source'])}"
-    )
+    what = "true recall" if entry["source"] == "true" else entry["source"]
+    return f"{entry['subconcept']}: recall {entry['recall']:.2f}{_ci(entry)}, {where}; {what}"
 
 
 def _finite(x: Any) -> bool:

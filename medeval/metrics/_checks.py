@@ -160,11 +160,15 @@ def _binary_default(labels: dict[str, torch.Tensor | np.ndarray]) -> dict[str, t
     )
 
 
-def _binary_with_pos_label(
-    labels: dict[str, torch.Tensor | np.ndarray], pos_label: Any
+def binary_labels(
+    labels: Mapping[str, torch.Tensor | np.ndarray], pos_label: Any = None
 ) -> dict[str, torch.Tensor]:
-    """Labels with ``pos_label``: at most two distinct values in all, ``pos_label`` → 1."""
-    present: list = []
+    """Label arguments formatted together, by the one rule of every metric: {0, 1} or booleans
+    as they are, {-1, 1} with 1 positive, or any two labels with ``pos_label`` → 1 (a tensor
+    of 0/1 values, or bool, per argument)."""
+    if pos_label is None:
+        return _binary_default(dict(labels))
+    present: list = []  # at most two distinct labels in all
     for name, arr in labels.items():
         present += [v for v in _distinct(name, arr) if v not in present]
     names = " and ".join(labels)
@@ -181,17 +185,6 @@ def _binary_with_pos_label(
         else:
             out[name] = torch.from_numpy(np.asarray(arr == pos_label, dtype=bool))
     return out
-
-
-def binary_labels(
-    labels: Mapping[str, torch.Tensor | np.ndarray], pos_label: Any = None
-) -> dict[str, torch.Tensor]:
-    """Label arguments formatted together, by the one rule of every metric: {0, 1} or booleans
-    as they are, {-1, 1} with 1 positive, or any two labels with ``pos_label`` → 1 (a tensor
-    of 0/1 values, or bool, per argument)."""
-    if pos_label is None:
-        return _binary_default(dict(labels))
-    return _binary_with_pos_label(dict(labels), pos_label)
 
 
 #: The value rules of each kind of argument (labels: :func:`binary_labels`): where a tensor

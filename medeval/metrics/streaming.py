@@ -58,9 +58,8 @@ def instance_weights(
         if key == "":
             out[key] = torch.ones(n, dtype=y_true.dtype, device=dev)
         elif key == "w":
-            codes = _codes(subconcept, utilities, y_true)
             values = torch.tensor(utilities.values, dtype=y_true.dtype, device=dev)
-            out[key] = values[codes]
+            out[key] = values[_codes(subconcept, utilities, y_true)]
         else:
             if posteriors is None:
                 raise UserError(
@@ -205,7 +204,9 @@ class SubconceptScores(Metric):
 
     def _format(self, y_true: Any, y_score: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """``(N,)`` float64 labels and scores, formatted as by the functional metrics."""
-        yt, ys = _flat(y_true), _flat(y_score)
+        # a tensor, or a numpy array for anything else (labels may be strings), as (N,)
+        yt, ys = (v if isinstance(v, torch.Tensor) else np.asarray(v) for v in (y_true, y_score))
+        yt, ys = yt.reshape(-1), ys.reshape(-1)
         if ys.shape != yt.shape:
             raise UserError(
                 f"y_score has {len(ys)} entries but y_true has {len(yt)}; they must match"
@@ -246,12 +247,6 @@ class SubconceptScores(Metric):
             out[f"{key}AUC"] = auc[i]
             _undefined(undefined, f"{key}AUC", {0: a.neg[i], 1: a.pos[i]})
         return out
-
-
-def _flat(values: Any) -> torch.Tensor | np.ndarray:
-    """A tensor, or a numpy array for anything else (labels may be strings), as ``(N,)``."""
-    a = values if isinstance(values, torch.Tensor) else np.asarray(values)
-    return a.reshape(-1)
 
 
 def _undefined(found: dict[str, str], score: str, totals: Mapping[int, torch.Tensor]) -> None:

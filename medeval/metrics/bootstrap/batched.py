@@ -138,9 +138,7 @@ class BatchedBootstrap(_StaticMatrices, _BufferPlan, _Kernels):
 
     def _workers(self) -> int:
         """Threads that each draw and compute whole chunks (numpy generator), else 1."""
-        if self.generator != "numpy":
-            return 1
-        return max(1, torch.get_num_threads())
+        return max(1, torch.get_num_threads()) if self.generator == "numpy" else 1
 
     def iter_counts(
         self, n: int, *, seed: int, chunk_size: int | None = None
