@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from medeval.discovery import Discovery, discover_subconcepts, discovery_quality
-from medeval.evaluation import Evaluation, evaluate
+from medeval.evaluation import evaluate
 from medeval.evaluation.core import STATED
 from medeval.evaluation.quality import within_class_balanced_accuracy
 from medeval.io.predictions import PredictionTable
@@ -151,19 +151,6 @@ def label_free_scores(
     return scores, intervals
 
 
-def _merge_subsets(ev_true: Evaluation, free: dict[str | None, dict[str, float]]) -> pd.DataFrame:
-    """Long subset table: true-weight rows from the truth, every other score label-free."""
-    cols = list(SUBSET_FIELDS)
-    keep = ev_true.subsets.loc[ev_true.subsets.score.isin(TRUE_ONLY_SCORES), cols]
-    aliases = ev_true.subsets.drop_duplicates("subset")[["subset", "subconcept"]]
-    rows = [
-        (alias, sc, name, value)
-        for alias, sc in aliases.itertuples(index=False)
-        for name, value in free[None if pd.isna(sc) else sc].items()
-    ]
-    return pd.concat([keep, pd.DataFrame(rows, columns=cols)], ignore_index=True)
-
-
 def run_fold_discovered(
     task: BinaryTask,
     split: Split,
@@ -206,16 +193,11 @@ def run_fold_discovered(
             "metrics_s": time.perf_counter() - tm,
         }
         run = dict(seed=seed, n_estimators=n_estimators, results=results, timing=timing)
+        stated_last = sorted(caught, key=lambda w: issubclass(w.category, STATED))
+        run["notes"] = [str(w.message) for w in stated_last]  # a record's notes
         disc = {**free.discovery.describe(), "quality": truth["quality"]}
-        records.append(
-            fold_record(task, split, k, method, notes=_notes(caught), discovery=disc, **run)
-        )
+        records.append(fold_record(task, split, k, method, discovery=disc, **run))
     return records
-
-
-def _notes(caught: list[warnings.WarningMessage]) -> list[str]:
-    """A record's notes: the warnings' messages, the :data:`STATED` ones last."""
-    return [str(w.message) for w in sorted(caught, key=lambda w: issubclass(w.category, STATED))]
 
 
 def _truth_of_fold(
@@ -278,6 +260,15 @@ def _score_method(
         if full:  # without replicates (--bootstrap 0) there are no intervals
             true_iv = {s: list(ev_true.intervals[s]) for s in TRUE_ONLY_SCORES if n_bootstrap}
             intervals = {**true_iv, **iv} if n_bootstrap else {}
+    # long subset table: true-weight rows from the truth, every other score label-free
+    cols = list(SUBSET_FIELDS)
+    keep = ev_true.subsets.loc[ev_true.subsets.score.isin(TRUE_ONLY_SCORES), cols]
+    aliases = ev_true.subsets.drop_duplicates("subset")[["subset", "subconcept"]]
+    rows = [
+        (alias, sc, name, value)
+        for alias, sc in aliases.itertuples(index=False)
+        for name, value in free_scores[None if pd.isna(sc) else sc].items()
+    ]
     per_sc = ev_true.per_subconcept.copy()
     a = truth["predicted_weights"]
     per_sc["predicted_weight_sum"] = [float(a[test_names == s].sum()) for s in per_sc.subconcept]
@@ -290,7 +281,7 @@ def _score_method(
         "intervals": intervals,
         "confidence": ev_true.confidence,
         "n_bootstrap": n_bootstrap,
-        "subsets": _merge_subsets(ev_true, free_scores),
+        "subsets": pd.concat([keep, pd.DataFrame(rows, columns=cols)], ignore_index=True),
         "per_subconcept": per_sc,
         "subconcept_model": truth["subconcept_model"],
         "within_class": truth["within_class"],

@@ -91,7 +91,15 @@ class Collection:
         files = dict(self.files)
         if self.source != "csv" or dataset not in files:
             return None
-        return _recorded_task(Path(files[dataset]), dataset)
+        # the task medeval.embed --positive recorded in <name>.embedding.json
+        record = Path(files[dataset]).with_name(f"{dataset}.embedding.json")
+        if not record.is_file():
+            return None
+        try:
+            task = json.loads(record.read_text(encoding="utf-8")).get("task")
+        except (OSError, ValueError, AttributeError) as exc:
+            raise DataError(f"{record}: cannot read the embedding record: {exc}") from exc
+        return task if isinstance(task, dict) else None
 
     def recorded_tasks(self) -> dict[str, dict]:
         """Data set → its user's task (:meth:`task_of`); data sets with the paper's ladder are left
@@ -122,18 +130,6 @@ class Collection:
         if "id_column" not in options:  # python -m medeval.embed's image names: not a feature
             options["id_column"] = "id" if "id" in columns else None
         return load("csv", path, name=dataset, **{"label_column": "label", **options})
-
-
-def _recorded_task(table: Path, dataset: str) -> dict | None:
-    """The task ``medeval.embed --positive`` recorded in ``<name>.embedding.json``, or None."""
-    record = table.with_name(f"{dataset}.embedding.json")
-    if not record.is_file():
-        return None
-    try:
-        task = json.loads(record.read_text(encoding="utf-8")).get("task")
-    except (OSError, ValueError, AttributeError) as exc:
-        raise DataError(f"{record}: cannot read the embedding record: {exc}") from exc
-    return task if isinstance(task, dict) else None
 
 
 def _columns(path: Path) -> list[str]:
@@ -285,11 +281,6 @@ def _task_and_splits(unit: Unit) -> tuple[BinaryTask, list[Split]]:
     return task, splits
 
 
-def _peak_rss_mb() -> float:
-    scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
-
-
 @contextmanager
 def _single_thread() -> Iterator[None]:
     """One thread (torch, BLAS, OpenMP): other sums would change SMOTE's neighbours' bits."""
@@ -305,14 +296,6 @@ def _single_thread() -> Iterator[None]:
         torch.set_num_threads(old)
 
 
-def _stored_task(store: ResultsStore, dataset: str) -> dict | None:
-    path = store.root / "tasks" / f"{dataset}.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 @_single_thread()
 def run_unit(unit: Unit) -> UnitResult:
     """Compute and store the records of one unit; never raises (errors are reported)."""
@@ -323,8 +306,17 @@ def run_unit(unit: Unit) -> UnitResult:
         if not task.kept:
             store.write_task(unit.dataset, {"dataset": unit.dataset, **task.describe()})
             return UnitResult(unit.dataset, unit.split, "rejected", message=task.reason)
-        info = _task_info(task)
-        if _stored_task(store, unit.dataset) != json.loads(json.dumps(info)):
+        info = {"dataset": task.name, "source": task.source, "n": len(task), **task.describe()}
+        info["subconcepts"] = [
+            {"name": s.name, "class": s.side, "n_original": s.n_original, "n": s.n}
+            for s in task.subconcepts
+        ]
+        path = store.root / "tasks" / f"{unit.dataset}.json"
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stored = None
+        if stored != json.loads(json.dumps(info)):
             store.write_task(unit.dataset, info)  # absent, or of another task (--force)
         fold = run_fold_discovered if unit.subconcepts == "discovered" else run_fold
         extra = {"save_predictions": unit.out} if unit.save_predictions else {}
@@ -348,7 +340,8 @@ def run_unit(unit: Unit) -> UnitResult:
             wall_s=time.perf_counter() - t0,
         )
     wall = time.perf_counter() - t0
-    rss = _peak_rss_mb()
+    scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
     for rec in records:
         rec["collection"] = unit.collection.name
         rec["subconcepts"] = unit.subconcepts
@@ -363,15 +356,6 @@ def run_unit(unit: Unit) -> UnitResult:
         sum(r["timing"]["metrics_s"] for r in records),
         rss,
     )
-
-
-def _task_info(task: BinaryTask) -> dict[str, Any]:
-    info = {"dataset": task.name, "source": task.source, "n": len(task), **task.describe()}
-    info["subconcepts"] = [
-        {"name": s.name, "class": s.side, "n_original": s.n_original, "n": s.n}
-        for s in task.subconcepts
-    ]
-    return info
 
 
 @validate_params(

@@ -82,6 +82,20 @@ def save_fold(
         rows.insert(0, "id", np.asarray(train)[reference.rows].astype(np.int64))
         files["reference.csv"] = rows.to_csv(index=False)
     write_files(folder, {name: text.encode() for name, text in files.items()})
+    # the python -m medeval.evaluate command, run in the results folder
+    rel = f"predictions/{task.name}/{method}-{int(k)}"
+    args = ["python", "-m", "medeval.evaluate", "--predictions", f"{rel}/predictions.csv"]
+    args += ["--train-sizes", f"{rel}/train_sizes.json"]
+    if reference is not None:
+        args += ["--reference", f"{rel}/reference.csv"]
+    args += ["--bootstrap", str(int(settings.n_bootstrap)), "--seed", str(settings.seed)]
+    if float(settings.confidence) != 0.95:
+        args += ["--confidence", repr(float(settings.confidence))]
+    # given where the run set other values than evaluate's defaults (the protocol's)
+    if float(settings.threshold) != 0.5:
+        args += ["--threshold", repr(float(settings.threshold))]
+    if settings.stratify != "class":
+        args += ["--stratify", str(settings.stratify)]
     fold = {
         "dataset": task.name,
         "method": method,
@@ -91,27 +105,7 @@ def save_fold(
         "seed": int(settings.seed),
         "confidence": float(settings.confidence),
         "reference": reference is not None,
-        "command": _command(task.name, method, k, settings, reference is not None),
+        "command": shlex.join(args),
     }
     write_files(folder, {"fold.json": json_text(fold).encode()})
     return folder
-
-
-def _command(
-    dataset: str, method: str, split: int, settings: EvaluationOptions, with_reference: bool
-) -> str:
-    """The ``python -m medeval.evaluate`` command, run in the results folder."""
-    folder = f"predictions/{dataset}/{method}-{int(split)}"
-    args = ["python", "-m", "medeval.evaluate", "--predictions", f"{folder}/predictions.csv"]
-    args += ["--train-sizes", f"{folder}/train_sizes.json"]
-    if with_reference:
-        args += ["--reference", f"{folder}/reference.csv"]
-    args += ["--bootstrap", str(int(settings.n_bootstrap)), "--seed", str(settings.seed)]
-    if float(settings.confidence) != 0.95:
-        args += ["--confidence", repr(float(settings.confidence))]
-    # given where the run set other values than evaluate's defaults (the protocol's)
-    if float(settings.threshold) != 0.5:
-        args += ["--threshold", repr(float(settings.threshold))]
-    if settings.stratify != "class":
-        args += ["--stratify", str(settings.stratify)]
-    return shlex.join(args)

@@ -190,11 +190,6 @@ class SplitsConfig:
     seeds: list[int] | None = None  # default 0..n-1
 
 
-#: The trained model's scores are probabilities: a threshold outside [0, 1] is refused before
-#: training.
-_EVALUATION_RANGES = {"threshold": [Interval(Real, 0, 1)]}
-
-
 @dataclass
 class Config:
     """The whole run configuration (see the module docstring)."""
@@ -300,8 +295,8 @@ def _build(cls: type, values: Any, where: str) -> Any:
     if unknown:
         raise _unknown_key(where + str(unknown[0]), names)
     ranges = dict(getattr(cls, "constraints", {}))
-    if cls is EvaluationOptions:
-        ranges.update(_EVALUATION_RANGES)
+    if cls is EvaluationOptions:  # scores are probabilities: refused before training
+        ranges["threshold"] = [Interval(Real, 0, 1)]
     kwargs = {}
     for name, value in values.items():
         tp = hints[name]

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -162,44 +161,6 @@ def _state(model: nn.Module) -> dict:
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
 
-def _resume_state(last: Path, model: nn.Module, opt: torch.optim.Optimizer, monitor: str) -> dict:
-    """Load model and optimizer from ``last`` in place; return its training state."""
-    ck = load_checkpoint(last)
-    model.load_state_dict(ck["model"])
-    opt.load_state_dict(ck["optimizer"])
-    state = ck["state"]
-    state.setdefault("best_score", state.pop("best_ba", -math.inf))  # older checkpoints
-    if state.get("monitor", "BA") != monitor:
-        raise UserError(
-            f"{last} was trained with train.monitor={state.get('monitor', 'BA')}; "
-            f"resume with the same monitor, not {monitor}"
-        )
-    return state
-
-
-def _loaders(
-    cfg: Config,
-    task: BinaryTask,
-    split: Split,
-    info: DistInfo,
-    seed: int,
-    cuda: bool,
-    images: CachedImages | None,
-) -> tuple:
-    """The shuffled training loader (sharded by rank) and this rank's validation loader."""
-    t = cfg.train
-    common = {"batch_size": t.batch_size, "workers": t.workers, "seed": seed, "cuda": cuda}
-    train = part_dataset(task, split["train"], t.image_size, images=images)
-    # Each rank scores its own share of the validation part (no padding, no duplicates); the
-    # metric's compute() syncs the shares, so every rank gets the scores of the whole part.
-    shard = split["validation"][info.rank :: info.world_size]
-    validation = part_dataset(task, shard, t.image_size, images=images)
-    return (
-        make_loader(train, shuffle=True, dist_info=info, **common),
-        make_loader(validation, shuffle=False, **common),
-    )
-
-
 @dataclass
 class _EpochStats:
     """Loss sums (3,) = (total, binary, subconcept) weighted by batch size, and timings."""
@@ -268,35 +229,6 @@ def _record_epoch(
     return improved
 
 
-def _environment(device: torch.device, world_size: int) -> dict[str, Any]:
-    """Where a checkpoint was trained (device, kernels, threads: the numbers depend on them)."""
-    cuda = device.type == "cuda"
-    return {
-        "device": str(device),
-        "device_name": torch.cuda.get_device_name(device) if cuda else "cpu",
-        "processes": int(world_size),
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda if cuda else None,
-        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "threads": torch.get_num_threads(),
-    }
-
-
-def _save_epoch(
-    folder: Path, model: nn.Module, opt: torch.optim.Optimizer, state: dict, keep: int
-) -> None:
-    """Full state as ``epoch_<k>.pt`` and ``last.pt``, prune old epochs, rewrite ``log.csv``."""
-    ckpt_dir = folder / "checkpoints"
-    full = {"model": _state(model), "optimizer": opt.state_dict(), "state": state}
-    buf = io.BytesIO()
-    torch.save(full, buf)
-    atomic.write_bytes(ckpt_dir / f"epoch_{state['epoch']}.pt", buf.getvalue())
-    atomic.write_bytes(ckpt_dir / "last.pt", buf.getvalue())
-    prune_epochs(ckpt_dir, keep)
-    frame = pd.DataFrame(state["log"])
-    atomic.write_text(folder / "log.csv", frame.to_csv(index=False))
-
-
 @dataclass
 class _SplitRun:
     """What every epoch of one split's training uses."""
@@ -340,7 +272,16 @@ def _start(
     }
     last = folder / "checkpoints" / "last.pt"
     if resume and last.is_file():
-        state = _resume_state(last, model, opt, t.monitor)
+        ck = load_checkpoint(last)
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["optimizer"])
+        state = ck["state"]
+        state.setdefault("best_score", state.pop("best_ba", -math.inf))  # older checkpoints
+        if state.get("monitor", "BA") != t.monitor:
+            raise UserError(
+                f"{last} was trained with train.monitor={state.get('monitor', 'BA')}; "
+                f"resume with the same monitor, not {t.monitor}"
+            )
         if info.is_main:
             logger.info("split %s: resuming after epoch %s", split.seed, state["epoch"])
     train_model: nn.Module = model
@@ -378,8 +319,15 @@ def train_split(
     folder = Path(folder)
     base_seed = t.seed * 1_000_003 + int(split.seed)
     run, state = _start(cfg, task, split, folder, device, info, seed=base_seed, resume=resume)
-    cuda = device.type == "cuda"
-    train_loader, val_loader = _loaders(cfg, task, split, info, base_seed, cuda, images)
+    common = {"batch_size": t.batch_size, "workers": t.workers, "seed": base_seed}
+    common["cuda"] = device.type == "cuda"
+    train = part_dataset(task, split["train"], t.image_size, images=images)
+    train_loader = make_loader(train, shuffle=True, dist_info=info, **common)
+    # Each rank scores its own share of the validation part (no padding, no duplicates); the
+    # metric's compute() syncs the shares, so every rank gets the scores of the whole part.
+    shard = split["validation"][info.rank :: info.world_size]
+    validation = part_dataset(task, shard, t.image_size, images=images)
+    val_loader = make_loader(validation, shuffle=False, **common)
     max_steps = t.max_steps_per_epoch
     total = len(train_loader) if max_steps <= 0 else min(max_steps, len(train_loader))
     while state["epoch"] < t.epochs and state["bad_epochs"] < t.patience:
@@ -413,13 +361,30 @@ def _run_epoch(
     improved = _record_epoch(state, epoch, value, val, stats, info.world_size)
     if info.is_main:
         result = {"monitor": monitor, "epoch": epoch, "value": value, "scores": val}
-        result["trained_on"] = _environment(run.device, info.world_size)
+        # where it was trained (device, kernels, threads: the numbers depend on them)
+        cuda = run.device.type == "cuda"
+        result["trained_on"] = {
+            "device": str(run.device),
+            "device_name": torch.cuda.get_device_name(run.device) if cuda else "cpu",
+            "processes": int(info.world_size),
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda if cuda else None,
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "threads": torch.get_num_threads(),
+        }
+        ckpt_dir = run.folder / "checkpoints"
         if improved:
             # best.pt: the weights and the choice; best.json: the choice (NaN as null)
-            best = {"model": _state(run.model), **result}
-            save_checkpoint(run.folder / "checkpoints" / "best.pt", best)
+            save_checkpoint(ckpt_dir / "best.pt", {"model": _state(run.model), **result})
             atomic.write_json(run.folder / "best.json", result)
-        _save_epoch(run.folder, run.model, run.opt, state, run.train.keep_checkpoints)
+        # the full state as epoch_<k>.pt and last.pt, old epochs pruned, log.csv rewritten
+        full = {"model": _state(run.model), "optimizer": run.opt.state_dict(), "state": state}
+        buf = io.BytesIO()
+        torch.save(full, buf)
+        atomic.write_bytes(ckpt_dir / f"epoch_{epoch}.pt", buf.getvalue())
+        atomic.write_bytes(ckpt_dir / "last.pt", buf.getvalue())
+        prune_epochs(ckpt_dir, run.train.keep_checkpoints)
+        atomic.write_text(run.folder / "log.csv", pd.DataFrame(state["log"]).to_csv(index=False))
         row = state["log"][-1]
         logger.info(
             "split %s epoch %s: loss %.4f, val %s %.3f%s, %.1f img/s, data %.0f%%",
