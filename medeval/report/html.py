@@ -369,23 +369,21 @@ def _scores_section(ev: Any) -> Section:
     head.table(table, highlight=marked)
     head.notes(missing, warning=False)
     if ev.subconcept_model:
-        head.table(_subconcept_model_table(ev))
+        used = [c in ev.weighted_classes for c in ev.subconcept_model]
+        head.table(
+            pd.DataFrame(
+                {
+                    "class": list(ev.subconcept_model),
+                    "subconcept model balanced accuracy within the class": list(
+                        ev.subconcept_model.values()
+                    ),
+                    "used by the label-free weights": [
+                        "yes" if u else "no (equal utilities)" for u in used
+                    ],
+                }
+            )
+        )
     return head
-
-
-def _subconcept_model_table(ev: Any) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "class": list(ev.subconcept_model),
-            "subconcept model balanced accuracy within the class": list(
-                ev.subconcept_model.values()
-            ),
-            "used by the label-free weights": [
-                "yes" if c in ev.weighted_classes else "no (equal utilities)"
-                for c in ev.subconcept_model
-            ],
-        }
-    )
 
 
 def _per_subconcept_section(ev: Any, figure_png: bytes | None) -> Section:
