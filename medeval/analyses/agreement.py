@@ -105,20 +105,14 @@ def agreement_by_method(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _agreement(records: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
-    evals = evaluation_frame(records)
+    evals, subsets = evaluation_frame(records), subset_frame(records)
     group = ["subconcepts", *by]
     rows = []
     for key, part in evals.groupby(group, sort=True):  # keys are tuples (a list of columns)
-        sel = dict(zip(group, key, strict=True))
-        recs = [r for r in records if all(_field(r, k) == v for k, v in sel.items())]
-        for row in _rows(part, dataset_means(subset_frame(recs))):
-            rows.append([*key, *row])
+        means = dataset_means(subsets[(subsets[group] == list(key)).all(axis=1)])
+        rows += [[*key, *row] for row in _rows(part, means)]
     out = pd.DataFrame(rows, columns=[*group, *COLUMNS])
     return out.astype({"n": int, "recommended": bool, "n_weak": int})
-
-
-def _field(record: dict[str, Any], key: str) -> Any:
-    return str(record.get("subconcepts", "true")) if key == "subconcepts" else record[key]
 
 
 def _rows(evals: pd.DataFrame, means: pd.DataFrame) -> list[list[Any]]:
@@ -246,7 +240,7 @@ def agreement_markdown(
     out.append(names_note(table["estimator"]) + "\n")
     if sources:
         out.append(sources + "\n")
-    out += [line for line in _reading(table)]
+    out += _reading(table)
     if quality is not None:
         out.append(weak_markdown(quality))
     return "\n".join(out)
