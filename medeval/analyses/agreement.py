@@ -30,9 +30,9 @@ from medeval.analyses.quality import (
 from medeval.scores import (
     RECOMMENDED,
     RECOMMENDED_RECTIFIED,
+    WEIGHTINGS,
     parse_score,
     score_key,
-    weighting,
 )
 
 COLUMNS = [
@@ -52,6 +52,7 @@ COLUMNS = [
 #: Differences within TOL count as exact zeros / ties (floating-point rounding of equal scores).
 TOL = 1e-12
 _KEYS = ["subconcepts", "collection", "dataset", "method", "split"]
+_NEEDS_REFERENCE = {w.prefix for w in WEIGHTINGS if w.needs_reference}
 
 
 def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -122,7 +123,7 @@ def _rows(evals: pd.DataFrame, means: pd.DataFrame) -> list[list[Any]]:
     rows = []
     for name in sorted(evals["estimator"].unique(), key=score_key):
         prefix, family = parse_score(name)
-        if _needs_reference(prefix) and not present[name]:
+        if prefix in _NEEDS_REFERENCE and not present[name]:
             continue  # records without reference rows: their rectified scores are all null
         stats = _stats(wide, name, prefix, family)
         gap = pooled_gap(means, name)
@@ -132,13 +133,6 @@ def _rows(evals: pd.DataFrame, means: pd.DataFrame) -> list[list[Any]]:
         n_weak = int(np.sum(np.isfinite(est) & np.isfinite(true) & weak))
         rows.append([name, family, *stats, gap, name == _recommended(family, present), n_weak])
     return rows
-
-
-def _needs_reference(prefix: str) -> bool:
-    try:
-        return weighting(prefix).needs_reference
-    except KeyError:  # a prefix only the analyses see
-        return False
 
 
 def _recommended(family: str, present: pd.Series) -> str | None:
