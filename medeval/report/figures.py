@@ -202,12 +202,15 @@ def _recall_bars(ax: Any, df: pd.DataFrame, x: np.ndarray) -> list[str]:
     for j, kind in enumerate(kinds):
         value = columns[kind]
         low, high = BOUNDS[value]
+        v, yerr = df[value].to_numpy(float), None  # error bars only where every bound is there
+        if {low, high} <= set(df.columns) and df[[low, high]].notna().all().all():
+            yerr = np.vstack([v - df[low].to_numpy(float), df[high].to_numpy(float) - v])
         ax.bar(
             x + (j - (len(kinds) - 1) / 2) * width,
-            df[value].to_numpy(float),
+            v,
             width,
             color=_class_colors(df),
-            yerr=_err(df, value, low, high),
+            yerr=None if yerr is None else np.clip(yerr, 0, None),
             capsize=3,
             ecolor="#444444",
             label=f"_{kind}",  # underscore: not collected by the legend itself
@@ -234,14 +237,6 @@ def _legend(fig: Figure, ax: Any, *, classes: list[int], kinds: list[str]) -> No
     fig.legend(
         handles, labels, loc="outside lower center", ncols=ncols, fontsize=_LEGEND_PT, frameon=False
     )
-
-
-def _err(df: pd.DataFrame, value: str, low: str, high: str) -> np.ndarray | None:
-    """(2, S) error-bar lengths from an interval, or None where any bound is missing."""
-    if not {low, high} <= set(df.columns) or df[[low, high]].isna().any().any():
-        return None
-    v = df[value].to_numpy(float)
-    return np.clip(np.vstack([v - df[low].to_numpy(float), df[high].to_numpy(float) - v]), 0, None)
 
 
 def figure_png(fig: Figure, dpi: int = 120) -> bytes:
