@@ -30,9 +30,9 @@ from medeval.analyses.quality import (
 from medeval.scores import (
     RECOMMENDED,
     RECOMMENDED_RECTIFIED,
+    WEIGHTINGS,
     parse_score,
     score_key,
-    weighting,
 )
 
 COLUMNS = [
@@ -52,6 +52,7 @@ COLUMNS = [
 #: Differences within TOL count as exact zeros / ties (floating-point rounding of equal scores).
 TOL = 1e-12
 _KEYS = ["subconcepts", "collection", "dataset", "method", "split"]
+_NEEDS_REFERENCE = {w.prefix for w in WEIGHTINGS if w.needs_reference}
 
 
 def evaluation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -105,20 +106,14 @@ def agreement_by_method(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _agreement(records: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
-    evals = evaluation_frame(records)
+    evals, subsets = evaluation_frame(records), subset_frame(records)
     group = ["subconcepts", *by]
     rows = []
     for key, part in evals.groupby(group, sort=True):  # keys are tuples (a list of columns)
-        sel = dict(zip(group, key, strict=True))
-        recs = [r for r in records if all(_field(r, k) == v for k, v in sel.items())]
-        for row in _rows(part, dataset_means(subset_frame(recs))):
-            rows.append([*key, *row])
+        means = dataset_means(subsets[(subsets[group] == list(key)).all(axis=1)])
+        rows += [[*key, *row] for row in _rows(part, means)]
     out = pd.DataFrame(rows, columns=[*group, *COLUMNS])
     return out.astype({"n": int, "recommended": bool, "n_weak": int})
-
-
-def _field(record: dict[str, Any], key: str) -> Any:
-    return str(record.get("subconcepts", "true")) if key == "subconcepts" else record[key]
 
 
 def _rows(evals: pd.DataFrame, means: pd.DataFrame) -> list[list[Any]]:
@@ -128,7 +123,7 @@ def _rows(evals: pd.DataFrame, means: pd.DataFrame) -> list[list[Any]]:
     rows = []
     for name in sorted(evals["estimator"].unique(), key=score_key):
         prefix, family = parse_score(name)
-        if _needs_reference(prefix) and not present[name]:
+        if prefix in _NEEDS_REFERENCE and not present[name]:
             continue  # records without reference rows: their rectified scores are all null
         stats = _stats(wide, name, prefix, family)
         gap = pooled_gap(means, name)
@@ -138,13 +133,6 @@ def _rows(evals: pd.DataFrame, means: pd.DataFrame) -> list[list[Any]]:
         n_weak = int(np.sum(np.isfinite(est) & np.isfinite(true) & weak))
         rows.append([name, family, *stats, gap, name == _recommended(family, present), n_weak])
     return rows
-
-
-def _needs_reference(prefix: str) -> bool:
-    try:
-        return weighting(prefix).needs_reference
-    except KeyError:  # a prefix only the analyses see
-        return False
 
 
 def _recommended(family: str, present: pd.Series) -> str | None:
@@ -246,7 +234,7 @@ def agreement_markdown(
     out.append(names_note(table["estimator"]) + "\n")
     if sources:
         out.append(sources + "\n")
-    out += [line for line in _reading(table)]
+    out += _reading(table)
     if quality is not None:
         out.append(weak_markdown(quality))
     return "\n".join(out)

@@ -304,8 +304,7 @@ def check_known_labels(
         pos = int(np.flatnonzero(bad.to_numpy())[0])
         raise DataError(
             f"{path}: {row_text(labels.index[pos])}: label {labels.iloc[pos]!r} in column "
-            f"{column!r} is not one of "
-            f"the known labels {sorted(known)}"
+            f"{column!r} is not one of the known labels {sorted(known)}"
         )
 
 

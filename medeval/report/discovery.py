@@ -44,10 +44,9 @@ def examples_figure(
     )
     axes = fig.subplots(len(disc.names), n_examples, squeeze=False)
     est = {} if recall is None else dict(zip(recall.subconcept, recall.est_recall, strict=True))
-    for r, name in enumerate(disc.names):
-        j = disc.names.index(name)
+    for j, name in enumerate(disc.names):
         shown = list(examples.get(name, ()))
-        for c, ax in enumerate(axes[r]):
+        for c, ax in enumerate(axes[j]):
             ax.set_xticks([])
             ax.set_yticks([])
             for spine in ax.spines.values():
@@ -56,7 +55,7 @@ def examples_figure(
                 _draw_example(ax, shown[c])
         side = int(disc.sides[j])
         rec = est.get(name, float("nan"))
-        axes[r][0].set_ylabel(
+        axes[j][0].set_ylabel(
             f"{name}\nclass {side}, n={int(disc.counts[j])}\nrecall≈{rec:.2f}", fontsize=8
         )
     fig.suptitle("Discovered subconcepts: most typical training instances (name them)")
@@ -71,13 +70,10 @@ def _draw_example(ax, ex: Example) -> None:
         ax.set_xlabel(ex.caption, fontsize=6)
     else:
         body = ex.text if ex.text is not None else ex.caption
-        ax.text(0.5, 0.5, _wrap(body), ha="center", va="center", fontsize=6, wrap=True)
-
-
-def _wrap(text: str, width: int = 22, lines: int = 6) -> str:
-    words = " ".join(text.split())
-    out = textwrap.wrap(words, width, break_long_words=False, break_on_hyphens=False) or [""]
-    return "\n".join(out[:lines]) + ("…" if len(out) > lines else "")
+        words = " ".join(body.split())
+        lines = textwrap.wrap(words, 22, break_long_words=False, break_on_hyphens=False) or [""]
+        text = "\n".join(lines[:6]) + ("…" if len(lines) > 6 else "")
+        ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=6, wrap=True)
 
 
 def cluster_table(per_subconcept: pd.DataFrame, y: np.ndarray) -> pd.DataFrame:

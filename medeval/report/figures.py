@@ -73,7 +73,13 @@ def subconcept_figure(
     x = np.arange(len(df))
     _prevalence_bars(ax_prev, df, x)
     kinds = _recall_bars(ax_rec, df, x)
-    lines = _score_lines(ax_rec, scores, metric, _recommended(scores, metric, recommended))
+    if recommended is None:  # the rectified score where it is there, else the class-conditional
+        rectified = RECOMMENDED_RECTIFIED[metric]
+        value = scores.get(rectified)
+        recommended = [
+            rectified if value is not None and not math.isnan(value) else RECOMMENDED[metric]
+        ]
+    lines = _score_lines(ax_rec, scores, metric, set(recommended))
     ax_rec.set_ylim(0, 1.05)
     ax_rec.set_ylabel("recall of the subconcept")
     ax_rec.set_xticks(x, [str(s) for s in df["subconcept"]], rotation=30, ha="right")
@@ -81,16 +87,6 @@ def subconcept_figure(
     _legend(fig, ax_rec, classes=sorted({int(c) for c in df["class"]}), kinds=kinds)
     fig.suptitle(title or f"Per-subconcept recall and the full-test {metric} variants")
     return fig
-
-
-def _recommended(
-    scores: Mapping[str, float], metric: str, given: Collection[str] | None
-) -> set[str]:
-    if given is not None:
-        return set(given)
-    rectified = RECOMMENDED_RECTIFIED[metric]
-    value = scores.get(rectified)
-    return {rectified if value is not None and not math.isnan(value) else RECOMMENDED[metric]}
 
 
 def _score_lines(
@@ -206,12 +202,15 @@ def _recall_bars(ax: Any, df: pd.DataFrame, x: np.ndarray) -> list[str]:
     for j, kind in enumerate(kinds):
         value = columns[kind]
         low, high = BOUNDS[value]
+        v, yerr = df[value].to_numpy(float), None  # error bars only where every bound is there
+        if {low, high} <= set(df.columns) and df[[low, high]].notna().all().all():
+            yerr = np.vstack([v - df[low].to_numpy(float), df[high].to_numpy(float) - v])
         ax.bar(
             x + (j - (len(kinds) - 1) / 2) * width,
-            df[value].to_numpy(float),
+            v,
             width,
             color=_class_colors(df),
-            yerr=_err(df, value, low, high),
+            yerr=None if yerr is None else np.clip(yerr, 0, None),
             capsize=3,
             ecolor="#444444",
             label=f"_{kind}",  # underscore: not collected by the legend itself
@@ -232,24 +231,12 @@ def _legend(fig: Figure, ax: Any, *, classes: list[int], kinds: list[str]) -> No
                 Patch(facecolor=CLASS_COLORS.get(c, "grey"), **RECALL_BARS[kind]["style"])
             )
             labels.append(f"{_CLASS_NAMES.get(c, f'class {c}')}: {RECALL_BARS[kind]['label']}")
-    ncols = 2 if 2 * _legend_column_inches(labels) <= fig.get_figwidth() else 1
+    # a generous width of one legend column: about 0.6 em a character, plus the swatch
+    column = max((len(label) for label in labels), default=0) * _LEGEND_PT * 0.6 / 72 + 0.8
+    ncols = 2 if 2 * column <= fig.get_figwidth() else 1
     fig.legend(
         handles, labels, loc="outside lower center", ncols=ncols, fontsize=_LEGEND_PT, frameon=False
     )
-
-
-def _legend_column_inches(labels: list[str]) -> float:
-    """A generous width of one legend column (about 0.6 em a character, plus the swatch)."""
-    longest = max((len(label) for label in labels), default=0)
-    return longest * _LEGEND_PT * 0.6 / 72 + 0.8
-
-
-def _err(df: pd.DataFrame, value: str, low: str, high: str) -> np.ndarray | None:
-    """(2, S) error-bar lengths from an interval, or None where any bound is missing."""
-    if not {low, high} <= set(df.columns) or df[[low, high]].isna().any().any():
-        return None
-    v = df[value].to_numpy(float)
-    return np.clip(np.vstack([v - df[low].to_numpy(float), df[high].to_numpy(float) - v]), 0, None)
 
 
 def figure_png(fig: Figure, dpi: int = 120) -> bytes:

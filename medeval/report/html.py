@@ -287,8 +287,33 @@ def scores_frame(
 
 def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Section]:
     """Sections for one :class:`~medeval.evaluation.Evaluation`: scores, subsets, subconcepts."""
-    out = [_worst_section(ev), _scores_section(ev), _per_subconcept_section(ev, figure_png)]
-    out = [sec for sec in out if sec is not None]
+    out = []
+    if ev.worst_subconcepts:
+        from medeval.evaluation.worst_subconcept import worst_sentences
+
+        worst = Section("Which subconcept fails?").text(*worst_sentences(ev.worst_subconcepts))
+        worst.text(
+            "gap: the class's recall minus the subconcept's (positive = below its class). With "
+            "reference rows each subconcept gets a verdict — below its class, not below, or not "
+            "known (with the further reference rows that would decide it) — and the subconcepts "
+            "that could be the worst at the stated level; the interval of the one named worst "
+            "holds after it was chosen (docs/reading.md)."
+        )
+        out.append(worst)
+    sub = Section("Per subconcept")
+    if ev.per_subconcept.empty:
+        sub.text("No test subconcepts and no posteriors were given: no per-subconcept results.")
+    else:
+        if figure_png is not None:
+            sub.image(
+                figure_png,
+                caption="Top: each subconcept's share of its class. Bottom: its recall (solid: "
+                "from the true test subconcepts; hatched: label-free estimate from the "
+                "posteriors; dotted: rectified on the reference rows, where given), with the "
+                "full-test BA variants as lines, labelled at the right.",
+            )
+        sub.per_subconcept(ev.per_subconcept, confidence=ev.confidence)
+    out += [_scores_section(ev), sub]
     wide = ev.subsets.pivot_table(index=["subset"], columns="score", values="value", sort=False)
     wide = wide[ordered_scores(wide.columns)]
     out.append(
@@ -305,23 +330,6 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
         warn.notes(ev.notes)
         out.append(warn)
     return out
-
-
-def _worst_section(ev: Any) -> Section | None:
-    """First section: the worst subconcept of each class in words, and which recall it is."""
-    if not ev.worst_subconcepts:
-        return None
-    from medeval.evaluation.worst_subconcept import worst_sentences
-
-    sec = Section("Which subconcept fails?").text(*worst_sentences(ev.worst_subconcepts))
-    sec.text(
-        "gap: the class's recall minus the subconcept's (positive = below its class). With "
-        "reference rows each subconcept gets a verdict — below its class, not below, or not "
-        "known (with the further reference rows that would decide it) — and the subconcepts "
-        "that could be the worst at the stated level; the interval of the one named worst "
-        "holds after it was chosen (docs/reading.md)."
-    )
-    return sec
 
 
 def _scores_section(ev: Any) -> Section:
@@ -369,40 +377,21 @@ def _scores_section(ev: Any) -> Section:
     head.table(table, highlight=marked)
     head.notes(missing, warning=False)
     if ev.subconcept_model:
-        head.table(_subconcept_model_table(ev))
-    return head
-
-
-def _subconcept_model_table(ev: Any) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "class": list(ev.subconcept_model),
-            "subconcept model balanced accuracy within the class": list(
-                ev.subconcept_model.values()
-            ),
-            "used by the label-free weights": [
-                "yes" if c in ev.weighted_classes else "no (equal utilities)"
-                for c in ev.subconcept_model
-            ],
-        }
-    )
-
-
-def _per_subconcept_section(ev: Any, figure_png: bytes | None) -> Section:
-    sub = Section("Per subconcept")
-    if ev.per_subconcept.empty:
-        sub.text("No test subconcepts and no posteriors were given: no per-subconcept results.")
-        return sub
-    if figure_png is not None:
-        sub.image(
-            figure_png,
-            caption="Top: each subconcept's share of its class. Bottom: its recall (solid: from "
-            "the true test subconcepts; hatched: label-free estimate from the posteriors; "
-            "dotted: rectified on the reference rows, where given), with the full-test BA "
-            "variants as lines, labelled at the right.",
+        used = [c in ev.weighted_classes for c in ev.subconcept_model]
+        head.table(
+            pd.DataFrame(
+                {
+                    "class": list(ev.subconcept_model),
+                    "subconcept model balanced accuracy within the class": list(
+                        ev.subconcept_model.values()
+                    ),
+                    "used by the label-free weights": [
+                        "yes" if u else "no (equal utilities)" for u in used
+                    ],
+                }
+            )
         )
-    sub.per_subconcept(ev.per_subconcept, confidence=ev.confidence)
-    return sub
+    return head
 
 
 def interval_method_text(method: Any) -> str:
@@ -484,28 +473,23 @@ def per_subconcept_frames(
 
 
 def _interval_caption(df: pd.DataFrame, pct: str) -> str:
-    methods = (
-        list(dict.fromkeys(str(m) for m in df["interval_method"].dropna()))
-        if "interval_method" in df.columns
-        else []
-    )
-    if not methods:
+    def named(column: str) -> str:
+        methods = dict.fromkeys(str(m) for m in df.get(column, pd.Series()).dropna())
+        return "; ".join(interval_method_text(m) for m in methods)
+
+    if "interval_method" not in df.columns or df["interval_method"].isna().all():
         return f"Recall intervals: {pct}; the interval method is not recorded."
-    named = "; ".join(interval_method_text(m) for m in methods)
     text = (
-        f"Recall intervals: {pct} {named}, on each subconcept's test rows (true recall) and on "
-        "the effective number of its posterior-weighted rows (label-free recall). The "
-        "label-free interval sees sampling noise, not the subconcept model's error."
+        f"Recall intervals: {pct} {named('interval_method')}, on each subconcept's test rows "
+        "(true recall) and on the effective number of its posterior-weighted rows (label-free "
+        "recall). The label-free interval sees sampling noise, not the subconcept model's error."
     )
     if "r_interval_method" in df.columns and df["r_interval_method"].notna().any():
-        r_named = "; ".join(
-            interval_method_text(m) for m in dict.fromkeys(df["r_interval_method"].dropna())
-        )
         text += (
             f" Rectified recall: the recall of the subconcept's own test rows, the label-free "
-            f"estimate corrected on the reference rows; {pct} {r_named} (it sees the "
-            "subconcept model's error too). Verdict: below its class where the gap's interval "
-            "lies above 0, not below where it lies at or under 0, else not known."
+            f"estimate corrected on the reference rows; {pct} {named('r_interval_method')} (it "
+            "sees the subconcept model's error too). Verdict: below its class where the gap's "
+            "interval lies above 0, not below where it lies at or under 0, else not known."
         )
     return text
 

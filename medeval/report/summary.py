@@ -197,7 +197,18 @@ def report_html(
     )  # fmt: skip
     sections.append(head)
     if summary["calibration"]:
-        sections.append(_calibration_section(summary["calibration"]))
+        cal = [
+            {"split": s, **{k: v for k, v in c.items() if not isinstance(v, dict | list)}}
+            for s, c in summary["calibration"].items()
+        ]
+        sections.append(
+            Section("Subconcept-head calibration (temperature scaling)")
+            .text(
+                "Expected calibration error before and after fitting a temperature on the "
+                "calibration part."
+            )
+            .table(pd.DataFrame(cal))
+        )
     if task is not None:
         sections.append(Section("Data set and task").pre(task["text"]))
         warn += [
@@ -205,7 +216,17 @@ def report_html(
             for s in task.get("skipped", [])
         ]
     for split in splits:
-        sections.append(_split_section(split))
+        sec = Section(f"Split {split.name.split('_')[1]}")
+        if split.figure_png is not None:
+            sec.image(
+                split.figure_png,
+                caption="Subconcept prevalence and recall (solid: true; hatched: label-free "
+                "estimate); lines: the full-test BA variants, labelled at the right.",
+            )
+        if split.per_subconcept is not None:
+            confidence = split.metrics.get("confidence", 0.95)
+            sec.per_subconcept(split.per_subconcept, confidence=confidence)
+        sections.append(sec.links([(f"{split.name}/report.html", f"{split.name}: full report")]))
         warn += [f"{split.name}: {n}" for n in split.metrics.get("notes", [])]
         warn += weak_model_notes(split.name, split.metrics)
     if config:
@@ -213,37 +234,6 @@ def report_html(
     if warn:
         sections.insert(0, Section("Warnings").notes(warn))
     return render(title, sections, subtitle=subtitle)
-
-
-def _calibration_section(calibration: dict) -> Section:
-    cal = pd.DataFrame(
-        [
-            {"split": s, **{k: v for k, v in c.items() if not isinstance(v, dict | list)}}
-            for s, c in calibration.items()
-        ]
-    )
-    return (
-        Section("Subconcept-head calibration (temperature scaling)")
-        .text(
-            "Expected calibration error before and after fitting a temperature on the "
-            "calibration part."
-        )
-        .table(cal)
-    )
-
-
-def _split_section(split: SplitView) -> Section:
-    sec = Section(f"Split {split.name.split('_')[1]}")
-    if split.figure_png is not None:
-        sec.image(
-            split.figure_png,
-            caption="Subconcept prevalence and recall (solid: true; hatched: label-free "
-            "estimate); lines: the full-test BA variants, labelled at the right.",
-        )
-    if split.per_subconcept is not None:
-        sec.per_subconcept(split.per_subconcept, confidence=split.metrics.get("confidence", 0.95))
-    sec.links([(f"{split.name}/report.html", f"{split.name}: full report")])
-    return sec
 
 
 def weak_model_notes(split: str, metrics: dict) -> list[str]:
