@@ -299,9 +299,12 @@ def write_manifest(path: str | Path, task: BinaryTask, splits: list[Split]) -> P
     return atomic.write_bytes(path, buf.getvalue())
 
 
-def read_manifest(path: str | Path, task: BinaryTask) -> list[Split]:
-    """Read a manifest written by :func:`write_manifest` for ``task`` (same ids at the same
-    positions; else a ``DataError`` naming the first mismatching row)."""
+def read_manifest(path: str | Path, task: BinaryTask | None = None) -> list[Split]:
+    """Read a manifest written by :func:`write_manifest`.
+
+    With ``task``, checks that the manifest was made for it (same ids at the same positions)
+    and raises ``DataError`` naming the first mismatching row otherwise.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such manifest")
@@ -309,6 +312,20 @@ def read_manifest(path: str | Path, task: BinaryTask) -> list[Split]:
     missing = [c for c in MANIFEST_COLUMNS if c not in frame.columns]
     if missing:
         raise DataError(f"{path}: missing column {missing[0]!r}")
+    if task is not None:
+        _check_manifest_matches(frame, task, path)
+    out = []
+    keys = ["scheme", "split_seed", "repeat", "fold"]
+    for (scheme, seed, repeat, fold), block in frame.groupby(keys, sort=False):
+        parts = {
+            str(part): np.sort(rows["index"].to_numpy(dtype=np.intp))
+            for part, rows in block.groupby("part", sort=False)
+        }
+        out.append(Split(str(scheme), int(seed), parts, repeat=int(repeat), fold=int(fold)))
+    return out
+
+
+def _check_manifest_matches(frame: pd.DataFrame, task: BinaryTask, path: Path) -> None:
     index = frame["index"].to_numpy()
     if index.min() < 0 or index.max() >= len(task):
         row = int(np.flatnonzero((index < 0) | (index >= len(task)))[0])
@@ -324,12 +341,3 @@ def read_manifest(path: str | Path, task: BinaryTask) -> list[Split]:
             f"{str(expected[row])!r} at index {index[row]} "
             "(manifest made for another task or seed?)"
         )
-    out = []
-    keys = ["scheme", "split_seed", "repeat", "fold"]
-    for (scheme, seed, repeat, fold), block in frame.groupby(keys, sort=False):
-        parts = {
-            str(part): np.sort(rows["index"].to_numpy(dtype=np.intp))
-            for part, rows in block.groupby("part", sort=False)
-        }
-        out.append(Split(str(scheme), int(seed), parts, repeat=int(repeat), fold=int(fold)))
-    return out

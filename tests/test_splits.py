@@ -158,7 +158,7 @@ def test_gzipped_manifest_round_trip_with_usual_permissions(tmp_path, vehicle):
     os.umask(umask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
     with pytest.raises(FileNotFoundError, match="no such manifest"):
-        read_manifest(tmp_path / "absent.csv", vehicle)
+        read_manifest(tmp_path / "absent.csv")
 
 
 def test_cv_5x2_keeps_groups_apart_when_the_task_has_groups():
