@@ -15,8 +15,8 @@ from medeval.discovery import Discovery, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.io.atomic import json_text
-from medeval.io.embeddings import class_of_rows, read_embeddings, thumbnail
-from medeval.io.features import FeatureTable
+from medeval.io.embeddings import class_of_rows, thumbnail
+from medeval.io.features import FeatureTable, read_feature_table
 from medeval.io.predictions import (
     POSTERIOR_PREFIX,
     PredictionTable,
@@ -76,7 +76,7 @@ def _read_inputs(
     train: Path, test: Path, pred_path: Path, positive: str | None
 ) -> tuple[FeatureTable, np.ndarray, FeatureTable, tuple[PredictionTable, pd.DataFrame]]:
     """Both embedding tables, the training classes and the predictions, checked together."""
-    tr, te = read_embeddings(train), read_embeddings(test)
+    tr, te = (read_feature_table(p, option=None) for p in (train, test))
     if tr.features != te.features:
         raise InputError(
             te.path,
