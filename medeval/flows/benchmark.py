@@ -158,7 +158,11 @@ def _protocol_settings(
     # The user's tasks recorded with embedded tables: records made for another task (an
     # embed rerun with other --positive labels) must not be resumed as if they were these.
     tasks = collection.recorded_tasks()
-    if tasks or "tasks" in _old_settings(store):
+    try:
+        old = store.settings() or {}
+    except (OSError, ValueError, UserError):  # check_settings names any problem
+        old = {}
+    if tasks or "tasks" in old:
         settings["tasks"] = tasks or None
     # The evaluation's options, recorded where they are not the protocol's (the run.json of
     # a default run stays as it was); a folder made with others is refused, naming the option.
@@ -166,14 +170,6 @@ def _protocol_settings(
         if getattr(options, key) != getattr(PROTOCOL_OPTIONS, key):
             settings[key] = getattr(options, key)
     return settings
-
-
-def _old_settings(store: ResultsStore) -> dict:
-    """The folder's ``run.json`` settings, or ``{}`` (``check_settings`` names any problem)."""
-    try:
-        return store.settings() or {}
-    except (OSError, ValueError, UserError):
-        return {}
 
 
 #: Bad tables named in one error before the rest are counted.

@@ -15,8 +15,8 @@ from medeval.discovery import Discovery, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.io.atomic import json_text
-from medeval.io.embeddings import class_of_rows, read_embeddings, thumbnail
-from medeval.io.features import FeatureTable
+from medeval.io.embeddings import class_of_rows, thumbnail
+from medeval.io.features import FeatureTable, read_feature_table
 from medeval.io.predictions import (
     POSTERIOR_PREFIX,
     PredictionTable,
@@ -53,7 +53,16 @@ def discover_and_evaluate(
     pred_path = Path(predictions)
     tr, y_tr, te, (checked, raw) = _read_inputs(Path(train), Path(test), pred_path, s.positive)
     disc = discover_subconcepts(tr.X, y_tr, **s.discovery_options(), seed=s.seed)
-    table, files = _discovered(disc, checked, raw, te)
+    q = disc.predict_proba(te.X)
+    out_pred = raw.copy()
+    for name in disc.names:
+        out_pred[f"{POSTERIOR_PREFIX}{name}"] = q[name].to_numpy()
+    table = dataclasses.replace(checked, posteriors=q[list(disc.names)].reset_index(drop=True))
+    files = {
+        "predictions.csv": out_pred.to_csv(index=False).encode(),
+        "train_sizes.json": json_text(disc.train_sizes).encode(),
+        "discovery.json": json_text(disc.describe()).encode(),
+    }
     ev = evaluate(
         table,
         utilities_from_train_sizes(disc.train_sizes),
@@ -76,7 +85,7 @@ def _read_inputs(
     train: Path, test: Path, pred_path: Path, positive: str | None
 ) -> tuple[FeatureTable, np.ndarray, FeatureTable, tuple[PredictionTable, pd.DataFrame]]:
     """Both embedding tables, the training classes and the predictions, checked together."""
-    tr, te = read_embeddings(train), read_embeddings(test)
+    tr, te = (read_feature_table(p, option=None) for p in (train, test))
     if tr.features != te.features:
         raise InputError(
             te.path,
@@ -84,29 +93,21 @@ def _read_inputs(
             f"{len(tr.features)} columns, first {te.features[0]!r} vs {tr.features[0]!r})",
         )
     y_tr = class_of_rows(tr, positive)
-    checked, raw = _read_raw_predictions(pred_path)
+    checked = read_predictions(pred_path)  # validates y_true, y_score / y_pred
+    if checked.posteriors is not None or checked.subconcept is not None:
+        raise InputError(
+            pred_path,
+            "already has subconcept labels or q_ posterior columns: this flow discovers "
+            "subconcepts for predictions without them (evaluate it with python -m "
+            "medeval.evaluate, or drop those columns)",
+        )
+    raw = read_predictions_frame(pred_path)  # as given: the output keeps its columns
     _check_alignment(te, raw, pred_path)
     _check_classes(te, checked, pred_path, positive)
     for c in (0, 1):
         if (y_tr == c).sum() < 2:
             raise InputError(tr.path, f"class {c} has {(y_tr == c).sum()} rows; discovery needs 2+")
     return tr, y_tr, te, (checked, raw)
-
-
-def _discovered(
-    disc: Discovery, checked: PredictionTable, raw: pd.DataFrame, te: FeatureTable
-) -> tuple[PredictionTable, dict[str, bytes]]:
-    """The test table with the discovered posteriors, and its files."""
-    q = disc.predict_proba(te.X)
-    out_pred = raw.copy()
-    for name in disc.names:
-        out_pred[f"{POSTERIOR_PREFIX}{name}"] = q[name].to_numpy()
-    table = dataclasses.replace(checked, posteriors=q[list(disc.names)].reset_index(drop=True))
-    return table, {
-        "predictions.csv": out_pred.to_csv(index=False).encode(),
-        "train_sizes.json": json_text(disc.train_sizes).encode(),
-        "discovery.json": json_text(disc.describe()).encode(),
-    }
 
 
 def typical_examples(disc: Discovery, table: FeatureTable, y: np.ndarray, n_examples: int):
@@ -176,16 +177,3 @@ def _check_classes(
             column="y_true",
             row=i + 1,
         )
-
-
-def _read_raw_predictions(path: Path) -> tuple[PredictionTable, pd.DataFrame]:
-    """The predictions file checked, and as given (the output keeps its columns)."""
-    table = read_predictions(path)  # validates y_true, y_score / y_pred
-    if table.posteriors is not None or table.subconcept is not None:
-        raise InputError(
-            path,
-            "already has subconcept labels or q_ posterior columns: this flow discovers "
-            "subconcepts for predictions without them (evaluate it with python -m "
-            "medeval.evaluate, or drop those columns)",
-        )
-    return table, read_predictions_frame(path)

@@ -98,17 +98,13 @@ def label_next(
         reference=ref,
         labelled=labelled,
         budget=min(s.budget, free),
-        seed=_batch_seed(s.seed, batch),
+        # each batch's own draw, from the run's seed and the batch number
+        seed=int(np.random.SeedSequence([int(s.seed), int(batch)]).generate_state(1)[0]),
         confidence=s.confidence,
     )
     frame = sheet(design.rows, design.inclusion, batch, ids, y, q, u, images)
     lines = _lines(design, known, q, hit, y, u, batch)
     return LabelBatch(frame, batch, design, known, lines, notes, images is not None)
-
-
-def _batch_seed(seed: int, batch: int) -> int:
-    """Each batch's own draw, from the run's seed and the batch number."""
-    return int(np.random.SeedSequence([int(seed), int(batch)]).generate_state(1)[0])
 
 
 def _lines(design: Design, known, q, hit, y, u, batch: int) -> list[str]:

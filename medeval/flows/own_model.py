@@ -124,7 +124,10 @@ def fit_and_evaluate(
             rest["id"] = tr.ids
         tr = dataclasses.replace(tr, rest=rest)
     # Every input is checked before any model is fitted: a typo in REF shows at once.
-    y = _train_classes(tr)
+    y = binary_column(tr, "y_true")
+    for c in (0, 1):
+        if (y == c).sum() == 0:
+            raise InputError(tr.path, f"no row of class {c}: TRAIN needs both", column="y_true")
     if s.discover and tr.has("subconcept"):
         raise InputError(
             tr.path,
@@ -152,15 +155,6 @@ def fit_and_evaluate(
         files["discovery.json"] = json_text(disc.describe()).encode()
     files.update(_outputs(ev, tr, te, ref, s))
     return OwnModel(files, ev, model, disc)
-
-
-def _train_classes(tr: FeatureTable) -> np.ndarray:
-    """TRAIN's ``y_true``, checked: both classes present."""
-    y = binary_column(tr, "y_true")
-    for c in (0, 1):
-        if (y == c).sum() == 0:
-            raise InputError(tr.path, f"no row of class {c}: TRAIN needs both", column="y_true")
-    return y
 
 
 def _fit_model(

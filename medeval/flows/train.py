@@ -257,7 +257,12 @@ def evaluate_checkpoint(
     q = softmax(test.sub_logits / temperature)
     u = utilities(task.train_counts(split["train"]), task.sides, task.subconcept_names)
     ref_idx = np.concatenate([split["validation"], split["calibration"]])
-    ref = _concat(val, cal)
+    ref = Outputs(
+        *(
+            np.concatenate([getattr(val, f.name), getattr(cal, f.name)])
+            for f in dataclasses.fields(Outputs)
+        )
+    )
     tables = {
         "predictions.csv": _predictions_frame(task, split["test"], test, q),
         REFERENCE_FILE: _predictions_frame(
@@ -283,13 +288,6 @@ def evaluate_checkpoint(
         title=f"{task.source}/{task.name}, split {split.seed}",
     )
     return ev, calib
-
-
-def _concat(*parts: Outputs) -> Outputs:
-    """The outputs of several parts, one after the other."""
-    return Outputs(
-        *(np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(Outputs))
-    )
 
 
 #: How the scores and posteriors of a split's predictions files are written.

@@ -13,20 +13,13 @@ import pandas as pd
 
 from medeval.errors import InputError
 from medeval.io import atomic
-from medeval.io.features import FeatureTable, binary_column, read_feature_table
+from medeval.io.features import FeatureTable, binary_column
 
 __all__ = [
     "class_of_rows",
-    "read_embeddings",
     "thumbnail",
     "write_table",
 ]
-
-
-def read_embeddings(path: str | Path) -> FeatureTable:
-    """An embeddings table (``.parquet`` or ``.csv[.gz]``), read and checked by
-    :func:`medeval.io.features.read_feature_table` (its ``InputError`` names column and row)."""
-    return read_feature_table(path, option=None)
 
 
 def class_of_rows(table: FeatureTable, positive: str | None) -> np.ndarray:

@@ -243,12 +243,9 @@ def _read_whole(path: Path, table=None) -> dict:
     if table.num_rows == 0:
         raise InputError(path, "has no rows")
     out: dict = {"y_true": _binary(path, table, "y_true")}
-    if "y_score" in columns:
-        out["y_score"] = _numeric(path, table, "y_score")
-    if "y_pred" in columns:
-        out["y_pred"] = _binary(path, table, "y_pred")
-    if "subconcept" in columns:
-        out["subconcept"] = _categories(path, table, "subconcept")
+    for c, read in (("y_score", _numeric), ("y_pred", _binary), ("subconcept", _categories)):
+        if c in columns:
+            out[c] = read(path, table, c)
     out["q_cols"] = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
     out["q"] = np.empty((table.num_rows, len(out["q_cols"]))) if out["q_cols"] else None
     for j, c in enumerate(out["q_cols"]):

@@ -15,7 +15,8 @@ from sklearn.datasets import make_blobs
 from medeval.discovery import discover_subconcepts
 from medeval.errors import InputError
 from medeval.flows.discovery import DiscoverySettings, discover_and_evaluate, typical_examples
-from medeval.io.embeddings import class_of_rows, read_embeddings
+from medeval.io.embeddings import class_of_rows
+from medeval.io.features import read_feature_table
 
 #: training + test rows of each blob; blobs 0, 1 are class 0, blobs 2, 3 class 1
 SIZES = [120, 80, 60, 30]
@@ -125,7 +126,7 @@ def test_the_files_are_the_evaluations_and_the_clusters(blobs):
 
 def test_typical_examples_are_each_clusters_most_probable_training_rows(tmp_path):
     _blobs(tmp_path, sizes=[20, 14, 12, 8], n_test=10)
-    table = read_embeddings(tmp_path / "train.csv")
+    table = read_feature_table(tmp_path / "train.csv", option=None)
     y = class_of_rows(table, None)
     disc = discover_subconcepts(table.X, y, n_estimators=10, seed=0)
     q = disc.cluster_proba(table.X, y)
@@ -152,8 +153,8 @@ def test_typical_examples_show_the_image_or_text_or_the_row_number(tmp_path):
         tmp_path / "texts.csv", index=False
     )
     images, texts = (
-        read_embeddings(tmp_path / "images.csv"),
-        read_embeddings(tmp_path / "texts.csv"),
+        read_feature_table(tmp_path / "images.csv", option=None),
+        read_feature_table(tmp_path / "texts.csv", option=None),
     )
     y = train["y"].to_numpy()
     disc = discover_subconcepts(images.X, y, n_estimators=10, seed=0)

@@ -6,7 +6,6 @@ import pandas as pd
 import pytest
 
 from medeval.errors import InputError
-from medeval.io.embeddings import read_embeddings
 from medeval.io.features import read_feature_table
 
 
@@ -19,7 +18,7 @@ def _table(path, ids):
 
 def test_embeddings_are_the_feature_tables_reading(tmp_path):
     path = _table(tmp_path / "emb.csv", ["007", "008", "009"])
-    emb, feat = read_embeddings(path), read_feature_table(path)
+    emb, feat = read_feature_table(path, option=None), read_feature_table(path)
     np.testing.assert_array_equal(emb.X, feat.X)
     assert emb.features == feat.features == ["f0000", "f0001"]
     pd.testing.assert_frame_equal(emb.rest, feat.rest)
@@ -29,7 +28,7 @@ def test_embeddings_are_the_feature_tables_reading(tmp_path):
 def test_embeddings_get_the_feature_tables_checks(tmp_path):
     path = _table(tmp_path / "emb.csv", ["x", "y", "x"])
     with pytest.raises(InputError) as emb:
-        read_embeddings(path)
+        read_feature_table(path, option=None)
     with pytest.raises(InputError) as feat:
         read_feature_table(path)
     assert str(emb.value) == str(feat.value)
@@ -37,6 +36,6 @@ def test_embeddings_get_the_feature_tables_checks(tmp_path):
     bare = tmp_path / "bare.csv"
     pd.DataFrame({"a": [1.0], "label": ["a"]}).to_csv(bare, index=False)
     with pytest.raises(InputError, match=r"medeval.embed format\)$"):  # discover has no option
-        read_embeddings(bare)
+        read_feature_table(bare, option=None)
     with pytest.raises(InputError, match="with --features"):
         read_feature_table(bare)
