@@ -194,6 +194,26 @@ def _reducer(name: str, n_components: int, seed: int) -> Any:
     return umap.UMAP(n_components=n_components, random_state=seed)
 
 
+def _fit_k(Z: np.ndarray, k: int, method: str, seed: int) -> tuple[Any, np.ndarray, bool]:
+    """Fit k clusters; the flag is False when the fit did not converge (k not eligible)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        if method == "gmm":
+            m = GaussianMixture(
+                k, covariance_type="full", reg_covar=1e-4, n_init=2, random_state=seed
+            ).fit(Z)
+            labels = m.predict(Z)
+        else:
+            from sklearn.cluster import KMeans
+
+            m = KMeans(k, n_init=4, random_state=seed).fit(Z)
+            labels = m.labels_
+    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return m, labels, converged
+
+
 def _cluster_class(
     X: np.ndarray,
     side: int,
@@ -206,9 +226,6 @@ def _cluster_class(
     seed: int,
 ) -> tuple[ClassClustering, np.ndarray]:
     """Cluster one class ``(n_c, F)``: the model and ``(n_c,)`` codes into its ``names``."""
-    from sklearn.cluster import KMeans
-    from sklearn.exceptions import ConvergenceWarning
-
     n = len(X)
     scaler = StandardScaler().fit(X)
     Xs = scaler.transform(X)
@@ -226,17 +243,7 @@ def _cluster_class(
             one = GaussianMixture(1, covariance_type="full", reg_covar=1e-4, random_state=0)
             value = -float(one.fit(Z).bic(Z))
         else:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", ConvergenceWarning)
-                if method == "gmm":
-                    model = GaussianMixture(
-                        k, covariance_type="full", reg_covar=1e-4, n_init=2, random_state=seed
-                    ).fit(Z)
-                    labels = model.predict(Z)
-                else:
-                    model = KMeans(k, n_init=4, random_state=seed).fit(Z)
-                    labels = model.labels_
-            converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+            model, labels, converged = _fit_k(Z, k, method, seed)
             sizes = np.bincount(labels, minlength=k)
             if not converged or sizes.min() < min_cluster_size:
                 scores[k] = math.nan
