@@ -214,26 +214,11 @@ def _fit_k(Z: np.ndarray, k: int, method: str, seed: int) -> tuple[Any, np.ndarr
     return m, labels, converged
 
 
-def _cluster_class(
-    X: np.ndarray,
-    side: int,
-    *,
-    method: str,
-    reducer: str,
-    n_components: int,
-    k_max: int,
-    min_cluster_size: int,
-    seed: int,
-) -> tuple[ClassClustering, np.ndarray]:
-    """Cluster one class ``(n_c, F)``: the model and ``(n_c,)`` codes into its ``names``."""
-    n = len(X)
-    scaler = StandardScaler().fit(X)
-    Xs = scaler.transform(X)
-    # A full-covariance mixture needs several instances per parameter: few dims for small classes.
-    d = max(1, min(n_components, X.shape[1], n - 1, n // (2 * min_cluster_size) or 1))
-    red = _reducer(reducer, d, seed).fit(Xs)
-    Z = red.transform(Xs)
-    k_hi = max(1, min(k_max, n // min_cluster_size))
+def _choose_k(
+    Z: np.ndarray, method: str, k_hi: int, min_cluster_size: int, seed: int
+) -> tuple[dict[int, float], int, Any, np.ndarray]:
+    """The criterion of every k tried (NaN: not eligible), the chosen k, its model and labels."""
+    n = len(Z)
     k_lo = 1 if method == "gmm" else 2
     scores: dict[int, float] = {}
     best: tuple[float, int, Any, np.ndarray] | None = None
@@ -258,7 +243,30 @@ def _cluster_class(
             best = (value, k, model, labels)
     if best is None:  # no eligible k ≥ 2 (KMeans on a small class): one cluster
         best = (math.nan, 1, None, np.zeros(n, dtype=np.int64))
-    _, k, model, labels = best
+    return scores, *best[1:]
+
+
+def _cluster_class(
+    X: np.ndarray,
+    side: int,
+    *,
+    method: str,
+    reducer: str,
+    n_components: int,
+    k_max: int,
+    min_cluster_size: int,
+    seed: int,
+) -> tuple[ClassClustering, np.ndarray]:
+    """Cluster one class ``(n_c, F)``: the model and ``(n_c,)`` codes into its ``names``."""
+    n = len(X)
+    scaler = StandardScaler().fit(X)
+    Xs = scaler.transform(X)
+    # A full-covariance mixture needs several instances per parameter: few dims for small classes.
+    d = max(1, min(n_components, X.shape[1], n - 1, n // (2 * min_cluster_size) or 1))
+    red = _reducer(reducer, d, seed).fit(Xs)
+    Z = red.transform(Xs)
+    k_hi = max(1, min(k_max, n // min_cluster_size))
+    scores, k, model, labels = _choose_k(Z, method, k_hi, min_cluster_size, seed)
     sizes = np.bincount(labels, minlength=k)
     # Name clusters by size, largest first; ties by component index (deterministic).
     rank = np.lexsort((np.arange(k), -sizes))
