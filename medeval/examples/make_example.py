@@ -1,6 +1,6 @@
 """Rebuild the bundled example: real test predictions of a random forest on a KEEL data set.
 
-``python -m medeval.examples.make_example --data ../shared/data --dataset abalone``"""
+``python -m medeval.examples.make_example --data ../shared/data`` (KEEL letter, seed 0)"""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def make_example(data_dir: Path, dataset: str, seed: int = 0) -> tuple[pd.DataFr
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True, help="shared data folder (holds keel/)")
-    ap.add_argument("--dataset", default="abalone")
+    ap.add_argument("--dataset", default="letter")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=HERE)
     args = ap.parse_args()

@@ -40,3 +40,13 @@ def test_the_same_seed_gives_the_same_example(small_forests):
     b, sizes_b = module.make_example(shared_path(), "abalone", seed=1)
     assert sizes_a == sizes_b
     assert a.equals(b)
+
+
+def test_the_usage_line_rebuilds_the_bundled_example(tmp_path, monkeypatch):
+    """``python -m medeval.examples.make_example --data …`` with its defaults (200-tree forests)
+    writes the bundled files byte for byte."""
+    argv = ["make_example", "--data", str(shared_path()), "--out", str(tmp_path)]
+    monkeypatch.setattr("sys.argv", argv)
+    module.main()
+    for name in ("predictions.csv", "train_sizes.json"):
+        assert (tmp_path / name).read_bytes() == (module.HERE / name).read_bytes(), name
