@@ -110,16 +110,15 @@ PER_SUBCONCEPT_COLUMNS = (
 )
 
 
-def per_subconcept_rows(y, yp, plan: Any, u, confidence, notes) -> list[dict[str, Any]]:
+def per_subconcept_rows(y, hit, plan: Any, u, confidence, notes) -> list[dict[str, Any]]:
     """One row per subconcept (``plan.sc_names`` order): true results where test subconcepts
-    are known, and the label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` where posteriors are."""
-    cols = list(PER_SUBCONCEPT_COLUMNS)
-    hit = (yp == y).astype(np.float64)
+    are known, and the label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` where posteriors are
+    (``hit`` ``(N,)``: 1 where the row is classified correctly)."""
     lo, hi, est_lo, est_hi, method = _recall_intervals(plan, hit, confidence)
     rows = []
     for i, nm in enumerate(plan.sc_names):
         side = plan.sc_side[nm]
-        row = dict.fromkeys(cols, math.nan)
+        row = dict.fromkeys(PER_SUBCONCEPT_COLUMNS, math.nan)
         row |= {
             "subconcept": nm,
             "class": side,
