@@ -287,8 +287,6 @@ def rectified_columns(
         "r_gap_high": gap_hi,
         "r_verdict": verdicts(gap_lo, gap_hi),
         "r_could_be_worst": np.full(len(names), math.nan, dtype=object),
-        "r_p_worst": np.full(len(names), math.nan),
-        "r_more_rows": np.full(len(names), math.nan),
     }
     inside, cols["r_p_worst"] = could_be_worst_by_class(res, sides, confidence)
     defined = np.isfinite(cols["r_p_worst"])
