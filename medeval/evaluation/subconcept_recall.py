@@ -30,8 +30,6 @@ from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.proportion import DEFAULT_METHOD, binomial_interval, soft_recall_interval
 from medeval.weights import Utilities, renormalise_within_class
 
-#: Fewer reference rows of a subconcept than this: no interval for its rectified recall.
-FEW_REFERENCE_ROWS_RECALL = MIN_REFERENCE_ROWS
 #: Where each source of the recommended per-subconcept recall lives in the table.
 SOURCES = {"true": "recall", "rectified": "r_recall", "label-free": "est_recall"}
 #: Bounds of each source's column.
