@@ -264,6 +264,9 @@ def _evaluation(
     """The evaluation of :func:`evaluate`; the posteriors are dropped before the bootstrap."""
     y, sc, yp = _labels(table.y_true, table.y_score, table.y_pred, s.threshold)
     posteriors, table.posteriors = table.posteriors, None
+    # the rectified per-subconcept recalls read the held-out reference rows alone: the labelled
+    # rows enter them with their inclusion probabilities, not as reference rows
+    held_out = reference
     if labels is not None and posteriors is not None and utilities is not None:
         given = labelled_reference(labels, y, yp, sc, posteriors, utilities)
         reference = pooled(reference, given)
@@ -285,10 +288,8 @@ def _evaluation(
     scores, intervals, unavailable, subsets = _score_tables(
         plan, point, reps, s.confidence, notes, rows
     )
-    # the rectified per-subconcept recalls need what the rectified scores need; the labelled
-    # rows enter them with their inclusion probabilities, not as reference rows
-    held_out = None if why or reference is None else _held_out(reference, labels)
-    ref_side = None if held_out is None else reference_evidence(held_out, utilities)
+    # the rectified per-subconcept recalls need what the rectified scores need
+    ref_side = None if why or held_out is None else reference_evidence(held_out, utilities)
     per_sc = per_subconcept(
         y, yp, plan, utilities, s.confidence, notes, reps=reps, reference=ref_side,
         labelled=None if why else labels, seed=s.seed,
@@ -404,21 +405,6 @@ def _score_tables(plan: _Plan, point, reps, confidence, notes, extra_rows=None) 
     if reps is not None:  # counts of replicates: whole numbers
         values["n_undefined"] = values["n_undefined"].astype(np.int64)
     return scores, intervals, unavailable, pd.DataFrame({**columns, **values})
-
-
-def _held_out(reference: ReferenceRows, labels: LabelledRows | None) -> ReferenceRows | None:
-    """The held-out reference rows of a pooled set (the labelled test rows come last)."""
-    if labels is None:
-        return reference
-    n = len(reference) - len(labels.index)
-    if n == 0:
-        return None
-    keep = slice(0, n)
-    return ReferenceRows(
-        reference.y_true[keep], reference.subconcept[keep], reference.posteriors[keep],
-        reference.names, reference.y_pred[keep],
-        None if reference.y_score is None else reference.y_score[keep], source=reference.source,
-    )  # fmt: skip
 
 
 def _weighted_classes(utilities: Utilities | None) -> list[str]:

@@ -74,7 +74,7 @@ def per_subconcept(
     class_recall = {c: float(hit[y == c].mean()) if (y == c).any() else math.nan for c in (0, 1)}
     if not plan.sc_names:
         return PerSubconcept(pd.DataFrame(columns=cols), [], class_recall)
-    rows = per_subconcept_rows(y, yp, plan, u, confidence, notes)
+    rows = per_subconcept_rows(y, hit, plan, u, confidence, notes)
     k = len(plan.sc_names)
     soft = None if reps is None or reps.estimated_recall is None else reps.estimated_recall
     soft = None if soft is None else soft.to("cpu", torch.float64).numpy()

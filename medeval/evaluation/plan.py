@@ -158,11 +158,11 @@ def _name_codes(subconcept: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct names ``(K,)`` and each instance's code ``(N,)``."""
     if isinstance(subconcept, pd.Series) and isinstance(subconcept.dtype, pd.CategoricalDtype):
         subconcept = subconcept.array
-    if isinstance(subconcept, pd.Categorical):
-        if subconcept.shape != (n,):
-            raise UserError(
-                f"subconcept must have one entry per instance ({n}); got {subconcept.shape}"
-            )
+    categorical = isinstance(subconcept, pd.Categorical)
+    sc = subconcept if categorical else np.asarray(subconcept).astype(str)
+    if sc.shape != (n,):
+        raise UserError(f"subconcept must have one entry per instance ({n}); got {sc.shape}")
+    if categorical:
         codes = np.asarray(subconcept.codes)
         if (codes < 0).any():
             raise UserError(f"subconcept is missing at index {int(np.argmax(codes < 0))}")
@@ -172,9 +172,6 @@ def _name_codes(subconcept: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
         used[remap[np.unique(codes)]] = True
         keep = np.cumsum(used) - 1  # drop categories no instance uses, like np.unique would
         return uniq[used], keep[remap][codes]
-    sc = np.asarray(subconcept).astype(str)
-    if sc.shape != (n,):
-        raise UserError(f"subconcept must have one entry per instance ({n}); got {sc.shape}")
     return np.unique(sc, return_inverse=True)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -159,10 +159,11 @@ def _reference_weights(reference: ReferenceRows, utilities: Utilities) -> tuple:
 
 @dataclass
 class TargetRows:
-    """The checked test rows a rectification scores: classes, labels, scores ``(N,)`` (``s`` may
-    be ``None``), class-conditional weights ``(N,)`` and how many rows fell back to the class
-    mean, bootstrap strata and clusters ``(N,)`` (``clusters`` may be ``None``), and, where the
-    caller has them, the exact ``{family: cM(test)}`` (``point``; computed when ``None``)."""
+    """The checked rows a rectification scores (the test rows, or the reference rows): classes,
+    labels, scores ``(N,)`` (``s`` may be ``None``), class-conditional weights ``(N,)`` and how
+    many rows fell back to the class mean, bootstrap strata and clusters ``(N,)`` (``clusters``
+    may be ``None``), and, where the caller has them, the exact ``{family: cM(test)}``
+    (``point``; computed when ``None``)."""
 
     y: np.ndarray
     yp: np.ndarray
@@ -170,7 +171,7 @@ class TargetRows:
     c: np.ndarray
     fallback: int
     strata: np.ndarray
-    clusters: np.ndarray | None
+    clusters: np.ndarray | None = None
     point: Mapping[str, float] | None = None
 
 
@@ -213,24 +214,23 @@ def rectify_test_side(
         if len(lengths) != 1:
             raise UserError(f"test_replicates must share one length; got {sorted(lengths)}")
         n_bootstrap = lengths.pop()
-    y, yp, s, c_test = test.y, test.yp, test.s, test.c
     c_ref, w_ref, fb_ref = _reference_weights(reference, utilities)
-    auc = s is not None and reference.y_score is not None
-    s_t, s_r = (s, reference.y_score) if auc else (None, None)
+    auc = test.s is not None and reference.y_score is not None
+    ref_strata = reference.subconcept if reference_stratify == "subconcept" else reference.y_true
+    s_r = reference.y_score if auc else None
+    ref = TargetRows(reference.y_true, reference.y_pred, s_r, c_ref, fb_ref, ref_strata)
+    test = test if auc else replace(test, s=None)
     unavailable = {} if auc else {"rAUC": "needs y_score on the test and the reference rows"}
     if test.point is None:
-        point = point_scores(y, yp, s_t, {"c": c_test})
+        point = point_scores(test.y, test.yp, test.s, {"c": test.c})
     else:  # the families the test side can score
         point = {("c", m): float(v) for m, v in test.point.items() if m != "AUC" or auc}
-    ref = point_scores(reference.y_true, reference.y_pred, s_r, {"c": c_ref, "w": w_ref})
-    point |= {("ref_" + k, m): v for (k, m), v in ref.items()}
+    ref_point = point_scores(ref.y, ref.yp, ref.s, {"c": ref.c, "w": w_ref})
+    point |= {("ref_" + k, m): v for (k, m), v in ref_point.items()}
     families = [m for m in FAMILIES if m != "AUC" or auc]
-    comps = _components(
-        families, y, yp, s_t, c_test, reference, s_r, c_ref, w_ref, n_bootstrap, seed,
-        test.strata, test.clusters, reference_stratify, device, chunk_size,
-        test_replicates,
-    )  # fmt: skip
-    fallbacks = ((test.fallback, "test row(s)"), (fb_ref, "reference row(s)"))
+    boot = {"n_bootstrap": n_bootstrap, "seed": seed, "device": device, "chunk_size": chunk_size}
+    comps = _components(families, test, ref, w_ref, test_replicates, **boot)
+    fallbacks = ((test.fallback, "test row(s)"), (ref.fallback, "reference row(s)"))
     notes = [fallback_note(n, rows) for n, rows in fallbacks if n]
     result = _combine(families, point, comps, confidence, notes)
     return RectifiedResult(
@@ -247,54 +247,49 @@ def rectify_test_side(
             reference_stratify=reference_stratify,
             reference_seed=reference_seed(seed),
         ),
-        n_test=len(y),
+        n_test=len(test.y),
         n_reference=len(reference),
         source=reference.source,
         notes=notes,
     )
 
 
-def _components(
-    families, y, yp, s_t, c_test, ref: ReferenceRows, s_r, c_ref, w_ref, n_bootstrap, seed,
-    strata, clusters, reference_stratify, device, chunk_size, test_replicates,
-) -> dict[str, dict[str, torch.Tensor]]:  # fmt: skip
-    """Replicates ``(B,)`` of cM(test), cM(R) and wM(R) per family."""
+def _components(families, test, ref, w_ref, test_replicates, **boot) -> dict[str, dict]:
+    """Replicates ``(B,)`` of cM(test), cM(R) and wM(R) per family (``boot``: the keywords of
+    :func:`_whole_set`; the reference rows are drawn with :func:`reference_seed`)."""
     if test_replicates is not None:
         missing = [m for m in families if m not in test_replicates]
         if missing:
             raise UserError(f"test_replicates lack the families {missing}")
-        test = {("c", m): torch.as_tensor(test_replicates[m]).to("cpu", torch.float64)
-                for m in families}  # fmt: skip
-    if n_bootstrap <= 0:
+        tc = {
+            ("c", m): torch.as_tensor(test_replicates[m]).to("cpu", torch.float64) for m in families
+        }
+    if boot["n_bootstrap"] <= 0:
         empty = torch.empty(0, dtype=torch.float64)
         return {m: {"test_c": empty, "ref_c": empty, "ref_w": empty} for m in families}
-
-    def whole_set(y, yp, s, weights, seed, strata, clusters=None) -> dict[tuple, torch.Tensor]:
-        """``{(weighting, family): (B,)}`` float64 CPU replicates on all the rows."""
-        full = {"full": np.ones(len(y), dtype=bool)}
-        boot = BatchedBootstrap(
-            y,
-            y_pred=yp,
-            y_score=s,
-            weights=weights,
-            subsets=full,
-            strata=strata,
-            clusters=clusters,
-            device=device,
-        )
-        reps = boot.run(n_bootstrap, seed=seed, chunk_size=chunk_size)
-        return {k: v[:, 0].to("cpu", torch.float64) for k, v in reps.scores.items()}
-
     if test_replicates is None:
-        test = whole_set(y, yp, s_t, {"c": c_test}, seed, strata, clusters)
-    ref_strata = ref.subconcept if reference_stratify == "subconcept" else ref.y_true
-    refb = whole_set(
-        ref.y_true, ref.y_pred, s_r, {"c": c_ref, "w": w_ref}, reference_seed(seed), ref_strata
-    )
+        tc = _whole_set(test, {"c": test.c}, **boot)
+    rc = _whole_set(ref, {"c": ref.c, "w": w_ref}, **boot | {"seed": reference_seed(boot["seed"])})
     return {
-        m: {"test_c": test[("c", m)], "ref_c": refb[("c", m)], "ref_w": refb[("w", m)]}
-        for m in families
+        m: {"test_c": tc[("c", m)], "ref_c": rc[("c", m)], "ref_w": rc[("w", m)]} for m in families
     }
+
+
+def _whole_set(rows: TargetRows, weights, *, n_bootstrap, seed, device, chunk_size) -> dict:
+    """``{(weighting, family): (B,)}`` float64 CPU replicates on all of ``rows`` (within their
+    strata and clusters)."""
+    boot = BatchedBootstrap(
+        rows.y,
+        y_pred=rows.yp,
+        y_score=rows.s,
+        weights=weights,
+        subsets={"full": np.ones(len(rows.y), dtype=bool)},
+        strata=rows.strata,
+        clusters=rows.clusters,
+        device=device,
+    )
+    reps = boot.run(n_bootstrap, seed=seed, chunk_size=chunk_size)
+    return {k: v[:, 0].to("cpu", torch.float64) for k, v in reps.scores.items()}
 
 
 def combine(test_c: Any, ref_c: Any, ref_w: Any) -> Any:

@@ -30,8 +30,6 @@ from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.proportion import DEFAULT_METHOD, binomial_interval, soft_recall_interval
 from medeval.weights import Utilities, renormalise_within_class
 
-#: Fewer reference rows of a subconcept than this: no interval for its rectified recall.
-FEW_REFERENCE_ROWS_RECALL = MIN_REFERENCE_ROWS
 #: Where each source of the recommended per-subconcept recall lives in the table.
 SOURCES = {"true": "recall", "rectified": "r_recall", "label-free": "est_recall"}
 #: Bounds of each source's column.
@@ -110,16 +108,15 @@ PER_SUBCONCEPT_COLUMNS = (
 )
 
 
-def per_subconcept_rows(y, yp, plan: Any, u, confidence, notes) -> list[dict[str, Any]]:
+def per_subconcept_rows(y, hit, plan: Any, u, confidence, notes) -> list[dict[str, Any]]:
     """One row per subconcept (``plan.sc_names`` order): true results where test subconcepts
-    are known, and the label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` where posteriors are."""
-    cols = list(PER_SUBCONCEPT_COLUMNS)
-    hit = (yp == y).astype(np.float64)
+    are known, and the label-free recall ``r̂_s = Σ q̃_s·hit / Σ q̃_s`` where posteriors are
+    (``hit`` ``(N,)``: 1 where the row is classified correctly)."""
     lo, hi, est_lo, est_hi, method = _recall_intervals(plan, hit, confidence)
     rows = []
     for i, nm in enumerate(plan.sc_names):
         side = plan.sc_side[nm]
-        row = dict.fromkeys(cols, math.nan)
+        row = dict.fromkeys(PER_SUBCONCEPT_COLUMNS, math.nan)
         row |= {
             "subconcept": nm,
             "class": side,
@@ -288,8 +285,6 @@ def rectified_columns(
         "r_gap_high": gap_hi,
         "r_verdict": verdicts(gap_lo, gap_hi),
         "r_could_be_worst": np.full(len(names), math.nan, dtype=object),
-        "r_p_worst": np.full(len(names), math.nan),
-        "r_more_rows": np.full(len(names), math.nan),
     }
     inside, cols["r_p_worst"] = could_be_worst_by_class(res, sides, confidence)
     defined = np.isfinite(cols["r_p_worst"])

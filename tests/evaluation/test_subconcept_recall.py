@@ -14,8 +14,7 @@ import rectified_simulation as sim
 from subconcept_recall_rows import MANY, U, _data, _evaluate
 
 from medeval.evaluation.rectified import FewReferenceRowsWarning
-from medeval.evaluation.rectified_recall import R_INTERVAL_METHOD
-from medeval.evaluation.subconcept_recall import FEW_REFERENCE_ROWS_RECALL
+from medeval.evaluation.rectified_recall import MIN_REFERENCE_ROWS, R_INTERVAL_METHOD
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.weights import class_posteriors
 
@@ -94,13 +93,11 @@ def test_same_seed_same_answer_and_the_draws_follow_the_seed():
 
 
 def test_few_and_no_reference_rows_are_said():
-    counts = dict(MANY, e=FEW_REFERENCE_ROWS_RECALL - 1)
+    counts = dict(MANY, e=MIN_REFERENCE_ROWS - 1)
     t, r = _data(5, counts=counts)
     with pytest.warns(FewReferenceRowsWarning) as caught:  # rBA's warning and the recall's
         ev = _evaluate(t, r)
-    recall_warning = (
-        rf"fewer than {FEW_REFERENCE_ROWS_RECALL} reference rows for 'e' \(1; needs 1 more\)"
-    )
+    recall_warning = rf"fewer than {MIN_REFERENCE_ROWS} reference rows for 'e' \(1; needs 1 more\)"
     assert sum(bool(re.search(recall_warning, str(w.message))) for w in caught) == 1
     assert any(re.search(recall_warning, n) for n in ev.notes)
     e = ev.per_subconcept.set_index("subconcept").loc["e"]
