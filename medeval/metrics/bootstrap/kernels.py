@@ -47,11 +47,14 @@ class _Kernels:
         block, one = self._draw_block(), torch.ones((), dtype=self.dtype)
         for a, e in self.blocks:
             k = e - a
-            idx = torch.from_numpy(rng.integers(0, k, (block, k))[r0:r1])
-            # one scatter-add for all rows of the block: counts are sums of ones, so exact; it
-            # costs half of numpy's shifted bincount and releases the GIL for the other workers
             dest = units[row : row + r1 - r0, 1 + a : 1 + e].zero_()
-            dest.scatter_add_(1, idx, one.expand(r1 - r0, k))
+            # drawn row by row: the same stream as one (block, k) draw, in arrays small enough
+            # to be reused from the heap rather than mapped afresh (docs/performance.md); each
+            # row a scatter-add of ones, exact, which releases the GIL for the other workers
+            for r in range(block):
+                idx = rng.integers(0, k, k)
+                if r0 <= r < r1:
+                    dest[r - r0].scatter_add_(0, torch.from_numpy(idx), one.expand(k))
 
     def _state(self, seed: int):
         if self.generator == "numpy":

@@ -64,3 +64,24 @@ def test_torch_generator_draws_multinomial_counts_too():
         assert np.all(counts[:, sc == k].sum(1) == (sc == k).sum())
     again = torch.cat(list(boot.iter_counts(40, seed=0))).numpy()
     assert np.array_equal(counts, again)
+
+
+def test_replicate_r_is_row_r_of_its_blocks_draw():
+    """The stream is defined by whole draws: replicate ``r`` is row ``r % block`` of
+    ``Generator(PCG64(SeedSequence(seed, spawn_key=(r // block,)))).integers(0, k, (block, k))``
+    for each stratum of ``k`` columns in turn, whatever the chunks (the kernel draws it row by
+    row)."""
+    y, yp, s, _sc, weights, subsets = problem(3)
+    boot = BatchedBootstrap(y, y_pred=yp, y_score=s, weights=weights, subsets=subsets)
+    assert boot.identity  # within-class strata: unit a + i is column a + i of the plan
+    block, n, seed = boot._draw_block(), 2 * boot._draw_block() + 3, 7
+    got = torch.cat(list(boot.iter_counts(n, seed=seed, chunk_size=5))).numpy()
+    expected = np.zeros((n, len(y)))
+    for r in range(n):
+        rng = np.random.Generator(
+            np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(r // block,)))
+        )
+        for a, e in boot.blocks:
+            rows = rng.integers(0, e - a, (block, e - a))
+            np.add.at(expected[r], boot.perm[a + rows[r % block]], 1)
+    np.testing.assert_array_equal(got, expected)
