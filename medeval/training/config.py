@@ -265,8 +265,6 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     elif origin is Literal:
         if value in typing.get_args(tp):
             return value
-    elif tp is Any:
-        return value
     elif tp in (type(None), bool, int, str):  # a bool is no int here
         if isinstance(value, tp) and (tp is bool or not isinstance(value, bool)):
             return value
