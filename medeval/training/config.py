@@ -363,8 +363,6 @@ def task_spec(cfg: Config):
 def merge(base: dict, update: dict, *, where: str = "") -> dict:
     """Deep-merge ``update`` into a copy of ``base``; unknown keys raise ``ConfigError``."""
     out = copy.deepcopy(base)
-    if not isinstance(update, dict):
-        raise ConfigError(f"{where.rstrip('.') or 'config'}: expected a mapping, got {update!r}")
     for key, value in update.items():
         if key not in out:
             raise _unknown_key(where + str(key), out)
