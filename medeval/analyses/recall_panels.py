@@ -72,7 +72,6 @@ def recall_sheets(
     method: str = "none",
     metric: str = "BA",
     per_sheet: int = 8,
-    columns: int = 2,
 ) -> tuple[dict[str, bytes], list[bytes]]:
     """Per-data-set panel PNGs and contact-sheet PNGs (``per_sheet`` panels each).
 
@@ -91,10 +90,7 @@ def recall_sheets(
     sheets = []
     for start in range(0, len(names), per_sheet):
         chunk = names[start : start + per_sheet]
-        fig = contact_sheet(
-            [panels[n] for n in chunk],
-            columns=columns,
-            title=f"RQ3 — per-subconcept {metric} ({method})",
-        )
+        title = f"RQ3 — per-subconcept {metric} ({method})"
+        fig = contact_sheet([panels[n] for n in chunk], title=title)
         sheets.append(figure_png(fig, dpi=100))
     return panels, sheets

@@ -111,11 +111,16 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
     from medeval.training.config import SYNTHETIC, load_config
 
     if args.resume is not None:
-        given = [args.config, args.source, args.path, args.name, args.seed, args.device]
-        given += [args.positive, args.negative, args.drop, args.downsample]
-        given += list(given_options(args, EVALUATION_FLAGS).values())
-        if any(v is not None for v in given) or args.overrides or args.out is not None:
-            raise UserError("--resume uses the run's own config.yaml; drop the other options")
+        # every option but these is None unless given; a loader flag's dest is opt_<flag>
+        kept = ("resume", "quiet", "verbose", "argv", "overrides")
+        given = [d for d, v in vars(args).items() if d not in kept and v is not None]
+        given = [f"--{d.removeprefix('opt_').replace('_', '-')}" for d in given]
+        given += ["key=value"] if args.overrides else []
+        if given:
+            raise UserError(
+                "--resume uses the run's own config.yaml; drop the other options "
+                f"({', '.join(given)})"
+            )
         out = check_run_folder(args.resume, resume=True)
         return load_config(out / "config.yaml"), out
     preset = None if args.config else SYNTHETIC

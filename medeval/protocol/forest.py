@@ -197,11 +197,55 @@ def run_fold(
     """
     methods, k = fold_start(task, split, methods, split_index)
     shared = _shared_fold(task, split, k, seed=seed, n_estimators=n_estimators)
-    run = dict(seed=seed, n_estimators=n_estimators, options=options)
-    return [
-        _run_method(task, split, k, method, shared, len(methods), save_predictions, **run)
-        for method in methods
-    ]
+    records = []
+    for method in methods:  # the shared time split evenly over the methods
+        tf = time.perf_counter()
+        method_seed = derive_seed(seed, task.name, k, method)
+        score, oob_score, how = _fit_binary(
+            task, split["train"], split["test"], method, seed=method_seed, n_estimators=n_estimators
+        )
+        t_fit = time.perf_counter() - tf
+        tm = time.perf_counter()
+        boot_seed = derive_seed(seed, task.name, k, method, "bootstrap")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kept = oob_rows(task, split["train"], shared, oob_score, threshold=options.threshold)
+            reference, ref_info = fold_reference(
+                task, split["train"], shared, oob_score, method, rows=kept, source=how,
+                threshold=options.threshold,
+            )  # fmt: skip
+            where = Path(f"{task.source}/{task.name} (test fold)")
+            y, posteriors = task.y[split["test"]], shared["posteriors"]
+            table = PredictionTable(where, y, score, None, shared["test_subconcept"], posteriors)
+            settings = fold_settings(options, seed=boot_seed)
+            ev = evaluate(table, shared["utilities"], reference=reference, settings=settings)
+        if save_predictions is not None:
+            fold = (save_predictions, task, split, k, method, shared, score)
+            save_fold(*fold, reference=kept if reference is not None else None, settings=settings)
+        timing = {
+            "fit_s": t_fit,
+            "shared_s": shared["fit_s"] / len(methods),
+            "metrics_s": time.perf_counter() - tm + shared["metrics_s"] / len(methods),
+        }
+        results = {
+            "scores": {s: ev.scores.get(s, math.nan) for s in ALL_SCORES},
+            "intervals": {s: list(ev.intervals[s]) for s in ALL_SCORES if s in ev.intervals},
+            "confidence": ev.confidence,
+            "n_bootstrap": ev.bootstrap["n"],
+            "subsets": ev.subsets,
+            "per_subconcept": ev.per_subconcept,
+            "subconcept_model": shared["scores"],
+            "within_class": ev.subconcept_model,
+            "recommended": ev.recommended,
+            "reference": ref_info,
+            "worst_subconcepts": ev.worst_subconcepts,
+        }
+        notes = [str(w.message) for w in caught]
+        run = dict(
+            seed=seed, n_estimators=n_estimators, results=results, notes=notes, timing=timing
+        )
+        records.append(fold_record(task, split, k, method, **run))
+    return records
 
 
 def fold_start(
@@ -212,66 +256,6 @@ def fold_start(
     if task.data.X is None:
         raise ValueError(f"{task.source}/{task.name}: the forest protocol needs tabular features")
     return methods, split_index if split_index is not None else 2 * split.repeat + split.fold
-
-
-def _run_method(
-    task: BinaryTask,
-    split: Split,
-    k: int,
-    method: str,
-    shared: dict[str, Any],
-    n_methods: int,
-    save_predictions: str | Path | None,
-    *,
-    seed: int,
-    n_estimators: int,
-    options: EvaluationOptions,
-) -> dict[str, Any]:
-    """:func:`run_fold`'s record of one method (shared time split evenly over methods)."""
-    tf = time.perf_counter()
-    method_seed = derive_seed(seed, task.name, k, method)
-    score, oob_score, how = _fit_binary(
-        task, split["train"], split["test"], method, seed=method_seed, n_estimators=n_estimators
-    )
-    t_fit = time.perf_counter() - tf
-    tm = time.perf_counter()
-    boot_seed = derive_seed(seed, task.name, k, method, "bootstrap")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        kept = oob_rows(task, split["train"], shared, oob_score, threshold=options.threshold)
-        reference, ref_info = fold_reference(
-            task, split["train"], shared, oob_score, method, rows=kept, source=how,
-            threshold=options.threshold,
-        )  # fmt: skip
-        where = Path(f"{task.source}/{task.name} (test fold)")
-        y, posteriors = task.y[split["test"]], shared["posteriors"]
-        table = PredictionTable(where, y, score, None, shared["test_subconcept"], posteriors)
-        settings = fold_settings(options, seed=boot_seed)
-        ev = evaluate(table, shared["utilities"], reference=reference, settings=settings)
-    if save_predictions is not None:
-        fold = (save_predictions, task, split, k, method, shared, score)
-        save_fold(*fold, reference=kept if reference is not None else None, settings=settings)
-    timing = {
-        "fit_s": t_fit,
-        "shared_s": shared["fit_s"] / n_methods,
-        "metrics_s": time.perf_counter() - tm + shared["metrics_s"] / n_methods,
-    }
-    results = {
-        "scores": {s: ev.scores.get(s, math.nan) for s in ALL_SCORES},
-        "intervals": {s: list(ev.intervals[s]) for s in ALL_SCORES if s in ev.intervals},
-        "confidence": ev.confidence,
-        "n_bootstrap": ev.bootstrap["n"],
-        "subsets": ev.subsets,
-        "per_subconcept": ev.per_subconcept,
-        "subconcept_model": shared["scores"],
-        "within_class": ev.subconcept_model,
-        "recommended": ev.recommended,
-        "reference": ref_info,
-        "worst_subconcepts": ev.worst_subconcepts,
-    }
-    notes = [str(w.message) for w in caught]
-    run = dict(seed=seed, n_estimators=n_estimators, results=results, notes=notes, timing=timing)
-    return fold_record(task, split, k, method, **run)
 
 
 def oob_rows(

@@ -16,11 +16,9 @@ def softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def calibrate(
-    parts: dict[str, tuple[np.ndarray, np.ndarray]], fit_on: str = "calibration"
-) -> tuple[float, dict]:
-    """Temperature fitted on the subconcept logits of part ``fit_on``, and the record with the
-    ECE before and after it on every part.
+def calibrate(parts: dict[str, tuple[np.ndarray, np.ndarray]]) -> tuple[float, dict]:
+    """Temperature fitted on the subconcept logits of part ``"calibration"``, and the record
+    with the ECE before and after it on every part.
 
     Args:
         parts: ``{part name: ((N, S) subconcept logits, (N,) true subconcept codes)}``, in the
@@ -29,7 +27,7 @@ def calibrate(
     Returns:
         ``T`` and ``{"temperature": T, "ece_<part>_before": ..., "ece_<part>_after": ...}``.
     """
-    temperature = fit_temperature(*parts[fit_on])
+    temperature = fit_temperature(*parts["calibration"])
     record: dict = {"temperature": temperature}
     for name, (logits, labels) in parts.items():
         record[f"ece_{name}_before"] = expected_calibration_error(softmax(logits), labels)

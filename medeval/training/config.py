@@ -265,8 +265,6 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     elif origin is Literal:
         if value in typing.get_args(tp):
             return value
-    elif tp is Any:
-        return value
     elif tp in (type(None), bool, int, str):  # a bool is no int here
         if isinstance(value, tp) and (tp is bool or not isinstance(value, bool)):
             return value
@@ -365,8 +363,6 @@ def task_spec(cfg: Config):
 def merge(base: dict, update: dict, *, where: str = "") -> dict:
     """Deep-merge ``update`` into a copy of ``base``; unknown keys raise ``ConfigError``."""
     out = copy.deepcopy(base)
-    if not isinstance(update, dict):
-        raise ConfigError(f"{where.rstrip('.') or 'config'}: expected a mapping, got {update!r}")
     for key, value in update.items():
         if key not in out:
             raise _unknown_key(where + str(key), out)

@@ -90,6 +90,17 @@ def test_resume_needs_a_run_folder_and_no_overrides(tmp_path, capsys):
     assert "drop the other options" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [(["--splits", "3"], "--splits"), (["--require-images"], "--require-images")],
+)
+def test_resume_with_another_option_exits_2_naming_it(tmp_path, capsys, given, named):
+    assert main(["--resume", str(tmp_path), *given]) == 2  # not silently ignored
+    err = capsys.readouterr().err
+    assert "--resume uses the run's own config.yaml; drop the other options" in err
+    assert f"({named})" in err
+
+
 def test_loader_flags_become_data_options_and_wrong_ones_exit_2(shared_data, tmp_path, capsys):
     nih = ["--source", "nih", "--path", str(shared_data / "nih"), "model.pretrained=false"]
     assert main([*nih, "--require-images", "--out", str(tmp_path / "r")]) == 2
