@@ -252,47 +252,40 @@ def _columns(path: Path, names: list[str]) -> dict[str, str]:
     return {r: c for r, c in pairs if c in wanted or c.startswith(POSTERIOR_PREFIX)}
 
 
-def _batches(path: Path, budget: int):
-    """``(columns, iterator of typed record batches)``, or None where typing cannot read it."""
+def _read_typed(path: Path, budget: int) -> dict | None:
+    """The columns, read in typed chunks (``budget`` bytes); None where typing cannot read the
+    file or at a cell the whole-table reading must name."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    if is_parquet(path):
-        import pyarrow.parquet as pq  # only here: 15-20 ms a CSV reading does not need
-
-        pf = pq.ParquetFile(path)
-        wanted = _columns(path, pf.schema_arrow.names)
-        if pf.metadata.num_rows == 0:
-            return None
-        rows = max(64, budget // (16 * len(wanted)))  # the batch and its numpy copies
-        return wanted, pf.iter_batches(batch_size=rows, columns=list(wanted))
-    if not _is_csv(path):
-        return None
-    header = pcsv.open_csv(
-        path, read_options=pcsv.ReadOptions(block_size=1 << 16), parse_options=_parse(path)
-    )
-    wanted = _columns(path, header.schema.names)
-    types = {r: pa.string() if c == "subconcept" else pa.float64() for r, c in wanted.items()}
-    # Blocks of text: a few bytes of text per cell become 8 bytes of float64, plus the copies.
-    block = int(min(max(budget // 4, 1 << 10), 1 << 30))
-    reader = pcsv.open_csv(
-        path,
-        read_options=pcsv.ReadOptions(block_size=block),
-        parse_options=_parse(path),
-        convert_options=pcsv.ConvertOptions(
-            include_columns=list(wanted), column_types=types, null_values=list(MISSING_CELLS)
-        ),
-    )
-    return wanted, reader
-
-
-def _read_typed(path: Path, budget: int) -> dict | None:
-    """The columns, read chunk by chunk; None at a cell the whole-table reading must name."""
-    import pyarrow as pa
-
     try:  # a missing file fails to open (OSError): named by the whole reading
-        opened = _batches(path, budget)
-        return None if opened is None else _gather(path, *opened, strict=False)
+        if is_parquet(path):
+            import pyarrow.parquet as pq  # only here: 15-20 ms a CSV reading does not need
+
+            pf = pq.ParquetFile(path)
+            wanted = _columns(path, pf.schema_arrow.names)
+            if pf.metadata.num_rows == 0:
+                return None
+            rows = max(64, budget // (16 * len(wanted)))  # the batch and its numpy copies
+            return _gather(path, wanted, pf.iter_batches(rows, columns=list(wanted)), strict=False)
+        if not _is_csv(path):
+            return None
+        header = pcsv.open_csv(
+            path, read_options=pcsv.ReadOptions(block_size=1 << 16), parse_options=_parse(path)
+        )
+        wanted = _columns(path, header.schema.names)
+        types = {r: pa.string() if c == "subconcept" else pa.float64() for r, c in wanted.items()}
+        # Blocks of text: a few bytes of text per cell become 8 bytes of float64, plus the copies.
+        block = int(min(max(budget // 4, 1 << 10), 1 << 30))
+        reader = pcsv.open_csv(
+            path,
+            read_options=pcsv.ReadOptions(block_size=block),
+            parse_options=_parse(path),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=list(wanted), column_types=types, null_values=list(MISSING_CELLS)
+            ),
+        )
+        return _gather(path, wanted, reader, strict=False)
     except (
         pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError,
         UnicodeDecodeError,  # a header that is not UTF-8 text
@@ -338,7 +331,7 @@ def _gather(path: Path, wanted: dict[str, str], batches, *, strict: bool) -> dic
                     return None
                 block[:, j] = _numeric(path, batch, c)
         blocks.append(block)
-        del batch
+        del batch, col  # this chunk's buffers, before the next is read
     n = sum(len(b) for b in blocks)
     if n == 0:
         return None
@@ -350,8 +343,7 @@ def _assemble(blocks: list[np.ndarray], columns: list[str], codes, names, n: int
     q_cols = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
     kinds = {c: np.int8 if c in _LABELS else np.float64 for c in columns if c not in q_cols}
     out: dict = {c: np.empty(n, kind) for c, kind in kinds.items()}
-    q = np.empty((n, len(q_cols))) if q_cols else None
-    q_index = [columns.index(c) for c in q_cols]
+    q = np.empty((n, len(q_cols))) if q_cols else None  # the blocks' last columns
     start = 0
     while blocks:
         block = blocks.pop(0)  # freed as soon as its rows are copied
@@ -360,7 +352,7 @@ def _assemble(blocks: list[np.ndarray], columns: list[str], codes, names, n: int
             if c in out:
                 out[c][start:stop] = block[:, j]
         if q is not None:
-            q[start:stop] = block[:, q_index]
+            q[start:stop] = block[:, len(out) :]
         start = stop
         del block
     if codes:
