@@ -270,10 +270,9 @@ def _read_typed(path: Path, budget: int) -> dict | None:
             return _gather(path, wanted, pf.iter_batches(rows, columns=list(wanted)), strict=False)
         if not _is_csv(path):
             return None
-        header = pcsv.open_csv(
-            path, read_options=pcsv.ReadOptions(block_size=1 << 16), parse_options=_parse(path)
-        )
-        wanted = _columns(path, header.schema.names)
+        first = pcsv.ReadOptions(block_size=1 << 16)  # the header's reader, not kept
+        header = pcsv.open_csv(path, read_options=first, parse_options=_parse(path)).schema
+        wanted = _columns(path, header.names)
         types = {r: pa.string() if c == "subconcept" else pa.float64() for r, c in wanted.items()}
         # Blocks of text: a few bytes of text per cell become 8 bytes of float64, plus the copies.
         block = int(min(max(budget // 4, 1 << 10), 1 << 30))
@@ -332,6 +331,7 @@ def _gather(path: Path, wanted: dict[str, str], batches, *, strict: bool) -> dic
                 block[:, j] = _numeric(path, batch, c)
         blocks.append(block)
         del batch, col  # this chunk's buffers, before the next is read
+    pa.default_memory_pool().release_unused()  # the chunks' buffers, before the final arrays
     n = sum(len(b) for b in blocks)
     if n == 0:
         return None
