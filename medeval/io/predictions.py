@@ -267,7 +267,9 @@ def _read_typed(path: Path, budget: int) -> dict | None:
             if pf.metadata.num_rows == 0:
                 return None
             rows = max(64, budget // (16 * len(wanted)))  # the batch and its numpy copies
-            return _gather(path, wanted, pf.iter_batches(rows, columns=list(wanted)), strict=False)
+            batches = pf.iter_batches(rows, columns=list(wanted))
+            del pf  # freed with the last batch, before the arrow pool is released
+            return _gather(path, wanted, batches, strict=False)
         if not _is_csv(path):
             return None
         first = pcsv.ReadOptions(block_size=1 << 16)  # the header's reader, not kept
