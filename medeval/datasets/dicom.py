@@ -95,14 +95,13 @@ def load_dicom(
         files, table[file_column].to_numpy(), table.index, labels, where=str(csv_path)
     )
     bad: dict[int, SkippedFile] = {}
-    tags = np.full(len(files), "", dtype=object)
     need_tags = patient_column is None or patient_column not in table.columns
     # Decoding is where DICOM files fail (compressed syntaxes), so True means a full decode.
     level = "full" if verify is True else verify_level(verify)
     if level is None and skip_unreadable:
         level = "full"
-    if need_tags or level != "full":  # headers are cheap: the frame rule holds without verify
-        tags = _check_headers(files, frame, bad)
+    # headers are cheap: the frame rule holds without verify (their tags: groups where needed)
+    tags = _check_headers(files, frame, bad) if need_tags or level != "full" else None
     if level == "full":
         ok = np.setdiff1d(np.arange(len(files)), np.fromiter(bad, dtype=np.intp))
         bad |= {

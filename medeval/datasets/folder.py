@@ -23,18 +23,6 @@ class NotImageFilesWarning(UserWarning):
 SPLIT_NAMES = {"train": "train", "val": "val", "valid": "val", "validation": "val", "test": "test"}
 
 
-def _class_files(folder: Path, empty: list[str], others: list[Path]) -> list[tuple[str, str]]:
-    """(label, file) below ``folder/<label>/``; empty class folders and non-images collected."""
-    out = []
-    for class_dir in sorted(_subfolders(folder)):
-        files, not_images = image_files_below(class_dir)
-        out += [(class_dir.name, str(f)) for f in files]
-        others += not_images
-        if not files:
-            empty.append(str(class_dir))
-    return out
-
-
 def _subfolders(folder: Path) -> list[Path]:
     return [p for p in folder.iterdir() if p.is_dir() and not is_hidden(p.name)]
 
@@ -70,13 +58,13 @@ def load_image_folder(
     if splits == "respect" and not split_dirs:
         raise DataError(f"{root}: splits='respect' but no train/val/test subfolders")
     folders = [(p, split_dirs[p]) for p in ("train", "val", "test") if p in split_dirs]
-    empty: list[str] = []
-    others: list[Path] = []
-    rows = [
-        (lab, f, part)
+    walked = [  # (part, class folder, its image files, its other files)
+        (part, class_dir, *image_files_below(class_dir))
         for part, folder in folders or [("", root)]
-        for lab, f in _class_files(folder, empty, others)
+        for class_dir in sorted(_subfolders(folder))
     ]
+    rows = [(class_dir.name, str(f), part) for part, class_dir, images, _ in walked for f in images]
+    others = [f for *_, not_images in walked for f in not_images]
     if others:  # named, so that an unsupported format is never dropped unseen
         warnings.warn(
             f"{root}: {len(others)} file(s) are not read: not an image suffix "
@@ -84,8 +72,8 @@ def load_image_folder(
             NotImageFilesWarning,
             stacklevel=2,
         )
-    found = {lab for lab, _, _ in rows}
-    empty = [e for e in empty if Path(e).name not in found]  # empty in every part
+    found = {lab for lab, _, _ in rows}  # a class folder is empty when empty in every part
+    empty = [str(d) for _, d, images, _ in walked if not images and d.name not in found]
     if not rows:
         raise DataError(f"{root}: no images found in class subfolders")
     labels, files, parts = (np.asarray(col) for col in zip(*rows, strict=True))

@@ -111,8 +111,8 @@ def _cell_text(path: Path, table, column: str, row: int) -> str:
 
 
 def _numeric(path: Path, table, column: str) -> np.ndarray:
-    """Column as float64; names the first row (1-based, after the header) that is not a number,
-    or by name a timestamp, a boolean score or a (Parquet) text column."""
+    """Column as float64; names the first row (1-based, after the header) that is not a number
+    (labels: not 0 or 1), or by name a timestamp, a boolean score or a (Parquet) text column."""
     import pyarrow as pa
 
     col = table.column(column)
@@ -140,6 +140,12 @@ def _numeric(path: Path, table, column: str) -> np.ndarray:
     if infinite.any():  # an overflowed score or posterior, never a usable value
         i = int(np.argmax(infinite))
         raise InputError(path, f"{values[i]} is not a finite number", column=column, row=i + 1)
+    if column in _LABELS:
+        bad = (values != 0) & (values != 1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            text = _cell_text(path, table, column, i)
+            raise InputError(path, f"{text} is not 0 or 1", column=column, row=i + 1)
     return values
 
 
@@ -149,30 +155,6 @@ def _is_number(dtype, *, labels: bool) -> bool:
 
     bools = labels and pa.types.is_boolean(dtype)
     return pa.types.is_integer(dtype) or pa.types.is_floating(dtype) or bools
-
-
-def _binary(path: Path, table, column: str) -> np.ndarray:
-    v = _numeric(path, table, column)
-    bad = (v != 0) & (v != 1)
-    if bad.any():
-        i = int(np.argmax(bad))
-        text = _cell_text(path, table, column, i)
-        raise InputError(path, f"{text} is not 0 or 1", column=column, row=i + 1)
-    return v.astype(np.int8)
-
-
-def _categories(path: Path, table, column: str) -> pd.Categorical:
-    """Text column → categorical of stripped names; an empty name is an error."""
-    import pyarrow as pa
-
-    names: dict[str, int] = {}
-    try:
-        codes = _name_codes(table.column(column).combine_chunks(), names)
-    except pa.ArrowInvalid as err:  # a CSV saved as latin-1 / cp1252 rather than UTF-8
-        raise InputError(path, f"not UTF-8 text ({err}); save it as UTF-8", column=column) from err
-    if (codes < 0).any():
-        raise InputError(path, "missing value", column=column, row=int(np.argmax(codes < 0)) + 1)
-    return pd.Categorical.from_codes(codes, categories=list(names))
 
 
 @validate_params(
@@ -239,18 +221,9 @@ def _read_whole(path: Path, table=None) -> dict:
     table = _read_table(path) if table is None else table
     wanted = _columns(path, table.column_names)
     table = table.select(list(wanted)).rename_columns(list(wanted.values()))
-    columns = table.column_names
     if table.num_rows == 0:
         raise InputError(path, "has no rows")
-    out: dict = {"y_true": _binary(path, table, "y_true")}
-    for c, read in (("y_score", _numeric), ("y_pred", _binary), ("subconcept", _categories)):
-        if c in columns:
-            out[c] = read(path, table, c)
-    out["q_cols"] = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
-    out["q"] = np.empty((table.num_rows, len(out["q_cols"]))) if out["q_cols"] else None
-    for j, c in enumerate(out["q_cols"]):
-        out["q"][:, j] = _numeric(path, table, c)
-    return out
+    return _gather(path, {c: c for c in table.column_names}, [table], strict=True)
 
 
 #: Default bytes of one chunk's buffers while a predictions file is read.
@@ -279,76 +252,88 @@ def _columns(path: Path, names: list[str]) -> dict[str, str]:
     return {r: c for r, c in pairs if c in wanted or c.startswith(POSTERIOR_PREFIX)}
 
 
-def _batches(path: Path, budget: int):
-    """``(columns, iterator of typed record batches)``, or None where typing cannot read it."""
+def _read_typed(path: Path, budget: int) -> dict | None:
+    """The columns, read in typed chunks (``budget`` bytes); None where typing cannot read the
+    file or at a cell the whole-table reading must name."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    if is_parquet(path):
-        import pyarrow.parquet as pq  # only here: 15-20 ms a CSV reading does not need
+    try:  # a missing file fails to open (OSError): named by the whole reading
+        if is_parquet(path):
+            import pyarrow.parquet as pq  # only here: 15-20 ms a CSV reading does not need
 
-        pf = pq.ParquetFile(path)
-        wanted = _columns(path, pf.schema_arrow.names)
-        if pf.metadata.num_rows == 0:
+            pf = pq.ParquetFile(path)
+            wanted = _columns(path, pf.schema_arrow.names)
+            if pf.metadata.num_rows == 0:
+                return None
+            rows = max(64, budget // (16 * len(wanted)))  # the batch and its numpy copies
+            batches = pf.iter_batches(rows, columns=list(wanted))
+            del pf  # freed with the last batch, before the arrow pool is released
+            return _gather(path, wanted, batches, strict=False)
+        if not _is_csv(path):
             return None
-        rows = max(64, budget // (16 * len(wanted)))  # the batch and its numpy copies
-        return wanted, pf.iter_batches(batch_size=rows, columns=list(wanted))
-    if not _is_csv(path):
-        return None
-    header = pcsv.open_csv(
-        path, read_options=pcsv.ReadOptions(block_size=1 << 16), parse_options=_parse(path)
-    )
-    wanted = _columns(path, header.schema.names)
-    types = {r: pa.string() if c == "subconcept" else pa.float64() for r, c in wanted.items()}
-    # Blocks of text: a few bytes of text per cell become 8 bytes of float64, plus the copies.
-    block = int(min(max(budget // 4, 1 << 10), 1 << 30))
-    reader = pcsv.open_csv(
-        path,
-        read_options=pcsv.ReadOptions(block_size=block),
-        parse_options=_parse(path),
-        convert_options=pcsv.ConvertOptions(
-            include_columns=list(wanted), column_types=types, null_values=list(MISSING_CELLS)
-        ),
-    )
-    return wanted, reader
-
-
-def _read_typed(path: Path, budget: int) -> dict | None:
-    """The columns, read chunk by chunk; None at a cell the whole-table reading must name."""
-    import pyarrow as pa
-
-    if not path.is_file():
-        return None
-    try:
-        opened = _batches(path, budget)
-        if opened is None:
-            return None
-        wanted, batches = opened
-        numeric = [(r, c) for r, c in wanted.items() if c != "subconcept"]
-        blocks: list[np.ndarray] = []
-        codes: list[np.ndarray] = []
-        names: dict[str, int] = {}  # subconcept name → code, in order of first appearance
-        for batch in batches:
-            block = np.empty((batch.num_rows, len(numeric)))
-            for j, (raw, c) in enumerate(numeric):
-                if not _chunk(batch.column(raw), c, block[:, j]):
-                    return None
-            blocks.append(block)
-            if "subconcept" in wanted.values():
-                raw = next(r for r, c in wanted.items() if c == "subconcept")
-                part = _name_codes(batch.column(raw), names)
-                if (part < 0).any():
-                    return None
-                codes.append(part)
-            del batch
+        first = pcsv.ReadOptions(block_size=1 << 16)  # the header's reader, not kept
+        header = pcsv.open_csv(path, read_options=first, parse_options=_parse(path)).schema
+        wanted = _columns(path, header.names)
+        types = {r: pa.string() if c == "subconcept" else pa.float64() for r, c in wanted.items()}
+        # Blocks of text: a few bytes of text per cell become 8 bytes of float64, plus the copies.
+        block = int(min(max(budget // 4, 1 << 10), 1 << 30))
+        reader = pcsv.open_csv(
+            path,
+            read_options=pcsv.ReadOptions(block_size=block),
+            parse_options=_parse(path),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=list(wanted), column_types=types, null_values=list(MISSING_CELLS)
+            ),
+        )
+        return _gather(path, wanted, reader, strict=False)
     except (
         pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError,
         UnicodeDecodeError,  # a header that is not UTF-8 text
-        InputError,  # a header without the columns: named after the whole file is parsed
+        InputError,  # a header without the columns, or a bad cell: named by the whole reading
     ):  # fmt: skip
         return None  # the whole-table reading names the file and the parser's complaint
     finally:
         pa.default_memory_pool().release_unused()
+
+
+def _gather(path: Path, wanted: dict[str, str], batches, *, strict: bool) -> dict | None:
+    """The ``wanted`` columns (``{name in the batches: name}``) of ``batches``, y_true, y_score,
+    y_pred and subconcept checked first; at a bad cell None, or where ``strict`` (one batch: the
+    whole table) the error rules' reading or an InputError naming the cell."""
+    import pyarrow as pa
+
+    first = (*_NUMERIC, "subconcept")
+    order = sorted(wanted.items(), key=lambda rc: first.index(rc[1]) if rc[1] in first else 4)
+    numeric = [(r, c) for r, c in order if c != "subconcept"]
+    blocks: list[np.ndarray] = []
+    codes: list[np.ndarray] = []
+    names: dict[str, int] = {}  # subconcept name → code, in order of first appearance
+    for batch in batches:
+        block = np.empty((batch.num_rows, len(numeric)))
+        for raw, c in order:
+            col = batch.column(raw)
+            if c == "subconcept":
+                try:
+                    part = _name_codes(col, names)
+                except pa.ArrowInvalid as err:  # a CSV saved as latin-1 / cp1252, not UTF-8
+                    raise InputError(
+                        path, f"not UTF-8 text ({err}); save it as UTF-8", column=c
+                    ) from err
+                if (part < 0).any():
+                    raise InputError(
+                        path, "missing value", column=c, row=int(np.argmax(part < 0)) + 1
+                    )
+                codes.append(part)
+                continue
+            j = numeric.index((raw, c))
+            if not _chunk(col, c, block[:, j]):
+                if not strict:
+                    return None
+                block[:, j] = _numeric(path, batch, c)
+        blocks.append(block)
+        del batch, col  # this chunk's buffers, before the next is read
+    pa.default_memory_pool().release_unused()  # the chunks' buffers, before the final arrays
     n = sum(len(b) for b in blocks)
     if n == 0:
         return None
@@ -360,8 +345,7 @@ def _assemble(blocks: list[np.ndarray], columns: list[str], codes, names, n: int
     q_cols = [c for c in columns if c.startswith(POSTERIOR_PREFIX)]
     kinds = {c: np.int8 if c in _LABELS else np.float64 for c in columns if c not in q_cols}
     out: dict = {c: np.empty(n, kind) for c, kind in kinds.items()}
-    q = np.empty((n, len(q_cols))) if q_cols else None
-    q_index = [columns.index(c) for c in q_cols]
+    q = np.empty((n, len(q_cols))) if q_cols else None  # the blocks' last columns
     start = 0
     while blocks:
         block = blocks.pop(0)  # freed as soon as its rows are copied
@@ -370,7 +354,7 @@ def _assemble(blocks: list[np.ndarray], columns: list[str], codes, names, n: int
             if c in out:
                 out[c][start:stop] = block[:, j]
         if q is not None:
-            q[start:stop] = block[:, q_index]
+            q[start:stop] = block[:, len(out) :]
         start = stop
         del block
     if codes:
@@ -396,6 +380,8 @@ def _name_codes(col, names: dict[str, int]) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(col, pa.ChunkedArray):  # a whole table's column: one dictionary
+        col = col.combine_chunks()
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
         col = col.cast(pa.string())  # Parquet: numbers as names
     col = pc.utf8_trim_whitespace(col)
