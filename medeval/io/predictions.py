@@ -104,8 +104,11 @@ def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = Fa
 
 def _cell_text(path: Path, table, column: str, row: int) -> str:
     """The bad cell as the user wrote it (CSV: the raw text; Parquet: the stored value)."""
-    if _is_csv(path):
-        raw = _read_table(path, [table.schema.field(column).name], as_text=True)
+    if _is_csv(path):  # the header's name as written: it may have spaces around it
+        import pyarrow.csv as pcsv
+
+        header = pcsv.open_csv(path, parse_options=_parse(path)).schema.names
+        raw = _read_table(path, [n for n in header if n.strip() == column], as_text=True)
         return repr(str(raw.column(0)[row].as_py()))
     return repr(table.column(column)[row].as_py())
 

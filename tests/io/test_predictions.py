@@ -75,6 +75,17 @@ def test_missing_cell_is_named(tmp_path):
         read_predictions(path)
 
 
+@pytest.mark.parametrize("column", ["y_score", "y_true"])
+def test_bad_cell_under_a_padded_header_name_is_quoted(tmp_path, column):
+    df = _frame().astype({column: object})
+    df.loc[4, column] = "abc" if column == "y_score" else "2"
+    path = tmp_path / "p.csv"
+    df.rename(columns={column: f" {column} "}).to_csv(path, index=False)
+    problem = "'abc' is not a number" if column == "y_score" else "'2' is not 0 or 1"
+    with pytest.raises(InputError, match=rf"column '{column}', row 5: {problem}"):
+        read_predictions(path)
+
+
 def test_parquet_bad_label_and_empty_subconcept_are_named(tmp_path):
     df = _frame()
     df.loc[5, "y_true"] = 3
