@@ -151,6 +151,8 @@ def main() -> None:
     args = ap.parse_args()
     py = [sys.executable, "-m", "medeval.evaluate"]
     print(f"{os.cpu_count()} cores, load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("PYTHONDONTWRITEBYTECODE is set: every run compiles medeval's modules again")
     helps = [_run([*py, "--help"]) for _ in range(args.repeat)]
     print(f"--help          : best {min(helps):.2f} s, median {statistics.median(helps):.2f} s")
     with tempfile.TemporaryDirectory() as tmp:
