@@ -1,14 +1,9 @@
 """The analyze flow: every table and figure of a results folder, and its report."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analyses"))
-from toy_records import PNG, record
+from analyses.toy_records import PNG, record
 
 from medeval.flows.analyze import analyze
 from medeval.protocol.store import ResultsStore
