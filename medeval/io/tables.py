@@ -139,8 +139,13 @@ def given_frame(frame: pd.DataFrame, name: str | Path) -> pd.DataFrame:
 
 def check_header(path: str | Path, names: Iterable[object]) -> None:
     """Raise :class:`InputError` for a duplicated or padded column name (pandas would rename
-    the second ``x`` to ``x.1``, and ``" label"`` is not ``label``)."""
+    the second ``x`` to ``x.1``, and ``" label"`` is not ``label``) or a header of one column
+    that holds semicolons (a file separated by ``;``)."""
     names = [str(n) for n in names]
+    if len(names) == 1 and ";" in names[0]:  # a spreadsheet's CSV where decimals take commas
+        raise InputError(
+            path, f"the header is one column, {names[0]!r}: save the file with commas, not ';'"
+        )
     counts = Counter(names)
     for name in names:
         if counts[name] > 1:

@@ -127,6 +127,13 @@ def test_read_frame_as_text_keeps_every_cell_as_written(tmp_path):
         (b"", "empty file: no header and no rows", None),
         ("a,b\n1,caf\xe9\n".encode("latin-1"), r"not UTF-8 text \(.*\); save it as UTF-8", None),
         (b'a,b\n1,"2\n', "cannot be read: Error tokenizing data", None),
+        # a spreadsheet's CSV where the decimal mark is a comma: separated by semicolons
+        (b"id;subconcept\n3;saab\n", "the header is one column, 'id;subconcept': save the", None),
+        (
+            b"y_true;y_score\n0;0,25\n",
+            "one column, 'y_true;y_score': .* with commas, not ';'",
+            None,
+        ),
     ],
 )
 def test_a_bad_file_is_named_with_its_column(tmp_path, content, match, column):
