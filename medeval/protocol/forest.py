@@ -17,7 +17,7 @@ from scipy.stats import rankdata
 from sklearn.ensemble import RandomForestClassifier
 
 from medeval.errors import UserError
-from medeval.evaluation import EvaluateSettings, evaluate
+from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.evaluation.subconcept_recall import PER_SUBCONCEPT_COLUMNS
 from medeval.io.atomic import json_ready
 from medeval.io.predictions import PredictionTable
@@ -227,25 +227,30 @@ def run_fold(
             "shared_s": shared["fit_s"] / len(methods),
             "metrics_s": time.perf_counter() - tm + shared["metrics_s"] / len(methods),
         }
-        results = {
-            "scores": {s: ev.scores.get(s, math.nan) for s in ALL_SCORES},
-            "intervals": {s: list(ev.intervals[s]) for s in ALL_SCORES if s in ev.intervals},
-            "confidence": ev.confidence,
-            "n_bootstrap": ev.bootstrap["n"],
-            "subsets": ev.subsets,
-            "per_subconcept": ev.per_subconcept,
-            "subconcept_model": shared["scores"],
-            "within_class": ev.subconcept_model,
-            "recommended": ev.recommended,
-            "reference": ref_info,
-            "worst_subconcepts": ev.worst_subconcepts,
-        }
+        results = _results(ev, shared["scores"], ref_info)
         notes = [str(w.message) for w in caught]
         run = dict(
             seed=seed, n_estimators=n_estimators, results=results, notes=notes, timing=timing
         )
         records.append(fold_record(task, split, k, method, **run))
     return records
+
+
+def _results(ev: Evaluation, subconcept_model: dict, reference: dict) -> dict[str, Any]:
+    """The ``results`` of :func:`fold_record` from one method's evaluation on the fold."""
+    return {
+        "scores": {s: ev.scores.get(s, math.nan) for s in ALL_SCORES},
+        "intervals": {s: list(ev.intervals[s]) for s in ALL_SCORES if s in ev.intervals},
+        "confidence": ev.confidence,
+        "n_bootstrap": ev.bootstrap["n"],
+        "subsets": ev.subsets,
+        "per_subconcept": ev.per_subconcept,
+        "subconcept_model": subconcept_model,
+        "within_class": ev.subconcept_model,
+        "recommended": ev.recommended,
+        "reference": reference,
+        "worst_subconcepts": ev.worst_subconcepts,
+    }
 
 
 def fold_start(
