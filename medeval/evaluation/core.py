@@ -16,7 +16,6 @@ import torch
 
 from medeval._validation import ArrayLike, StrOptions, TypeOf, declared, validate_params
 from medeval.evaluation.checks import bootstrap_info as _bootstrap_info
-from medeval.evaluation.checks import codes as _codes
 from medeval.evaluation.checks import input_notes, strata
 from medeval.evaluation.checks import labels as _labels
 from medeval.evaluation.labelled import labelled_reference, pooled
@@ -270,10 +269,9 @@ def _evaluation(
     if labels is not None and posteriors is not None and utilities is not None:
         given = labelled_reference(labels, y, yp, sc, posteriors, utilities)
         reference = pooled(reference, given)
-    plan = _plan(y, table.subconcept, posteriors, utilities)
+    plan = _plan(y, table.subconcept, posteriors, utilities, table.groups)
     posteriors = None  # what follows reads the plan's weights: the matrix can be freed
     stratify = s.stratify if table.strata is None else table.strata
-    plan.groups = None if table.groups is None else _codes(table.groups, len(y), "groups")
     if sc is None:
         for w in SCORED_WEIGHTINGS:
             plan.unavailable.setdefault(f"{w.prefix}AUC", NO_SCORES)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from medeval.errors import UserError
+from medeval.evaluation.checks import codes
 from medeval.weights import (
     Utilities,
     align_posteriors,
@@ -122,8 +123,9 @@ def _plan(
     subconcept: Sequence[str] | None,
     posteriors: Any,
     utilities: Utilities | None,
+    groups: Any = None,
 ) -> _Plan:
-    """What can be computed: instance weights, subsets and subconcepts, checked."""
+    """What can be computed: instance weights, subsets, subconcepts and clusters, checked."""
     weights = {"": np.ones(len(y))}
     unavailable: dict[str, str] = {}
     sc_codes, sc_names, sc_side = None, (), {}
@@ -149,9 +151,11 @@ def _plan(
     if "p" in unavailable:
         unavailable["c"] = unavailable["p"]
     subsets, subset_sc = _subsets(y, sc_names, sc_codes, sc_side, utilities)
-    return _Plan(
+    plan = _Plan(
         weights, subsets, subset_sc, sc_names, sc_codes, sc_side, unavailable, q_class, n_fallback
     )
+    plan.groups = None if groups is None else codes(groups, len(y), "groups")
+    return plan
 
 
 def _name_codes(subconcept: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
