@@ -102,23 +102,20 @@ def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = Fa
         raise InputError(path, f"cannot be read: {err}") from err
 
 
-def _cell_text(path: Path, table, column: str, row: int) -> str:
-    """The bad cell as the user wrote it (CSV: the raw text; Parquet: the stored value)."""
-    if _is_csv(path):  # the header's name as written: it may have spaces around it
-        import pyarrow.csv as pcsv
-
-        header = pcsv.open_csv(path, parse_options=_parse(path)).schema.names
-        raw = _read_table(path, [n for n in header if n.strip() == column], as_text=True)
-        return repr(str(raw.column(0)[row].as_py()))
-    return repr(table.column(column)[row].as_py())
+def _cell_text(path: Path, table, raw: str, row: int) -> str:
+    """The bad cell as the user wrote it (CSV: the raw text; Parquet: the stored value) in the
+    column named ``raw`` in the file."""
+    if _is_csv(path):
+        return repr(str(_read_table(path, [raw], as_text=True).column(0)[row].as_py()))
+    return repr(table.column(raw)[row].as_py())
 
 
-def _numeric(path: Path, table, column: str) -> np.ndarray:
+def _numeric(path: Path, table, raw: str, column: str) -> np.ndarray:
     """Column as float64; names the first row (1-based, after the header) that is not a number
     (labels: not 0 or 1), or by name a timestamp, a boolean score or a (Parquet) text column."""
     import pyarrow as pa
 
-    col = table.column(column)
+    col = table.column(raw)  # its name in the file; ``column`` is the name in messages
     if pa.types.is_temporal(col.type):
         raise InputError(path, f"holds {col.type} timestamps, not numbers", column=column)
     if pa.types.is_boolean(col.type) and column not in _LABELS:
@@ -135,7 +132,7 @@ def _numeric(path: Path, table, column: str) -> np.ndarray:
     bad = np.isnan(values)
     if bad.any():
         i = int(np.argmax(bad))
-        text = _cell_text(path, table, column, i)
+        text = _cell_text(path, table, raw, i)
         missing = is_missing(text)
         problem = "missing value" if missing else f"{text} is not a number"
         raise InputError(path, problem, column=column, row=i + 1)
@@ -147,7 +144,7 @@ def _numeric(path: Path, table, column: str) -> np.ndarray:
         bad = (values != 0) & (values != 1)
         if bad.any():
             i = int(np.argmax(bad))
-            text = _cell_text(path, table, column, i)
+            text = _cell_text(path, table, raw, i)
             raise InputError(path, f"{text} is not 0 or 1", column=column, row=i + 1)
     return values
 
@@ -223,10 +220,9 @@ def _read_whole(path: Path, table=None) -> dict:
     """Every column of the file (or of its ``table``), types inferred; errors name the bad cell."""
     table = _read_table(path) if table is None else table
     wanted = _columns(path, table.column_names)
-    table = table.select(list(wanted)).rename_columns(list(wanted.values()))
     if table.num_rows == 0:
         raise InputError(path, "has no rows")
-    return _gather(path, {c: c for c in table.column_names}, [table], strict=True)
+    return _gather(path, wanted, [table.select(list(wanted))], strict=True)
 
 
 #: Default bytes of one chunk's buffers while a predictions file is read.
@@ -333,7 +329,7 @@ def _gather(path: Path, wanted: dict[str, str], batches, *, strict: bool) -> dic
             if not _chunk(col, c, block[:, j]):
                 if not strict:
                     return None
-                block[:, j] = _numeric(path, batch, c)
+                block[:, j] = _numeric(path, batch, raw, c)
         blocks.append(block)
         del batch, col  # this chunk's buffers, before the next is read
     pa.default_memory_pool().release_unused()  # the chunks' buffers, before the final arrays

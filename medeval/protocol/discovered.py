@@ -192,11 +192,11 @@ def run_fold_discovered(
             "shared_s": (free.discovery_s + t_shared) / len(methods),
             "metrics_s": time.perf_counter() - tm,
         }
-        run = dict(seed=seed, n_estimators=n_estimators, results=results, timing=timing)
         stated_last = sorted(caught, key=lambda w: issubclass(w.category, STATED))
-        run["notes"] = [str(w.message) for w in stated_last]  # a record's notes
+        notes = [str(w.message) for w in stated_last]  # a record's notes
         disc = {**free.discovery.describe(), "quality": truth["quality"]}
-        records.append(fold_record(task, split, k, method, discovery=disc, **run))
+        run = {"seed": seed, "n_estimators": n_estimators, "discovery": disc, "notes": notes}
+        records.append(fold_record(task, split, k, method, results=results, timing=timing, **run))
     return records
 
 

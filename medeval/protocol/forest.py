@@ -229,10 +229,10 @@ def run_fold(
         }
         results = _results(ev, shared["scores"], ref_info)
         notes = [str(w.message) for w in caught]
-        run = dict(
-            seed=seed, n_estimators=n_estimators, results=results, notes=notes, timing=timing
+        run = {"results": results, "notes": notes, "timing": timing}
+        records.append(
+            fold_record(task, split, k, method, seed=seed, n_estimators=n_estimators, **run)
         )
-        records.append(fold_record(task, split, k, method, **run))
     return records
 
 

@@ -372,13 +372,13 @@ def _run_epoch(
             "cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "threads": torch.get_num_threads(),
         }
-        ckpt_dir = run.folder / "checkpoints"
+        ckpt_dir, weights = run.folder / "checkpoints", _state(run.model)  # one copy to the CPU
         if improved:
             # best.pt: the weights and the choice; best.json: the choice (NaN as null)
-            save_checkpoint(ckpt_dir / "best.pt", {"model": _state(run.model), **result})
+            save_checkpoint(ckpt_dir / "best.pt", {"model": weights, **result})
             atomic.write_json(run.folder / "best.json", result)
         # the full state as epoch_<k>.pt and last.pt, old epochs pruned, log.csv rewritten
-        full = {"model": _state(run.model), "optimizer": run.opt.state_dict(), "state": state}
+        full = {"model": weights, "optimizer": run.opt.state_dict(), "state": state}
         buf = io.BytesIO()
         torch.save(full, buf)
         atomic.write_bytes(ckpt_dir / f"epoch_{epoch}.pt", buf.getvalue())
