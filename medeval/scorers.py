@@ -110,7 +110,7 @@ class SubconceptScorer:
     :class:`SubconceptAware` on ``X`` (see :func:`make_subconcept_scorer`)."""
 
     def __init__(self, name: str, *, threshold: float = 0.5) -> None:
-        instance_score(name)  # a clear error for an unknown or a rectified name
+        self._weighting = weighting(instance_score(name)[0])  # unknown, rectified: refused
         self.name = name
         self.threshold = float(threshold)
 
@@ -129,15 +129,14 @@ class SubconceptScorer:
                 f"{type(estimator).__name__}"
             )
         kw = {}
-        need = weighting(instance_score(self.name)[0])
-        if need.needs_subconcept:
+        if self._weighting.needs_subconcept:
             if subconcept is None:
                 raise UserError(
                     f"{self.name} needs the test subconcept labels (it is the oracle score): "
                     + _ROUTING_HELP
                 )
             kw["subconcept"] = torch.from_numpy(estimator.subconcept_codes(subconcept))
-        elif need.needs_posteriors:
+        elif self._weighting.needs_posteriors:
             kw["posteriors"] = torch.as_tensor(estimator.predict_subconcept_proba(X))
         metric = SubconceptScores(
             estimator.utilities_, scores=[self.name], threshold=self.threshold

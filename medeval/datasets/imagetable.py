@@ -18,7 +18,6 @@ from medeval.datasets.base import (
     group_ids,
     label_strings,
     read_table,
-    require_columns,
     row_text,
 )
 from medeval.datasets.files import check_one_row_per_image, image_files_below
@@ -130,9 +129,8 @@ def load_image_table(
         ``ids`` = the image cells.
     """
     table_path = find_table(path)
-    frame = read_table(table_path, dtype=str)  # (Parquet keeps its own column types)
     columns = [image_column, label_column, *([group_column] if group_column else [])]
-    require_columns(frame, columns, table_path)
+    frame = read_table(table_path, columns, dtype=str)  # (Parquet keeps its own column types)
     frame = frame.reset_index(drop=True)
     cells = _cells(frame, image_column, table_path)
     labels = _cells(frame, label_column, table_path)
