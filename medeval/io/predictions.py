@@ -15,6 +15,7 @@ from medeval.errors import InputError
 from medeval.io.tables import (
     MISSING_CELLS,
     PREDICTION_SUFFIXES,
+    check_header,
     given_frame,
     is_missing,
     is_parquet,
@@ -235,11 +236,7 @@ _LABELS = ("y_true", "y_pred")
 def _columns(path: Path, names: list[str]) -> dict[str, str]:
     """``{name in the file: stripped name}`` of the predictions columns; InputError if lacking."""
     columns = [str(c).strip() for c in names]
-    for name in columns:
-        if columns.count(name) > 1:
-            raise InputError(
-                path, f"appears {columns.count(name)} times in the header", column=name
-            )
+    check_header(path, columns)  # a name twice, a file separated by ';'
     if "y_true" not in columns:
         raise InputError(
             path, f"missing column 'y_true' (columns: {', '.join(columns)})", column="y_true"
@@ -257,6 +254,7 @@ def _read_typed(path: Path, budget: int) -> dict | None:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
+    wanted = None
     try:  # a missing file fails to open (OSError): named by the whole reading
         if is_parquet(path):
             import pyarrow.parquet as pq  # only here: 15-20 ms a CSV reading does not need
@@ -289,8 +287,10 @@ def _read_typed(path: Path, budget: int) -> dict | None:
     except (
         pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError,
         UnicodeDecodeError,  # a header that is not UTF-8 text
-        InputError,  # a header without the columns, or a bad cell: named by the whole reading
-    ):  # fmt: skip
+        InputError,  # a bad cell: named by the whole reading
+    ) as err:  # fmt: skip
+        if isinstance(err, InputError) and wanted is None:  # the header: no rows to read for it
+            raise
         return None  # the whole-table reading names the file and the parser's complaint
     finally:
         pa.default_memory_pool().release_unused()

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from medeval.evaluation import evaluate_predictions
+from medeval.io import predictions
 from medeval.io.predictions import InputError, read_predictions
 
 NAMES = ["normal", "benign", "A", "B"]
@@ -83,6 +84,35 @@ def test_bad_cell_under_a_padded_header_name_is_quoted(tmp_path, column):
     df.rename(columns={column: f" {column} "}).to_csv(path, index=False)
     problem = "'abc' is not a number" if column == "y_score" else "'2' is not 0 or 1"
     with pytest.raises(InputError, match=rf"column '{column}', row 5: {problem}"):
+        read_predictions(path)
+
+
+@pytest.mark.parametrize(
+    ("sep", "header", "problem"),
+    [
+        (";", None, r"the header is one column, 'y_true;y_score;.*': .* with commas, not ';'"),
+        (",", ["y_true", "y_score", " y_true", "subconcept"], r"'y_true': appears 2 times"),
+    ],
+)
+def test_header_separated_by_semicolons_or_naming_a_column_twice(tmp_path, sep, header, problem):
+    df = _frame()[["y_true", "y_score", "y_true", "subconcept"]]
+    df = df.set_axis(header or ["y_true", "y_score", "y_true2", "subconcept"], axis=1)
+    df.to_csv(tmp_path / "p.csv", sep=sep, index=False)
+    with pytest.raises(InputError, match=problem):
+        read_predictions(tmp_path / "p.csv")
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_header_without_y_true_is_refused_before_the_rows_are_read(tmp_path, monkeypatch, suffix):
+    path = tmp_path / f"p.{suffix}"
+    df = _frame().rename(columns={"y_true": "label"})
+    df.to_parquet(path) if suffix == "parquet" else df.to_csv(path, index=False)
+
+    def whole(*args, **kwargs):
+        raise AssertionError("the whole table was read for a header error")
+
+    monkeypatch.setattr(predictions, "_read_whole", whole)
+    with pytest.raises(InputError, match=r"missing column 'y_true' \(columns: label, y_score"):
         read_predictions(path)
 
 
