@@ -404,7 +404,7 @@ class ResizedImageDataset(Dataset):
         if cache is not None and len(cache) != len(self.files):
             raise ValueError("the cache reader must hold one image per file, in order")
         self.size, self.cache, self.frame = size, cache, frame
-        self.normalize, self.as_uint8 = normalize, as_uint8
+        self.as_uint8 = as_uint8
         self._lut = pixel_table(normalize).numpy()  # numpy's gather: no per-item torch kernels
 
     def __len__(self) -> int:
