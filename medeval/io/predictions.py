@@ -273,8 +273,9 @@ def _read_typed(path: Path, budget: int) -> dict | None:
         header = pcsv.open_csv(path, read_options=first, parse_options=_parse(path)).schema
         wanted = _columns(path, header.names)
         types = {r: pa.string() if c == "subconcept" else pa.float64() for r, c in wanted.items()}
-        # Blocks of text: a few bytes of text per cell become 8 bytes of float64, plus the copies.
-        block = int(min(max(budget // 4, 1 << 10), 1 << 30))
+        # Blocks of text (a few bytes a cell become 8 bytes of float64, plus the copies) of at
+        # most 1 MiB, pyarrow's default, parsed by several threads at once (docs/performance.md)
+        block = min(max(budget // 4, 1 << 10), 1 << 20)
         reader = pcsv.open_csv(
             path,
             read_options=pcsv.ReadOptions(block_size=block),
