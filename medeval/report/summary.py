@@ -48,9 +48,17 @@ def config_notes(cfg: dict | None) -> list[str]:
     model = (cfg or {}).get("model", {})
     if model and not model.get("pretrained") and not model.get("weights"):
         notes.append(
-            f"The {model.get('backbone')} backbone was randomly initialised "
+            f"The {model.get('backbone')} backbone was RANDOMLY INITIALISED "
             "(no pretrained weights)."
         )
+    elif model:  # a training run's config: torch is loaded already
+        from medeval.models.packaged import weights_source
+
+        source = weights_source(
+            str(model.get("backbone")), pretrained=True, weights=model.get("weights")
+        )
+        how = "frozen (only the heads trained)" if model.get("freeze") else "trained"
+        notes.append(f"The {model.get('backbone')} backbone: weights {source}, {how}.")
     return notes
 
 

@@ -106,15 +106,19 @@ class TaskConfig:
         "weights": [_TEXT, None],
         "features": [StrOptions(FEATURES)],
         "dropout": [Interval(Real, 0, 1, closed="left")],
+        "freeze": [_BOOL],
     }
 )
 @dataclass
 class ModelConfig:
-    backbone: str = "vgg16"
+    backbone: str = "vgg16"  # a timm name, or efficientnet_lite0|1|2 (medeval.models.packaged)
     pretrained: bool = True
     weights: str | None = None  # local .pth/.safetensors; overrides the hub
     features: Literal["head", "conv"] = "head"  # timm num_classes=0 output / pooled conv map
     dropout: float = 0.0
+    # true: the backbone stays as loaded; its features are computed once per image (cached
+    # beside the decoded images) and only the two heads train on them
+    freeze: bool = False
 
 
 @declared({"binary": _NON_NEGATIVE, "subconcept": _NON_NEGATIVE})

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 from medeval.datasets import DataError, load
@@ -20,7 +21,15 @@ from medeval.tasks.user import TaskSpec, make_task
 from medeval.training.config import Config, DataConfig
 from medeval.training.distributed import DistInfo
 
-__all__ = ["build_task", "load_data", "make_loader", "part_dataset", "task_images"]
+__all__ = [
+    "FrozenFeatures",
+    "build_task",
+    "load_data",
+    "make_loader",
+    "part_dataset",
+    "task_features",
+    "task_images",
+]
 
 
 def load_data(data_cfg: DataConfig) -> LabelledData:
@@ -64,14 +73,72 @@ def task_images(cfg: Config, task: BinaryTask, *, progress: bool = True) -> Cach
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class FrozenFeatures:
+    """The frozen backbone's features of every row of a task, ``(N, F)`` float32, computed once
+    (``model.freeze``), and where its weights came from."""
+
+    features: np.ndarray
+    weights_source: str
+    computed: int = 0  # rows put through the backbone now
+    cached: int = 0  # rows read back from the feature cache
+
+    def __len__(self) -> int:
+        return len(self.features)
+
+
+def task_features(
+    cfg: Config, task: BinaryTask, device: torch.device, *, progress: bool = True
+) -> FrozenFeatures:
+    """Every row of ``task`` through the configured backbone once, as
+    :func:`medeval.embeddings.images.embed_images` does for ``python -m medeval.embed``: image
+    files decoded into the store under ``data.cache_dir`` and the features cached beside it
+    (``<cache_dir>/../features``) when ``data.cache`` is on, so that a second run, or another
+    split count, reads them back."""
+    from medeval.embeddings.images import embed_images
+
+    m, cache_dir = cfg.model, Path(cfg.data.cache_dir)
+    features, info = embed_images(
+        task.data,
+        model=m.backbone,
+        pretrained=m.pretrained,
+        weights=m.weights,
+        features=m.features,
+        size=cfg.train.image_size,
+        batch_size=cfg.train.batch_size,
+        workers=cfg.train.workers,
+        device=device,
+        cache=cache_dir.parent / "features" if cfg.data.cache else None,
+        seed=cfg.train.seed,
+        progress=progress,
+        image_cache=cache_dir if cfg.data.cache and task.data.files is not None else None,
+    )
+    return FrozenFeatures(
+        features, info["weights_source"], int(info["computed"]), int(info["cached"])
+    )
+
+
 def part_dataset(
-    task: BinaryTask, idx: np.ndarray, image_size: int, *, images: CachedImages | None = None
+    task: BinaryTask,
+    idx: np.ndarray,
+    image_size: int,
+    *,
+    images: CachedImages | FrozenFeatures | None = None,
 ) -> Dataset:
     """Rows ``idx`` as ``(image (3, S, S), y, subconcept)`` items: image files as uint8 pixels
     (from ``images``, :func:`task_images`, or decoded now: the same bits), normalised on the
-    device by :func:`~medeval.models.inputs.model_input`; in-memory images as normalised floats.
+    device by :func:`~medeval.models.inputs.model_input`; in-memory images as normalised floats;
+    with :class:`FrozenFeatures` (:func:`task_features`), ``(features (F,), y, subconcept)``.
     """
     idx = np.asarray(idx, dtype=np.intp)
+    if isinstance(images, FrozenFeatures):
+        if len(images) != len(task):
+            raise ValueError(f"the features hold {len(images)} rows, the task {len(task)}")
+        return TensorDataset(
+            torch.from_numpy(images.features[idx]),
+            torch.as_tensor(task.y[idx], dtype=torch.long),
+            torch.as_tensor(task.subconcept[idx], dtype=torch.long),
+        )
     if task.data.files is None:
         if images is not None:
             raise ValueError(f"{task.source}/{task.name}: images in memory take no image cache")

@@ -24,7 +24,7 @@ from medeval.device import autocast, resolve_device
 from medeval.errors import UserError
 from medeval.io import atomic
 from medeval.metrics.streaming import SubconceptScores
-from medeval.models import TwoHeadModel, build_model
+from medeval.models import FeatureInput, TwoHeadModel, build_backbone, build_model
 from medeval.models.backbone import check_input_size
 from medeval.models.inputs import model_input
 from medeval.progress import progress as progress_bar
@@ -53,8 +53,12 @@ __all__ = [
 
 def build_model_for(cfg: Config, n_subconcepts: int, device: torch.device) -> TwoHeadModel:
     """The configured model on ``device`` (channels_last on CUDA), checked to take
-    ``train.image_size`` px images."""
+    ``train.image_size`` px images; with ``model.freeze``, the two heads on the backbone's
+    precomputed features (:func:`~medeval.training.data.task_features`)."""
     m = cfg.model
+    if m.freeze:  # the backbone's width only: its features come computed
+        width = build_backbone(m.backbone, pretrained=False, features=m.features).num_features
+        return TwoHeadModel(FeatureInput(width), n_subconcepts, dropout=m.dropout).to(device)
     model = build_model(
         m.backbone,
         n_subconcepts,

@@ -133,3 +133,25 @@ def test_bad_input_exits_2_and_names_the_problem(tmp_path, capsys, breaks, messa
     err = capsys.readouterr().err
     assert "error: " in err and message in err
     assert not (d / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "source", ["ImageNet (efficientnet-lite0 package)", "RANDOMLY INITIALISED", None]
+)
+def test_the_embeddings_backbone_and_weights_are_said_from_their_record(tmp_path, capsys, source):
+    """discover reads embeddings: which backbone made them, and with which weights, is what
+    their <name>.embedding.json says; it is printed and in the report (a random one must be
+    seen)."""
+    d = _embeddings(tmp_path)
+    if source is not None:
+        for name in ("train", "test"):
+            record = {"name": name, "model": "efficientnet_lite0", "weights_source": source}
+            (d / f"{name}.embedding.json").write_text(json.dumps(record))
+    assert main([a for a in _args(d) if a != "--quiet"]) == 0
+    out = capsys.readouterr().out
+    report = (d / "out" / "report.html").read_text()
+    line = f"train.parquet: backbone efficientnet_lite0, weights {source}"
+    if source is None:
+        assert "backbone efficientnet_lite0" not in out + report
+    else:
+        assert line in out and line in report

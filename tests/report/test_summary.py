@@ -31,9 +31,14 @@ def test_config_notes_flag_synthetic_data_and_an_untrained_backbone():
     notes = config_notes({"data": {"source": "synthetic"}, "model": {"backbone": "resnet18"}})
     assert len(notes) == 2
     assert notes[0].startswith("DATA ARE SYNTHETIC")
-    assert "resnet18 backbone was randomly initialised" in notes[1]
+    assert "resnet18 backbone was RANDOMLY INITIALISED" in notes[1]
     pretrained = {"data": {"source": "keel"}, "model": {"backbone": "x", "pretrained": True}}
-    assert config_notes(pretrained) == []
+    assert config_notes(pretrained) == ["The x backbone: weights ImageNet (timm), trained."]
+    lite = {"backbone": "efficientnet_lite0", "pretrained": True, "freeze": True}
+    assert config_notes({"model": lite}) == [
+        "The efficientnet_lite0 backbone: weights ImageNet (efficientnet-lite0 package), "
+        "frozen (only the heads trained)."
+    ]
     assert config_notes(None) == []
 
 

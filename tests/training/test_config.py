@@ -90,6 +90,7 @@ model:
   weights: null
   features: conv
   dropout: 0.0
+  freeze: false
 train:
   image_size: 32
   batch_size: 8
