@@ -275,12 +275,11 @@ def test_resume_refuses_the_evaluation_options(tmp_path, capsys):
 def test_model_picks_the_backbone_pretrained_when_its_package_is_there(monkeypatch, installed):
     """--model efficientnet_lite0: ImageNet weights from its package when installed; without
     it, random initialisation, said in the run's notes with the install line."""
+    import medeval.flows.train as flow
     import medeval.models.packaged as packaged
     from medeval.cli.train import _overrides, build_parser
     from medeval.flows.train import run_notes
     from medeval.training.config import SYNTHETIC, load_config
-
-    import medeval.flows.train as flow
 
     for module in (packaged, flow):  # the CLI's check and the run's notes
         monkeypatch.setattr(module, "package_installed", lambda name: installed)
