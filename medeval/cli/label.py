@@ -84,6 +84,11 @@ def _from_run(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.split is not None and args.run is None:
+        raise UserError(
+            f"--split {args.split}: a split of a training run, used only with --run; give "
+            "--run RUN, or drop --split"
+        )
     if args.run is not None:
         _from_run(args)
     elif args.predictions is None or args.train_sizes is None:

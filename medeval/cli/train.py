@@ -154,12 +154,13 @@ def _config(args: argparse.Namespace) -> tuple[Config, Path]:
         where = args.name or (Path(args.path).name if args.path else None)
         overrides.insert(0, f"name={source}" + (f"-{where}" if where else ""))
     cfg = load_config(args.config, overrides, preset=preset)
-    if cfg.model.weights and not Path(cfg.model.weights).is_file():  # before the run folder
-        raise UserError(f"--weights {cfg.model.weights}: does not exist (model.weights)")
+    # the whole config first (its keys, the device, the backbone), then the files it names
     check_device(cfg.train.device)  # train.device given as an override is checked too
     from medeval.models import check_backbone_name
 
     check_backbone_name(cfg.model.backbone)
+    if cfg.model.weights and not Path(cfg.model.weights).is_file():  # before the run folder
+        raise UserError(f"--weights {cfg.model.weights}: does not exist (model.weights)")
     out = args.out or (Path(cfg.out) if cfg.out else default_out(cfg.name))
     check_outside_data(out, cfg.data.source, cfg.data.path, cfg.data.options.get("images"))
     if os.environ.get("RANK", "0") != "0":  # under torchrun rank 0 may already be writing

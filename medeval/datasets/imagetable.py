@@ -1,5 +1,7 @@
 """The user's own image table (CSV, TSV or Parquet): image, label and optional group columns; a
-cell names one file below the image folder, by name (suffix optional) or path (docs/tasks.md)."""
+cell names one file below the image folder, by name (suffix optional) or path (docs/tasks.md); a
+hidden file or folder, skipped by the search by name, is read where a cell gives its path from the
+image folder (suffix optional too)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from medeval.datasets.base import (
     read_table,
     row_text,
 )
-from medeval.datasets.files import check_one_row_per_image, image_files_below
+from medeval.datasets.files import check_one_row_per_image, image_files_below, is_hidden
 from medeval.datasets.pixels import IMAGE_SUFFIXES, is_image_name, verify_files
 from medeval.names import lookalike, visible_key
 
@@ -66,6 +68,18 @@ class _Index:
                 table.setdefault(key, []).append(full)
                 table.setdefault(_stem(key), []).append(full)
 
+    def _hidden(self, rel: str) -> list[str]:
+        """The image files ``rel`` names without its suffix, where the walk did not look: a
+        hidden file, or a file in a hidden folder (named by its path from the image folder)."""
+        path = self.root / rel
+        if not path.parent.is_dir():
+            return []
+        return sorted(
+            str(f)
+            for f in path.parent.iterdir()
+            if is_image_name(f.name) and _stem(f.name) == path.name and f.is_file()
+        )
+
     def find(self, value: str) -> tuple[str | None, str]:
         """The file of one image cell and, when none or several fit, why."""
         rel = PurePosixPath(value.replace("\\", "/")).as_posix()
@@ -82,10 +96,22 @@ class _Index:
             if is_image_name(rel):
                 return str(self.root / rel), ""
             return None, f"not an image by its suffix ({', '.join(IMAGE_SUFFIXES)})"
+        if any(map(_hidden_part, PurePosixPath(rel).parts)):  # one rule with or without suffix
+            hits = self._hidden(rel)
+            if len(hits) == 1:
+                return hits[0], ""
+            if hits:
+                named = ", ".join(Path(h).name for h in hits[:4])
+                return None, f"ambiguous: {len(hits)} image files fit it ({named})"
         if self._visible is None:  # names that print alike, for the message only
             self._visible = {visible_key(k): k for k in (*self.by_path, *self.by_name)}
         near = self._visible.get(visible_key(rel))
         return None, "no such image file" + (lookalike(rel, [near]) if near else "")
+
+
+def _hidden_part(part: str) -> bool:
+    """A hidden file or folder in a cell's path (``..`` leads out of the folder: not one)."""
+    return is_hidden(part) and part not in (".", "..")
 
 
 def _stem(name: str) -> str:

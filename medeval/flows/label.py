@@ -4,6 +4,7 @@ the same rows."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pandas as pd
 import torch
 
 from medeval.errors import InputError
+from medeval.evaluation.checks import ScoreRangeWarning, input_notes
 from medeval.evaluation.checks import labels as checked_labels
 from medeval.evaluation.label_design import Design, plan_batch
 from medeval.evaluation.rectified_recall import LabelledRows, RectifiedRecall, verdicts
@@ -51,12 +53,15 @@ def label_next(
     (:func:`medeval.evaluation.label_design.plan_batch`).
 
     Raises:
-        InputError: a predictions file without ``id`` or posteriors, or a bad labels file,
-            naming the file, row and value.
+        InputError: a predictions file without ``id`` or posteriors, probability scores with
+            a threshold outside [0, 1], or a bad labels file, naming the file, row and value.
     """
     s = settings or LabelSettings()
     u = read_train_sizes(train_sizes)
     table = read_predictions(predictions, u)
+    with warnings.catch_warnings():  # the threshold's rule of evaluate; a warning is a note
+        warnings.simplefilter("ignore", ScoreRangeWarning)
+        notes = input_notes(table, s.threshold)
     if table.posteriors is None:
         raise InputError(
             predictions,
@@ -69,10 +74,10 @@ def label_next(
         torch.tensor(table.posteriors[list(u.names)].to_numpy()), u, y
     ).q.numpy()
     hit = (yp == y).astype(np.float64)
-    notes: list[str] = []
     labelled = None
     if labels is not None:
-        fields, notes = read_labels(labels, ids, y, u)
+        fields, read_notes = read_labels(labels, ids, y, u)
+        notes += read_notes
         labelled = LabelledRows(**fields)
     ref = None
     if reference is not None:

@@ -13,6 +13,7 @@ import pandas as pd
 from medeval.errors import InputError
 from medeval.io.features import first_repeat
 from medeval.io.tables import read_frame
+from medeval.names import lookalike, shown
 from medeval.weights import Utilities
 
 #: The sheet's columns, in order (``image`` only where the predictions name images).
@@ -79,6 +80,12 @@ def read_labels(
     for column in ("id", "subconcept"):
         if column not in frame.columns:
             raise InputError(path, f"a labels file needs the column {column!r}", column=column)
+    if frame.empty:
+        raise InputError(
+            path,
+            "no labelled rows: the file has a header and no rows; give the filled "
+            "to_label.csv files (appended), or leave --labels out",
+        )
     notes: list[str] = []
     frame = frame.assign(
         id=frame["id"].astype(str).str.strip(),
@@ -99,13 +106,16 @@ def read_labels(
         path, frame, "id", ~frame["id"].isin(where.index), "is not a row of the test predictions"
     )
     known = {nm: i for i, nm in enumerate(utilities.names)}
-    _refuse_first(
-        path,
-        frame,
-        "subconcept",
-        ~frame["subconcept"].isin(known),
-        f"has no training size; known: {', '.join(utilities.names)}",
-    )
+    unknown = np.flatnonzero(~frame["subconcept"].isin(known))
+    if len(unknown):
+        i = int(unknown[0])
+        cell = frame["subconcept"].iloc[i]
+        raise InputError(
+            path,
+            f"row {i + 2}: subconcept {shown(cell)} has no training size"
+            f"{lookalike(cell, known)}; known: {', '.join(_plain(n) for n in known)}",
+            column="subconcept",
+        )
     codes = frame["subconcept"].map(known).to_numpy()
     index = where[frame["id"]].to_numpy()
     if len(wrong := np.flatnonzero(utilities.sides[codes] != y[index])):
@@ -129,7 +139,13 @@ def _refuse_first(path: Path, frame: pd.DataFrame, column: str, bad: Any, proble
     if len(found):
         i = int(found[0])
         cell = frame[column].iloc[i]
-        raise InputError(path, f"row {i + 2}: {column} {cell!r} {problem}", column=column)
+        text = shown(cell) if isinstance(cell, str) else repr(cell)
+        raise InputError(path, f"row {i + 2}: {column} {text} {problem}", column=column)
+
+
+def _plain(name: str) -> str:
+    """A known name as written, escaped only where printing would hide how it is written."""
+    return name if shown(name) == repr(name) else shown(name)
 
 
 def _design(path: Path, frame: pd.DataFrame, n_test: int, notes: list[str]):
@@ -148,7 +164,20 @@ def _design(path: Path, frame: pd.DataFrame, n_test: int, notes: list[str]):
     batch = pd.to_numeric(frame["batch"], errors="coerce").to_numpy(dtype=float)
     whole = np.isfinite(batch) & (batch == np.round(batch)) & (batch >= 1)
     _refuse_first(path, frame, "batch", ~whole, "is not a whole number from 1")
-    return pi, batch.astype(np.int64)
+    batch = batch.astype(np.int64)
+    gaps = sorted(set(range(1, int(batch.max()) + 1)) - set(batch.tolist()))
+    if gaps:  # a batch's probabilities were drawn with every earlier batch labelled
+        i = int(np.argmax(batch > gaps[0]))
+        missing = ", ".join(map(str, gaps[:5])) + (", …" if len(gaps) > 5 else "")
+        raise InputError(
+            path,
+            f"row {i + 2}: batch {int(batch[i])} is given without batch {missing}: its "
+            "inclusion probabilities were drawn with the rows of every earlier batch labelled, "
+            "and the estimate counts those rows; append the filled to_label.csv of every "
+            "earlier batch",
+            column="batch",
+        )
+    return pi, batch
 
 
 def _once(path: Path, frame: pd.DataFrame, codes: np.ndarray, notes: list[str]) -> np.ndarray:

@@ -31,7 +31,9 @@ __all__ = [
     "undone_if_refused",
 ]
 
-#: The marker of a folder medeval writes: the tool, its version and, written whole, its files.
+#: The marker of a folder medeval writes: the tool, its version and, written whole, its files
+#: and each one's SHA-256 (a file changed since, e.g. a ``to_label.csv`` filled in place, is the
+#: user's work: ``--force`` never deletes it).
 MARKER = ".medeval-output.json"
 
 
@@ -168,6 +170,39 @@ def _files_in(folder: Path) -> list[str]:
     return sorted(f for f in found if f != MARKER and not f.startswith(_PROBE))
 
 
+def _digest(path: Path) -> str | None:
+    """The SHA-256 of a plain file (``None`` for a link, a folder, a file gone or unreadable)."""
+    import hashlib
+
+    if path.is_symlink() or not path.is_file():
+        return None
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _digests(folder: Path, files: list[str]) -> dict[str, str]:
+    return {f: d for f in files if (d := _digest(folder / f)) is not None}
+
+
+def _changed(folder: Path, marker: dict[str, Any]) -> list[str]:
+    """The files of ``folder`` whose content differs from what the run of ``marker`` wrote
+    (markers of versions before the digests: none can be told)."""
+    recorded = marker.get("sha256")
+    if not isinstance(recorded, dict):
+        return []
+    return sorted(
+        name
+        for name, digest in recorded.items()
+        if os.path.lexists(folder / name) and _digest(folder / name) != digest
+    )
+
+
 @dataclass(frozen=True)
 class OutputFolder:
     """A folder written whole by ``tool``: :meth:`check` before any work, :meth:`write` at the
@@ -196,12 +231,19 @@ class OutputFolder:
         for given in self.inputs:
             if given is not None and _inside(real, Path(os.path.realpath(given))):
                 self._refuse(f"holds the input {given}; replacing it would delete it")
-        listed = (read_marker(real) or {}).get("files")
+        marker = read_marker(real) or {}
+        listed = marker.get("files")
         if not isinstance(listed, list):
             self._refuse(f"was not written whole by medeval (no {MARKER} listing its files)")
         if foreign := sorted(set(_files_in(real)) - set(listed)):
-            names = ", ".join(foreign[:5]) + (f", … ({len(foreign)} in all)" * (len(foreign) > 5))
-            self._refuse(f"holds files medeval did not write ({names}), which it would delete")
+            self._refuse(
+                f"holds files medeval did not write ({_names(foreign)}), which it would delete"
+            )
+        if changed := _changed(real, marker):
+            self._refuse(
+                f"{_names(changed)} changed since medeval wrote it (filled or edited in "
+                "place?): replacing the folder would delete that work; move it out first"
+            )
         return self
 
     def _refuse(self, why: str) -> None:
@@ -216,7 +258,8 @@ class OutputFolder:
         os.mkdir(tmp)
         try:
             fill(tmp)
-            (tmp / MARKER).write_text(_marker(self.tool, files=_files_in(tmp)))
+            files = _files_in(tmp)
+            (tmp / MARKER).write_text(_marker(self.tool, files=files, sha256=_digests(tmp, files)))
             while True:  # again if another run wrote the target in the meantime
                 target = _free(target) if self.fresh else target
                 if _holds_files(target):
@@ -232,6 +275,10 @@ class OutputFolder:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)  # after the exchange: the previous folder
         return target if self.fresh else Path(self.path)
+
+
+def _names(files: list[str]) -> str:
+    return ", ".join(files[:5]) + (f", … ({len(files)} in all)" * (len(files) > 5))
 
 
 def _exchange(a: Path, b: Path) -> None:

@@ -19,6 +19,7 @@ from medeval.io.tables import (
     given_frame,
     is_missing,
     is_parquet,
+    not_utf8,
     read_frame,
     table_kind,
 )
@@ -96,10 +97,10 @@ def _read_table(path: Path, columns: list[str] | None = None, as_text: bool = Fa
         table.column_names  # noqa: B018 - names that are not UTF-8 fail here, not later
         return table
     except UnicodeDecodeError as err:
-        raise InputError(
-            path, f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8"
-        ) from err
+        raise not_utf8(path, err) from err
     except Exception as err:  # the parser's own message is the useful part
+        if "invalid UTF8" in str(err):  # pyarrow's, of a text cell
+            raise not_utf8(path, err) from err
         raise InputError(path, f"cannot be read: {err}") from err
 
 
@@ -317,9 +318,7 @@ def _gather(path: Path, wanted: dict[str, str], batches, *, strict: bool) -> dic
                 try:
                     part = _name_codes(col, names)
                 except pa.ArrowInvalid as err:  # a CSV saved as latin-1 / cp1252, not UTF-8
-                    raise InputError(
-                        path, f"not UTF-8 text ({err}); save it as UTF-8", column=c
-                    ) from err
+                    raise not_utf8(path, err) from err
                 if (part < 0).any():
                     raise InputError(
                         path, "missing value", column=c, row=int(np.argmax(part < 0)) + 1

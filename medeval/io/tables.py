@@ -26,6 +26,7 @@ __all__ = [
     "is_missing",
     "is_parquet",
     "not_a_number",
+    "not_utf8",
     "numeric_column",
     "read_frame",
     "table_kind",
@@ -114,13 +115,64 @@ def read_frame(
     except InputError:
         raise
     except UnicodeDecodeError as err:
-        raise InputError(
-            path, f"not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8"
-        ) from err
+        raise not_utf8(path, err) from err
     except pd.errors.EmptyDataError as err:
         raise InputError(path, "empty file: no header and no rows") from err
     except Exception as err:  # the parser's own message is the useful part
         raise InputError(path, f"cannot be read: {' '.join(str(err).split())}") from err
+
+
+def not_utf8(path: str | Path, err: Exception) -> InputError:
+    """The error of a text table that is not UTF-8: the row (``None``: the header), the column
+    and the cell of its first bad byte, shown with that byte escaped (``'caf\\xe9'``)."""
+    import csv
+    import gzip
+
+    path = Path(path)
+    try:
+        opener = gzip.open if path.name.lower().endswith(".gz") else open
+        with opener(path, "rb") as f:
+            raw = f.read()
+        raw.decode("utf-8")
+    except UnicodeDecodeError as found:
+        at, reason = found.start, found.reason
+    except OSError:
+        at = None
+    else:
+        at = None
+    if at is None:  # the parser's word is all there is
+        said = f"{err.reason} at byte {err.start}" if isinstance(err, UnicodeDecodeError) else err
+        return InputError(path, f"not UTF-8 text ({said}); save it as UTF-8")
+    start = raw.rfind(b"\n", 0, at) + 1
+    end = raw.find(b"\n", at)
+    line = raw[start : len(raw) if end < 0 else end].rstrip(b"\r")
+    text = line.decode("utf-8", "surrogateescape")
+    sep = "\t" if table_kind(path, DATASET_SUFFIXES) == "tsv" else ","
+    cells = next(csv.reader([text], delimiter=sep), [text])
+    j = next((k for k, c in enumerate(cells) if any(map(_undecoded, c))), -1)
+    cell = cells[j] if j >= 0 else text
+    first = next(k for k, ch in enumerate(cell) if _undecoded(ch)) if j >= 0 else 0
+    if len(cell) > 40:  # a long cell (or a binary file's "line"): around the byte
+        cell = cell[max(first - 15, 0) : first + 15]
+    row = raw.count(b"\n", 0, at)
+    head = raw.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace")
+    names = next(csv.reader([head], delimiter=sep), [])
+    where = " in the header"
+    if row:
+        where = f" in column {names[j]!r}" if 0 <= j < len(names) else ""
+    # repr escapes what does not print; an undecoded byte 0xe9 is shown as \xe9
+    value = re.sub(r"\\udc([89a-f][0-9a-f])", r"\\x\1", repr(cell))
+    return InputError(
+        path,
+        f"not UTF-8 text (line {row + 1}{where}: {value}, {reason} 0x{raw[at]:02x}); save it "
+        "as UTF-8",
+        row=row or None,
+    )
+
+
+def _undecoded(ch: str) -> bool:
+    """A byte that was not UTF-8, kept by ``surrogateescape``."""
+    return "\udc80" <= ch <= "\udcff"
 
 
 def given_frame(frame: pd.DataFrame, name: str | Path) -> pd.DataFrame:
