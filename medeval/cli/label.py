@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 
 from medeval.cli.common import add_paths, execute, output_folder, refuse_repeats, say, tool_parser
 from medeval.cli.options import add_options, settings
@@ -28,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Choose the test rows to label next, where a label decides most: the subconcepts whose "
         "verdict is not known or that could be the worst of their class, with a share spread "
         "uniformly. Writes to_label.csv (id, inclusion_probability, batch, class, image, "
-        "candidates, an empty subconcept to fill) and, for images, to_label.html. Give the "
+        "candidates, an empty subconcept to fill: a subconcept, or unsure) and, for images, "
+        "to_label.html (thumbnails, blind unless --show-scores). Give the "
         "filled file (appended to earlier ones) to python -m medeval.evaluate --labels, and to "
         "the next python -m medeval.label.",
         named_by="predictions",
@@ -58,6 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SEED",
         help="with --run: the split (split_<SEED>; default: the run's first)",
     )
+    p.add_argument(
+        "--show-scores",
+        action="store_true",
+        help="show the subconcept model's posteriors beside each image of to_label.html "
+        "(default: blind, the candidates without scores)",
+    )
     add_options(p, LabelSettings, LABEL_FLAGS)
     return refuse_repeats(p)
 
@@ -79,8 +87,20 @@ def _from_run(args: argparse.Namespace) -> None:
             + (f" split_{args.split}" if args.split is not None else "")
         )
     folder = folders[0]
+    args.task = Path(args.run) / "task.json"
     args.predictions, args.train_sizes = folder / "predictions.csv", folder / "train_sizes.json"
     args.reference = folder / "reference.csv" if (folder / "reference.csv").is_file() else None
+
+
+def _task_file(args: argparse.Namespace) -> Path | None:
+    """The training run's ``task.json`` (its class names): the run's, or beside the predictions
+    (or one folder up from a ``split_*`` folder)."""
+    task = getattr(args, "task", None)
+    if task is None:
+        folder = Path(args.predictions).parent
+        near = [folder] + ([folder.parent] if folder.name.startswith("split_") else [])
+        task = next((f / "task.json" for f in near if (f / "task.json").is_file()), None)
+    return task if task is not None and Path(task).is_file() else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,17 +125,24 @@ def run(args: argparse.Namespace) -> int:
         reference=args.reference,
         settings=settings(LabelSettings, args, LABEL_FLAGS),
     )
-    files = {"to_label.csv": batch.frame.to_csv(index=False).encode()}
-    if batch.images:
-        from medeval.report.label_sheet import label_sheet
+    from medeval.report.label_sheet import sheet_file, task_class_names
 
-        files["to_label.html"] = label_sheet(batch.frame).encode()
+    files = {"to_label.csv": batch.frame.to_csv(index=False).encode()}
+    page, sheet_lines = sheet_file(
+        batch.frame,
+        class_names=task_class_names(_task_file(args)),
+        subconcepts=batch.subconcepts,
+        show_scores=args.show_scores,
+    )
+    if page is not None:
+        files["to_label.html"] = page.encode()
     out = target.write(lambda tmp: write_files(tmp, files))
-    say(args, *[f"note: {n}" for n in batch.notes], *batch.lines)
+    say(args, *[f"note: {n}" for n in batch.notes], *batch.lines, *sheet_lines)
     say(
         args,
-        "fill the column 'subconcept' of to_label.csv, then: python -m medeval.evaluate "
-        "... --labels <all filled files> (or the next python -m medeval.label)",
+        "fill the column 'subconcept' of to_label.csv ('unsure' where you cannot tell), then: "
+        "python -m medeval.evaluate ... --labels <all filled files> (or the next python -m "
+        "medeval.label)",
     )
     print(f"results: {out}")
     return 0

@@ -12,7 +12,7 @@ from medeval._validation import TypeOf, validate_params
 from medeval.errors import InputError
 from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.evaluation.rectified_recall import LabelledRows
-from medeval.io.labels import read_ids, read_labels
+from medeval.io.labels import UNSURE, read_ids, read_labels
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
 from medeval.io.reference import load_reference
 from medeval.metrics.bootstrap import check_replicates, default_memory_budget
@@ -84,6 +84,11 @@ def read_labelled(
         raise InputError(labels, "labels need --train-sizes (the subconcepts)")
     ids, _ = read_ids(predictions)
     fields, notes = read_labels(labels, ids, np.asarray(table.y_true, dtype=np.int64), u)
+    if not len(fields["index"]):
+        raise InputError(
+            labels,
+            f"no labelled rows: every row is marked {UNSURE!r}; label some, or leave --labels out",
+        )
     n, batches = len(fields["index"]), len(np.unique(fields["batch"]))
     notes.append(f"labels: {n} labelled test rows ({Path(labels).name}, {batches} batch(es))")
     return LabelledRows(**fields), notes

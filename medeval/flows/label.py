@@ -5,7 +5,7 @@ the same rows."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +18,7 @@ from medeval.evaluation.checks import labels as checked_labels
 from medeval.evaluation.label_design import Design, plan_batch
 from medeval.evaluation.rectified_recall import LabelledRows, RectifiedRecall, verdicts
 from medeval.evaluation.subconcept_recall import reference_evidence
-from medeval.io.labels import read_ids, read_labels, sheet
+from medeval.io.labels import last_batch, read_ids, read_labels, sheet
 from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.options import LabelSettings
 from medeval.weights import renormalise_within_class
@@ -29,7 +29,8 @@ __all__ = ["LabelBatch", "LabelSettings", "label_next"]
 @dataclass(frozen=True)
 class LabelBatch:
     """The next batch: ``frame`` (``to_label.csv``), its number, the design, the estimate
-    from what was known before it (``None`` when nothing was), and lines to print."""
+    from what was known before it (``None`` when nothing was), lines to print, and each
+    class's subconcepts in the training order (``{class: names}``)."""
 
     frame: pd.DataFrame
     batch: int
@@ -38,6 +39,7 @@ class LabelBatch:
     lines: list[str]
     notes: list[str]
     images: bool
+    subconcepts: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 def label_next(
@@ -74,18 +76,18 @@ def label_next(
         torch.tensor(table.posteriors[list(u.names)].to_numpy()), u, y
     ).q.numpy()
     hit = (yp == y).astype(np.float64)
-    labelled = None
+    labelled, batch = None, 1
     if labels is not None:
         fields, read_notes = read_labels(labels, ids, y, u)
         notes += read_notes
-        labelled = LabelledRows(**fields)
+        batch = last_batch(labels) + 1  # after every batch given, one all unsure included
+        labelled = LabelledRows(**fields) if len(fields["index"]) else None
     ref = None
     if reference is not None:
         from medeval.io.reference import load_reference
 
         rows, _ = load_reference(reference, u, threshold=s.threshold)
         ref = reference_evidence(rows, u)
-    batch = 1 if labelled is None else int(labelled.batch.max()) + 1
     free = len(y) - (0 if labelled is None else len(labelled.index))
     if free == 0:
         raise InputError(labels, "every test row is labelled already: nothing left to choose")
@@ -109,7 +111,11 @@ def label_next(
     )
     frame = sheet(design.rows, design.inclusion, batch, ids, y, q, u, images)
     lines = _lines(design, known, q, hit, y, u, batch)
-    return LabelBatch(frame, batch, design, known, lines, notes, images is not None)
+    subconcepts = {
+        int(c): tuple(str(nm) for nm, side in zip(u.names, u.sides, strict=True) if side == c)
+        for c in (0, 1)
+    }
+    return LabelBatch(frame, batch, design, known, lines, notes, images is not None, subconcepts)
 
 
 def _lines(design: Design, known, q, hit, y, u, batch: int) -> list[str]:

@@ -28,6 +28,9 @@ SHEET_COLUMNS = (
 )
 #: Columns of the predictions that name a row's image, the first found is used.
 IMAGE_COLUMNS = ("image", "path", "image_path", "file")
+#: The value of a filled sheet's ``subconcept`` for a row the labeller could not tell (any
+#: case): the row counts as unlabelled, unless a subconcept of the train sizes has this name.
+UNSURE = "unsure"
 
 
 def read_ids(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
@@ -68,7 +71,9 @@ def read_labels(
     """The labelled test rows of a labels file (``id``, ``subconcept``, optional
     ``inclusion_probability`` and ``batch``) matched to the test rows ``ids`` ``(N,)`` of classes
     ``y`` ``(N,)``: the :class:`~medeval.evaluation.rectified_recall.LabelledRows` fields
-    ``{"index", "subconcept", "pi", "batch"}`` ``(L,)``, and its notes.
+    ``{"index", "subconcept", "pi", "batch"}`` ``(L,)``, and its notes. A row whose subconcept
+    is :data:`UNSURE` counts as unlabelled (left out, with a note saying how many), its id and
+    batch checked as any other's; ``L`` is 0 where every row is unsure.
 
     Raises:
         InputError: naming the file, row and value: an id not among the test rows, a subconcept
@@ -106,7 +111,8 @@ def read_labels(
         path, frame, "id", ~frame["id"].isin(where.index), "is not a row of the test predictions"
     )
     known = {nm: i for i, nm in enumerate(utilities.names)}
-    unknown = np.flatnonzero(~frame["subconcept"].isin(known))
+    unsure = (frame["subconcept"].str.casefold() == UNSURE).to_numpy() & (UNSURE not in known)
+    unknown = np.flatnonzero(~frame["subconcept"].isin(known) & ~unsure)
     if len(unknown):
         i = int(unknown[0])
         cell = frame["subconcept"].iloc[i]
@@ -116,9 +122,9 @@ def read_labels(
             f"{lookalike(cell, known)}; known: {', '.join(_plain(n) for n in known)}",
             column="subconcept",
         )
-    codes = frame["subconcept"].map(known).to_numpy()
+    codes = frame["subconcept"].map(known).fillna(-1).to_numpy(dtype=np.int64)
     index = where[frame["id"]].to_numpy()
-    if len(wrong := np.flatnonzero(utilities.sides[codes] != y[index])):
+    if len(wrong := np.flatnonzero((utilities.sides[codes] != y[index]) & ~unsure)):
         i = int(wrong[0])
         raise InputError(
             path,
@@ -128,9 +134,24 @@ def read_labels(
             column="subconcept",
         )
     pi, batch = _design(path, frame, len(ids), notes)
-    keep = _once(path, frame, codes, notes)
+    keep = _once(path, frame, codes, notes, ~unsure)
+    if unsure.any():
+        notes.append(
+            f"{path.name}: {int(unsure.sum())} row(s) marked {UNSURE!r}, counted as unlabelled: "
+            "left out of the estimate (if they are the hard cases, the estimate does not see "
+            "them), and a later batch may propose them again"
+        )
     fields = {"index": index, "subconcept": codes, "pi": pi, "batch": batch}
     return {k: v[keep] for k, v in fields.items()}, notes
+
+
+def last_batch(path: str | Path) -> int:
+    """The highest batch of a labels file that :func:`read_labels` accepted, its rows marked
+    :data:`UNSURE` included (1 without a ``batch`` column): the next batch is the one after."""
+    frame = read_frame(Path(path), as_text=True)
+    if "batch" not in frame.columns or frame.empty:
+        return 1
+    return int(pd.to_numeric(frame["batch"], errors="coerce").max())
 
 
 def _refuse_first(path: Path, frame: pd.DataFrame, column: str, bad: Any, problem: str) -> None:
@@ -180,9 +201,13 @@ def _design(path: Path, frame: pd.DataFrame, n_test: int, notes: list[str]):
     return pi, batch
 
 
-def _once(path: Path, frame: pd.DataFrame, codes: np.ndarray, notes: list[str]) -> np.ndarray:
-    """Rows to keep ``(L,)``: an id given twice counts once, or is refused with two subconcepts."""
-    twice = frame["id"].duplicated(keep=False)
+def _once(
+    path: Path, frame: pd.DataFrame, codes: np.ndarray, notes: list[str], labelled: np.ndarray
+) -> np.ndarray:
+    """Rows to keep ``(L,)``, of the ``labelled`` ones (not unsure): an id given twice counts
+    once, or is refused with two subconcepts."""
+    ids = frame["id"].where(labelled)
+    twice = ids.duplicated(keep=False) & labelled
     if twice.any():
         for _, rows in frame[twice].groupby("id"):
             if codes[rows.index].min() != codes[rows.index].max():
@@ -198,7 +223,7 @@ def _once(path: Path, frame: pd.DataFrame, codes: np.ndarray, notes: list[str]) 
         notes.append(
             f"{path.name}: {n} id(s) labelled twice with the same subconcept, counted once"
         )
-    return ~frame["id"].duplicated(keep="first").to_numpy()
+    return labelled & ~(ids.duplicated(keep="first") & labelled).to_numpy()
 
 
 def sheet(

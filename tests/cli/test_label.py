@@ -111,3 +111,31 @@ def test_bad_labels_exit_2_with_one_line_and_write_nothing(files, tmp_path, caps
         _label(files, out, "--budget", "0")
     assert stop.value.code == 2
     assert "argument --budget: must be an int >= 1; got 0" in capsys.readouterr().err
+
+
+def test_rows_marked_unsure_are_unlabelled_and_the_next_batch_follows(files, tmp_path, capsys):
+    assert _label(files, tmp_path / "l1", "--budget", "10") == 0
+    labels = label_data.fill(tmp_path / "l1" / "to_label.csv", files["truth"], tmp_path / "l.csv")
+    filled = pd.read_csv(labels, dtype={"id": str})
+    filled.loc[:2, "subconcept"] = "unsure"  # three rows the expert could not tell
+    filled.to_csv(labels, index=False)
+    argv = ["--predictions", str(files["predictions"]), "--train-sizes",
+            str(files["train_sizes"]), "--labels", str(labels), "--bootstrap", "20"]  # fmt: skip
+    assert evaluate_main([*argv, "--out", str(tmp_path / "e")]) == 0
+    out = capsys.readouterr().out
+    assert "l.csv: 3 row(s) marked 'unsure', counted as unlabelled" in out
+    assert "labels: 7 labelled test rows (l.csv, 1 batch(es))" in out
+    m = json.loads((tmp_path / "e" / "metrics.json").read_text())
+    assert sum(r["n_labelled"] for r in m["per_subconcept"]) == 7
+    # the next batch is batch 2, and may propose the unsure rows again
+    assert _label(files, tmp_path / "l2", "--budget", "10", "--labels", str(labels)) == 0
+    second = pd.read_csv(tmp_path / "l2" / "to_label.csv", dtype={"id": str})
+    assert (second["batch"] == 2).all()
+    assert not set(second["id"]) & set(filled["id"][3:])
+    # a batch all unsure still counts as given: the next one is batch 2 again, not 1
+    filled["subconcept"] = "unsure"
+    filled.to_csv(labels, index=False)
+    assert _label(files, tmp_path / "l3", "--budget", "10", "--labels", str(labels)) == 0
+    assert (pd.read_csv(tmp_path / "l3" / "to_label.csv")["batch"] == 2).all()
+    assert evaluate_main([*argv, "--out", str(tmp_path / "e2")]) == 2
+    assert "no labelled rows: every row is marked 'unsure'" in capsys.readouterr().err

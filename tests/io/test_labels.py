@@ -94,3 +94,30 @@ def test_the_sheet_lists_each_rows_candidates_most_likely_first():
     assert (frame["subconcept"] == "").all() and frame["class"].tolist() == [1, 1]
     with_images = sheet(np.array([1]), np.array([0.4]), 1, IDS, Y, q, U, np.array(list("wxyz")))
     assert with_images["image"].tolist() == ["x"]
+
+
+def test_unsure_rows_count_as_unlabelled_with_a_note(write):
+    rows = [["r1", "a", 0.5, 1], ["r2", "Unsure", 0.5, 1], ["r3", "unsure", 0.5, 2]]
+    fields, notes = read_labels(write(rows), IDS, Y, U)
+    assert fields["index"].tolist() == [1] and fields["batch"].tolist() == [1]
+    assert notes == [
+        "labels.csv: 2 row(s) marked 'unsure', counted as unlabelled: left out of the estimate "
+        "(if they are the hard cases, the estimate does not see them), and a later batch may "
+        "propose them again"
+    ]
+    # the unsure row of an id labelled later counts for nothing; every row unsure: none labelled
+    fields, _ = read_labels(write([["r1", "unsure", 0.5, 1], ["r1", "b", 0.4, 2]]), IDS, Y, U)
+    assert fields["index"].tolist() == [1] and fields["subconcept"].tolist() == [2]
+    fields, _ = read_labels(write([["r1", "unsure", 0.5, 1]]), IDS, Y, U)
+    assert len(fields["index"]) == 0
+    # an unsure row is still checked as any other
+    with pytest.raises(InputError, match=r"row 2: id 'r9' is not a row of the test predictions"):
+        read_labels(write([["r9", "unsure", 0.5, 1]]), IDS, Y, U)
+
+
+def test_a_subconcept_named_unsure_is_a_label(write):
+    named = utilities_from_train_sizes(
+        {"n": {"class": 0, "n": 50}, "unsure": {"class": 1, "n": 20}, "b": {"class": 1, "n": 5}}
+    )
+    fields, notes = read_labels(write([["r1", "unsure", 0.5, 1]]), IDS, Y, named)
+    assert fields["index"].tolist() == [1] and notes == []
