@@ -39,7 +39,14 @@ def worst_subconcepts(
     the estimate and the table's order of its subconcepts) the class's recall on the test rows
     is known, so the gap's interval is the recall's; the recall's interval holds after the
     choice of the worst (:func:`~medeval.evaluation.rectified_recall.worst_bounds`), and the
-    entry lists the subconcepts that could be worst and the verdict."""
+    entry lists the subconcepts that could be worst and the verdict.
+
+    The worst named is the subconcept of lowest recommended recall; of subconcepts tied at
+    that recall (within 1e-12) the one whose verdict (``r_verdict``, where reference rows or
+    labels gave one) is ``below`` its class, then ``not known``, then ``not below``, then the
+    first by name — so the worst named never has a weaker verdict than another as low. For
+    the rectified recall, of the subconcepts that could be worst the lowest label-free recall
+    is named (:func:`_named_worst`), its ties broken the same way."""
     col = recommended_column(table)
     if col is None:
         return []
@@ -50,7 +57,7 @@ def worst_subconcepts(
         idx = [i for i in np.flatnonzero(table["class"].to_numpy() == c) if np.isfinite(values[i])]
         if not idx:
             continue
-        i = min(idx, key=lambda j: (values[j], str(table.subconcept.iloc[j])))
+        i = _lowest(table, idx, values)
         if col == "r_recall" and rectified is not None:
             i = _named_worst(table, idx, i)
         entry = {
@@ -76,19 +83,40 @@ def worst_subconcepts(
     return out
 
 
+#: Order of the verdicts among subconcepts tied at the lowest recall: ``below`` is named first
+#: (a verdict missing or unknown counts as ``not known``).
+VERDICT_ORDER = {"below": 0, "not known": 1, "not below": 2}
+_TIE = 1e-12  # recalls closer than this are tied
+
+
+def _lowest(table: pd.DataFrame, idx: list[int], values: np.ndarray) -> int:
+    """Of the rows ``idx``, the one of lowest ``values``; ties by verdict
+    (:data:`VERDICT_ORDER`), then by name."""
+    low = min(values[j] for j in idx)
+    tied = [j for j in idx if values[j] - low <= _TIE]
+    verdict = table["r_verdict"] if "r_verdict" in table.columns else None
+
+    def rank(j: int) -> int:
+        v = None if verdict is None else verdict.iloc[j]
+        return VERDICT_ORDER.get(v, 1) if isinstance(v, str) else 1
+
+    return min(tied, key=lambda j: (rank(j), str(table.subconcept.iloc[j])))
+
+
 def _could_flags(table: pd.DataFrame) -> np.ndarray:
     """``r_could_be_worst`` as booleans ``(S,)`` (NaN, where undefined, is False)."""
     return np.array([isinstance(f, bool | np.bool_) and bool(f) for f in table["r_could_be_worst"]])
 
 
 def _named_worst(table: pd.DataFrame, idx: list[int], lowest: int) -> int:
-    """The worst to name: of those that could be worst, the lowest label-free recall."""
+    """The worst to name: of those that could be worst, the lowest label-free recall (ties as
+    :func:`_lowest`)."""
     flags = _could_flags(table)
     est = pd.to_numeric(table["est_recall"], errors="coerce").to_numpy(dtype=float)
     could = [j for j in idx if flags[j] and np.isfinite(est[j])]
     if len(could) < 2:
         return could[0] if could else lowest
-    return min(could, key=lambda j: (est[j], str(table.subconcept.iloc[j])))
+    return _lowest(table, could, est)
 
 
 def _rectified_worst(
@@ -137,17 +165,42 @@ def _num(x: Any) -> float:
 
 
 def describe_worst(entry: dict[str, Any], class_names: dict[int, str] | None = None) -> str:
-    """One sentence: ``"dermatofibroma: recall 0.46 [0.33, 0.60], 0.26 below class 0 as a
-    whole (true recall)"``; for the rectified recall the verdicts (:func:`verdict_sentence`)."""
+    """One sentence: ``"dermatofibroma: true recall 0.46 [0.33, 0.60], 0.26 below class 0 as
+    a whole (gap [0.12, 0.40])"`` (``label-free recall`` where the recall is that one; a gap
+    that rounds to 0.00 is ``less than 0.01 below``, no bound is ``-0.00``); for the rectified
+    recall the verdicts (:func:`verdict_sentence`)."""
     if entry.get("source") == "rectified" and "verdict" in entry:
         return verdict_sentence(entry)
     name = (class_names or {}).get(entry["class"], f"class {entry['class']}")
-    gap = entry["gap"]
-    where = f"{abs(gap):.2f} {'below' if gap >= 0 else 'above'} {name} as a whole"
+    where = f"{_gap_words(entry['gap'])} {name} as a whole"
     if _finite(entry.get("gap_low")):
-        where += f" (gap [{entry['gap_low']:.2f}, {entry['gap_high']:.2f}])"
-    what = "true recall" if entry["source"] == "true" else entry["source"]
-    return f"{entry['subconcept']}: recall {entry['recall']:.2f}{_ci(entry)}, {where}; {what}"
+        where += f" (gap [{number(entry['gap_low'])}, {number(entry['gap_high'])}])"
+    what = "true recall" if entry["source"] == "true" else f"{entry['source']} recall"
+    return f"{entry['subconcept']}: {what} {entry['recall']:.2f}{_ci(entry)}, {where}"
+
+
+def number(x: float, digits: int = 2) -> str:
+    """``x`` to ``digits`` places, without the sign of a value that rounds to zero (``0.00``,
+    never ``-0.00``)."""
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def _gap_words(gap: float) -> str:
+    """``"0.26 below"``, ``"0.04 above"``; a gap that rounds to 0.00 is ``"less than 0.01
+    below"`` (or above), and ``"level with"`` where it is 0."""
+    side = "below" if gap >= 0 else "above"
+    if gap == 0:
+        return "level with"
+    if float(number(gap)) == 0:
+        return f"less than 0.01 {side}"
+    return f"{abs(gap):.2f} {side}"
+
+
+def _gap_short(gap: float) -> str:
+    """:func:`_gap_words`, ``"level with it"`` where the gap is 0."""
+    words = _gap_words(gap)
+    return "level with it" if words == "level with" else words
 
 
 def _finite(x: Any) -> bool:
@@ -156,7 +209,7 @@ def _finite(x: Any) -> bool:
 
 def _ci(e: dict[str, Any]) -> str:
     ok = _finite(e.get("low")) and _finite(e.get("high"))
-    return f" [{e['low']:.2f}, {e['high']:.2f}]" if ok else ""
+    return f" [{number(e['low'])}, {number(e['high'])}]" if ok else ""
 
 
 def verdict_sentence(entry: dict[str, Any]) -> str:
@@ -168,16 +221,14 @@ def verdict_sentence(entry: dict[str, Any]) -> str:
         parts = [
             "; ".join(
                 f"{b['subconcept']} is below its class (recall {b['recall']:.2f}{_ci(b)}, "
-                f"{b['gap']:.2f} below)"
+                f"{_gap_short(b['gap'])})"
                 for b in below
             )
         ]
     else:
-        gap = entry["gap"]
         parts = [
             f"no subconcept is known to be below its class (lowest: {entry['subconcept']}, "
-            f"recall {entry['recall']:.2f}{_ci(entry)}, {abs(gap):.2f} "
-            f"{'below' if gap >= 0 else 'above'})"
+            f"recall {entry['recall']:.2f}{_ci(entry)}, {_gap_short(entry['gap'])})"
         ]
     if entry.get("could_be_worst"):
         parts.append("could be worst: " + ", ".join(entry["could_be_worst"]))
@@ -224,8 +275,8 @@ def _open_groups(open_: list[dict[str, Any]]) -> list[str]:
 def worst_sentences(
     worst: list[dict[str, Any]], class_names: dict[int, str] | None = None
 ) -> list[str]:
-    """The decision in words, class 1 first: ``"worst subconcept of class 1 — e: recall 0.31
-    [0.14, 0.52], 0.51 below class 1 as a whole (gap [0.34, 0.68]); true recall"``, with the
+    """The decision in words, class 1 first: ``"worst subconcept of class 1 — e: true recall
+    0.31 [0.14, 0.52], 0.51 below class 1 as a whole (gap [0.34, 0.68])"``, with the
     rectified recall ``"class 1: e is below its class (…); could be worst: e; not known: …"``,
     and a caveat line where the recall is the label-free one."""
     out = []
