@@ -35,6 +35,9 @@ pre{background:#f6f8fa;padding:.8rem;overflow:auto;font-size:.85rem}
 .warn{background:#fff8e1;border-left:4px solid #f0b400;padding:.5rem .8rem;margin:.4rem 0}
 .note{background:#eef5ff;border-left:4px solid #4a90d9;padding:.5rem .8rem;margin:.4rem 0}
 figcaption{color:#555;font-size:.9rem}ul.links{padding-left:1.2rem}
+.lead img{max-height:430px;width:auto}.lead figure{margin:.4rem 0}.lead p{margin:.45rem 0}
+p.rec{font-weight:600}details.warnings summary{color:#8a5a00;font-weight:600}
+ul.warn{padding-left:1.4rem}ul.warn li{background:#fff8e1;margin:.25rem 0;padding:.2rem .4rem}
 """
 
 
@@ -75,10 +78,17 @@ def _bounds(interval: Any) -> tuple[float, float]:
 
 @dataclass
 class Section:
-    """A titled part of a report; blocks are rendered in the order they were added."""
+    """A titled part of a report; blocks are rendered in the order they were added (``lead``:
+    the answer a reader sees first, its figure kept within the first screen)."""
 
     title: str
     blocks: list[str] = field(default_factory=list)
+    lead: bool = False
+
+    def html(self, text: str) -> Section:
+        """A block of HTML as it is (the caller escapes what it holds)."""
+        self.blocks.append(text)
+        return self
 
     def text(self, *texts: str) -> Section:
         """One paragraph per text."""
@@ -170,12 +180,17 @@ def _table_html(df: pd.DataFrame, *, caption: str, digits: int, highlight: Colle
     )
 
 
+LEAD = ' class="lead"'  # the answer's section
+
+
 def render(title: str, sections: list[Section], *, subtitle: str = "") -> str:
     """The report as one HTML document."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     sub = html.escape(subtitle + (" · " if subtitle else "")) + f"medeval {__version__} · {stamp}"
     body = "".join(
-        f"<section><h2>{html.escape(s.title)}</h2>{''.join(s.blocks)}</section>" for s in sections
+        f"<section{LEAD if s.lead else ''}><h2>{html.escape(s.title)}</h2>"
+        f"{''.join(s.blocks)}</section>"
+        for s in sections
     )
     return (
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}"
@@ -285,33 +300,77 @@ def scores_frame(
     return pd.DataFrame(rows), marked, missing
 
 
+def warnings_section(notes: Sequence[str]) -> Section | None:
+    """Every warning of a report in ONE list, folded (``<details>``, opened by a click) below
+    the answer; ``None`` without any."""
+    notes = list(dict.fromkeys(notes))
+    if not notes:
+        return None
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    said = f"{len(notes)} warning{'s' * (len(notes) != 1)} (click to show)"
+    return Section("Warnings").html(
+        f'<details class="warnings"><summary>{said}</summary><ul class="warn">{items}</ul>'
+        "</details>"
+    )
+
+
+def recommended_line(names: Iterable[str], scores: Mapping[str, Any], intervals: Any) -> str:
+    """``"Recommended: rBA 0.759 [0.707, 0.806], rF1 …"``: the scores to read, each with its
+    interval."""
+    intervals = intervals or {}
+    parts = [f"{k} {interval_cell(scores.get(k), *_bounds(intervals.get(k)))}" for k in names]
+    return "Recommended: " + ", ".join(parts)
+
+
 def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Section]:
-    """Sections for one :class:`~medeval.evaluation.Evaluation`: scores, subsets, subconcepts."""
+    """Sections for one :class:`~medeval.evaluation.Evaluation`, the answer first: the
+    recommended scores, which subconcept fails and the per-subconcept figure, then every
+    warning in one folded list, the scores, the per-subconcept table and the subsets."""
     out = []
-    if ev.worst_subconcepts:
+    caption = (
+        "Top: each subconcept's share of its class. Bottom: its recall (solid: from the true "
+        "test subconcepts; hatched: label-free estimate from the posteriors; dotted: rectified "
+        "on the reference rows, where given), with the full-test BA variants as lines, "
+        "labelled at the right (the recommended one so marked in the legend)."
+    )
+    shown = figure_png is not None and not ev.per_subconcept.empty
+    if ev.worst_subconcepts or shown:
         from medeval.evaluation.worst_subconcept import worst_sentences
 
-        worst = Section("Which subconcept fails?").text(*worst_sentences(ev.worst_subconcepts))
-        worst.text(
-            "gap: the class's recall minus the subconcept's (positive = below its class). With "
-            "reference rows each subconcept gets a verdict — below its class, not below, or not "
-            "known (with the further reference rows that would decide it) — and the subconcepts "
-            "that could be the worst at the stated level; the interval of the one named worst "
-            "holds after it was chosen (docs/reading.md)."
+        worst = Section("Which subconcept fails?", lead=True)
+        names = list(dict.fromkeys(ev.recommended.values()))
+        worst.html(
+            f'<p class="rec">{html.escape(recommended_line(names, ev.scores, ev.intervals))}</p>'
         )
+        worst.text(*worst_sentences(ev.worst_subconcepts))
+        if shown:
+            worst.image(figure_png, caption=caption)
+        if ev.worst_subconcepts:
+            worst.text(
+                "gap: the class's recall minus the subconcept's (positive = below its class). "
+                "With reference rows each subconcept gets a verdict — below its class, not "
+                "below, or not known (with the further reference rows that would decide it) — "
+                "and the subconcepts that could be the worst at the stated level; the interval "
+                "of the one named worst holds after it was chosen (docs/reading.md)."
+            )
         out.append(worst)
+    where = ev.subconcept_model_source
+    weak = [weak_model_warning(c, ev.subconcept_model[c]) for c in ev.weak_classes()]
+    warn = warnings_section(
+        [
+            *[f"{w[0].upper()}{w[1:]} (measured on the {where})." for w in weak],
+            *scores_frame(ev.scores, unavailable=ev.unavailable)[2],
+            *ev.notes,
+        ]
+    )
+    if warn is not None:
+        out.append(warn)
     sub = Section("Per subconcept")
     if ev.per_subconcept.empty:
         sub.text("No test subconcepts and no posteriors were given: no per-subconcept results.")
     else:
-        if figure_png is not None:
-            sub.image(
-                figure_png,
-                caption="Top: each subconcept's share of its class. Bottom: its recall (solid: "
-                "from the true test subconcepts; hatched: label-free estimate from the "
-                "posteriors; dotted: rectified on the reference rows, where given), with the "
-                "full-test BA variants as lines, labelled at the right.",
-            )
+        if figure_png is not None and not shown:
+            sub.image(figure_png, caption=caption)
         sub.per_subconcept(ev.per_subconcept, confidence=ev.confidence)
     out += [_scores_section(ev), sub]
     wide = ev.subsets.pivot_table(index=["subset"], columns="score", values="value", sort=False)
@@ -324,11 +383,6 @@ def evaluation_sections(ev: Any, *, figure_png: bytes | None = None) -> list[Sec
         )
         .table(wide.reset_index())
     )
-    if ev.notes or ev.unavailable:
-        warn = Section("Warnings")
-        warn.notes(scores_frame(ev.scores, unavailable=ev.unavailable)[2])
-        warn.notes(ev.notes)
-        out.append(warn)
     return out
 
 
@@ -368,10 +422,8 @@ def _scores_section(ev: Any) -> Section:
         )
     lead, verb = ("Uncorrected, ", " are") if rectified else ("Read ", ":")
     head.notes([_READ_LABEL_FREE.format(lead=lead, verb=verb, **RECOMMENDED)], warning=False)
-    weak = [weak_model_warning(c, ev.subconcept_model[c]) for c in ev.weak_classes()]
-    head.notes(
-        [f"{w[0].upper()}{w[1:]} (measured on the {ev.subconcept_model_source})." for w in weak]
-    )
+    if ev.weak_classes():
+        head.text("The subconcept model is weak within a class: see the warnings.")
     if not ev.subconcept_model:
         head.notes([_UNCHECKED_MODEL.format(names=", ".join(REFERENCE_SCORES))], warning=False)
     head.table(table, highlight=marked)

@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from medeval.datasets.sources import SOURCES as _SOURCES
 from medeval.evaluation.quality import weak_model_warning
-from medeval.report.html import Section, missing, render
+from medeval.report.html import Section, missing, render, warnings_section
 from medeval.report.tables import recommended_mark
 from medeval.scores import RECOMMENDED, WEAK_WITHIN_CLASS_BA
 
@@ -129,6 +131,90 @@ def worst_run_lines(summary: dict) -> list[str]:
     return out
 
 
+def worst_over_splits(summary: dict) -> list[str]:
+    """Per class (class 1 first), the worst subconcept over the splits in one sentence:
+    ``"worst subconcept of class 1 over 10 splits — MEL in 7, AK in 2, BCC in 1; below class 1
+    as a whole (the gap's interval above 0) in 6 of the 10"``."""
+    entries = [w for ws in (summary.get("worst_subconcepts") or {}).values() for w in ws]
+    n = len(summary.get("worst_subconcepts") or {})
+    out = []
+    for c in sorted({int(w["class"]) for w in entries}, reverse=True):
+        mine = [w for w in entries if int(w["class"]) == c]
+        counts: dict[str, int] = {}
+        for w in mine:
+            counts[str(w["subconcept"])] = counts.get(str(w["subconcept"]), 0) + 1
+        named = ", ".join(f"{k} in {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+        below = sum(_below(w) for w in mine)
+        out.append(
+            f"worst subconcept of class {c} over {n} splits — {named}; below class {c} as a "
+            f"whole (the gap's interval above 0) in {below} of the {len(mine)}"
+        )
+    return out
+
+
+def _below(w: dict) -> bool:
+    """Whether a split's worst is known to be below its class."""
+    if w.get("verdict") is not None:
+        return w["verdict"] == "below"
+    low = w.get("gap_low")
+    return low is not None and not missing(low) and float(low) > 0
+
+
+def recommended_run_line(summary: dict) -> str:
+    """``"Recommended: rBA 0.750 ± 0.031, … (mean ± sd over 10 splits)"``."""
+    parts = []
+    for k in dict.fromkeys(summary.get("recommended", RECOMMENDED).values()):
+        v = summary["scores"].get(k, {})
+        mean = "NaN" if missing(v.get("mean")) else f"{v['mean']:.3f}"
+        sd = "" if missing(v.get("sd")) else f" ± {v['sd']:.3f}"
+        parts.append(f"{k} {mean}{sd}")
+    n = len(summary["splits"])
+    over = f"mean ± sd over {n} splits" if n > 1 else "1 split"
+    return f"Recommended: {', '.join(parts)} ({over})"
+
+
+def run_figure(splits: list[SplitView], summary: dict) -> bytes | None:
+    """The per-subconcept figure of the run: with one split its own; with several, each
+    subconcept's mean over the splits, the bars' error lines from the lowest split to the
+    highest, and the mean scores as lines (``None`` without any per-subconcept table)."""
+    frames = [v.per_subconcept for v in splits if v.per_subconcept is not None]
+    frames = [f for f in frames if not f.empty]
+    if len(splits) == 1 or not frames:
+        return splits[0].figure_png if len(splits) == 1 else None
+    from medeval.evaluation.subconcept_recall import BOUNDS
+    from medeval.report.figures import figure_png, subconcept_figure
+
+    both = pd.concat(frames, ignore_index=True)
+    both["subconcept"] = both["subconcept"].astype(str)
+    names = list(dict.fromkeys(both["subconcept"]))
+    by = both.groupby("subconcept")
+
+    def over(col: str, how: str) -> np.ndarray:
+        return (
+            pd.to_numeric(both[col], errors="coerce")
+            .groupby(both["subconcept"])
+            .agg(how)[names]
+            .to_numpy()
+        )
+
+    df = pd.DataFrame({"subconcept": names, "class": by["class"].first()[names].to_numpy()})
+    for col in ("prevalence", "est_n_test", *BOUNDS):
+        if col in both.columns:
+            df[col] = over(col, "mean")
+    for col, (lo, hi) in BOUNDS.items():
+        if col in both.columns and both[col].notna().any():
+            df[lo], df[hi] = over(col, "min"), over(col, "max")
+    df = df.sort_values("class", kind="stable").reset_index(drop=True)
+    scores = {k: v["mean"] for k, v in summary["scores"].items() if not missing(v.get("mean"))}
+    fig = subconcept_figure(
+        df,
+        scores,
+        title=f"Mean over {len(frames)} splits (error bars: lowest to highest split)",
+        recommended=list(summary.get("recommended", RECOMMENDED).values()),
+    )
+    return figure_png(fig)
+
+
 def report_markdown(summary: dict) -> str:
     """``report.md``: notes, which subconcept fails, the headline table and the calibration
     per split."""
@@ -185,13 +271,39 @@ def report_html(
     task: dict | None,
     splits: list[SplitView],
 ) -> str:
-    """Self-contained run report: headline table, calibration, data set, per-split figures,
-    the resolved config and every warning (undefined scores, skipped files, synthetic data)."""
+    """Self-contained run report, the answer first: the recommended scores, which subconcept
+    fails and the per-subconcept figure; then every warning (undefined scores, skipped files,
+    synthetic data) in one folded list, the headline table, calibration, data set, per-split
+    figures and the resolved config."""
     sections = []
     warn = list(summary["notes"])
     worst = worst_run_lines(summary)
-    if worst:
-        sections.append(Section("Which subconcept fails?").text(*worst))
+    png = run_figure(splits, summary) if splits else None
+    if worst or png is not None:
+        lead = Section("Which subconcept fails?", lead=True)
+        lead.html(f'<p class="rec">{html.escape(recommended_run_line(summary))}</p>')
+        several = len(summary["splits"]) > 1
+        lead.text(*(worst_over_splits(summary) if several else worst))
+        if png is not None:
+            lead.image(
+                png,
+                caption=(
+                    "Each subconcept's mean over the splits (error bars: the lowest to the "
+                    "highest split)"
+                    if several
+                    else "Subconcept prevalence and recall"
+                )
+                + " (solid: true; hatched: label-free estimate; dotted: rectified); lines: "
+                "the full-test BA variants, labelled at the right, the recommended one so "
+                "marked in the legend.",
+            )
+        if several and worst:
+            items = "".join(f"<li>{html.escape(line)}</li>" for line in worst)
+            lead.html(
+                f"<details><summary>Each split's worst subconcepts ({len(worst)})</summary>"
+                f"<ul>{items}</ul></details>"
+            )
+        sections.append(lead)
     head = Section("Scores over the splits")
     head.text(_HEAD_TEXT.format(n=len(summary["splits"])), RECTIFIED_RUN_LINE)
     recommended = ", ".join(summary.get("recommended", RECOMMENDED).values())
@@ -239,8 +351,9 @@ def report_html(
         warn += weak_model_notes(split.name, split.metrics)
     if config:
         sections.append(Section("Resolved configuration").pre(config))
-    if warn:
-        sections.insert(0, Section("Warnings").notes(warn))
+    folded = warnings_section(warn)
+    if folded is not None:
+        sections.insert(1 if sections and sections[0].lead else 0, folded)
     return render(title, sections, subtitle=subtitle)
 
 

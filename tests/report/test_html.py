@@ -34,7 +34,8 @@ def test_per_subconcept_main_table_has_readable_headers_not_raw_field_names(ev):
         assert raw not in main
     assert ">low</th>" not in main and ">high</th>" not in main
     # the secondary columns are kept, in the collapsed block, under readable names
-    details = page[page.index("<details>") : page.index("</details>")]
+    start = page.index("<details>")  # the warnings' list is a <details class="warnings">
+    details = page[start : page.index("</details>", start)]
     assert "true-weight sum (test)" in details and "soft test n (posteriors)" in details
 
 
