@@ -165,6 +165,9 @@ class SubconceptSettings(EvaluationOptions, DiscoveryOptions):
     )
     discover: bool = field(default=False, metadata=_allows(_BOOL))
     device: str = field(default="cpu", metadata=_allows(TypeOf(str, desc="a device name")))
+    subconcept_model: str = field(
+        default="auto", metadata=_allows(StrOptions(("auto", "forest", "logistic")))
+    )
 
 
 @_declared

@@ -16,6 +16,10 @@ from medeval.errors import UserError
 PROG = "python -m medeval.subconcepts"
 #: The subconcept model's options (:class:`medeval.options.SubconceptSettings`).
 MODEL_FLAGS = {
+    "--subconcept-model": "auto: logistic on an image embedding table of python -m "
+    "medeval.embed with pretrained weights (measured better there: docs/own_model.md), else "
+    "forest; forest: the random forest; logistic: a multinomial logistic regression, its "
+    "strength by cross-validated log loss",
     "--n-estimators": "trees of the subconcept forest",
     "--method": "with --discover: gmm (k by BIC) or kmeans (k by silhouette)",
     "--k-max": "with --discover: largest k per class",
