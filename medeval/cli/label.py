@@ -19,6 +19,9 @@ LABEL_FLAGS = {
     "--budget": "rows to label in this batch",
     "--confidence": "level of the verdicts the design aims at",
     "--threshold": "predicted label = y_score >= T when there is no y_pred",
+    "--focus": "one subconcept's question (is it below its class?): the batch aims at it alone "
+    "(a uniform share stays); default: every open verdict, by how near it is to being decided "
+    "and its utility",
 }
 
 

@@ -85,6 +85,8 @@ def label_next(
 
         rows, _ = load_reference(reference, u, threshold=s.threshold)
         ref = reference_evidence(rows, u)
+    if s.focus is not None:
+        _check_focus(s.focus, u, predictions)
     batch = 1 if labelled is None else int(labelled.batch.max()) + 1
     free = len(y) - (0 if labelled is None else len(labelled.index))
     if free == 0:
@@ -106,10 +108,30 @@ def label_next(
         # each batch's own draw, from the run's seed and the batch number
         seed=int(np.random.SeedSequence([int(s.seed), int(batch)]).generate_state(1)[0]),
         confidence=s.confidence,
+        utility=u.values,
+        focus=s.focus,
     )
     frame = sheet(design.rows, design.inclusion, batch, ids, y, q, u, images)
     lines = _lines(design, known, q, hit, y, u, batch)
     return LabelBatch(frame, batch, design, known, lines, notes, images is not None)
+
+
+def _check_focus(focus: str, u, predictions) -> None:
+    """``--focus``: a subconcept of the training sizes whose class has another to compare."""
+    from medeval.errors import UserError
+
+    names = list(u.names)
+    if focus not in names:
+        raise UserError(
+            f"--focus {focus!r}: no such subconcept in the train sizes of {predictions} "
+            f"(they are {', '.join(map(repr, names))})"
+        )
+    side = int(u.sides[names.index(focus)])
+    if (u.sides == side).sum() < 2:
+        raise UserError(
+            f"--focus {focus!r}: the only subconcept of class {side}, so it is its class and "
+            "has no verdict to decide; choose a subconcept of a class with several"
+        )
 
 
 def _lines(design: Design, known, q, hit, y, u, batch: int) -> list[str]:
@@ -129,8 +151,16 @@ def _lines(design: Design, known, q, hit, y, u, batch: int) -> list[str]:
                 if (v[idx] == w).any()
             ]
             out.append(f"class {c}, so far — " + "; ".join(said))
-    expected = (design.pi[:, None] * q).sum(0)  # rows of each subconcept the batch expects
-    aims = [f"{nm} (~{expected[list(names).index(nm)]:.1f} rows)" for nm in design.open]
+    expected = design.expected  # rows of each subconcept the batch expects
+    if expected is None:
+        expected = (design.pi[:, None] * q).sum(0)
+    shares = dict(zip(design.open, design.share, strict=False))
+    aims = [
+        f"{nm} (~{expected[list(names).index(nm)]:.1f} rows"
+        + (f", {shares[nm]:.0%} of the aimed labels" if nm in shares else "")
+        + ")"
+        for nm in design.open
+    ]
     out.append(
         f"batch {batch}: {len(design.rows)} rows to label, aimed at "
         + (", ".join(aims) if aims else "every subconcept")

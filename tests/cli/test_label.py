@@ -111,3 +111,59 @@ def test_bad_labels_exit_2_with_one_line_and_write_nothing(files, tmp_path, caps
         _label(files, out, "--budget", "0")
     assert stop.value.code == 2
     assert "argument --budget: must be an int >= 1; got 0" in capsys.readouterr().err
+
+
+def test_focus_aims_the_batch_at_one_subconcept_and_says_so(files, tmp_path, capsys):
+    """--focus s: the aimed part of the batch serves s alone; its rows are those most probably
+    of s (against the default, which shares the batch among every open verdict)."""
+    assert _label(files, tmp_path / "f", "--budget", "20", "--focus", "s") == 0
+    assert label_main(
+        ["--predictions", str(files["predictions"]), "--train-sizes", str(files["train_sizes"]),
+         "--out", str(tmp_path / "f2"), "--budget", "20", "--focus", "s"]
+    ) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "aimed at s (~" in out and "100% of the aimed labels" in out
+    assert _label(files, tmp_path / "d", "--budget", "20") == 0
+    truth = pd.read_csv(files["truth"]).set_index("id")["subconcept"]
+    focus = pd.read_csv(tmp_path / "f" / "to_label.csv")["id"].map(truth)
+    default = pd.read_csv(tmp_path / "d" / "to_label.csv")["id"].map(truth)
+    assert (focus == "s").sum() >= (default == "s").sum()
+
+
+@pytest.mark.parametrize(
+    ("focus", "says"),
+    [("nope", "--focus 'nope': no such subconcept"), ("S", "--focus 'S': no such subconcept")],
+)
+def test_a_focus_that_is_no_subconcept_exits_2_naming_it(files, tmp_path, capsys, focus, says):
+    out = tmp_path / "never"
+    assert _label(files, out, "--focus", focus) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0] and "'c0', 'c1', 's', 'a', 'b'" in err[0]
+    assert not out.exists()
+
+
+def test_a_focus_on_a_class_of_one_subconcept_exits_2(files, tmp_path, capsys):
+    sizes = json.loads(files["train_sizes"].read_text())
+    one = {"c0": {"class": 0, "n": 700}, **{k: v for k, v in sizes.items() if v["class"] == 1}}
+    (tmp_path / "one.json").write_text(json.dumps(one))
+    pred = pd.read_csv(files["predictions"])
+    pred["q_c0"] = pred["q_c0"] + pred.pop("q_c1")
+    pred.to_csv(tmp_path / "p.csv", index=False)
+    code = label_main(
+        ["--predictions", str(tmp_path / "p.csv"), "--train-sizes", str(tmp_path / "one.json"),
+         "--out", str(tmp_path / "x"), "--focus", "c0"]
+    )  # fmt: skip
+    assert code == 2
+    assert "the only subconcept of class 0" in capsys.readouterr().err
+
+
+def test_a_labelled_row_with_an_inclusion_probability_of_0_exits_2(files, tmp_path, capsys):
+    assert _label(files, tmp_path / "l1", "--budget", "10") == 0
+    labels = label_data.fill(tmp_path / "l1" / "to_label.csv", files["truth"], tmp_path / "l.csv")
+    frame = pd.read_csv(labels, dtype={"id": str})
+    frame.loc[3, "inclusion_probability"] = 0.0
+    frame.to_csv(labels, index=False)
+    assert _label(files, tmp_path / "l2", "--labels", str(labels)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "l.csv" in err[0] and "inclusion_probability" in err[0]
+    assert "(0, 1]" in err[0]
