@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 
 from medeval.cli.common import add_paths, execute, output_folder, refuse_repeats, say, tool_parser
 from medeval.cli.options import add_options, settings
@@ -31,9 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
         "Choose the test rows to label next, where a label decides most: the subconcepts whose "
         "verdict is not known or that could be the worst of their class, with a share spread "
         "uniformly. Writes to_label.csv (id, inclusion_probability, batch, class, image, "
-        "candidates, an empty subconcept to fill) and, for images, to_label.html. Give the "
-        "filled file (appended to earlier ones) to python -m medeval.evaluate --labels, and to "
-        "the next python -m medeval.label.",
+        "candidates, an empty subconcept to fill) and, for images, to_label.html. Fill its "
+        "column 'subconcept' in place, then give every batch's to_label.csv, filled, to "
+        "python -m medeval.evaluate --labels and to the next python -m medeval.label --labels.",
         named_by="predictions",
         seed_help="seed of the draw (default 0; the batch number is mixed in, so each batch "
         "draws anew and the same inputs propose the same rows)",
@@ -46,7 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
                 "q_<subconcept> posterior (an image column shows the images)"
             ),
             "--train-sizes": "training subconcept sizes (JSON)",
-            "--labels": "the labels given so far (filled to_label.csv files, appended)",
             "--reference": "held-out reference rows, if any (as evaluate --reference)",
             "--run": (
                 "RUN",
@@ -54,6 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
                 "train sizes and reference rows; the sheet shows their images",
             ),
         },
+    )
+    p.add_argument(
+        "--labels",
+        type=Path,
+        nargs="+",
+        metavar="FILE",
+        help="the labels given so far: every earlier batch's to_label.csv, filled (several "
+        "files: --labels runs/label-1/to_label.csv runs/label-2/to_label.csv)",
     )
     p.add_argument(
         "--split",
@@ -99,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     from medeval.flows.label import label_next
     from medeval.io.atomic import write_files
 
-    inputs = (args.predictions, args.train_sizes, args.labels, args.reference)
+    inputs = (args.predictions, args.train_sizes, *(args.labels or ()), args.reference)
     target = output_folder(args, "label", args.predictions, inputs)
     batch = label_next(
         args.predictions,
@@ -115,10 +123,13 @@ def run(args: argparse.Namespace) -> int:
         files["to_label.html"] = label_sheet(batch.frame).encode()
     out = target.write(lambda tmp: write_files(tmp, files))
     say(args, *[f"note: {n}" for n in batch.notes], *batch.lines)
+    given = [] if args.labels is None else [str(p) for p in args.labels]
     say(
         args,
-        "fill the column 'subconcept' of to_label.csv, then: python -m medeval.evaluate "
-        "... --labels <all filled files> (or the next python -m medeval.label)",
+        f"fill the column 'subconcept' of {out / 'to_label.csv'} in place, then give every "
+        "batch's to_label.csv, filled, to python -m medeval.evaluate ... --labels (and to the "
+        "next python -m medeval.label ... --labels): --labels "
+        + " ".join([*given, str(out / "to_label.csv")]),
     )
     print(f"results: {out}")
     return 0

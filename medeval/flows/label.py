@@ -5,6 +5,7 @@ the same rows."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,8 @@ from medeval.evaluation.checks import labels as checked_labels
 from medeval.evaluation.label_design import Design, plan_batch
 from medeval.evaluation.rectified_recall import LabelledRows, RectifiedRecall, verdicts
 from medeval.evaluation.subconcept_recall import reference_evidence
-from medeval.io.labels import read_ids, read_labels, sheet
+from medeval.evaluation.verdict_history import reopened, reopened_lines
+from medeval.io.labels import label_files, labels_note, read_ids, read_labels, sheet
 from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.options import LabelSettings
 from medeval.weights import renormalise_within_class
@@ -44,7 +46,7 @@ def label_next(
     predictions: str | Path,
     train_sizes: str | Path,
     *,
-    labels: str | Path | None = None,
+    labels: str | Path | Sequence[str | Path] | None = None,
     reference: str | Path | None = None,
     settings: LabelSettings | None = None,
 ) -> LabelBatch:
@@ -75,9 +77,10 @@ def label_next(
     ).q.numpy()
     hit = (yp == y).astype(np.float64)
     labelled = None
-    if labels is not None:
-        fields, read_notes = read_labels(labels, ids, y, u)
-        notes += read_notes
+    files = None if labels is None else label_files(labels)
+    if files is not None:
+        fields, read_notes = read_labels(files, ids, y, u)
+        notes += [*read_notes, labels_note(fields, files, len(ids))]
         labelled = LabelledRows(**fields)
     ref = None
     if reference is not None:
@@ -90,7 +93,7 @@ def label_next(
     batch = 1 if labelled is None else int(labelled.batch.max()) + 1
     free = len(y) - (0 if labelled is None else len(labelled.index))
     if free == 0:
-        raise InputError(labels, "every test row is labelled already: nothing left to choose")
+        raise InputError(files[-1], "every test row is labelled already: nothing left to choose")
     if s.budget > free:
         notes.append(
             f"--budget {s.budget} is more than the {free} rows not yet labelled: "
@@ -113,6 +116,8 @@ def label_next(
     )
     frame = sheet(design.rows, design.inclusion, batch, ids, y, q, u, images)
     lines = _lines(design, known, q, hit, y, u, batch)
+    found = reopened(q, hit, y, u.sides, tuple(u.names), ref, labelled, confidence=s.confidence)
+    lines[-1:-1] = reopened_lines(found)  # after the verdicts so far, before the batch
     return LabelBatch(frame, batch, design, known, lines, notes, images is not None)
 
 

@@ -67,7 +67,7 @@ def test_label_evaluate_label_again(files, tmp_path, capsys):
     )
     assert code == 0
     out = capsys.readouterr().out
-    assert "labels: 25 labelled test rows (l.csv, 1 batch(es))" in out and "class 1: " in out
+    assert "labels: 25 of 600 test rows labelled (l.csv, 1 batch(es))" in out and "class 1: " in out
     m = json.loads((tmp_path / "e1" / "metrics.json").read_text())
     rows = {r["subconcept"]: r for r in m["per_subconcept"]}
     assert sum(r["n_labelled"] for r in rows.values()) == 25
@@ -167,3 +167,36 @@ def test_a_labelled_row_with_an_inclusion_probability_of_0_exits_2(files, tmp_pa
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "l.csv" in err[0] and "inclusion_probability" in err[0]
     assert "(0, 1]" in err[0]
+
+
+def test_several_filled_sheets_go_to_labels_and_a_row_labelled_two_ways_is_exit_2(
+    files, tmp_path, capsys
+):
+    """--labels a.csv b.csv: each batch's to_label.csv, filled, as they are; one id labelled
+    with two subconcepts in two files is one line naming both files and the id."""
+    assert _label(files, tmp_path / "l1", "--budget", "20") == 0
+    one = label_data.fill(tmp_path / "l1" / "to_label.csv", files["truth"], tmp_path / "a.csv")
+    assert _label(files, tmp_path / "l2", "--budget", "20", "--labels", str(one)) == 0
+    two = label_data.fill(tmp_path / "l2" / "to_label.csv", files["truth"], tmp_path / "b.csv")
+    capsys.readouterr()
+    args = ["--predictions", str(files["predictions"]), "--train-sizes", str(files["train_sizes"])]
+    code = evaluate_main([*args, "--labels", str(one), str(two), "--bootstrap", "0",
+                          "--out", str(tmp_path / "e")])  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert f"labels: 40 of 600 test rows labelled ({one}, {two}, 2 batch(es))" in out
+    per = pd.read_csv(tmp_path / "e" / "per_subconcept.csv")
+    assert per["n_labelled"].sum() == 40
+    # the same row given another subconcept in the second file
+    sheet = pd.read_csv(two, dtype={"id": str})
+    first = pd.read_csv(one, dtype={"id": str}).iloc[0]
+    other = next(n for n in label_data.NAMES if n != first["subconcept"] and
+                 label_data.SIDES[label_data.NAMES.index(n)] == first["class"])  # fmt: skip
+    bad = pd.concat([sheet, first.to_frame().T.assign(subconcept=other, batch=2)])
+    bad.to_csv(tmp_path / "bad.csv", index=False)
+    code = evaluate_main([*args, "--labels", str(one), str(tmp_path / "bad.csv"),
+                          "--bootstrap", "0", "--out", str(tmp_path / "never")])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert str(one) in err[0] and str(tmp_path / "bad.csv") in err[0]
+    assert f"id '{first['id']}' is labelled" in err[0] and not (tmp_path / "never").exists()

@@ -69,6 +69,52 @@ def test_a_bad_row_is_refused_naming_file_row_and_value(write, rows, message):
     assert "labels.csv" in str(err.value)
 
 
+def _sheet(path, rows):
+    pd.DataFrame(rows, columns=["id", "subconcept", "inclusion_probability", "batch"]).to_csv(
+        path, index=False
+    )
+    return path
+
+
+def test_several_files_are_their_batches_concatenated(tmp_path):
+    """--labels a.csv b.csv: the same rows as one file with both batches appended."""
+    first = _sheet(tmp_path / "a.csv", [["r2", "b", 0.5, 1], ["r0", "n", 0.25, 1]])
+    second = _sheet(tmp_path / "b.csv", [["r1", "a", 0.4, 2]])
+    both = _sheet(
+        tmp_path / "ab.csv", [["r2", "b", 0.5, 1], ["r0", "n", 0.25, 1], ["r1", "a", 0.4, 2]]
+    )
+    fields, notes = read_labels([first, second], IDS, Y, U)
+    appended, _ = read_labels(both, IDS, Y, U)
+    for k, v in appended.items():
+        assert fields[k].tolist() == v.tolist(), k
+    assert fields["batch"].tolist() == [1, 1, 2] and notes == []
+
+
+def test_one_row_labelled_two_ways_in_two_files_names_both_files_and_the_id(tmp_path):
+    first = _sheet(tmp_path / "a.csv", [["r2", "b", 0.5, 1]])
+    second = _sheet(tmp_path / "b.csv", [["r3", "a", 0.4, 2], ["r2", "a", 0.4, 2]])
+    with pytest.raises(InputError) as err:
+        read_labels([first, second], IDS, Y, U)
+    message = str(err.value)
+    assert message.startswith(f"{first}, column 'subconcept': id 'r2' is labelled 'b' in row 2")
+    assert f"and 'a' in {second} row 3" in message
+
+
+def test_the_same_label_in_two_files_counts_once_and_a_missing_batch_is_named(tmp_path):
+    first = _sheet(tmp_path / "a.csv", [["r2", "b", 0.5, 1]])
+    again = _sheet(tmp_path / "b.csv", [["r2", "b", 0.5, 1], ["r1", "a", 0.4, 2]])
+    fields, notes = read_labels([first, again], IDS, Y, U)
+    assert fields["index"].tolist() == [2, 1]
+    assert notes == ["a.csv, b.csv: 1 id(s) labelled twice with the same subconcept, counted once"]
+    later = _sheet(tmp_path / "c.csv", [["r1", "a", 0.4, 3]])
+    with pytest.raises(
+        InputError,
+        match=r"c\.csv, column 'batch': row 2: batch 3 is given "
+        r"without batch 2 \(in none of a\.csv, c\.csv\)",
+    ):
+        read_labels([first, later], IDS, Y, U)
+
+
 def test_ids_and_images_of_a_predictions_file(tmp_path):
     path = tmp_path / "p.csv"
     pd.DataFrame({"id": ["x", "y"], "y_true": [0, 1], "image": ["a.png", "/abs/b.png"]}).to_csv(
