@@ -7,8 +7,10 @@ the split folders of a training run. Per fold, with no reference rows, labels ar
 batches of ``--batch`` rows — chosen by :func:`medeval.evaluation.label_design.plan_batch`, or
 uniformly at random — by revealing the chosen rows' true subconcepts, until the verdict of the
 target subconcept (``--subconcept``; default: the truly worst of class 1) is decided or
-``--budget`` labels are spent. Reported: the labels each needed (the budget where never
-decided), whether the decided verdict agrees with the truth, and the widths at the budget.
+``--budget`` labels are spent; each estimate as ``evaluate --labels`` makes it (the
+posteriors recalibrated within class on the labelled rows). Reported: the labels each needed
+(the budget where never decided), whether the decided verdict agrees with the truth, and the
+widths at the budget.
 
 Usage: ``python benchmarks/label_next_real.py RESULTS/predictions/*/none-* --batch 20 --budget 200``
 """
@@ -26,6 +28,7 @@ import torch
 
 from medeval.evaluation.checks import labels as checked_labels
 from medeval.evaluation.label_design import plan_batch
+from medeval.evaluation.posterior_calibration import recalibrated_for_labels
 from medeval.evaluation.rectified_recall import LabelledRows, rectified_recall, verdicts
 from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.weights import renormalise_within_class
@@ -40,7 +43,10 @@ def load(fold: Path):
     return u, y, (yp == y).astype(float), q.q.numpy(), sub
 
 
-def run(fold: Path, target: str | None, batch: int, budget: int, active: bool, seed: int):
+def run(
+    fold: Path, target: str | None, batch: int, budget: int, active: bool, seed: int,
+    focus: bool = False,
+):  # fmt: skip
     u, y, hit, q, sub = load(fold)
     names, sides = tuple(u.names), u.sides
     truth = np.array(
@@ -61,17 +67,18 @@ def run(fold: Path, target: str | None, batch: int, budget: int, active: bool, s
         size = min(batch, budget - len(rows))
         if active:
             d, _ = plan_batch(
-                q, hit, y, sides, names, reference=None, labelled=lab, budget=size, seed=seed + k
-            )
+                q, hit, y, sides, names, reference=None, labelled=lab, budget=size, seed=seed + k,
+                utility=u.values, focus=names[j] if focus else None,
+            )  # fmt: skip
             new, p = d.rows, d.inclusion
         else:
             free = np.setdiff1d(np.arange(len(y)), rows)
             new = rng.choice(free, size, replace=False)
             p = np.full(size, size / len(free))
         rows, pi, bt = np.r_[rows, new], np.r_[pi, p], np.r_[bt, np.full(len(new), k)]
-        res = rectified_recall(
-            q, hit, y, sides, None, labelled=LabelledRows(rows, sub[rows], pi, bt), confidence=0.95
-        )
+        lab = LabelledRows(rows, sub[rows], pi, bt)
+        q_est, _ = recalibrated_for_labels(q, y, sides, lab, None)  # as evaluate --labels does
+        res = rectified_recall(q_est, hit, y, sides, None, labelled=lab, confidence=0.95)
         v = verdicts(cr - res.high[[j]], cr - res.low[[j]])[0]
         if v != "not known":
             right = (v == "below") == (truth[j] < cr)
@@ -97,13 +104,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3, help="seeds per fold and design")
     ap.add_argument("--out", default=None)
+    ap.add_argument(
+        "--focus", action="store_true", help="the active design asked about the target alone"
+    )
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     rows = []
     for fold in a.folds:
         for r in range(a.repeats):
             for active in (True, False):
-                res = run(fold, a.subconcept, a.batch, a.budget, active, seed=1000 * r + 7)
+                res = run(
+                    fold, a.subconcept, a.batch, a.budget, active, seed=1000 * r + 7,
+                    focus=a.focus,
+                )  # fmt: skip
                 rows.append(res | {"design": "active" if active else "uniform", "repeat": r})
     df = pd.DataFrame(rows)
     if a.out:

@@ -165,6 +165,9 @@ class SubconceptSettings(EvaluationOptions, DiscoveryOptions):
     )
     discover: bool = field(default=False, metadata=_allows(_BOOL))
     device: str = field(default="cpu", metadata=_allows(TypeOf(str, desc="a device name")))
+    subconcept_model: str = field(
+        default="auto", metadata=_allows(StrOptions(("auto", "forest", "logistic")))
+    )
 
 
 @_declared
@@ -246,11 +249,13 @@ class BenchmarkSettings(EvaluationOptions):
 @dataclass(frozen=True, kw_only=True)
 class LabelSettings:
     """``label``: the size of the next batch of test rows to label (``budget``), the ``seed``
-    of its draw (the batch number is mixed in), the level of the verdicts it aims at and the
-    decision ``threshold`` on ``y_score``.
+    of its draw (the batch number is mixed in), the level of the verdicts it aims at, the
+    decision ``threshold`` on ``y_score`` and an optional ``focus`` subconcept whose question
+    ("is it below its class?") the whole aimed part of the batch serves.
     """
 
     budget: int = field(default=20, metadata=_allows(COUNT))
     seed: int = field(default=0, metadata=_allows(SEED))
     confidence: float = field(default=0.95, metadata=_allows(CONFIDENCE))
     threshold: float = field(default=0.5, metadata=_allows(THRESHOLD))
+    focus: str | None = field(default=None, metadata=_allows(_TEXT, None))

@@ -1,70 +1,9 @@
-"""A classifier that is not medeval's on a real KEEL set, for the own-model tests.
-
-KEEL ``vehicle`` (18 features) becomes a binary task of 597 rows with four subconcepts
-(:func:`medeval.tasks.make_binary_task`, seed 0: bus and saab in class 0, opel and van in
-class 1); its rows are split into TRAIN (40 %), REF (30 %) and TEST (30 %), stratified by
-subconcept, and a scikit-learn logistic regression fitted on TRAIN scores REF and TEST. The
-set is the smallest KEEL set with two minority subconcepts, and its weighted and unweighted
-balanced accuracies differ (the weighting matters there).
-"""
+"""A classifier that is not medeval's on a real KEEL set, for the own-model tests: the example
+of ``python -m medeval.subconcepts --example`` (:mod:`medeval.examples.vehicle`), so that the
+tests and the example share their data."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from medeval.examples.vehicle import OwnModelData, vehicle
 
-import numpy as np
-import pandas as pd
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
-
-from medeval.datasets import load
-from medeval.tasks import make_binary_task
-
-
-@dataclass
-class OwnModelData:
-    """The three tables (features ``f0000…``, ``y_true``, ``subconcept``, ``y_score``, ``id``)
-    and the test rows' true subconcepts (left out of ``test``)."""
-
-    train: pd.DataFrame
-    reference: pd.DataFrame
-    test: pd.DataFrame
-    test_subconcept: np.ndarray
-
-    def write(self, folder: Path) -> tuple[Path, Path, Path]:
-        paths = folder / "train.csv", folder / "reference.csv", folder / "test.csv"
-        for frame, path in zip((self.train, self.reference, self.test), paths, strict=True):
-            frame.to_csv(path, index=False)
-        return paths
-
-
-def vehicle(data: Path, seed: int = 0) -> OwnModelData:
-    task = make_binary_task(load("keel", data / "keel", name="vehicle"), seed=0)
-    X, y = task.data.X, task.y
-    sc = np.array([task.subconcepts[c].name for c in task.subconcept], dtype=object)
-    idx = np.arange(len(y))
-    tr, rest = train_test_split(idx, test_size=0.6, stratify=task.subconcept, random_state=seed)
-    ref, te = train_test_split(
-        rest, test_size=0.5, stratify=task.subconcept[rest], random_state=seed
-    )
-    clf = make_pipeline(StandardScaler(), LogisticRegression()).fit(X[tr], y[tr])
-
-    def frame(rows: np.ndarray, *, scored: bool, labelled: bool) -> pd.DataFrame:
-        f = pd.DataFrame(X[rows], columns=[f"f{j:04d}" for j in range(X.shape[1])])
-        f.insert(0, "id", [f"v{i:04d}" for i in rows])
-        f["y_true"] = y[rows]
-        if scored:
-            f["y_score"] = clf.predict_proba(X[rows])[:, 1]
-        if labelled:
-            f["subconcept"] = sc[rows]
-        return f
-
-    return OwnModelData(
-        train=frame(tr, scored=False, labelled=True),
-        reference=frame(ref, scored=True, labelled=True),
-        test=frame(te, scored=True, labelled=False),
-        test_subconcept=sc[te],
-    )
+__all__ = ["OwnModelData", "vehicle"]

@@ -73,20 +73,25 @@ def build_parser() -> argparse.ArgumentParser:
                 "F1, AUC, with a joint bootstrap of test and reference rows, recommended over "
                 "cM. R must come from the same classifier and subconcept model and the same "
                 "population as the test rows, and must not have been used to fit either. "
-                "Checked: columns, classes, subconcept names, at least one row of every minority "
-                "subconcept (else exit 2). Also measure the subconcept model within each class "
-                "when the test set has no subconcept labels. Needs --train-sizes"
-            ),
-            "--labels": (
-                "test rows whose subconcept a person gave (id, subconcept; from python -m "
-                "medeval.label also inclusion_probability and batch: filled to_label.csv files, "
-                "appended). They count for the test rows themselves, weighted by the inverse of "
-                "the probability each was chosen with: the rectified recall of every subconcept, "
-                "its verdict and rBA. A file without inclusion_probability is taken as a simple "
-                "random sample of the test rows. Needs --train-sizes and an id column in "
-                "--predictions"
+                "Checked: columns, classes, subconcept names (else exit 2); a subconcept without "
+                "reference rows is accepted with a note (its rectified recall then rests on "
+                "--labels alone, or is not known). Also measure the subconcept model within each "
+                "class when the test set has no subconcept labels. Needs --train-sizes"
             ),
         },
+    )
+    p.add_argument(
+        "--labels",
+        type=Path,
+        nargs="+",
+        metavar="FILE",
+        help="test rows whose subconcept a person gave: every batch's to_label.csv, filled, of "
+        "python -m medeval.label (id, subconcept, inclusion_probability, batch), one file or "
+        "several (--labels runs/label-1/to_label.csv runs/label-2/to_label.csv; their batches "
+        "are concatenated). They count for the test rows themselves, weighted by the inverse of "
+        "the probability each was chosen with: the rectified recall of every subconcept, its "
+        "verdict and rBA. A file of id and subconcept alone is taken as a simple random sample "
+        "of the test rows. Needs --train-sizes and an id column in --predictions",
     )
     add_evaluation_options(p, notes={"--threshold": "with --run: the run's evaluation.threshold"})
     return refuse_repeats(p)
@@ -131,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
         args.predictions, default_sizes = example_paths()
         args.train_sizes = args.train_sizes or default_sizes
-    inputs = (args.predictions, args.train_sizes, args.reference, args.labels)
+    inputs = (args.predictions, args.train_sizes, args.reference, *(args.labels or ()))
     target = output_folder(args, "evaluate", args.predictions, inputs)
     from medeval._memory import frozen_imports, return_large_blocks
 
@@ -139,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     # matplotlib is imported only after the bootstrap, where the run's memory peaks
     with frozen_imports():
         from medeval.evaluation import NO_REFERENCE_NOTE, EvaluateSettings
+        from medeval.evaluation.verdict_history import REOPENED
         from medeval.evaluation.worst_subconcept import worst_sentences
         from medeval.flows.evaluate import evaluate_file
         from medeval.io.atomic import write_files
@@ -182,8 +188,10 @@ def run(args: argparse.Namespace) -> int:
     out = target.write(lambda tmp: write_files(tmp, files))
     # the paragraph on missing reference rows closes the output, after the tables it explains
     notes = [n for n in ev.notes if n != NO_REFERENCE_NOTE]
+    reopen = [n for n in notes if n.startswith(REOPENED)]  # beside the verdicts they explain
+    notes = [n for n in notes if n not in reopen]
     lines = [f"note: {note}" for note in notes[:1]]
-    lines += [*worst_sentences(ev.worst_subconcepts), "", scores_table(ev)]
+    lines += [*worst_sentences(ev.worst_subconcepts), *reopen, "", scores_table(ev)]
     lines += ["", subconcept_table(ev)]
     lines += [f"note: {note}" for note in notes[1:]]
     if NO_REFERENCE_NOTE in ev.notes:

@@ -20,6 +20,9 @@ LABEL_FLAGS = {
     "--budget": "rows to label in this batch",
     "--confidence": "level of the verdicts the design aims at",
     "--threshold": "predicted label = y_score >= T when there is no y_pred",
+    "--focus": "one subconcept's question (is it below its class?): the batch aims at it alone "
+    "(a uniform share stays); default: every open verdict, by how near it is to being decided "
+    "and its utility",
 }
 
 
@@ -30,9 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         "verdict is not known or that could be the worst of their class, with a share spread "
         "uniformly. Writes to_label.csv (id, inclusion_probability, batch, class, image, "
         "candidates, an empty subconcept to fill: a subconcept, or unsure) and, for images, "
-        "to_label.html (thumbnails, blind unless --show-scores). Give the "
-        "filled file (appended to earlier ones) to python -m medeval.evaluate --labels, and to "
-        "the next python -m medeval.label.",
+        "to_label.html (thumbnails, blind unless --show-scores). Fill its column 'subconcept' in "
+        "place, then give every batch's to_label.csv, filled, to python -m medeval.evaluate "
+        "--labels and to the next python -m medeval.label --labels.",
         named_by="predictions",
         seed_help="seed of the draw (default 0; the batch number is mixed in, so each batch "
         "draws anew and the same inputs propose the same rows)",
@@ -45,7 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
                 "q_<subconcept> posterior (an image column shows the images)"
             ),
             "--train-sizes": "training subconcept sizes (JSON)",
-            "--labels": "the labels given so far (filled to_label.csv files, appended)",
             "--reference": "held-out reference rows, if any (as evaluate --reference)",
             "--run": (
                 "RUN",
@@ -53,6 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
                 "train sizes and reference rows; the sheet shows their images",
             ),
         },
+    )
+    p.add_argument(
+        "--labels",
+        type=Path,
+        nargs="+",
+        metavar="FILE",
+        help="the labels given so far: every earlier batch's to_label.csv, filled (several "
+        "files: --labels runs/label-1/to_label.csv runs/label-2/to_label.csv)",
     )
     p.add_argument(
         "--split",
@@ -116,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     from medeval.flows.label import label_next
     from medeval.io.atomic import write_files
 
-    inputs = (args.predictions, args.train_sizes, args.labels, args.reference)
+    inputs = (args.predictions, args.train_sizes, *(args.labels or ()), args.reference)
     target = output_folder(args, "label", args.predictions, inputs)
     batch = label_next(
         args.predictions,
@@ -138,11 +148,13 @@ def run(args: argparse.Namespace) -> int:
         files["to_label.html"] = page.encode()
     out = target.write(lambda tmp: write_files(tmp, files))
     say(args, *[f"note: {n}" for n in batch.notes], *batch.lines, *sheet_lines)
+    given = [] if args.labels is None else [str(p) for p in args.labels]
     say(
         args,
-        "fill the column 'subconcept' of to_label.csv ('unsure' where you cannot tell), then: "
-        "python -m medeval.evaluate ... --labels <all filled files> (or the next python -m "
-        "medeval.label)",
+        f"fill the column 'subconcept' of {out / 'to_label.csv'} in place ('unsure' where you "
+        "cannot tell), then give every batch's to_label.csv, filled, to python -m "
+        "medeval.evaluate ... --labels (and to the next python -m medeval.label ... --labels): "
+        "--labels " + " ".join([*given, str(out / "to_label.csv")]),
     )
     print(f"results: {out}")
     return 0

@@ -34,8 +34,9 @@ from medeval.evaluation.rectified import (
 from medeval.evaluation.rectified_recall import LabelledRows
 from medeval.evaluation.result import NO_SCORES, Evaluation
 from medeval.evaluation.subconcept_recall import reference_evidence
+from medeval.evaluation.verdict_history import reopened, reopened_lines
 from medeval.io.predictions import PredictionTable
-from medeval.io.reference import ReferenceRows, check_against_test
+from medeval.io.reference import ReferenceRows, check_against_test, missing_note
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
 from medeval.metrics.multiclass import within_class_ba
@@ -270,12 +271,16 @@ def _evaluation(
         given = labelled_reference(labels, y, yp, sc, posteriors, utilities)
         reference = pooled(reference, given)
     plan = _plan(y, table.subconcept, posteriors, utilities, table.groups)
+    if labels is not None and table.subconcept is None and utilities is not None:
+        plan.unavailable["w"] += labelled_for_w(len(labels.index), len(y))
     posteriors = None  # what follows reads the plan's weights: the matrix can be freed
     stratify = s.stratify if table.strata is None else table.strata
     if sc is None:
         for w in SCORED_WEIGHTINGS:
             plan.unavailable.setdefault(f"{w.prefix}AUC", NO_SCORES)
     notes = _first_notes(plan, utilities)
+    if held_out is not None and (absent := missing_note(held_out)):
+        notes.append(absent)
     point = _point_scores(y, yp, sc, plan, notes)
     reps = _replicates(y, yp, sc, plan, stratify, s)
     boot_info = _bootstrap_info(s.n_bootstrap, s.seed, stratify)
@@ -292,6 +297,13 @@ def _evaluation(
         y, yp, plan, utilities, s.confidence, notes, reps=reps, reference=ref_side,
         labelled=None if why else labels, seed=s.seed,
     )  # fmt: skip
+    if labels is not None and not why and plan.q_class is not None and plan.sc_codes is None:
+        sides = np.array([plan.sc_side[nm] for nm in plan.sc_names])
+        hit = (yp == y).astype(np.float64)
+        found = reopened(
+            plan.q_class, hit, y, sides, plan.sc_names, ref_side, labels, confidence=s.confidence
+        )
+        notes += reopened_lines(found)
     no_codes = plan.q_class is None or plan.sc_codes is None  # no subconcept model to measure
     ev = Evaluation(
         scores=scores,
@@ -311,6 +323,15 @@ def _evaluation(
         weighted_classes=_weighted_classes(utilities),
     )
     return _with_reference(ev, reference, res, why, inputs, row_notes)
+
+
+def labelled_for_w(n_labelled: int, n: int) -> str:
+    """What the unavailable true-weight scores say of the labelled test rows."""
+    return (
+        f"; {n_labelled} of {n} test rows are labelled (--labels): they count in the rectified "
+        "scores and in each subconcept's rect. recall and verdict, while the w scores need the "
+        "subconcept of every test row"
+    )
 
 
 def _replicates(y, yp, s, plan: _Plan, stratify, settings: EvaluateSettings) -> Any:

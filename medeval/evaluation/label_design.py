@@ -1,13 +1,15 @@
-"""Which test rows to label next: inclusion probabilities where a label lowers the open
-subconcepts' variance most, with a uniform share, drawn by systematic sampling (docs/method.md,
-"Labels chosen where they decide")."""
+"""Which test rows to label next: the batch shared among the open verdicts by how close each is
+to being decided and by its utility (or given to one ``focus`` subconcept), each share on the
+rows where a label lowers that subconcept's variance most, with a uniform share; drawn by
+systematic sampling (docs/method.md, "Labels chosen where they decide")."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from medeval.evaluation.posterior_calibration import recalibrated_for_labels
 from medeval.evaluation.rectified_recall import (
     LabelledRows,
     RectifiedRecall,
@@ -19,6 +21,9 @@ from medeval.evaluation.rectified_recall import (
 
 #: The share of the budget spread uniformly over the unlabelled rows.
 UNIFORM_SHARE = 0.2
+#: Each open subconcept's least priority, against ``(|gap| / half-width)²`` (so that a verdict
+#: whose gap looks like 0 today still gets a few labels: its estimate may be wrong).
+PRIORITY_FLOOR = 0.05
 _TAG = 0x4C41424C  # the design's own stream ("LABL")
 
 
@@ -32,6 +37,10 @@ class Design:
     inclusion: np.ndarray
     pi: np.ndarray
     open: tuple[str, ...]
+    #: each open subconcept's share of the aimed (not uniform) part of the batch
+    share: tuple[float, ...] = ()
+    #: rows of each subconcept ``(S,)`` the batch expects (``Σ π·q``, the posteriors it used)
+    expected: np.ndarray | None = None
 
 
 def open_subconcepts(
@@ -51,6 +60,23 @@ def open_subconcepts(
     return several & ((np.asarray(verdict) == "not known") | contested)
 
 
+def decision_priority(
+    gap: np.ndarray, gap_low: np.ndarray, gap_high: np.ndarray, utility: np.ndarray, aim: np.ndarray
+) -> np.ndarray:
+    """Each aimed subconcept's share ``(S,)`` of the batch (summing to 1 over ``aim``): its
+    utility times ``(|gap| / half-width)² +`` :data:`PRIORITY_FLOOR`, where ``gap`` is today's
+    estimate of how far it lies below its class's recall and ``gap_low``–``gap_high`` its
+    interval (unknown: half-width 1). A verdict near to being decided — a gap large against its
+    interval — is where a label most likely decides it; a gap of about 0 (a large subconcept
+    that is its class's recall) needs more labels than any batch has."""
+    half = np.where(np.isfinite(gap_low) & np.isfinite(gap_high), (gap_high - gap_low) / 2, 1.0)
+    closeness = (np.nan_to_num(np.abs(gap), nan=0.0) / np.maximum(half, 1e-6)) ** 2
+    raw = np.where(
+        aim, np.nan_to_num(utility, nan=1.0) * (np.minimum(closeness, 9.0) + PRIORITY_FLOOR), 0.0
+    )
+    return raw / raw.sum() if raw.sum() > 0 else aim / max(aim.sum(), 1)
+
+
 def row_scores(
     q: np.ndarray,
     hit: np.ndarray,
@@ -61,15 +87,20 @@ def row_scores(
     n_test: np.ndarray,
     aim: np.ndarray,
 ) -> np.ndarray:
-    """``√(Σ_s E[e_s²] / N̂_s²)`` ``(N,)`` over the subconcepts aimed at (``aim`` ``(S,)``) of
-    each row's class: ``q`` ``(N, S)`` within-class posteriors, ``hit`` and ``y`` ``(N,)``,
-    each subconcept's ``theta``, ``lam`` and estimated test rows ``n_test`` ``(S,)``."""
+    """Each row's score ``(N,)``: for every subconcept ``s`` aimed at (``aim`` ``(S,)``, a
+    share of the batch each, or 0/1), ``√E[e_s²]`` over the rows of its class — the
+    variance-optimal design for ``s`` alone — normalised to sum to ``aim[s]``, then summed over
+    ``s``. ``q`` ``(N, S)`` within-class posteriors, ``hit`` and ``y`` ``(N,)``, each
+    subconcept's ``theta``, ``lam`` and estimated test rows ``n_test`` ``(S,)`` (kept for
+    callers; the normalisation makes the shares, not ``n_test``, set each one's part)."""
     own = sides[None, :] == y[:, None]
     theta = np.nan_to_num(theta, nan=0.5)
     lam = np.clip(np.nan_to_num(lam, nan=1.0), 0.0, 1.0)
     e2 = (hit[:, None] - theta[None, :]) ** 2 * q * (1 - 2 * lam * q + lam**2 * q)
-    weight = np.where(aim, 1.0 / np.maximum(np.nan_to_num(n_test, nan=1.0), 1.0) ** 2, 0.0)
-    return np.sqrt(np.clip((e2 * own * weight[None, :]).sum(1), 0.0, None))
+    e = np.sqrt(np.clip(e2, 0.0, None)) * own
+    total = e.sum(0)
+    share = np.where(total > 0, np.asarray(aim, dtype=float) / np.where(total > 0, total, 1), 0)
+    return e @ share
 
 
 def inclusion_probabilities(score: np.ndarray, free: np.ndarray, budget: int) -> np.ndarray:
@@ -129,10 +160,17 @@ def plan_batch(
     budget: int,
     seed: int,
     confidence: float = 0.95,
+    utility: np.ndarray | None = None,
+    focus: str | None = None,
 ) -> tuple[Design, RectifiedRecall | None]:
     """The next batch for test rows ``q`` ``(N, S)`` (within-class posteriors), ``hit``, ``y``
     ``(N,)``: the rectified recall from what is known so far (``None`` when nothing is), the
-    subconcepts still open, and the rows chosen for them."""
+    subconcepts still open, each one's share of the batch (:func:`decision_priority`, by its
+    ``utility`` ``(S,)``, default 1), and the rows chosen for them. ``focus``: one subconcept's
+    question ("is it below its class?") takes the whole aimed part, open or not."""
+    # with labels, the posteriors recalibrated within class on the rows of known subconcept
+    # (as evaluate --labels does): the rows of a rare subconcept are where they say
+    q, reference = recalibrated_for_labels(q, y, sides, labelled, reference)
     est = (q * hit[:, None]).sum(0) / np.maximum(q.sum(0), 1e-12)  # label-free fallback
     theta, lam, n_test, verdict, worst, res = est, np.ones(len(names)), q.sum(0), None, None, None
     if reference is not None or labelled is not None:
@@ -154,10 +192,22 @@ def plan_batch(
         cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in sides])
         verdict = verdicts(cr - res.high, cr - res.low)
         worst = could_be_worst_by_class(res, sides, confidence)[0]
-    aim = open_subconcepts(names, sides, verdict, worst)
-    if not aim.any():  # every verdict decided: spread the labels over all subconcepts
-        aim = open_subconcepts(names, sides, None, None)
+        gap, gap_low, gap_high = cr - theta, cr - res.high, cr - res.low
+    else:
+        cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in sides])
+        gap = cr - est
+        gap_low = gap_high = np.full(len(names), np.nan)
+    if focus is not None:
+        aim = np.asarray(names) == focus
+    else:
+        aim = open_subconcepts(names, sides, verdict, worst)
+        if not aim.any():  # every verdict decided: spread the labels over all subconcepts
+            aim = open_subconcepts(names, sides, None, None)
+    u = np.ones(len(names)) if utility is None else np.asarray(utility, dtype=float)
+    share = decision_priority(gap, gap_low, gap_high, u, aim)
     done = np.isin(np.arange(len(y)), [] if labelled is None else labelled.index)
-    score = row_scores(q, hit, y, sides, theta, lam, n_test, aim)
-    chosen = tuple(nm for nm, a in zip(names, aim, strict=True) if a)
-    return choose_rows(score, done, budget, seed=seed, aim=chosen), res
+    score = row_scores(q, hit, y, sides, theta, lam, n_test, share)
+    chosen = [(nm, float(sh)) for nm, a, sh in zip(names, aim, share, strict=True) if a]
+    design = choose_rows(score, done, budget, seed=seed, aim=tuple(nm for nm, _ in chosen))
+    expected = (design.pi[:, None] * q).sum(0)
+    return replace(design, share=tuple(sh for _, sh in chosen), expected=expected), res

@@ -213,6 +213,12 @@ def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarra
     k, n_known = len(qt), ev.m.sum(1)
     n_class = qt.shape[1]
     n_test = np.maximum(qt.sum(1), 1.0)
+    if ev.m.shape[1] == 0:  # no row of known subconcept in this class: nothing to estimate
+        none = np.full(k, np.nan)
+        return dict(
+            recall=none, low=none, high=none, ess=none, lam=none, deff=np.ones(k),
+            n_test=n_test, n_eff=none, residuals=np.zeros((k, 0)),
+        )  # fmt: skip
     coef, _, _ = _coefficients(ev, n_class, n_test)
     ones = np.ones(k)
     theta, den = _solve(qt, ht, ev, ones[:, None], ones, coef)  # pilot: λ = 1

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ from medeval._validation import TypeOf, validate_params
 from medeval.errors import InputError
 from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.evaluation.rectified_recall import LabelledRows
-from medeval.io.labels import UNSURE, read_ids, read_labels
+from medeval.io.labels import UNSURE, label_files, labels_note, read_ids, read_labels
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
 from medeval.io.reference import load_reference
 from medeval.metrics.bootstrap import check_replicates, default_memory_budget
@@ -30,7 +31,7 @@ _PATH = TypeOf(str, Path, desc="a path")
         "train_sizes": [_PATH, None],
         "reference": [_PATH, None],
         "reference_source": [TypeOf(str, desc="a str"), None],
-        "labels": [_PATH, None],
+        "labels": [_PATH, TypeOf(list, tuple, desc="a list of paths"), None],
         "settings": [TypeOf(EvaluateSettings, desc="EvaluateSettings"), None],
     }
 )
@@ -40,7 +41,7 @@ def evaluate_file(
     *,
     reference: str | Path | None = None,
     reference_source: str | None = None,
-    labels: str | Path | None = None,
+    labels: str | Path | Sequence[str | Path] | None = None,
     settings: EvaluateSettings | None = None,
 ) -> tuple[PredictionTable, Evaluation]:
     """Read a predictions file (and its train sizes and reference rows), then evaluate it
@@ -50,8 +51,9 @@ def evaluate_file(
     ``subconcept`` and every ``q_<subconcept>``, checked by
     :func:`medeval.io.reference.load_reference`); ``reference_source`` names where the rows
     come from in the outputs (default: the file's path). ``labels``: a file of test rows whose
-    subconcept a person gave (``id``, ``subconcept`` and, from ``python -m medeval.label``, the
-    ``inclusion_probability`` and ``batch`` they were chosen with; :func:`read_labelled`).
+    subconcept a person gave, or several (``id``, ``subconcept`` and, from
+    ``python -m medeval.label``, the ``inclusion_probability`` and ``batch`` they were chosen
+    with: each batch's to_label.csv, filled; :func:`read_labelled`).
 
     The returned table's ``posteriors`` are ``None``: the evaluation takes them.
     """
@@ -72,23 +74,27 @@ def evaluate_file(
 
 
 def read_labelled(
-    labels: str | Path, predictions: str | Path, table: PredictionTable, u: Utilities | None
+    labels: str | Path | Sequence[str | Path],
+    predictions: str | Path,
+    table: PredictionTable,
+    u: Utilities | None,
 ) -> tuple[LabelledRows, list[str]]:
-    """The labelled test rows of ``labels`` matched by ``id`` to the rows of ``predictions``
-    (read as ``table``), and the notes reading them raised.
+    """The labelled test rows of ``labels`` (one file or several, their batches concatenated)
+    matched by ``id`` to the rows of ``predictions`` (read as ``table``), and the notes reading
+    them raised.
 
     Raises:
         InputError: labels without train sizes, or a bad labels file (naming file, row, value).
     """
+    files = label_files(labels)
     if u is None:
-        raise InputError(labels, "labels need --train-sizes (the subconcepts)")
+        raise InputError(files[0], "labels need --train-sizes (the subconcepts)")
     ids, _ = read_ids(predictions)
-    fields, notes = read_labels(labels, ids, np.asarray(table.y_true, dtype=np.int64), u)
+    fields, notes = read_labels(files, ids, np.asarray(table.y_true, dtype=np.int64), u)
     if not len(fields["index"]):
         raise InputError(
-            labels,
+            files[0] if len(files) == 1 else ", ".join(map(str, files)),
             f"no labelled rows: every row is marked {UNSURE!r}; label some, or leave --labels out",
         )
-    n, batches = len(fields["index"]), len(np.unique(fields["batch"]))
-    notes.append(f"labels: {n} labelled test rows ({Path(labels).name}, {batches} batch(es))")
+    notes.append(labels_note(fields, files, len(ids)))
     return LabelledRows(**fields), notes

@@ -5,6 +5,7 @@ the same rows."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +19,8 @@ from medeval.evaluation.checks import labels as checked_labels
 from medeval.evaluation.label_design import Design, plan_batch
 from medeval.evaluation.rectified_recall import LabelledRows, RectifiedRecall, verdicts
 from medeval.evaluation.subconcept_recall import reference_evidence
-from medeval.io.labels import last_batch, read_ids, read_labels, sheet
+from medeval.evaluation.verdict_history import reopened, reopened_lines
+from medeval.io.labels import label_files, labels_note, last_batch, read_ids, read_labels, sheet
 from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.options import LabelSettings
 from medeval.weights import renormalise_within_class
@@ -46,7 +48,7 @@ def label_next(
     predictions: str | Path,
     train_sizes: str | Path,
     *,
-    labels: str | Path | None = None,
+    labels: str | Path | Sequence[str | Path] | None = None,
     reference: str | Path | None = None,
     settings: LabelSettings | None = None,
 ) -> LabelBatch:
@@ -77,10 +79,11 @@ def label_next(
     ).q.numpy()
     hit = (yp == y).astype(np.float64)
     labelled, batch = None, 1
-    if labels is not None:
-        fields, read_notes = read_labels(labels, ids, y, u)
-        notes += read_notes
-        batch = last_batch(labels) + 1  # after every batch given, one all unsure included
+    files = None if labels is None else label_files(labels)
+    if files is not None:
+        fields, read_notes = read_labels(files, ids, y, u)
+        notes += [*read_notes, labels_note(fields, files, len(ids))]
+        batch = last_batch(files) + 1  # after every batch given, one all unsure included
         labelled = LabelledRows(**fields) if len(fields["index"]) else None
     ref = None
     if reference is not None:
@@ -88,9 +91,11 @@ def label_next(
 
         rows, _ = load_reference(reference, u, threshold=s.threshold)
         ref = reference_evidence(rows, u)
+    if s.focus is not None:
+        _check_focus(s.focus, u, predictions)
     free = len(y) - (0 if labelled is None else len(labelled.index))
     if free == 0:
-        raise InputError(labels, "every test row is labelled already: nothing left to choose")
+        raise InputError(files[-1], "every test row is labelled already: nothing left to choose")
     if s.budget > free:
         notes.append(
             f"--budget {s.budget} is more than the {free} rows not yet labelled: "
@@ -108,14 +113,36 @@ def label_next(
         # each batch's own draw, from the run's seed and the batch number
         seed=int(np.random.SeedSequence([int(s.seed), int(batch)]).generate_state(1)[0]),
         confidence=s.confidence,
+        utility=u.values,
+        focus=s.focus,
     )
     frame = sheet(design.rows, design.inclusion, batch, ids, y, q, u, images)
     lines = _lines(design, known, q, hit, y, u, batch)
+    found = reopened(q, hit, y, u.sides, tuple(u.names), ref, labelled, confidence=s.confidence)
+    lines[-1:-1] = reopened_lines(found)  # after the verdicts so far, before the batch
     subconcepts = {
         int(c): tuple(str(nm) for nm, side in zip(u.names, u.sides, strict=True) if side == c)
         for c in (0, 1)
     }
     return LabelBatch(frame, batch, design, known, lines, notes, images is not None, subconcepts)
+
+
+def _check_focus(focus: str, u, predictions) -> None:
+    """``--focus``: a subconcept of the training sizes whose class has another to compare."""
+    from medeval.errors import UserError
+
+    names = list(u.names)
+    if focus not in names:
+        raise UserError(
+            f"--focus {focus!r}: no such subconcept in the train sizes of {predictions} "
+            f"(they are {', '.join(map(repr, names))})"
+        )
+    side = int(u.sides[names.index(focus)])
+    if (u.sides == side).sum() < 2:
+        raise UserError(
+            f"--focus {focus!r}: the only subconcept of class {side}, so it is its class and "
+            "has no verdict to decide; choose a subconcept of a class with several"
+        )
 
 
 def _lines(design: Design, known, q, hit, y, u, batch: int) -> list[str]:
@@ -135,8 +162,16 @@ def _lines(design: Design, known, q, hit, y, u, batch: int) -> list[str]:
                 if (v[idx] == w).any()
             ]
             out.append(f"class {c}, so far — " + "; ".join(said))
-    expected = (design.pi[:, None] * q).sum(0)  # rows of each subconcept the batch expects
-    aims = [f"{nm} (~{expected[list(names).index(nm)]:.1f} rows)" for nm in design.open]
+    expected = design.expected  # rows of each subconcept the batch expects
+    if expected is None:
+        expected = (design.pi[:, None] * q).sum(0)
+    shares = dict(zip(design.open, design.share, strict=False))
+    aims = [
+        f"{nm} (~{expected[list(names).index(nm)]:.1f} rows"
+        + (f", {shares[nm]:.0%} of the aimed labels" if nm in shares else "")
+        + ")"
+        for nm in design.open
+    ]
     out.append(
         f"batch {batch}: {len(design.rows)} rows to label, aimed at "
         + (", ".join(aims) if aims else "every subconcept")

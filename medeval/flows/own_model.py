@@ -28,7 +28,12 @@ from medeval.io.predictions import (
 from medeval.io.predictions import _check_subconcepts as check_subconcepts
 from medeval.io.reference import reference_rows
 from medeval.options import SubconceptSettings
-from medeval.subconcept_model import SubconceptModel, subconcept_classes, train_sizes
+from medeval.subconcept_model import (
+    SubconceptModel,
+    subconcept_classes,
+    subconcept_estimator,
+    train_sizes,
+)
 from medeval.weights import Utilities, utilities_from_train_sizes
 
 __all__ = [
@@ -165,8 +170,32 @@ def _fit_model(
     if names is None:
         disc = discover_subconcepts(tr.X, y, **s.discovery_options(), seed=s.seed)
         names = np.asarray(disc.labels).astype(str)
+    if estimator is None:
+        counts = pd.Series(names).value_counts()
+        estimator = subconcept_estimator(
+            chosen_subconcept_model(s.subconcept_model, tr.path),
+            n_estimators=s.n_estimators,
+            seed=s.seed,
+            min_count=int(counts.min()),
+        )
     model = SubconceptModel(estimator, n_estimators=s.n_estimators, random_state=s.seed)
     return model.fit(tr.X, names, y), disc
+
+
+def chosen_subconcept_model(kind: str, train: Any) -> str:
+    """``auto`` resolved: ``logistic`` when TRAIN is an image embedding table of a pretrained
+    backbone (its ``<name>.embedding.json`` names the weights, not RANDOMLY INITIALISED: where
+    it was measured better), else ``forest``; other kinds as they are."""
+    if kind != "auto":
+        return kind
+    if isinstance(train, (str, Path)):
+        from medeval.io.embeddings import table_record
+
+        record = table_record(train)
+        source = (record or {}).get("weights_source")
+        if source and source != "RANDOMLY INITIALISED":
+            return "logistic"
+    return "forest"
 
 
 def _train_subconcepts(tr: FeatureTable, y: np.ndarray) -> np.ndarray:
@@ -341,7 +370,11 @@ def _describe(
 ) -> dict[str, Any]:
     return {
         "estimator": repr(model.estimator_),
-        "default_forest": estimator is None,
+        "subconcept_model": "given"
+        if estimator is not None
+        else chosen_subconcept_model(s.subconcept_model, tr.path),
+        "default_forest": estimator is None
+        and chosen_subconcept_model(s.subconcept_model, tr.path) == "forest",
         "train": str(tr.path),
         "rows": len(tr),
         "features": tr.features,

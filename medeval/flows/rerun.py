@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from medeval.evaluation import (
 from medeval.evaluation.rectified_recall import LabelledRows
 from medeval.flows.evaluate import read_labelled
 from medeval.io import atomic
+from medeval.io.labels import label_files
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
 from medeval.io.reference import reference_rows
 from medeval.io.tables import read_frame
@@ -207,14 +209,18 @@ def _evaluation_config(run: Path) -> EvaluationOptions:
 
 
 def evaluate_run(
-    run: str | Path, settings: RerunSettings | None = None, *, labels: str | Path | None = None
+    run: str | Path,
+    settings: RerunSettings | None = None,
+    *,
+    labels: str | Path | Sequence[str | Path] | None = None,
 ) -> dict:
     """Re-evaluate every finished split of a run from its saved predictions, then summarise.
 
     The evaluation's settings are those of the run's ``config.yaml`` (its ``evaluation``
     section); ``settings`` may change the replicates, the seed and the device. ``labels``
-    (``python -m medeval.label --run``'s filled sheets) count in every split whose test rows
-    hold all of their ids, the split they were chosen from; the others are evaluated without.
+    (``python -m medeval.label --run``'s sheets: each a to_label.csv, filled) count in every
+    split whose test rows hold all of their ids, the split they were chosen from; the others
+    are evaluated without.
 
     Raises:
         InputError: labels whose ids are the test rows of no split.
@@ -233,23 +239,29 @@ def evaluate_run(
         **(ecfg.evaluation_options() | {k: v for k, v in given.items() if v is not None}),
         device=s.device,
     )
-    used = 0
+    files = None if labels is None else label_files(labels)
+    used: set[Path] = set()
     for folder in folders:
-        lab = None if labels is None else _labels_of(folder, labels)
-        used += lab is not None
+        lab = None if files is None else _labels_of(folder, files)
+        used |= set(lab or [])
         evaluate_split_folder(folder, evaluation, title=f"{run.name}/{folder.name}", labels=lab)
-    if labels is not None and not used:
-        raise InputError(labels, "its ids are the test rows of no split of the run")
+    for path in files or []:
+        if path not in used:
+            raise InputError(path, "its ids are the test rows of no split of the run")
     return summarize_run(run)
 
 
-def _labels_of(folder: Path, labels: str | Path) -> Path | None:
-    """``labels`` where every id it names is a test row of ``folder``'s split, else ``None``."""
+def _labels_of(folder: Path, files: list[Path]) -> list[Path] | None:
+    """The labels files every id of which is a test row of ``folder``'s split (``None``: none)."""
     ids = set(read_frame(folder / "predictions.csv", as_text=True)["id"].astype(str).str.strip())
-    given = read_frame(labels, as_text=True)
-    if "id" not in given.columns:
-        raise InputError(labels, "a labels file needs the column 'id'", column="id")
-    return Path(labels) if set(given["id"].astype(str).str.strip()) <= ids else None
+    mine = []
+    for path in files:
+        given = read_frame(path, as_text=True)
+        if "id" not in given.columns:
+            raise InputError(path, "a labels file needs the column 'id'", column="id")
+        if set(given["id"].astype(str).str.strip()) <= ids:
+            mine.append(path)
+    return mine or None
 
 
 #: The run's manifest, one line per split and row (:func:`medeval.splits.write_manifest`).
@@ -325,7 +337,11 @@ def _check_rows(path: Path, expected: list[str], rows: str) -> None:
 
 
 def evaluate_split_folder(
-    folder: str | Path, settings: EvaluateSettings, *, title: str, labels: Path | None = None
+    folder: str | Path,
+    settings: EvaluateSettings,
+    *,
+    title: str,
+    labels: Path | Sequence[Path] | None = None,
 ) -> Evaluation:
     """:func:`evaluate_split` of the tables in ``folder`` (``predictions.csv``,
     ``train_sizes.json`` and, when present, ``reference.csv``)."""

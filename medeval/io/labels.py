@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,22 +66,69 @@ def read_ids(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
     return ids, images
 
 
+#: The one name of the file ``--labels`` takes, in every message, help text and doc.
+FILLED_SHEET = "to_label.csv, filled"
+#: What to do with the filled sheets, said the same way everywhere.
+GIVE_LABELS = (
+    f"give every batch's {FILLED_SHEET}, to --labels (several files: --labels "
+    "runs/label-1/to_label.csv runs/label-2/to_label.csv)"
+)
+
+
+def label_files(labels: str | Path | Sequence[str | Path]) -> list[Path]:
+    """``labels`` as a list of files (one path or several)."""
+    return [Path(labels)] if isinstance(labels, str | Path) else [Path(p) for p in labels]
+
+
+def labels_note(fields: dict[str, np.ndarray], files: Sequence[Path], n_test: int) -> str:
+    """The note counting the labelled test rows: how many, of how many, from which files."""
+    n, batches = len(fields["index"]), len(np.unique(fields["batch"]))
+    names = ", ".join(p.name if len(files) == 1 else str(p) for p in files)
+    return f"labels: {n} of {n_test} test rows labelled ({names}, {batches} batch(es))"
+
+
 def read_labels(
-    path: str | Path, ids: np.ndarray, y: np.ndarray, utilities: Utilities
+    paths: str | Path | Sequence[str | Path],
+    ids: np.ndarray,
+    y: np.ndarray,
+    utilities: Utilities,
 ) -> tuple[dict[str, np.ndarray], list[str]]:
-    """The labelled test rows of a labels file (``id``, ``subconcept``, optional
-    ``inclusion_probability`` and ``batch``) matched to the test rows ``ids`` ``(N,)`` of classes
-    ``y`` ``(N,)``: the :class:`~medeval.evaluation.rectified_recall.LabelledRows` fields
+    """The labelled test rows of one labels file or several (``id``, ``subconcept``, optional
+    ``inclusion_probability`` and ``batch``: each a to_label.csv, filled; their batches
+    concatenated) matched to the test rows ``ids`` ``(N,)`` of classes ``y`` ``(N,)``: the
+    :class:`~medeval.evaluation.rectified_recall.LabelledRows` fields
     ``{"index", "subconcept", "pi", "batch"}`` ``(L,)``, and its notes. A row whose subconcept
-    is :data:`UNSURE` counts as unlabelled (left out, with a note saying how many), its id and
-    batch checked as any other's; ``L`` is 0 where every row is unsure.
+    is :data:`UNSURE` counts as unlabelled (left out, with a note naming its file and saying how
+    many), its id and batch checked as any other's and its batch counted as given; ``L`` is 0
+    where every row is unsure.
 
     Raises:
         InputError: naming the file, row and value: an id not among the test rows, a subconcept
-            not in the train sizes or of the other class, one id with two subconcepts, an
-            inclusion probability outside (0, 1], a row left unlabelled.
+            not in the train sizes or of the other class, one id with two subconcepts (in one
+            file or in two, naming both), an inclusion probability outside (0, 1], a row left
+            unlabelled, a batch given without the earlier ones.
     """
-    path = Path(path)
+    files = label_files(paths)
+    notes: list[str] = []
+    parts = [_read_one(path, ids, y, utilities, notes) for path in files]
+    frame = pd.concat([f for f, _ in parts], ignore_index=True)
+    fields = {k: np.concatenate([f[k] for _, f in parts]) for k in parts[0][1]}
+    # every batch given counts, one all unsure included; rows marked unsure are then dropped
+    # before an id given twice is looked for (unsure in one batch, labelled in a later one)
+    _no_gaps(frame, fields["batch"], files)
+    labelled = frame.pop("_labelled").to_numpy(dtype=bool)
+    frame = frame[labelled].reset_index(drop=True)
+    fields = {k: v[labelled] for k, v in fields.items()}
+    keep = _once(frame, fields["subconcept"], notes)
+    return {k: v[keep] for k, v in fields.items()}, notes
+
+
+def _read_one(
+    path: Path, ids: np.ndarray, y: np.ndarray, utilities: Utilities, notes: list[str]
+) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """One labels file, checked: its frame (``id``, ``subconcept``, ``_file``, ``_row``: the
+    row's number in the file, ``_labelled``: not :data:`UNSURE`) and its fields
+    (:func:`read_labels`), rows marked unsure included."""
     frame = read_frame(path, as_text=True)
     for column in ("id", "subconcept"):
         if column not in frame.columns:
@@ -88,10 +136,9 @@ def read_labels(
     if frame.empty:
         raise InputError(
             path,
-            "no labelled rows: the file has a header and no rows; give the filled "
-            "to_label.csv files (appended), or leave --labels out",
+            f"no labelled rows: the file has a header and no rows; {GIVE_LABELS}, or leave "
+            "--labels out",
         )
-    notes: list[str] = []
     frame = frame.assign(
         id=frame["id"].astype(str).str.strip(),
         subconcept=frame["subconcept"].fillna("").astype(str).str.strip(),
@@ -103,7 +150,7 @@ def read_labels(
             path,
             f"row(s) {rows}: no subconcept given. Label every row of a batch "
             "(rows chosen but left unlabelled would bias the estimate), or leave "
-            "the batch out of the file",
+            "the batch out of --labels",
             column="subconcept",
         )
     where = pd.Series(np.arange(len(ids)), index=ids)
@@ -134,24 +181,28 @@ def read_labels(
             column="subconcept",
         )
     pi, batch = _design(path, frame, len(ids), notes)
-    keep = _once(path, frame, codes, notes, ~unsure)
     if unsure.any():
         notes.append(
             f"{path.name}: {int(unsure.sum())} row(s) marked {UNSURE!r}, counted as unlabelled: "
             "left out of the estimate (if they are the hard cases, the estimate does not see "
             "them), and a later batch may propose them again"
         )
-    fields = {"index": index, "subconcept": codes, "pi": pi, "batch": batch}
-    return {k: v[keep] for k, v in fields.items()}, notes
+    rows = frame[["id", "subconcept"]].assign(
+        _file=str(path), _row=np.arange(len(frame)) + 2, _labelled=~unsure
+    )
+    return rows, {"index": index, "subconcept": codes, "pi": pi, "batch": batch}
 
 
-def last_batch(path: str | Path) -> int:
-    """The highest batch of a labels file that :func:`read_labels` accepted, its rows marked
-    :data:`UNSURE` included (1 without a ``batch`` column): the next batch is the one after."""
-    frame = read_frame(Path(path), as_text=True)
-    if "batch" not in frame.columns or frame.empty:
-        return 1
-    return int(pd.to_numeric(frame["batch"], errors="coerce").max())
+def last_batch(paths: str | Path | Sequence[str | Path]) -> int:
+    """The highest batch of the labels files that :func:`read_labels` accepted (over every
+    file), its rows marked :data:`UNSURE` included (1 without a ``batch`` column): the next batch
+    is the one after."""
+    last = 1
+    for path in label_files(paths):
+        frame = read_frame(path, as_text=True)
+        if "batch" in frame.columns and not frame.empty:
+            last = max(last, int(pd.to_numeric(frame["batch"], errors="coerce").max()))
+    return last
 
 
 def _refuse_first(path: Path, frame: pd.DataFrame, column: str, bad: Any, problem: str) -> None:
@@ -186,44 +237,50 @@ def _design(path: Path, frame: pd.DataFrame, n_test: int, notes: list[str]):
     whole = np.isfinite(batch) & (batch == np.round(batch)) & (batch >= 1)
     _refuse_first(path, frame, "batch", ~whole, "is not a whole number from 1")
     batch = batch.astype(np.int64)
-    gaps = sorted(set(range(1, int(batch.max()) + 1)) - set(batch.tolist()))
-    if gaps:  # a batch's probabilities were drawn with every earlier batch labelled
-        i = int(np.argmax(batch > gaps[0]))
-        missing = ", ".join(map(str, gaps[:5])) + (", …" if len(gaps) > 5 else "")
-        raise InputError(
-            path,
-            f"row {i + 2}: batch {int(batch[i])} is given without batch {missing}: its "
-            "inclusion probabilities were drawn with the rows of every earlier batch labelled, "
-            "and the estimate counts those rows; append the filled to_label.csv of every "
-            "earlier batch",
-            column="batch",
-        )
     return pi, batch
 
 
-def _once(
-    path: Path, frame: pd.DataFrame, codes: np.ndarray, notes: list[str], labelled: np.ndarray
-) -> np.ndarray:
-    """Rows to keep ``(L,)``, of the ``labelled`` ones (not unsure): an id given twice counts
-    once, or is refused with two subconcepts."""
-    ids = frame["id"].where(labelled)
-    twice = ids.duplicated(keep=False) & labelled
+def _no_gaps(frame: pd.DataFrame, batch: np.ndarray, files: list[Path]) -> None:
+    """Refuse a batch given without an earlier one: a batch's probabilities were drawn with every
+    earlier batch labelled, and the estimate counts those rows."""
+    gaps = sorted(set(range(1, int(batch.max()) + 1)) - set(batch.tolist()))
+    if not gaps:
+        return
+    i = int(np.argmax(batch > gaps[0]))
+    missing = ", ".join(map(str, gaps[:5])) + (", …" if len(gaps) > 5 else "")
+    among = "" if len(files) == 1 else f" (in none of {', '.join(p.name for p in files)})"
+    raise InputError(
+        frame["_file"].iloc[i],
+        f"row {frame['_row'].iloc[i]}: batch {int(batch[i])} is given without batch "
+        f"{missing}{among}: its inclusion probabilities were drawn with the rows of every "
+        f"earlier batch labelled, and the estimate counts those rows; {GIVE_LABELS}",
+        column="batch",
+    )
+
+
+def _once(frame: pd.DataFrame, codes: np.ndarray, notes: list[str]) -> np.ndarray:
+    """Rows to keep ``(L,)``: an id given twice (in one file or in two) counts once, or is
+    refused with two subconcepts, naming the file and row of each."""
+    twice = frame["id"].duplicated(keep=False)
     if twice.any():
-        for _, rows in frame[twice].groupby("id"):
+        for _, rows in frame[twice].groupby("id", sort=False):
             if codes[rows.index].min() != codes[rows.index].max():
-                i, j = rows.index[:2]
+                i = rows.index[0]
+                j = rows.index[np.argmax(codes[rows.index] != codes[i])]
+                a, b = frame.loc[i], frame.loc[j]
+                where_b = f"row {b['_row']}"
+                if a["_file"] != b["_file"]:
+                    where_b = f"{b['_file']} {where_b}"
                 raise InputError(
-                    path,
-                    f"id {frame['id'].iloc[i]!r} is labelled "
-                    f"{frame['subconcept'].iloc[i]!r} in row {i + 2} and "
-                    f"{frame['subconcept'].iloc[j]!r} in row {j + 2}",
+                    a["_file"],
+                    f"id {a['id']!r} is labelled {a['subconcept']!r} in row {a['_row']} and "
+                    f"{b['subconcept']!r} in {where_b}",
                     column="subconcept",
                 )
         n = int(frame["id"][twice].nunique())
-        notes.append(
-            f"{path.name}: {n} id(s) labelled twice with the same subconcept, counted once"
-        )
-    return labelled & ~(ids.duplicated(keep="first") & labelled).to_numpy()
+        files = ", ".join(dict.fromkeys(Path(f).name for f in frame["_file"][twice]))
+        notes.append(f"{files}: {n} id(s) labelled twice with the same subconcept, counted once")
+    return ~frame["id"].duplicated(keep="first").to_numpy()
 
 
 def sheet(

@@ -29,6 +29,7 @@ __all__ = [
     "ReferenceRows",
     "check_against_test",
     "load_reference",
+    "missing_note",
     "reference_rows",
 ]
 
@@ -123,9 +124,10 @@ class ReferenceRows:
         subconcept-named columns or an array with ``posterior_columns`` (or in ``u.names`` order).
 
         Raises:
-            ReferenceDataError: a missing or malformed column, an unknown subconcept, a row whose
-                class contradicts its subconcept's training class, or a minority subconcept
-                without any reference row.
+            ReferenceDataError: a missing or malformed column, an unknown subconcept, or a row
+                whose class contradicts its subconcept's training class. A subconcept without
+                any reference row is accepted (:func:`missing_note` says what it leaves
+                unmeasured).
         """
         if y_true is None:
             raise ReferenceDataError("reference rows need the true class 'y_true'", column="y_true")
@@ -169,7 +171,7 @@ def _predictions(
 
 
 def _subconcept_codes(subconcept: Any, y: np.ndarray, utilities: Utilities) -> np.ndarray:
-    """Codes ``(R,)`` into ``u.names``, checked against the classes and the minority names."""
+    """Codes ``(R,)`` into ``u.names``, checked against the names and classes."""
     if subconcept is None:
         raise ReferenceDataError(
             "reference rows need the true 'subconcept' of each row", column="subconcept"
@@ -199,16 +201,21 @@ def _subconcept_codes(subconcept: Any, y: np.ndarray, utilities: Utilities) -> n
             column="y_true",
             subconcept=nm,
         )
-    present = set(codes.tolist())
-    for nm in utilities.minority:
-        if utilities.names.index(nm) not in present:
-            raise ReferenceDataError(
-                f"minority subconcept {nm!r} has no reference row: its part of the correction "
-                "cannot be measured (add reference rows of it)",
-                column="subconcept",
-                subconcept=nm,
-            )
     return codes
+
+
+def missing_note(reference: ReferenceRows) -> str | None:
+    """The note on the subconcepts of which the reference rows hold no row (``None``: none)."""
+    absent = [nm for nm, n in reference.counts().items() if n == 0]
+    if not absent:
+        return None
+    listed = ", ".join(map(repr, absent))
+    return (
+        f"the reference rows ({reference.source}) hold no row of {listed}: accepted, but the "
+        f"rectified scores' correction is measured without {listed} there, and the rect. "
+        f"recall of {listed} rests on labelled test rows alone (--labels), or is not known "
+        "without them; add reference rows of it, or label test rows of it"
+    )
 
 
 def _posteriors(

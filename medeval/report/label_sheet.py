@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from medeval.io.labels import UNSURE
+from medeval.io.labels import GIVE_LABELS, UNSURE
 from medeval.report.html import Section, render
 
 #: Thumbnails' longest side, in pixels.
@@ -138,8 +138,8 @@ def label_sheet(
         f"{len(frame)} test images, chosen where a label decides most. Give each its "
         f"subconcept in the column 'subconcept' of to_label.csv ({shown}); click an image to "
         f"open it at full size. Write {UNSURE!r} where you cannot tell: the row then counts as "
-        "unlabelled. Label every row: a batch labelled only in part biases the estimate. Then "
-        "evaluate with --labels to_label.csv (appended to earlier batches' files)."
+        "unlabelled. Label every row: a batch labelled only in part biases the estimate. Then, "
+        f"for python -m medeval.evaluate and the next python -m medeval.label, {GIVE_LABELS}."
     )
     cards = Section("Images")
     cards.blocks.append(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
+
 from medeval.evaluation import ALL_SCORES, LABEL_FREE_RECTIFIED, Evaluation
 from medeval.evaluation.quality import weak_model_warning
 from medeval.report.html import interval_method_text, missing
@@ -69,12 +71,16 @@ def subconcept_table(ev: Evaluation) -> str:
     if df.empty:
         return "(no test subconcept labels and no posteriors: no per-subconcept results)"
     n_ref = df["n_reference"] if "n_reference" in df and df["n_reference"].notna().any() else None
+    n_lab = None
+    if "n_labelled" in df and pd.to_numeric(df["n_labelled"], errors="coerce").fillna(0).sum() > 0:
+        n_lab = df["n_labelled"]
     rect = "r_recall" in df and df["r_recall"].notna().any()
     lines = [
         f"{'subconcept':<22} {'class':>5} {'n_test':>7} {'share':>6} {'utility':>8} "
         f"{'recall':>7} {'interval':<16} {'est.':>6} {'interval':<16}"
         + (f" {'rect.':>6} {'interval':<16} {'verdict':<10}" if rect else "")
         + (f" {'n_ref':>6}" if n_ref is not None else "")
+        + (f" {'n_lab':>6}" if n_lab is not None else "")
     ]
     for i, r in enumerate(df.itertuples(index=False)):
         ci, est_ci = _interval(r.low, r.high), _interval(r.est_low, r.est_high)
@@ -91,6 +97,7 @@ def subconcept_table(ev: Evaluation) -> str:
                 else ""
             )
             + (f" {int(n_ref.iloc[i]):>6,}" if n_ref is not None else "")
+            + (f" {int(n_lab.iloc[i]):>6,}" if n_lab is not None else "")
         )
     lines.append(
         "recall: from the true test subconcepts; est.: label-free estimate from the subconcept "
@@ -101,7 +108,9 @@ def subconcept_table(ev: Evaluation) -> str:
             if rect
             else ""
         )
-        + ("; n_ref: reference rows of the subconcept." if n_ref is not None else ".")
+        + ("; n_ref: reference rows of the subconcept" if n_ref is not None else "")
+        + ("; n_lab: its labelled test rows (--labels)" if n_lab is not None else "")
+        + "."
     )
     methods = df["interval_method"].dropna().unique() if "interval_method" in df.columns else []
     named = "; ".join(interval_method_text(m) for m in methods) or "method not recorded"

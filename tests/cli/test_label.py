@@ -67,7 +67,7 @@ def test_label_evaluate_label_again(files, tmp_path, capsys):
     )
     assert code == 0
     out = capsys.readouterr().out
-    assert "labels: 25 labelled test rows (l.csv, 1 batch(es))" in out and "class 1: " in out
+    assert "labels: 25 of 600 test rows labelled (l.csv, 1 batch(es))" in out and "class 1: " in out
     m = json.loads((tmp_path / "e1" / "metrics.json").read_text())
     rows = {r["subconcept"]: r for r in m["per_subconcept"]}
     assert sum(r["n_labelled"] for r in rows.values()) == 25
@@ -124,7 +124,7 @@ def test_rows_marked_unsure_are_unlabelled_and_the_next_batch_follows(files, tmp
     assert evaluate_main([*argv, "--out", str(tmp_path / "e")]) == 0
     out = capsys.readouterr().out
     assert "l.csv: 3 row(s) marked 'unsure', counted as unlabelled" in out
-    assert "labels: 7 labelled test rows (l.csv, 1 batch(es))" in out
+    assert "labels: 7 of 600 test rows labelled (l.csv, 1 batch(es))" in out
     m = json.loads((tmp_path / "e" / "metrics.json").read_text())
     assert sum(r["n_labelled"] for r in m["per_subconcept"]) == 7
     # the next batch is batch 2, and may propose the unsure rows again
@@ -139,3 +139,92 @@ def test_rows_marked_unsure_are_unlabelled_and_the_next_batch_follows(files, tmp
     assert (pd.read_csv(tmp_path / "l3" / "to_label.csv")["batch"] == 2).all()
     assert evaluate_main([*argv, "--out", str(tmp_path / "e2")]) == 2
     assert "no labelled rows: every row is marked 'unsure'" in capsys.readouterr().err
+
+
+def test_focus_aims_the_batch_at_one_subconcept_and_says_so(files, tmp_path, capsys):
+    """--focus s: the aimed part of the batch serves s alone; its rows are those most probably
+    of s (against the default, which shares the batch among every open verdict)."""
+    assert _label(files, tmp_path / "f", "--budget", "20", "--focus", "s") == 0
+    assert label_main(
+        ["--predictions", str(files["predictions"]), "--train-sizes", str(files["train_sizes"]),
+         "--out", str(tmp_path / "f2"), "--budget", "20", "--focus", "s"]
+    ) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "aimed at s (~" in out and "100% of the aimed labels" in out
+    assert _label(files, tmp_path / "d", "--budget", "20") == 0
+    truth = pd.read_csv(files["truth"]).set_index("id")["subconcept"]
+    focus = pd.read_csv(tmp_path / "f" / "to_label.csv")["id"].map(truth)
+    default = pd.read_csv(tmp_path / "d" / "to_label.csv")["id"].map(truth)
+    assert (focus == "s").sum() >= (default == "s").sum()
+
+
+@pytest.mark.parametrize(
+    ("focus", "says"),
+    [("nope", "--focus 'nope': no such subconcept"), ("S", "--focus 'S': no such subconcept")],
+)
+def test_a_focus_that_is_no_subconcept_exits_2_naming_it(files, tmp_path, capsys, focus, says):
+    out = tmp_path / "never"
+    assert _label(files, out, "--focus", focus) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0] and "'c0', 'c1', 's', 'a', 'b'" in err[0]
+    assert not out.exists()
+
+
+def test_a_focus_on_a_class_of_one_subconcept_exits_2(files, tmp_path, capsys):
+    sizes = json.loads(files["train_sizes"].read_text())
+    one = {"c0": {"class": 0, "n": 700}, **{k: v for k, v in sizes.items() if v["class"] == 1}}
+    (tmp_path / "one.json").write_text(json.dumps(one))
+    pred = pd.read_csv(files["predictions"])
+    pred["q_c0"] = pred["q_c0"] + pred.pop("q_c1")
+    pred.to_csv(tmp_path / "p.csv", index=False)
+    code = label_main(
+        ["--predictions", str(tmp_path / "p.csv"), "--train-sizes", str(tmp_path / "one.json"),
+         "--out", str(tmp_path / "x"), "--focus", "c0"]
+    )  # fmt: skip
+    assert code == 2
+    assert "the only subconcept of class 0" in capsys.readouterr().err
+
+
+def test_a_labelled_row_with_an_inclusion_probability_of_0_exits_2(files, tmp_path, capsys):
+    assert _label(files, tmp_path / "l1", "--budget", "10") == 0
+    labels = label_data.fill(tmp_path / "l1" / "to_label.csv", files["truth"], tmp_path / "l.csv")
+    frame = pd.read_csv(labels, dtype={"id": str})
+    frame.loc[3, "inclusion_probability"] = 0.0
+    frame.to_csv(labels, index=False)
+    assert _label(files, tmp_path / "l2", "--labels", str(labels)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "l.csv" in err[0] and "inclusion_probability" in err[0]
+    assert "(0, 1]" in err[0]
+
+
+def test_several_filled_sheets_go_to_labels_and_a_row_labelled_two_ways_is_exit_2(
+    files, tmp_path, capsys
+):
+    """--labels a.csv b.csv: each batch's to_label.csv, filled, as they are; one id labelled
+    with two subconcepts in two files is one line naming both files and the id."""
+    assert _label(files, tmp_path / "l1", "--budget", "20") == 0
+    one = label_data.fill(tmp_path / "l1" / "to_label.csv", files["truth"], tmp_path / "a.csv")
+    assert _label(files, tmp_path / "l2", "--budget", "20", "--labels", str(one)) == 0
+    two = label_data.fill(tmp_path / "l2" / "to_label.csv", files["truth"], tmp_path / "b.csv")
+    capsys.readouterr()
+    args = ["--predictions", str(files["predictions"]), "--train-sizes", str(files["train_sizes"])]
+    code = evaluate_main([*args, "--labels", str(one), str(two), "--bootstrap", "0",
+                          "--out", str(tmp_path / "e")])  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert f"labels: 40 of 600 test rows labelled ({one}, {two}, 2 batch(es))" in out
+    per = pd.read_csv(tmp_path / "e" / "per_subconcept.csv")
+    assert per["n_labelled"].sum() == 40
+    # the same row given another subconcept in the second file
+    sheet = pd.read_csv(two, dtype={"id": str})
+    first = pd.read_csv(one, dtype={"id": str}).iloc[0]
+    other = next(n for n in label_data.NAMES if n != first["subconcept"] and
+                 label_data.SIDES[label_data.NAMES.index(n)] == first["class"])  # fmt: skip
+    bad = pd.concat([sheet, first.to_frame().T.assign(subconcept=other, batch=2)])
+    bad.to_csv(tmp_path / "bad.csv", index=False)
+    code = evaluate_main([*args, "--labels", str(one), str(tmp_path / "bad.csv"),
+                          "--bootstrap", "0", "--out", str(tmp_path / "never")])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert str(one) in err[0] and str(tmp_path / "bad.csv") in err[0]
+    assert f"id '{first['id']}' is labelled" in err[0] and not (tmp_path / "never").exists()

@@ -255,13 +255,15 @@ def test_predictions_in_their_own_file_are_joined_by_id(tmp_path, capsys):
     assert "preds.csv" in err and "has 39 rows" in err and "has 40" in err
 
 
-def test_a_minority_subconcept_without_reference_rows_names_the_users_file(tmp_path, capsys):
+def test_a_minority_subconcept_without_reference_rows_is_accepted_naming_the_users_file(
+    tmp_path, capsys
+):
     p = _tiny(tmp_path, reference=lambda f: f[f["subconcept"] != "d"])
     argv = ["--train", str(p["train"]), "--test", str(p["test"]), "--reference"]
     argv += [str(p["reference"]), "--out", str(tmp_path / "out"), "--bootstrap", "0"]
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and str(p["reference"]) in err and "'d'" in err, err
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"note: the reference rows ({p['reference']}) hold no row of 'd': accepted" in out
 
 
 def test_every_input_is_checked_before_the_subconcept_model_is_fitted(
@@ -319,3 +321,71 @@ def test_a_warning_about_the_inputs_is_a_note_not_a_python_warning(tmp_path, cap
     said = [line for line in captured.out.splitlines() if "y_score lies in" in line]
     assert len(said) == 1 and said[0].startswith("note: "), captured.out
     assert "ScoreRangeWarning" not in captured.err and ".py:" not in captured.err, captured.err
+
+
+def test_example_leaves_its_inputs_and_the_test_truth(shared_data, tmp_path, capsys):
+    out = tmp_path / "ex"
+    argv = ["--example", "--data", str(shared_data), "--out", str(out), "--bootstrap", "200"]
+    assert main(argv) == 0
+    assert "test_truth.csv holds the test rows' true subconcepts" in capsys.readouterr().out
+    names = {p.name for p in out.iterdir()}
+    assert {"train.csv", "test.csv", "reference.csv", "validation.csv", "test_truth.csv"} <= names
+    assert {"predictions.csv", "train_sizes.json", "metrics.json"} <= names
+    data = own_model_data.vehicle(shared_data)
+    truth = pd.read_csv(out / "test_truth.csv")
+    assert truth["id"].tolist() == pd.read_csv(out / "predictions.csv")["id"].tolist()
+    np.testing.assert_array_equal(truth["subconcept"], data.test_subconcept)
+    # the inputs run as any user's would, to the same scores
+    again = tmp_path / "again"
+    files = ["--train", str(out / "train.csv"), "--test", str(out / "test.csv")]
+    files += ["--reference", str(out / "validation.csv"), "--bootstrap", "200", "--quiet"]
+    assert main([*files, "--out", str(again)]) == 0
+    first, second = (json.loads((d / "metrics.json").read_text())["scores"] for d in (out, again))
+    assert first == second
+
+
+def test_example_refuses_tables_of_its_own(tmp_path, capsys):
+    assert main(["--example", "--train", "t.csv", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--example brings its own tables: drop --train" in err[0]
+    assert main(["--out", str(tmp_path / "y")]) == 2
+    assert "give --train TRAIN and --test TEST" in capsys.readouterr().err
+
+
+def test_reference_rows_without_a_subconcept_are_accepted_and_say_so(vehicle, tmp_path, capsys):
+    """REF without a row of van: rBA from the rest, van's verdict not known (note naming it);
+    labelled test rows of van then estimate its recall from the labels alone."""
+    from medeval.cli.evaluate import main as evaluate_main
+
+    train, ref, test = vehicle.write(tmp_path)
+    vehicle.reference[vehicle.reference["subconcept"] != "van"].to_csv(ref, index=False)
+    out = tmp_path / "out"
+    argv = ["--train", str(train), "--test", str(test), "--reference", str(ref)]
+    assert main([*argv, "--out", str(out), "--bootstrap", "200", "--quiet"]) == 0
+    capsys.readouterr()
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["recommended"]["BA"] == "rBA" and m["scores"]["rBA"] is not None
+    assert any("hold no row of 'van': accepted" in n for n in m["notes"])
+    van = next(r for r in m["per_subconcept"] if r["subconcept"] == "van")
+    assert van["n_reference"] == 0 and van["r_verdict"] == "not known" and van["r_recall"] is None
+    # 40 test rows labelled at random, a simple random sample
+    rng = np.random.default_rng(0)
+    pick = rng.choice(len(vehicle.test), 40, replace=False)
+    labels = tmp_path / "labels.csv"
+    pd.DataFrame(
+        {"id": vehicle.test["id"].to_numpy()[pick], "subconcept": vehicle.test_subconcept[pick]}
+    ).to_csv(labels, index=False)
+    code = evaluate_main(
+        [
+            "--predictions", str(out / "predictions.csv"),
+            "--train-sizes", str(out / "train_sizes.json"),
+            "--reference", str(out / "reference.csv"),
+            "--labels", str(labels),
+            "--bootstrap", "200", "--out", str(tmp_path / "e"), "--quiet",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    per = pd.read_csv(tmp_path / "e" / "per_subconcept.csv").set_index("subconcept")
+    n_van = int((vehicle.test_subconcept[pick] == "van").sum())
+    assert per.loc["van", "n_reference"] == 0 and per.loc["van", "n_labelled"] == n_van > 1
+    assert np.isfinite(per.loc["van", "r_low"])  # from the labels alone

@@ -11,6 +11,7 @@ from scipy import special
 from medeval.evaluation.label_design import (
     UNIFORM_SHARE,
     choose_rows,
+    decision_priority,
     inclusion_probabilities,
     open_subconcepts,
     plan_batch,
@@ -72,9 +73,40 @@ def test_row_scores_follow_the_expected_squared_residual_of_the_open_subconcepts
     hit, y = np.array([0.0, 0.0, 1.0]), np.array([1, 1, 0])
     theta, lam = np.full(5, 0.5), np.ones(5)
     score = row_scores(q, hit, y, SIDES, theta, lam, np.full(5, 10.0), np.array([0, 0, 1, 0, 0]))
-    # q(1 − q)(h − θ)² / N²: most where the model is unsure, nothing for another class's row
-    assert score[0] == pytest.approx(np.sqrt(0.25 * 0.25 / 100))
-    assert score[0] > score[1] > 0 and score[2] == 0
+    # √(q(1 − q))·|h − θ| of subconcept s, normalised to its share (1): most where the model is
+    # unsure, nothing for another class's row
+    e = np.sqrt([0.25 * 0.25, 0.99 * 0.01 * 0.25])
+    np.testing.assert_allclose(score, [e[0] / e.sum(), e[1] / e.sum(), 0.0])
+    # two subconcepts aimed at with shares 0.75 / 0.25: each one's rows sum to its share
+    q2 = np.array([[0, 0, 0.5, 0.5, 0], [0, 0, 0.2, 0.8, 0], [0, 0, 0.9, 0.1, 0]])
+    both = row_scores(q2, np.zeros(3), np.ones(3, int), SIDES, theta, lam, np.ones(5),
+                      np.array([0, 0, 0.75, 0.25, 0]))  # fmt: skip
+    assert both.sum() == pytest.approx(1.0)
+
+
+def test_the_priority_goes_to_the_verdict_nearest_to_being_decided():
+    """Gap far from 0 against its interval (a failing subconcept) > a gap of about 0 (a large
+    subconcept that is its class's recall); utility multiplies; shares sum to 1 over the aim."""
+    gap = np.array([0.0, 0.0, 0.4, 0.01, 0.05])
+    low, high = gap - 0.3, gap + 0.3
+    aim = np.array([False, False, True, True, True])
+    share = decision_priority(gap, low, high, np.ones(5), aim)
+    assert share.sum() == pytest.approx(1.0) and share[:2].tolist() == [0, 0]
+    assert share[2] > 0.8 and share[3] > 0 and share[4] > share[3]
+    heavier = decision_priority(gap, low, high, np.array([1, 1, 1, 20, 1.0]), aim)
+    assert heavier[3] > share[3]  # utility weighs in
+    unknown = decision_priority(gap, np.full(5, np.nan), np.full(5, np.nan), np.ones(5), aim)
+    assert unknown[2] > unknown[4] > unknown[3] > 0  # no interval yet: half-width 1
+
+
+def test_focus_aims_the_whole_batch_at_one_subconcept():
+    rng = np.random.default_rng(4)
+    sub, hit, q = _draw(rng, 1000)
+    y = SIDES[sub]
+    d, _ = plan_batch(q, hit, y, SIDES, NAMES, reference=None, labelled=None, budget=40, seed=1,
+                      focus="a")  # fmt: skip
+    assert d.open == ("a",) and d.share == (1.0,)
+    assert (d.pi > 0)[y == 0].all()  # the uniform share keeps every row's π > 0
 
 
 def test_the_same_inputs_and_seed_propose_the_same_rows():

@@ -124,3 +124,67 @@ def test_without_reference_the_class_conditional_ba_is_recommended(vehicle, tmp_
     np.testing.assert_allclose(
         pred[q].to_numpy(), out.model.predict_proba(vehicle.test.filter(like="f0").to_numpy())
     )
+
+
+def _tables(tmp_path, record: str | None):
+    """TRAIN and TEST embedding tables of the blobs (TEST with predictions), and, with
+    ``record`` (its weights source), TRAIN's <name>.embedding.json as embed writes it."""
+    import json
+
+    X, names, y = _blobs()
+    frame = pd.DataFrame(X, columns=[f"f{j:04d}" for j in range(X.shape[1])])
+    frame["id"] = [f"r{i}" for i in range(len(frame))]
+    frame["y_true"], frame["subconcept"] = y, names
+    test = frame.sample(frac=0.4, random_state=0)
+    train = frame.drop(index=test.index)
+    rng = np.random.default_rng(0)
+    test = test.drop(columns="subconcept").assign(
+        y_score=np.clip(test["y_true"] * 0.6 + rng.uniform(0, 0.4, len(test)), 0, 1)
+    )
+    train.to_parquet(tmp_path / "train.parquet", index=False)
+    test.to_parquet(tmp_path / "test.parquet", index=False)
+    if record:
+        (tmp_path / "train.embedding.json").write_text(
+            json.dumps({"name": "train", "model": "efficientnet_lite0",
+                        "weights_source": record})
+        )  # fmt: skip
+    return tmp_path / "train.parquet", tmp_path / "test.parquet", train
+
+
+@pytest.mark.parametrize(
+    ("kind", "record", "chosen"),
+    [("auto", "ImageNet (efficientnet-lite0 package)", "logistic"), ("auto", None, "forest"),
+     ("auto", "RANDOMLY INITIALISED", "forest"), ("forest", "ImageNet (timm)", "forest"),
+     ("logistic", None, "logistic")],
+)  # fmt: skip
+def test_the_subconcept_model_is_chosen_and_recorded(tmp_path, kind, record, chosen):
+    """auto: the logistic regression on an image embedding table (measured better there), the
+    forest on any other table; its posteriors are those of the estimator fitted alone."""
+    import json
+
+    from medeval.subconcept_model import subconcept_estimator
+
+    train, test, frame = _tables(tmp_path, record)
+    s = SubconceptSettings(subconcept_model=kind, n_bootstrap=20)
+    own = fit_and_evaluate(train, test, settings=s)
+    described = json.loads(own.files["subconcept_model.json"])
+    assert described["subconcept_model"] == chosen
+    assert described["default_forest"] == (chosen == "forest")
+    feats = [c for c in frame.columns if c.startswith("f0")]
+    alone = SubconceptModel(subconcept_estimator(chosen, min_count=30)).fit(
+        frame[feats].to_numpy(), frame["subconcept"].to_numpy(), frame["y_true"].to_numpy()
+    )
+    X_test = pd.read_parquet(test)[feats].to_numpy()
+    np.testing.assert_allclose(own.model.predict_proba(X_test), alone.predict_proba(X_test))
+
+
+def test_a_logistic_subconcept_model_fits_a_subconcept_of_two_rows():
+    """Cross-validation folds shrink to the rarest subconcept's count (and C is fixed below 2)."""
+    X, names, y = _blobs()
+    keep = np.r_[np.flatnonzero(names != "van"), np.flatnonzero(names == "van")[:2]]
+    from medeval.subconcept_model import subconcept_estimator
+
+    model = SubconceptModel(subconcept_estimator("logistic", min_count=2))
+    q = model.fit(X[keep], names[keep], y[keep]).predict_proba(X)
+    np.testing.assert_allclose(q.sum(1), 1.0)
+    assert q.shape == (len(X), 4)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from medeval.errors import InputError
-from medeval.io.labels import SHEET_COLUMNS, read_ids, read_labels, sheet
+from medeval.io.labels import SHEET_COLUMNS, last_batch, read_ids, read_labels, sheet
 from medeval.weights import utilities_from_train_sizes
 
 U = utilities_from_train_sizes(
@@ -69,6 +69,52 @@ def test_a_bad_row_is_refused_naming_file_row_and_value(write, rows, message):
     assert "labels.csv" in str(err.value)
 
 
+def _sheet(path, rows):
+    pd.DataFrame(rows, columns=["id", "subconcept", "inclusion_probability", "batch"]).to_csv(
+        path, index=False
+    )
+    return path
+
+
+def test_several_files_are_their_batches_concatenated(tmp_path):
+    """--labels a.csv b.csv: the same rows as one file with both batches appended."""
+    first = _sheet(tmp_path / "a.csv", [["r2", "b", 0.5, 1], ["r0", "n", 0.25, 1]])
+    second = _sheet(tmp_path / "b.csv", [["r1", "a", 0.4, 2]])
+    both = _sheet(
+        tmp_path / "ab.csv", [["r2", "b", 0.5, 1], ["r0", "n", 0.25, 1], ["r1", "a", 0.4, 2]]
+    )
+    fields, notes = read_labels([first, second], IDS, Y, U)
+    appended, _ = read_labels(both, IDS, Y, U)
+    for k, v in appended.items():
+        assert fields[k].tolist() == v.tolist(), k
+    assert fields["batch"].tolist() == [1, 1, 2] and notes == []
+
+
+def test_one_row_labelled_two_ways_in_two_files_names_both_files_and_the_id(tmp_path):
+    first = _sheet(tmp_path / "a.csv", [["r2", "b", 0.5, 1]])
+    second = _sheet(tmp_path / "b.csv", [["r3", "a", 0.4, 2], ["r2", "a", 0.4, 2]])
+    with pytest.raises(InputError) as err:
+        read_labels([first, second], IDS, Y, U)
+    message = str(err.value)
+    assert message.startswith(f"{first}, column 'subconcept': id 'r2' is labelled 'b' in row 2")
+    assert f"and 'a' in {second} row 3" in message
+
+
+def test_the_same_label_in_two_files_counts_once_and_a_missing_batch_is_named(tmp_path):
+    first = _sheet(tmp_path / "a.csv", [["r2", "b", 0.5, 1]])
+    again = _sheet(tmp_path / "b.csv", [["r2", "b", 0.5, 1], ["r1", "a", 0.4, 2]])
+    fields, notes = read_labels([first, again], IDS, Y, U)
+    assert fields["index"].tolist() == [2, 1]
+    assert notes == ["a.csv, b.csv: 1 id(s) labelled twice with the same subconcept, counted once"]
+    later = _sheet(tmp_path / "c.csv", [["r1", "a", 0.4, 3]])
+    with pytest.raises(
+        InputError,
+        match=r"c\.csv, column 'batch': row 2: batch 3 is given "
+        r"without batch 2 \(in none of a\.csv, c\.csv\)",
+    ):
+        read_labels([first, later], IDS, Y, U)
+
+
 def test_ids_and_images_of_a_predictions_file(tmp_path):
     path = tmp_path / "p.csv"
     pd.DataFrame({"id": ["x", "y"], "y_true": [0, 1], "image": ["a.png", "/abs/b.png"]}).to_csv(
@@ -121,3 +167,21 @@ def test_a_subconcept_named_unsure_is_a_label(write):
     )
     fields, notes = read_labels(write([["r1", "unsure", 0.5, 1]]), IDS, Y, named)
     assert fields["index"].tolist() == [1] and notes == []
+
+
+def test_unsure_rows_of_several_files_are_dropped_per_file_before_the_cross_file_checks(tmp_path):
+    """Each file's unsure rows are left out (a note naming that file) before an id given twice
+    is looked for; a batch whose rows are all unsure still counts as given (no gap), and the
+    next batch follows the highest of every file."""
+    first = _sheet(tmp_path / "a.csv", [["r1", "unsure", 0.5, 1], ["r2", "unsure", 0.5, 1]])
+    second = _sheet(tmp_path / "b.csv", [["r1", "a", 0.4, 2], ["r3", "unsure", 0.4, 2]])
+    fields, notes = read_labels([first, second], IDS, Y, U)
+    assert fields["index"].tolist() == [1] and fields["batch"].tolist() == [2]
+    assert [n.split(":")[0] for n in notes] == ["a.csv", "b.csv"]
+    assert "2 row(s) marked 'unsure'" in notes[0] and "1 row(s) marked 'unsure'" in notes[1]
+    assert last_batch([first, second]) == 2 and last_batch([second, first]) == 2
+    assert last_batch(first) == 1
+    # an id labelled two ways across files is still refused naming both, unsure rows aside
+    third = _sheet(tmp_path / "c.csv", [["r2", "unsure", 0.3, 3], ["r1", "b", 0.3, 3]])
+    with pytest.raises(InputError, match=r"id 'r1' is labelled 'a' in row 2 and 'b' in .*c\.csv"):
+        read_labels([first, second, third], IDS, Y, U)

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from medeval.cli.label import main as label_main
-from medeval.io.labels import SHEET_COLUMNS
+from medeval.io.labels import GIVE_LABELS, SHEET_COLUMNS
 from medeval.report.label_sheet import label_sheet, sheet_file, thumbnail
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -52,6 +52,7 @@ def test_the_label_tool_writes_a_sheet_of_its_rows(tmp_path):
     page = (tmp_path / "o" / "to_label.html").read_text()
     assert page.count("data:image/jpeg;base64,") == 12 == len(sheet)
     assert all(i in page for i in sheet["id"]) and "Label every row" in page
+    assert GIVE_LABELS in html.unescape(page)  # the one instruction of every message
     assert "cannot read" not in page
 
 

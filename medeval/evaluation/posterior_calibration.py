@@ -1,0 +1,134 @@
+"""Within-class recalibration of the subconcept model's posteriors from rows whose subconcept
+is known (reference rows, labelled test rows): per class, ``q̃'_s ∝ exp(b_s)·q̃_s^a`` — a shared
+power ``a`` and one offset per subconcept, the Dirichlet calibration map with a shared slope
+(Kull et al. 2019) — fitted by weighted, lightly penalised maximum likelihood. A model whose
+posteriors spread mass over a rare subconcept's siblings (the mass that makes a rare
+subconcept's rectified recall wide) is sharpened where the known rows say it should be."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import optimize, special
+
+__all__ = ["apply_maps", "calibration_map", "fit_maps", "recalibrate"]
+
+#: Prior scale of the offsets ``b`` and of ``log a`` (a light ridge: few rows must not fit
+#: a subconcept they never show to probability 0).
+PRIOR_SD = 2.0
+_FLOOR = 1e-6
+
+
+def calibration_map(
+    q: np.ndarray, subconcept: np.ndarray, weight: np.ndarray | None = None
+) -> tuple[float, np.ndarray]:
+    """``(a, b (K,))`` for one class's posteriors ``q`` ``(n, K)`` (within the class) of rows
+    of known ``subconcept`` codes ``(n,)`` in ``0..K-1``, each with ``weight`` (default 1;
+    labelled rows: ``1/π``, normalised to sum ``n``). ``(1, 0)``: no change."""
+    n, k = q.shape
+    if n == 0 or k < 2:
+        return 1.0, np.zeros(k)
+    w = np.ones(n) if weight is None else np.asarray(weight, dtype=float)
+    w = w * (n / w.sum())
+    logq = np.log(np.clip(q, _FLOOR, 1.0))
+    sub = np.asarray(subconcept, dtype=np.intp)
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        log_a, b = theta[0], theta[1:]
+        a = np.exp(log_a)
+        z = a * logq + b[None, :]
+        lp = z - special.logsumexp(z, axis=1, keepdims=True)
+        p = np.exp(lp)
+        nll = -(w * lp[np.arange(n), sub]).sum()
+        onehot = np.eye(k)[sub]
+        g_z = (p - onehot) * w[:, None]  # d nll / d z
+        g_b = g_z.sum(0) + b / PRIOR_SD**2
+        g_loga = (g_z * logq).sum() * a + log_a / PRIOR_SD**2
+        pen = 0.5 * ((b**2).sum() + log_a**2) / PRIOR_SD**2
+        return nll + pen, np.r_[g_loga, g_b]
+
+    res = optimize.minimize(loss, np.zeros(k + 1), jac=True, method="L-BFGS-B")
+    return float(np.exp(res.x[0])), res.x[1:]
+
+
+def fit_maps(
+    q: np.ndarray, y: np.ndarray, subconcept: np.ndarray, sides: np.ndarray, weight=None
+) -> dict[int, tuple[float, np.ndarray]]:
+    """Per class ``{c: (a, b)}`` from rows of known ``subconcept`` codes ``(m,)`` (into
+    ``sides``), their posteriors ``q`` ``(m, S)`` within their class ``y`` ``(m,)`` and
+    ``weight`` ``(m,)``; a class with one subconcept or no such row has no map."""
+    w = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
+    maps = {}
+    for c in (0, 1):
+        cols = np.flatnonzero(sides == c)
+        mine = np.asarray(y) == c
+        if len(cols) < 2 or not mine.any():
+            continue
+        local = np.searchsorted(cols, np.asarray(subconcept)[mine])
+        maps[c] = calibration_map(q[np.ix_(np.flatnonzero(mine), cols)], local, w[mine])
+    return maps
+
+
+def apply_maps(
+    q: np.ndarray, y: np.ndarray, sides: np.ndarray, maps: dict[int, tuple[float, np.ndarray]]
+) -> np.ndarray:
+    """``q`` ``(N, S)`` with each class's map of :func:`fit_maps` applied to its rows."""
+    out = np.array(q, dtype=float, copy=True)
+    for c, (a, b) in maps.items():
+        cols, rows = np.flatnonzero(sides == c), np.flatnonzero(np.asarray(y) == c)
+        if len(rows):
+            z = a * np.log(np.clip(q[np.ix_(rows, cols)], _FLOOR, 1.0)) + b[None, :]
+            out[np.ix_(rows, cols)] = special.softmax(z, axis=1)
+    return out
+
+
+def recalibrate(
+    q: np.ndarray,
+    y: np.ndarray,
+    sides: np.ndarray,
+    known: np.ndarray,
+    subconcept: np.ndarray,
+    weight: np.ndarray | None = None,
+) -> np.ndarray:
+    """``q`` ``(N, S)`` (posteriors within each row's class ``y``) recalibrated per class on
+    the rows ``known`` (positions ``(m,)``) whose subconcept codes ``(m,)`` (into ``sides``) are
+    known, each with ``weight`` ``(m,)``; a class with no known row, or one subconcept, is kept."""
+    known = np.asarray(known, dtype=np.intp)
+    maps = fit_maps(q[known], np.asarray(y)[known], subconcept, sides, weight)
+    return apply_maps(q, y, sides, maps)
+
+
+def recalibrated_for_labels(
+    q_test: np.ndarray, y_test: np.ndarray, sides: np.ndarray, labelled, reference
+) -> tuple[np.ndarray, object]:
+    """The label loop's posteriors: the test rows' ``q_test`` ``(N, S)`` and the reference
+    rows' (a :class:`~medeval.evaluation.rectified_recall.ReferenceEvidence` or None) through
+    one within-class map per class, fitted on every row whose subconcept is known — the
+    labelled test rows (:class:`~medeval.evaluation.rectified_recall.LabelledRows`), each
+    standing for ``1/π`` test rows, and the reference rows, each for ``N/n`` — so that the
+    rectified recall's proxy is as sharp as the known rows show it can be. Measured by
+    simulation in ``benchmarks/label_decide.py``
+    (docs/method.md, "Labels chosen where they decide"); without labelled rows both come back as
+    they are."""
+    import dataclasses
+
+    if labelled is None or not len(labelled.index):
+        return q_test, reference
+    q_known = [q_test[labelled.index]]
+    y_known = [np.asarray(y_test)[labelled.index]]
+    sub_known = [np.asarray(labelled.subconcept)]
+    w_known = [1.0 / np.asarray(labelled.pi, dtype=float)]
+    if reference is not None and len(reference.y):
+        q_known.append(reference.q)
+        y_known.append(reference.y)
+        sub_known.append(reference.subconcept)
+        w_known.append(np.full(len(reference.y), len(y_test) / len(reference.y)))
+    maps = fit_maps(
+        np.vstack(q_known), np.concatenate(y_known), np.concatenate(sub_known), sides,
+        np.concatenate(w_known),
+    )  # fmt: skip
+    q_new = apply_maps(q_test, y_test, sides, maps)
+    if reference is None:
+        return q_new, None
+    return q_new, dataclasses.replace(
+        reference, q=apply_maps(reference.q, reference.y, sides, maps)
+    )

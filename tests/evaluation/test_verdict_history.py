@@ -1,0 +1,60 @@
+"""medeval/evaluation/verdict_history.py: a verdict decided after an earlier batch (or with the
+reference rows alone) that is now 'not known' is found and said in words, with what the code
+knows: the verdict then, the intervals then and now, the class's recall, the rows that entered."""
+
+import numpy as np
+
+from medeval.evaluation.rectified_recall import LabelledRows, ReferenceEvidence
+from medeval.evaluation.verdict_history import REOPENED, reopened, reopened_lines
+
+
+def _rows(seed: int = 0):
+    """Two class-0 subconcepts with sharp posteriors; subconcept 1 is always found on the
+    reference rows but misses on the test rows that get labelled."""
+    rng = np.random.default_rng(seed)
+    n = 200
+    y = np.zeros(n, dtype=int)
+    sub = (rng.random(n) < 0.3).astype(int)
+    q = np.where(sub[:, None] == np.arange(2)[None, :], 0.97, 0.03)
+    hit = np.where(sub == 1, rng.random(n) < 0.75, rng.random(n) < 0.7).astype(float)
+    m = 40
+    rs = np.r_[np.zeros(25, int), np.ones(m - 25, int)]
+    ref = ReferenceEvidence(
+        q=np.where(rs[:, None] == np.arange(2)[None, :], 0.97, 0.03),
+        hit=np.r_[(rng.random(25) < 0.7).astype(float), np.ones(m - 25)],
+        y=np.zeros(m, dtype=int),
+        subconcept=rs,
+    )
+    return q, hit, y, np.array([0, 0]), ref, sub
+
+
+def test_a_verdict_decided_on_the_reference_rows_that_reopens_says_why():
+    q, hit, y, sides, ref, sub = _rows()
+    names = ("a", "b")
+    # batch 1: rows of b that the classifier misses, each chosen with probability 0.5
+    missed = np.flatnonzero((sub == 1) & (hit == 0))[:6]
+    lab = LabelledRows(
+        index=missed, subconcept=np.ones(len(missed), int), pi=np.full(len(missed), 0.5),
+        batch=np.ones(len(missed), int),
+    )  # fmt: skip
+    found = reopened(q, hit, y, sides, names, ref, lab, confidence=0.95)
+    assert [r.name for r in found] == ["b"]
+    r = found[0]
+    assert (r.then, r.now, r.verdict) == (0, 1, "not below")
+    assert r.recall[1] < r.recall[0] and r.entered == r.entered_own == len(missed)
+    assert r.low[0] >= r.class_recall > r.low[1]  # it held the class's recall out, now in
+    (line,) = reopened_lines(found)
+    assert line.startswith(f"{REOPENED}b: was not below with the reference rows alone; now not")
+    assert f"[{r.low[0]:.2f}, {r.high[0]:.2f}] to [{r.low[1]:.2f}, {r.high[1]:.2f}]" in line
+    assert f"its class's recall {r.class_recall:.2f}" in line
+    assert f"the {len(missed)} labelled rows of batch 1 entered ({len(missed)} of them b)" in line
+
+
+def test_no_labels_or_no_reopened_verdict_says_nothing():
+    q, hit, y, sides, ref, sub = _rows()
+    assert reopened(q, hit, y, sides, ("a", "b"), ref, None, confidence=0.95) == []
+    found_b = np.flatnonzero((sub == 1) & (hit == 1))[:6]  # rows that agree with the reference
+    lab = LabelledRows(
+        index=found_b, subconcept=np.ones(6, int), pi=np.full(6, 0.5), batch=np.ones(6, int)
+    )
+    assert reopened(q, hit, y, sides, ("a", "b"), ref, lab, confidence=0.95) == []
