@@ -15,6 +15,10 @@ __all__ = ["apply_maps", "calibration_map", "fit_maps", "recalibrate"]
 #: Prior scale of the offsets ``b`` and of ``log a`` (a light ridge: few rows must not fit
 #: a subconcept they never show to probability 0).
 PRIOR_SD = 2.0
+#: The fewest rows of known subconcept in a class for its map to be fitted (fewer: the
+#: posteriors are kept). Measured (benchmarks/label_decide.py --grid): a map fitted on the first
+#: batch of 20 labels alone under-covered (71–84 % in its round in some cells).
+MIN_KNOWN_ROWS = 30
 _FLOOR = 1e-6
 
 
@@ -61,7 +65,7 @@ def fit_maps(
     for c in (0, 1):
         cols = np.flatnonzero(sides == c)
         mine = np.asarray(y) == c
-        if len(cols) < 2 or not mine.any():
+        if len(cols) < 2 or mine.sum() < MIN_KNOWN_ROWS:
             continue
         local = np.searchsorted(cols, np.asarray(subconcept)[mine])
         maps[c] = calibration_map(q[np.ix_(np.flatnonzero(mine), cols)], local, w[mine])

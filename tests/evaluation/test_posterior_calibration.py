@@ -9,6 +9,7 @@ from scipy import special
 
 from medeval.evaluation.label_design import plan_batch
 from medeval.evaluation.posterior_calibration import (
+    MIN_KNOWN_ROWS,
     calibration_map,
     recalibrate,
     recalibrated_for_labels,
@@ -46,11 +47,18 @@ def test_a_class_without_known_rows_or_of_one_subconcept_is_kept():
     q[:25, :2] = special.softmax(rng.normal(size=(25, 2)), axis=1)
     q[25:, 2:] = special.softmax(rng.normal(size=(25, 3)), axis=1)
     y = np.r_[np.zeros(25, int), np.ones(25, int)]
-    known = np.arange(25, 35)  # rows of class 1 only
-    out = recalibrate(q, y, SIDES, known, rng.choice([2, 3, 4], 10))
+    q = np.vstack([q, q[25:], q[25:]])  # 75 rows of class 1
+    y = np.r_[y, np.ones(50, int)]
+    known = np.arange(25, 65)  # 40 rows of class 1 only, their subconcepts the posteriors' argmax
+    out = recalibrate(q, y, SIDES, known, q[known].argmax(1))
     np.testing.assert_array_equal(out[:25], q[:25])
     np.testing.assert_allclose(out[25:, 2:].sum(1), 1.0)
-    assert (out[25:, :2] == 0).all()
+    assert (out[25:, :2] == 0).all() and not np.allclose(out[25:], q[25:])
+    # fewer known rows than MIN_KNOWN_ROWS in a class: its posteriors are kept
+    few = recalibrate(
+        q, y, SIDES, known[: MIN_KNOWN_ROWS - 1], q[known].argmax(1)[: MIN_KNOWN_ROWS - 1]
+    )
+    np.testing.assert_array_equal(few, q)
     one = np.array([0, 1, 1, 1, 1])  # class 0 of one subconcept
     q1 = np.zeros((50, 5))
     q1[:25, 0], q1[25:, 1:] = 1.0, special.softmax(rng.normal(size=(25, 4)), axis=1)
