@@ -302,16 +302,28 @@ def scores_frame(
 
 def warnings_section(notes: Sequence[str]) -> Section | None:
     """Every warning of a report in ONE list, folded (``<details>``, opened by a click) below
-    the answer; ``None`` without any."""
+    the answer, but for those of :data:`LOUD_MARKERS` (synthetic data, a randomly initialised
+    backbone), shown above the fold; ``None`` without any."""
     notes = list(dict.fromkeys(notes))
     if not notes:
         return None
-    items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
-    said = f"{len(notes)} warning{'s' * (len(notes) != 1)} (click to show)"
-    return Section("Warnings").html(
-        f'<details class="warnings"><summary>{said}</summary><ul class="warn">{items}</ul>'
-        "</details>"
-    )
+    loud = [n for n in notes if any(m in n for m in LOUD_MARKERS)]
+    rest = [n for n in notes if n not in loud]
+    shown = "".join(f"<li><strong>{html.escape(n)}</strong></li>" for n in loud)
+    body = f'<ul class="warn">{shown}</ul>' if loud else ""
+    if rest:
+        items = "".join(f"<li>{html.escape(n)}</li>" for n in rest)
+        said = f"{len(rest)} {'more ' * bool(loud)}warning{'s' * (len(rest) != 1)} (click to show)"
+        body += (
+            f'<details class="warnings"><summary>{said}</summary><ul class="warn">{items}</ul>'
+            "</details>"
+        )
+    return Section("Warnings").html(body)
+
+
+#: Notes that stay unfolded in a report's warnings: synthetic data, an untrained backbone (what a
+#: reader must see before any number).
+LOUD_MARKERS = ("RANDOMLY INITIALISED", "SYNTHETIC")
 
 
 def recommended_line(names: Iterable[str], scores: Mapping[str, Any], intervals: Any) -> str:

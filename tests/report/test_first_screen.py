@@ -97,3 +97,17 @@ def test_the_answer_fits_the_first_screen_and_nothing_scrolls_sideways(ev, tmp_p
     assert probe["figure_loaded"] and probe["figure_bottom"] <= probe["height"], probe
     assert probe["warning_lists"] == 1 and probe["loose_warnings"] == 0
     assert len(probe["warnings"]) >= (21 if which == "run" else 1)
+
+
+def test_an_untrained_backbone_and_synthetic_data_stay_above_the_fold():
+    """Of the warnings, the two a reader must see before any number are not folded away."""
+    from medeval.report.html import warnings_section
+
+    loud = "The vgg16 backbone is RANDOMLY INITIALISED (model.pretrained=false)."
+    fake = "NOTE: the data are SYNTHETIC chest-radiograph phantoms, not real images."
+    section = "".join(warnings_section([loud, "a", fake, "b"]).blocks)
+    folded = section.index('<details class="warnings">')
+    assert section.index(loud) < folded and section.index(fake) < folded
+    assert "2 more warnings (click to show)" in section and section.index("<li>a</li>") > folded
+    only = "".join(warnings_section([loud]).blocks)
+    assert "<details" not in only and loud in only
