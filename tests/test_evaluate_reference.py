@@ -127,8 +127,6 @@ def _bad(df, ref, kind):
         i = r.index[r.subconcept == "Y"][0]
         r.loc[i, "y_true"] = 0
         return r, "'Y'"
-    if kind == "minority subconcept absent":
-        return r[r.subconcept != "X"], "'X'"
     if kind == "no q_ column":
         return r.drop(columns="q_A"), "'q_A'"
     raise AssertionError(kind)
@@ -140,7 +138,6 @@ def _bad(df, ref, kind):
         "no subconcept column",
         "unknown subconcept",
         "class mismatch",
-        "minority subconcept absent",
         "no q_ column",
     ],
 )
@@ -153,3 +150,22 @@ def test_bad_reference_file_exits_2_naming_it(example, capsys, kind):
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert str(f["reference"]) in err and named in err
     assert not f["out"].exists()
+
+
+def test_a_reference_file_without_a_minority_subconcept_is_accepted_and_says_what_it_leaves(
+    example, capsys
+):
+    """No reference row of X: accepted; the rectified scores are not computed (X's part of the
+    correction cannot be measured, ../shared/SPEC.md §10), the other subconcepts' rect. recalls
+    still read the reference rows, and X's is not known, each said."""
+    df, ref, f = example
+    df[ref & (df.subconcept != "X")].to_csv(f["reference"], index=False)
+    assert main(_args(f, f["reference"])) == 0
+    m = json.loads((f["out"] / "metrics.json").read_text())
+    assert m["scores"]["rBA"] is None and m["recommended"]["BA"] == "cBA"
+    assert "'X' has no reference row" in m["unavailable"]["rBA"]
+    assert any("hold no row of 'X'" in n for n in m["notes"])
+    per = {p["subconcept"]: p for p in m["per_subconcept"]}
+    assert per["X"]["r_recall"] is None and per["X"]["r_verdict"] == "not known"
+    others = [p for nm, p in per.items() if nm != "X" and p["class"] == 1]
+    assert others and all(p["r_recall"] is not None for p in others)

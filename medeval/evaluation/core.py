@@ -36,7 +36,12 @@ from medeval.evaluation.result import NO_SCORES, Evaluation
 from medeval.evaluation.subconcept_recall import reference_evidence
 from medeval.evaluation.verdict_history import reopened, reopened_lines
 from medeval.io.predictions import PredictionTable
-from medeval.io.reference import ReferenceRows, check_against_test, missing_note
+from medeval.io.reference import (
+    ReferenceRows,
+    absent_minority,
+    check_against_test,
+    missing_note,
+)
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.metrics.bootstrap import BatchedBootstrap, percentile_interval
 from medeval.metrics.multiclass import within_class_ba
@@ -291,13 +296,20 @@ def _evaluation(
     scores, intervals, unavailable, subsets = _score_tables(
         plan, point, reps, s.confidence, notes, rows
     )
-    # the rectified per-subconcept recalls need what the rectified scores need
-    ref_side = None if why or held_out is None else reference_evidence(held_out, utilities)
+    # the rectified per-subconcept recalls need what the rectified scores need, but for a
+    # minority subconcept without reference rows: the others' recalls still read them
+    absent = (
+        reference is not None
+        and utilities is not None
+        and why == absent_minority(reference, utilities)
+    )
+    blocked = bool(why) and not absent
+    ref_side = None if blocked or held_out is None else reference_evidence(held_out, utilities)
     per_sc = per_subconcept(
         y, yp, plan, utilities, s.confidence, notes, reps=reps, reference=ref_side,
-        labelled=None if why else labels, seed=s.seed,
+        labelled=None if blocked else labels, seed=s.seed,
     )  # fmt: skip
-    if labels is not None and not why and plan.q_class is not None and plan.sc_codes is None:
+    if labels is not None and not blocked and plan.q_class is not None and plan.sc_codes is None:
         sides = np.array([plan.sc_side[nm] for nm in plan.sc_names])
         hit = (yp == y).astype(np.float64)
         found = reopened(

@@ -24,7 +24,7 @@ from medeval.evaluation.rectified import (
     reference_subset_scores,
 )
 from medeval.evaluation.result import NO_REFERENCE, Evaluation
-from medeval.io.reference import ReferenceRows
+from medeval.io.reference import ReferenceRows, absent_minority
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.scores import LABEL_FREE_RECTIFIED, RECOMMENDED_RECTIFIED
 from medeval.weights import Utilities
@@ -61,6 +61,8 @@ def _rectified_parts(
         why = "reference rows given, but no training subconcept sizes (train sizes)"
     elif "c" not in inputs.plan.weights:
         why = "reference rows given, but no test posteriors: the rectified scores correct cM"
+    else:
+        why = absent_minority(reference, inputs.utilities)
     if why:
         return None, why, None, []
     test_reps = None  # cM's replicates, this evaluation's own

@@ -28,7 +28,7 @@ from medeval.flows.evaluate import read_labelled
 from medeval.io import atomic
 from medeval.io.labels import label_files
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
-from medeval.io.reference import reference_rows
+from medeval.io.reference import absent_minority, reference_rows
 from medeval.io.tables import read_frame
 from medeval.options import EvaluationOptions
 from medeval.scores import RECOMMENDED
@@ -397,5 +397,9 @@ def evaluate_split(
         ev.notes.append(f"rectified scores not computed: {why}")
         for k in LABEL_FREE_RECTIFIED:
             ev.unavailable[k] = why
+    elif rows is not None and (absent := absent_minority(rows, utilities)):
+        # labelled test rows may hold it: then the rectified scores stand
+        if ev.unavailable.get("rBA") == absent:
+            ev.notes.append(f"rectified scores not computed: {absent}")
     atomic.write_files(Path(folder), output_files(ev, title=title))
     return ev

@@ -27,6 +27,7 @@ from medeval.weights import (
 __all__ = [
     "ReferenceDataError",
     "ReferenceRows",
+    "absent_minority",
     "check_against_test",
     "load_reference",
     "missing_note",
@@ -202,6 +203,22 @@ def _subconcept_codes(subconcept: Any, y: np.ndarray, utilities: Utilities) -> n
             subconcept=nm,
         )
     return codes
+
+
+def absent_minority(reference: ReferenceRows, utilities: Utilities) -> str:
+    """Why the rectified scores cannot be computed from ``reference`` (``""``: they can): a
+    minority subconcept without any reference row leaves its part of the correction unmeasured
+    (``../shared/SPEC.md`` §10: at least one row of every minority subconcept). The reference
+    rows still serve the other subconcepts' rectified recalls."""
+    counts = reference.counts()
+    absent = [nm for nm in utilities.minority if counts.get(nm, 0) == 0]
+    if not absent:
+        return ""
+    listed = ", ".join(map(repr, absent))
+    return (
+        f"minority subconcept {listed} has no reference row: its part of the correction cannot "
+        "be measured (add reference rows of it, or label test rows of it with --labels)"
+    )
 
 
 def missing_note(reference: ReferenceRows) -> str | None:

@@ -21,7 +21,7 @@ from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
 from medeval.evaluation.subconcept_recall import PER_SUBCONCEPT_COLUMNS
 from medeval.io.atomic import json_ready
 from medeval.io.predictions import PredictionTable
-from medeval.io.reference import ReferenceDataError, ReferenceRows
+from medeval.io.reference import ReferenceDataError, ReferenceRows, absent_minority
 from medeval.metrics.multiclass import confusion, macro_balanced_accuracy, macro_f1
 from medeval.options import CORRECTIONS, PROTOCOL_OPTIONS, EvaluationOptions
 from medeval.protocol.crossfit import CROSS_FIT, FOLDS, cross_fit_scores, trees_per_fold
@@ -327,6 +327,10 @@ def fold_reference(
     except ReferenceDataError as e:
         info["n"] = 0
         info["unavailable"] = str(e)
+        return None, info
+    if absent := absent_minority(ref, shared["utilities"]):  # the record's rectified scores
+        info["n"] = 0
+        info["unavailable"] = absent
         return None, info
     return ref, info
 

@@ -174,10 +174,17 @@ def test_split_whose_reference_rows_lack_a_minority_subconcept_says_so(finished,
     ref = pd.read_csv(folder / "reference.csv")
     rare = ref[ref.y_true == 1].subconcept.value_counts().index[-1]
     ref[ref.subconcept != rare].to_csv(folder / "reference.csv", index=False)
-    ev = evaluate_split_folder(folder, EvaluateSettings(n_bootstrap=0), title="t")
+    from medeval.metrics import UndefinedMetricWarning
+
+    with pytest.warns(UndefinedMetricWarning, match=f"rectified recall undefined for {rare!r}"):
+        ev = evaluate_split_folder(folder, EvaluateSettings(n_bootstrap=0), title="t")
     assert ev.recommended == {"BA": "cBA", "F1": "cF1", "AUC": "cAUC"}
     assert np.isnan(ev.scores["rBA"]) and repr(rare) in ev.unavailable["rBA"]
     assert any(n.startswith("rectified scores not computed") for n in ev.notes)
+    # the other subconcepts' rect. recalls still read the reference rows; the absent one's not
+    per = ev.per_subconcept.set_index("subconcept")
+    assert np.isnan(per.loc[rare, "r_recall"]) and per.loc[rare, "r_verdict"] == "not known"
+    assert per.drop(index=rare)["r_recall"].notna().any()
 
 
 def test_finished_run_is_not_overwritten_and_resume_skips_it(finished, caplog):
