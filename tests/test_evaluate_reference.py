@@ -156,8 +156,8 @@ def test_a_reference_file_without_a_minority_subconcept_is_accepted_and_says_wha
     example, capsys
 ):
     """No reference row of X: accepted; the rectified scores are not computed (X's part of the
-    correction cannot be measured, ../shared/SPEC.md §10), the other subconcepts' rect. recalls
-    still read the reference rows, and X's is not known, each said."""
+    correction cannot be measured, docs/method.md "Rectified scores"), the other subconcepts'
+    rect. recalls still read the reference rows, and X's is not known, each said."""
     df, ref, f = example
     df[ref & (df.subconcept != "X")].to_csv(f["reference"], index=False)
     assert main(_args(f, f["reference"])) == 0

@@ -284,26 +284,27 @@ def _evaluation(
         for w in SCORED_WEIGHTINGS:
             plan.unavailable.setdefault(f"{w.prefix}AUC", NO_SCORES)
     notes = _first_notes(plan, utilities)
-    if held_out is not None and (absent := missing_note(held_out)):
-        notes.append(absent)
+    if held_out is not None and (missing := missing_note(held_out)):
+        notes.append(missing)
     point = _point_scores(y, yp, sc, plan, notes)
     reps = _replicates(y, yp, sc, plan, stratify, s)
     boot_info = _bootstrap_info(s.n_bootstrap, s.seed, stratify)
     inputs = _RectifyInputs(y, yp, sc, utilities, plan, point)
+    # the given reference rows (with the labelled test rows pooled in) must hold every minority
+    # subconcept; labelled rows alone, a sample of the test rows, are not checked so
+    absent = ""
+    if held_out is not None and utilities is not None:
+        absent = absent_minority(reference, utilities)
     res, why, rows, row_notes = _rectified_parts(
-        reference, inputs, reps, s.confidence, boot_info, seed=s.seed, device=s.device
-    )
+        reference, inputs, reps, s.confidence, boot_info, seed=s.seed, device=s.device,
+        absent=absent,
+    )  # fmt: skip
     scores, intervals, unavailable, subsets = _score_tables(
         plan, point, reps, s.confidence, notes, rows
     )
     # the rectified per-subconcept recalls need what the rectified scores need, but for a
     # minority subconcept without reference rows: the others' recalls still read them
-    absent = (
-        reference is not None
-        and utilities is not None
-        and why == absent_minority(reference, utilities)
-    )
-    blocked = bool(why) and not absent
+    blocked = bool(why) and why != absent
     ref_side = None if blocked or held_out is None else reference_evidence(held_out, utilities)
     per_sc = per_subconcept(
         y, yp, plan, utilities, s.confidence, notes, reps=reps, reference=ref_side,

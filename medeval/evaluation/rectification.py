@@ -24,7 +24,7 @@ from medeval.evaluation.rectified import (
     reference_subset_scores,
 )
 from medeval.evaluation.result import NO_REFERENCE, Evaluation
-from medeval.io.reference import ReferenceRows, absent_minority
+from medeval.io.reference import ReferenceRows
 from medeval.metrics._checks import UndefinedMetricWarning
 from medeval.scores import LABEL_FREE_RECTIFIED, RECOMMENDED_RECTIFIED
 from medeval.weights import Utilities
@@ -52,8 +52,11 @@ def _rectified_parts(
     *,
     seed: int,
     device: str | torch.device,
+    absent: str = "",
 ) -> tuple[RectifiedResult | None, str, dict[str, list] | None, list[str]]:
-    """The rectified scores (or why not), their subsets-table rows and those rows' notes."""
+    """The rectified scores (or why not: ``absent``, a minority subconcept without a reference
+    row, :func:`~medeval.io.reference.absent_minority`), their subsets-table rows and those
+    rows' notes."""
     why = ""
     if reference is None:
         why = NO_REFERENCE
@@ -62,7 +65,7 @@ def _rectified_parts(
     elif "c" not in inputs.plan.weights:
         why = "reference rows given, but no test posteriors: the rectified scores correct cM"
     else:
-        why = absent_minority(reference, inputs.utilities)
+        why = absent
     if why:
         return None, why, None, []
     test_reps = None  # cM's replicates, this evaluation's own

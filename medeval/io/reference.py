@@ -208,8 +208,8 @@ def _subconcept_codes(subconcept: Any, y: np.ndarray, utilities: Utilities) -> n
 def absent_minority(reference: ReferenceRows, utilities: Utilities) -> str:
     """Why the rectified scores cannot be computed from ``reference`` (``""``: they can): a
     minority subconcept without any reference row leaves its part of the correction unmeasured
-    (``../shared/SPEC.md`` §10: at least one row of every minority subconcept). The reference
-    rows still serve the other subconcepts' rectified recalls."""
+    (docs/method.md, "Rectified scores": at least one row of every minority subconcept). The
+    reference rows still serve the other subconcepts' rectified recalls."""
     counts = reference.counts()
     absent = [nm for nm in utilities.minority if counts.get(nm, 0) == 0]
     if not absent:

@@ -353,8 +353,10 @@ def test_example_refuses_tables_of_its_own(tmp_path, capsys):
 
 
 def test_reference_rows_without_a_subconcept_are_accepted_and_say_so(vehicle, tmp_path, capsys):
-    """REF without a row of van: rBA from the rest, van's verdict not known (note naming it);
-    labelled test rows of van then estimate its recall from the labels alone."""
+    """REF without a row of van: accepted; rBA not computed (van's part of the correction cannot
+    be measured), the other subconcepts' rect. recalls from REF, van's verdict not known (notes
+    naming it); labelled test rows of van then estimate its recall from the labels alone, and
+    with them pooled in, the rectified scores stand."""
     from medeval.cli.evaluate import main as evaluate_main
 
     train, ref, test = vehicle.write(tmp_path)
@@ -364,8 +366,11 @@ def test_reference_rows_without_a_subconcept_are_accepted_and_say_so(vehicle, tm
     assert main([*argv, "--out", str(out), "--bootstrap", "200", "--quiet"]) == 0
     capsys.readouterr()
     m = json.loads((out / "metrics.json").read_text())
-    assert m["recommended"]["BA"] == "rBA" and m["scores"]["rBA"] is not None
+    assert m["recommended"]["BA"] == "cBA" and m["scores"]["rBA"] is None
+    assert "'van' has no reference row" in m["unavailable"]["rBA"]
     assert any("hold no row of 'van': accepted" in n for n in m["notes"])
+    others = [r for r in m["per_subconcept"] if r["subconcept"] != "van" and r["class"] == 1]
+    assert all(r["r_recall"] is not None for r in others)
     van = next(r for r in m["per_subconcept"] if r["subconcept"] == "van")
     assert van["n_reference"] == 0 and van["r_verdict"] == "not known" and van["r_recall"] is None
     # 40 test rows labelled at random, a simple random sample
@@ -389,3 +394,5 @@ def test_reference_rows_without_a_subconcept_are_accepted_and_say_so(vehicle, tm
     n_van = int((vehicle.test_subconcept[pick] == "van").sum())
     assert per.loc["van", "n_reference"] == 0 and per.loc["van", "n_labelled"] == n_van > 1
     assert np.isfinite(per.loc["van", "r_low"])  # from the labels alone
+    again = json.loads((tmp_path / "e" / "metrics.json").read_text())
+    assert again["scores"]["rBA"] is not None  # REF and the labelled rows hold every subconcept
