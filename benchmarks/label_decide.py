@@ -33,7 +33,6 @@ import numpy as np
 import pandas as pd
 
 from medeval.evaluation.label_design import plan_batch
-from medeval.evaluation.posterior_calibration import recalibrated_for_labels
 from medeval.evaluation.rectified_recall import LabelledRows, rectified_recall, verdicts
 from medeval.weights import utilities_from_train_sizes
 
@@ -106,9 +105,8 @@ def one(rng, n, rare, w, budget, batch, hows=HOWS, calibrated_model=False) -> li
             rows, pi = np.r_[rows, new], np.r_[pi, inc]
             bt = np.r_[bt, np.full(len(new), k)]
             lab = LabelledRows(rows, sub[rows], pi, bt)
-            q_est, _ = recalibrated_for_labels(q, y, SIDES, lab, None)
-            res = rectified_recall(
-                q_est, hit, y, SIDES, None, labelled=lab, confidence=0.95, seed=seed
+            res = rectified_recall(  # recalibrates q on the labels, as evaluate --labels does
+                q, hit, y, SIDES, None, labelled=lab, confidence=0.95, seed=seed
             )
             lo, hi = res.low[RARE], res.high[RARE]
             ok = np.isfinite(lo) and np.isfinite(hi)

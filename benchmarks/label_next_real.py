@@ -28,7 +28,6 @@ import torch
 
 from medeval.evaluation.checks import labels as checked_labels
 from medeval.evaluation.label_design import plan_batch
-from medeval.evaluation.posterior_calibration import recalibrated_for_labels
 from medeval.evaluation.rectified_recall import LabelledRows, rectified_recall, verdicts
 from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.weights import renormalise_within_class
@@ -77,8 +76,8 @@ def run(
             p = np.full(size, size / len(free))
         rows, pi, bt = np.r_[rows, new], np.r_[pi, p], np.r_[bt, np.full(len(new), k)]
         lab = LabelledRows(rows, sub[rows], pi, bt)
-        q_est, _ = recalibrated_for_labels(q, y, sides, lab, None)  # as evaluate --labels does
-        res = rectified_recall(q_est, hit, y, sides, None, labelled=lab, confidence=0.95)
+        # rectified_recall recalibrates q on the labels, as evaluate --labels does
+        res = rectified_recall(q, hit, y, sides, None, labelled=lab, confidence=0.95)
         v = verdicts(cr - res.high[[j]], cr - res.low[[j]])[0]
         if v != "not known":
             right = (v == "below") == (truth[j] < cr)

@@ -168,14 +168,14 @@ def plan_batch(
     subconcepts still open, each one's share of the batch (:func:`decision_priority`, by its
     ``utility`` ``(S,)``, default 1), and the rows chosen for them. ``focus``: one subconcept's
     question ("is it below its class?") takes the whole aimed part, open or not."""
-    # with labels, the posteriors recalibrated within class on the rows of known subconcept
-    # (as evaluate --labels does): the rows of a rare subconcept are where they say
-    q, reference = recalibrated_for_labels(q, y, sides, labelled, reference)
+    # the design reads the posteriors recalibrated within class on the rows of known subconcept
+    # (as rectified_recall does for its proxy): the rows of a rare subconcept are where they say
+    q_raw, (q, _) = q, recalibrated_for_labels(q, y, sides, labelled, reference)
     est = (q * hit[:, None]).sum(0) / np.maximum(q.sum(0), 1e-12)  # label-free fallback
     theta, lam, n_test, verdict, worst, res = est, np.ones(len(names)), q.sum(0), None, None, None
     if reference is not None or labelled is not None:
         res = rectified_recall(
-            q,
+            q_raw,
             hit,
             y,
             sides,

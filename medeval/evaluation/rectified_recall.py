@@ -285,7 +285,16 @@ def rectified_recall(
     posteriors, ``hit_test`` and ``y_test`` ``(N,)``, ``sides`` ``(S,)`` each subconcept's
     class) from held-out ``reference`` rows, ``labelled`` test rows or both, with ``n_draws``
     joint draws seeded by ``seed``. A class with a single subconcept gets its class's recall
-    exactly; a subconcept with no row of known subconcept NaN."""
+    exactly; a subconcept with no row of known subconcept NaN.
+
+    With labelled test rows the posteriors (the test rows' and the reference rows') are first
+    recalibrated within class on every row of known subconcept
+    (:func:`~medeval.evaluation.posterior_calibration.recalibrated_for_labels`): the one place
+    the label loop's proxy is made, so ``evaluate --labels``, ``label`` and the verdicts read
+    after each batch all estimate alike. Without labelled rows the posteriors are used as given."""
+    from medeval.evaluation.posterior_calibration import recalibrated_for_labels
+
+    q_test, reference = recalibrated_for_labels(q_test, y_test, sides, labelled, reference)
     s = len(sides)
     names = ("recall", "low", "high", "ess", "lam", "deff", "n_test", "n_eff")
     cols = {c: np.full(s, math.nan) for c in names}

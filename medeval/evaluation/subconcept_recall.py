@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import torch
 
-from medeval.evaluation.posterior_calibration import recalibrated_for_labels
 from medeval.evaluation.rectified_recall import (
     DECISIVE_WIDTH,
     MIN_REFERENCE_ROWS,
@@ -259,11 +258,9 @@ def rectified_columns(
     ``labelled`` test rows, and of the reference rows' own recall (``ref_*``, ``n_reference``;
     ``n_labelled``), the estimate itself (its joint draws for the worst subconcept) and the
     notes: subconcepts without rows of known subconcept, or too few for an interval."""
-    # labelled test rows: the posteriors recalibrated within class on every row of known
-    # subconcept first (the estimator's proxy; no labels, no change)
-    q_test, evidence_q = recalibrated_for_labels(q_test, y, sides, labelled, evidence)
+    # with labelled test rows rectified_recall recalibrates the posteriors within class first
     res = rectified_recall(
-        q_test, hit, y, sides, evidence_q, labelled=labelled, confidence=confidence,
+        q_test, hit, y, sides, evidence, labelled=labelled, confidence=confidence,
         n_draws=n_draws, seed=seed,
     )  # fmt: skip
     n, k = np.zeros(len(names)), np.zeros(len(names))

@@ -138,7 +138,7 @@ def reopened_lines(found: list[Reopened]) -> list[str]:
         (r0, r1), (l0, l1), (h0, h1) = r.recall, r.low, r.high
         w0, w1 = h0 - l0, h1 - l1
         moves = []
-        if abs(r1 - r0) >= _SMALL:
+        if f"{r0:.2f}" != f"{r1:.2f}":  # a move the printed figures show
             moves.append(f"its estimate {'fell' if r1 < r0 else 'rose'} from {r0:.2f} to {r1:.2f}")
         span = f"from [{l0:.2f}, {h0:.2f}] to [{l1:.2f}, {h1:.2f}]"
         verb = "widened" if w1 > w0 + _SMALL else ("narrowed" if w1 < w0 - _SMALL else "moved")

@@ -111,8 +111,7 @@ def test_sixty_labels_decide_the_rare_failure_and_its_interval_holds():
             rows, pi = np.r_[rows, d.rows], np.r_[pi, d.inclusion]
             bt = np.r_[bt, np.full(len(d.rows), k)]
         lab = LabelledRows(rows, sub[rows], pi, bt)
-        q_est, _ = recalibrated_for_labels(q, y, SIDES, lab, None)
-        res = rectified_recall(q_est, hit, y, SIDES, None, labelled=lab, confidence=0.95)
+        res = rectified_recall(q, hit, y, SIDES, None, labelled=lab, confidence=0.95)
         cr = hit[y == 1].mean()
         below.append(verdicts(cr - res.high, cr - res.low)[4] == "below")
         truth = hit[sub == 4].mean()
