@@ -15,7 +15,9 @@ next; **focus** — the same with ``focus="rare"`` (the question "is rare below 
 **uniform** — simple random samples of the same sizes. After every batch: ``rare``'s rectified
 recall interval (:func:`~medeval.evaluation.rectified_recall.rectified_recall`), whether it holds
 rare's test recall, whether the verdict says ``below``, its width, and the labels that reached
-rare.
+rare; and whether any subconcept's verdict contradicts the truth (``wrong``: called
+``below`` at a true gap ≤ 0, ``not below`` at one > 0), at the last round and at any round —
+the error of a team that reads the verdicts after every batch.
 
     python benchmarks/label_decide.py --seeds 100                 # the issue's case
     python benchmarks/label_decide.py --seeds 200 --grid          # rare 1–5 %, w 2/4/8, budgets
@@ -78,6 +80,8 @@ def one(rng, n, rare, w, budget, batch, hows=HOWS, calibrated_model=False) -> li
         q /= q.sum(1, keepdims=True)
     truth = hit[sub == RARE].mean()
     cr = hit[y == 1].mean()
+    class_r = np.array([hit[y == c].mean() for c in SIDES])
+    true_gap = class_r - np.array([hit[sub == j].mean() for j in range(len(NAMES))])
     sizes = np.rint(shares(rare) * 4 * n).astype(int)  # a training set of the same make-up
     u = utilities_from_train_sizes(
         {nm: {"class": int(c), "n": int(k)} for nm, c, k in zip(NAMES, SIDES, sizes, strict=True)}
@@ -111,11 +115,15 @@ def one(rng, n, rare, w, budget, batch, hows=HOWS, calibrated_model=False) -> li
             lo, hi = res.low[RARE], res.high[RARE]
             ok = np.isfinite(lo) and np.isfinite(hi)
             v = verdicts(np.array([cr - hi]), np.array([cr - lo]))[0]
+            every = verdicts(class_r - res.high, class_r - res.low)
+            wrong = ((every == "below") & (true_gap <= 0)) | (
+                (every == "not below") & (true_gap > 0)
+            )
             out.append(
                 dict(
                     how=how, round=k, labels=len(rows), on_rare=int((sub[rows] == RARE).sum()),
                     width=hi - lo if ok else 1.0, covers=(lo <= truth <= hi) if ok else np.nan,
-                    below=v == "below",
+                    below=v == "below", wrong=bool(wrong.any()),
                 )
             )  # fmt: skip
     return out
@@ -141,6 +149,11 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     )
     worst_round = df.groupby(["n", "rare", "w", "budget", "how", "round"])["covers"].mean()
     t["min_round_cover"] = worst_round.groupby(["n", "rare", "w", "budget", "how"]).min()
+    # a verdict that contradicts the truth (any subconcept): at the last round, and at any
+    # round (a team that reads the verdicts after every batch and stops at the first decision)
+    keys = ["n", "rare", "w", "budget", "how"]
+    t["wrong_last"] = last.groupby(keys)["wrong"].mean()
+    t["wrong_any_round"] = df.groupby([*keys, "seed"])["wrong"].any().groupby(keys).mean()
     return t.reset_index()
 
 

@@ -250,8 +250,9 @@ class BenchmarkSettings(EvaluationOptions):
 class LabelSettings:
     """``label``: the size of the next batch of test rows to label (``budget``), the ``seed``
     of its draw (the batch number is mixed in), the level of the verdicts it aims at, the
-    decision ``threshold`` on ``y_score`` and an optional ``focus`` subconcept whose question
-    ("is it below its class?") the whole aimed part of the batch serves.
+    decision ``threshold`` on ``y_score``, an optional ``focus`` subconcept whose question
+    ("is it below its class?") the whole aimed part of the batch serves, the loop's whole
+    labelling budget ``max_labels`` and the worlds of the forecast of labels still needed.
     """
 
     budget: int = field(default=20, metadata=_allows(COUNT))
@@ -259,3 +260,8 @@ class LabelSettings:
     confidence: float = field(default=0.95, metadata=_allows(CONFIDENCE))
     threshold: float = field(default=0.5, metadata=_allows(THRESHOLD))
     focus: str | None = field(default=None, metadata=_allows(_TEXT, None))
+    #: the labelling budget of the whole loop (labels over every batch); None: no limit
+    max_labels: int | None = field(default=None, metadata=_allows(COUNT, None))
+    #: worlds the forecast of labels still needed simulates (0: none); it runs on up to
+    #: :data:`medeval.flows.label.FORECAST_MAX_ROWS` test rows unless asked for
+    forecast: int | None = field(default=None, metadata=_allows(N_BOOTSTRAP, None))

@@ -23,6 +23,10 @@ LABEL_FLAGS = {
     "--focus": "one subconcept's question (is it below its class?): the batch aims at it alone "
     "(a uniform share stays); default: every open verdict, by how near it is to being decided "
     "and its utility",
+    "--max-labels": "the labelling budget of the whole loop (labels over every batch): the "
+    "batch is cut to what is left, and once it is spent label says so and proposes none",
+    "--forecast": "worlds simulated for the labels each open verdict still needs (0: none; "
+    "default 10 on up to 20,000 test rows, none above)",
 }
 
 
@@ -135,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
         reference=args.reference,
         settings=settings(LabelSettings, args, LABEL_FLAGS),
     )
+    if batch.design is None:  # the labelling budget is spent: nothing to write
+        say(args, *[f"note: {n}" for n in batch.notes], *batch.lines)
+        return 0
     from medeval.report.label_sheet import sheet_file, task_class_names
 
     files = {"to_label.csv": batch.frame.to_csv(index=False).encode()}

@@ -41,6 +41,8 @@ class Design:
     share: tuple[float, ...] = ()
     #: rows of each subconcept ``(S,)`` the batch expects (``Σ π·q``, the posteriors it used)
     expected: np.ndarray | None = None
+    #: every verdict was decided before this batch (it then spreads over every subconcept)
+    decided: bool = False
 
 
 def open_subconcepts(
@@ -197,11 +199,13 @@ def plan_batch(
         cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in sides])
         gap = cr - est
         gap_low = gap_high = np.full(len(names), np.nan)
+    decided = False
     if focus is not None:
         aim = np.asarray(names) == focus
     else:
         aim = open_subconcepts(names, sides, verdict, worst)
-        if not aim.any():  # every verdict decided: spread the labels over all subconcepts
+        decided = verdict is not None and not aim.any()
+        if decided:  # every verdict decided: spread the labels over all subconcepts
             aim = open_subconcepts(names, sides, None, None)
     u = np.ones(len(names)) if utility is None else np.asarray(utility, dtype=float)
     share = decision_priority(gap, gap_low, gap_high, u, aim)
@@ -210,4 +214,5 @@ def plan_batch(
     chosen = [(nm, float(sh)) for nm, a, sh in zip(names, aim, share, strict=True) if a]
     design = choose_rows(score, done, budget, seed=seed, aim=tuple(nm for nm, _ in chosen))
     expected = (design.pi[:, None] * q).sum(0)
-    return replace(design, share=tuple(sh for _, sh in chosen), expected=expected), res
+    design = replace(design, share=tuple(sh for _, sh in chosen), expected=expected)
+    return replace(design, decided=decided), res

@@ -14,9 +14,9 @@ import torch
 
 from medeval.evaluation.rectified import FewReferenceRowsWarning
 from medeval.evaluation.rectified_recall import (
-    R_INTERVAL_METHOD,
     LabelledRows,
     ReferenceEvidence,
+    interval_method,
 )
 from medeval.evaluation.subconcept_recall import (
     NO_REFERENCE_ROWS,
@@ -93,7 +93,7 @@ def per_subconcept(
         )  # fmt: skip
         for i, row in enumerate(rows):
             row |= {c: _item(v[i]) for c, v in extra.items()}
-            row["r_interval_method"] = R_INTERVAL_METHOD
+            row["r_interval_method"] = interval_method(reference)
         for msg in msgs:
             notes.append(msg)
             undefined = NO_REFERENCE_ROWS in msg

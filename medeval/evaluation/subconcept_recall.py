@@ -236,7 +236,10 @@ def reference_evidence(reference: Any, u: Utilities) -> ReferenceEvidence:
     classes and subconcept codes (the utilities' order)."""
     q = renormalise_within_class(torch.from_numpy(reference.posteriors), u, reference.y_true)
     hit = (reference.y_pred == reference.y_true).astype(np.float64)
-    return ReferenceEvidence(q.q.cpu().numpy(), hit, reference.y_true, reference.subconcept)
+    return ReferenceEvidence(
+        q.q.cpu().numpy(), hit, reference.y_true, reference.subconcept,
+        group=getattr(reference, "group", None),
+    )  # fmt: skip
 
 
 def rectified_columns(

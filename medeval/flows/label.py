@@ -25,7 +25,15 @@ from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.options import LabelSettings
 from medeval.weights import renormalise_within_class
 
-__all__ = ["LabelBatch", "LabelSettings", "label_next"]
+__all__ = ["FORECAST_MAX_ROWS", "LabelBatch", "LabelSettings", "label_next"]
+
+#: The forecast of labels still needed runs by default on up to this many test rows (each
+#: world re-plans every batch: seconds at 2,000 rows, minutes at 100,000); ``--forecast W``
+#: asks for it on any number.
+FORECAST_MAX_ROWS = 20_000
+#: Worlds of the forecast by default, and the most labels it looks ahead.
+FORECAST_WORLDS = 10
+FORECAST_HORIZON = 200
 
 
 @dataclass(frozen=True)
@@ -36,7 +44,7 @@ class LabelBatch:
 
     frame: pd.DataFrame
     batch: int
-    design: Design
+    design: Design | None  # None: the labelling budget is spent, no batch proposed
     known: RectifiedRecall | None
     lines: list[str]
     notes: list[str]
@@ -93,7 +101,8 @@ def label_next(
         ref = reference_evidence(rows, u)
     if s.focus is not None:
         _check_focus(s.focus, u, predictions)
-    free = len(y) - (0 if labelled is None else len(labelled.index))
+    n_lab = 0 if labelled is None else len(labelled.index)
+    free = len(y) - n_lab
     if free == 0:
         raise InputError(files[-1], "every test row is labelled already: nothing left to choose")
     if s.budget > free:
@@ -101,6 +110,14 @@ def label_next(
             f"--budget {s.budget} is more than the {free} rows not yet labelled: "
             f"all {free} are proposed"
         )
+    size = min(s.budget, free)
+    if s.max_labels is not None:
+        left = s.max_labels - n_lab
+        if left <= 0:
+            return _spent(s, q, hit, y, u, ref, labelled, notes, batch, images)
+        if left < size:
+            notes.append(f"--max-labels {s.max_labels}: {left} labels left, so {left} rows")
+            size = left
     design, known = plan_batch(
         q,
         hit,
@@ -109,7 +126,7 @@ def label_next(
         tuple(u.names),
         reference=ref,
         labelled=labelled,
-        budget=min(s.budget, free),
+        budget=size,
         # each batch's own draw, from the run's seed and the batch number
         seed=int(np.random.SeedSequence([int(s.seed), int(batch)]).generate_state(1)[0]),
         confidence=s.confidence,
@@ -120,11 +137,85 @@ def label_next(
     lines = _lines(design, known, q, hit, y, u, batch)
     found = reopened(q, hit, y, u.sides, tuple(u.names), ref, labelled, confidence=s.confidence)
     lines[-1:-1] = reopened_lines(found)  # after the verdicts so far, before the batch
-    subconcepts = {
+    lines[-1:-1] = _forecast_lines(s, design, known, q, hit, y, u, ref, labelled, n_lab, batch)
+    return LabelBatch(
+        frame, batch, design, known, lines, notes, images is not None, _subconcepts(u)
+    )
+
+
+def _subconcepts(u) -> dict[int, tuple[str, ...]]:
+    """Each class's subconcepts in the training order."""
+    return {
         int(c): tuple(str(nm) for nm, side in zip(u.names, u.sides, strict=True) if side == c)
         for c in (0, 1)
     }
-    return LabelBatch(frame, batch, design, known, lines, notes, images is not None, subconcepts)
+
+
+def _spent(s, q, hit, y, u, ref, labelled, notes, batch, images) -> LabelBatch:
+    """The labelling budget is spent: what is decided and what is still open, and no batch."""
+    from medeval.evaluation.rectified_recall import rectified_recall
+
+    known = rectified_recall(q, hit, y, u.sides, ref, labelled=labelled, confidence=s.confidence)
+    lines = _verdict_lines(known, hit, y, u)
+    lines.append(
+        f"the labelling budget (--max-labels {s.max_labels}) is spent: "
+        f"{len(labelled.index) if labelled is not None else 0} rows labelled; "
+        "no batch is proposed — stop here, or raise --max-labels"
+    )
+    return LabelBatch(
+        pd.DataFrame(), batch, None, known, lines, notes, images is not None, _subconcepts(u)
+    )
+
+
+def _forecast_lines(s, design, known, q, hit, y, u, ref, labelled, n_lab, batch) -> list[str]:
+    """When the loop can stop (every verdict decided), or how many more labels each open
+    verdict needs by simulation (:func:`medeval.evaluation.label_forecast.labels_to_decide`)."""
+    if known is None:
+        return []
+    if design.decided:
+        return [
+            f"every verdict is decided ({n_lab} rows labelled): the loop can stop here; the "
+            "batch below, spread over every subconcept, only checks them"
+        ]
+    cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in u.sides])
+    several = np.array([(u.sides == c).sum() > 1 for c in u.sides])
+    targets = several & (verdicts(cr - known.high, cr - known.low) == "not known")
+    if s.focus is not None:
+        targets &= np.asarray(u.names) == s.focus
+    worlds = s.forecast
+    if worlds is None:
+        worlds = FORECAST_WORLDS if len(y) <= FORECAST_MAX_ROWS else 0
+        if worlds == 0 and targets.any():
+            return [
+                f"labels still needed: not simulated for {len(y):,} test rows (over "
+                f"{FORECAST_MAX_ROWS:,}; --forecast {FORECAST_WORLDS} runs it)"
+            ]
+    if worlds == 0 or not targets.any():
+        return []
+    from medeval.evaluation.label_forecast import labels_to_decide
+
+    horizon = FORECAST_HORIZON
+    if s.max_labels is not None:
+        horizon = max(min(horizon, s.max_labels - n_lab - len(design.rows)), 0)
+    f = labels_to_decide(
+        q, hit, y, u.sides, tuple(u.names), targets=targets, reference=ref, labelled=labelled,
+        batch=s.budget, max_labels=max(horizon, 1), worlds=worlds,
+        seed=int(np.random.SeedSequence([int(s.seed), int(batch), 7]).generate_state(1)[0]),
+        confidence=s.confidence, utility=u.values, focus=s.focus,
+    )  # fmt: skip
+    said = []
+    for i in np.flatnonzero(targets):
+        nm = u.names[i]
+        if np.isinf(f.median[i]):
+            said.append(f"{nm} more than {f.max_labels} (decided in {f.decided[i]:.0%} of worlds)")
+        else:
+            lo, hi = f.low[i], f.high[i]
+            span = f"{lo:.0f}–{hi:.0f}" if np.isfinite(hi) else f"{lo:.0f} to over {f.max_labels}"
+            said.append(f"{nm} ~{f.median[i]:.0f}" + (f" ({span})" if lo != hi else ""))
+    return [
+        "labels still needed to decide, this batch included (simulated: "
+        f"{f.worlds} worlds drawn from today's estimates, batches of {f.batch}): " + ", ".join(said)
+    ]
 
 
 def _check_focus(focus: str, u, predictions) -> None:
@@ -145,23 +236,29 @@ def _check_focus(focus: str, u, predictions) -> None:
         )
 
 
+def _verdict_lines(known: RectifiedRecall, hit, y, u) -> list[str]:
+    """Per class with several subconcepts: which are below, not below, not known so far."""
+    names = np.asarray(u.names)
+    cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in u.sides])
+    v = verdicts(cr - known.high, cr - known.low)
+    out = []
+    for c in (1, 0):
+        idx = np.flatnonzero(u.sides == c)
+        if len(idx) < 2:
+            continue
+        said = [
+            f"{w}: {', '.join(names[idx][v[idx] == w])}"
+            for w in ("below", "not below", "not known")
+            if (v[idx] == w).any()
+        ]
+        out.append(f"class {c}, so far — " + "; ".join(said))
+    return out
+
+
 def _lines(design: Design, known, q, hit, y, u, batch: int) -> list[str]:
     """What the labels so far decided, per class, and what the next batch is for."""
     names = np.asarray(u.names)
-    out = []
-    if known is not None:
-        cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in u.sides])
-        v = verdicts(cr - known.high, cr - known.low)
-        for c in (1, 0):
-            idx = np.flatnonzero(u.sides == c)
-            if len(idx) < 2:
-                continue
-            said = [
-                f"{w}: {', '.join(names[idx][v[idx] == w])}"
-                for w in ("below", "not below", "not known")
-                if (v[idx] == w).any()
-            ]
-            out.append(f"class {c}, so far — " + "; ".join(said))
+    out = [] if known is None else _verdict_lines(known, hit, y, u)
     expected = design.expected  # rows of each subconcept the batch expects
     if expected is None:
         expected = (design.pi[:, None] * q).sum(0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,9 @@ class ReferenceRows:
         source: where the rows come from (e.g. ``"out-of-bag"``, a file name).
         row_weight: ``(R,)`` each row's weight in the correction (``None``: 1 each), e.g. the
             inverse inclusion probabilities of labelled test rows.
+        group: ``(R,)`` cluster codes (a ``group`` column: patient or lesion ids, an empty id
+            a cluster of its own; ``None``: every row its own). The per-subconcept recall's
+            interval counts a cluster's rows as one cluster's evidence.
     """
 
     y_true: np.ndarray
@@ -84,6 +87,7 @@ class ReferenceRows:
     _: KW_ONLY  # the data may be positional, the options not
     source: str = "reference"
     row_weight: np.ndarray | None = None
+    group: np.ndarray | None = None
     _weights: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
@@ -308,12 +312,27 @@ def reference_rows(
         InputError: naming the table's file and the column or subconcept at fault.
     """
     try:
-        return ReferenceRows.from_table(
+        rows = ReferenceRows.from_table(
             table, utilities, threshold=float(threshold), source=source or str(table.path)
         )
     except ReferenceDataError as e:  # named by its column where it is one of the table's
         column = None if e.column == "posteriors" else e.column
         raise InputError(table.path, str(e), column=column) from None
+    group = _group_column(table.path, len(rows))
+    return rows if group is None else replace(rows, group=group)
+
+
+def _group_column(path: Any, n: int) -> np.ndarray | None:
+    """Cluster codes ``(n,)`` from the file's optional ``group`` column (an empty id is a
+    cluster of its own, as in the splits); ``None`` without the column or the file."""
+    from medeval.splits import group_codes_of
+
+    if path is None or not Path(str(path)).is_file():
+        return None
+    frame = read_frame(path, as_text=True, usecols=lambda c: str(c).strip() == "group")
+    if not frame.shape[1] or len(frame) != n:
+        return None
+    return group_codes_of(frame.iloc[:, 0].to_numpy(dtype=object))
 
 
 def load_reference(

@@ -236,6 +236,8 @@ INTERVAL_METHOD_NAMES = {
     "jeffreys": "Jeffreys",
     "difference-jeffreys": "Jeffreys on the effective reference rows of the difference "
     "estimator, for the test rows' own recall",
+    "difference-jeffreys-clustered": "Jeffreys on the effective reference rows of the "
+    "difference estimator, for the test rows' own recall, rows counted by cluster (group)",
 }
 
 

@@ -85,14 +85,8 @@ def test_readme_journey_2_runs_verbatim(shared_data, tmp_path, monkeypatch, caps
             ), line
         else:
             assert any(line in out for out in printed), line
-    reopened = [
-        x for x in (printed[3] + printed[4]).splitlines() if x.startswith("verdict reopened")
-    ]
-    half = len(reopened) // 2  # evaluate --labels and label --labels say the same lines
-    assert (
-        half
-        and reopened[:half] == reopened[half:]
-        and reopened[0].startswith(
-            "verdict reopened — bus: was not below with the reference rows alone; now not known"
-        )
-    )
+    # the verdicts decided on the reference rows held once the first batch was labelled: none
+    # reopens (tests/evaluation/test_verdict_history.py has one that does), and the second
+    # label says the loop can stop
+    assert not [x for x in (printed[3] + printed[4]).splitlines() if "verdict reopened" in x]
+    assert "every verdict is decided (20 rows labelled): the loop can stop here" in printed[4]

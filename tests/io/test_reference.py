@@ -21,6 +21,15 @@ def test_reference_file_needs_subconcept_and_posteriors(tmp_path):
     frame.to_csv(good, index=False)
     rows, table = load_reference(good, u)
     assert len(rows) == len(table) == len(y) and table.subconcept is not None
+    assert rows.group is None  # no group column: every row its own cluster
+    ids = [f"p{i // 2}" if i % 3 else "" for i in range(len(y))]  # pairs; some without an id
+    frame.assign(group=ids).to_csv(tmp_path / "grouped.csv", index=False)
+    grouped, _ = load_reference(tmp_path / "grouped.csv", u)
+    g = grouped.group
+    for i in range(len(y)):
+        same = {j for j in range(len(y)) if g[j] == g[i]}
+        want = {j for j in range(len(y)) if ids[i] and ids[j] == ids[i]} or {i}
+        assert same == want, i  # one cluster per id, an empty id a cluster of its own
     frame.drop(columns="subconcept").to_csv(tmp_path / "no_sc.csv", index=False)
     with pytest.raises(InputError, match="no_sc.csv, column 'subconcept'"):
         load_reference(tmp_path / "no_sc.csv", u)
