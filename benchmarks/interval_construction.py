@@ -27,7 +27,6 @@ covers ≥ 94 %, and over ``exact``).
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 import time
 
@@ -39,7 +38,7 @@ from medeval.evaluation import rectified_recall as rr
 from medeval.metrics.proportion import binomial_interval
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
-from subconcept_recall_coverage import draw_rows
+from subconcept_recall_coverage import add_grid_arguments, cell_grid, draw_rows
 
 _CURRENT = rr._design_effect
 
@@ -127,20 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--confidence", type=float, default=0.95)
-    ap.add_argument("--test", default="10,30,100,200")
-    ap.add_argument("--reference", default="5,10,20,50")
-    ap.add_argument("--recall", default="0.3,0.6,0.8,0.95")
-    ap.add_argument("--kappa", default="3,1.5,0.75")
+    add_grid_arguments(ap)
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
-    grid = list(
-        itertools.product(
-            [int(x) for x in a.test.split(",")],
-            [int(x) for x in a.reference.split(",")],
-            [float(x) for x in a.recall.split(",")],
-            [float(x) for x in a.kappa.split(",")],
-        )
-    )
+    grid = cell_grid(a)
     rows, t0 = [], time.perf_counter()
     for ci, (n_t, n_r, rho, kappa) in enumerate(grid):
         rng = np.random.default_rng([ci, 20261207])

@@ -168,19 +168,17 @@ def simulated_rows(n_t, rho, kappa, target, seeds, conf, ci) -> float:
     return np.nan
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seeds", type=int, default=300)
-    ap.add_argument("--draws", type=int, default=1000, help="joint draws per evaluation")
-    ap.add_argument("--confidence", type=float, default=0.95)
+def add_grid_arguments(ap: argparse.ArgumentParser) -> None:
+    """The cells' options: test and reference rows of s, its recall, the model's sharpness."""
     ap.add_argument("--test", default="10,30,100,200")
     ap.add_argument("--reference", default="5,10,20,50")
     ap.add_argument("--recall", default="0.3,0.6,0.8,0.95")
     ap.add_argument("--kappa", default="3,1.5,0.75")
-    ap.add_argument("--more-rows", action="store_true", help="check the predicted further rows")
-    ap.add_argument("--out", default=None, help="CSV of one row per cell")
-    a = ap.parse_args(argv)
-    grid = list(
+
+
+def cell_grid(a: argparse.Namespace) -> list[tuple[int, int, float, float]]:
+    """The cells ``(n_test, n_reference, recall, kappa)`` the options name, in order."""
+    return list(
         itertools.product(
             [int(x) for x in a.test.split(",")],
             [int(x) for x in a.reference.split(",")],
@@ -188,6 +186,18 @@ def main(argv: list[str] | None = None) -> int:
             [float(x) for x in a.kappa.split(",")],
         )
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, default=300)
+    ap.add_argument("--draws", type=int, default=1000, help="joint draws per evaluation")
+    ap.add_argument("--confidence", type=float, default=0.95)
+    add_grid_arguments(ap)
+    ap.add_argument("--more-rows", action="store_true", help="check the predicted further rows")
+    ap.add_argument("--out", default=None, help="CSV of one row per cell")
+    a = ap.parse_args(argv)
+    grid = cell_grid(a)
     rows, t0 = [], time.perf_counter()
     for ci, (n_t, n_r, rho, kappa) in enumerate(grid):
         r = cell(n_t, n_r, rho, kappa, a.seeds, a.confidence, a.draws, ci)

@@ -14,6 +14,7 @@ from medeval.evaluation.rectified_recall import (
     LabelledRows,
     RectifiedRecall,
     ReferenceEvidence,
+    class_recall_each,
     could_be_worst_by_class,
     rectified_recall,
     verdicts,
@@ -175,6 +176,7 @@ def plan_batch(
     q_raw, (q, _) = q, recalibrated_for_labels(q, y, sides, labelled, reference)
     est = (q * hit[:, None]).sum(0) / np.maximum(q.sum(0), 1e-12)  # label-free fallback
     theta, lam, n_test, verdict, worst, res = est, np.ones(len(names)), q.sum(0), None, None, None
+    cr = class_recall_each(hit, y, sides)
     if reference is not None or labelled is not None:
         res = rectified_recall(
             q_raw,
@@ -191,12 +193,10 @@ def plan_batch(
         theta = np.where(ok, res.recall, est)
         lam = np.where(np.isfinite(res.lam), res.lam, 1.0)
         n_test = np.where(np.isfinite(res.n_test), res.n_test, n_test)
-        cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in sides])
         verdict = verdicts(cr - res.high, cr - res.low)
         worst = could_be_worst_by_class(res, sides, confidence)[0]
         gap, gap_low, gap_high = cr - theta, cr - res.high, cr - res.low
     else:
-        cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in sides])
         gap = cr - est
         gap_low = gap_high = np.full(len(names), np.nan)
     decided = False

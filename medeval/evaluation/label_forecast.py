@@ -26,6 +26,7 @@ from medeval.evaluation.rectified_recall import (
     VERDICTS,
     LabelledRows,
     ReferenceEvidence,
+    class_recall_each,
     rectified_recall,
     verdicts,
 )
@@ -84,7 +85,7 @@ def labels_to_decide(
     pi0 = np.zeros(0) if labelled is None else labelled.pi
     bt0 = np.zeros(0, int) if labelled is None else labelled.batch
     first = 1 + (int(bt0.max()) if len(bt0) else 0)
-    cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in sides])
+    cr = class_recall_each(hit, y, sides)
     for w in range(worlds):
         world = _draw_world(rng, q_now)
         world[rows0] = sub0

@@ -418,6 +418,13 @@ def _copula_draws(rng: np.random.Generator, part: dict[str, np.ndarray], b: int)
     return np.where(ok, out, np.nan)
 
 
+def class_recall_each(hit: np.ndarray, y: np.ndarray, sides: np.ndarray) -> np.ndarray:
+    """Each subconcept's class's recall on the test rows ``(S,)`` (``hit``, ``y`` ``(N,)``;
+    ``sides`` ``(S,)`` each subconcept's class), NaN for a class without test rows: what a
+    subconcept's recall is compared with."""
+    return np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in sides])
+
+
 def verdicts(gap_low: np.ndarray, gap_high: np.ndarray) -> np.ndarray:
     """``below`` where the gap interval lies above 0, ``not below`` where it lies at or under
     0, else ``not known`` (also where it is undefined)."""

@@ -17,6 +17,7 @@ from medeval.evaluation.rectified_recall import (
     VERDICTS,
     LabelledRows,
     ReferenceEvidence,
+    class_recall_each,
     rectified_recall,
     verdicts,
 )
@@ -81,7 +82,7 @@ def reopened(
     if labelled is None or not len(labelled.index):
         return []
     last = int(labelled.batch.max())
-    cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in sides])
+    cr = class_recall_each(hit, y, sides)
     several = np.array([(sides == c).sum() > 1 for c in sides])
     states = []
     for k in range(last + 1):

@@ -17,7 +17,12 @@ from medeval.errors import InputError
 from medeval.evaluation.checks import ScoreRangeWarning, input_notes
 from medeval.evaluation.checks import labels as checked_labels
 from medeval.evaluation.label_design import Design, plan_batch
-from medeval.evaluation.rectified_recall import LabelledRows, RectifiedRecall, verdicts
+from medeval.evaluation.rectified_recall import (
+    LabelledRows,
+    RectifiedRecall,
+    class_recall_each,
+    verdicts,
+)
 from medeval.evaluation.subconcept_recall import reference_evidence
 from medeval.evaluation.verdict_history import reopened, reopened_lines
 from medeval.io.labels import label_files, labels_note, last_batch, read_ids, read_labels, sheet
@@ -69,6 +74,68 @@ def label_next(
             a threshold outside [0, 1], or a bad labels file, naming the file, row and value.
     """
     s = settings or LabelSettings()
+    got = _read_inputs(predictions, train_sizes, labels, reference, s)
+    u, y, q, hit, labelled, ref, notes = (
+        got.u,
+        got.y,
+        got.q,
+        got.hit,
+        got.labelled,
+        got.ref,
+        got.notes,
+    )
+    if s.focus is not None:
+        _check_focus(s.focus, u, predictions)
+    n_lab = 0 if labelled is None else len(labelled.index)
+    size = _batch_size(s, len(y), n_lab, got.files, notes)
+    if size == 0:
+        return _spent(s, q, hit, y, u, ref, labelled, notes, got.batch, got.images)
+    design, known = plan_batch(
+        q,
+        hit,
+        y,
+        u.sides,
+        tuple(u.names),
+        reference=ref,
+        labelled=labelled,
+        budget=size,
+        # each batch's own draw, from the run's seed and the batch number
+        seed=int(np.random.SeedSequence([int(s.seed), int(got.batch)]).generate_state(1)[0]),
+        confidence=s.confidence,
+        utility=u.values,
+        focus=s.focus,
+    )
+    frame = sheet(design.rows, design.inclusion, got.batch, got.ids, y, q, u, got.images)
+    lines = _lines(design, known, q, hit, y, u, got.batch)
+    found = reopened(q, hit, y, u.sides, tuple(u.names), ref, labelled, confidence=s.confidence)
+    lines[-1:-1] = reopened_lines(found)  # after the verdicts so far, before the batch
+    lines[-1:-1] = _forecast_lines(s, design, known, q, hit, y, u, ref, labelled, n_lab, got.batch)
+    return LabelBatch(
+        frame, got.batch, design, known, lines, notes, got.images is not None, _subconcepts(u)
+    )
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What ``label`` reads: the train sizes' utilities, the test rows (ids, images, classes,
+    within-class posteriors, hits), the labels so far and the next batch's number, the
+    reference rows, and the notes reading them left."""
+
+    u: object
+    ids: np.ndarray
+    images: object
+    y: np.ndarray
+    q: np.ndarray
+    hit: np.ndarray
+    labelled: LabelledRows | None
+    batch: int
+    files: list | None
+    ref: object
+    notes: list[str]
+
+
+def _read_inputs(predictions, train_sizes, labels, reference, s: LabelSettings) -> _Inputs:
+    """Read and check the predictions, train sizes, labels files and reference rows."""
     u = read_train_sizes(train_sizes)
     table = read_predictions(predictions, u)
     with warnings.catch_warnings():  # the threshold's rule of evaluate; a warning is a note
@@ -99,10 +166,13 @@ def label_next(
 
         rows, _ = load_reference(reference, u, threshold=s.threshold)
         ref = reference_evidence(rows, u)
-    if s.focus is not None:
-        _check_focus(s.focus, u, predictions)
-    n_lab = 0 if labelled is None else len(labelled.index)
-    free = len(y) - n_lab
+    return _Inputs(u, ids, images, y, q, hit, labelled, batch, files, ref, notes)
+
+
+def _batch_size(s: LabelSettings, n: int, n_lab: int, files, notes: list[str]) -> int:
+    """Rows in the next batch: ``--budget``, cut to the rows not yet labelled and to what is
+    left of ``--max-labels`` (each cut said in ``notes``); 0 once that budget is spent."""
+    free = n - n_lab
     if free == 0:
         raise InputError(files[-1], "every test row is labelled already: nothing left to choose")
     if s.budget > free:
@@ -114,33 +184,11 @@ def label_next(
     if s.max_labels is not None:
         left = s.max_labels - n_lab
         if left <= 0:
-            return _spent(s, q, hit, y, u, ref, labelled, notes, batch, images)
+            return 0
         if left < size:
             notes.append(f"--max-labels {s.max_labels}: {left} labels left, so {left} rows")
             size = left
-    design, known = plan_batch(
-        q,
-        hit,
-        y,
-        u.sides,
-        tuple(u.names),
-        reference=ref,
-        labelled=labelled,
-        budget=size,
-        # each batch's own draw, from the run's seed and the batch number
-        seed=int(np.random.SeedSequence([int(s.seed), int(batch)]).generate_state(1)[0]),
-        confidence=s.confidence,
-        utility=u.values,
-        focus=s.focus,
-    )
-    frame = sheet(design.rows, design.inclusion, batch, ids, y, q, u, images)
-    lines = _lines(design, known, q, hit, y, u, batch)
-    found = reopened(q, hit, y, u.sides, tuple(u.names), ref, labelled, confidence=s.confidence)
-    lines[-1:-1] = reopened_lines(found)  # after the verdicts so far, before the batch
-    lines[-1:-1] = _forecast_lines(s, design, known, q, hit, y, u, ref, labelled, n_lab, batch)
-    return LabelBatch(
-        frame, batch, design, known, lines, notes, images is not None, _subconcepts(u)
-    )
+    return size
 
 
 def _subconcepts(u) -> dict[int, tuple[str, ...]]:
@@ -177,7 +225,7 @@ def _forecast_lines(s, design, known, q, hit, y, u, ref, labelled, n_lab, batch)
             f"every verdict is decided ({n_lab} rows labelled): the loop can stop here; the "
             "batch below, spread over every subconcept, only checks them"
         ]
-    cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in u.sides])
+    cr = class_recall_each(hit, y, u.sides)
     several = np.array([(u.sides == c).sum() > 1 for c in u.sides])
     targets = several & (verdicts(cr - known.high, cr - known.low) == "not known")
     if s.focus is not None:
@@ -239,7 +287,7 @@ def _check_focus(focus: str, u, predictions) -> None:
 def _verdict_lines(known: RectifiedRecall, hit, y, u) -> list[str]:
     """Per class with several subconcepts: which are below, not below, not known so far."""
     names = np.asarray(u.names)
-    cr = np.array([hit[y == c].mean() if (y == c).any() else np.nan for c in u.sides])
+    cr = class_recall_each(hit, y, u.sides)
     v = verdicts(cr - known.high, cr - known.low)
     out = []
     for c in (1, 0):
