@@ -21,6 +21,7 @@ the error of a team that reads the verdicts after every batch.
 
     python benchmarks/label_decide.py --seeds 100                 # the issue's case
     python benchmarks/label_decide.py --seeds 200 --grid          # rare 1–5 %, w 2/4/8, budgets
+    python benchmarks/label_decide.py --seeds 200 --looks         # the error spent over looks
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ def draw(rng: np.random.Generator, n: int, rare: float, w: float):
     return sub, hit, q
 
 
-def one(rng, n, rare, w, budget, batch, hows=HOWS, calibrated_model=False) -> list[dict]:
+def one(
+    rng, n, rare, w, budget, batch, hows=HOWS, calibrated_model=False, looks=False
+) -> list[dict]:
     sub, hit, q = draw(rng, n, rare, w)
     y = SIDES[sub]
     if calibrated_model:  # the generator's own P(S | q): ∝ class share × q_s^(w − 1)
@@ -87,6 +90,7 @@ def one(rng, n, rare, w, budget, batch, hows=HOWS, calibrated_model=False) -> li
         {nm: {"class": int(c), "n": int(k)} for nm, c, k in zip(NAMES, SIDES, sizes, strict=True)}
     )
     seed = int(rng.integers(2**31))
+    plan = -(-budget // batch) if looks else None  # the error spent over the planned looks
     out = []
     for how in hows:
         rows, pi, bt = np.zeros(0, int), np.zeros(0), np.zeros(0, int)
@@ -94,7 +98,7 @@ def one(rng, n, rare, w, budget, batch, hows=HOWS, calibrated_model=False) -> li
         while len(rows) < budget:
             k += 1
             size = min(batch, budget - len(rows))
-            lab = None if not len(rows) else LabelledRows(rows, sub[rows], pi, bt)
+            lab = None if not len(rows) else LabelledRows(rows, sub[rows], pi, bt, looks=plan)
             if how == "uniform":
                 free = np.setdiff1d(np.arange(n), rows)
                 new = rng.choice(free, size, replace=False)
@@ -108,7 +112,7 @@ def one(rng, n, rare, w, budget, batch, hows=HOWS, calibrated_model=False) -> li
                 new, inc = d.rows, d.inclusion
             rows, pi = np.r_[rows, new], np.r_[pi, inc]
             bt = np.r_[bt, np.full(len(new), k)]
-            lab = LabelledRows(rows, sub[rows], pi, bt)
+            lab = LabelledRows(rows, sub[rows], pi, bt, looks=plan)
             res = rectified_recall(  # recalibrates q on the labels, as evaluate --labels does
                 q, hit, y, SIDES, None, labelled=lab, confidence=0.95, seed=seed
             )
@@ -129,11 +133,13 @@ def one(rng, n, rare, w, budget, batch, hows=HOWS, calibrated_model=False) -> li
     return out
 
 
-def cell(n, rare, w, budget, batch, seeds, ci, hows=HOWS, calibrated_model=False) -> pd.DataFrame:
+def cell(
+    n, rare, w, budget, batch, seeds, ci, hows=HOWS, calibrated_model=False, looks=False
+) -> pd.DataFrame:
     rng = np.random.default_rng([ci, 20261207, 45])
     rows = []
     for s in range(seeds):
-        for r in one(rng, n, rare, w, budget, batch, hows, calibrated_model):
+        for r in one(rng, n, rare, w, budget, batch, hows, calibrated_model, looks):
             rows.append(dict(n=n, rare=rare, w=w, budget=budget, batch=batch, seed=s, **r))
     return pd.DataFrame(rows)
 
@@ -167,6 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--calibrated-model", action="store_true", help="the model's posteriors calibrated already"
     )
+    ap.add_argument(
+        "--looks",
+        action="store_true",
+        help="read each round at its share of the error over budget / batch planned looks "
+        "(medeval.evaluation.looks), as label plans them",
+    )
     a = ap.parse_args(argv)
     cells = [(2000, 0.025, 4.0, 60)]
     if a.grid:
@@ -175,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     t0, frames = time.perf_counter(), []
     for ci, (n, rare, w, budget) in enumerate(cells):
         hows = tuple(a.hows.split(","))
-        frames.append(cell(n, rare, w, budget, a.batch, a.seeds, ci, hows, a.calibrated_model))
+        frames.append(
+            cell(n, rare, w, budget, a.batch, a.seeds, ci, hows, a.calibrated_model, a.looks)
+        )
         print(f"[{ci + 1}/{len(cells)}] {time.perf_counter() - t0:.0f} s", flush=True)
     df = pd.concat(frames, ignore_index=True)
     if a.out:

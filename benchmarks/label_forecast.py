@@ -34,7 +34,7 @@ from medeval.evaluation.rectified_recall import VERDICTS, LabelledRows, rectifie
 from medeval.weights import utilities_from_train_sizes
 
 
-def one(rng, n, rare, w, batch, max_labels, worlds, focus, after=1) -> dict:
+def one(rng, n, rare, w, batch, max_labels, worlds, focus, after=1, looks=False) -> dict:
     sub, hit, q = draw(rng, n, rare, w)
     y = SIDES[sub]
     sizes = np.rint(shares(rare) * 4 * n).astype(int)
@@ -47,15 +47,17 @@ def one(rng, n, rare, w, batch, max_labels, worlds, focus, after=1) -> dict:
     rows, pi, bt = np.zeros(0, int), np.zeros(0), np.zeros(0, int)
     forecast, took, k = np.nan, np.inf, 0
     t_forecast = 0.0
+    plan = -(-(after * batch + max_labels) // batch) if looks else None  # the loop's looks
     while len(rows) < after * batch + max_labels:
         k += 1
-        lab = LabelledRows(rows, sub[rows], pi, bt) if len(rows) else None
+        lab = LabelledRows(rows, sub[rows], pi, bt, looks=plan) if len(rows) else None
         if k == after + 1:  # after the first batches: the forecast from what is known
             target = np.asarray(NAMES) == "rare"
             t0 = time.perf_counter()
             f = labels_to_decide(
                 q, hit, y, SIDES, NAMES, targets=target, labelled=lab, batch=batch,
                 max_labels=max_labels, worlds=worlds, seed=seed, utility=u.values, focus=fc,
+                looks=plan,
             )  # fmt: skip
             t_forecast = time.perf_counter() - t0
             forecast = float(f.median[RARE])
@@ -66,7 +68,7 @@ def one(rng, n, rare, w, batch, max_labels, worlds, focus, after=1) -> dict:
         rows, pi = np.r_[rows, d.rows], np.r_[pi, d.inclusion]
         bt = np.r_[bt, np.full(len(d.rows), k)]
         res = rectified_recall(
-            q, hit, y, SIDES, None, labelled=LabelledRows(rows, sub[rows], pi, bt),
+            q, hit, y, SIDES, None, labelled=LabelledRows(rows, sub[rows], pi, bt, looks=plan),
             confidence=0.95,
         )  # fmt: skip
         v = verdicts(np.array([cr - res.high[RARE]]), np.array([cr - res.low[RARE]]))[0]
@@ -97,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--focus", action="store_true", help="label --focus rare")
     ap.add_argument("--after", type=int, default=1, help="batches labelled before the forecast")
     ap.add_argument("--out", default=None)
+    ap.add_argument(
+        "--looks", action="store_true", help="the error spent over the loop's planned looks"
+    )
     a = ap.parse_args(argv)
     cells = list(
         itertools.product([float(x) for x in a.rare.split(",")], [float(x) for x in a.w.split(",")])
@@ -106,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     for ci, (rare, w) in enumerate(cells):
         rng = np.random.default_rng([ci, 20261207, 3])
         for s in range(a.seeds):
-            r = one(rng, a.n, rare, w, a.batch, a.max_labels, a.worlds, a.focus, a.after)
+            r = one(rng, a.n, rare, w, a.batch, a.max_labels, a.worlds, a.focus, a.after, a.looks)
             out.append(dict(rare=rare, w=w, seed=s, **r))
         d = pd.DataFrame([o for o in out if o["rare"] == rare and o["w"] == w])
         d = d.dropna(subset=["took"])  # decided before the forecast was made

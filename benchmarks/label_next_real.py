@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def load(fold: Path):
 
 def run(
     fold: Path, target: str | None, batch: int, budget: int, active: bool, seed: int,
-    focus: bool = False,
+    focus: bool = False, looks: bool = False,
 ):  # fmt: skip
     u, y, hit, q, sub = load(fold)
     names, sides = tuple(u.names), u.sides
@@ -60,9 +61,11 @@ def run(
     rng = np.random.default_rng(seed)
     rows, pi, bt = np.zeros(0, int), np.zeros(0), np.zeros(0, int)
     k, res = 0, None
+    budget = min(budget, len(y))  # a fold smaller than the budget: every row at most
+    plan = -(-budget // batch) if looks else None  # the error spent over the planned looks
     while len(rows) < budget:
         k += 1
-        lab = None if not len(rows) else LabelledRows(rows, sub[rows], pi, bt)
+        lab = None if not len(rows) else LabelledRows(rows, sub[rows], pi, bt, looks=plan)
         size = min(batch, budget - len(rows))
         if active:
             d, _ = plan_batch(
@@ -75,7 +78,7 @@ def run(
             new = rng.choice(free, size, replace=False)
             p = np.full(size, size / len(free))
         rows, pi, bt = np.r_[rows, new], np.r_[pi, p], np.r_[bt, np.full(len(new), k)]
-        lab = LabelledRows(rows, sub[rows], pi, bt)
+        lab = LabelledRows(rows, sub[rows], pi, bt, looks=plan)
         # rectified_recall recalibrates q on the labels, as evaluate --labels does
         res = rectified_recall(q, hit, y, sides, None, labelled=lab, confidence=0.95)
         v = verdicts(cr - res.high[[j]], cr - res.low[[j]])[0]
@@ -106,17 +109,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--focus", action="store_true", help="the active design asked about the target alone"
     )
+    ap.add_argument(
+        "--looks",
+        action="store_true",
+        help="each round read at its share of the error over budget / batch planned looks",
+    )
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     rows = []
-    for fold in a.folds:
+    for n, fold in enumerate(a.folds, 1):
+        t0 = time.perf_counter()
         for r in range(a.repeats):
             for active in (True, False):
                 res = run(
                     fold, a.subconcept, a.batch, a.budget, active, seed=1000 * r + 7,
-                    focus=a.focus,
+                    focus=a.focus, looks=a.looks,
                 )  # fmt: skip
                 rows.append(res | {"design": "active" if active else "uniform", "repeat": r})
+        print(f"[{n}/{len(a.folds)}] {fold} {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     df = pd.DataFrame(rows)
     if a.out:
         df.to_csv(a.out, index=False)

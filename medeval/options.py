@@ -265,3 +265,7 @@ class LabelSettings:
     #: worlds the forecast of labels still needed simulates (0: none); it runs on up to
     #: :data:`medeval.flows.label.FORECAST_MAX_ROWS` test rows unless asked for
     forecast: int | None = field(default=None, metadata=_allows(N_BOOTSTRAP, None))
+    #: the looks planned (batches whose verdicts are read); the error is spent over them
+    #: (:mod:`medeval.evaluation.looks`). None: ``max_labels / budget``, else 3; fixed by the
+    #: first batch (later batches keep the plan written in the labels files)
+    looks: int | None = field(default=None, metadata=_allows(COUNT, None))

@@ -18,7 +18,7 @@ PROG = "python -m medeval.label"
 #: The options of :class:`medeval.options.LabelSettings` (``--seed`` is a common option).
 LABEL_FLAGS = {
     "--budget": "rows to label in this batch",
-    "--confidence": "level of the verdicts the design aims at",
+    "--confidence": "level of the verdicts the design aims at, over every look (--looks)",
     "--threshold": "predicted label = y_score >= T when there is no y_pred",
     "--focus": "one subconcept's question (is it below its class?): the batch aims at it alone "
     "(a uniform share stays); default: every open verdict, by how near it is to being decided "
@@ -27,6 +27,9 @@ LABEL_FLAGS = {
     "batch is cut to what is left, and once it is spent label says so and proposes none",
     "--forecast": "worlds simulated for the labels each open verdict still needs (0: none; "
     "default 10 on up to 20,000 test rows, none above)",
+    "--looks": "the batches whose verdicts you will read: the error (1 - confidence) is spent "
+    "over them, so that every look's verdicts together hold at --confidence (default: "
+    "--max-labels / --budget, else 3; fixed by the first batch and written to its sheet)",
 }
 
 

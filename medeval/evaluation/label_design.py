@@ -112,6 +112,8 @@ def inclusion_probabilities(score: np.ndarray, free: np.ndarray, budget: int) ->
     excess spread over the rest (0 where not free)."""
     n_free = int(free.sum())
     budget = min(budget, n_free)
+    if budget <= 0:  # every row labelled already: nothing left to draw
+        return np.zeros(len(free))
     s = np.where(free, np.nan_to_num(score, nan=0.0), 0.0)
     share = s / s.sum() if s.sum() > 0 else free / n_free
     pi = budget * ((1 - UNIFORM_SHARE) * share + UNIFORM_SHARE * free / n_free)
@@ -194,7 +196,7 @@ def plan_batch(
         lam = np.where(np.isfinite(res.lam), res.lam, 1.0)
         n_test = np.where(np.isfinite(res.n_test), res.n_test, n_test)
         verdict = verdicts(cr - res.high, cr - res.low)
-        worst = could_be_worst_by_class(res, sides, confidence)[0]
+        worst = could_be_worst_by_class(res, sides, res.level)[0]
         gap, gap_low, gap_high = cr - theta, cr - res.high, cr - res.low
     else:
         gap = cr - est

@@ -69,10 +69,12 @@ def labels_to_decide(
     confidence: float = 0.95,
     utility: np.ndarray | None = None,
     focus: str | None = None,
+    looks: int | None = None,
 ) -> Forecast:
     """The forecast for the subconcepts ``targets`` ``(S,)`` (bool) of test rows ``q`` ``(N, S)``
     (within-class posteriors), ``hit``, ``y`` ``(N,)``: ``worlds`` simulated continuations of
-    the loop in batches of ``batch`` labels, at most ``max_labels`` more, seeded by ``seed``."""
+    the loop in batches of ``batch`` labels, at most ``max_labels`` more, seeded by ``seed``;
+    each look read as ``evaluate`` reads it, ``looks`` planned (default: ``labelled``'s plan)."""
     s = len(names)
     targets = np.asarray(targets, dtype=bool)
     took = np.full((worlds, s), np.inf)
@@ -85,6 +87,7 @@ def labels_to_decide(
     pi0 = np.zeros(0) if labelled is None else labelled.pi
     bt0 = np.zeros(0, int) if labelled is None else labelled.batch
     first = 1 + (int(bt0.max()) if len(bt0) else 0)
+    plan = looks if looks is not None else (None if labelled is None else labelled.looks)
     cr = class_recall_each(hit, y, sides)
     for w in range(worlds):
         world = _draw_world(rng, q_now)
@@ -93,7 +96,7 @@ def labels_to_decide(
         open_ = targets.copy()
         spent, k = 0, first
         while open_.any() and spent < max_labels:
-            lab = LabelledRows(rows, world[rows], pi, bt) if len(rows) else None
+            lab = LabelledRows(rows, world[rows], pi, bt, looks=plan) if len(rows) else None
             size = int(min(batch, max_labels - spent, len(y) - len(rows)))
             if size < 1:
                 break
@@ -105,10 +108,8 @@ def labels_to_decide(
             rows, pi = np.r_[rows, d.rows], np.r_[pi, d.inclusion]
             bt = np.r_[bt, np.full(len(d.rows), k)]
             spent, k = spent + len(d.rows), k + 1
-            res = rectified_recall(
-                q, hit, y, sides, reference, labelled=LabelledRows(rows, world[rows], pi, bt),
-                confidence=confidence,
-            )  # fmt: skip
+            lab = LabelledRows(rows, world[rows], pi, bt, looks=plan)
+            res = rectified_recall(q, hit, y, sides, reference, labelled=lab, confidence=confidence)
             done = open_ & (verdicts(cr - res.high, cr - res.low) != VERDICTS[2])
             took[w, done] = spent
             open_ &= ~done

@@ -50,6 +50,9 @@ class LabelledRows:
     subconcept: np.ndarray
     pi: np.ndarray
     batch: np.ndarray
+    #: the looks (batches whose verdicts are read) planned: the error is spent over them
+    #: (:mod:`medeval.evaluation.looks`); ``None``: every look read at the nominal level
+    looks: int | None = None
 
     def horvitz_thompson(self) -> tuple[np.ndarray, np.ndarray]:
         """Each row's coefficient ``(L,)`` in the estimate of a sum over all test rows, and its
@@ -83,6 +86,8 @@ class RectifiedRecall:
     n_eff: np.ndarray
     n_reference: np.ndarray
     draws: np.ndarray | None
+    #: the level the intervals were read at (the nominal one, or this look's share of it)
+    level: float = math.nan
 
 
 def ratio(a: np.ndarray, b: np.ndarray, fill: float = math.nan) -> np.ndarray:
@@ -323,8 +328,16 @@ def rectified_recall(
     recalibrated within class on every row of known subconcept
     (:func:`~medeval.evaluation.posterior_calibration.recalibrated_for_labels`): the one place
     the label loop's proxy is made, so ``evaluate --labels``, ``label`` and the verdicts read
-    after each batch all estimate alike. Without labelled rows the posteriors are used as given."""
+    after each batch all estimate alike. Without labelled rows the posteriors are used as given.
+
+    ``confidence`` is the level over every look: labelled rows with ``looks`` planned are read
+    at this look's share of it (:func:`~medeval.evaluation.looks.look_confidence`; the look is
+    the last batch given), and ``level`` says which."""
+    from medeval.evaluation.looks import look_confidence
     from medeval.evaluation.posterior_calibration import recalibrated_for_labels
+
+    if labelled is not None and len(labelled.batch):
+        confidence = look_confidence(confidence, int(labelled.batch.max()), labelled.looks)
 
     q_test, reference = recalibrated_for_labels(q_test, y_test, sides, labelled, reference)
     s = len(sides)
@@ -354,7 +367,7 @@ def rectified_recall(
             cols[name][idx] = part[name]
         if draws is not None:
             draws[:, idx] = _copula_draws(rng, part, n_draws)
-    return RectifiedRecall(**cols, n_reference=known, draws=draws)
+    return RectifiedRecall(**cols, n_reference=known, draws=draws, level=confidence)
 
 
 def _evidence(c, idx, t, q_test, hit_test, reference, labelled) -> _Evidence:
@@ -458,6 +471,9 @@ def could_be_worst(
     diff = dev[:, :, None] - dev[:, None, :]  # (B, K, K): draws of (θ_s − θ_t) − its centre
     se = diff.std(0)
     off = ~np.eye(len(j), dtype=bool) & (se > 0)
+    if not off.any():  # no pair whose difference varies: none can be shown above another
+        inside[j] = True
+        return inside, share
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(off, diff / np.where(se > 0, se, 1.0), -np.inf).max(axis=(1, 2))
     crit = float(np.quantile(t, confidence))

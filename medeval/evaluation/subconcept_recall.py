@@ -290,12 +290,13 @@ def rectified_columns(
         "r_verdict": verdicts(gap_lo, gap_hi),
         "r_could_be_worst": np.full(len(names), math.nan, dtype=object),
     }
-    inside, cols["r_p_worst"] = could_be_worst_by_class(res, sides, confidence)
+    # labelled rows read at this look's level (medeval.evaluation.looks): the worst set too
+    inside, cols["r_p_worst"] = could_be_worst_by_class(res, sides, res.level)
     defined = np.isfinite(cols["r_p_worst"])
     cols["r_could_be_worst"][defined] = inside[defined]
     open_ = (cols["r_verdict"] == VERDICTS[2]) & np.isfinite(res.low)
     more = more_rows(
-        res.recall, cr, res.deff, res.n_reference.astype(float), res.n_test, confidence,
+        res.recall, cr, res.deff, res.n_reference.astype(float), res.n_test, res.level,
         n_eff=res.n_eff, labelled=n_lab > 0,
     )  # fmt: skip
     narrow = res.high - res.low < DECISIVE_WIDTH  # already decisive: close to its class

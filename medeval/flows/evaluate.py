@@ -12,8 +12,16 @@ import numpy as np
 from medeval._validation import TypeOf, validate_params
 from medeval.errors import InputError
 from medeval.evaluation import EvaluateSettings, Evaluation, evaluate
+from medeval.evaluation.looks import looks_note
 from medeval.evaluation.rectified_recall import LabelledRows
-from medeval.io.labels import UNSURE, label_files, labels_note, read_ids, read_labels
+from medeval.io.labels import (
+    UNSURE,
+    label_files,
+    labels_note,
+    planned_looks,
+    read_ids,
+    read_labels,
+)
 from medeval.io.predictions import PredictionTable, read_predictions, read_train_sizes
 from medeval.io.reference import load_reference
 from medeval.metrics.bootstrap import check_replicates, default_memory_budget
@@ -67,7 +75,11 @@ def evaluate_file(
             raise InputError(reference, "reference data need --train-sizes (the subconcepts)")
         rows, _ = load_reference(reference, u, threshold=s.threshold, source=reference_source)
     table = read_predictions(predictions, u)
-    labelled, notes = (None, []) if labels is None else read_labelled(labels, predictions, table, u)
+    labelled, notes = (
+        (None, [])
+        if labels is None
+        else read_labelled(labels, predictions, table, u, confidence=s.confidence)
+    )
     ev = evaluate(table, u, reference=rows, labels=labelled, settings=s)
     ev.notes = [*notes, *ev.notes]
     return table, ev
@@ -78,10 +90,13 @@ def read_labelled(
     predictions: str | Path,
     table: PredictionTable,
     u: Utilities | None,
+    *,
+    confidence: float = 0.95,
 ) -> tuple[LabelledRows, list[str]]:
     """The labelled test rows of ``labels`` (one file or several, their batches concatenated)
     matched by ``id`` to the rows of ``predictions`` (read as ``table``), and the notes reading
-    them raised.
+    them raised, the looks planned (``looks`` column) among them: where the intervals of
+    this look are read at ``confidence``'s share (:mod:`medeval.evaluation.looks`).
 
     Raises:
         InputError: labels without train sizes, or a bad labels file (naming file, row, value).
@@ -97,4 +112,6 @@ def read_labelled(
             f"no labelled rows: every row is marked {UNSURE!r}; label some, or leave --labels out",
         )
     notes.append(labels_note(fields, files, len(ids)))
-    return LabelledRows(**fields), notes
+    looks, said = planned_looks(files)
+    notes += [*said, looks_note(confidence, int(fields["batch"].max()), looks)]
+    return LabelledRows(**fields, looks=looks), notes

@@ -17,6 +17,7 @@ from medeval.errors import InputError
 from medeval.evaluation.checks import ScoreRangeWarning, input_notes
 from medeval.evaluation.checks import labels as checked_labels
 from medeval.evaluation.label_design import Design, plan_batch
+from medeval.evaluation.looks import DEFAULT_LOOKS, looks_note
 from medeval.evaluation.rectified_recall import (
     LabelledRows,
     RectifiedRecall,
@@ -25,7 +26,15 @@ from medeval.evaluation.rectified_recall import (
 )
 from medeval.evaluation.subconcept_recall import reference_evidence
 from medeval.evaluation.verdict_history import reopened, reopened_lines
-from medeval.io.labels import label_files, labels_note, last_batch, read_ids, read_labels, sheet
+from medeval.io.labels import (
+    label_files,
+    labels_note,
+    last_batch,
+    planned_looks,
+    read_ids,
+    read_labels,
+    sheet,
+)
 from medeval.io.predictions import read_predictions, read_train_sizes
 from medeval.options import LabelSettings
 from medeval.weights import renormalise_within_class
@@ -105,11 +114,15 @@ def label_next(
         utility=u.values,
         focus=s.focus,
     )
-    frame = sheet(design.rows, design.inclusion, got.batch, got.ids, y, q, u, got.images)
+    frame = sheet(
+        design.rows, design.inclusion, got.batch, got.ids, y, q, u, got.images, looks=got.looks
+    )
     lines = _lines(design, known, q, hit, y, u, got.batch)
     found = reopened(q, hit, y, u.sides, tuple(u.names), ref, labelled, confidence=s.confidence)
     lines[-1:-1] = reopened_lines(found)  # after the verdicts so far, before the batch
-    lines[-1:-1] = _forecast_lines(s, design, known, q, hit, y, u, ref, labelled, n_lab, got.batch)
+    lines[-1:-1] = _forecast_lines(
+        s, design, known, q, hit, y, u, ref, labelled, n_lab, got.batch, got.looks
+    )
     return LabelBatch(
         frame, got.batch, design, known, lines, notes, got.images is not None, _subconcepts(u)
     )
@@ -129,6 +142,7 @@ class _Inputs:
     hit: np.ndarray
     labelled: LabelledRows | None
     batch: int
+    looks: int
     files: list | None
     ref: object
     notes: list[str]
@@ -153,20 +167,52 @@ def _read_inputs(predictions, train_sizes, labels, reference, s: LabelSettings) 
         torch.tensor(table.posteriors[list(u.names)].to_numpy()), u, y
     ).q.numpy()
     hit = (yp == y).astype(np.float64)
-    labelled, batch = None, 1
+    labelled, batch, looks = None, 1, _planned(s)
     files = None if labels is None else label_files(labels)
     if files is not None:
         fields, read_notes = read_labels(files, ids, y, u)
         notes += [*read_notes, labels_note(fields, files, len(ids))]
         batch = last_batch(files) + 1  # after every batch given, one all unsure included
-        labelled = LabelledRows(**fields) if len(fields["index"]) else None
+        looks = _looks_given(files, s, looks, notes)
+        if len(fields["index"]):
+            labelled = LabelledRows(**fields, looks=looks)
+            notes.append(looks_note(s.confidence, int(labelled.batch.max()), looks))
     ref = None
     if reference is not None:
         from medeval.io.reference import load_reference
 
         rows, _ = load_reference(reference, u, threshold=s.threshold)
         ref = reference_evidence(rows, u)
-    return _Inputs(u, ids, images, y, q, hit, labelled, batch, files, ref, notes)
+    return _Inputs(u, ids, images, y, q, hit, labelled, batch, looks, files, ref, notes)
+
+
+def _planned(s: LabelSettings) -> int:
+    """The looks to plan at the first batch: ``--looks``, else ``--max-labels / --budget``,
+    else :data:`~medeval.evaluation.looks.DEFAULT_LOOKS`."""
+    if s.looks is not None:
+        return int(s.looks)
+    if s.max_labels is not None:
+        return max(-(-int(s.max_labels) // int(s.budget)), 1)
+    return DEFAULT_LOOKS
+
+
+def _looks_given(files, s: LabelSettings, planned: int, notes: list[str]) -> int:
+    """The plan the labels files carry (fixed by their first batch); where they carry none
+    (written by hand, or before plans were written), the plan of this call."""
+    given, said = planned_looks(files)
+    notes += said
+    if given is None:
+        notes.append(
+            f"looks: the labels files plan none; {planned} looks planned from here "
+            "(the batches given count among them)"
+        )
+        return planned
+    if s.looks is not None and s.looks != given:
+        notes.append(
+            f"--looks {s.looks}: the labels files planned {given} looks at their first batch; "
+            "that plan is kept (a plan changed after looking would not keep the error)"
+        )
+    return given
 
 
 def _batch_size(s: LabelSettings, n: int, n_lab: int, files, notes: list[str]) -> int:
@@ -215,7 +261,9 @@ def _spent(s, q, hit, y, u, ref, labelled, notes, batch, images) -> LabelBatch:
     )
 
 
-def _forecast_lines(s, design, known, q, hit, y, u, ref, labelled, n_lab, batch) -> list[str]:
+def _forecast_lines(
+    s, design, known, q, hit, y, u, ref, labelled, n_lab, batch, looks
+) -> list[str]:
     """When the loop can stop (every verdict decided), or how many more labels each open
     verdict needs by simulation (:func:`medeval.evaluation.label_forecast.labels_to_decide`)."""
     if known is None:
@@ -249,7 +297,7 @@ def _forecast_lines(s, design, known, q, hit, y, u, ref, labelled, n_lab, batch)
         q, hit, y, u.sides, tuple(u.names), targets=targets, reference=ref, labelled=labelled,
         batch=s.budget, max_labels=max(horizon, 1), worlds=worlds,
         seed=int(np.random.SeedSequence([int(s.seed), int(batch), 7]).generate_state(1)[0]),
-        confidence=s.confidence, utility=u.values, focus=s.focus,
+        confidence=s.confidence, utility=u.values, focus=s.focus, looks=looks,
     )  # fmt: skip
     said = []
     for i in np.flatnonzero(targets):

@@ -357,7 +357,9 @@ def evaluate_split_folder(
     lab, notes = (
         (None, [])
         if labels is None
-        else read_labelled(labels, folder / "predictions.csv", table, u)
+        else read_labelled(
+            labels, folder / "predictions.csv", table, u, confidence=settings.confidence
+        )
     )
     return evaluate_split(
         folder, table, u, reference, settings, title=title, labels=lab, notes=notes

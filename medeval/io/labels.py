@@ -22,6 +22,7 @@ SHEET_COLUMNS = (
     "id",
     "inclusion_probability",
     "batch",
+    "looks",
     "class",
     "image",
     "candidates",
@@ -205,6 +206,41 @@ def last_batch(paths: str | Path | Sequence[str | Path]) -> int:
     return last
 
 
+def planned_looks(paths: str | Path | Sequence[str | Path]) -> tuple[int | None, list[str]]:
+    """The looks planned when the labels files' first batch was proposed (their ``looks``
+    column; ``None`` where no file has one) and a note where a later batch planned others (the
+    first plan is kept: a plan changed after looking would not keep the error).
+
+    Raises:
+        InputError: a ``looks`` value that is not a whole number from 1, naming file and row.
+    """
+    plans: list[tuple[int, int, Path]] = []  # (batch, looks, file)
+    for path in label_files(paths):
+        frame = read_frame(path, as_text=True)
+        if "looks" not in frame.columns or frame.empty:
+            continue
+        raw = frame["looks"].fillna("").astype(str).str.strip()
+        given = (raw != "").to_numpy()
+        looks = pd.to_numeric(raw.where(given, "1"), errors="coerce").to_numpy(dtype=float)
+        whole = np.isfinite(looks) & (looks == np.round(looks)) & (looks >= 1)
+        _refuse_first(path, frame, "looks", given & ~whole, "is not a whole number from 1")
+        batch = pd.to_numeric(frame.get("batch", 1), errors="coerce")
+        batch = np.broadcast_to(np.nan_to_num(np.asarray(batch, dtype=float), nan=1), len(frame))
+        plans += [(int(b), int(k), path) for b, k, g in zip(batch, looks, given, strict=True) if g]
+    if not plans:
+        return None, []
+    plans.sort(key=lambda p: p[0])
+    first = plans[0][1]
+    other = next((p for p in plans if p[1] != first), None)
+    if other is None:
+        return first, []
+    return first, [
+        f"{other[2].name}: batch {other[0]} planned {other[1]} looks, batch {plans[0][0]} "
+        f"{first}: the first plan is kept (a plan changed after looking would not keep the "
+        "error over the looks)"
+    ]
+
+
 def _refuse_first(path: Path, frame: pd.DataFrame, column: str, bad: Any, problem: str) -> None:
     """InputError ``row <i + 2>: <column> <cell> <problem>`` at the first ``bad`` row ``i``."""
     found = np.flatnonzero(bad)
@@ -292,10 +328,11 @@ def sheet(
     q: np.ndarray,
     utilities: Utilities,
     images: np.ndarray | None = None,
+    looks: int | None = None,
 ) -> pd.DataFrame:
     """The rows to label (positions ``rows`` ``(n,)``, their ``inclusion`` probabilities) as
     ``to_label.csv``'s frame, ordered by the most likely subconcept and id: ``q`` ``(N, S)``
-    within-class posteriors."""
+    within-class posteriors; ``looks`` the looks planned (:mod:`medeval.evaluation.looks`)."""
     names = np.asarray(utilities.names)
     out = []
     for r, p in zip(rows, inclusion, strict=True):
@@ -306,6 +343,7 @@ def sheet(
                 "id": ids[r],
                 "inclusion_probability": float(p),
                 "batch": int(batch),
+                "looks": looks,
                 "class": int(y[r]),
                 "image": None if images is None else images[r],
                 "candidates": "; ".join(f"{names[j]} ({q[r, j]:.2f})" for j in order),

@@ -39,11 +39,13 @@ def test_label_evaluate_label_again(files, tmp_path, capsys):
         "id",
         "inclusion_probability",
         "batch",
+        "looks",
         "class",
         "candidates",
         "subconcept",
     ]
     assert len(sheet) == 25 and sheet["id"].is_unique and (sheet["batch"] == 1).all()
+    assert (sheet["looks"] == 3).all()  # no --looks, no --max-labels: 3 looks planned
     assert ((sheet.inclusion_probability > 0) & (sheet.inclusion_probability <= 1)).all()
     assert (sheet["subconcept"] == "").all()
     # the same inputs and seed propose the same rows
@@ -73,6 +75,8 @@ def test_label_evaluate_label_again(files, tmp_path, capsys):
     assert sum(r["n_labelled"] for r in rows.values()) == 25
     assert all(r["r_verdict"] in ("below", "not below", "not known") for r in rows.values())
     assert m["recommended"]["BA"] == "rBA" and m["scores"]["rBA"] is not None
+    # no plan of looks written by hand: the first batch's sheet planned 3, read at look 1's share
+    assert "look 1 of 3 planned: intervals at 99.93%" in out
     # the next batch: none of the labelled rows again, batch 2
     assert _label(files, tmp_path / "l2", "--budget", "25", "--labels", str(labels)) == 0
     second = pd.read_csv(tmp_path / "l2" / "to_label.csv", dtype={"id": str})
@@ -228,3 +232,33 @@ def test_several_filled_sheets_go_to_labels_and_a_row_labelled_two_ways_is_exit_
     assert code == 2 and len(err) == 1, err
     assert str(one) in err[0] and str(tmp_path / "bad.csv") in err[0]
     assert f"id '{first['id']}' is labelled" in err[0] and not (tmp_path / "never").exists()
+
+
+def _loud(files, out, *extra):
+    return label_main(
+        ["--predictions", str(files["predictions"]), "--train-sizes", str(files["train_sizes"]),
+         "--out", str(out), "--forecast", "0", *extra]
+    )  # fmt: skip
+
+
+def test_the_plan_of_looks_is_fixed_by_the_first_batch(files, tmp_path, capsys):
+    assert _label(files, tmp_path / "l1", "--budget", "10", "--looks", "2") == 0
+    sheet = pd.read_csv(tmp_path / "l1" / "to_label.csv")
+    assert (sheet["looks"] == 2).all()
+    fill = label_data.fill
+    one = fill(tmp_path / "l1" / "to_label.csv", files["truth"], tmp_path / "1.csv")
+    capsys.readouterr()
+    assert (
+        _loud(files, tmp_path / "l2", "--budget", "10", "--labels", str(one), "--looks", "5") == 0
+    )
+    out = capsys.readouterr().out
+    assert "--looks 5: the labels files planned 2 looks at their first batch" in out
+    assert "look 1 of 2 planned: intervals at 99.44%" in out
+    assert (pd.read_csv(tmp_path / "l2" / "to_label.csv")["looks"] == 2).all()
+    # the second look of two, then a third: read at the last planned level, and said to be past
+    two = fill(tmp_path / "l2" / "to_label.csv", files["truth"], tmp_path / "2.csv")
+    assert _loud(files, tmp_path / "l3", "--budget", "10", "--labels", str(one), str(two)) == 0
+    assert "look 2 of 2 planned" in capsys.readouterr().out
+    three = fill(tmp_path / "l3" / "to_label.csv", files["truth"], tmp_path / "3.csv")
+    assert _loud(files, tmp_path / "l4", "--labels", str(one), str(two), str(three)) == 0
+    assert "no longer kept at 5%" in capsys.readouterr().out

@@ -159,3 +159,10 @@ def test_active_labels_find_the_rare_subconcept_and_keep_coverage():
     assert np.mean(got["active"]) > 2 * np.mean(got["uniform"])
     assert np.mean(widths["active"]) < 0.8 * np.mean(widths["uniform"])
     assert np.mean(covers) >= 0.9
+
+
+def test_no_row_left_to_draw_gives_no_probability():
+    from medeval.evaluation.label_design import inclusion_probabilities, systematic_sample
+
+    pi = inclusion_probabilities(np.ones(5), np.zeros(5, dtype=bool), budget=3)
+    assert (pi == 0).all() and len(systematic_sample(pi, seed=1)) == 0

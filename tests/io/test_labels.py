@@ -185,3 +185,21 @@ def test_unsure_rows_of_several_files_are_dropped_per_file_before_the_cross_file
     third = _sheet(tmp_path / "c.csv", [["r2", "unsure", 0.3, 3], ["r1", "b", 0.3, 3]])
     with pytest.raises(InputError, match=r"id 'r1' is labelled 'a' in row 2 and 'b' in .*c\.csv"):
         read_labels([first, second, third], IDS, Y, U)
+
+
+def test_the_looks_planned_are_the_first_batchs_and_a_bad_one_is_refused(tmp_path):
+    from medeval.io.labels import planned_looks
+
+    one, two = tmp_path / "1.csv", tmp_path / "2.csv"
+    pd.DataFrame({"id": ["r1"], "subconcept": ["a"], "batch": [1], "looks": [3]}).to_csv(one)
+    pd.DataFrame({"id": ["r2"], "subconcept": ["a"], "batch": [2], "looks": [5]}).to_csv(two)
+    looks, notes = planned_looks([two, one])
+    assert looks == 3 and len(notes) == 1 and "first plan is kept" in notes[0]
+    assert planned_looks([one]) == (3, [])
+    bare = tmp_path / "bare.csv"
+    pd.DataFrame({"id": ["r1"], "subconcept": ["a"]}).to_csv(bare)
+    assert planned_looks([bare]) == (None, [])
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"id": ["r1", "r2"], "subconcept": ["a", "a"], "looks": [2, 0.5]}).to_csv(bad)
+    with pytest.raises(InputError, match=r"bad.csv.*row 3: looks '0.5' is not a whole number"):
+        planned_looks([bad])
