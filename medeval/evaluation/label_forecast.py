@@ -33,6 +33,8 @@ from medeval.evaluation.rectified_recall import (
 
 __all__ = ["Forecast", "labels_to_decide"]
 
+#: The fewest known rows of a class for the worlds' recalibration (the ridge keeps few sane).
+WORLD_MIN_ROWS = 1
 _TAG = 0x464F5243  # the worlds' own stream ("FORC")
 
 
@@ -121,7 +123,9 @@ def _given_hits(q, hit, y, sides, reference, labelled, confidence) -> np.ndarray
     (recalibrated) posteriors times the likelihood of its hit under each subconcept's recall as
     estimated today, ``q_s·θ_s^hit·(1 − θ_s)^(1 − hit)`` renormalised (hits do not depend on
     what the subconcept model sees once the subconcept is known)."""
-    q_now, _ = recalibrated_for_labels(q, y, sides, labelled, reference)
+    # the worlds from the best estimate of the posteriors: recalibrated on any known rows (the
+    # estimate itself waits for MIN_KNOWN_ROWS, for its coverage; a world has no interval)
+    q_now, _ = recalibrated_for_labels(q, y, sides, labelled, reference, min_rows=WORLD_MIN_ROWS)
     theta = (q_now * hit[:, None]).sum(0) / np.maximum(q_now.sum(0), 1e-12)  # label-free
     if reference is not None or labelled is not None:
         res = rectified_recall(

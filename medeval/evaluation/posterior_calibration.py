@@ -55,17 +55,23 @@ def calibration_map(
 
 
 def fit_maps(
-    q: np.ndarray, y: np.ndarray, subconcept: np.ndarray, sides: np.ndarray, weight=None
+    q: np.ndarray,
+    y: np.ndarray,
+    subconcept: np.ndarray,
+    sides: np.ndarray,
+    weight=None,
+    min_rows: int = MIN_KNOWN_ROWS,
 ) -> dict[int, tuple[float, np.ndarray]]:
     """Per class ``{c: (a, b)}`` from rows of known ``subconcept`` codes ``(m,)`` (into
     ``sides``), their posteriors ``q`` ``(m, S)`` within their class ``y`` ``(m,)`` and
-    ``weight`` ``(m,)``; a class with one subconcept or no such row has no map."""
+    ``weight`` ``(m,)``; a class with one subconcept or fewer than ``min_rows`` such rows has
+    no map."""
     w = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
     maps = {}
     for c in (0, 1):
         cols = np.flatnonzero(sides == c)
         mine = np.asarray(y) == c
-        if len(cols) < 2 or mine.sum() < MIN_KNOWN_ROWS:
+        if len(cols) < 2 or mine.sum() < max(min_rows, 1):
             continue
         local = np.searchsorted(cols, np.asarray(subconcept)[mine])
         maps[c] = calibration_map(q[np.ix_(np.flatnonzero(mine), cols)], local, w[mine])
@@ -102,7 +108,12 @@ def recalibrate(
 
 
 def recalibrated_for_labels(
-    q_test: np.ndarray, y_test: np.ndarray, sides: np.ndarray, labelled, reference
+    q_test: np.ndarray,
+    y_test: np.ndarray,
+    sides: np.ndarray,
+    labelled,
+    reference,
+    min_rows: int = MIN_KNOWN_ROWS,
 ) -> tuple[np.ndarray, object]:
     """The label loop's posteriors: the test rows' ``q_test`` ``(N, S)`` and the reference
     rows' (a :class:`~medeval.evaluation.rectified_recall.ReferenceEvidence` or None) through
@@ -112,7 +123,8 @@ def recalibrated_for_labels(
     rectified recall's proxy is as sharp as the known rows show it can be. Measured by
     simulation in ``benchmarks/label_decide.py``
     (docs/method.md, "Labels chosen where they decide"); without labelled rows both come back as
-    they are."""
+    they are. ``min_rows``: the fewest known rows of a class for its map (the estimate's
+    :data:`MIN_KNOWN_ROWS`; the forecast's worlds take any, the ridge keeping a few sane)."""
     import dataclasses
 
     if labelled is None or not len(labelled.index):
@@ -128,7 +140,7 @@ def recalibrated_for_labels(
         w_known.append(np.full(len(reference.y), len(y_test) / len(reference.y)))
     maps = fit_maps(
         np.vstack(q_known), np.concatenate(y_known), np.concatenate(sub_known), sides,
-        np.concatenate(w_known),
+        np.concatenate(w_known), min_rows,
     )  # fmt: skip
     q_new = apply_maps(q_test, y_test, sides, maps)
     if reference is None:

@@ -120,3 +120,17 @@ def test_sixty_labels_decide_the_rare_failure_and_its_interval_holds():
     assert np.mean(below) >= 0.6
     assert np.mean(covers) >= 0.875
     assert np.mean(on_rare) > 6  # uniform: 1.5 expected
+
+
+def test_a_class_with_fewer_known_rows_than_asked_keeps_its_posteriors():
+    from medeval.evaluation.posterior_calibration import fit_maps
+
+    rng = np.random.default_rng(4)
+    true = special.softmax(rng.normal(0, 2, (12, 3)), axis=1)
+    sub = np.array([rng.choice(3, p=p) for p in true])
+    q = special.softmax(0.5 * np.log(true), axis=1)  # too flat: a power of 2 recovers them
+    y = np.ones(12, dtype=int)
+    sides = np.array([1, 1, 1])
+    assert fit_maps(q, y, sub, sides) == {}  # 12 < MIN_KNOWN_ROWS: no map for the estimate
+    maps = fit_maps(q, y, sub, sides, min_rows=1)  # the forecast's worlds take any
+    assert set(maps) == {1} and maps[1][0] > 1.0  # sharpened, as the rows say
