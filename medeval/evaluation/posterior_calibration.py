@@ -71,7 +71,7 @@ def fit_maps(
     for c in (0, 1):
         cols = np.flatnonzero(sides == c)
         mine = np.asarray(y) == c
-        if len(cols) < 2 or mine.sum() < max(min_rows, 1):
+        if len(cols) < 2 or not mine.any() or mine.sum() < min_rows:
             continue
         local = np.searchsorted(cols, np.asarray(subconcept)[mine])
         maps[c] = calibration_map(q[np.ix_(np.flatnonzero(mine), cols)], local, w[mine])

@@ -173,10 +173,11 @@ def _read_inputs(predictions, train_sizes, labels, reference, s: LabelSettings) 
         fields, read_notes = read_labels(files, ids, y, u)
         notes += [*read_notes, labels_note(fields, files, len(ids))]
         batch = last_batch(files) + 1  # after every batch given, one all unsure included
-        looks = _looks_given(files, s, looks, notes)
-        if len(fields["index"]):
-            labelled = LabelledRows(**fields, looks=looks)
-            notes.append(looks_note(s.confidence, int(labelled.batch.max()), looks))
+        given = _looks_given(files, s, looks, notes)
+        if len(fields["index"]):  # read as evaluate --labels reads the same files
+            labelled = LabelledRows(**fields, looks=given)
+            notes.append(looks_note(s.confidence, int(labelled.batch.max()), given))
+        looks = looks if given is None else given
     ref = None
     if reference is not None:
         from medeval.io.reference import load_reference
@@ -196,17 +197,15 @@ def _planned(s: LabelSettings) -> int:
     return DEFAULT_LOOKS
 
 
-def _looks_given(files, s: LabelSettings, planned: int, notes: list[str]) -> int:
-    """The plan the labels files carry (fixed by their first batch); where they carry none
-    (written by hand, or before plans were written), the plan of this call."""
+def _looks_given(files, s: LabelSettings, planned: int, notes: list[str]) -> int | None:
+    """The plan the labels files carry (fixed by their first batch; ``None`` where they carry
+    none: written by hand, or before plans were written — the new sheet then plans
+    ``planned``, and the labels given are read as evaluate reads them, each look alone)."""
     given, said = planned_looks(files)
     notes += said
     if given is None:
-        notes.append(
-            f"looks: the labels files plan none; {planned} looks planned from here "
-            "(the batches given count among them)"
-        )
-        return planned
+        notes.append(f"looks: the new sheet plans {planned} looks, the batches given among them")
+        return None
     if s.looks is not None and s.looks != given:
         notes.append(
             f"--looks {s.looks}: the labels files planned {given} looks at their first batch; "

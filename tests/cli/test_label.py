@@ -262,3 +262,16 @@ def test_the_plan_of_looks_is_fixed_by_the_first_batch(files, tmp_path, capsys):
     three = fill(tmp_path / "l3" / "to_label.csv", files["truth"], tmp_path / "3.csv")
     assert _loud(files, tmp_path / "l4", "--labels", str(one), str(two), str(three)) == 0
     assert "no longer kept at 5%" in capsys.readouterr().out
+
+
+def test_labels_without_a_plan_are_read_as_evaluate_reads_them(files, tmp_path, capsys):
+    assert _label(files, tmp_path / "l1", "--budget", "10") == 0
+    filled = label_data.fill(tmp_path / "l1" / "to_label.csv", files["truth"], tmp_path / "f.csv")
+    bare = tmp_path / "bare.csv"
+    pd.read_csv(filled)[["id", "subconcept"]].to_csv(bare, index=False)  # written by hand
+    capsys.readouterr()
+    assert _loud(files, tmp_path / "l2", "--budget", "10", "--labels", str(bare)) == 0
+    out = capsys.readouterr().out
+    assert "no plan of looks in the labels files, so each look's intervals are read at 95%" in out
+    assert "looks: the new sheet plans 3 looks, the batches given among them" in out
+    assert (pd.read_csv(tmp_path / "l2" / "to_label.csv")["looks"] == 3).all()
