@@ -275,35 +275,65 @@ def report_html(
     fails and the per-subconcept figure; then every warning (undefined scores, skipped files,
     synthetic data) in one folded list, the headline table, calibration, data set, per-split
     figures and the resolved config."""
-    sections = []
     warn = list(summary["notes"])
+    lead = _lead_section(summary, splits)
+    sections = [] if lead is None else [lead]
+    sections.append(_head_section(summary, rows))
+    if summary["calibration"]:
+        sections.append(_calibration_section(summary["calibration"]))
+    if task is not None:
+        sections.append(Section("Data set and task").pre(task["text"]))
+        warn += [
+            f"skipped unreadable file {s['path']} (row {s['row']}): {s['reason']}"
+            for s in task.get("skipped", [])
+        ]
+    for split in splits:
+        sections.append(_split_section(split))
+        warn += [f"{split.name}: {n}" for n in split.metrics.get("notes", [])]
+        warn += weak_model_notes(split.name, split.metrics)
+    if config:
+        sections.append(Section("Resolved configuration").pre(config))
+    folded = warnings_section(warn)
+    if folded is not None:
+        sections.insert(1 if sections and sections[0].lead else 0, folded)
+    return render(title, sections, subtitle=subtitle)
+
+
+def _lead_section(summary: dict, splits: list[SplitView]) -> Section | None:
+    """The section "Which subconcept fails?": the recommended scores, the worst subconcepts and
+    the run's figure (``None`` with neither worst subconcepts nor a figure)."""
     worst = worst_run_lines(summary)
     png = run_figure(splits, summary) if splits else None
-    if worst or png is not None:
-        lead = Section("Which subconcept fails?", lead=True)
-        lead.html(f'<p class="rec">{html.escape(recommended_run_line(summary))}</p>')
-        several = len(summary["splits"]) > 1
-        lead.text(*(worst_over_splits(summary) if several else worst))
-        if png is not None:
-            lead.image(
-                png,
-                caption=(
-                    "Each subconcept's mean over the splits (error bars: the lowest to the "
-                    "highest split)"
-                    if several
-                    else "Subconcept prevalence and recall"
-                )
-                + " (solid: true; hatched: label-free estimate; dotted: rectified); lines: "
-                "the full-test BA variants, labelled at the right, the recommended one so "
-                "marked in the legend.",
+    if not worst and png is None:
+        return None
+    lead = Section("Which subconcept fails?", lead=True)
+    lead.html(f'<p class="rec">{html.escape(recommended_run_line(summary))}</p>')
+    several = len(summary["splits"]) > 1
+    lead.text(*(worst_over_splits(summary) if several else worst))
+    if png is not None:
+        lead.image(
+            png,
+            caption=(
+                "Each subconcept's mean over the splits (error bars: the lowest to the "
+                "highest split)"
+                if several
+                else "Subconcept prevalence and recall"
             )
-        if several and worst:
-            items = "".join(f"<li>{html.escape(line)}</li>" for line in worst)
-            lead.html(
-                f"<details><summary>Each split's worst subconcepts ({len(worst)})</summary>"
-                f"<ul>{items}</ul></details>"
-            )
-        sections.append(lead)
+            + " (solid: true; hatched: label-free estimate; dotted: rectified); lines: "
+            "the full-test BA variants, labelled at the right, the recommended one so "
+            "marked in the legend.",
+        )
+    if several and worst:
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in worst)
+        lead.html(
+            f"<details><summary>Each split's worst subconcepts ({len(worst)})</summary>"
+            f"<ul>{items}</ul></details>"
+        )
+    return lead
+
+
+def _head_section(summary: dict, rows: list[dict]) -> Section:
+    """ "Scores over the splits": the headline table, each split's intervals and reports."""
     head = Section("Scores over the splits")
     head.text(_HEAD_TEXT.format(n=len(summary["splits"])), RECTIFIED_RUN_LINE)
     recommended = ", ".join(summary.get("recommended", RECOMMENDED).values())
@@ -315,46 +345,38 @@ def report_html(
          for s in summary["splits"]],
         intro="Each split's own report:",
     )  # fmt: skip
-    sections.append(head)
-    if summary["calibration"]:
-        cal = [
-            {"split": s, **{k: v for k, v in c.items() if not isinstance(v, dict | list)}}
-            for s, c in summary["calibration"].items()
-        ]
-        sections.append(
-            Section("Subconcept-head calibration (temperature scaling)")
-            .text(
-                "Expected calibration error before and after fitting a temperature on the "
-                "calibration part."
-            )
-            .table(pd.DataFrame(cal))
+    return head
+
+
+def _calibration_section(calibration: dict) -> Section:
+    """The subconcept head's calibration error before and after temperature scaling, per split."""
+    cal = [
+        {"split": s, **{k: v for k, v in c.items() if not isinstance(v, dict | list)}}
+        for s, c in calibration.items()
+    ]
+    return (
+        Section("Subconcept-head calibration (temperature scaling)")
+        .text(
+            "Expected calibration error before and after fitting a temperature on the "
+            "calibration part."
         )
-    if task is not None:
-        sections.append(Section("Data set and task").pre(task["text"]))
-        warn += [
-            f"skipped unreadable file {s['path']} (row {s['row']}): {s['reason']}"
-            for s in task.get("skipped", [])
-        ]
-    for split in splits:
-        sec = Section(f"Split {split.name.split('_')[1]}")
-        if split.figure_png is not None:
-            sec.image(
-                split.figure_png,
-                caption="Subconcept prevalence and recall (solid: true; hatched: label-free "
-                "estimate); lines: the full-test BA variants, labelled at the right.",
-            )
-        if split.per_subconcept is not None:
-            confidence = split.metrics.get("confidence", 0.95)
-            sec.per_subconcept(split.per_subconcept, confidence=confidence)
-        sections.append(sec.links([(f"{split.name}/report.html", f"{split.name}: full report")]))
-        warn += [f"{split.name}: {n}" for n in split.metrics.get("notes", [])]
-        warn += weak_model_notes(split.name, split.metrics)
-    if config:
-        sections.append(Section("Resolved configuration").pre(config))
-    folded = warnings_section(warn)
-    if folded is not None:
-        sections.insert(1 if sections and sections[0].lead else 0, folded)
-    return render(title, sections, subtitle=subtitle)
+        .table(pd.DataFrame(cal))
+    )
+
+
+def _split_section(split: SplitView) -> Section:
+    """One split's figure, per-subconcept table and link to its own report."""
+    sec = Section(f"Split {split.name.split('_')[1]}")
+    if split.figure_png is not None:
+        sec.image(
+            split.figure_png,
+            caption="Subconcept prevalence and recall (solid: true; hatched: label-free "
+            "estimate); lines: the full-test BA variants, labelled at the right.",
+        )
+    if split.per_subconcept is not None:
+        confidence = split.metrics.get("confidence", 0.95)
+        sec.per_subconcept(split.per_subconcept, confidence=confidence)
+    return sec.links([(f"{split.name}/report.html", f"{split.name}: full report")])
 
 
 def weak_model_notes(split: str, metrics: dict) -> list[str]:
