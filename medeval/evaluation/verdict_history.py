@@ -49,6 +49,8 @@ class Reopened:
     n_eff: tuple[float, float]
     entered: int
     entered_own: int
+    #: each state's level (the looks planned read each at its share of the error)
+    level: tuple[float, float] = (float("nan"), float("nan"))
 
 
 def _state(labelled: LabelledRows, k: int) -> LabelledRows | None:
@@ -118,6 +120,7 @@ def reopened(
                 n_eff=(float(then.n_eff[s]), float(now.n_eff[s])),
                 entered=int(since.sum()),
                 entered_own=int((since & (labelled.subconcept == s)).sum()),
+                level=(float(then.level), float(now.level)),
             )
         )
     return out
@@ -129,6 +132,14 @@ def _after(k: int) -> str:
 
 def _batches(a: int, b: int) -> str:
     return f"batch {b}" if a == b else f"batches {a}–{b}"
+
+
+def _level_change(then: float, now: float) -> str:
+    """``; read at 99.93 %, was 95 %`` where the two states' levels differ (a planned look
+    reads its intervals at its share of the error), else nothing."""
+    if not (np.isfinite(then) and np.isfinite(now)) or f"{then:.2%}" == f"{now:.2%}":
+        return ""
+    return f"; read at {now:.2%}, was {then:.2%}"
 
 
 def reopened_lines(found: list[Reopened]) -> list[str]:
@@ -144,7 +155,9 @@ def reopened_lines(found: list[Reopened]) -> list[str]:
         span = f"from [{l0:.2f}, {h0:.2f}] to [{l1:.2f}, {h1:.2f}]"
         verb = "widened" if w1 > w0 + _SMALL else ("narrowed" if w1 < w0 - _SMALL else "moved")
         moves.append(
-            f"its interval {verb} {span} (effective rows {r.n_eff[0]:.0f} → {r.n_eff[1]:.0f})"
+            f"its interval {verb} {span} (effective rows {r.n_eff[0]:.0f} → {r.n_eff[1]:.0f}"
+            + _level_change(*r.level)
+            + ")"
         )
         holds = (
             f"now holds its class's recall {r.class_recall:.2f}"

@@ -62,3 +62,17 @@ def test_no_labels_or_no_reopened_verdict_says_nothing():
         index=found_b, subconcept=np.ones(6, int), pi=np.full(6, 0.5), batch=np.ones(6, int)
     )
     assert reopened(q, hit, y, sides, ("a", "b"), ref, lab, confidence=0.95) == []
+
+
+def test_a_reopened_line_names_the_level_when_a_planned_look_changed_it():
+    from medeval.evaluation.verdict_history import Reopened
+
+    r = Reopened(
+        name="bus", class_recall=0.9, then=0, now=1, verdict="not below",
+        recall=(1.0, 1.0), low=(0.93, 0.87), high=(1.0, 1.0), n_eff=(33, 45),
+        entered=20, entered_own=7, level=(0.95, 0.9993),
+    )  # fmt: skip
+    line = reopened_lines([r])[0]
+    assert "(effective rows 33 → 45; read at 99.93%, was 95.00%)" in line
+    same = reopened_lines([Reopened(**{**r.__dict__, "level": (0.95, 0.95)})])[0]
+    assert "read at" not in same and "(effective rows 33 → 45)" in same
