@@ -259,11 +259,10 @@ def _labelled_rows_variance(ev: _Evidence, th, lam_bar, deff, e2, psi2) -> np.nd
     carry the error: intervals about 0.6× the error's spread
     (docs/method.md, "Labels chosen where they decide").
     ``e2``, ``psi2`` ``(K, N)``: the test rows' calibrated ``E[e²]`` and ``E[ψ²]``."""
-    lab = ~ev.reference
     r2 = (ev.h[None, :] - th) ** 2
     own = r2 * ev.q * (1 - 2 * lam_bar * ev.q + lam_bar**2 * ev.q)
     excess = np.fmax(ratio(deff, ratio(e2.sum(1), psi2.sum(1), 1.0), 1.0), 1.0)
-    return (own * ev.ht_var * lab).sum(1) * excess
+    return (own * ev.ht_var).sum(1) * excess  # ht_var is 0 on reference rows
 
 
 def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarray]:
@@ -296,15 +295,15 @@ def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarra
     # effect and, on the unlabelled rows, of the labelled rows' variance)
     lam_bar = lam.mean(1, keepdims=True)
     r2 = (ht[None, :] - th) ** 2
-    e2 = r2 * qt * (1 - 2 * lam_bar * qt + lam_bar**2 * qt)
-    deff = _design_effect(psi, e, ev.weight, e2, r2 * qt, confidence)
+    e2, psi2 = r2 * qt * (1 - 2 * lam_bar * qt + lam_bar**2 * qt), r2 * qt
+    deff = _design_effect(psi, e, ev.weight, e2, psi2, confidence)
     # rows of one cluster (a lesion's images) are not independent evidence; the test rows,
     # split like the reference rows, are taken to cluster alike
     deff = deff * cluster_effect(e, ev.cluster)
     n_test = np.maximum(np.nan_to_num(den, nan=1.0), 1.0)
     if ev.test_labelled.any():
         unit = n_test**2 * (th[:, 0] * (1 - th[:, 0])) * deff
-        v_lab = np.fmax(v_lab, _labelled_rows_variance(ev, th, lam_bar, deff, e2, r2 * qt) / unit)
+        v_lab = np.fmax(v_lab, _labelled_rows_variance(ev, th, lam_bar, deff, e2, psi2) / unit)
         v_lab = np.fmax(v_lab, (e2 * ~ev.test_labelled[None, :]).sum(1) / unit)
     with np.errstate(divide="ignore"):
         n_eff = 1.0 / (_together(v_ref, v_lab) * deff)
