@@ -146,6 +146,11 @@ def cell(
     return pd.DataFrame(rows)
 
 
+def round_cover(df: pd.DataFrame) -> pd.Series:
+    """Each cell-round's coverage of rare's test recall, over the seeds with an interval."""
+    return df.groupby(["n", "rare", "w", "budget", "how", "round"])["covers"].mean()
+
+
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     last = df[df.labels == df.budget]
     g = last.groupby(["n", "rare", "w", "budget", "how"])
@@ -155,8 +160,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         width=("width", "mean"),
         covers=("covers", "mean"),
     )
-    worst_round = df.groupby(["n", "rare", "w", "budget", "how", "round"])["covers"].mean()
-    t["min_round_cover"] = worst_round.groupby(["n", "rare", "w", "budget", "how"]).min()
+    t["min_round_cover"] = round_cover(df).groupby(["n", "rare", "w", "budget", "how"]).min()
     # a verdict that contradicts the truth (any subconcept): at the last round, and at any
     # round (a team that reads the verdicts after every batch and stops at the first decision)
     keys = ["n", "rare", "w", "budget", "how"]
@@ -215,8 +219,7 @@ def least_round_reference(df: pd.DataFrame, seeds: int, level: float = 0.95) -> 
     exactly ``level`` (on 100 seeds the least of 27 such is about 0.90: a low worst round on
     few seeds is not evidence of a cell under ``level``)."""
     rng = np.random.default_rng(0)
-    keys = ["n", "rare", "w", "budget", "how", "round"]
-    rounds = df.groupby(keys)["covers"].mean().dropna().reset_index()
+    rounds = round_cover(df).dropna().reset_index()
     said = []
     for how, part in rounds.groupby("how"):
         k = len(part)

@@ -249,7 +249,7 @@ def cluster_effect(e: np.ndarray, cluster: np.ndarray) -> np.ndarray:
     return np.fmax(ratio((sums**2).sum(1), (c**2).sum(1), 1.0), 1.0)
 
 
-def _labelled_rows_variance(ev: _Evidence, th, lam_bar, deff, e2, psi2) -> np.ndarray:
+def _labelled_rows_variance(ev: _Evidence, th, lam_bar, deff, implied) -> np.ndarray:
     """The variance ``(K,)`` of the labelled rows' inverse-probability sum: each row's
     ``w²(1 − π)/π²`` times its own expected squared residual ``E[e²|x]`` (calibrated
     posteriors: ``(hit − θ)²·q(1 − 2λq + λ²q)``), scaled up by the measured design effect over
@@ -258,10 +258,11 @@ def _labelled_rows_variance(ev: _Evidence, th, lam_bar, deff, e2, psi2) -> np.nd
     rows most probably of ``s`` (small residuals) and the few rows of ``s`` with a small ``q``
     carry the error: intervals about 0.6× the error's spread
     (docs/method.md, "Labels chosen where they decide").
-    ``e2``, ``psi2`` ``(K, N)``: the test rows' calibrated ``E[e²]`` and ``E[ψ²]``."""
+    ``implied`` ``(K,)``: the design effect calibrated posteriors imply, ``Σ E[e²] / Σ E[ψ²]``
+    over the test rows."""
     r2 = (ev.h[None, :] - th) ** 2
     own = r2 * ev.q * (1 - 2 * lam_bar * ev.q + lam_bar**2 * ev.q)
-    excess = np.fmax(ratio(deff, ratio(e2.sum(1), psi2.sum(1), 1.0), 1.0), 1.0)
+    excess = np.fmax(ratio(deff, implied, 1.0), 1.0)
     return (own * ev.ht_var).sum(1) * excess  # ht_var is 0 on reference rows
 
 
@@ -303,7 +304,8 @@ def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarra
     n_test = np.maximum(np.nan_to_num(den, nan=1.0), 1.0)
     if ev.test_labelled.any():
         unit = n_test**2 * (th[:, 0] * (1 - th[:, 0])) * deff
-        v_lab = np.fmax(v_lab, _labelled_rows_variance(ev, th, lam_bar, deff, e2, psi2) / unit)
+        implied = ratio(e2.sum(1), psi2.sum(1), 1.0)
+        v_lab = np.fmax(v_lab, _labelled_rows_variance(ev, th, lam_bar, deff, implied) / unit)
         v_lab = np.fmax(v_lab, (e2 * ~ev.test_labelled[None, :]).sum(1) / unit)
     with np.errstate(divide="ignore"):
         n_eff = 1.0 / (_together(v_ref, v_lab) * deff)
