@@ -3,14 +3,30 @@ is known (reference rows, labelled test rows): per class, ``q̃'_s ∝ exp(b_s)�
 power ``a`` and one offset per subconcept, the Dirichlet calibration map with a shared slope
 (Kull et al. 2019) — fitted by weighted, lightly penalised maximum likelihood. A model whose
 posteriors spread mass over a rare subconcept's siblings (the mass that makes a rare
-subconcept's rectified recall wide) is sharpened where the known rows say it should be."""
+subconcept's rectified recall wide) is sharpened where the known rows say it should be.
+
+A map fitted on few rows is itself uncertain, and the rows it was fitted on are the ones whose
+residuals the estimate reads, so a point map is over-confident exactly where a subconcept is
+small: its power comes out too large (median 1.34 where the truth is 1, a subconcept of ~14
+rows nearly all labelled), the rows never labelled are under-stated as rows of it, and its
+interval covered 90.3 % (1,000 seeds). The posteriors are therefore averaged over the map's
+own sampling spread (the sandwich covariance of the weighted fit, ``H⁻¹JH⁻¹``) at its
+``2(K+1)`` sigma points, which carry its mean and covariance exactly: 93.4 % there
+(docs/method.md, "Labels chosen where they decide")."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import optimize, special
 
-__all__ = ["apply_maps", "calibration_map", "fit_maps", "recalibrate"]
+__all__ = [
+    "apply_maps",
+    "calibration_map",
+    "fit_maps",
+    "map_covariance",
+    "recalibrate",
+    "sigma_points",
+]
 
 #: Prior scale of the offsets ``b`` and of ``log a`` (a light ridge: few rows must not fit
 #: a subconcept they never show to probability 0).
@@ -31,10 +47,7 @@ def calibration_map(
     n, k = q.shape
     if n == 0 or k < 2:
         return 1.0, np.zeros(k)
-    w = np.ones(n) if weight is None else np.asarray(weight, dtype=float)
-    w = w * (n / w.sum())
-    logq = np.log(np.clip(q, _FLOOR, 1.0))
-    sub = np.asarray(subconcept, dtype=np.intp)
+    logq, sub, w = _fit_inputs(q, subconcept, weight)
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         log_a, b = theta[0], theta[1:]
@@ -54,6 +67,37 @@ def calibration_map(
     return float(np.exp(res.x[0])), res.x[1:]
 
 
+def _fit_inputs(q, subconcept, weight) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``log q`` (floored), the codes and the weights normalised to sum ``n``."""
+    n = len(q)
+    w = np.ones(n) if weight is None else np.asarray(weight, dtype=float)
+    return np.log(np.clip(q, _FLOOR, 1.0)), np.asarray(subconcept, dtype=np.intp), w * (n / w.sum())
+
+
+def map_covariance(
+    q: np.ndarray, subconcept: np.ndarray, weight: np.ndarray | None, a: float, b: np.ndarray
+) -> np.ndarray:
+    """The sampling covariance ``(K+1, K+1)`` of the map ``(log a, b)`` that
+    :func:`calibration_map` fitted on these rows: the sandwich ``H⁻¹JH⁻¹`` of the penalised,
+    weighted fit (``H`` its Hessian, ``J`` the sum of the rows' squared weighted scores), robust
+    to the ``1/π`` weights and to a map that is not the truth. The posterior ``H⁻¹`` instead
+    carries the ridge's whole prior where rows are few: a tiny subconcept's interval 4× wider
+    at 99.7 % coverage."""
+    logq, sub, w = _fit_inputs(q, subconcept, weight)
+    n, k = logq.shape
+    p = special.softmax(a * logq + b[None, :], axis=1)
+    # d z_ij / d(log a, b): (n, K, K+1)
+    dz = np.concatenate([(a * logq)[:, :, None], np.broadcast_to(np.eye(k), (n, k, k))], axis=2)
+    resid = p - np.eye(k)[sub]
+    spread = p[:, :, None] * np.eye(k)[None] - p[:, :, None] * p[:, None, :]
+    h = np.einsum("i,ijp,ijl,ilq->pq", w, dz, spread, dz)
+    h[0, 0] += (w[:, None] * resid * a * logq).sum()  # log a enters z non-linearly
+    h = h + np.eye(k + 1) / PRIOR_SD**2
+    score = np.einsum("ij,ijp->ip", resid * w[:, None], dz)
+    h_inv = np.linalg.pinv(0.5 * (h + h.T))
+    return h_inv @ (score.T @ score) @ h_inv
+
+
 def fit_maps(
     q: np.ndarray,
     y: np.ndarray,
@@ -62,10 +106,10 @@ def fit_maps(
     weight=None,
     min_rows: int = MIN_KNOWN_ROWS,
 ) -> dict[int, tuple[float, np.ndarray]]:
-    """Per class ``{c: (a, b)}`` from rows of known ``subconcept`` codes ``(m,)`` (into
-    ``sides``), their posteriors ``q`` ``(m, S)`` within their class ``y`` ``(m,)`` and
-    ``weight`` ``(m,)``; a class with one subconcept or fewer than ``min_rows`` such rows has
-    no map."""
+    """Per class ``{c: (a, b, cov)}`` (the map and its :func:`map_covariance`) from rows of
+    known ``subconcept`` codes ``(m,)`` (into ``sides``), their posteriors ``q`` ``(m, S)``
+    within their class ``y`` ``(m,)`` and ``weight`` ``(m,)``; a class with one subconcept or
+    fewer than ``min_rows`` such rows has no map."""
     w = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
     maps = {}
     for c in (0, 1):
@@ -74,21 +118,39 @@ def fit_maps(
         if len(cols) < 2 or not mine.any() or mine.sum() < min_rows:
             continue
         local = np.searchsorted(cols, np.asarray(subconcept)[mine])
-        maps[c] = calibration_map(q[np.ix_(np.flatnonzero(mine), cols)], local, w[mine])
+        qc = q[np.ix_(np.flatnonzero(mine), cols)]
+        a, b = calibration_map(qc, local, w[mine])
+        maps[c] = (a, b, map_covariance(qc, local, w[mine], a, b))
     return maps
 
 
 def apply_maps(
-    q: np.ndarray, y: np.ndarray, sides: np.ndarray, maps: dict[int, tuple[float, np.ndarray]]
+    q: np.ndarray, y: np.ndarray, sides: np.ndarray, maps: dict, spread: bool = True
 ) -> np.ndarray:
-    """``q`` ``(N, S)`` with each class's map of :func:`fit_maps` applied to its rows."""
+    """``q`` ``(N, S)`` with each class's map of :func:`fit_maps` applied to its rows,
+    averaged over the map's sampling spread (:func:`sigma_points`; ``spread=False``: the
+    point map alone)."""
     out = np.array(q, dtype=float, copy=True)
-    for c, (a, b) in maps.items():
+    for c, (a, b, cov) in maps.items():
         cols, rows = np.flatnonzero(sides == c), np.flatnonzero(np.asarray(y) == c)
         if len(rows):
-            z = a * np.log(np.clip(q[np.ix_(rows, cols)], _FLOOR, 1.0)) + b[None, :]
-            out[np.ix_(rows, cols)] = special.softmax(z, axis=1)
+            logq = np.log(np.clip(q[np.ix_(rows, cols)], _FLOOR, 1.0))
+            points = sigma_points(np.r_[np.log(a), b], cov if spread else 0 * cov)
+            out[np.ix_(rows, cols)] = np.mean(
+                [special.softmax(np.exp(t[0]) * logq + t[None, 1:], axis=1) for t in points],
+                axis=0,
+            )
     return out
+
+
+def sigma_points(theta: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """``2d`` points ``(2d, d)`` about ``theta`` ``(d,)``, ``θ ± √d·(column of cov's root)``,
+    whose equally weighted mean and covariance are ``theta`` and ``cov`` (the unscented
+    transform without its centre point; deterministic, so the same rows give the same answer)."""
+    d = len(theta)
+    vals, vecs = np.linalg.eigh(0.5 * (cov + cov.T))
+    root = (vecs * np.sqrt(np.clip(vals, 0.0, None) * d)).T  # (d, d): one direction a row
+    return np.vstack([theta + root, theta - root])
 
 
 def recalibrate(
@@ -114,6 +176,7 @@ def recalibrated_for_labels(
     labelled,
     reference,
     min_rows: int = MIN_KNOWN_ROWS,
+    spread: bool = True,
 ) -> tuple[np.ndarray, object]:
     """The label loop's posteriors: the test rows' ``q_test`` ``(N, S)`` and the reference
     rows' (a :class:`~medeval.evaluation.rectified_recall.ReferenceEvidence` or None) through
@@ -124,7 +187,9 @@ def recalibrated_for_labels(
     simulation in ``benchmarks/label_decide.py``
     (docs/method.md, "Labels chosen where they decide"); without labelled rows both come back as
     they are. ``min_rows``: the fewest known rows of a class for its map (the estimate's
-    :data:`MIN_KNOWN_ROWS`; the forecast's worlds take any, the ridge keeping a few sane)."""
+    :data:`MIN_KNOWN_ROWS`; the forecast's worlds take any, the ridge keeping a few sane).
+    ``spread``: the posteriors averaged over the map's own sampling spread (the estimate and
+    the design), or through the point map alone (``False``)."""
     import dataclasses
 
     if labelled is None or not len(labelled.index):
@@ -142,9 +207,9 @@ def recalibrated_for_labels(
         np.vstack(q_known), np.concatenate(y_known), np.concatenate(sub_known), sides,
         np.concatenate(w_known), min_rows,
     )  # fmt: skip
-    q_new = apply_maps(q_test, y_test, sides, maps)
+    q_new = apply_maps(q_test, y_test, sides, maps, spread)
     if reference is None:
         return q_new, None
     return q_new, dataclasses.replace(
-        reference, q=apply_maps(reference.q, reference.y, sides, maps)
+        reference, q=apply_maps(reference.q, reference.y, sides, maps, spread)
     )

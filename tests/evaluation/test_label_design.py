@@ -170,10 +170,11 @@ def test_labels_aimed_at_the_rows_most_probably_of_s_keep_an_honest_interval():
     """Calibrated posteriors, one batch of 100 labels drawn with π ∝ q_s (the design's rows
     for a rare subconcept: the few rows of s with a small q_s carry the error): the interval's
     half-width matches the error's spread and covers. The class's average design effect on
-    every labelled row gave intervals about 0.6× the error's spread here."""
+    every labelled row gave intervals about 0.6× the error's spread here; the recalibration's
+    point map, without its own spread, covered 90.7 % (posterior_calibration.sigma_points)."""
     rng = np.random.default_rng(11)
     err, half, covers = [], [], []
-    for seed in range(150):
+    for seed in range(300):
         sub, hit, q = _draw(rng, 1500)
         y = SIDES[sub]
         free = np.ones(1500, dtype=bool)
@@ -186,6 +187,6 @@ def test_labels_aimed_at_the_rows_most_probably_of_s_keep_an_honest_interval():
             err.append(res.recall[2] - truth)
             half.append((res.high[2] - res.low[2]) / 2 / 1.96)
             covers.append(res.low[2] <= truth <= res.high[2])
-    assert len(covers) > 140
+    assert len(covers) > 280
     assert np.mean(half) >= 0.85 * np.std(err)
-    assert np.mean(covers) >= 0.88
+    assert np.mean(covers) >= 0.92
