@@ -105,7 +105,7 @@ def fit_maps(
     sides: np.ndarray,
     weight=None,
     min_rows: int = MIN_KNOWN_ROWS,
-) -> dict[int, tuple[float, np.ndarray]]:
+) -> dict[int, tuple[float, np.ndarray, np.ndarray]]:
     """Per class ``{c: (a, b, cov)}`` (the map and its :func:`map_covariance`) from rows of
     known ``subconcept`` codes ``(m,)`` (into ``sides``), their posteriors ``q`` ``(m, S)``
     within their class ``y`` ``(m,)`` and ``weight`` ``(m,)``; a class with one subconcept or
@@ -135,7 +135,8 @@ def apply_maps(
         cols, rows = np.flatnonzero(sides == c), np.flatnonzero(np.asarray(y) == c)
         if len(rows):
             logq = np.log(np.clip(q[np.ix_(rows, cols)], _FLOOR, 1.0))
-            points = sigma_points(np.r_[np.log(a), b], cov if spread else 0 * cov)
+            theta = np.r_[np.log(a), b]
+            points = sigma_points(theta, cov) if spread else theta[None, :]
             out[np.ix_(rows, cols)] = np.mean(
                 [special.softmax(np.exp(t[0]) * logq + t[None, 1:], axis=1) for t in points],
                 axis=0,
