@@ -115,13 +115,21 @@ def main(argv: list[str] | None = None) -> int:
             out.append(dict(rare=rare, w=w, seed=s, **r))
         d = pd.DataFrame([o for o in out if o["rare"] == rare and o["w"] == w])
         d = d.dropna(subset=["took"])  # decided before the forecast was made
+        if d.empty:
+            print(
+                f"[{ci + 1}/{len(cells)}] rare {rare} w {w}: every seed decided within the first"
+                f" {a.after} batch(es): nothing to forecast ({time.perf_counter() - t0:.0f} s)",
+                flush=True,
+            )
+            continue
         fm = float(np.quantile(d.forecast, 0.5, method="inverted_cdf"))
         tm = float(np.quantile(d.took, 0.5, method="inverted_cdf"))
         print(
             f"[{ci + 1}/{len(cells)}] rare {rare} w {w}: median forecast {fm:.0f}, took {tm:.0f}"
             f" ({'within' if within(fm, tm) else 'OUTSIDE'} ±30 %); per seed within "
             f"{np.mean([within(x, y) for x, y in zip(d.forecast, d.took, strict=True)]):.2f}; "
-            f"forecast {d.seconds.mean():.2f} s ({time.perf_counter() - t0:.0f} s)",
+            f"{len(d)} seeds open; forecast {d.seconds.mean():.2f} s "
+            f"({time.perf_counter() - t0:.0f} s)",
             flush=True,
         )
     df = pd.DataFrame(out).dropna(subset=["took"])  # seeds decided before the forecast: none

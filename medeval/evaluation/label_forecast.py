@@ -33,8 +33,6 @@ from medeval.evaluation.rectified_recall import (
 
 __all__ = ["Forecast", "labels_to_decide"]
 
-#: The fewest known rows of a class for the worlds' recalibration (the ridge keeps few sane).
-WORLD_MIN_ROWS = 1
 #: Whether a world's posteriors are averaged over the map's own spread, as the estimate's are
 #: (a world is a draw of what the rows may be, not an interval to cover).
 WORLD_SPREAD = False
@@ -126,11 +124,8 @@ def _given_hits(q, hit, y, sides, reference, labelled, confidence) -> np.ndarray
     (recalibrated) posteriors times the likelihood of its hit under each subconcept's recall as
     estimated today, ``q_s·θ_s^hit·(1 − θ_s)^(1 − hit)`` renormalised (hits do not depend on
     what the subconcept model sees once the subconcept is known)."""
-    # the worlds from the best estimate of the posteriors: recalibrated on any known rows (the
-    # estimate itself waits for MIN_KNOWN_ROWS, for its coverage; a world has no interval)
-    q_now, _ = recalibrated_for_labels(
-        q, y, sides, labelled, reference, min_rows=WORLD_MIN_ROWS, spread=WORLD_SPREAD
-    )
+    # the worlds from the best estimate of the posteriors: recalibrated on the known rows
+    q_now, _ = recalibrated_for_labels(q, y, sides, labelled, reference, spread=WORLD_SPREAD)
     theta = (q_now * hit[:, None]).sum(0) / np.maximum(q_now.sum(0), 1e-12)  # label-free
     if reference is not None or labelled is not None:
         res = rectified_recall(

@@ -31,10 +31,6 @@ __all__ = [
 #: Prior scale of the offsets ``b`` and of ``log a`` (a light ridge: few rows must not fit
 #: a subconcept they never show to probability 0).
 PRIOR_SD = 2.0
-#: The fewest rows of known subconcept in a class for its map to be fitted (fewer: the
-#: posteriors are kept). Measured (benchmarks/label_decide.py --grid): a map fitted on the first
-#: batch of 20 labels alone under-covered (71–84 % in its round in some cells).
-MIN_KNOWN_ROWS = 30
 _FLOOR = 1e-6
 
 
@@ -104,18 +100,18 @@ def fit_maps(
     subconcept: np.ndarray,
     sides: np.ndarray,
     weight=None,
-    min_rows: int = MIN_KNOWN_ROWS,
 ) -> dict[int, tuple[float, np.ndarray, np.ndarray]]:
     """Per class ``{c: (a, b, cov)}`` (the map and its :func:`map_covariance`) from rows of
     known ``subconcept`` codes ``(m,)`` (into ``sides``), their posteriors ``q`` ``(m, S)``
     within their class ``y`` ``(m,)`` and ``weight`` ``(m,)``; a class with one subconcept or
-    fewer than ``min_rows`` such rows has no map."""
+    no such row has no map (a few rows are enough: the ridge keeps their map near no change,
+    and :func:`map_covariance` says how unsure it is)."""
     w = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
     maps = {}
     for c in (0, 1):
         cols = np.flatnonzero(sides == c)
         mine = np.asarray(y) == c
-        if len(cols) < 2 or not mine.any() or mine.sum() < min_rows:
+        if len(cols) < 2 or not mine.any():
             continue
         local = np.searchsorted(cols, np.asarray(subconcept)[mine])
         qc = q[np.ix_(np.flatnonzero(mine), cols)]
@@ -176,7 +172,6 @@ def recalibrated_for_labels(
     sides: np.ndarray,
     labelled,
     reference,
-    min_rows: int = MIN_KNOWN_ROWS,
     spread: bool = True,
 ) -> tuple[np.ndarray, object]:
     """The label loop's posteriors: the test rows' ``q_test`` ``(N, S)`` and the reference
@@ -187,10 +182,9 @@ def recalibrated_for_labels(
     rectified recall's proxy is as sharp as the known rows show it can be. Measured by
     simulation in ``benchmarks/label_decide.py``
     (docs/method.md, "Labels chosen where they decide"); without labelled rows both come back as
-    they are. ``min_rows``: the fewest known rows of a class for its map (the estimate's
-    :data:`MIN_KNOWN_ROWS`; the forecast's worlds take any, the ridge keeping a few sane).
-    ``spread``: the posteriors averaged over the map's own sampling spread (the estimate and
-    the design), or through the point map alone (``False``)."""
+    they are; any known row of a class gives it a map. ``spread``: the posteriors averaged over
+    the map's own sampling spread (the estimate and the design), or through the point map alone
+    (``False``)."""
     import dataclasses
 
     if labelled is None or not len(labelled.index):
@@ -206,7 +200,7 @@ def recalibrated_for_labels(
         w_known.append(np.full(len(reference.y), len(y_test) / len(reference.y)))
     maps = fit_maps(
         np.vstack(q_known), np.concatenate(y_known), np.concatenate(sub_known), sides,
-        np.concatenate(w_known), min_rows,
+        np.concatenate(w_known),
     )  # fmt: skip
     q_new = apply_maps(q_test, y_test, sides, maps, spread)
     if reference is None:

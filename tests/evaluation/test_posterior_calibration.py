@@ -9,7 +9,6 @@ from scipy import special
 
 from medeval.evaluation.label_design import plan_batch
 from medeval.evaluation.posterior_calibration import (
-    MIN_KNOWN_ROWS,
     calibration_map,
     recalibrate,
     recalibrated_for_labels,
@@ -54,11 +53,12 @@ def test_a_class_without_known_rows_or_of_one_subconcept_is_kept():
     np.testing.assert_array_equal(out[:25], q[:25])
     np.testing.assert_allclose(out[25:, 2:].sum(1), 1.0)
     assert (out[25:, :2] == 0).all() and not np.allclose(out[25:], q[25:])
-    # fewer known rows than MIN_KNOWN_ROWS in a class: its posteriors are kept
-    few = recalibrate(
-        q, y, SIDES, known[: MIN_KNOWN_ROWS - 1], q[known].argmax(1)[: MIN_KNOWN_ROWS - 1]
-    )
-    np.testing.assert_array_equal(few, q)
+    # one known row in a class still gives it a map, held near no change by the ridge
+    few = recalibrate(q, y, SIDES, known[:1], q[known].argmax(1)[:1])
+    np.testing.assert_array_equal(few[:25], q[:25])
+    np.testing.assert_allclose(few[25:, 2:].sum(1), 1.0)
+    moved = np.abs(few[25:] - q[25:]).max()
+    assert 0 < moved < np.abs(out[25:] - q[25:]).max()
     one = np.array([0, 1, 1, 1, 1])  # class 0 of one subconcept
     q1 = np.zeros((50, 5))
     q1[:25, 0], q1[25:, 1:] = 1.0, special.softmax(rng.normal(size=(25, 4)), axis=1)
@@ -122,7 +122,7 @@ def test_sixty_labels_decide_the_rare_failure_and_its_interval_holds():
     assert np.mean(on_rare) > 6  # uniform: 1.5 expected
 
 
-def test_a_class_with_fewer_known_rows_than_asked_keeps_its_posteriors():
+def test_a_few_known_rows_give_a_map_as_sure_as_they_are():
     from medeval.evaluation.posterior_calibration import fit_maps
 
     rng = np.random.default_rng(4)
@@ -131,9 +131,14 @@ def test_a_class_with_fewer_known_rows_than_asked_keeps_its_posteriors():
     q = special.softmax(0.5 * np.log(true), axis=1)  # too flat: a power of 2 recovers them
     y = np.ones(12, dtype=int)
     sides = np.array([1, 1, 1])
-    assert fit_maps(q, y, sub, sides) == {}  # 12 < MIN_KNOWN_ROWS: no map for the estimate
-    maps = fit_maps(q, y, sub, sides, min_rows=1)  # the forecast's worlds take any
+    maps = fit_maps(q, y, sub, sides)
     assert set(maps) == {1} and maps[1][0] > 1.0  # sharpened, as the rows say
+    # ten times the rows from the same truth: the power about as large, far surer
+    true10 = special.softmax(rng.normal(0, 2, (120, 3)), axis=1)
+    sub10 = np.array([rng.choice(3, p=p) for p in true10])
+    q10 = special.softmax(0.5 * np.log(true10), axis=1)
+    many = fit_maps(q10, np.ones(120, dtype=int), sub10, sides)
+    assert many[1][0] > 1.0 and many[1][2][0, 0] < maps[1][2][0, 0] / 3
 
 
 def test_the_maps_covariance_is_its_spread_over_repeated_samples():

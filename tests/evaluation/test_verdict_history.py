@@ -4,21 +4,20 @@ knows: the verdict then, the intervals then and now, the class's recall, the row
 
 import numpy as np
 
-from medeval.evaluation.posterior_calibration import MIN_KNOWN_ROWS
 from medeval.evaluation.rectified_recall import LabelledRows, ReferenceEvidence
 from medeval.evaluation.verdict_history import REOPENED, reopened, reopened_lines
 
 
 def _rows(seed: int = 0):
-    """Two class-0 subconcepts with sharp posteriors; subconcept 1 is always found on the
-    reference rows but misses on the test rows that get labelled. Reference and labelled rows
-    together stay under MIN_KNOWN_ROWS, so the posteriors are not recalibrated (with more,
-    the sharp posteriors become exact and the labelled misses no longer reopen anything)."""
+    """Two class-0 subconcepts with sharp posteriors that name the wrong one on a fifth of the
+    test rows (so that no map makes them exact); subconcept 1 is always found on the reference
+    rows but misses on the test rows that get labelled."""
     rng = np.random.default_rng(seed)
     n = 200
     y = np.zeros(n, dtype=int)
     sub = (rng.random(n) < 0.3).astype(int)
-    q = np.where(sub[:, None] == np.arange(2)[None, :], 0.97, 0.03)
+    seen = np.where(rng.random(n) < 0.2, 1 - sub, sub)  # what the subconcept model says
+    q = np.where(seen[:, None] == np.arange(2)[None, :], 0.97, 0.03)
     hit = np.where(sub == 1, rng.random(n) < 0.75, rng.random(n) < 0.7).astype(float)
     m = 22
     rs = np.r_[np.zeros(10, int), np.ones(m - 10, int)]
@@ -40,7 +39,6 @@ def test_a_verdict_decided_on_the_reference_rows_that_reopens_says_why():
         index=missed, subconcept=np.ones(len(missed), int), pi=np.full(len(missed), 0.5),
         batch=np.ones(len(missed), int),
     )  # fmt: skip
-    assert len(ref.y) + len(missed) < MIN_KNOWN_ROWS  # the premise: no recalibration here
     found = reopened(q, hit, y, sides, names, ref, lab, confidence=0.95)
     assert [r.name for r in found] == ["b"]
     r = found[0]
