@@ -72,18 +72,22 @@ def _loop_took(sub, hit, q, y, batch, cap, seed, start=None):
     rows, pi, bt = (np.zeros(0, int), np.zeros(0), np.zeros(0, int)) if start is None else (
         start.index, start.pi, start.batch)  # fmt: skip
     first = int(bt.max()) + 1 if len(bt) else 1
-    cr = hit[y == 1].mean()
     for k in range(first, first + cap // batch):
         lab = LabelledRows(rows, sub[rows], pi, bt) if len(rows) else None
         d, _ = plan_batch(q, hit, y, SIDES, NAMES, reference=None, labelled=lab, budget=batch,
                           seed=seed + k)  # fmt: skip
         rows, pi = np.r_[rows, d.rows], np.r_[pi, d.inclusion]
         bt = np.r_[bt, np.full(len(d.rows), k)]
-        lab = LabelledRows(rows, sub[rows], pi, bt)
-        res = rectified_recall(q, hit, y, SIDES, None, labelled=lab, confidence=0.95)
-        if verdicts(np.array([cr - res.high[4]]), np.array([cr - res.low[4]]))[0] != "not known":
+        if _rare_decided(q, hit, y, LabelledRows(rows, sub[rows], pi, bt)):
             return float((k - first + 1) * batch)
     return np.inf
+
+
+def _rare_decided(q, hit, y, lab) -> bool:
+    """Whether rare's verdict (against its class's recall) is decided with the rows ``lab``."""
+    res = rectified_recall(q, hit, y, SIDES, None, labelled=lab, confidence=0.95)
+    cr = hit[y == 1].mean()
+    return verdicts(np.array([cr - res.high[4]]), np.array([cr - res.low[4]]))[0] != "not known"
 
 
 def _first_batch(sub, hit, q, y, seed):
@@ -101,9 +105,7 @@ def test_the_forecast_is_near_what_the_loop_then_takes():
         rng = np.random.default_rng([seed, 45])
         sub, hit, q, y = _case(rng, rare=0.05, w=4.0)
         lab = _first_batch(sub, hit, q, y, seed * 7)
-        res = rectified_recall(q, hit, y, SIDES, None, labelled=lab, confidence=0.95)
-        cr = hit[y == 1].mean()
-        if verdicts(np.array([cr - res.high[4]]), np.array([cr - res.low[4]]))[0] != "not known":
+        if _rare_decided(q, hit, y, lab):
             continue  # decided by the first batch: nothing to forecast
         target = np.asarray(NAMES) == "rare"
         f = labels_to_decide(q, hit, y, SIDES, NAMES, targets=target, labelled=lab, batch=20,
