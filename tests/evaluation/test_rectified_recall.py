@@ -159,6 +159,24 @@ def test_the_interval_holds_the_test_rows_recall_and_is_narrower_with_a_sharp_mo
         assert np.mean(width) < 0.85 * np.mean(yard)
 
 
+def test_reference_rows_that_all_hit_still_let_a_sharp_model_narrow_the_interval():
+    """Known truth: 200 test and 5 reference rows of s, recall 0.95, a sharp model. Where the 5
+    all hit, the slope is not identified; the interval must neither collapse to the reference
+    rows' own 5 of 5 (about 0.39 wide, θ = 1) nor lose the test rows' recall."""
+    rng = np.random.default_rng([9, 2026])
+    covers, width, estimate = [], [], []
+    for _ in range(120):
+        res, truth, _, (sr, hr, _) = _one(rng, 200, 5, 0.95, 3.0)
+        if hr[sr == 0].all():
+            covers.append(res.low[0] <= truth[0] <= res.high[0])
+            width.append(res.high[0] - res.low[0])
+            estimate.append(res.recall[0])
+    assert len(covers) >= 60  # 0.95⁵ of the seeds
+    assert np.mean(covers) >= 0.93
+    assert np.mean(width) < 0.6 * 0.386  # the Jeffreys interval of 5 of 5 is [0.614, 1]
+    assert np.mean(np.array(estimate) == 1.0) < 0.2  # θ = 1 is not where the estimate sits
+
+
 def test_verdicts_follow_the_gap_interval():
     v = verdicts(np.array([0.1, -0.3, -0.1, np.nan]), np.array([0.4, 0.0, 0.2, np.nan]))
     assert list(v) == ["below", "not below", "not known", "not known"]
