@@ -298,6 +298,9 @@ def _class_part(qt, ht, ev: _Evidence, confidence: float) -> dict[str, np.ndarra
     # only on reference rows alone: with labelled rows as well it cost coverage (the label
     # design's test: 88 % where the package holds 90 %), so there the measured slope stays
     one_outcome = ((hits == 0) | (hits == n_known)) & ~ev.test_labelled.any()
+    # ... and only where λ = 1 counts s's test rows above 0 (posteriors that name s on many
+    # rows of its siblings can make the pilot's count negative: no estimate at all)
+    one_outcome &= np.nan_to_num(den, nan=0.0) > 0
     for _ in range(_ITERATIONS):  # a fixed point: the slopes at the estimate they give
         n_test = np.maximum(np.nan_to_num(den, nan=1.0), 1.0)
         coef, v_ref, v_lab = _coefficients(ev, n_class, n_test)

@@ -177,6 +177,24 @@ def test_reference_rows_that_all_hit_still_let_a_sharp_model_narrow_the_interval
     assert np.mean(np.array(estimate) == 1.0) < 0.2  # θ = 1 is not where the estimate sits
 
 
+def test_posteriors_that_name_s_on_its_siblings_still_give_all_hit_rows_an_estimate():
+    """Reference rows of s that all hit, posteriors that put s on its siblings' rows (0.9) and
+    not on its own (0.1): the calibrated slope would count s's test rows below 0, so the
+    estimate keeps the measured slope and is the reference rows' 5 of 5 (not NaN)."""
+    rng = np.random.default_rng(5)
+    sr = np.r_[np.zeros(5, int), np.ones(20, int)]
+    qr = np.where(sr[:, None] == 0, [0.1, 0.9], [0.9, 0.1])
+    hr = np.r_[np.ones(5), (rng.random(20) < 0.7).astype(float)]
+    qt = np.tile([0.2, 0.8], (100, 1))
+    ht = (rng.random(100) < 0.7).astype(float)
+    ref = ReferenceEvidence(qr, hr, np.ones(25, dtype=int), sr)
+    res = rectified_recall(
+        qt, ht, np.ones(100, dtype=int), np.ones(2, dtype=int), ref, confidence=0.95
+    )
+    assert np.isfinite(res.recall[0]) and np.isfinite(res.low[0])
+    assert res.low[0] <= res.recall[0] <= res.high[0] == 1.0
+
+
 def test_verdicts_follow_the_gap_interval():
     v = verdicts(np.array([0.1, -0.3, -0.1, np.nan]), np.array([0.4, 0.0, 0.2, np.nan]))
     assert list(v) == ["below", "not below", "not known", "not known"]
